@@ -1,0 +1,58 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "kb",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "kb", targets: ["kb"]),
+        .library(name: "KBKit", targets: ["KBKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        // Vocabulary, no I/O.
+        .target(name: "KBCore", swiftSettings: strict),
+        // Loaders, chunker, tagger: pure functions of their input.
+        .target(
+            name: "KBIngest",
+            dependencies: ["KBCore", .product(name: "Yams", package: "Yams")],
+            swiftSettings: strict),
+        // The SQLite file: schema, migrations, snippets, tags, FTS5.
+        .target(
+            name: "KBIndex",
+            dependencies: ["KBCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
+        // The facade that the CLI and library users call.
+        .target(
+            name: "KBKit",
+            dependencies: [
+                "KBCore", "KBIngest", "KBIndex",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "kb",
+            dependencies: [
+                "KBCore", "KBKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
+        .testTarget(name: "KBIngestTests", dependencies: ["KBCore", "KBIngest"], swiftSettings: strict),
+        .testTarget(
+            name: "KBIndexTests",
+            dependencies: ["KBCore", "KBIndex", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
+        .testTarget(name: "KBKitTests", dependencies: ["KBCore", "KBIngest", "KBKit"], swiftSettings: strict),
+        .testTarget(name: "kbTests", dependencies: ["KBCore"], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,45 @@
+/// A label on a source or snippet: a plain word (`draft`) or `key:value` (`area:career`).
+///
+/// Tags are normalised when made: trimmed, lower-cased, inner whitespace turned into `-`,
+/// and spaces around the first `:` removed, so `Area : Career Change` becomes `area:career-change`.
+///
+/// ```swift
+/// let tag = Tag("Planet: Venus")   // planet:venus
+/// ```
+public struct Tag: Hashable, Comparable, Sendable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public let name: String
+
+    public init(_ raw: String) { name = Tag.normalize(raw) }
+    public init(stringLiteral value: String) { self.init(value) }
+    public init(key: String, value: String) { self.init(key + ":" + value) }
+
+    /// The part before the first `:`, if any.
+    public var key: String? { name.firstIndex(of: ":").map { String(name[..<$0]) } }
+    /// The part after the first `:`, or the whole tag.
+    public var value: String { name.firstIndex(of: ":").map { String(name[name.index(after: $0)...]) } ?? name }
+    public var isEmpty: Bool { name.isEmpty || name == ":" }
+    public var description: String { name }
+
+    public static func < (lhs: Tag, rhs: Tag) -> Bool { lhs.name < rhs.name }
+
+    public init(from decoder: any Decoder) throws {
+        self.init(try decoder.singleValueContainer().decode(String.self))
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(name)
+    }
+
+    static func normalize(_ raw: String) -> String {
+        var parts: [String] = []
+        if let colon = raw.firstIndex(of: ":") {
+            parts = [String(raw[..<colon]), String(raw[raw.index(after: colon)...])]
+        } else {
+            parts = [raw]
+        }
+        let cleaned = parts.map { part in
+            part.lowercased().split(whereSeparator: { $0.isWhitespace }).joined(separator: "-")
+        }
+        return cleaned.joined(separator: ":")
+    }
+}

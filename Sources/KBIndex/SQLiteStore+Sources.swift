@@ -1,0 +1,174 @@
+public import Foundation
+import GRDB
+public import KBCore
+
+extension SQLiteStore {
+    /// Content hashes of stored sources, by path: what ingest compares files against.
+    public func contentHashes() throws -> [String: String] {
+        try read { db in
+            var result: [String: String] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT path, content_hash FROM sources")
+            while let row = try rows.next() { result[row["path"]] = row["content_hash"] }
+            return result
+        }
+    }
+
+    /// Stores a source and its snippets in one transaction, replacing whatever the index held
+    /// for the same path. On any error nothing changes.
+    @discardableResult
+    public func replace(_ document: SourceDocument, ingestedAt: Date = Date()) throws -> Int64 {
+        try write { db in try Self.replace(document, ingestedAt: ingestedAt, in: db) }
+    }
+
+    static func replace(_ document: SourceDocument, ingestedAt: Date, in db: Database) throws -> Int64 {
+        let source = document.source
+        try db.execute(sql: """
+            INSERT INTO sources (path, kind, title, content_hash, size, modified_at, ingested_at, keywords)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(path) DO UPDATE SET
+                kind = excluded.kind, title = excluded.title, content_hash = excluded.content_hash,
+                size = excluded.size, modified_at = excluded.modified_at,
+                ingested_at = excluded.ingested_at, keywords = excluded.keywords
+            """,
+            arguments: [source.path, source.kind.rawValue, source.title, source.contentHash, source.size,
+                        source.modifiedAt?.timeIntervalSince1970, ingestedAt.timeIntervalSince1970,
+                        source.keywords.joined(separator: "\n")])
+        guard let sourceID = try Int64.fetchOne(db, sql: "SELECT id FROM sources WHERE path = ?", arguments: [source.path]) else {
+            throw KBError(.database, "The source \(source.path) vanished while it was being written.")
+        }
+        try db.execute(sql: "DELETE FROM snippets WHERE source_id = ?", arguments: [sourceID])
+        try db.execute(sql: "DELETE FROM source_tags WHERE source_id = ?", arguments: [sourceID])
+
+        var tagIDs: [Tag: Int64] = [:]
+        func tagID(_ tag: Tag) throws -> Int64 {
+            if let id = tagIDs[tag] { return id }
+            try db.cachedStatement(sql: "INSERT INTO tags (name) VALUES (?) ON CONFLICT(name) DO NOTHING").execute(arguments: [tag.name])
+            let id = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM tags WHERE name = ?"), arguments: [tag.name])!
+            tagIDs[tag] = id
+            return id
+        }
+        let sourceTag = try db.cachedStatement(sql: "INSERT OR IGNORE INTO source_tags (source_id, tag_id) VALUES (?, ?)")
+        for tag in source.tags { try sourceTag.execute(arguments: [sourceID, tagID(tag)]) }
+
+        let insertSnippet = try db.cachedStatement(sql: """
+            INSERT INTO snippets (source_id, ordinal, text, start_offset, end_offset, heading_path,
+                                  page_start, page_end, page_label_start, page_label_end)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        let snippetTag = try db.cachedStatement(sql: "INSERT OR IGNORE INTO snippet_tags (snippet_id, tag_id) VALUES (?, ?)")
+        for snippet in document.snippets {
+            try insertSnippet.execute(arguments: [
+                sourceID, snippet.ordinal, snippet.text, snippet.start, snippet.end, snippet.headingPathString,
+                snippet.pages?.start, snippet.pages?.end, snippet.pages?.startLabel, snippet.pages?.endLabel,
+            ])
+            let snippetID = db.lastInsertedRowID
+            for tag in snippet.tags { try snippetTag.execute(arguments: [snippetID, tagID(tag)]) }
+        }
+        return sourceID
+    }
+
+    /// Records a new modification time for a source whose content did not change.
+    public func touch(path: String, modifiedAt: Date?) throws {
+        try write { db in
+            try db.execute(sql: "UPDATE sources SET modified_at = ? WHERE path = ?",
+                           arguments: [modifiedAt?.timeIntervalSince1970, path])
+        }
+    }
+
+    /// Removes sources by exact path, or every source under a folder path. Returns the removed paths.
+    @discardableResult
+    public func removeSources(matching paths: [String]) throws -> [String] {
+        try write { db in
+            var removed: [String] = []
+            for path in paths {
+                let folder = path.hasSuffix("/") ? path : path + "/"
+                let matches = try String.fetchAll(db, sql: """
+                    SELECT path FROM sources WHERE path = ? OR substr(path, 1, ?) = ?
+                    """, arguments: [path, folder.count, folder])
+                for match in matches where !removed.contains(match) {
+                    try db.execute(sql: "DELETE FROM sources WHERE path = ?", arguments: [match])
+                    removed.append(match)
+                }
+            }
+            try Self.deleteUnusedTags(db)
+            return removed
+        }
+    }
+
+    /// Removes sources by exact path. Returns how many were removed.
+    @discardableResult
+    public func removeSources(exactly paths: [String]) throws -> Int {
+        try write { db in
+            var count = 0
+            for path in paths {
+                try db.execute(sql: "DELETE FROM sources WHERE path = ?", arguments: [path])
+                count += db.changesCount
+            }
+            try Self.deleteUnusedTags(db)
+            return count
+        }
+    }
+
+    /// Drops tags no source or snippet uses any more.
+    public func deleteUnusedTags() throws {
+        try write { db in try Self.deleteUnusedTags(db) }
+    }
+
+    static func deleteUnusedTags(_ db: Database) throws {
+        try db.execute(sql: """
+            DELETE FROM tags WHERE id NOT IN (SELECT tag_id FROM source_tags)
+                               AND id NOT IN (SELECT tag_id FROM snippet_tags)
+            """)
+    }
+
+    /// Paths of stored sources that start with `prefix`.
+    public func sourcePaths(under prefix: String) throws -> [String] {
+        try read { db in
+            try String.fetchAll(db, sql: "SELECT path FROM sources WHERE substr(path, 1, ?) = ? ORDER BY path",
+                                arguments: [prefix.count, prefix])
+        }
+    }
+
+    /// Every stored source, by path, with its snippet count and tags.
+    public func sources() throws -> [StoredSource] {
+        try read { db in
+            var tagsBySource: [Int64: [Tag]] = [:]
+            for row in try Row.fetchAll(db, sql: """
+                SELECT st.source_id, t.name FROM source_tags st JOIN tags t ON t.id = st.tag_id ORDER BY t.name
+                """) {
+                tagsBySource[row[0], default: []].append(Tag(row[1] as String))
+            }
+            return try Row.fetchAll(db, sql: """
+                SELECT s.*, (SELECT count(*) FROM snippets n WHERE n.source_id = s.id) AS snippet_count
+                FROM sources s ORDER BY s.path
+                """).map { row in
+                let id: Int64 = row["id"]
+                return StoredSource(
+                    id: id, path: row["path"], kind: SourceKind(rawValue: row["kind"]) ?? .note,
+                    title: row["title"], contentHash: row["content_hash"], size: row["size"],
+                    modifiedAt: (row["modified_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                    ingestedAt: Date(timeIntervalSince1970: row["ingested_at"]),
+                    snippetCount: row["snippet_count"], tags: tagsBySource[id] ?? [])
+            }
+        }
+    }
+
+    /// Counts and size on disk.
+    public func status() throws -> IndexStatus {
+        let counts = try read { db in
+            let byKind = try Row.fetchAll(db, sql: "SELECT kind, count(*) FROM sources GROUP BY kind")
+                .reduce(into: [String: Int]()) { $0[$1[0]] = $1[1] }
+            let snippets = try Int.fetchOne(db, sql: "SELECT count(*) FROM snippets") ?? 0
+            let tags = try Int.fetchOne(db, sql: "SELECT count(*) FROM tags") ?? 0
+            let version = try String.fetchOne(db, sql: "SELECT value FROM kb_meta WHERE key = 'schema_version'").flatMap(Int.init) ?? 0
+            return (byKind, snippets, tags, version)
+        }
+        let size = ["", "-wal", "-shm"].reduce(Int64(0)) { total, suffix in
+            let attributes = try? FileManager.default.attributesOfItem(atPath: path + suffix)
+            return total + ((attributes?[.size] as? NSNumber)?.int64Value ?? 0)
+        }
+        return IndexStatus(
+            path: path, schemaVersion: counts.3, sources: counts.0.values.reduce(0, +), sourcesByKind: counts.0,
+            snippets: counts.1, tags: counts.2, sizeOnDisk: size)
+    }
+}

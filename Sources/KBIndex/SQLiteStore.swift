@@ -1,0 +1,131 @@
+import Foundation
+public import GRDB
+import KBCore
+
+/// One knowledge base: a single SQLite file in WAL mode, read and written through a
+/// `DatabasePool` (readers never block the writer, and never see a half-written source).
+///
+/// ```swift
+/// let store = try SQLiteStore.open(at: "/tmp/kb.sqlite", create: true)
+/// try store.replace(document)
+/// let hits = try store.keywordSearch(SearchQuery("venus"))
+/// ```
+public final class SQLiteStore: Sendable {
+    public let path: String
+    let pool: DatabasePool
+
+    private init(path: String, pool: DatabasePool) {
+        self.path = path
+        self.pool = pool
+    }
+
+    /// Opens the index at `path`, migrating an older schema forward.
+    ///
+    /// - Parameter create: make the file (and its folder) when it does not exist; otherwise
+    ///   a missing file is an error that says how to create one.
+    public static func open(at path: String, create: Bool) throws -> SQLiteStore {
+        let fm = FileManager.default
+        var isDirectory: ObjCBool = false
+        let exists = fm.fileExists(atPath: path, isDirectory: &isDirectory)
+        if exists && isDirectory.boolValue {
+            throw KBError(.notAnIndex, "\(path) is a folder, not an index file. Pass the file, e.g. --db \(path)/kb.sqlite.")
+        }
+        if !exists {
+            guard create else {
+                throw KBError(.noIndex,
+                    "No index at \(path). Create one with `kb ingest PATH…`, or point --db (or KB_DB) at an existing index.")
+            }
+            let folder = (path as NSString).deletingLastPathComponent
+            if !folder.isEmpty {
+                do {
+                    try fm.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                } catch {
+                    throw KBError(.database, "Cannot create the folder \(folder) for the index: \(error.localizedDescription). Choose another place with --db.")
+                }
+            }
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(30)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
+            throw KBError(.notAnIndex, "Not a kb index (not an SQLite database): \(path). Point --db at a kb index, or at a new file name.")
+        } catch {
+            throw KBError(.database, "Cannot open \(path): \(error). Check the path and its permissions.", cause: error)
+        }
+        let store = SQLiteStore(path: path, pool: pool)
+        try store.prepareSchema()
+        return store
+    }
+
+    private func prepareSchema() throws {
+        do {
+            try pool.write { db in
+                let hasMeta = try db.tableExists("kb_meta")
+                if !hasMeta {
+                    let tableCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table'") ?? 0
+                    if tableCount > 0 {
+                        throw KBError(.notAnIndex, "Not a kb index (no kb_meta table): \(path). Point --db at a kb index, or at a new file name.")
+                    }
+                }
+            }
+            let migrator = Schema.migrator
+            let superseded = try pool.read { db in try migrator.hasBeenSuperseded(db) }
+            if superseded {
+                let recorded = try pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM kb_meta WHERE key = 'schema_version'") } ?? "?"
+                throw KBError(.newerSchema,
+                    "\(path) was written by a newer kb (schema \(recorded); this kb knows up to \(Schema.version)). Upgrade kb to open it.")
+            }
+            try migrator.migrate(pool)
+            try pool.write { db in
+                try db.execute(sql: "INSERT INTO kb_meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                               arguments: [String(Schema.version)])
+                try db.execute(sql: "INSERT INTO kb_meta (key, value) VALUES ('created_at', ?) ON CONFLICT(key) DO NOTHING",
+                               arguments: [ISO8601DateFormatter().string(from: Date())])
+            }
+        } catch let error as KBError {
+            throw error
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
+            throw KBError(.notAnIndex, "Not a kb index (not an SQLite database): \(path). Point --db at a kb index, or at a new file name.")
+        } catch {
+            throw KBError(.database, "Cannot prepare the index \(path): \(error)", cause: error)
+        }
+    }
+
+    /// Runs `body` in a read transaction (a consistent snapshot).
+    public func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws -> T {
+        try wrap { try pool.read(body) }
+    }
+
+    /// Runs `body` in one write transaction: all of it is committed, or none.
+    public func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws -> T {
+        try wrap { try pool.write(body) }
+    }
+
+    func wrap<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as KBError {
+            throw error
+        } catch {
+            throw KBError(.database, "The index \(path) could not be used: \(error)", cause: error)
+        }
+    }
+
+    // MARK: - kb_meta
+
+    public func meta(_ key: String) throws -> String? {
+        try read { db in try String.fetchOne(db, sql: "SELECT value FROM kb_meta WHERE key = ?", arguments: [key]) }
+    }
+
+    public func setMeta(_ key: String, _ value: String) throws {
+        try write { db in
+            try db.execute(sql: "INSERT INTO kb_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                           arguments: [key, value])
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import GRDB
+
+/// The index file's schema: named, forward-only migrations. Never edit a shipped migration;
+/// add a new one.
+enum Schema {
+    /// The schema version an up-to-date index records in `kb_meta`.
+    static var version: Int { migrationNames.count }
+    static let migrationNames = ["v1-sources-snippets-tags-fts"]
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration(migrationNames[0]) { db in
+            try db.execute(sql: """
+                CREATE TABLE kb_meta (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    value TEXT NOT NULL
+                ) WITHOUT ROWID;
+
+                CREATE TABLE sources (
+                    id INTEGER PRIMARY KEY,
+                    path TEXT NOT NULL UNIQUE,
+                    kind TEXT NOT NULL CHECK (kind IN ('note', 'pdf', 'memory')),
+                    title TEXT NOT NULL,
+                    content_hash TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    modified_at REAL,
+                    ingested_at REAL NOT NULL,
+                    keywords TEXT NOT NULL DEFAULT ''
+                );
+                CREATE INDEX sources_by_kind ON sources(kind);
+
+                CREATE TABLE snippets (
+                    id INTEGER PRIMARY KEY,
+                    source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+                    ordinal INTEGER NOT NULL,
+                    text TEXT NOT NULL,
+                    start_offset INTEGER NOT NULL,
+                    end_offset INTEGER NOT NULL,
+                    heading_path TEXT NOT NULL DEFAULT '',
+                    page_start INTEGER,
+                    page_end INTEGER,
+                    page_label_start TEXT,
+                    page_label_end TEXT,
+                    UNIQUE (source_id, ordinal)
+                );
+
+                CREATE TABLE tags (
+                    id INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL UNIQUE
+                );
+                CREATE TABLE source_tags (
+                    source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+                    tag_id INTEGER NOT NULL REFERENCES tags(id),
+                    PRIMARY KEY (source_id, tag_id)
+                ) WITHOUT ROWID;
+                CREATE TABLE snippet_tags (
+                    snippet_id INTEGER NOT NULL REFERENCES snippets(id) ON DELETE CASCADE,
+                    tag_id INTEGER NOT NULL REFERENCES tags(id),
+                    PRIMARY KEY (tag_id, snippet_id)
+                ) WITHOUT ROWID;
+                CREATE INDEX snippet_tags_by_snippet ON snippet_tags(snippet_id);
+
+                -- Keyword index over snippet text, source title, heading path and source keywords
+                -- (aliases, description). Kept in sync by triggers, inside the writing transaction.
+                CREATE VIRTUAL TABLE snippets_fts USING fts5(
+                    text, title, heading_path, keywords,
+                    tokenize = 'porter unicode61 remove_diacritics 2'
+                );
+                CREATE TRIGGER snippets_after_insert AFTER INSERT ON snippets BEGIN
+                    INSERT INTO snippets_fts (rowid, text, title, heading_path, keywords)
+                    SELECT new.id, new.text, s.title, new.heading_path, s.keywords
+                    FROM sources s WHERE s.id = new.source_id;
+                END;
+                CREATE TRIGGER snippets_after_delete AFTER DELETE ON snippets BEGIN
+                    DELETE FROM snippets_fts WHERE rowid = old.id;
+                END;
+                """)
+        }
+        return migrator
+    }
+}

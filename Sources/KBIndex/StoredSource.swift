@@ -1,0 +1,28 @@
+public import Foundation
+public import KBCore
+
+/// A source as listed by `kb sources`: its metadata and how much of it the index holds.
+public struct StoredSource: Sendable, Hashable, Codable {
+    public var id: Int64
+    public var path: String
+    public var kind: SourceKind
+    public var title: String
+    public var contentHash: String
+    public var size: Int
+    public var modifiedAt: Date?
+    public var ingestedAt: Date
+    public var snippetCount: Int
+    public var tags: [Tag]
+}
+
+/// What the index holds, for `kb status`.
+public struct IndexStatus: Sendable, Hashable, Codable {
+    public var path: String
+    public var schemaVersion: Int
+    public var sources: Int
+    public var sourcesByKind: [String: Int]
+    public var snippets: Int
+    public var tags: Int
+    /// Bytes on disk: the database file plus its WAL and shared-memory files.
+    public var sizeOnDisk: Int64
+}

@@ -1,0 +1,32 @@
+public import KBCore
+
+/// How files become snippets.
+public struct IngestOptions: Sendable {
+    /// Where snippets are cut. The default is 500 characters with 50 of overlap.
+    public var chunker: Chunker
+    /// Tags added to every source (`--tag`). The default is none.
+    public var tags: [Tag] = []
+    /// Rules that tag snippets by their words (`--tags-from`). The default is none.
+    public var vocabulary: TagVocabulary?
+
+    public init(chunker: Chunker? = nil, tags: [Tag] = [], vocabulary: TagVocabulary? = nil) {
+        self.chunker = chunker ?? (try! Chunker())
+        self.tags = tags
+        self.vocabulary = vocabulary
+    }
+}
+
+/// The file types kb reads, by extension.
+public enum FileTypes {
+    public static let markdown: Set<String> = ["md", "markdown"]
+    public static let text: Set<String> = ["txt"]
+
+    /// The kind of source a file with this extension becomes, or nil if kb does not read it.
+    public static func kind(forExtension ext: String) -> SourceKind? {
+        let e = ext.lowercased()
+        if markdown.contains(e) || text.contains(e) { return .note }
+        return nil
+    }
+
+    public static var supportedList: String { ".md, .markdown, .txt" }
+}

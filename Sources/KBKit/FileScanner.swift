@@ -1,0 +1,78 @@
+import Foundation
+import KBCore
+import KBIngest
+
+/// Finds the files an ingest should read: given files as they are, folders recursively
+/// (hidden files and folders skipped), keeping only the types kb reads.
+struct FileScanner {
+    struct Candidate: Hashable {
+        /// Absolute, standardised path: the source's identity in the index.
+        var path: String
+        /// The path as the user would write it, for messages.
+        var displayName: String
+    }
+
+    struct Result {
+        var files: [Candidate] = []
+        /// Absolute folders that were scanned (for pruning).
+        var folders: [String] = []
+        var failures: [IngestReport.Failure] = []
+        /// Absolute paths of arguments that do not exist.
+        var missingArguments: [String] = []
+    }
+
+    static func absolute(_ path: String) -> String {
+        let expanded = (path as NSString).expandingTildeInPath
+        let url = expanded.hasPrefix("/")
+            ? URL(fileURLWithPath: expanded)
+            : URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(expanded)
+        var standardized = url.standardizedFileURL.path
+        while standardized.count > 1 && standardized.hasSuffix("/") { standardized.removeLast() }
+        return standardized
+    }
+
+    static func scan(_ arguments: [String]) -> Result {
+        var result = Result()
+        var seen = Set<String>()
+        let fm = FileManager.default
+        for argument in arguments {
+            let root = absolute(argument)
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: root, isDirectory: &isDirectory) else {
+                result.failures.append(.init(path: argument, message: "No such file or folder: \(argument). Check the path."))
+                result.missingArguments.append(root)
+                continue
+            }
+            if !isDirectory.boolValue {
+                let ext = URL(fileURLWithPath: root).pathExtension
+                guard FileTypes.kind(forExtension: ext) != nil else {
+                    result.failures.append(.init(path: argument,
+                        message: "\(argument): kb does not read .\(ext.isEmpty ? "(no extension)" : ext) files; it reads \(FileTypes.supportedList)."))
+                    continue
+                }
+                if seen.insert(root).inserted { result.files.append(Candidate(path: root, displayName: argument)) }
+                continue
+            }
+            result.folders.append(root)
+            guard let enumerator = fm.enumerator(
+                at: URL(fileURLWithPath: root, isDirectory: true),
+                includingPropertiesForKeys: [.isRegularFileKey],
+                options: [.skipsHiddenFiles]) else {
+                result.failures.append(.init(path: argument, message: "Cannot read the folder \(argument). Check its permissions."))
+                continue
+            }
+            var found: [Candidate] = []
+            for case let url as URL in enumerator {
+                guard FileTypes.kind(forExtension: url.pathExtension) != nil else { continue }
+                guard (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true else { continue }
+                let path = absolute(url.path)
+                guard seen.insert(path).inserted else { continue }
+                let relative = path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
+                let base = argument.hasSuffix("/") ? String(argument.dropLast()) : argument
+                found.append(Candidate(path: path, displayName: base + "/" + relative))
+            }
+            result.files += found.sorted { $0.path < $1.path }
+        }
+        return result
+    }
+}

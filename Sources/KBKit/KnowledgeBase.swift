@@ -1,0 +1,245 @@
+import Crypto
+public import Foundation
+public import KBCore
+public import KBIndex
+public import KBIngest
+
+/// A knowledge base: one SQLite file, and everything kb does with it.
+///
+/// ```swift
+/// let kb = try KnowledgeBase.open(at: "/tmp/kb.sqlite")
+/// let report = kb.ingest(["notes/"], options: IngestOptions())
+/// let hits = try kb.search(SearchQuery("venus in the tenth house"))
+/// ```
+public final class KnowledgeBase: Sendable {
+    public let store: SQLiteStore
+    public var path: String { store.path }
+
+    init(store: SQLiteStore) { self.store = store }
+
+    /// Opens (or, with `create`, makes) the index file at `path`.
+    public static func open(at path: String, create: Bool = true) throws -> KnowledgeBase {
+        KnowledgeBase(store: try SQLiteStore.open(at: FileScanner.absolute(path), create: create))
+    }
+
+    /// Opens the index, runs `body`, and lets go of the file whatever happens.
+    public static func withOpened<T>(at path: String, create: Bool = true, _ body: (KnowledgeBase) throws -> T) throws -> T {
+        let kb = try open(at: path, create: create)
+        return try body(kb)
+    }
+
+    /// The index used when none is named: `$KB_DB`, else `$XDG_DATA_HOME/kb/kb.sqlite`,
+    /// else `~/.local/share/kb/kb.sqlite`.
+    public static func defaultLocation(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let db = environment["KB_DB"], !db.isEmpty { return db }
+        return dataDirectory(environment: environment) + "/kb.sqlite"
+    }
+
+    /// `$XDG_DATA_HOME/kb`, else `~/.local/share/kb`.
+    public static func dataDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty { return xdg + "/kb" }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.local/share/kb"
+    }
+
+    // MARK: - Reading files
+
+    /// What ingest would store for one file, without touching any index.
+    public static func inspect(_ file: String, options: IngestOptions) throws -> SourceDocument {
+        let path = FileScanner.absolute(file)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw KBError(.noSuchFile, "No such file: \(file). Check the path.")
+        }
+        guard !isDirectory.boolValue else {
+            throw KBError(.invalidArgument, "\(file) is a folder; `kb inspect` takes one file. Try one of the files in it.")
+        }
+        let ext = URL(fileURLWithPath: path).pathExtension
+        guard FileTypes.kind(forExtension: ext) != nil else {
+            throw KBError(.unsupportedFileType, "\(file): kb does not read .\(ext) files; it reads \(FileTypes.supportedList).")
+        }
+        let (data, modified) = try readFile(path, displayName: file)
+        return try NoteLoader(options: options).load(
+            data, path: path, displayName: file, contentHash: contentHash(data), modifiedAt: modified)
+    }
+
+    static func readFile(_ path: String, displayName: String) throws -> (Data, Date?) {
+        do {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path), options: [.mappedIfSafe])
+            let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+            return (data, modified)
+        } catch {
+            throw KBError(.unreadableFile, "Cannot read \(displayName): \(error.localizedDescription). Check that it exists and is readable.")
+        }
+    }
+
+    /// Hex SHA-256 of the bytes.
+    public static func contentHash(_ data: Data) -> String {
+        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+    }
+
+    // MARK: - Ingest
+
+    /// Brings the index up to date with files and folders: new files are added, changed files
+    /// replaced, unchanged files left alone. Each file is written in its own transaction, so a
+    /// bad file fails alone and leaves what the index held for it untouched.
+    ///
+    /// - Parameter prune: also remove sources under the given folders whose files are gone.
+    public func ingest(
+        _ paths: [String], options: IngestOptions, prune: Bool = false,
+        progress: @Sendable (IngestProgress) -> Void = { _ in }
+    ) -> IngestReport {
+        let started = Date()
+        var report = IngestReport()
+        let scan = FileScanner.scan(paths)
+        report.failed = scan.failures
+
+        let known: [String: String]
+        do {
+            known = try store.contentHashes()
+        } catch {
+            report.failed.append(.init(path: store.path, message: "\(error)"))
+            return report
+        }
+
+        let loader = NoteLoader(options: options)
+        let batchSize = 32
+        var done = 0
+        for batchStart in stride(from: 0, to: scan.files.count, by: batchSize) {
+            let batch = Array(scan.files[batchStart..<min(batchStart + batchSize, scan.files.count)])
+            let outcomes = Self.load(batch, loader: loader, known: known)
+            for (candidate, outcome) in zip(batch, outcomes) {
+                progress(IngestProgress(done: done, total: scan.files.count, current: candidate.displayName))
+                switch outcome {
+                case .unchanged:
+                    report.unchanged += 1
+                case .failed(let message):
+                    report.failed.append(.init(path: candidate.displayName, message: message))
+                case .loaded(let document):
+                    do {
+                        try store.replace(document)
+                        if known[candidate.path] == nil { report.added += 1 } else { report.updated += 1 }
+                        report.snippets += document.snippets.count
+                        report.warnings += document.warnings
+                    } catch {
+                        report.failed.append(.init(path: candidate.displayName, message: "\(error)"))
+                    }
+                }
+                done += 1
+            }
+        }
+        progress(IngestProgress(done: done, total: scan.files.count, current: ""))
+
+        // Sources the index holds whose files are gone: under scanned folders, or named directly.
+        let seen = Set(scan.files.map(\.path))
+        var gone: [String] = []
+        for folder in scan.folders {
+            let stored = (try? store.sourcePaths(under: folder + "/")) ?? []
+            gone += stored.filter { !seen.contains($0) && !FileManager.default.fileExists(atPath: $0) }
+        }
+        var accountedFor = Set<String>()
+        for missing in scan.missingArguments {
+            let stored = (known[missing] != nil ? [missing] : []) + ((try? store.sourcePaths(under: missing + "/")) ?? [])
+            if !stored.isEmpty {
+                gone += stored
+                accountedFor.insert(missing)
+            }
+        }
+        if prune {
+            do {
+                report.removed = try store.removeSources(exactly: gone)
+                // A vanished argument whose sources were just pruned is not a failure.
+                report.failed.removeAll { accountedFor.contains(FileScanner.absolute($0.path)) }
+            } catch {
+                report.failed.append(.init(path: store.path, message: "\(error)"))
+            }
+        } else {
+            report.missing = gone.sorted()
+        }
+        try? store.deleteUnusedTags()
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    enum LoadOutcome: Sendable {
+        case unchanged
+        case loaded(SourceDocument)
+        case failed(String)
+    }
+
+    /// Reads, hashes and parses a batch of files on all cores.
+    static func load(_ batch: [FileScanner.Candidate], loader: NoteLoader, known: [String: String]) -> [LoadOutcome] {
+        let results = UnsafeResults<LoadOutcome>(count: batch.count, initial: .unchanged)
+        DispatchQueue.concurrentPerform(iterations: batch.count) { index in
+            let candidate = batch[index]
+            let outcome: LoadOutcome
+            do {
+                let (data, modified) = try readFile(candidate.path, displayName: candidate.displayName)
+                let hash = contentHash(data)
+                if known[candidate.path] == hash {
+                    outcome = .unchanged
+                } else {
+                    outcome = .loaded(try loader.load(
+                        data, path: candidate.path, displayName: candidate.displayName,
+                        contentHash: hash, modifiedAt: modified))
+                }
+            } catch {
+                outcome = .failed("\(error)")
+            }
+            results.set(index, outcome)
+        }
+        return results.values
+    }
+
+    // MARK: - Search and listing
+
+    /// Ranked snippets for a query. Until vector search lands, only `.keyword` mode works.
+    public func search(_ query: SearchQuery) throws -> [SearchHit] {
+        switch query.mode {
+        case .keyword:
+            return try store.keywordSearch(query)
+        case .vector, .hybrid:
+            throw KBError(.unsupportedMode,
+                "Search mode '\(query.mode.rawValue)' needs embeddings, which this version of kb does not build yet. Use --mode keyword.")
+        }
+    }
+
+    /// Turns a `--source` argument into the absolute prefix stored paths are matched with:
+    /// a folder matches the files inside it, anything else is a plain path prefix.
+    public static func sourcePrefix(_ argument: String) -> String {
+        let path = FileScanner.absolute(argument)
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue, path != "/" {
+            return path + "/"
+        }
+        return argument.hasSuffix("/") && path != "/" ? path + "/" : path
+    }
+
+    public func sources() throws -> [StoredSource] { try store.sources() }
+
+    public func status() throws -> IndexStatus { try store.status() }
+
+    /// Removes sources by file path, or all sources under a folder path. Throws when a path
+    /// matches nothing, naming it, and removes nothing in that case.
+    @discardableResult
+    public func remove(_ paths: [String]) throws -> [String] {
+        let absolute = paths.map(FileScanner.absolute)
+        for (argument, path) in zip(paths, absolute) {
+            let under = try store.sourcePaths(under: path)
+            if !under.contains(where: { $0 == path || $0.hasPrefix(path + "/") }) {
+                throw KBError(.notFound, "No source in the index matches \(argument). `kb sources` lists what is indexed.")
+            }
+        }
+        return try store.removeSources(matching: absolute)
+    }
+}
+
+/// Results written by index from concurrent iterations.
+/// @unchecked Sendable: every iteration writes a distinct index, guarded by `lock`.
+final class UnsafeResults<T>: @unchecked Sendable {
+    private var storage: [T]
+    private let lock = NSLock()
+    init(count: Int, initial: T) { storage = Array(repeating: initial, count: count) }
+    func set(_ index: Int, _ value: T) { lock.lock(); storage[index] = value; lock.unlock() }
+    var values: [T] { lock.lock(); defer { lock.unlock() }; return storage }
+}

@@ -1,0 +1,125 @@
+import ArgumentParser
+import Foundation
+import KBCore
+import KBKit
+
+struct Sources: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the indexed sources with their snippet counts.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        try reportingErrors {
+            let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+            let sources = try kb.sources()
+            if global.json {
+                try Terminal.printJSON(sources)
+                return
+            }
+            if sources.isEmpty {
+                print("The index is empty. Add files with `kb ingest PATH…`.")
+                return
+            }
+            for source in sources {
+                let count = String(source.snippetCount).leftPadded(to: 5)
+                print("\(source.kind.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0)) \(count)  \(source.title) — \(Terminal.display(source.path))")
+            }
+            let snippets = sources.reduce(0) { $0 + $1.snippetCount }
+            print("\(sources.count) source(s), \(snippets) snippet(s).")
+        }
+    }
+}
+
+struct Remove: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Remove sources from the index by file path, or everything under a folder path.",
+        discussion: "Nothing is removed if any path matches no indexed source.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("Files or folders to remove from the index.", valueName: "path"))
+    var paths: [String]
+
+    func validate() throws {
+        if paths.isEmpty { throw ValidationError("Name at least one path to remove.") }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+            let removed = try kb.remove(paths)
+            if global.json {
+                try Terminal.printJSON(["removed": removed])
+            } else {
+                for path in removed { print("removed \(Terminal.display(path))") }
+                print("\(removed.count) source(s) removed.")
+            }
+        }
+    }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show where the index is and what it holds.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        try reportingErrors {
+            let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+            let status = try kb.status()
+            if global.json {
+                try Terminal.printJSON(status)
+                return
+            }
+            let kinds = status.sourcesByKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            print("Index:    \(status.path)")
+            print("Size:     \(ByteCountFormatter.string(fromByteCount: status.sizeOnDisk, countStyle: .file))")
+            print("Schema:   \(status.schemaVersion)")
+            print("Sources:  \(status.sources)\(kinds.isEmpty ? "" : " (\(kinds))")")
+            print("Snippets: \(status.snippets)")
+            print("Tags:     \(status.tags)")
+        }
+    }
+}
+
+struct Inspect: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the snippets and tags ingest would make of a file, without writing anything.")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var ingest: IngestOptionGroup
+
+    @Argument(help: ArgumentHelp("The file to inspect.", valueName: "file"))
+    var file: String
+
+    func run() throws {
+        try reportingErrors {
+            let document = try KnowledgeBase.inspect(file, options: try ingest.makeOptions())
+            if global.json {
+                try Terminal.printJSON(document)
+                return
+            }
+            let source = document.source
+            print("\(Terminal.bold(source.title))  (\(source.kind.rawValue), \(source.size) bytes, \(document.snippets.count) snippets)")
+            if !source.tags.isEmpty { print("tags: " + source.tags.map(\.name).joined(separator: ", ")) }
+            if !source.keywords.isEmpty { print("keywords: " + source.keywords.joined(separator: " | ")) }
+            for warning in document.warnings { Terminal.warning(warning) }
+            for snippet in document.snippets {
+                print("")
+                var header = "#\(snippet.ordinal) [\(snippet.start)..<\(snippet.end)] \(snippet.text.unicodeScalars.count) chars"
+                if !snippet.headingPath.isEmpty { header += " — " + snippet.headingPathString }
+                if let pages = snippet.pages { header += " — " + pages.citation }
+                print(Terminal.bold(header))
+                let extra = snippet.tags.filter { !source.tags.contains($0) }
+                if !extra.isEmpty { print("tags: +" + extra.map(\.name).joined(separator: ", +")) }
+                print(snippet.text)
+            }
+        }
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import KBCore
+
+/// Where output goes: results to stdout, progress and errors to stderr.
+enum Terminal {
+    static let stderrIsTerminal = isatty(STDERR_FILENO) == 1
+    static let stdoutIsTerminal = isatty(STDOUT_FILENO) == 1
+
+    static func error(_ message: String) {
+        FileHandle.standardError.write(Data(("error: " + message + "\n").utf8))
+    }
+
+    static func warning(_ message: String) {
+        FileHandle.standardError.write(Data(("warning: " + message + "\n").utf8))
+    }
+
+    static func printJSON<T: Encodable>(_ value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        let data = try encoder.encode(value)
+        FileHandle.standardOutput.write(data)
+        FileHandle.standardOutput.write(Data("\n".utf8))
+    }
+
+    /// A path as short as it can be said from the current folder.
+    static func display(_ path: String) -> String {
+        let cwd = FileManager.default.currentDirectoryPath
+        if path.hasPrefix(cwd + "/") { return String(path.dropFirst(cwd.count + 1)) }
+        return path
+    }
+
+    static func bold(_ text: String) -> String {
+        stdoutIsTerminal ? "\u{1B}[1m\(text)\u{1B}[0m" : text
+    }
+}
+
+/// A one-line progress bar on stderr, drawn only when stderr is a terminal.
+/// @unchecked Sendable: all state is guarded by `lock`.
+final class ProgressBar: @unchecked Sendable {
+    private let enabled: Bool
+    private let label: String
+    private let lock = NSLock()
+    private var lastDraw = Date.distantPast
+    private var drawn = false
+
+    init(label: String, enabled: Bool = Terminal.stderrIsTerminal) {
+        self.label = label
+        self.enabled = enabled
+    }
+
+    func update(done: Int, total: Int, item: String) {
+        guard enabled, total > 0 else { return }
+        lock.lock(); defer { lock.unlock() }
+        let now = Date()
+        guard done == total || now.timeIntervalSince(lastDraw) > 0.05 else { return }
+        lastDraw = now
+        let width = 24
+        let filled = width * done / total
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+        var name = item
+        if name.count > 36 { name = "…" + name.suffix(35) }
+        let line = "\r\u{1B}[2K\(label) \(bar) \(done)/\(total) \(name)"
+        FileHandle.standardError.write(Data(line.utf8))
+        drawn = true
+    }
+
+    func finish() {
+        guard enabled else { return }
+        lock.lock(); defer { lock.unlock() }
+        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+    }
+}
