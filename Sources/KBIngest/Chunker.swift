@@ -141,8 +141,10 @@ public struct Chunker: Sendable, Hashable {
         return result
     }
 
-    /// Greedy runs of whole words no longer than the target.
+    /// Greedy runs of whole words no longer than the target less the overlap, so that the
+    /// next snippet has room to repeat the end of the previous one.
     func words(in range: Range<Int>, _ scalars: [Unicode.Scalar]) -> [Range<Int>] {
+        let limit = targetCharacters - overlapCharacters
         var result: [Range<Int>] = []
         var runStart: Int?
         var runEnd = range.lowerBound
@@ -151,7 +153,7 @@ public struct Chunker: Sendable, Hashable {
             if scalars[i].isSpace { i += 1; continue }
             var wordEnd = i
             while wordEnd < range.upperBound && !scalars[wordEnd].isSpace { wordEnd += 1 }
-            if let s = runStart, wordEnd - s > targetCharacters {
+            if let s = runStart, wordEnd - s > limit {
                 result.append(s..<runEnd)
                 runStart = i
             } else if runStart == nil {

@@ -1,0 +1,187 @@
+import Foundation
+import GRDB
+import KBCore
+import Testing
+@testable import KBIndex
+
+@Suite struct SQLiteStoreTests {
+    @Test func aNewIndexRecordsItsSchemaVersion() throws {
+        let store = try temporaryStore()
+        #expect(try store.meta("schema_version") == String(Schema.version))
+        #expect(try store.status().schemaVersion == Schema.version)
+    }
+
+    @Test func keywordSearchFindsStoredSnippetsWithTheirMetadata() throws {
+        let store = try temporaryStore()
+        try store.replace(document("/a.md", title: "Venus", tags: ["planet:venus"], snippets: ["Venus rules love and money.", "Nothing here."]))
+        let hits = try store.keywordSearch(SearchQuery("money"))
+        #expect(hits.count == 1)
+        let hit = try #require(hits.first)
+        #expect(hit.sourceTitle == "Venus")
+        #expect(hit.sourcePath == "/a.md")
+        #expect(hit.snippet.headingPath == ["H", "Sub 0"])
+        #expect(hit.snippet.tags == ["planet:venus"])
+        #expect(hit.excerpt.contains("**money**"))
+        #expect(hit.rank == 1 && hit.score > 0)
+    }
+
+    @Test func titlesHeadingsAndKeywordsAreSearchable() throws {
+        let store = try temporaryStore()
+        var doc = document("/a.md", title: "Saturn Return", snippets: ["Discipline."])
+        doc.source.keywords = ["alias: Kronos"]
+        try store.replace(doc)
+        #expect(try store.keywordSearch(SearchQuery("saturn")).count == 1)
+        #expect(try store.keywordSearch(SearchQuery("kronos")).count == 1)
+        #expect(try store.keywordSearch(SearchQuery("sub")).count == 1)
+    }
+
+    @Test func replacingASourceReplacesItsKeywordIndexEntries() throws {
+        let store = try temporaryStore()
+        try store.replace(document("/a.md", snippets: ["old words"]))
+        try store.replace(document("/a.md", snippets: ["new words"], hash: "h2"))
+        #expect(try store.keywordSearch(SearchQuery("old")).isEmpty)
+        #expect(try store.keywordSearch(SearchQuery("new")).count == 1)
+        #expect(try store.status().snippets == 1)
+        let ftsRows = try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM snippets_fts") }
+        #expect(ftsRows == 1)
+    }
+
+    @Test func removingASourceRemovesItFromSearchAndUnusedTags() throws {
+        let store = try temporaryStore()
+        try store.replace(document("/dir/a.md", tags: ["x"], snippets: ["alpha"]))
+        try store.replace(document("/dir/sub/b.md", snippets: ["alpha"]))
+        try store.replace(document("/dirty.md", snippets: ["alpha"]))
+        let removed = try store.removeSources(matching: ["/dir"])
+        #expect(Set(removed) == ["/dir/a.md", "/dir/sub/b.md"])
+        #expect(try store.keywordSearch(SearchQuery("alpha")).map(\.sourcePath) == ["/dirty.md"])
+        #expect(try store.status().tags == 0)
+    }
+
+    @Test(arguments: [
+        "\"venus unbalanced", "venus*", "-venus", "title:venus", "(venus", "venus)", "NEAR(venus love)", "venus AND",
+        "OR", "NOT love", "^venus", "'; DROP TABLE snippets; --", "{venus}", "venus + love", "💫 venus",
+    ])
+    func hostileQueriesAreSearchedAsPlainWords(query: String) throws {
+        let store = try temporaryStore()
+        try store.replace(document("/a.md", snippets: ["Venus and love near the drop table or not."]))
+        let hits = try store.keywordSearch(SearchQuery(query))
+        #expect(hits.count == 1)
+        #expect(try store.status().snippets == 1)
+    }
+
+    @Test func aQueryWithoutWordsIsAClearError() throws {
+        let store = try temporaryStore()
+        let error = try #require(throws: KBError.self) { try store.keywordSearch(SearchQuery("*** ()")) }
+        #expect(error.code == .invalidArgument)
+    }
+
+    @Test func tagFiltersApplyBeforeTheLimit() throws {
+        let store = try temporaryStore()
+        // 50 strongly matching snippets without the tag, 12 weakly matching ones with it.
+        for i in 0..<50 {
+            try store.replace(document("/other/\(i).md", snippets: ["venus venus venus venus \(i)"]))
+        }
+        for i in 0..<12 {
+            try store.replace(document("/career/\(i).md", snippets: ["venus and a long text about work and ambition number \(i)"],
+                                       snippetTags: [["area:career"]]))
+        }
+        var query = SearchQuery("venus")
+        query.limit = 10
+        query.tags = ["area:career"]
+        let hits = try store.keywordSearch(query)
+        #expect(hits.count == 10)
+        #expect(hits.allSatisfy { $0.snippet.tags.contains("area:career") })
+    }
+
+    @Test func everyTagMustMatch() throws {
+        let store = try temporaryStore()
+        try store.replace(document("/a.md", snippets: ["moon"], snippetTags: [["a", "b"]]))
+        try store.replace(document("/b.md", snippets: ["moon"], snippetTags: [["a"]]))
+        var query = SearchQuery("moon")
+        query.tags = ["a", "b"]
+        #expect(try store.keywordSearch(query).map(\.sourcePath) == ["/a.md"])
+    }
+
+    @Test func kindAndSourcePrefixFiltersNarrowResults() throws {
+        let store = try temporaryStore()
+        try store.replace(document("/notes/a.md", snippets: ["moon"]))
+        try store.replace(document("/books/b.pdf", kind: .pdf, snippets: ["moon"]))
+        var byKind = SearchQuery("moon")
+        byKind.kinds = [.pdf]
+        #expect(try store.keywordSearch(byKind).map(\.sourcePath) == ["/books/b.pdf"])
+        var byPrefix = SearchQuery("moon")
+        byPrefix.sourcePrefixes = ["/notes/"]
+        #expect(try store.keywordSearch(byPrefix).map(\.sourcePath) == ["/notes/a.md"])
+    }
+
+    @Test func aMissingIndexIsNotCreatedUnlessAsked() throws {
+        let path = temporaryPath("none.sqlite")
+        let error = try #require(throws: KBError.self) { try SQLiteStore.open(at: path, create: false) }
+        #expect(error.code == .noIndex)
+        #expect(error.message.contains("kb ingest"))
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func aFileThatIsNotSQLiteIsRefused() throws {
+        let path = temporaryPath("junk.sqlite")
+        try Data(repeating: 0x42, count: 4096).write(to: URL(fileURLWithPath: path))
+        let error = try #require(throws: KBError.self) { try SQLiteStore.open(at: path, create: true) }
+        #expect(error.code == .notAnIndex)
+        #expect(error.message.contains(path))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(repeating: 0x42, count: 4096))
+    }
+
+    @Test func anotherApplicationsDatabaseIsRefusedAndLeftAlone() throws {
+        let path = temporaryPath("other.sqlite")
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: "CREATE TABLE customers (id INTEGER PRIMARY KEY)") }
+        try queue.close()
+        let error = try #require(throws: KBError.self) { try SQLiteStore.open(at: path, create: true) }
+        #expect(error.message == "Not a kb index (no kb_meta table): \(path). Point --db at a kb index, or at a new file name.")
+        let tables = try DatabaseQueue(path: path).read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type='table'") }
+        #expect(tables == ["customers"])
+    }
+
+    @Test func anIndexFromANewerKbIsRefusedWithAnUpgradeHint() throws {
+        let path = temporaryPath("new.sqlite")
+        _ = try SQLiteStore.open(at: path, create: true)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99-from-the-future')")
+            try db.execute(sql: "UPDATE kb_meta SET value = '99' WHERE key = 'schema_version'")
+        }
+        try queue.close()
+        let error = try #require(throws: KBError.self) { try SQLiteStore.open(at: path, create: false) }
+        #expect(error.code == .newerSchema)
+        #expect(error.message.contains("Upgrade kb"))
+    }
+
+    @Test func aFailedWriteLeavesTheSourceAsItWas() throws {
+        let store = try temporaryStore()
+        try store.replace(document("/a.md", snippets: ["original text"]))
+        struct Boom: Error {}
+        #expect(throws: (any Error).self) {
+            try store.write { db in
+                _ = try SQLiteStore.replace(document("/a.md", snippets: ["replacement"], hash: "h2"), ingestedAt: Date(), in: db)
+                throw Boom()
+            }
+        }
+        #expect(try store.keywordSearch(SearchQuery("original")).count == 1)
+        #expect(try store.keywordSearch(SearchQuery("replacement")).isEmpty)
+        #expect(try store.contentHashes() == ["/a.md": "h"])
+    }
+}
+
+@Suite struct KeywordQueryTests {
+    @Test func quotesEachWordAndJoinsThemWithOr() {
+        #expect(KeywordQuery.match(for: "Venus -career (NEAR") == "\"venus\" OR \"career\" OR \"near\"")
+    }
+
+    @Test func keepsLettersOfEveryScriptAndDropsRepeats() {
+        #expect(KeywordQuery.words(in: "Луна, القمر; moon moon café") == ["луна", "القمر", "moon", "café"])
+    }
+
+    @Test func hasNoMatchForTextWithoutWords() {
+        #expect(KeywordQuery.match(for: " \"*()-: ") == nil)
+    }
+}

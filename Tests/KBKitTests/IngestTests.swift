@@ -1,0 +1,135 @@
+import Foundation
+import KBCore
+import KBIngest
+import Testing
+@testable import KBKit
+
+/// A temporary folder of notes and an index beside it.
+struct Workspace {
+    let root: URL
+    let notes: URL
+    var dbPath: String { root.appendingPathComponent("kb.sqlite").path }
+
+    init() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("kb-kit-\(UUID().uuidString)")
+        notes = root.appendingPathComponent("notes")
+        try FileManager.default.createDirectory(at: notes, withIntermediateDirectories: true)
+    }
+
+    func write(_ name: String, _ text: String) throws {
+        let url = notes.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try text.write(to: url, atomically: true, encoding: .utf8)
+    }
+
+    func delete(_ name: String) throws { try FileManager.default.removeItem(at: notes.appendingPathComponent(name)) }
+    func path(_ name: String) -> String { notes.appendingPathComponent(name).path }
+}
+
+@Suite struct IngestTests {
+    @Test func reIngestCountsAddedUpdatedUnchangedAndRemoved() throws {
+        let ws = try Workspace()
+        try ws.write("a.md", "# A\n\nalpha text")
+        try ws.write("b.md", "# B\n\nbeta text")
+        try ws.write("sub/c.txt", "gamma text")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let options = IngestOptions()
+
+        let first = kb.ingest([ws.notes.path], options: options)
+        #expect((first.added, first.updated, first.unchanged, first.removed, first.failed.count) == (3, 0, 0, 0, 0))
+
+        let second = kb.ingest([ws.notes.path], options: options)
+        #expect((second.added, second.updated, second.unchanged, second.snippets) == (0, 0, 3, 0))
+
+        try ws.write("a.md", "# A\n\nalpha changed")
+        try ws.delete("b.md")
+        let third = kb.ingest([ws.notes.path], options: options)
+        #expect((third.added, third.updated, third.unchanged, third.removed) == (0, 1, 1, 0))
+        #expect(third.missing == [ws.path("b.md")])
+        #expect(try kb.sources().count == 3)
+
+        let fourth = kb.ingest([ws.notes.path], options: options, prune: true)
+        #expect((fourth.unchanged, fourth.removed) == (2, 1))
+        #expect(try kb.sources().map(\.path) == [ws.path("a.md"), ws.path("sub/c.txt")])
+        #expect(try kb.search(SearchQuery("beta")).isEmpty)
+        #expect(try kb.search(SearchQuery("changed")).count == 1)
+    }
+
+    @Test func aFailingFileLeavesItsIndexedVersionAndTheOtherFilesAlone() throws {
+        let ws = try Workspace()
+        try ws.write("good.md", "# Good\n\ngood text")
+        try ws.write("note.md", "---\ntitle: Note\n---\nthe first version")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        _ = kb.ingest([ws.notes.path], options: IngestOptions())
+        let before = try kb.sources()
+
+        try ws.write("note.md", "---\ntitle: [broken\n---\nthe second version")
+        try ws.write("new.md", "# New\n\nnew text")
+        let report = kb.ingest([ws.notes.path], options: IngestOptions())
+        #expect(report.failed.count == 1)
+        #expect(report.failed.first?.message.contains("note.md: front matter is not valid YAML") == true)
+        #expect(report.added == 1 && report.unchanged == 1)
+        #expect(try kb.search(SearchQuery("first version")).count == 1)
+        #expect(try kb.search(SearchQuery("second")).isEmpty)
+        #expect(try kb.sources().first { $0.path == ws.path("note.md") } == before.first { $0.path == ws.path("note.md") })
+    }
+
+    @Test func missingPathsAndUnsupportedFilesAreReportedByName() throws {
+        let ws = try Workspace()
+        try ws.write("doc.docx", "not really")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let report = kb.ingest([ws.path("nope.md"), ws.path("doc.docx")], options: IngestOptions())
+        #expect(report.failed.map(\.message) == [
+            "No such file or folder: \(ws.path("nope.md")). Check the path.",
+            "\(ws.path("doc.docx")): kb does not read .docx files; it reads .md, .markdown, .txt.",
+        ])
+        #expect(try kb.status().sources == 0)
+    }
+
+    @Test func hiddenFilesAndFoldersAreSkipped() throws {
+        let ws = try Workspace()
+        try ws.write(".obsidian/cache.md", "hidden")
+        try ws.write(".draft.md", "hidden")
+        try ws.write("shown.md", "shown")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        #expect(kb.ingest([ws.notes.path], options: IngestOptions()).added == 1)
+    }
+
+    @Test func pruningANamedFileThatIsGoneRemovesIt() throws {
+        let ws = try Workspace()
+        try ws.write("a.md", "alpha")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        _ = kb.ingest([ws.path("a.md")], options: IngestOptions())
+        try ws.delete("a.md")
+        let report = kb.ingest([ws.path("a.md")], options: IngestOptions(), prune: true)
+        #expect(report.removed == 1 && report.failed.isEmpty)
+        #expect(try kb.status().sources == 0)
+    }
+
+    @Test func removeRefusesPathsThatMatchNothingAndRemovesNothing() throws {
+        let ws = try Workspace()
+        try ws.write("a.md", "alpha")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        _ = kb.ingest([ws.notes.path], options: IngestOptions())
+        #expect(throws: KBError.self) { try kb.remove([ws.path("a.md"), ws.path("zzz.md")]) }
+        #expect(try kb.status().sources == 1)
+        #expect(try kb.remove([ws.notes.path]) == [ws.path("a.md")])
+    }
+
+    @Test func theDefaultLocationFollowsTheEnvironment() {
+        #expect(KnowledgeBase.defaultLocation(environment: ["KB_DB": "/x.sqlite", "HOME": "/h"]) == "/x.sqlite")
+        #expect(KnowledgeBase.defaultLocation(environment: ["XDG_DATA_HOME": "/d", "HOME": "/h"]) == "/d/kb/kb.sqlite")
+        #expect(KnowledgeBase.defaultLocation(environment: ["HOME": "/h"]) == "/h/.local/share/kb/kb.sqlite")
+    }
+
+    @Test func inspectWritesNothingAndMatchesWhatIngestStores() throws {
+        let ws = try Workspace()
+        try ws.write("a.md", "---\ntags: [x]\n---\n# A\n\none. two.\n\n## B\n\nthree.")
+        let document = try KnowledgeBase.inspect(ws.path("a.md"), options: IngestOptions())
+        #expect(document.snippets.map(\.text) == ["one. two.", "three."])
+        #expect(!FileManager.default.fileExists(atPath: ws.dbPath))
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        _ = kb.ingest([ws.path("a.md")], options: IngestOptions())
+        #expect(try kb.sources().first?.snippetCount == 2)
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+
+/// Runs the built `kb` executable as a user would.
+struct CLI {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var json: Any? { try? JSONSerialization.jsonObject(with: Data(stdout.utf8), options: [.fragmentsAllowed]) }
+        var jsonValue: JSONValue? { try? JSONDecoder().decode(JSONValue.self, from: Data(stdout.utf8)) }
+    }
+
+    let workdir: URL
+
+    init() throws {
+        workdir = FileManager.default.temporaryDirectory.appendingPathComponent("kb-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: workdir, withIntermediateDirectories: true)
+    }
+
+    /// The `kb` binary beside the test bundle, or `KB_BINARY`.
+    static var binary: URL {
+        if let path = ProcessInfo.processInfo.environment["KB_BINARY"] { return URL(fileURLWithPath: path) }
+        let bundleDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [bundleDir, bundleDir.deletingLastPathComponent()] {
+            let url = candidate.appendingPathComponent("kb")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return packageRoot.appendingPathComponent(".build/debug/kb")
+    }
+
+    static var packageRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    func write(_ name: String, _ text: String) throws {
+        let url = workdir.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try text.write(to: url, atomically: true, encoding: .utf8)
+    }
+
+    @discardableResult
+    func run(_ arguments: String..., environment extra: [String: String] = [:]) throws -> Result {
+        try run(arguments, environment: extra)
+    }
+
+    func run(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = workdir
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = workdir.path
+        environment["XDG_DATA_HOME"] = workdir.appendingPathComponent("xdg").path
+        environment["KB_DB"] = nil
+        for (key, value) in extra { environment[key] = value }
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                      stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+/// Golden files under Tests/kbTests/Snapshots; `KB_RECORD_SNAPSHOTS=1` writes them anew.
+enum Snapshot {
+    static func check(_ actual: String, named name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let url = CLI.packageRoot.appendingPathComponent("Tests/kbTests/Snapshots/\(name)")
+        if ProcessInfo.processInfo.environment["KB_RECORD_SNAPSHOTS"] == "1" {
+            try actual.write(to: url, atomically: true, encoding: .utf8)
+            return
+        }
+        guard let expected = try? String(contentsOf: url, encoding: .utf8) else {
+            Issue.record("No snapshot \(name); run with KB_RECORD_SNAPSHOTS=1 to record it.", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(actual == expected, "snapshot \(name) differs; re-record with KB_RECORD_SNAPSHOTS=1 if the change is intended",
+                sourceLocation: sourceLocation)
+    }
+
+    /// The structure of a JSON value: keys and value types, with arrays shown by their first element.
+    static func shape(_ value: JSONValue?, indent: String = "") -> String {
+        switch value {
+        case .object(let object)?:
+            let inner = object.keys.sorted().map { "\(indent)  \($0): \(shape(object[$0], indent: indent + "  "))" }
+            return "{\n" + inner.joined(separator: "\n") + "\n\(indent)}"
+        case .array(let array)?:
+            return array.first.map { "[" + shape($0, indent: indent) + "]" } ?? "[]"
+        case .bool?: return "bool"
+        case .number?: return "number"
+        case .string?: return "string"
+        case .null?, nil: return "null"
+        }
+    }
+}
+
+/// Any JSON document, decoded without losing the difference between numbers and booleans.
+indirect enum JSONValue: Decodable {
+    case object([String: JSONValue]), array([JSONValue]), string(String), number(Double), bool(Bool), null
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let b = try? container.decode(Bool.self) { self = .bool(b) }
+        else if let n = try? container.decode(Double.self) { self = .number(n) }
+        else if let s = try? container.decode(String.self) { self = .string(s) }
+        else if let a = try? container.decode([JSONValue].self) { self = .array(a) }
+        else { self = .object(try container.decode([String: JSONValue].self)) }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+
+@Suite struct EndToEndTests {
+    func populated() throws -> CLI {
+        let cli = try CLI()
+        try cli.write("notes/venus.md", """
+            ---
+            title: Venus
+            tags: [planet:venus]
+            area: love
+            ---
+            # Venus
+
+            Venus rules love, beauty and money.
+
+            ## In the tenth house
+
+            Venus in the tenth house brings grace to a public career.
+            """)
+        try cli.write("notes/saturn.md", "# Saturn\n\nSaturn teaches discipline and patience.\n")
+        try cli.write("notes/plain.txt", "A plain text note about the Moon.\n")
+        return cli
+    }
+
+    @Test func ingestThenSearchFromTheBinary() throws {
+        let cli = try populated()
+        let ingest = try cli.run("ingest", "--db", "kb.sqlite", "notes")
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        #expect(ingest.stdout.contains("3 added, 0 updated, 0 unchanged, 0 removed, 0 failed"))
+        #expect(ingest.stderr.isEmpty, "piped stderr must carry no progress bar: \(ingest.stderr)")
+
+        let search = try cli.run("search", "--db", "kb.sqlite", "career", "in", "public")
+        #expect(search.status == 0)
+        #expect(search.stdout.hasPrefix("1. Venus"))
+        #expect(search.stdout.contains("notes/venus.md › Venus › In the tenth house"))
+        #expect(search.stdout.contains("**career**"))
+
+        let again = try cli.run("ingest", "--db", "kb.sqlite", "notes")
+        #expect(again.stdout.contains("0 added, 0 updated, 3 unchanged"))
+    }
+
+    @Test func theDatabaseComesFromKB_DBWhenNoFlagIsGiven() throws {
+        let cli = try populated()
+        try cli.run("ingest", "notes", environment: ["KB_DB": cli.workdir.appendingPathComponent("env.sqlite").path])
+        #expect(FileManager.default.fileExists(atPath: cli.workdir.appendingPathComponent("env.sqlite").path))
+        try cli.run("ingest", "notes")
+        #expect(FileManager.default.fileExists(atPath: cli.workdir.appendingPathComponent("xdg/kb/kb.sqlite").path))
+    }
+
+    @Test func jsonShapesStayStable() throws {
+        let cli = try populated()
+        let ingest = try cli.run("ingest", "--db", "kb.sqlite", "--json", "notes")
+        try Snapshot.check(Snapshot.shape(ingest.jsonValue), named: "ingest.json.shape")
+        let search = try cli.run("search", "--db", "kb.sqlite", "--json", "venus")
+        try Snapshot.check(Snapshot.shape(search.jsonValue), named: "search.json.shape")
+        let sources = try cli.run("sources", "--db", "kb.sqlite", "--json")
+        try Snapshot.check(Snapshot.shape(sources.jsonValue), named: "sources.json.shape")
+        let status = try cli.run("status", "--db", "kb.sqlite", "--json")
+        try Snapshot.check(Snapshot.shape(status.jsonValue), named: "status.json.shape")
+        let inspect = try cli.run("inspect", "--json", "notes/venus.md")
+        try Snapshot.check(Snapshot.shape(inspect.jsonValue), named: "inspect.json.shape")
+        let remove = try cli.run("remove", "--db", "kb.sqlite", "--json", "notes/saturn.md")
+        try Snapshot.check(Snapshot.shape(remove.jsonValue), named: "remove.json.shape")
+    }
+
+    @Test func jsonValuesSayWhatHappened() throws {
+        let cli = try populated()
+        let ingest = try #require(try cli.run("ingest", "--db", "kb.sqlite", "--json", "notes").json as? [String: Any])
+        #expect(ingest["added"] as? Int == 3)
+        let status = try #require(try cli.run("status", "--db", "kb.sqlite", "--json").json as? [String: Any])
+        #expect(status["sources"] as? Int == 3)
+        #expect(status["schemaVersion"] as? Int == 1)
+        let search = try #require(try cli.run("search", "--db", "kb.sqlite", "--json", "--tag", "area:love", "venus").json as? [String: Any])
+        let hits = try #require(search["hits"] as? [[String: Any]])
+        #expect(hits.count == 2)
+    }
+
+    @Test func helpTextStaysStable() throws {
+        let cli = try CLI()
+        for command in [[], ["ingest"], ["search"], ["inspect"]] {
+            let result = try cli.run(command + ["--help"], environment: ["COLUMNS": "100"])
+            #expect(result.status == 0)
+            try Snapshot.check(result.stdout, named: "help-\(command.first ?? "kb").txt")
+        }
+    }
+
+    @Test func searchingWithoutAnIndexSaysHowToMakeOne() throws {
+        let cli = try CLI()
+        let result = try cli.run("search", "--db", "missing.sqlite", "venus")
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("No index at"))
+        #expect(result.stderr.contains("kb ingest"))
+        #expect(!FileManager.default.fileExists(atPath: cli.workdir.appendingPathComponent("missing.sqlite").path))
+    }
+
+    @Test func aFileThatIsNotAnIndexIsNamedInTheError() throws {
+        let cli = try CLI()
+        try cli.write("foo.sqlite", String(repeating: "not sqlite ", count: 200))
+        let result = try cli.run("status", "--db", "foo.sqlite")
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("Not a kb index"))
+        #expect(result.stderr.contains("foo.sqlite"))
+    }
+
+    @Test(arguments: [["search", "-k", "0", "venus"], ["ingest"], ["frobnicate"], ["search", "--mode", "fuzzy", "x"],
+                      ["ingest", "--chunk-size", "10", "notes"]])
+    func badUsageExitsWith64(arguments: [String]) throws {
+        let cli = try CLI()
+        let result = try cli.run(arguments)
+        #expect(result.status == 64, "\(arguments): \(result.stderr)")
+    }
+
+    @Test func aFailedFileMakesTheRunExit1AndNamesTheFile() throws {
+        let cli = try populated()
+        try cli.write("notes/bad.md", "---\ntitle: [oops\n---\nbody")
+        let result = try cli.run("ingest", "--db", "kb.sqlite", "notes")
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("3 added"))
+        #expect(result.stderr.contains("notes/bad.md: front matter is not valid YAML"))
+    }
+
+    @Test func inspectPrintsSnippetsWithoutMakingAnIndex() throws {
+        let cli = try populated()
+        let result = try cli.run("inspect", "--chunk-size", "60", "notes/venus.md")
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("#0 ["))
+        #expect(result.stdout.contains("Venus › In the tenth house"))
+        #expect(!FileManager.default.fileExists(atPath: cli.workdir.appendingPathComponent("xdg/kb/kb.sqlite").path))
+    }
+
+    @Test func removeTakesSourcesOutOfSearch() throws {
+        let cli = try populated()
+        try cli.run("ingest", "--db", "kb.sqlite", "notes")
+        #expect(try cli.run("remove", "--db", "kb.sqlite", "notes/saturn.md").status == 0)
+        #expect(try cli.run("search", "--db", "kb.sqlite", "discipline").stdout.hasPrefix("No matches"))
+        #expect(try cli.run("remove", "--db", "kb.sqlite", "notes/saturn.md").status == 1)
+    }
+}
