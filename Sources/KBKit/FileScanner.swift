@@ -61,18 +61,40 @@ struct FileScanner {
                 result.failures.append(.init(path: argument, message: "Cannot read the folder \(argument). Check its permissions."))
                 continue
             }
+            let ignore = IgnoreRules(folder: root)
             var found: [Candidate] = []
             for case let url as URL in enumerator {
                 guard FileTypes.kind(forExtension: url.pathExtension) != nil else { continue }
                 guard (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true else { continue }
                 let path = absolute(url.path)
-                guard seen.insert(path).inserted else { continue }
                 let relative = path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
+                guard !ignore.ignores(relative), seen.insert(path).inserted else { continue }
                 let base = argument.hasSuffix("/") ? String(argument.dropLast()) : argument
                 found.append(Candidate(path: path, displayName: base + "/" + relative))
             }
             result.files += found.sorted { $0.path < $1.path }
         }
         return result
+    }
+}
+
+/// Patterns from a `.kbignore` file at the top of an ingested folder: one shell glob per line
+/// (`#` starts a comment), matched against the path relative to that folder and against the
+/// file name. `drafts/*` skips a folder's files; `README.md` skips every README.md.
+struct IgnoreRules {
+    let patterns: [String]
+
+    init(folder: String) {
+        let file = folder + "/.kbignore"
+        let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        patterns = text.split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+            .map { $0.hasSuffix("/") ? $0 + "*" : $0 }
+    }
+
+    func ignores(_ relativePath: String) -> Bool {
+        let name = (relativePath as NSString).lastPathComponent
+        return patterns.contains { fnmatch($0, relativePath, 0) == 0 || fnmatch($0, name, 0) == 0 }
     }
 }

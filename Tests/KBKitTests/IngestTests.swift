@@ -133,3 +133,19 @@ struct Workspace {
         #expect(try kb.sources().first?.snippetCount == 2)
     }
 }
+
+@Suite struct IgnoreFileTests {
+    @Test func kbignorePatternsSkipFilesByRelativePathOrName() throws {
+        let ws = try Workspace()
+        try ws.write(".kbignore", "# comment\nREADME.md\ndrafts/\n*.tmp.md\n")
+        try ws.write("README.md", "about")
+        try ws.write("sub/README.md", "about")
+        try ws.write("drafts/a.md", "draft")
+        try ws.write("x.tmp.md", "temp")
+        try ws.write("kept.md", "kept")
+        try ws.write("sub/kept.md", "kept")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        _ = kb.ingest([ws.notes.path], options: IngestOptions())
+        #expect(try kb.sources().map(\.path) == [ws.path("kept.md"), ws.path("sub/kept.md")])
+    }
+}
