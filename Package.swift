@@ -27,6 +27,13 @@ let package = Package(
             name: "KBIngest",
             dependencies: ["KBCore", .product(name: "Yams", package: "Yams")],
             swiftSettings: strict),
+        // OpenBLAS's CBLAS interface (libopenblas-dev). Only KBEmbed and KBIndex import it.
+        .systemLibrary(name: "COpenBLAS", providers: [.apt(["libopenblas-dev"])]),
+        // Embedders: the native BERT model on OpenBLAS.
+        .target(
+            name: "KBEmbed",
+            dependencies: ["KBCore", "COpenBLAS"],
+            swiftSettings: strict + [.unsafeFlags(["-Ounchecked"])]),
         // The SQLite file: schema, migrations, snippets, tags, FTS5.
         .target(
             name: "KBIndex",
@@ -36,7 +43,7 @@ let package = Package(
         .target(
             name: "KBKit",
             dependencies: [
-                "KBCore", "KBIngest", "KBIndex",
+                "KBCore", "KBIngest", "KBIndex", "KBEmbed",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
@@ -52,7 +59,8 @@ let package = Package(
             name: "KBIndexTests",
             dependencies: ["KBCore", "KBIndex", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
+        .testTarget(name: "KBEmbedTests", dependencies: ["KBCore", "KBEmbed"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "KBKitTests", dependencies: ["KBCore", "KBIngest", "KBKit"], swiftSettings: strict),
-        .testTarget(name: "kbTests", dependencies: ["KBCore"], swiftSettings: strict),
+        .testTarget(name: "kbTests", dependencies: ["KBCore"], exclude: ["Snapshots"], swiftSettings: strict),
     ]
 )

@@ -23,6 +23,10 @@ public struct KBError: Error, Sendable, CustomStringConvertible {
         public static let database = Code(rawValue: "database")
         public static let notFound = Code(rawValue: "not_found")
         public static let unsupportedMode = Code(rawValue: "unsupported_mode")
+        public static let invalidModel = Code(rawValue: "invalid_model")
+        public static let modelMissing = Code(rawValue: "model_missing")
+        public static let embedderMismatch = Code(rawValue: "embedder_mismatch")
+        public static let embedding = Code(rawValue: "embedding")
     }
 
     public var code: Code

@@ -31,15 +31,7 @@ public final class KnowledgeBase: Sendable {
     /// The index used when none is named: `$KB_DB`, else `$XDG_DATA_HOME/kb/kb.sqlite`,
     /// else `~/.local/share/kb/kb.sqlite`.
     public static func defaultLocation(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let db = environment["KB_DB"], !db.isEmpty { return db }
-        return dataDirectory(environment: environment) + "/kb.sqlite"
-    }
-
-    /// `$XDG_DATA_HOME/kb`, else `~/.local/share/kb`.
-    public static func dataDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty { return xdg + "/kb" }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        return home + "/.local/share/kb"
+        Locations.defaultIndex(environment)
     }
 
     // MARK: - Reading files

@@ -1,0 +1,24 @@
+/// Where kb keeps its files, from the environment. Pure: pass the environment in.
+public enum Locations {
+    /// `$XDG_DATA_HOME/kb`, else `$HOME/.local/share/kb`.
+    public static func dataDirectory(_ environment: [String: String]) -> String {
+        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty { return xdg + "/kb" }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "~"
+        return home + "/.local/share/kb"
+    }
+
+    /// The index used when none is named: `$KB_DB`, else `<data directory>/kb.sqlite`.
+    public static func defaultIndex(_ environment: [String: String]) -> String {
+        if let db = environment["KB_DB"], !db.isEmpty { return db }
+        return dataDirectory(environment) + "/kb.sqlite"
+    }
+
+    /// The default local model's name.
+    public static let defaultModelName = "all-MiniLM-L6-v2"
+
+    /// The local model folder: `$KB_MODEL_DIR`, else `<data directory>/models/all-MiniLM-L6-v2`.
+    public static func modelDirectory(_ environment: [String: String]) -> String {
+        if let dir = environment["KB_MODEL_DIR"], !dir.isEmpty { return dir }
+        return dataDirectory(environment) + "/models/" + defaultModelName
+    }
+}
