@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Quick start, step 1: installs what is missing, builds kb in release mode, ingests the sample
-# corpus and runs a few example searches. Safe to run again; fast when nothing is missing.
+# Quick start, step 1: installs what is missing (system packages, the local model), builds kb in
+# release mode, ingests the sample corpus and runs a few example searches. Safe to run again; fast when nothing is missing.
 #
 #   scripts/setup.sh
 #
@@ -10,6 +10,7 @@ cd "$KB_ROOT"
 
 ensure_swift
 ensure_system_packages
+bash "$KB_ROOT/scripts/install-model.sh"
 
 say "Building kb (release)"
 swift build -c release --product kb 2>&1 | grep -Ev '^\[[0-9]+/[0-9]+\]' >&2 || { echo "error: build failed" >&2; exit 1; }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Quick start, step 2: runs kb's whole test suite. Installs missing system packages first.
+# Quick start, step 2: runs kb's whole test suite. Installs missing system packages and the
+# local model first.
 #
 #   scripts/test.sh [extra swift test arguments]
 . "$(dirname "$0")/lib.sh"
@@ -7,6 +8,8 @@ cd "$KB_ROOT"
 
 ensure_swift
 ensure_system_packages
+# The local model's tests compare it with the reference fixture, so it must be installed.
+bash "$KB_ROOT/scripts/install-model.sh"
 
 say "Building kb and its tests"
 mkdir -p .build

@@ -5,7 +5,7 @@ import GRDB
 enum Schema {
     /// The schema version an up-to-date index records in `kb_meta`.
     static var version: Int { migrationNames.count }
-    static let migrationNames = ["v1-sources-snippets-tags-fts"]
+    static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors"]
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -74,6 +74,24 @@ enum Schema {
                 CREATE TRIGGER snippets_after_delete AFTER DELETE ON snippets BEGIN
                     DELETE FROM snippets_fts WHERE rowid = old.id;
                 END;
+                """)
+        }
+        migrator.registerMigration(migrationNames[1]) { db in
+            try db.execute(sql: """
+                -- Every embedder that has written vectors into this index. Never holds API keys.
+                CREATE TABLE embedders (
+                    id INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL UNIQUE,
+                    dimension INTEGER NOT NULL CHECK (dimension > 0),
+                    created_at REAL NOT NULL
+                );
+                -- One vector per snippet and embedder: little-endian float32 × dimension.
+                CREATE TABLE vectors (
+                    snippet_id INTEGER NOT NULL REFERENCES snippets(id) ON DELETE CASCADE,
+                    embedder_id INTEGER NOT NULL REFERENCES embedders(id),
+                    data BLOB NOT NULL,
+                    PRIMARY KEY (snippet_id, embedder_id)
+                );
                 """)
         }
         return migrator

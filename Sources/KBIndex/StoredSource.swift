@@ -23,6 +23,10 @@ public struct IndexStatus: Sendable, Hashable, Codable {
     public var sourcesByKind: [String: Int]
     public var snippets: Int
     public var tags: Int
+    /// The embedder whose vectors searches use; nil before the first ingest.
+    public var embedder: EmbedderRecord?
+    /// Vectors stored, by embedder name.
+    public var vectors: [String: Int]
     /// Bytes on disk: the database file plus its WAL and shared-memory files.
     public var sizeOnDisk: Int64
 }

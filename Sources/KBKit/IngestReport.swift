@@ -23,6 +23,13 @@ public struct IngestReport: Sendable, Hashable, Codable {
 
 /// Where an ingest run is, for a progress bar.
 public struct IngestProgress: Sendable {
+    public enum Phase: String, Sendable {
+        /// Counting files read and parsed.
+        case reading
+        /// Counting snippets embedded and written.
+        case embedding
+    }
+    public var phase: Phase
     public var done: Int
     public var total: Int
     /// The file being worked on, as the user named it.

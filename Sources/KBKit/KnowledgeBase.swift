@@ -72,15 +72,46 @@ public final class KnowledgeBase: Sendable {
 
     // MARK: - Ingest
 
+    /// The embedder this index uses: the one it records, else `choice`, else the local model.
+    /// Fails, before any work, when `choice` differs from what the index holds.
+    public func embedder(_ choice: EmbedderChoice?) throws -> (embedder: (any Embedder)?, record: EmbedderRecord) {
+        let recorded = try store.embedderRecord()
+        let resolved = try choice ?? recorded.map { try EmbedderChoice($0.spec) } ?? .local
+        let embedder = try resolved.make()
+        let record = EmbedderChoice.record(for: embedder, choice: resolved)
+        try store.checkEmbedder(record)
+        return (embedder, record)
+    }
+
+    /// Opens (or creates) the index for an ingest, with its embedder. The embedder is loaded
+    /// before a new index file is created, so a missing model leaves no empty index behind.
+    public static func openForIngest(at path: String, embedder choice: EmbedderChoice?)
+        throws -> (kb: KnowledgeBase, embedder: (any Embedder)?, record: EmbedderRecord) {
+        if FileManager.default.fileExists(atPath: FileScanner.absolute(path)) {
+            let kb = try open(at: path, create: false)
+            let (embedder, record) = try kb.embedder(choice)
+            return (kb, embedder, record)
+        }
+        let resolved = choice ?? .local
+        let embedder = try resolved.make()
+        let kb = try open(at: path, create: true)
+        return (kb, embedder, EmbedderChoice.record(for: embedder, choice: resolved))
+    }
+
     /// Brings the index up to date with files and folders: new files are added, changed files
-    /// replaced, unchanged files left alone. Each file is written in its own transaction, so a
-    /// bad file fails alone and leaves what the index held for it untouched.
+    /// replaced, unchanged files left alone. Snippets are embedded in batches across files
+    /// (a changed file reuses the vectors of paragraphs whose text did not change). Each file is
+    /// written with its vectors in its own transaction, so a bad file fails alone and leaves
+    /// what the index held for it untouched.
     ///
-    /// - Parameter prune: also remove sources under the given folders whose files are gone.
+    /// - Parameters:
+    ///   - embedder: nil for a keyword-only ingest.
+    ///   - prune: also remove sources under the given folders whose files are gone.
+    ///   - progress: called as files are read and as snippets are embedded and written.
     public func ingest(
-        _ paths: [String], options: IngestOptions, prune: Bool = false,
-        progress: @Sendable (IngestProgress) -> Void = { _ in }
-    ) -> IngestReport {
+        _ paths: [String], options: IngestOptions, embedder: (any Embedder)? = nil, record: EmbedderRecord = .none,
+        prune: Bool = false, progress: @Sendable (IngestProgress) -> Void = { _ in }
+    ) async -> IngestReport {
         let started = Date()
         var report = IngestReport()
         let scan = FileScanner.scan(paths)
@@ -88,39 +119,60 @@ public final class KnowledgeBase: Sendable {
 
         let known: [String: String]
         do {
+            try store.checkEmbedder(record)
             known = try store.contentHashes()
         } catch {
             report.failed.append(.init(path: store.path, message: "\(error)"))
             return report
         }
 
+        // 1. Read, hash and parse on all cores; keep what changed.
         let loader = NoteLoader(options: options)
-        let batchSize = 32
-        var done = 0
+        var changed: [(candidate: FileScanner.Candidate, document: SourceDocument)] = []
+        let batchSize = 64
         for batchStart in stride(from: 0, to: scan.files.count, by: batchSize) {
             let batch = Array(scan.files[batchStart..<min(batchStart + batchSize, scan.files.count)])
-            let outcomes = Self.load(batch, loader: loader, known: known)
-            for (candidate, outcome) in zip(batch, outcomes) {
-                progress(IngestProgress(done: done, total: scan.files.count, current: candidate.displayName))
+            progress(IngestProgress(phase: .reading, done: batchStart, total: scan.files.count, current: batch[0].displayName))
+            for (candidate, outcome) in zip(batch, Self.load(batch, loader: loader, known: known)) {
                 switch outcome {
-                case .unchanged:
-                    report.unchanged += 1
-                case .failed(let message):
-                    report.failed.append(.init(path: candidate.displayName, message: message))
-                case .loaded(let document):
-                    do {
-                        try store.replace(document)
-                        if known[candidate.path] == nil { report.added += 1 } else { report.updated += 1 }
-                        report.snippets += document.snippets.count
-                        report.warnings += document.warnings
-                    } catch {
-                        report.failed.append(.init(path: candidate.displayName, message: "\(error)"))
-                    }
+                case .unchanged: report.unchanged += 1
+                case .failed(let message): report.failed.append(.init(path: candidate.displayName, message: message))
+                case .loaded(let document): changed.append((candidate, document))
                 }
-                done += 1
             }
         }
-        progress(IngestProgress(done: done, total: scan.files.count, current: ""))
+
+        // 2. Embed and write, a group of files at a time; each file in its own transaction.
+        let totalSnippets = changed.reduce(0) { $0 + $1.document.snippets.count }
+        var doneSnippets = 0
+        var group: [(candidate: FileScanner.Candidate, document: SourceDocument)] = []
+        var groupSnippets = 0
+        func flush() async {
+            guard !group.isEmpty else { return }
+            progress(IngestProgress(phase: .embedding, done: doneSnippets, total: totalSnippets, current: group[0].candidate.displayName))
+            let vectors = await embedGroup(group.map(\.document), embedder: embedder, record: record)
+            for ((candidate, document), result) in zip(group, vectors) {
+                do {
+                    let documentVectors = try result.get()
+                    try store.replace(document, vectors: documentVectors, embedder: record)
+                    if known[candidate.path] == nil { report.added += 1 } else { report.updated += 1 }
+                    report.snippets += document.snippets.count
+                    report.warnings += document.warnings
+                } catch {
+                    report.failed.append(.init(path: candidate.displayName, message: "\(error)"))
+                }
+                doneSnippets += document.snippets.count
+            }
+            progress(IngestProgress(phase: .embedding, done: doneSnippets, total: totalSnippets, current: group.last!.candidate.displayName))
+            group.removeAll()
+            groupSnippets = 0
+        }
+        for item in changed {
+            group.append(item)
+            groupSnippets += item.document.snippets.count
+            if groupSnippets >= 256 { await flush() }
+        }
+        await flush()
 
         // Sources the index holds whose files are gone: under scanned folders, or named directly.
         let seen = Set(scan.files.map(\.path))
@@ -151,6 +203,35 @@ public final class KnowledgeBase: Sendable {
         try? store.deleteUnusedTags()
         report.seconds = Date().timeIntervalSince(started)
         return report
+    }
+
+    /// Vectors for each document of a group (nil entries for a keyword-only index), reusing
+    /// stored vectors of unchanged snippet text and embedding the rest in one call.
+    private func embedGroup(_ documents: [SourceDocument], embedder: (any Embedder)?, record: EmbedderRecord) async -> [Result<[[Float]]?, any Error>] {
+        guard let embedder else { return documents.map { _ in .success(nil) } }
+        var reusable: [[String: [Float]]] = []
+        var missing: [String] = []
+        var missingIndex: [String: Int] = [:]
+        for document in documents {
+            let stored = (try? store.vectorsByText(path: document.source.path, embedder: record.name)) ?? [:]
+            reusable.append(stored)
+            for snippet in document.snippets where stored[snippet.text] == nil && missingIndex[snippet.text] == nil {
+                missingIndex[snippet.text] = missing.count
+                missing.append(snippet.text)
+            }
+        }
+        let fresh: [[Float]]
+        do {
+            fresh = try await embedder.embed(missing, role: .passage)
+            guard fresh.count == missing.count else {
+                throw KBError(.embedding, "\(embedder.id) returned \(fresh.count) vectors for \(missing.count) texts.")
+            }
+        } catch {
+            return documents.map { _ in .failure(error) }
+        }
+        return documents.enumerated().map { i, document in
+            .success(document.snippets.map { reusable[i][$0.text] ?? fresh[missingIndex[$0.text]!] })
+        }
     }
 
     enum LoadOutcome: Sendable {

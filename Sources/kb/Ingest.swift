@@ -3,7 +3,7 @@ import Foundation
 import KBCore
 import KBKit
 
-struct Ingest: ParsableCommand {
+struct Ingest: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Add or update notes (.md, .markdown, .txt) from files and folders.",
         discussion: """
@@ -14,6 +14,7 @@ struct Ingest: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var ingest: IngestOptionGroup
+    @OptionGroup var embedderOption: EmbedderOption
 
     @Flag(help: "Remove indexed sources under the given folders whose files are gone.")
     var prune = false
@@ -25,13 +26,15 @@ struct Ingest: ParsableCommand {
         if paths.isEmpty { throw ValidationError("Name at least one file or folder to ingest.") }
     }
 
-    func run() throws {
-        try reportingErrors {
+    func run() async throws {
+        try await reportingErrors {
             let options = try ingest.makeOptions()
-            let kb = try KnowledgeBase.open(at: global.databasePath, create: true)
+            let choice = try embedderOption.choice()
+            let (kb, embedder, record) = try KnowledgeBase.openForIngest(at: global.databasePath, embedder: choice)
             let bar = ProgressBar(label: "ingest", enabled: Terminal.stderrIsTerminal && !global.json)
-            let report = kb.ingest(paths, options: options, prune: prune) { progress in
-                bar.update(done: progress.done, total: progress.total, item: progress.current)
+            let report = await kb.ingest(paths, options: options, embedder: embedder, record: record, prune: prune) { progress in
+                bar.update(done: progress.done, total: progress.total,
+                           item: (progress.phase == .reading ? "reading " : "embedding ") + progress.current)
             }
             bar.finish()
             if global.json {

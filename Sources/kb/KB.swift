@@ -4,7 +4,7 @@ import KBCore
 import KBKit
 
 @main
-struct KB: ParsableCommand {
+struct KB: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kb",
         abstract: "A local knowledge base: ingest notes, search them, give bots the right context.",
@@ -14,7 +14,7 @@ struct KB: ParsableCommand {
             Exit codes: 0 success, 1 failure, 64 bad usage.
             """,
         version: KBVersion.current,
-        subcommands: [Ingest.self, Search.self, Sources.self, Remove.self, Status.self, Inspect.self])
+        subcommands: [Ingest.self, Search.self, Sources.self, Remove.self, Status.self, Inspect.self, Embed.self])
 }
 
 enum KBVersion {
@@ -39,5 +39,26 @@ func reportingErrors(_ body: () throws -> Void) throws {
     } catch let error as KBError {
         Terminal.error(error.message)
         throw ExitCode.failure
+    }
+}
+
+func reportingErrors(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as KBError {
+        Terminal.error(error.message)
+        throw ExitCode.failure
+    }
+}
+
+/// `--embedder`, shared by the commands that embed.
+struct EmbedderOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "local (the built-in model; the default for a new index), none (keyword-only) or hashing. An existing index keeps the embedder it was built with.",
+        valueName: "name"))
+    var embedder: String?
+
+    func choice() throws -> EmbedderChoice? {
+        try embedder.map { try EmbedderChoice($0) }
     }
 }

@@ -78,6 +78,10 @@ struct Status: ParsableCommand {
             print("Sources:  \(status.sources)\(kinds.isEmpty ? "" : " (\(kinds))")")
             print("Snippets: \(status.snippets)")
             print("Tags:     \(status.tags)")
+            if let embedder = status.embedder {
+                let count = status.vectors[embedder.name] ?? 0
+                print("Embedder: \(embedder.name)\(embedder.dimension > 0 ? " (\(embedder.dimension)-dim, \(count) vectors)" : " (keyword-only index)")")
+            }
         }
     }
 }

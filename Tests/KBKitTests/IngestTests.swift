@@ -27,7 +27,7 @@ struct Workspace {
 }
 
 @Suite struct IngestTests {
-    @Test func reIngestCountsAddedUpdatedUnchangedAndRemoved() throws {
+    @Test func reIngestCountsAddedUpdatedUnchangedAndRemoved() async throws {
         let ws = try Workspace()
         try ws.write("a.md", "# A\n\nalpha text")
         try ws.write("b.md", "# B\n\nbeta text")
@@ -35,37 +35,37 @@ struct Workspace {
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let options = IngestOptions()
 
-        let first = kb.ingest([ws.notes.path], options: options)
+        let first = await kb.ingest([ws.notes.path], options: options)
         #expect((first.added, first.updated, first.unchanged, first.removed, first.failed.count) == (3, 0, 0, 0, 0))
 
-        let second = kb.ingest([ws.notes.path], options: options)
+        let second = await kb.ingest([ws.notes.path], options: options)
         #expect((second.added, second.updated, second.unchanged, second.snippets) == (0, 0, 3, 0))
 
         try ws.write("a.md", "# A\n\nalpha changed")
         try ws.delete("b.md")
-        let third = kb.ingest([ws.notes.path], options: options)
+        let third = await kb.ingest([ws.notes.path], options: options)
         #expect((third.added, third.updated, third.unchanged, third.removed) == (0, 1, 1, 0))
         #expect(third.missing == [ws.path("b.md")])
         #expect(try kb.sources().count == 3)
 
-        let fourth = kb.ingest([ws.notes.path], options: options, prune: true)
+        let fourth = await kb.ingest([ws.notes.path], options: options, prune: true)
         #expect((fourth.unchanged, fourth.removed) == (2, 1))
         #expect(try kb.sources().map(\.path) == [ws.path("a.md"), ws.path("sub/c.txt")])
         #expect(try kb.search(SearchQuery("beta")).isEmpty)
         #expect(try kb.search(SearchQuery("changed")).count == 1)
     }
 
-    @Test func aFailingFileLeavesItsIndexedVersionAndTheOtherFilesAlone() throws {
+    @Test func aFailingFileLeavesItsIndexedVersionAndTheOtherFilesAlone() async throws {
         let ws = try Workspace()
         try ws.write("good.md", "# Good\n\ngood text")
         try ws.write("note.md", "---\ntitle: Note\n---\nthe first version")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        _ = kb.ingest([ws.notes.path], options: IngestOptions())
+        _ = await kb.ingest([ws.notes.path], options: IngestOptions())
         let before = try kb.sources()
 
         try ws.write("note.md", "---\ntitle: [broken\n---\nthe second version")
         try ws.write("new.md", "# New\n\nnew text")
-        let report = kb.ingest([ws.notes.path], options: IngestOptions())
+        let report = await kb.ingest([ws.notes.path], options: IngestOptions())
         #expect(report.failed.count == 1)
         #expect(report.failed.first?.message.contains("note.md: front matter is not valid YAML") == true)
         #expect(report.added == 1 && report.unchanged == 1)
@@ -74,11 +74,11 @@ struct Workspace {
         #expect(try kb.sources().first { $0.path == ws.path("note.md") } == before.first { $0.path == ws.path("note.md") })
     }
 
-    @Test func missingPathsAndUnsupportedFilesAreReportedByName() throws {
+    @Test func missingPathsAndUnsupportedFilesAreReportedByName() async throws {
         let ws = try Workspace()
         try ws.write("doc.docx", "not really")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        let report = kb.ingest([ws.path("nope.md"), ws.path("doc.docx")], options: IngestOptions())
+        let report = await kb.ingest([ws.path("nope.md"), ws.path("doc.docx")], options: IngestOptions())
         #expect(report.failed.map(\.message) == [
             "No such file or folder: \(ws.path("nope.md")). Check the path.",
             "\(ws.path("doc.docx")): kb does not read .docx files; it reads .md, .markdown, .txt.",
@@ -86,31 +86,31 @@ struct Workspace {
         #expect(try kb.status().sources == 0)
     }
 
-    @Test func hiddenFilesAndFoldersAreSkipped() throws {
+    @Test func hiddenFilesAndFoldersAreSkipped() async throws {
         let ws = try Workspace()
         try ws.write(".obsidian/cache.md", "hidden")
         try ws.write(".draft.md", "hidden")
         try ws.write("shown.md", "shown")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        #expect(kb.ingest([ws.notes.path], options: IngestOptions()).added == 1)
+        #expect(await kb.ingest([ws.notes.path], options: IngestOptions()).added == 1)
     }
 
-    @Test func pruningANamedFileThatIsGoneRemovesIt() throws {
+    @Test func pruningANamedFileThatIsGoneRemovesIt() async throws {
         let ws = try Workspace()
         try ws.write("a.md", "alpha")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        _ = kb.ingest([ws.path("a.md")], options: IngestOptions())
+        _ = await kb.ingest([ws.path("a.md")], options: IngestOptions())
         try ws.delete("a.md")
-        let report = kb.ingest([ws.path("a.md")], options: IngestOptions(), prune: true)
+        let report = await kb.ingest([ws.path("a.md")], options: IngestOptions(), prune: true)
         #expect(report.removed == 1 && report.failed.isEmpty)
         #expect(try kb.status().sources == 0)
     }
 
-    @Test func removeRefusesPathsThatMatchNothingAndRemovesNothing() throws {
+    @Test func removeRefusesPathsThatMatchNothingAndRemovesNothing() async throws {
         let ws = try Workspace()
         try ws.write("a.md", "alpha")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        _ = kb.ingest([ws.notes.path], options: IngestOptions())
+        _ = await kb.ingest([ws.notes.path], options: IngestOptions())
         #expect(throws: KBError.self) { try kb.remove([ws.path("a.md"), ws.path("zzz.md")]) }
         #expect(try kb.status().sources == 1)
         #expect(try kb.remove([ws.notes.path]) == [ws.path("a.md")])
@@ -122,20 +122,20 @@ struct Workspace {
         #expect(KnowledgeBase.defaultLocation(environment: ["HOME": "/h"]) == "/h/.local/share/kb/kb.sqlite")
     }
 
-    @Test func inspectWritesNothingAndMatchesWhatIngestStores() throws {
+    @Test func inspectWritesNothingAndMatchesWhatIngestStores() async throws {
         let ws = try Workspace()
         try ws.write("a.md", "---\ntags: [x]\n---\n# A\n\none. two.\n\n## B\n\nthree.")
         let document = try KnowledgeBase.inspect(ws.path("a.md"), options: IngestOptions())
         #expect(document.snippets.map(\.text) == ["one. two.", "three."])
         #expect(!FileManager.default.fileExists(atPath: ws.dbPath))
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        _ = kb.ingest([ws.path("a.md")], options: IngestOptions())
+        _ = await kb.ingest([ws.path("a.md")], options: IngestOptions())
         #expect(try kb.sources().first?.snippetCount == 2)
     }
 }
 
 @Suite struct IgnoreFileTests {
-    @Test func kbignorePatternsSkipFilesByRelativePathOrName() throws {
+    @Test func kbignorePatternsSkipFilesByRelativePathOrName() async throws {
         let ws = try Workspace()
         try ws.write(".kbignore", "# comment\nREADME.md\ndrafts/\n*.tmp.md\n")
         try ws.write("README.md", "about")
@@ -145,7 +145,7 @@ struct Workspace {
         try ws.write("kept.md", "kept")
         try ws.write("sub/kept.md", "kept")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        _ = kb.ingest([ws.notes.path], options: IngestOptions())
+        _ = await kb.ingest([ws.notes.path], options: IngestOptions())
         #expect(try kb.sources().map(\.path) == [ws.path("kept.md"), ws.path("sub/kept.md")])
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import KBCore
 import Testing
 
 /// Runs the built `kb` executable as a user would.
@@ -53,6 +54,7 @@ struct CLI {
         environment["HOME"] = workdir.path
         environment["XDG_DATA_HOME"] = workdir.appendingPathComponent("xdg").path
         environment["KB_DB"] = nil
+        environment["KB_MODEL_DIR"] = Locations.modelDirectory(ProcessInfo.processInfo.environment)
         for (key, value) in extra { environment[key] = value }
         process.environment = environment
         let out = Pipe(), err = Pipe()

@@ -70,7 +70,7 @@ import Testing
         #expect(ingest["added"] as? Int == 3)
         let status = try #require(try cli.run("status", "--db", "kb.sqlite", "--json").json as? [String: Any])
         #expect(status["sources"] as? Int == 3)
-        #expect(status["schemaVersion"] as? Int == 1)
+        #expect(status["schemaVersion"] as? Int == 2)
         let search = try #require(try cli.run("search", "--db", "kb.sqlite", "--json", "--tag", "area:love", "venus").json as? [String: Any])
         let hits = try #require(search["hits"] as? [[String: Any]])
         #expect(hits.count == 2)
@@ -135,5 +135,35 @@ import Testing
         #expect(try cli.run("remove", "--db", "kb.sqlite", "notes/saturn.md").status == 0)
         #expect(try cli.run("search", "--db", "kb.sqlite", "discipline").stdout.hasPrefix("No matches"))
         #expect(try cli.run("remove", "--db", "kb.sqlite", "notes/saturn.md").status == 1)
+    }
+}
+
+@Suite struct EmbeddingEndToEndTests {
+    @Test func ingestStores384DimVectorsFromTheLocalModel() throws {
+        let cli = try CLI()
+        try cli.write("notes/a.md", "# A\n\nThe Moon rules the home.\n")
+        let ingest = try cli.run("ingest", "--db", "kb.sqlite", "notes")
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        let status = try cli.run("status", "--db", "kb.sqlite")
+        #expect(status.stdout.contains("Embedder: all-MiniLM-L6-v2 (384-dim, 1 vectors)"))
+    }
+
+    @Test func embedPrintsTheReferenceVector() throws {
+        let cli = try CLI()
+        let result = try cli.run("embed", "--json", "Hello world")
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        let vectors = object?["vectors"] as? [[Double]]
+        #expect(object?["dimension"] as? Int == 384)
+        #expect(abs((vectors?.first?.first ?? 0) - (-0.0344772562)) < 1e-4)
+    }
+
+    @Test func aMissingModelNamesTheInstallCommand() throws {
+        let cli = try CLI()
+        try cli.write("notes/a.md", "text")
+        let result = try cli.run("ingest", "--db", "kb.sqlite", "notes", environment: ["KB_MODEL_DIR": "/nonexistent"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("scripts/install-model.sh"))
+        #expect(!FileManager.default.fileExists(atPath: cli.workdir.appendingPathComponent("kb.sqlite").path))
     }
 }

@@ -1,0 +1,110 @@
+import Foundation
+import KBCore
+import KBEmbed
+import KBIndex
+import KBIngest
+import Testing
+@testable import KBKit
+
+/// Wraps an embedder, counting the texts it is asked for and failing on demand.
+final class CountingEmbedder: Embedder, @unchecked Sendable {
+    // @unchecked: `lock` guards the counters.
+    let inner = HashingEmbedder()
+    let lock = NSLock()
+    var texts: [String] = []
+    var failWhen: (@Sendable (String) -> Bool)?
+    var id: String { inner.id }
+    var dimension: Int { inner.dimension }
+
+    func embed(_ texts: [String], role: EmbeddingRole) async throws -> [[Float]] {
+        let fail = lock.withLock {
+            self.texts += texts
+            return failWhen
+        }
+        if let fail, texts.contains(where: fail) { throw KBError(.embedding, "the embedding service is down") }
+        return try await inner.embed(texts, role: role)
+    }
+}
+
+@Suite struct EmbeddingIngestTests {
+    func vectorCount(_ kb: KnowledgeBase) throws -> Int { try kb.status().vectors.values.reduce(0, +) }
+
+    @Test func ingestStoresOneVectorPerSnippetAndRecordsTheEmbedder() async throws {
+        let ws = try Workspace()
+        try ws.write("a.md", "# A\n\none.\n\n## B\n\ntwo.")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let (embedder, record) = try kb.embedder(.hashing)
+        let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        #expect(report.failed.isEmpty)
+        let status = try kb.status()
+        #expect(status.embedder == EmbedderRecord(name: "hashing-384", dimension: 384, spec: "hashing"))
+        #expect(status.vectors == ["hashing-384": 2])
+        let stored = try kb.store.vectorsByText(path: ws.path("a.md"), embedder: "hashing-384")
+        #expect(stored["two."] == HashingEmbedder().vector("two."))
+    }
+
+    @Test func aChangedFileReEmbedsOnlyTheParagraphsThatChanged() async throws {
+        let ws = try Workspace()
+        try ws.write("a.md", "# A\n\nfirst paragraph.\n\n# B\n\nsecond paragraph.\n\n# C\n\nthird paragraph.")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let counting = CountingEmbedder()
+        let record = EmbedderChoice.record(for: counting, choice: .hashing)
+        _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
+        #expect(counting.texts.count == 3)
+        try ws.write("a.md", "# A\n\nfirst paragraph.\n\n# B\n\nsecond paragraph, edited.\n\n# C\n\nthird paragraph.")
+        let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
+        #expect(report.updated == 1)
+        #expect(counting.texts == ["first paragraph.", "second paragraph.", "third paragraph.", "second paragraph, edited."])
+        #expect(try vectorCount(kb) == 3)
+    }
+
+    @Test func aFailingEmbedderLeavesTheSourcesItDidNotFinishAsTheyWere() async throws {
+        let ws = try Workspace()
+        try ws.write("a.md", "alpha original")
+        try ws.write("b.md", "beta original")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let counting = CountingEmbedder()
+        let record = EmbedderChoice.record(for: counting, choice: .hashing)
+        _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
+        let before = try kb.sources()
+
+        try ws.write("a.md", "alpha changed")
+        try ws.write("b.md", "beta changed")
+        counting.failWhen = { _ in true }
+        let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
+        #expect(report.failed.count == 2)
+        #expect(report.failed.allSatisfy { $0.message.contains("the embedding service is down") })
+        #expect(try kb.sources() == before)
+        #expect(try kb.search(SearchQuery("original")).count == 2)
+        #expect(try vectorCount(kb) == 2)
+
+        counting.failWhen = nil
+        let retry = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
+        #expect(retry.updated == 2 && retry.failed.isEmpty)
+        #expect(try kb.search(SearchQuery("changed")).count == 2)
+    }
+
+    @Test func anIndexRefusesVectorsFromAnotherEmbedder() async throws {
+        let ws = try Workspace()
+        try ws.write("a.md", "alpha")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let (embedder, record) = try kb.embedder(.hashing)
+        _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        let error = try #require(throws: KBError.self) { try kb.embedder(.keywordOnly) }
+        #expect(error.code == .embedderMismatch)
+        #expect(error.message.contains("'hashing-384'"))
+        // With no choice, the index's own embedder is used.
+        #expect(try kb.embedder(nil).record.name == "hashing-384")
+    }
+
+    @Test func aKeywordOnlyIndexStoresNoVectors() async throws {
+        let ws = try Workspace()
+        try ws.write("a.md", "alpha")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let (embedder, record) = try kb.embedder(.keywordOnly)
+        _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        #expect(try kb.status().embedder == EmbedderRecord.none)
+        #expect(try vectorCount(kb) == 0)
+        #expect(throws: KBError.self) { try kb.embedder(.hashing) }
+    }
+}
