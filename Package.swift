@@ -54,6 +54,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
+        // Measurements run by scripts/bench-*.sh; kept apart from the tests.
+        .executableTarget(
+            name: "kb-bench",
+            dependencies: ["KBCore", "KBEmbed"],
+            path: "Benchmarks/kb-bench",
+            swiftSettings: strict),
         .testTarget(name: "KBIngestTests", dependencies: ["KBCore", "KBIngest"], swiftSettings: strict),
         .testTarget(
             name: "KBIndexTests",
