@@ -27,7 +27,7 @@ let package = Package(
             name: "KBIngest",
             dependencies: ["KBCore", .product(name: "Yams", package: "Yams")],
             swiftSettings: strict),
-        // OpenBLAS's CBLAS interface (libopenblas-dev). Only KBEmbed and KBIndex import it.
+        // OpenBLAS's CBLAS interface (libopenblas-dev). KBEmbed (the model) and KBIndex (the vector scan) use it.
         .systemLibrary(name: "COpenBLAS", providers: [.apt(["libopenblas-dev"])]),
         // Embedders: the native BERT model on OpenBLAS.
         .target(
@@ -37,8 +37,8 @@ let package = Package(
         // The SQLite file: schema, migrations, snippets, tags, FTS5.
         .target(
             name: "KBIndex",
-            dependencies: ["KBCore", .product(name: "GRDB", package: "GRDB.swift")],
-            swiftSettings: strict),
+            dependencies: ["KBCore", "COpenBLAS", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict + [.unsafeFlags(["-Ounchecked"])]),
         // The facade that the CLI and library users call.
         .target(
             name: "KBKit",

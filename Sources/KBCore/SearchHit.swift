@@ -2,8 +2,9 @@
 public struct SearchHit: Sendable, Hashable, Codable {
     /// 1-based position in the result list.
     public var rank: Int
-    /// Higher is better. For keyword search it is the negated FTS5 bm25 value: it is
-    /// comparable only with other scores of the same result list.
+    /// Higher is better, and comparable only with other scores of the same result list:
+    /// keyword mode gives the negated FTS5 bm25 value, vector mode the cosine similarity of
+    /// query and snippet (-1…1), hybrid mode the reciprocal-rank-fusion sum Σ wᵢ/(60 + rankᵢ).
     public var score: Double
     public var snippetID: Int64
     public var sourcePath: String

@@ -25,8 +25,36 @@ public struct SearchQuery: Sendable, Hashable {
     public var kinds: Set<SourceKind> = []
     /// Absolute path prefixes; a snippet matches if its source path starts with any. The default is none.
     public var sourcePrefixes: [String] = []
-    /// The ranking. The default is `.keyword` until vector search lands.
-    public var mode: SearchMode = .keyword
+    /// The ranking. The default is `.hybrid` (which is keyword ranking on an index without vectors).
+    public var mode: SearchMode = .hybrid
+    /// How many candidates each ranking contributes before fusion, grouping and diversity.
+    /// The default is 50.
+    public var candidates = 50
+    /// Weight of keyword ranks in hybrid fusion. The default is 1.
+    public var keywordWeight = 1.0
+    /// Weight of vector ranks in hybrid fusion. The default is 1.
+    public var vectorWeight = 1.0
+    /// Keep only the best snippet of each source. The default is false.
+    public var groupBySource = false
+    /// Maximal-marginal-relevance trade-off λ in 0…1 (1 = relevance only); nil for none. The default is nil.
+    public var diversity: Double?
 
     public init(_ text: String) { self.text = text }
+}
+
+/// A ranked result list and how it was made.
+public struct SearchResults: Sendable, Hashable, Codable {
+    public var query: String
+    /// The ranking actually used: `hybrid` on an index without vectors runs as `keyword`.
+    public var mode: SearchMode
+    /// The embedder that embedded the query, when vectors were used.
+    public var embedder: String?
+    public var hits: [SearchHit]
+
+    public init(query: String, mode: SearchMode, embedder: String?, hits: [SearchHit]) {
+        self.query = query
+        self.mode = mode
+        self.embedder = embedder
+        self.hits = hits
+    }
 }

@@ -35,20 +35,7 @@ extension SQLiteStore {
             let rows = try Row.fetchAll(db, sql: finalSQL, arguments: finalArguments)
             let tags = try Self.tags(ofSnippets: rows.map { $0[0] as Int64 }, in: db)
             return rows.enumerated().map { index, row in
-                let id: Int64 = row[0]
-                var pages: PageRange?
-                if let start = row[6] as Int?, let end = row[7] as Int? {
-                    pages = PageRange(start: start, end: end, startLabel: row[8], endLabel: row[9])
-                }
-                let heading: String = row[5]
-                let snippet = Snippet(
-                    ordinal: row[1], text: row[2], start: row[3], end: row[4],
-                    headingPath: heading.isEmpty ? [] : heading.components(separatedBy: Snippet.headingSeparator),
-                    pages: pages, tags: tags[id] ?? [])
-                return SearchHit(
-                    rank: index + 1, score: -(row["rank"] as Double), snippetID: id,
-                    sourcePath: row[10], sourceTitle: row[11], kind: SourceKind(rawValue: row[12]) ?? .note,
-                    snippet: snippet, excerpt: row["excerpt"])
+                Self.hit(row, rank: index + 1, score: -(row["rank"] as Double), tags: tags)
             }
         }
     }

@@ -16,11 +16,11 @@ extension SQLiteStore {
     /// Stores a source and its snippets in one transaction, replacing whatever the index held
     /// for the same path. On any error nothing changes.
     @discardableResult
-    public func replace(_ document: SourceDocument, ingestedAt: Date = Date()) throws -> Int64 {
+    public func replace(_ document: SourceDocument, ingestedAt: Date = Date()) throws -> WriteEffect {
         try write { db in try Self.replace(document, ingestedAt: ingestedAt, in: db) }
     }
 
-    static func replace(_ document: SourceDocument, ingestedAt: Date, in db: Database) throws -> Int64 {
+    static func replace(_ document: SourceDocument, ingestedAt: Date, in db: Database) throws -> WriteEffect {
         let source = document.source
         try db.execute(sql: """
             INSERT INTO sources (path, kind, title, content_hash, size, modified_at, ingested_at, keywords)
@@ -36,6 +36,8 @@ extension SQLiteStore {
         guard let sourceID = try Int64.fetchOne(db, sql: "SELECT id FROM sources WHERE path = ?", arguments: [source.path]) else {
             throw KBError(.database, "The source \(source.path) vanished while it was being written.")
         }
+        var effect = WriteEffect(sourceID: sourceID)
+        effect.removedSnippets = try Int64.fetchAll(db, sql: "SELECT id FROM snippets WHERE source_id = ?", arguments: [sourceID])
         try db.execute(sql: "DELETE FROM snippets WHERE source_id = ?", arguments: [sourceID])
         try db.execute(sql: "DELETE FROM source_tags WHERE source_id = ?", arguments: [sourceID])
 
@@ -62,10 +64,30 @@ extension SQLiteStore {
                 snippet.pages?.start, snippet.pages?.end, snippet.pages?.startLabel, snippet.pages?.endLabel,
             ])
             let snippetID = db.lastInsertedRowID
+            effect.insertedSnippets.append(snippetID)
             for tag in snippet.tags { try snippetTag.execute(arguments: [snippetID, tagID(tag)]) }
         }
-        return sourceID
+        effect.generation = try Self.bumpGeneration(db)
+        return effect
     }
+
+    /// Counts every write that changes snippets or vectors, so that a process holding vectors in
+    /// memory can tell whether another process changed the index since it loaded them.
+    @discardableResult
+    static func bumpGeneration(_ db: Database) throws -> Int64 {
+        try db.execute(sql: """
+            INSERT INTO kb_meta (key, value) VALUES ('generation', '1')
+            ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)
+            """)
+        return try generation(db)
+    }
+
+    static func generation(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM kb_meta WHERE key = 'generation'") ?? 0
+    }
+
+    /// The write counter (see `bumpGeneration`).
+    public func generation() throws -> Int64 { try read { db in try Self.generation(db) } }
 
     /// Records a new modification time for a source whose content did not change.
     public func touch(path: String, modifiedAt: Date?) throws {
@@ -77,35 +99,46 @@ extension SQLiteStore {
 
     /// Removes sources by exact path, or every source under a folder path. Returns the removed paths.
     @discardableResult
-    public func removeSources(matching paths: [String]) throws -> [String] {
+    public func removeSources(matching paths: [String]) throws -> (paths: [String], effect: WriteEffect) {
         try write { db in
             var removed: [String] = []
+            var effect = WriteEffect()
             for path in paths {
                 let folder = path.hasSuffix("/") ? path : path + "/"
                 let matches = try String.fetchAll(db, sql: """
                     SELECT path FROM sources WHERE path = ? OR substr(path, 1, ?) = ?
                     """, arguments: [path, folder.count, folder])
                 for match in matches where !removed.contains(match) {
+                    effect.removedSnippets += try Self.snippetIDs(ofPath: match, db)
                     try db.execute(sql: "DELETE FROM sources WHERE path = ?", arguments: [match])
                     removed.append(match)
                 }
             }
+            if !removed.isEmpty { effect.generation = try Self.bumpGeneration(db) }
             try Self.deleteUnusedTags(db)
-            return removed
+            return (removed, effect)
         }
+    }
+
+    static func snippetIDs(ofPath path: String, _ db: Database) throws -> [Int64] {
+        try Int64.fetchAll(db, sql: "SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE so.path = ?",
+                           arguments: [path])
     }
 
     /// Removes sources by exact path. Returns how many were removed.
     @discardableResult
-    public func removeSources(exactly paths: [String]) throws -> Int {
+    public func removeSources(exactly paths: [String]) throws -> (count: Int, effect: WriteEffect) {
         try write { db in
             var count = 0
+            var effect = WriteEffect()
             for path in paths {
+                effect.removedSnippets += try Self.snippetIDs(ofPath: path, db)
                 try db.execute(sql: "DELETE FROM sources WHERE path = ?", arguments: [path])
                 count += db.changesCount
             }
+            if count > 0 { effect.generation = try Self.bumpGeneration(db) }
             try Self.deleteUnusedTags(db)
-            return count
+            return (count, effect)
         }
     }
 

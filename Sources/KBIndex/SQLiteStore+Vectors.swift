@@ -96,7 +96,7 @@ extension SQLiteStore {
     /// Stores a source, its snippets and their vectors in one transaction. `vectors` holds
     /// one vector per snippet, in order, from `embedder`; pass nil for a keyword-only index.
     @discardableResult
-    public func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord, ingestedAt: Date = Date()) throws -> Int64 {
+    public func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord, ingestedAt: Date = Date()) throws -> WriteEffect {
         if let vectors {
             guard vectors.count == document.snippets.count else {
                 throw KBError(.embedding, "\(document.source.path): \(vectors.count) vectors for \(document.snippets.count) snippets.")
@@ -107,15 +107,14 @@ extension SQLiteStore {
         }
         return try write { db in
             try Self.recordEmbedder(vectors == nil ? .none : embedder, db)
-            let sourceID = try Self.replace(document, ingestedAt: ingestedAt, in: db)
-            guard let vectors else { return sourceID }
+            let effect = try Self.replace(document, ingestedAt: ingestedAt, in: db)
+            guard let vectors else { return effect }
             let embedderID = try Self.embedderID(embedder, db)
-            let ids = try Int64.fetchAll(db, sql: "SELECT id FROM snippets WHERE source_id = ? ORDER BY ordinal", arguments: [sourceID])
             let insert = try db.cachedStatement(sql: "INSERT INTO vectors (snippet_id, embedder_id, data) VALUES (?, ?, ?)")
-            for (id, vector) in zip(ids, vectors) {
+            for (id, vector) in zip(effect.insertedSnippets, vectors) {
                 try insert.execute(arguments: [id, embedderID, VectorCoding.encode(vector)])
             }
-            return sourceID
+            return effect
         }
     }
 

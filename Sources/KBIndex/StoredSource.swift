@@ -30,3 +30,16 @@ public struct IndexStatus: Sendable, Hashable, Codable {
     /// Bytes on disk: the database file plus its WAL and shared-memory files.
     public var sizeOnDisk: Int64
 }
+
+/// What one write transaction changed, for whoever keeps vectors in memory.
+public struct WriteEffect: Sendable, Hashable {
+    public var sourceID: Int64?
+    /// Snippets deleted (their vectors went with them).
+    public var removedSnippets: [Int64] = []
+    /// Snippets inserted, in ordinal order.
+    public var insertedSnippets: [Int64] = []
+    /// The index's generation after the write (see `SQLiteStore.generation()`); 0 if nothing changed.
+    public var generation: Int64 = 0
+
+    public init(sourceID: Int64? = nil) { self.sourceID = sourceID }
+}

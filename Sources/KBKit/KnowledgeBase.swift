@@ -14,6 +14,7 @@ public import KBIngest
 public final class KnowledgeBase: Sendable {
     public let store: SQLiteStore
     public var path: String { store.path }
+    let searchState = SearchState()
 
     init(store: SQLiteStore) { self.store = store }
 
@@ -154,7 +155,8 @@ public final class KnowledgeBase: Sendable {
             for ((candidate, document), result) in zip(group, vectors) {
                 do {
                     let documentVectors = try result.get()
-                    try store.replace(document, vectors: documentVectors, embedder: record)
+                    let effect = try store.replace(document, vectors: documentVectors, embedder: record)
+                    followWrite(effect, vectors: documentVectors, record: record)
                     if known[candidate.path] == nil { report.added += 1 } else { report.updated += 1 }
                     report.snippets += document.snippets.count
                     report.warnings += document.warnings
@@ -191,7 +193,9 @@ public final class KnowledgeBase: Sendable {
         }
         if prune {
             do {
-                report.removed = try store.removeSources(exactly: gone)
+                let (count, effect) = try store.removeSources(exactly: gone)
+                report.removed = count
+                followWrite(effect, vectors: nil, record: record)
                 // A vanished argument whose sources were just pruned is not a failure.
                 report.failed.removeAll { accountedFor.contains(FileScanner.absolute($0.path)) }
             } catch {
@@ -266,17 +270,6 @@ public final class KnowledgeBase: Sendable {
 
     // MARK: - Search and listing
 
-    /// Ranked snippets for a query. Until vector search lands, only `.keyword` mode works.
-    public func search(_ query: SearchQuery) throws -> [SearchHit] {
-        switch query.mode {
-        case .keyword:
-            return try store.keywordSearch(query)
-        case .vector, .hybrid:
-            throw KBError(.unsupportedMode,
-                "Search mode '\(query.mode.rawValue)' needs embeddings, which this version of kb does not build yet. Use --mode keyword.")
-        }
-    }
-
     /// Turns a `--source` argument into the absolute prefix stored paths are matched with:
     /// a folder matches the files inside it, anything else is a plain path prefix.
     public static func sourcePrefix(_ argument: String) -> String {
@@ -303,7 +296,9 @@ public final class KnowledgeBase: Sendable {
                 throw KBError(.notFound, "No source in the index matches \(argument). `kb sources` lists what is indexed.")
             }
         }
-        return try store.removeSources(matching: absolute)
+        let (removed, effect) = try store.removeSources(matching: absolute)
+        followWrite(effect, vectors: nil, record: nil)
+        return removed
     }
 }
 

@@ -6,13 +6,22 @@ import KBKit
 extension SearchMode: ExpressibleByArgument {}
 extension SourceKind: ExpressibleByArgument {}
 
-struct Search: ParsableCommand {
+struct Search: AsyncParsableCommand {
+    /// An excerpt of at most about 300 characters, cut at a word.
+    static func shorten(_ text: String, limit: Int = 300) -> String {
+        guard text.count > limit else { return text }
+        let cut = text.prefix(limit)
+        return String(cut[..<(cut.lastIndex(of: " ") ?? cut.endIndex)]) + " …"
+    }
+
     static let configuration = CommandConfiguration(
         abstract: "Find the snippets that best match a query.",
         discussion: """
             The query is plain words: quotes, *, -, :, parentheses and NEAR are not search syntax. \
-            Scores are higher for better matches and are comparable only within one result list \
-            (keyword mode: the negated FTS5 bm25 value).
+            hybrid (the default) fuses keyword (FTS5 bm25) and vector (cosine) ranks with reciprocal rank \
+            fusion; on an index without vectors it runs as keyword. Filters apply before ranking. \
+            Scores are higher for better matches and comparable only within one result list: keyword = \
+            negated bm25, vector = cosine similarity, hybrid = sum of weight/(60 + rank).
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -29,8 +38,23 @@ struct Search: ParsableCommand {
     @Option(name: .customLong("source"), help: ArgumentHelp("Only sources whose path starts with this (a folder matches what is inside it; repeatable).", valueName: "path-prefix"))
     var sources: [String] = []
 
-    @Option(help: "Ranking: keyword (bm25). hybrid and vector arrive with embeddings.")
-    var mode: SearchMode = .keyword
+    @Option(help: "Ranking: hybrid, vector or keyword.")
+    var mode: SearchMode = .hybrid
+
+    @Option(name: .customLong("group-by"), help: ArgumentHelp("Collapse hits: 'source' keeps the best snippet of each source.", valueName: "source"))
+    var groupBy: String?
+
+    @Option(help: ArgumentHelp("Maximal marginal relevance λ, 0…1 (1 = relevance only, lower = more varied).", valueName: "λ"))
+    var diversity: Double?
+
+    @Option(help: "Candidates each ranking contributes before fusion.")
+    var candidates = 50
+
+    @Option(name: .customLong("keyword-weight"), help: "Weight of keyword ranks in hybrid fusion.")
+    var keywordWeight = 1.0
+
+    @Option(name: .customLong("vector-weight"), help: "Weight of vector ranks in hybrid fusion.")
+    var vectorWeight = 1.0
 
     @Argument(help: "What to look for.")
     var query: [String]
@@ -38,10 +62,16 @@ struct Search: ParsableCommand {
     func validate() throws {
         guard (1...1000).contains(k) else { throw ValidationError("-k must be between 1 and 1000.") }
         if query.joined().trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("Give a query to search for.") }
+        if let groupBy, groupBy != "source" { throw ValidationError("--group-by takes 'source'.") }
+        if let diversity, !(0...1).contains(diversity) { throw ValidationError("--diversity must be between 0 and 1.") }
+        guard (1...10_000).contains(candidates) else { throw ValidationError("--candidates must be between 1 and 10000.") }
+        guard keywordWeight >= 0, vectorWeight >= 0, keywordWeight + vectorWeight > 0 else {
+            throw ValidationError("--keyword-weight and --vector-weight must be zero or more, and not both zero.")
+        }
     }
 
-    func run() throws {
-        try reportingErrors {
+    func run() async throws {
+        try await reportingErrors {
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
             var search = SearchQuery(query.joined(separator: " "))
             search.limit = k
@@ -49,9 +79,15 @@ struct Search: ParsableCommand {
             search.kinds = Set(kinds)
             search.sourcePrefixes = sources.map(KnowledgeBase.sourcePrefix)
             search.mode = mode
-            let hits = try kb.search(search)
+            search.groupBySource = groupBy == "source"
+            search.diversity = diversity
+            search.candidates = candidates
+            search.keywordWeight = keywordWeight
+            search.vectorWeight = vectorWeight
+            let results = try await kb.search(search)
+            let hits = results.hits
             if global.json {
-                try Terminal.printJSON(SearchOutput(query: search.text, mode: mode, hits: hits))
+                try Terminal.printJSON(results)
                 return
             }
             if hits.isEmpty {
@@ -65,15 +101,14 @@ struct Search: ParsableCommand {
                 print("\(hit.rank). \(Terminal.bold(hit.sourceTitle))  (score \(String(format: "%.3f", hit.score)))")
                 print("   \(location)")
                 if !hit.snippet.tags.isEmpty { print("   tags: " + hit.snippet.tags.map(\.name).joined(separator: ", ")) }
-                print("   " + hit.excerpt.replacingOccurrences(of: "\n", with: " "))
+                print("   " + Self.shorten(hit.excerpt.replacingOccurrences(of: "\n", with: " ")))
                 print("")
+            }
+            if Terminal.stdoutIsTerminal || results.mode != mode {
+                let how = results.embedder.map { "\(results.mode.rawValue) search with \($0)" } ?? "\(results.mode.rawValue) search"
+                FileHandle.standardError.write(Data("(\(how)\(results.mode != mode ? "; the index has no vectors" : ""))\n".utf8))
             }
         }
     }
 }
 
-struct SearchOutput: Encodable {
-    var query: String
-    var mode: SearchMode
-    var hits: [SearchHit]
-}

@@ -51,7 +51,7 @@ import Testing
         try store.replace(document("/dir/a.md", tags: ["x"], snippets: ["alpha"]))
         try store.replace(document("/dir/sub/b.md", snippets: ["alpha"]))
         try store.replace(document("/dirty.md", snippets: ["alpha"]))
-        let removed = try store.removeSources(matching: ["/dir"])
+        let removed = try store.removeSources(matching: ["/dir"]).paths
         #expect(Set(removed) == ["/dir/a.md", "/dir/sub/b.md"])
         #expect(try store.keywordSearch(SearchQuery("alpha")).map(\.sourcePath) == ["/dirty.md"])
         #expect(try store.status().tags == 0)

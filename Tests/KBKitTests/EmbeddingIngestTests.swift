@@ -75,13 +75,13 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         #expect(report.failed.count == 2)
         #expect(report.failed.allSatisfy { $0.message.contains("the embedding service is down") })
         #expect(try kb.sources() == before)
-        #expect(try kb.search(SearchQuery("original")).count == 2)
+        #expect(try await kb.search(.keyword("original")).hits.count == 2)
         #expect(try vectorCount(kb) == 2)
 
         counting.failWhen = nil
         let retry = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
         #expect(retry.updated == 2 && retry.failed.isEmpty)
-        #expect(try kb.search(SearchQuery("changed")).count == 2)
+        #expect(try await kb.search(.keyword("changed")).hits.count == 2)
     }
 
     @Test func anIndexRefusesVectorsFromAnotherEmbedder() async throws {

@@ -51,8 +51,8 @@ struct Workspace {
         let fourth = await kb.ingest([ws.notes.path], options: options, prune: true)
         #expect((fourth.unchanged, fourth.removed) == (2, 1))
         #expect(try kb.sources().map(\.path) == [ws.path("a.md"), ws.path("sub/c.txt")])
-        #expect(try kb.search(SearchQuery("beta")).isEmpty)
-        #expect(try kb.search(SearchQuery("changed")).count == 1)
+        #expect(try await kb.search(.keyword("beta")).hits.isEmpty)
+        #expect(try await kb.search(.keyword("changed")).hits.count == 1)
     }
 
     @Test func aFailingFileLeavesItsIndexedVersionAndTheOtherFilesAlone() async throws {
@@ -69,8 +69,8 @@ struct Workspace {
         #expect(report.failed.count == 1)
         #expect(report.failed.first?.message.contains("note.md: front matter is not valid YAML") == true)
         #expect(report.added == 1 && report.unchanged == 1)
-        #expect(try kb.search(SearchQuery("first version")).count == 1)
-        #expect(try kb.search(SearchQuery("second")).isEmpty)
+        #expect(try await kb.search(.keyword("first version")).hits.count == 1)
+        #expect(try await kb.search(.keyword("second")).hits.isEmpty)
         #expect(try kb.sources().first { $0.path == ws.path("note.md") } == before.first { $0.path == ws.path("note.md") })
     }
 
@@ -147,5 +147,14 @@ struct Workspace {
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         _ = await kb.ingest([ws.notes.path], options: IngestOptions())
         #expect(try kb.sources().map(\.path) == [ws.path("kept.md"), ws.path("sub/kept.md")])
+    }
+}
+
+extension SearchQuery {
+    static func keyword(_ text: String, limit: Int = 8) -> SearchQuery {
+        var query = SearchQuery(text)
+        query.mode = .keyword
+        query.limit = limit
+        return query
     }
 }

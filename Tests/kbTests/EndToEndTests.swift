@@ -133,7 +133,8 @@ import Testing
         let cli = try populated()
         try cli.run("ingest", "--db", "kb.sqlite", "notes")
         #expect(try cli.run("remove", "--db", "kb.sqlite", "notes/saturn.md").status == 0)
-        #expect(try cli.run("search", "--db", "kb.sqlite", "discipline").stdout.hasPrefix("No matches"))
+        #expect(try cli.run("search", "--db", "kb.sqlite", "--mode", "keyword", "discipline").stdout.hasPrefix("No matches"))
+        #expect(!(try cli.run("search", "--db", "kb.sqlite", "discipline").stdout.contains("saturn.md")))
         #expect(try cli.run("remove", "--db", "kb.sqlite", "notes/saturn.md").status == 1)
     }
 }

@@ -1,0 +1,120 @@
+public import Foundation
+import GRDB
+public import KBCore
+
+extension SQLiteStore {
+    /// Every vector of an embedder as one row-major matrix, with the snippet ids in row order
+    /// and the generation they were read at.
+    public func loadVectors(embedder: EmbedderRecord) throws -> (ids: [Int64], matrix: [Float], generation: Int64) {
+        try read { db in
+            guard let embedderID = try Int64.fetchOne(db, sql: "SELECT id FROM embedders WHERE name = ?", arguments: [embedder.name]) else {
+                return ([], [], try Self.generation(db))
+            }
+            let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM vectors WHERE embedder_id = ?", arguments: [embedderID]) ?? 0
+            let d = embedder.dimension
+            var ids: [Int64] = []
+            ids.reserveCapacity(count)
+            var matrix = [Float](repeating: 0, count: count * d)
+            let rows = try Row.fetchCursor(db, sql: "SELECT snippet_id, data FROM vectors WHERE embedder_id = ?", arguments: [embedderID])
+            try matrix.withUnsafeMutableBytes { m in
+                var offset = 0
+                while let row = try rows.next() {
+                    guard ids.count < count else { break }
+                    let bytes = try row.withUnsafeData(atIndex: 1) { data -> Int in
+                        guard let data, data.count == d * 4 else { return -1 }
+                        data.copyBytes(to: UnsafeMutableRawBufferPointer(rebasing: m[offset..<offset + d * 4]))
+                        return d * 4
+                    }
+                    if bytes < 0 {
+                        throw KBError(.database, "A stored vector of snippet \(row[0] as Int64) does not hold \(d) floats; the index is damaged. Re-ingest its source.")
+                    }
+                    ids.append(row[0])
+                    offset += bytes
+                }
+            }
+            #if _endian(big)
+            matrix = matrix.map { Float(bitPattern: UInt32(littleEndian: $0.bitPattern)) }
+            #endif
+            return (ids, Array(matrix.prefix(ids.count * d)), try Self.generation(db))
+        }
+    }
+
+    /// Vectors of the given snippets from one embedder, for snippets changed since a load.
+    public func vectors(of snippetIDs: [Int64], embedder: EmbedderRecord) throws -> [Int64: [Float]] {
+        guard !snippetIDs.isEmpty else { return [:] }
+        return try read { db in
+            var result: [Int64: [Float]] = [:]
+            for chunk in stride(from: 0, to: snippetIDs.count, by: 500) {
+                let part = Array(snippetIDs[chunk..<min(chunk + 500, snippetIDs.count)])
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT v.snippet_id, v.data FROM vectors v JOIN embedders e ON e.id = v.embedder_id
+                    WHERE e.name = ? AND v.snippet_id IN (\(part.map { _ in "?" }.joined(separator: ",")))
+                    """, arguments: StatementArguments([embedder.name]) + StatementArguments(part))
+                for row in rows {
+                    if let vector = VectorCoding.decode(row[1], dimension: embedder.dimension) { result[row[0]] = vector }
+                }
+            }
+            return result
+        }
+    }
+
+    /// Snippet ids of the sources a path belongs to (exactly) — what an update replaces.
+    public func snippetIDs(ofSource path: String) throws -> [Int64] {
+        try read { db in
+            try Int64.fetchAll(db, sql: "SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE so.path = ?",
+                               arguments: [path])
+        }
+    }
+
+    /// Ids of the snippets that pass a query's filters (tags, kinds, source prefixes); nil when
+    /// the query has no filters (everything passes).
+    public func filteredSnippetIDs(_ query: SearchQuery) throws -> Set<Int64>? {
+        guard !query.tags.isEmpty || !query.kinds.isEmpty || !query.sourcePrefixes.isEmpty else { return nil }
+        var sql = "SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE 1"
+        var arguments = StatementArguments()
+        appendFilters(query, to: &sql, arguments: &arguments)
+        let finalSQL = sql, finalArguments = arguments
+        return try read { db in Set(try Int64.fetchAll(db, sql: finalSQL, arguments: finalArguments)) }
+    }
+
+    /// Hits for snippet ids (score and rank left at 0), with the snippet text as excerpt.
+    public func hits(for ids: [Int64]) throws -> [Int64: SearchHit] {
+        guard !ids.isEmpty else { return [:] }
+        return try read { db in
+            var result: [Int64: SearchHit] = [:]
+            for chunk in stride(from: 0, to: ids.count, by: 500) {
+                let part = Array(ids[chunk..<min(chunk + 500, ids.count)])
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT sn.id, sn.ordinal, sn.text, sn.start_offset, sn.end_offset, sn.heading_path,
+                           sn.page_start, sn.page_end, sn.page_label_start, sn.page_label_end,
+                           so.path, so.title, so.kind, sn.text AS excerpt
+                    FROM snippets sn JOIN sources so ON so.id = sn.source_id
+                    WHERE sn.id IN (\(part.map { _ in "?" }.joined(separator: ",")))
+                    """, arguments: StatementArguments(part))
+                let tags = try Self.tags(ofSnippets: part, in: db)
+                for row in rows {
+                    let hit = Self.hit(row, rank: 0, score: 0, tags: tags)
+                    result[hit.snippetID] = hit
+                }
+            }
+            return result
+        }
+    }
+
+    static func hit(_ row: Row, rank: Int, score: Double, tags: [Int64: [Tag]]) -> SearchHit {
+        let id: Int64 = row[0]
+        var pages: PageRange?
+        if let start = row[6] as Int?, let end = row[7] as Int? {
+            pages = PageRange(start: start, end: end, startLabel: row[8], endLabel: row[9])
+        }
+        let heading: String = row[5]
+        let snippet = Snippet(
+            ordinal: row[1], text: row[2], start: row[3], end: row[4],
+            headingPath: heading.isEmpty ? [] : heading.components(separatedBy: Snippet.headingSeparator),
+            pages: pages, tags: tags[id] ?? [])
+        return SearchHit(
+            rank: rank, score: score, snippetID: id,
+            sourcePath: row[10], sourceTitle: row[11], kind: SourceKind(rawValue: row[12]) ?? .note,
+            snippet: snippet, excerpt: row["excerpt"])
+    }
+}

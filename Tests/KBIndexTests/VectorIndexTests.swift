@@ -1,0 +1,157 @@
+import Foundation
+import KBCore
+import Testing
+@testable import KBIndex
+
+/// Random unit vectors from a seed, with some exact duplicates to force ties.
+func randomVectors(count: Int, dimension: Int, seed: UInt64) -> [(id: Int64, vector: [Float])] {
+    var state = seed
+    func next() -> Float {
+        state = state &* 6364136223846793005 &+ 1442695040888963407
+        return Float(Int64(bitPattern: state >> 11) % 2_000_001) / 1_000_000 - 1
+    }
+    var result: [(Int64, [Float])] = []
+    for i in 0..<count {
+        var v = (0..<dimension).map { _ in next() }
+        if i % 17 == 5, let earlier = result.last { v = earlier.1 }    // ties
+        let norm = v.reduce(0) { $0 + $1 * $1 }.squareRoot()
+        result.append((Int64(i * 3 + 7), v.map { $0 / norm }))
+    }
+    return result
+}
+
+func bruteForce(_ entries: [(id: Int64, vector: [Float])], _ query: [Float], k: Int, allowed: Set<Int64>?) -> [TopK.Entry] {
+    var scored: [TopK.Entry] = []
+    for entry in entries where allowed?.contains(entry.id) ?? true {
+        var score: Float = 0
+        for i in query.indices { score += entry.vector[i] * query[i] }
+        scored.append(TopK.Entry(id: entry.id, score: score))
+    }
+    scored.sort { $0.score != $1.score ? $0.score > $1.score : $0.id < $1.id }
+    return Array(scored.prefix(k))
+}
+
+@Suite struct VectorIndexTests {
+    static let data = randomVectors(count: 600, dimension: 24, seed: 42)
+
+    func index() -> VectorIndex {
+        let index = VectorIndex(dimension: 24)
+        index.upsert(Self.data)
+        return index
+    }
+
+    func expectSame(_ got: [TopK.Entry], _ expected: [TopK.Entry], sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(got.count == expected.count, sourceLocation: sourceLocation)
+        for (g, e) in zip(got, expected) {
+            #expect(abs(g.score - e.score) < 1e-5, sourceLocation: sourceLocation)
+        }
+        // Ids must match except where scores tie within float noise.
+        let differing = zip(got, expected).filter { $0.id != $1.id && abs($0.score - $1.score) > 1e-5 }
+        #expect(differing.isEmpty, "ranking differs: \(differing.prefix(3))", sourceLocation: sourceLocation)
+    }
+
+    @Test(arguments: [1, 5, 10, 50, 599, 600, 1000])
+    func topKEqualsBruteForceWithoutFilters(k: Int) {
+        let index = index()
+        for q in 0..<5 {
+            let query = Self.data[q * 37].vector
+            expectSame(index.search(query, k: k), bruteForce(Self.data, query, k: k, allowed: nil))
+        }
+    }
+
+    @Test(arguments: [0.02, 0.09, 0.25, 0.9])
+    func filtersApplyBeforeSelectionOnBothPaths(fraction: Double) {
+        let index = index()
+        let allowed = Set(Self.data.enumerated().filter { Double($0.offset % 100) < fraction * 100 }.map(\.element.id))
+        #expect(VectorIndex.gathers(allowed: allowed.count, of: Self.data.count) == (fraction < 0.1))
+        for k in [1, 10, allowed.count, allowed.count + 5] {
+            let query = Self.data[11].vector
+            let got = index.search(query, k: k, allowed: allowed)
+            #expect(got.count == min(k, allowed.count))
+            #expect(got.allSatisfy { allowed.contains($0.id) })
+            expectSame(got, bruteForce(Self.data, query, k: k, allowed: allowed))
+        }
+    }
+
+    @Test func equalScoresAreOrderedBySnippetID() {
+        let index = VectorIndex(dimension: 2)
+        index.upsert([(9, [1, 0]), (3, [1, 0]), (5, [0, 1]), (4, [1, 0])])
+        #expect(index.search([1, 0], k: 3).map(\.id) == [3, 4, 9])
+    }
+
+    @Test func updatesAndRemovalsKeepTheMatrixExact() {
+        let index = index()
+        let removed = Self.data.enumerated().filter { $0.offset % 3 == 0 }.map(\.element.id)
+        index.remove(removed)
+        var remaining = Self.data.filter { !removed.contains($0.id) }
+        let replacement = randomVectors(count: 20, dimension: 24, seed: 7)
+        let updated = remaining.prefix(20).enumerated().map { (id: $0.element.id, vector: replacement[$0.offset].vector) }
+        index.upsert(updated)
+        for u in updated { remaining[remaining.firstIndex { $0.id == u.id }!] = u }
+        #expect(index.count == remaining.count)
+        let query = replacement[3].vector
+        expectSame(index.search(query, k: 25), bruteForce(remaining, query, k: 25, allowed: nil))
+        #expect(index.vector(for: removed[0]) == nil)
+        #expect(index.vector(for: updated[0].id) == updated[0].vector)
+    }
+
+    @Test func aBatchOfQueriesRanksLikeSingleQueries() {
+        let index = index()
+        let queries = (0..<7).map { Self.data[$0 * 50 + 1].vector }
+        let batch = index.search(batch: queries, k: 12)
+        for (query, result) in zip(queries, batch) { expectSame(result, index.search(query, k: 12)) }
+    }
+}
+
+@Suite struct TopKTests {
+    @Test func keepsTheBestKOfRandomScoresWithTies() {
+        var state: UInt64 = 9
+        var entries: [TopK.Entry] = []
+        for i in 0..<2000 {
+            state = state &* 6364136223846793005 &+ 1
+            entries.append(TopK.Entry(id: Int64(i), score: Float(state >> 58)))   // many ties
+        }
+        for k in [0, 1, 7, 100, 2000, 3000] {
+            var top = TopK(k: k)
+            for e in entries { top.offer(id: e.id, score: e.score) }
+            let expected = entries.sorted { $0.score != $1.score ? $0.score > $1.score : $0.id < $1.id }.prefix(k)
+            #expect(top.sorted() == Array(expected))
+        }
+    }
+}
+
+@Suite struct RankFusionTests {
+    @Test func reciprocalRankFusionAddsWeightedReciprocalRanks() {
+        let fused = RankFusion.reciprocalRank([[1, 2, 3], [3, 1]], weights: [1, 1])
+        #expect(fused.map(\.id) == [1, 3, 2])
+        #expect(abs(fused[0].score - (1.0 / 61 + 1.0 / 62)) < 1e-12)
+        #expect(abs(fused[1].score - (1.0 / 63 + 1.0 / 61)) < 1e-12)
+        #expect(abs(fused[2].score - 1.0 / 62) < 1e-12)
+    }
+
+    @Test func weightsScaleEachList() {
+        let fused = RankFusion.reciprocalRank([[1, 2], [2, 1]], weights: [2, 1])
+        #expect(fused.map(\.id) == [1, 2])
+        #expect(abs(fused[0].score - (2.0 / 61 + 1.0 / 62)) < 1e-12)
+        #expect(RankFusion.reciprocalRank([[1, 2], [2, 1]], weights: [0, 1]).map(\.id) == [2, 1])
+    }
+
+    @Test func tiesGoToTheBetterBestRankThenTheSmallerID() {
+        #expect(RankFusion.reciprocalRank([[5], [2]], weights: [1, 1]).map(\.id) == [2, 5])
+        // 7: ranks 1 and 3; 8: rank 2 twice — 1/61 + 1/63 = 0.032266 beats 2/62 = 0.032258.
+        #expect(RankFusion.reciprocalRank([[7, 8], [9, 8, 7]], weights: [1, 1]).map(\.id) == [7, 8, 9])
+    }
+
+    @Test func maximalMarginalRelevancePrefersVarietyWhenLambdaIsLow() {
+        let vectors: [Int64: [Float]] = [1: [1, 0], 2: [0.99, 0.141], 3: [0, 1]]
+        let candidates: [(id: Int64, relevance: Double)] = [(1, 0.9), (2, 0.85), (3, 0.5)]
+        #expect(RankFusion.maximalMarginalRelevance(candidates, vectors: vectors, lambda: 1, k: 3) == [1, 2, 3])
+        #expect(RankFusion.maximalMarginalRelevance(candidates, vectors: vectors, lambda: 0.5, k: 2) == [1, 3])
+    }
+
+    @Test func nearDuplicatesCollapseToTheBestRanked() {
+        let vectors: [Int64: [Float]] = [1: [1, 0], 2: [0, 1], 3: [0.999, 0.0447], 4: [0.6, 0.8]]
+        let items: [(id: Int64, text: String)] = [(1, "Venus rules love."), (2, "venus  RULES\nlove."), (3, "different words"), (4, "other")]
+        #expect(RankFusion.collapseNearDuplicates(items, vectors: vectors) == [1, 4])
+    }
+}
