@@ -181,6 +181,11 @@ import Testing
         #expect(KeywordQuery.words(in: "Луна, القمر; moon moon café") == ["луна", "القمر", "moon", "café"])
     }
 
+    @Test func leavesOutFunctionWordsUnlessNothingElseIsLeft() {
+        #expect(KeywordQuery.match(for: "the return of Saturn") == "\"return\" OR \"saturn\"")
+        #expect(KeywordQuery.match(for: "to be or not to be") == "\"to\" OR \"be\" OR \"or\" OR \"not\"")
+    }
+
     @Test func hasNoMatchForTextWithoutWords() {
         #expect(KeywordQuery.match(for: " \"*()-: ") == nil)
     }

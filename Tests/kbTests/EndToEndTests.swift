@@ -168,3 +168,47 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: cli.workdir.appendingPathComponent("kb.sqlite").path))
     }
 }
+
+/// Hybrid search on the sample corpus with the real model: paraphrases that share no word with
+/// the answer, and exact names.
+@Suite struct CorpusSearchTests {
+    static let cli: CLI = {
+        let cli = try! CLI()
+        try! FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("corpus"), to: cli.workdir.appendingPathComponent("corpus"))
+        _ = try! cli.run("ingest", "--db", "kb.sqlite", "--tags-from", "corpus/tags.yaml", "corpus")
+        return cli
+    }()
+
+    @Test(arguments: [
+        ("getting a PhD", "corpus/planets/jupiter.md"),
+        ("my mum", "corpus/planets/moon.md"),
+        ("wedding", "corpus/areas/love.md"),
+        ("morning star", "corpus/planets/venus.md"),
+        ("Uranus opposition", "corpus/planets/uranus.md"),
+        ("sudden upheaval and rebellion", "corpus/planets/uranus.md"),
+    ])
+    func theRightNoteComesFirst(query: String, expected: String) throws {
+        let result = try Self.cli.run("search", "--db", "kb.sqlite", "--json", "-k", "3", query)
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["mode"] as? String == "hybrid")
+        #expect(object["embedder"] as? String == "all-MiniLM-L6-v2")
+        let first = (object["hits"] as? [[String: Any]])?.first?["sourcePath"] as? String
+        #expect(first?.hasSuffix(expected) == true, "\(query): first hit \(first ?? "none")")
+    }
+
+    @Test func tagFiltersReturnKHitsWhenThatManyExist() throws {
+        let result = try Self.cli.run("search", "--db", "kb.sqlite", "--json", "-k", "5", "--tag", "area:career", "--mode", "vector", "love and beauty")
+        let hits = try #require((try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])?["hits"] as? [[String: Any]])
+        #expect(hits.count == 4)   // career.md has exactly four snippets
+        #expect(hits.allSatisfy { ($0["sourcePath"] as? String)?.hasSuffix("career.md") == true })
+    }
+
+    @Test func groupBySourceKeepsOneSnippetPerSource() throws {
+        let result = try Self.cli.run("search", "--db", "kb.sqlite", "--json", "-k", "6", "--group-by", "source", "Venus")
+        let hits = try #require((try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])?["hits"] as? [[String: Any]])
+        let paths = hits.compactMap { $0["sourcePath"] as? String }
+        #expect(paths.count == 6)
+        #expect(Set(paths).count == paths.count)
+    }
+}

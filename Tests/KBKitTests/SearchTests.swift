@@ -1,0 +1,104 @@
+import Foundation
+import KBCore
+import KBEmbed
+import KBIndex
+import KBIngest
+import Testing
+@testable import KBKit
+
+@Suite struct SearchTests {
+    func hashingKB(_ ws: Workspace) async throws -> KnowledgeBase {
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let (embedder, record) = try kb.embedder(.hashing)
+        let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        #expect(report.failed.isEmpty)
+        return kb
+    }
+
+    func vectorQuery(_ text: String, k: Int = 8) -> SearchQuery {
+        var q = SearchQuery(text)
+        q.mode = .vector
+        q.limit = k
+        return q
+    }
+
+    @Test func theVectorsInMemoryFollowThisProcessesWritesWithoutAReload() async throws {
+        let ws = try Workspace()
+        try ws.write("a.md", "alpha beta gamma")
+        let kb = try await hashingKB(ws)
+        #expect(try await kb.search(vectorQuery("alpha")).hits.map(\.sourcePath) == [ws.path("a.md")])
+        let loaded = try #require(kb.searchState.lock.withLock { kb.searchState.index })
+
+        try ws.write("b.md", "delta epsilon")
+        try ws.write("a.md", "zeta eta")
+        let (embedder, record) = try kb.embedder(nil)
+        _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        #expect(kb.searchState.lock.withLock { kb.searchState.index } === loaded, "the index was reloaded")
+        #expect(loaded.count == 2)
+        #expect(try await kb.search(vectorQuery("delta epsilon", k: 1)).hits.first?.sourcePath == ws.path("b.md"))
+        #expect(try await kb.search(vectorQuery("zeta eta", k: 1)).hits.first?.snippet.text == "zeta eta")
+
+        try kb.remove([ws.path("b.md")])
+        #expect(kb.searchState.lock.withLock { kb.searchState.index } === loaded)
+        #expect(loaded.count == 1)
+        #expect(try await kb.search(vectorQuery("delta epsilon")).hits.map(\.sourcePath) == [ws.path("a.md")])
+    }
+
+    @Test func anotherProcessesWritesAreSeenOnTheNextSearch() async throws {
+        let ws = try Workspace()
+        try ws.write("a.md", "alpha")
+        let reader = try await hashingKB(ws)
+        _ = try await reader.search(vectorQuery("alpha"))
+        let writer = try KnowledgeBase.open(at: ws.dbPath)
+        try ws.write("b.md", "omega psi")
+        let (embedder, record) = try writer.embedder(nil)
+        _ = await writer.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        #expect(try await reader.search(vectorQuery("omega psi", k: 1)).hits.first?.sourcePath == ws.path("b.md"))
+    }
+
+    @Test func aQueryEmbedderThatDiffersFromTheIndexIsRefusedNamingBoth() async throws {
+        let ws = try Workspace()
+        try ws.write("a.md", "alpha")
+        let kb = try await hashingKB(ws)
+        try kb.store.setMeta("embedder_spec", "local")   // as if the index said to use the local model
+        let fresh = try KnowledgeBase.open(at: ws.dbPath)
+        let error = try await #require(throws: KBError.self) { try await fresh.search(vectorQuery("alpha")) }
+        #expect(error.code == .embedderMismatch)
+        #expect(error.message.contains("'hashing-384'") && error.message.contains("'all-MiniLM-L6-v2'"))
+    }
+
+    @Test func hybridOnAKeywordOnlyIndexRunsAsKeywordAndVectorModeIsRefused() async throws {
+        let ws = try Workspace()
+        try ws.write("a.md", "alpha")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        _ = await kb.ingest([ws.notes.path], options: IngestOptions())
+        let results = try await kb.search(SearchQuery("alpha"))
+        #expect(results.mode == .keyword && results.embedder == nil && results.hits.count == 1)
+        await #expect(throws: KBError.self) { try await kb.search(vectorQuery("alpha")) }
+    }
+
+    @Test func nearDuplicateSnippetsFromTwoCopiesCollapseToOne() async throws {
+        let ws = try Workspace()
+        try ws.write("a.md", "Venus rules love and money.")
+        try ws.write("copy/a.md", "Venus rules love and money.")
+        try ws.write("b.md", "Saturn rules time.")
+        let kb = try await hashingKB(ws)
+        for mode in SearchMode.allCases {
+            var q = SearchQuery("venus love money")
+            q.mode = mode
+            let paths = try await kb.search(q).hits.map(\.sourcePath)
+            #expect(paths.filter { $0.hasSuffix("a.md") }.count == 1, "\(mode): \(paths)")
+        }
+    }
+
+    @Test func hybridFusesBothRankings() async throws {
+        let ws = try Workspace()
+        try ws.write("k.md", "zebra")                       // keyword match only
+        try ws.write("v.md", "apple banana cherry")         // same words as the query: vector match
+        let kb = try await hashingKB(ws)
+        let results = try await kb.search(SearchQuery("apple banana cherry zebra"))
+        #expect(results.mode == .hybrid)
+        #expect(Set(results.hits.prefix(2).map(\.sourcePath)) == [ws.path("k.md"), ws.path("v.md")])
+        #expect(results.hits[0].score > results.hits[1].score || results.hits[0].score == results.hits[1].score)
+    }
+}
