@@ -134,7 +134,7 @@ final class BERTEncoder: @unchecked Sendable {
                         let v = q + 2 * h
                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(n), Int32(n), Int32(headSize),
                                     scale, q, Int32(3 * h), k, Int32(3 * h), 0, S, Int32(n))
-                        Self.softmaxRows(S, rows: n, width: n)
+                        VectorMath.softmaxRows(S, rows: n, width: n)
                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(n), Int32(headSize), Int32(n),
                                     1, S, Int32(n), v, Int32(3 * h), 0, C + base * h + head * headSize, Int32(h))
                     }
@@ -145,7 +145,7 @@ final class BERTEncoder: @unchecked Sendable {
                                   bias: layer.attentionNormBias.baseAddress!, eps: eps)
                 Self.linear(X, rows: tokens, inWidth: h, weight: layer.intermediateWeight.baseAddress!,
                             bias: layer.intermediateBias.baseAddress!, outWidth: inter, into: I)
-                Self.gelu(I, count: tokens * inter)
+                VectorMath.gelu(I, count: tokens * inter)
                 Self.linear(I, rows: tokens, inWidth: inter, weight: layer.feedForwardWeight.baseAddress!,
                             bias: layer.feedForwardBias.baseAddress!, outWidth: h, into: P)
                 Self.addLayerNorm(X, P, rows: tokens, width: h, weight: layer.outputNormWeight.baseAddress!,
@@ -181,22 +181,6 @@ final class BERTEncoder: @unchecked Sendable {
                     1, input, Int32(inWidth), weight, Int32(inWidth), 1, out, Int32(outWidth))
     }
 
-    static func softmaxRows(_ m: UnsafeMutablePointer<Float>, rows: Int, width: Int) {
-        for r in 0..<rows {
-            let row = m + r * width
-            var maximum = -Float.infinity
-            for j in 0..<width where row[j] > maximum { maximum = row[j] }
-            var sum: Float = 0
-            for j in 0..<width {
-                let e = expf(row[j] - maximum)
-                row[j] = e
-                sum += e
-            }
-            let inverse = 1 / sum
-            for j in 0..<width { row[j] *= inverse }
-        }
-    }
-
     /// x = LayerNorm(x + residual), row by row.
     static func addLayerNorm(_ x: UnsafeMutablePointer<Float>, _ residual: UnsafePointer<Float>, rows: Int, width: Int,
                              weight: UnsafePointer<Float>, bias: UnsafePointer<Float>, eps: Float) {
@@ -219,15 +203,6 @@ final class BERTEncoder: @unchecked Sendable {
             variance /= Float(width)
             let inverse = 1 / (variance + eps).squareRoot()
             for j in 0..<width { row[j] = (row[j] - mean) * inverse * weight[j] + bias[j] }
-        }
-    }
-
-    /// Exact GELU: x · Φ(x) = ½x(1 + erf(x/√2)).
-    static func gelu(_ x: UnsafeMutablePointer<Float>, count: Int) {
-        let inverseRoot2: Float = 0.70710678118654752
-        for i in 0..<count {
-            let v = x[i]
-            x[i] = 0.5 * v * (1 + erff(v * inverseRoot2))
         }
     }
 }
