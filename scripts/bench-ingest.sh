@@ -3,10 +3,14 @@
 # unchanged re-run, each repeated; prints medians and their ratio.
 #
 #   scripts/bench-ingest.sh [FOLDER] [RUNS]      default: ../shared/notes, 5 runs
+#
+# KB_BENCH_EMBEDDER=none (default: reading, chunking, tagging, SQLite and FTS5 only) or local
+# (the built-in model embeds every snippet too; use RUNS=1, it takes minutes).
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
 FOLDER="${1:-$KB_ROOT/../shared/notes}"
 RUNS="${2:-5}"
+EMBEDDER="${KB_BENCH_EMBEDDER:-none}"
 [ -d "$FOLDER" ] || { echo "error: no folder $FOLDER; pass a folder of notes" >&2; exit 1; }
 FOLDER="$(cd "$FOLDER" && pwd)"
 
@@ -17,13 +21,13 @@ trap 'rm -rf "$WORK"' EXIT
 
 files=$(find "$FOLDER" -type f \( -name '*.md' -o -name '*.markdown' -o -name '*.txt' \) -not -path '*/.*' | wc -l)
 bytes=$(find "$FOLDER" -type f \( -name '*.md' -o -name '*.markdown' -o -name '*.txt' \) -not -path '*/.*' -exec cat {} + | wc -c)
-echo "folder: $FOLDER ($files files, $bytes bytes), $RUNS runs each, $(nproc) cores"
+echo "folder: $FOLDER ($files files, $bytes bytes), embedder $EMBEDDER, $RUNS runs each, $(nproc) cores"
 
 now() { date +%s.%N; }
 first=(); again=()
 for i in $(seq "$RUNS"); do
     rm -f "$WORK"/kb.sqlite*
-    t0=$(now); "$KB" ingest --db "$WORK/kb.sqlite" "$FOLDER" >/dev/null || true; t1=$(now)
+    t0=$(now); "$KB" ingest --embedder "$EMBEDDER" --db "$WORK/kb.sqlite" "$FOLDER" >/dev/null || true; t1=$(now)
     "$KB" ingest --db "$WORK/kb.sqlite" "$FOLDER" >/dev/null || true; t2=$(now)
     first+=("$(awk "BEGIN {print $t1 - $t0}")"); again+=("$(awk "BEGIN {print $t2 - $t1}")")
 done
