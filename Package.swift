@@ -67,6 +67,6 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "KBEmbedTests", dependencies: ["KBCore", "KBEmbed"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "KBKitTests", dependencies: ["KBCore", "KBIngest", "KBKit"], swiftSettings: strict),
-        .testTarget(name: "kbTests", dependencies: ["KBCore"], exclude: ["Snapshots"], swiftSettings: strict),
+        .testTarget(name: "kbTests", dependencies: ["KBCore", "KBKit"], exclude: ["Snapshots"], swiftSettings: strict),
     ]
 )
