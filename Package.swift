@@ -57,7 +57,7 @@ let package = Package(
         // Measurements run by scripts/bench-*.sh; kept apart from the tests.
         .executableTarget(
             name: "kb-bench",
-            dependencies: ["KBCore", "KBEmbed"],
+            dependencies: ["KBCore", "KBEmbed", "KBIndex", "COpenBLAS", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/kb-bench",
             swiftSettings: strict),
         .testTarget(name: "KBIngestTests", dependencies: ["KBCore", "KBIngest"], swiftSettings: strict),

@@ -1,9 +1,13 @@
 // kb-bench: measurements for scripts/bench-*.sh. Prints one JSON object on stdout.
 //
 //   kb-bench embed PASSAGES.txt SENTENCES.txt     (one text per line)
+//   kb-bench search N WORKDIR                     (writes WORKDIR/vectors.f32 and queries.f32 for the reference)
+import COpenBLAS
 import Foundation
+import GRDB
 import KBCore
 import KBEmbed
+import KBIndex
 
 func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
@@ -66,6 +70,97 @@ func benchEmbed(passagesFile: String, sentencesFile: String) throws -> [String: 
     return result
 }
 
+/// Deterministic unit vectors (xorshift), row-major.
+func randomUnitVectors(_ count: Int, _ d: Int, seed: UInt64) -> [Float] {
+    var state = seed | 1
+    var out = [Float](repeating: 0, count: count * d)
+    for r in 0..<count {
+        var norm: Float = 0
+        for j in 0..<d {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            let v = Float(Int32(truncatingIfNeeded: state >> 32)) / Float(Int32.max)
+            out[r * d + j] = v
+            norm += v * v
+        }
+        let inverse = 1 / norm.squareRoot()
+        for j in 0..<d { out[r * d + j] *= inverse }
+    }
+    return out
+}
+
+func residentMB() -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
+    return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
+}
+
+func benchSearch(count: Int, workdir: String) throws -> [String: Any] {
+    let d = 384, k = 10
+    let record = EmbedderRecord(name: "random-\(d)", dimension: d, spec: "none")
+    let matrix = randomUnitVectors(count, d, seed: 0x5EED)
+    let queries = randomUnitVectors(264, d, seed: 0xC0FFEE)
+    try matrix.withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: workdir + "/vectors.f32")) }
+    try queries.withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: workdir + "/queries.f32")) }
+
+    // An index file holding the vectors as kb stores them (one source, one snippet per vector).
+    let dbPath = workdir + "/bench.sqlite"
+    let store = try SQLiteStore.open(at: dbPath, create: true)
+    let buildStart = now()
+    try store.write { db in
+        try db.execute(sql: "INSERT INTO sources (path, kind, title, content_hash, size, ingested_at) VALUES ('/bench', 'note', 'bench', '', 0, 0)")
+        try db.execute(sql: "INSERT INTO embedders (name, dimension, created_at) VALUES (?, ?, 0)", arguments: [record.name, d])
+        try db.execute(sql: "INSERT INTO kb_meta (key, value) VALUES ('embedder', ?), ('dimension', ?), ('embedder_spec', 'none')",
+                       arguments: [record.name, String(d)])
+        try db.execute(sql: "DROP TRIGGER snippets_after_insert")   // no keyword text to index here
+    }
+    for chunk in stride(from: 0, to: count, by: 50_000) {
+        try store.write { db in
+            let snippet = try db.makeStatement(sql: "INSERT INTO snippets (id, source_id, ordinal, text, start_offset, end_offset) VALUES (?, 1, ?, '', 0, 0)")
+            let vector = try db.makeStatement(sql: "INSERT INTO vectors (snippet_id, embedder_id, data) VALUES (?, 1, ?)")
+            for r in chunk..<min(chunk + 50_000, count) {
+                try snippet.execute(arguments: [r + 1, r])
+                let data = matrix.withUnsafeBufferPointer { Data(buffer: UnsafeBufferPointer(rebasing: $0[r * d..<(r + 1) * d])) }
+                try vector.execute(arguments: [r + 1, data])
+            }
+        }
+    }
+    let buildSeconds = now() - buildStart
+    let baseline = residentMB()
+
+    // Load from SQLite into the in-memory matrix, as a search does on first use.
+    let loadStart = now()
+    let loaded = try store.loadVectors(embedder: record)
+    let index = VectorIndex(dimension: d)
+    index.reset(ids: loaded.ids, matrix: loaded.matrix)
+    let loadSeconds = now() - loadStart
+    let afterLoad = residentMB()
+
+    openblas_set_num_threads(Int32(ProcessInfo.processInfo.activeProcessorCount))
+    let queryVectors = (0..<264).map { Array(queries[$0 * d..<($0 + 1) * d]) }
+    for q in queryVectors.prefix(10) { _ = index.search(q, k: k) }
+    var latencies: [Double] = []
+    var topIDs: [[Int64]] = []
+    for q in queryVectors.prefix(200) {
+        let start = now()
+        let result = index.search(q, k: k)
+        latencies.append((now() - start) * 1000)
+        topIDs.append(result.map { $0.id - 1 })   // row numbers, as the reference reports them
+    }
+    let batches = Array(queryVectors.prefix(256))
+    _ = index.search(batch: Array(batches.prefix(64)), k: k)
+    let batchStart = now()
+    for b in stride(from: 0, to: batches.count, by: 64) { _ = index.search(batch: Array(batches[b..<b + 64]), k: k) }
+    let batchSeconds = now() - batchStart
+    return [
+        "implementation": "kb VectorIndex (OpenBLAS sgemv/sgemm + heap)", "vectors": count, "dimension": d,
+        "build_seconds": buildSeconds, "load_seconds": loadSeconds,
+        "resident_mb_for_matrix": afterLoad - baseline, "raw_matrix_mb": Double(count * d * 4) / 1_048_576,
+        "single_ms_median": median(latencies), "single_ms_p95": percentile(latencies, 0.95),
+        "batch64_queries_per_s": Double(batches.count) / batchSeconds,
+        "top10_rows": topIDs,
+    ]
+}
+
 let arguments = CommandLine.arguments.dropFirst()
 do {
     switch arguments.first {
@@ -73,8 +168,13 @@ do {
         let output = try benchEmbed(passagesFile: arguments[arguments.startIndex + 1], sentencesFile: arguments[arguments.startIndex + 2])
         let data = try JSONSerialization.data(withJSONObject: output, options: [.prettyPrinted, .sortedKeys])
         print(String(decoding: data, as: UTF8.self))
+    case "search" where arguments.count == 3:
+        guard let count = Int(arguments[arguments.startIndex + 1]), count > 0 else { throw KBError(.invalidArgument, "N must be a positive count") }
+        let output = try benchSearch(count: count, workdir: arguments[arguments.startIndex + 2])
+        let data = try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys])
+        print(String(decoding: data, as: UTF8.self))
     default:
-        FileHandle.standardError.write(Data("usage: kb-bench embed PASSAGES.txt SENTENCES.txt\n".utf8))
+        FileHandle.standardError.write(Data("usage: kb-bench embed PASSAGES.txt SENTENCES.txt | kb-bench search N WORKDIR\n".utf8))
         exit(64)
     }
 } catch {

@@ -35,7 +35,8 @@ extension SQLiteStore {
             #if _endian(big)
             matrix = matrix.map { Float(bitPattern: UInt32(littleEndian: $0.bitPattern)) }
             #endif
-            return (ids, Array(matrix.prefix(ids.count * d)), try Self.generation(db))
+            if ids.count * d != matrix.count { matrix.removeLast(matrix.count - ids.count * d) }   // rows vanished mid-read
+            return (ids, matrix, try Self.generation(db))
         }
     }
 

@@ -128,31 +128,55 @@ public final class VectorIndex: @unchecked Sendable {
         }
     }
 
-    /// Top-K for many queries at once with one `sgemm` (no filters).
+    /// Rows scored per `sgemm` block in a batch search: keeps a block's scores in cache.
+    static let batchBlockRows = 8192
+
+    /// Top-K for many queries at once (no filters). Workers (one per core) take blocks of rows,
+    /// score each with a single-threaded `sgemm` into their own heaps, and the heaps are merged.
     public func search(batch queries: [[Float]], k: Int) -> [[TopK.Entry]] {
         lock.read {
             let n = ids.count, q = queries.count
             guard n > 0, q > 0, k > 0 else { return queries.map { _ in [] } }
             var flat = [Float](); flat.reserveCapacity(q * dimension)
             for query in queries { precondition(query.count == dimension); flat.append(contentsOf: query) }
-            var scores = [Float](repeating: 0, count: q * n)
+            let block = Self.batchBlockRows
+            let blocks = (n + block - 1) / block
+            let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, blocks))
+            let partial = PartialTops(workers: workers, queries: q, k: k)
+            let d = dimension
+            openblas_set_num_threads(1)
+            defer { openblas_set_num_threads(Int32(ProcessInfo.processInfo.activeProcessorCount)) }
             matrix.withUnsafeBufferPointer { m in
                 flat.withUnsafeBufferPointer { f in
-                    scores.withUnsafeMutableBufferPointer { s in
-                        // scores[q × n] = queries[q × d] · matrix[n × d]ᵀ
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(q), Int32(n), Int32(dimension),
-                                    1, f.baseAddress!, Int32(dimension), m.baseAddress!, Int32(dimension), 0, s.baseAddress!, Int32(n))
+                    ids.withUnsafeBufferPointer { idBuffer in
+                        let matrixBase = UnsafeSendable(m.baseAddress!), queryBase = UnsafeSendable(f.baseAddress!)
+                        let idBase = UnsafeSendable(idBuffer.baseAddress!)
+                        DispatchQueue.concurrentPerform(iterations: workers) { w in
+                            var tops = (0..<q).map { _ in TopK(k: k) }
+                            var scores = [Float](repeating: 0, count: q * block)
+                            for b in stride(from: w, to: blocks, by: workers) {
+                                let start = b * block, rows = min(block, n - start)
+                                scores.withUnsafeMutableBufferPointer { s in
+                                    // scores[q × rows] = queries[q × d] · matrix[start..<start+rows]ᵀ
+                                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(q), Int32(rows), Int32(d),
+                                                1, queryBase.pointer, Int32(d), matrixBase.pointer + start * d, Int32(d),
+                                                0, s.baseAddress!, Int32(rows))
+                                    for j in 0..<q {
+                                        let row = s.baseAddress! + j * rows
+                                        var threshold = tops[j].threshold
+                                        for i in 0..<rows where row[i] >= threshold {
+                                            tops[j].offer(id: idBase.pointer[start + i], score: row[i])
+                                            threshold = tops[j].threshold
+                                        }
+                                    }
+                                }
+                            }
+                            partial.set(w, tops)
+                        }
                     }
                 }
             }
-            return (0..<q).map { j in
-                var top = TopK(k: k)
-                scores.withUnsafeBufferPointer { s in
-                    let row = s.baseAddress! + j * n
-                    for i in 0..<n where row[i] >= top.threshold { top.offer(id: ids[i], score: row[i]) }
-                }
-                return top.sorted()
-            }
+            return partial.merged()
         }
     }
 
@@ -184,4 +208,34 @@ final class ReadWriteLock: @unchecked Sendable {
         pthread_rwlock_wrlock(lock); defer { pthread_rwlock_unlock(lock) }
         return try body()
     }
+}
+
+/// Per-worker heaps of a batch search, merged at the end.
+/// @unchecked Sendable: each worker writes its own slot under `lock`.
+final class PartialTops: @unchecked Sendable {
+    private var slots: [[TopK]]
+    private let lock = NSLock()
+    private let k: Int
+    init(workers: Int, queries: Int, k: Int) {
+        self.k = k
+        slots = Array(repeating: [], count: workers)
+    }
+    func set(_ worker: Int, _ tops: [TopK]) { lock.withLock { slots[worker] = tops } }
+    func merged() -> [[TopK.Entry]] {
+        lock.withLock {
+            let queries = slots.first?.count ?? 0
+            return (0..<queries).map { j in
+                var top = TopK(k: k)
+                for slot in slots { for entry in slot[j].sorted() { top.offer(id: entry.id, score: entry.score) } }
+                return top.sorted()
+            }
+        }
+    }
+}
+
+/// A pointer handed to concurrent workers that touch disjoint parts of what it points to.
+/// @unchecked Sendable: callers guarantee the workers never touch the same elements.
+struct UnsafeSendable<T>: @unchecked Sendable {
+    let pointer: T
+    init(_ pointer: T) { self.pointer = pointer }
 }

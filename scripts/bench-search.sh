@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Vector search speed: kb's VectorIndex side by side with numpy and FAISS IndexFlatIP on the same
+# random unit vectors (d = 384) and queries, in the same run, at the same thread count.
+#
+#   scripts/bench-search.sh [N ...]        default: 10000 100000 1000000
+#
+# For each N: single-query latency (median, p95 over 200 queries, top-10), batch throughput
+# (batches of 64), kb's load time from SQLite and resident memory against the raw matrix, and
+# agreement of kb's top-10 with numpy's. numpy and faiss-cpu come from PyPI in .venv-bench.
+. "$(dirname "$0")/lib.sh"
+cd "$KB_ROOT"
+THREADS="${THREADS:-2}"
+SIZES=("$@")
+[ ${#SIZES[@]} -gt 0 ] || SIZES=(10000 100000 1000000)
+
+say "Building kb-bench (release)"
+swift build -c release --product kb-bench >/dev/null 2>&1 || swift build -c release --product kb-bench
+VENV="$KB_ROOT/.venv-bench"
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+"$VENV/bin/python" -c "import numpy, faiss" 2>/dev/null || {
+    say "Installing numpy and faiss-cpu into $VENV"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check numpy faiss-cpu >&2
+}
+
+for n in "${SIZES[@]}"; do
+    WORK="$(mktemp -d)"
+    say "N = $n"
+    OPENBLAS_NUM_THREADS="$THREADS" .build/release/kb-bench search "$n" "$WORK" > "$WORK/kb.json"
+    rm -f "$WORK/bench.sqlite"*
+    OMP_NUM_THREADS="$THREADS" OPENBLAS_NUM_THREADS="$THREADS" MKL_NUM_THREADS="$THREADS" \
+        "$VENV/bin/python" scripts/bench_search_reference.py "$WORK" "$n" "$THREADS" > "$WORK/ref.json"
+    python3 - "$WORK/kb.json" "$WORK/ref.json" <<'PY'
+import json, sys
+kb, ref = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+np_, fa = ref["numpy"], ref["faiss"]
+agree = sum(len(set(a) & set(b)) for a, b in zip(kb["top10_rows"], np_["top10_rows"])) / (10 * len(kb["top10_rows"]))
+print(f"  {'':<28}{'kb':>10}{'numpy':>10}{'faiss':>10}{'kb/numpy':>10}{'kb/faiss':>10}")
+for key, label, better in (("single_ms_median", "single query, median ms", "lower"),
+                           ("single_ms_p95", "single query, p95 ms", "lower"),
+                           ("batch64_queries_per_s", "batch of 64, queries/s", "higher")):
+    f = fa[key] if fa else float("nan")
+    print(f"  {label:<28}{kb[key]:>10.2f}{np_[key]:>10.2f}{f:>10.2f}{kb[key] / np_[key]:>9.2f}x{kb[key] / f:>9.2f}x")
+print(f"  kb load from SQLite: {kb['load_seconds']:.2f} s; resident {kb['resident_mb_for_matrix']:.0f} MB for a "
+      f"{kb['raw_matrix_mb']:.0f} MB matrix ({kb['resident_mb_for_matrix'] / kb['raw_matrix_mb']:.2f}x); "
+      f"top-10 agreement with numpy {agree:.4f}")
+PY
+    rm -rf "$WORK"
+done
