@@ -29,6 +29,8 @@ let package = Package(
             swiftSettings: strict),
         // OpenBLAS's CBLAS interface (libopenblas-dev). KBEmbed (the model) and KBIndex (the vector scan) use it.
         .systemLibrary(name: "COpenBLAS", providers: [.apt(["libopenblas-dev"])]),
+        // int8 kernels in C (clang vectorises them; Swift's SIMD widening does not). Only KBIndex imports it.
+        .target(name: "CKBKernels", cSettings: [.unsafeFlags(["-O3"])]),
         // Embedders: the native BERT model on OpenBLAS.
         .target(
             name: "KBEmbed",
@@ -37,7 +39,7 @@ let package = Package(
         // The SQLite file: schema, migrations, snippets, tags, FTS5.
         .target(
             name: "KBIndex",
-            dependencies: ["KBCore", "COpenBLAS", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["KBCore", "COpenBLAS", "CKBKernels", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict + [.unsafeFlags(["-Ounchecked"])]),
         // The facade that the CLI and library users call.
         .target(

@@ -43,6 +43,8 @@ for key, label, better in (("single_ms_median", "single query, median ms", "lowe
 print(f"  kb load from SQLite: {kb['load_seconds']:.2f} s; resident {kb['resident_mb_for_matrix']:.0f} MB for a "
       f"{kb['raw_matrix_mb']:.0f} MB matrix ({kb['resident_mb_for_matrix'] / kb['raw_matrix_mb']:.2f}x); "
       f"top-10 agreement with numpy {agree:.4f}")
+print(f"  kb int8 scan + float32 rescoring: median {kb['quantized_single_ms_median']:.2f} ms (p95 {kb['quantized_single_ms_p95']:.2f}), "
+      f"recall@10 vs exact {kb['quantized_recall_at_10']:.4f}, int8 copy built in {kb['quantize_seconds']:.2f} s")
 PY
     rm -rf "$WORK"
 done

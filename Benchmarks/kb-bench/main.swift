@@ -146,6 +146,18 @@ func benchSearch(count: Int, workdir: String) throws -> [String: Any] {
         latencies.append((now() - start) * 1000)
         topIDs.append(result.map { $0.id - 1 })   // row numbers, as the reference reports them
     }
+    // The int8 scan: build time, latency, recall@10 against the exact results above.
+    let quantizeStart = now()
+    index.enableQuantization()
+    let quantizeSeconds = now() - quantizeStart
+    var quantizedLatencies: [Double] = []
+    var recalled = 0
+    for (q, exact) in zip(queryVectors.prefix(200), topIDs) {
+        let start = now()
+        let result = index.search(q, k: k, quantized: true)
+        quantizedLatencies.append((now() - start) * 1000)
+        recalled += Set(result.map { $0.id - 1 }).intersection(exact).count
+    }
     let batches = Array(queryVectors.prefix(256))
     _ = index.search(batch: Array(batches.prefix(64)), k: k)
     let batchStart = now()
@@ -158,6 +170,9 @@ func benchSearch(count: Int, workdir: String) throws -> [String: Any] {
         "single_ms_median": median(latencies), "single_ms_p95": percentile(latencies, 0.95),
         "batch64_queries_per_s": Double(batches.count) / batchSeconds,
         "top10_rows": topIDs,
+        "quantize_seconds": quantizeSeconds, "quantized_single_ms_median": median(quantizedLatencies),
+        "quantized_single_ms_p95": percentile(quantizedLatencies, 0.95),
+        "quantized_recall_at_10": Double(recalled) / Double(10 * topIDs.count),
     ]
 }
 

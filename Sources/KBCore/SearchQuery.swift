@@ -36,6 +36,9 @@ public struct SearchQuery: Sendable, Hashable {
     public var vectorWeight = 1.0
     /// Keep only the best snippet of each source. The default is false.
     public var groupBySource = false
+    /// Scan an int8 copy of the vectors first and rescore the best candidates exactly: about a
+    /// quarter of the memory traffic, at a small risk of missing a hit. The default is false.
+    public var quantized = false
     /// Maximal-marginal-relevance trade-off λ in 0…1 (1 = relevance only); nil for none. The default is nil.
     public var diversity: Double?
 

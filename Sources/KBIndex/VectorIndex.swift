@@ -1,3 +1,4 @@
+import CKBKernels
 import COpenBLAS
 import Foundation
 public import KBCore
@@ -22,7 +23,14 @@ public final class VectorIndex: @unchecked Sendable {
     private var ids: [Int64] = []
     private var matrix: [Float] = []
     private var rowOf: [Int64: Int] = [:]
+    /// The optional int8 copy: each row scaled by its largest magnitude (`scales[row]` = max|v|/127).
+    private var quantizedRows: [Int8] = []
+    private var scales: [Float] = []
+    private var quantizedEnabled = false
     private let lock = ReadWriteLock()
+
+    /// A quantized search rescores this many candidates per wanted hit (at least 100) in float32.
+    public static let rescoreFactor = 10
 
     /// Below this fraction of allowed rows, a filtered search gathers rows instead of scanning all.
     public static let gatherFraction = 0.1
@@ -38,18 +46,51 @@ public final class VectorIndex: @unchecked Sendable {
 
     public var count: Int { lock.read { ids.count } }
 
+    /// Whether the int8 copy is kept.
+    public var isQuantized: Bool { lock.read { quantizedEnabled } }
+
+    /// Builds (and from now on maintains) the int8 copy used by `search(_:k:allowed:quantized:)`:
+    /// a quarter of the memory traffic of the float32 scan.
+    public func enableQuantization() {
+        lock.write {
+            guard !quantizedEnabled else { return }
+            quantizedEnabled = true
+            quantizedRows = [Int8](repeating: 0, count: matrix.count)
+            scales = [Float](repeating: 0, count: ids.count)
+            for row in 0..<ids.count { quantize(row: row) }
+        }
+    }
+
+    /// Quantizes one float row into its int8 slot. Call with the write lock held.
+    private func quantize(row: Int) {
+        let base = row * dimension
+        var largest: Float = 0
+        for j in 0..<dimension { largest = max(largest, abs(matrix[base + j])) }
+        let scale = largest > 0 ? largest / 127 : 1
+        scales[row] = scale
+        for j in 0..<dimension { quantizedRows[base + j] = Int8((matrix[base + j] / scale).rounded()) }
+    }
+
     /// Adds or replaces vectors by snippet id.
     public func upsert(_ entries: [(id: Int64, vector: [Float])]) {
         lock.write {
             for (id, vector) in entries {
                 precondition(vector.count == dimension, "vector of \(vector.count) values in a \(dimension)-dim index")
-                if let row = rowOf[id] {
+                let row: Int
+                if let existing = rowOf[id] {
+                    row = existing
                     matrix.replaceSubrange(row * dimension..<(row + 1) * dimension, with: vector)
                 } else {
-                    rowOf[id] = ids.count
+                    row = ids.count
+                    rowOf[id] = row
                     ids.append(id)
                     matrix.append(contentsOf: vector)
+                    if quantizedEnabled {
+                        quantizedRows.append(contentsOf: repeatElement(0, count: dimension))
+                        scales.append(0)
+                    }
                 }
+                if quantizedEnabled { quantize(row: row) }
             }
         }
     }
@@ -67,9 +108,19 @@ public final class VectorIndex: @unchecked Sendable {
                     matrix.withUnsafeMutableBufferPointer { m in
                         (m.baseAddress! + row * dimension).update(from: m.baseAddress! + last * dimension, count: dimension)
                     }
+                    if quantizedEnabled {
+                        quantizedRows.withUnsafeMutableBufferPointer { q in
+                            (q.baseAddress! + row * dimension).update(from: q.baseAddress! + last * dimension, count: dimension)
+                        }
+                        scales[row] = scales[last]
+                    }
                 }
                 ids.removeLast()
                 matrix.removeLast(dimension)
+                if quantizedEnabled {
+                    quantizedRows.removeLast(dimension)
+                    scales.removeLast()
+                }
             }
         }
     }
@@ -81,6 +132,11 @@ public final class VectorIndex: @unchecked Sendable {
             ids = newIDs
             matrix = newMatrix
             rowOf = Dictionary(uniqueKeysWithValues: newIDs.enumerated().map { ($1, $0) })
+            if quantizedEnabled {
+                quantizedRows = [Int8](repeating: 0, count: matrix.count)
+                scales = [Float](repeating: 0, count: ids.count)
+                for row in 0..<ids.count { quantize(row: row) }
+            }
         }
     }
 
@@ -122,6 +178,62 @@ public final class VectorIndex: @unchecked Sendable {
                     }
                 } else {
                     for row in 0..<n where scores[row] >= top.threshold { top.offer(id: ids[row], score: scores[row]) }
+                }
+            }
+            return top.sorted()
+        }
+    }
+
+    /// Approximate search on the int8 copy (see `enableQuantization()`): every allowed row is scored
+    /// as int8·int8 with int32 sums on all cores, the best `max(k·10, 100)` candidates are rescored
+    /// exactly in float32, and the best `k` of those are returned with exact scores. Falls back to
+    /// the exact scan when the copy is not kept or few rows are allowed.
+    public func search(_ query: [Float], k: Int, allowed: Set<Int64>? = nil, quantized: Bool) -> [TopK.Entry] {
+        guard quantized else { return search(query, k: k, allowed: allowed) }
+        let fallback: Bool = lock.read {
+            !quantizedEnabled || (allowed.map { Self.gathers(allowed: $0.count, of: ids.count) } ?? false)
+        }
+        if fallback { return search(query, k: k, allowed: allowed) }
+        precondition(query.count == dimension)
+        return lock.read {
+            let n = ids.count
+            guard n > 0, k > 0 else { return [] }
+            var largest: Float = 0
+            for v in query { largest = max(largest, abs(v)) }
+            let queryScale = largest > 0 ? largest / 127 : 1
+            let query8 = query.map { Int8(($0 / queryScale).rounded()) }
+            var dots = [Int32](repeating: 0, count: n)
+            let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, n / 4096))
+            let d = dimension
+            quantizedRows.withUnsafeBufferPointer { rows in
+                query8.withUnsafeBufferPointer { q in
+                    dots.withUnsafeMutableBufferPointer { out in
+                        let rowsBase = UnsafeSendable(rows.baseAddress!), qBase = UnsafeSendable(q.baseAddress!)
+                        let outBase = UnsafeSendable(out.baseAddress!)
+                        let chunk = (n + workers - 1) / workers
+                        DispatchQueue.concurrentPerform(iterations: workers) { w in
+                            let start = w * chunk, end = min(n, start + chunk)
+                            guard start < end else { return }
+                            kb_i8_dot_rows(rowsBase.pointer + start * d, end - start, d, qBase.pointer, outBase.pointer + start)
+                        }
+                    }
+                }
+            }
+            var candidates = TopK(k: max(k * Self.rescoreFactor, 100))
+            for row in 0..<n {
+                let approximate = Float(dots[row]) * scales[row]
+                if approximate >= candidates.threshold, allowed?.contains(ids[row]) ?? true {
+                    candidates.offer(id: Int64(row), score: approximate)
+                }
+            }
+            var top = TopK(k: k)
+            matrix.withUnsafeBufferPointer { m in
+                query.withUnsafeBufferPointer { q in
+                    for candidate in candidates.sorted() {
+                        let row = Int(candidate.id)
+                        let exact = cblas_sdot(Int32(d), m.baseAddress! + row * d, 1, q.baseAddress!, 1)
+                        top.offer(id: ids[row], score: exact)
+                    }
                 }
             }
             return top.sorted()

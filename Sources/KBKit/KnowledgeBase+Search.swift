@@ -62,7 +62,8 @@ extension KnowledgeBase {
                 throw KBError(.embedding, "\(embedder.id) returned no usable query vector.")
             }
             index = try vectorIndex(record)
-            vectorEntries = index!.search(vector, k: depth, allowed: allowed)
+            if query.quantized { index!.enableQuantization() }
+            vectorEntries = index!.search(vector, k: depth, allowed: allowed, quantized: query.quantized)
         }
 
         // One ordering with scores.

@@ -47,6 +47,9 @@ struct Search: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Maximal marginal relevance λ, 0…1 (1 = relevance only, lower = more varied).", valueName: "λ"))
     var diversity: Double?
 
+    @Flag(help: "Scan an int8 copy of the vectors, then rescore the best candidates exactly (faster on large indexes).")
+    var quantized = false
+
     @Option(help: "Candidates each ranking contributes before fusion.")
     var candidates = 50
 
@@ -84,6 +87,7 @@ struct Search: AsyncParsableCommand {
             search.candidates = candidates
             search.keywordWeight = keywordWeight
             search.vectorWeight = vectorWeight
+            search.quantized = quantized
             let results = try await kb.search(search)
             let hits = results.hits
             if global.json {

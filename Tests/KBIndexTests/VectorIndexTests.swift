@@ -155,3 +155,56 @@ func bruteForce(_ entries: [(id: Int64, vector: [Float])], _ query: [Float], k: 
         #expect(RankFusion.collapseNearDuplicates(items, vectors: vectors) == [1, 4])
     }
 }
+
+@Suite struct QuantizedScanTests {
+    static let data = randomVectors(count: 20_000, dimension: 384, seed: 3)
+
+    @Test func recallAt10AgainstTheExactScanIsAtLeast099WithExactScores() {
+        let index = VectorIndex(dimension: 384)
+        index.upsert(Self.data)
+        index.enableQuantization()
+        var found = 0
+        let queries = randomVectors(count: 50, dimension: 384, seed: 99).map(\.vector)
+        for query in queries {
+            let exact = index.search(query, k: 10)
+            let approximate = index.search(query, k: 10, quantized: true)
+            found += Set(exact.map(\.id)).intersection(approximate.map(\.id)).count
+            for hit in approximate {
+                let vector = index.vector(for: hit.id)!
+                let score = zip(vector, query).reduce(Float(0)) { $0 + $1.0 * $1.1 }
+                #expect(abs(score - hit.score) < 1e-4)
+            }
+        }
+        let recall = Double(found) / Double(10 * queries.count)
+        #expect(recall >= 0.99, "recall@10 \(recall)")
+    }
+
+    @Test func filtersHoldOnTheQuantizedPath() {
+        let index = VectorIndex(dimension: 384)
+        index.upsert(Self.data)
+        index.enableQuantization()
+        let allowed = Set(Self.data.enumerated().filter { $0.offset % 3 == 0 }.map(\.element.id))
+        #expect(!VectorIndex.gathers(allowed: allowed.count, of: Self.data.count))
+        let hits = index.search(Self.data[5].vector, k: 20, allowed: allowed, quantized: true)
+        #expect(hits.count == 20 && hits.allSatisfy { allowed.contains($0.id) })
+    }
+
+    @Test func theInt8CopyFollowsUpdatesAndRemovals() {
+        let small = Array(Self.data.prefix(90))
+        let index = VectorIndex(dimension: 384)
+        index.upsert(small)
+        index.enableQuantization()
+        index.remove(small.prefix(30).map(\.id))
+        let replacement = randomVectors(count: 10, dimension: 384, seed: 5)
+        index.upsert(zip(small[30..<40], replacement).map { (id: $0.id, vector: $1.vector) })
+        index.upsert([(id: 999_999, vector: replacement[9].vector)])
+        // With fewer rows than the rescoring depth, the quantized search must find the exact top 10
+        // (ids 124 and 999999 share a vector, so only their order within the tie may differ).
+        for q in replacement.prefix(5) {
+            let quantized = index.search(q.vector, k: 10, quantized: true)
+            let exact = index.search(q.vector, k: 10)
+            #expect(Set(quantized.map(\.id)) == Set(exact.map(\.id)))
+            for (a, b) in zip(quantized, exact) { #expect(abs(a.score - b.score) < 1e-5) }
+        }
+    }
+}
