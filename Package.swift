@@ -41,18 +41,20 @@ let package = Package(
             name: "KBIndex",
             dependencies: ["KBCore", "COpenBLAS", "CKBKernels", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict + [.unsafeFlags(["-Ounchecked"])]),
+        // Retrieval evaluation: BEIR datasets, trec_eval metrics, reports. Pure.
+        .target(name: "KBEval", dependencies: ["KBCore"], swiftSettings: strict),
         // The facade that the CLI and library users call.
         .target(
             name: "KBKit",
             dependencies: [
-                "KBCore", "KBIngest", "KBIndex", "KBEmbed",
+                "KBCore", "KBIngest", "KBIndex", "KBEmbed", "KBEval",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
         .executableTarget(
             name: "kb",
             dependencies: [
-                "KBCore", "KBKit",
+                "KBCore", "KBKit", "KBEval", "KBIngest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -68,6 +70,7 @@ let package = Package(
             dependencies: ["KBCore", "KBIndex", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(name: "KBEmbedTests", dependencies: ["KBCore", "KBEmbed"], resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "KBEvalTests", dependencies: ["KBCore", "KBEval"], swiftSettings: strict),
         .testTarget(name: "KBKitTests", dependencies: ["KBCore", "KBIngest", "KBKit"], swiftSettings: strict),
         .testTarget(name: "kbTests", dependencies: ["KBCore", "KBKit"], exclude: ["Snapshots"], swiftSettings: strict),
     ]

@@ -70,15 +70,17 @@ public enum RankFusion {
     }
 
     /// Drops items that repeat an earlier one: the same text once whitespace and case are
-    /// folded, or vectors at least `threshold` similar. Keeps the first (best-ranked).
+    /// folded, or vectors at least `threshold` similar. Keeps the first (best-ranked), and stops
+    /// once `limit` items are kept (the vector check costs one dot product per kept item).
     public static func collapseNearDuplicates(
-        _ items: [(id: Int64, text: String)], vectors: [Int64: [Float]], threshold: Float = 0.98
+        _ items: [(id: Int64, text: String)], vectors: [Int64: [Float]], threshold: Float = 0.98, limit: Int = .max
     ) -> [Int64] {
-        var keptTexts = Set<String>()
+        var keptTexts = Set<UInt64>()
         var keptVectors: [[Float]] = []
         var kept: [Int64] = []
         for item in items {
-            let folded = item.text.lowercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            if kept.count >= limit { break }
+            let folded = foldedHash(item.text)
             if keptTexts.contains(folded) { continue }
             if let v = vectors[item.id], keptVectors.contains(where: { dot($0, v) >= threshold }) { continue }
             keptTexts.insert(folded)
@@ -86,6 +88,28 @@ public enum RankFusion {
             kept.append(item.id)
         }
         return kept
+    }
+
+    /// FNV-1a hash of the text's UTF-8 bytes with ASCII letters lower-cased and runs of ASCII
+    /// whitespace folded to one space (trimmed at both ends). Cheap: no Unicode tables.
+    static func foldedHash(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf29ce484222325
+        var pendingSpace = false
+        var started = false
+        for var byte in text.utf8 {
+            if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0C {
+                pendingSpace = started
+                continue
+            }
+            if pendingSpace {
+                hash = (hash ^ 0x20) &* 0x100000001b3
+                pendingSpace = false
+            }
+            if byte >= 0x41 && byte <= 0x5A { byte += 0x20 }
+            hash = (hash ^ UInt64(byte)) &* 0x100000001b3
+            started = true
+        }
+        return hash
     }
 
     static func dot(_ a: [Float], _ b: [Float]) -> Float {

@@ -9,34 +9,59 @@ extension SQLiteStore {
     /// Keyword search with FTS5 bm25. Filters (tags, kinds, source prefixes) apply before the
     /// limit, so a filtered search returns `limit` hits whenever that many match.
     public func keywordSearch(_ query: SearchQuery) throws -> [SearchHit] {
+        let ranking = try keywordRanking(query, limit: query.limit)
+        let hits = try self.hits(for: ranking.map(\.id), highlighting: query.text)
+        return ranking.enumerated().compactMap { index, entry in
+            guard var hit = hits[entry.id] else { return nil }
+            hit.rank = index + 1
+            hit.score = entry.score
+            return hit
+        }
+    }
+
+    /// Snippet ids and scores (negated bm25, higher is better) of the best keyword matches.
+    public func keywordRanking(_ query: SearchQuery, limit: Int) throws -> [(id: Int64, score: Double)] {
         guard let match = KeywordQuery.match(for: query.text) else {
             throw KBError(.invalidArgument, "The query \"\(query.text)\" has no words to search for. Type some words.")
         }
-        guard query.limit > 0 else { return [] }
-        var sql = """
-            SELECT sn.id, sn.ordinal, sn.text, sn.start_offset, sn.end_offset, sn.heading_path,
-                   sn.page_start, sn.page_end, sn.page_label_start, sn.page_label_end,
-                   so.path, so.title, so.kind,
-                   bm25(snippets_fts, \(Self.bm25Weights)) AS rank,
-                   snippet(snippets_fts, 0, '**', '**', '…', 32) AS excerpt
+        guard limit > 0 else { return [] }
+        let filtered = !query.tags.isEmpty || !query.kinds.isEmpty || !query.sourcePrefixes.isEmpty
+        // Join snippets and sources only when a filter needs them: the joins cost a lookup per match.
+        var sql = filtered ? """
+            SELECT sn.id, bm25(snippets_fts, \(Self.bm25Weights)) AS rank
             FROM snippets_fts
             JOIN snippets sn ON sn.id = snippets_fts.rowid
             JOIN sources so ON so.id = sn.source_id
             WHERE snippets_fts MATCH ?
+            """ : """
+            SELECT snippets_fts.rowid, bm25(snippets_fts, \(Self.bm25Weights)) AS rank
+            FROM snippets_fts WHERE snippets_fts MATCH ?
             """
         var arguments: StatementArguments = [match]
         appendFilters(query, to: &sql, arguments: &arguments)
-        sql += " ORDER BY rank, sn.id LIMIT ?"
-        arguments += [query.limit]
-
-        let finalSQL = sql
-        let finalArguments = arguments
+        sql += filtered ? " ORDER BY rank, sn.id LIMIT ?" : " ORDER BY rank, snippets_fts.rowid LIMIT ?"
+        arguments += [limit]
+        let finalSQL = sql, finalArguments = arguments
         return try read { db in
-            let rows = try Row.fetchAll(db, sql: finalSQL, arguments: finalArguments)
-            let tags = try Self.tags(ofSnippets: rows.map { $0[0] as Int64 }, in: db)
-            return rows.enumerated().map { index, row in
-                Self.hit(row, rank: index + 1, score: -(row["rank"] as Double), tags: tags)
+            try Row.fetchAll(db, sql: finalSQL, arguments: finalArguments).map { ($0[0], -($0[1] as Double)) }
+        }
+    }
+
+    /// Source path and text of snippets: what grouping and near-duplicate checks need.
+    public func snippetSummaries(_ ids: [Int64]) throws -> [Int64: (sourcePath: String, text: String)] {
+        guard !ids.isEmpty else { return [:] }
+        return try read { db in
+            var result: [Int64: (String, String)] = [:]
+            for chunk in stride(from: 0, to: ids.count, by: 500) {
+                let part = Array(ids[chunk..<min(chunk + 500, ids.count)])
+                for row in try Row.fetchAll(db, sql: """
+                    SELECT sn.id, so.path, sn.text FROM snippets sn JOIN sources so ON so.id = sn.source_id
+                    WHERE sn.id IN (\(part.map { _ in "?" }.joined(separator: ",")))
+                    """, arguments: StatementArguments(part)) {
+                    result[row[0]] = (row[1], row[2])
+                }
             }
+            return result
         }
     }
 

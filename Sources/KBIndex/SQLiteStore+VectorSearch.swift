@@ -78,23 +78,36 @@ extension SQLiteStore {
         return try read { db in Set(try Int64.fetchAll(db, sql: finalSQL, arguments: finalArguments)) }
     }
 
-    /// Hits for snippet ids (score and rank left at 0), with the snippet text as excerpt.
-    public func hits(for ids: [Int64]) throws -> [Int64: SearchHit] {
+    /// Hits for snippet ids (score and rank left at 0). With `highlighting`, snippets that match
+    /// its words get an FTS5 excerpt with the matches in `**`; others show their text.
+    public func hits(for ids: [Int64], highlighting text: String? = nil) throws -> [Int64: SearchHit] {
         guard !ids.isEmpty else { return [:] }
+        let match = text.flatMap(KeywordQuery.match(for:))
         return try read { db in
             var result: [Int64: SearchHit] = [:]
             for chunk in stride(from: 0, to: ids.count, by: 500) {
                 let part = Array(ids[chunk..<min(chunk + 500, ids.count)])
+                let placeholders = part.map { _ in "?" }.joined(separator: ",")
                 let rows = try Row.fetchAll(db, sql: """
                     SELECT sn.id, sn.ordinal, sn.text, sn.start_offset, sn.end_offset, sn.heading_path,
                            sn.page_start, sn.page_end, sn.page_label_start, sn.page_label_end,
                            so.path, so.title, so.kind, sn.text AS excerpt
                     FROM snippets sn JOIN sources so ON so.id = sn.source_id
-                    WHERE sn.id IN (\(part.map { _ in "?" }.joined(separator: ",")))
+                    WHERE sn.id IN (\(placeholders))
                     """, arguments: StatementArguments(part))
+                var excerpts: [Int64: String] = [:]
+                if let match {
+                    for row in try Row.fetchAll(db, sql: """
+                        SELECT rowid, snippet(snippets_fts, 0, '**', '**', '…', 32) FROM snippets_fts
+                        WHERE snippets_fts MATCH ? AND rowid IN (\(placeholders))
+                        """, arguments: StatementArguments([match]) + StatementArguments(part)) {
+                        if let excerpt = row[1] as String?, excerpt.contains("**") { excerpts[row[0]] = excerpt }
+                    }
+                }
                 let tags = try Self.tags(ofSnippets: part, in: db)
                 for row in rows {
-                    let hit = Self.hit(row, rank: 0, score: 0, tags: tags)
+                    var hit = Self.hit(row, rank: 0, score: 0, tags: tags)
+                    if let excerpt = excerpts[hit.snippetID] { hit.excerpt = excerpt }
                     result[hit.snippetID] = hit
                 }
             }

@@ -43,14 +43,12 @@ extension KnowledgeBase {
         if query.groupBySource || query.diversity != nil { depth = max(depth, query.limit * 5) }
         let allowed = try store.filteredSnippetIDs(query)
 
-        var keywordHits: [SearchHit] = []
+        var keywordRanking: [(id: Int64, score: Double)] = []
         if mode != .vector {
-            var keywordQuery = query
-            keywordQuery.limit = depth
             do {
-                keywordHits = try store.keywordSearch(keywordQuery)
+                keywordRanking = try store.keywordRanking(query, limit: depth)
             } catch let error as KBError where error.code == .invalidArgument && mode == .hybrid {
-                keywordHits = []   // no words to match; the vector ranking still runs
+                keywordRanking = []   // no words to match; the vector ranking still runs
             }
         }
         var vectorEntries: [TopK.Entry] = []
@@ -69,37 +67,38 @@ extension KnowledgeBase {
         // One ordering with scores.
         var ordered: [(id: Int64, score: Double)]
         switch mode {
-        case .keyword: ordered = keywordHits.map { ($0.snippetID, $0.score) }
+        case .keyword: ordered = keywordRanking
         case .vector: ordered = vectorEntries.map { ($0.id, Double($0.score)) }
         case .hybrid:
             ordered = RankFusion.reciprocalRank(
-                [keywordHits.map(\.snippetID), vectorEntries.map(\.id)],
+                [keywordRanking.map(\.id), vectorEntries.map(\.id)],
                 weights: [query.keywordWeight, query.vectorWeight]).map { ($0.id, $0.score) }
         }
-        var hitsByID = Dictionary(keywordHits.map { ($0.snippetID, $0) }, uniquingKeysWith: { a, _ in a })
-        let missing = ordered.map(\.id).filter { hitsByID[$0] == nil }
-        for (id, hit) in try store.hits(for: missing) { hitsByID[id] = hit }
-        ordered = ordered.filter { hitsByID[$0.id] != nil }
-
-        if index == nil, let record, hasVectors, searchState.lock.withLock({ searchState.index != nil && searchState.record == record }) {
-            index = try? vectorIndex(record)
+        let summaries = try store.snippetSummaries(ordered.map(\.id))
+        ordered = ordered.filter { summaries[$0.id] != nil }
+        if query.groupBySource {
+            var seen = Set<String>()
+            ordered = ordered.filter { seen.insert(summaries[$0.id]!.sourcePath).inserted }
         }
+
+        // Keyword mode compares texts only; the vector modes also compare vectors. (A mode's results
+        // must not depend on whether an earlier search happened to load the vectors.)
         var vectors: [Int64: [Float]] = [:]
         if let index { for (id, _) in ordered { vectors[id] = index.vector(for: id) } }
 
-        let kept = Set(RankFusion.collapseNearDuplicates(ordered.map { ($0.id, hitsByID[$0.id]!.snippet.text) }, vectors: vectors))
+        // Near-duplicates go (keeping enough candidates for diversity to choose from).
+        let wanted = query.diversity == nil ? query.limit : max(query.limit, query.candidates)
+        let kept = Set(RankFusion.collapseNearDuplicates(ordered.map { ($0.id, summaries[$0.id]!.text) }, vectors: vectors, limit: wanted))
         ordered = ordered.filter { kept.contains($0.id) }
-        if query.groupBySource {
-            var seen = Set<String>()
-            ordered = ordered.filter { seen.insert(hitsByID[$0.id]!.sourcePath).inserted }
-        }
         if let lambda = query.diversity {
             let scores = Dictionary(uniqueKeysWithValues: ordered.map { ($0.id, $0.score) })
             let picked = RankFusion.maximalMarginalRelevance(ordered.map { ($0.id, $0.score) }, vectors: vectors, lambda: lambda, k: query.limit)
             ordered = picked.map { ($0, scores[$0]!) }
         }
-        let hits = ordered.prefix(query.limit).enumerated().map { i, entry in
-            var hit = hitsByID[entry.id]!
+        let final = Array(ordered.prefix(query.limit))
+        let hitsByID = try store.hits(for: final.map(\.id), highlighting: mode == .vector || !query.excerpts ? nil : query.text)
+        let hits = final.enumerated().compactMap { i, entry -> SearchHit? in
+            guard var hit = hitsByID[entry.id] else { return nil }
             hit.rank = i + 1
             hit.score = entry.score
             return hit

@@ -144,37 +144,8 @@ public final class KnowledgeBase: Sendable {
         }
 
         // 2. Embed and write, a group of files at a time; each file in its own transaction.
-        let totalSnippets = changed.reduce(0) { $0 + $1.document.snippets.count }
-        var doneSnippets = 0
-        var group: [(candidate: FileScanner.Candidate, document: SourceDocument)] = []
-        var groupSnippets = 0
-        func flush() async {
-            guard !group.isEmpty else { return }
-            progress(IngestProgress(phase: .embedding, done: doneSnippets, total: totalSnippets, current: group[0].candidate.displayName))
-            let vectors = await embedGroup(group.map(\.document), embedder: embedder, record: record)
-            for ((candidate, document), result) in zip(group, vectors) {
-                do {
-                    let documentVectors = try result.get()
-                    let effect = try store.replace(document, vectors: documentVectors, embedder: record)
-                    followWrite(effect, vectors: documentVectors, record: record)
-                    if known[candidate.path] == nil { report.added += 1 } else { report.updated += 1 }
-                    report.snippets += document.snippets.count
-                    report.warnings += document.warnings
-                } catch {
-                    report.failed.append(.init(path: candidate.displayName, message: "\(error)"))
-                }
-                doneSnippets += document.snippets.count
-            }
-            progress(IngestProgress(phase: .embedding, done: doneSnippets, total: totalSnippets, current: group.last!.candidate.displayName))
-            group.removeAll()
-            groupSnippets = 0
-        }
-        for item in changed {
-            group.append(item)
-            groupSnippets += item.document.snippets.count
-            if groupSnippets >= 256 { await flush() }
-        }
-        await flush()
+        await write(changed.map { (name: $0.candidate.displayName, document: $0.document, isNew: known[$0.candidate.path] == nil) },
+                    embedder: embedder, record: record, into: &report, progress: progress)
 
         // Sources the index holds whose files are gone: under scanned folders, or named directly.
         let seen = Set(scan.files.map(\.path))
@@ -207,6 +178,43 @@ public final class KnowledgeBase: Sendable {
         try? store.deleteUnusedTags()
         report.seconds = Date().timeIntervalSince(started)
         return report
+    }
+
+    /// Embeds (in groups of about 256 snippets) and stores documents, each in its own transaction,
+    /// counting what happened into `report`. A failure leaves that document's source as it was.
+    func write(
+        _ documents: [(name: String, document: SourceDocument, isNew: Bool)], embedder: (any Embedder)?, record: EmbedderRecord,
+        into report: inout IngestReport, progress: @Sendable (IngestProgress) -> Void
+    ) async {
+        let totalSnippets = documents.reduce(0) { $0 + $1.document.snippets.count }
+        var doneSnippets = 0
+        var start = 0
+        while start < documents.count {
+            var end = start
+            var snippets = 0
+            while end < documents.count && (snippets < 256 || end == start) {
+                snippets += documents[end].document.snippets.count
+                end += 1
+            }
+            let group = documents[start..<end]
+            progress(IngestProgress(phase: .embedding, done: doneSnippets, total: totalSnippets, current: group.first!.name))
+            let vectors = await embedGroup(group.map(\.document), embedder: embedder, record: record)
+            for (item, result) in zip(group, vectors) {
+                do {
+                    let documentVectors = try result.get()
+                    let effect = try store.replace(item.document, vectors: documentVectors, embedder: record)
+                    followWrite(effect, vectors: documentVectors, record: record)
+                    if item.isNew { report.added += 1 } else { report.updated += 1 }
+                    report.snippets += item.document.snippets.count
+                    report.warnings += item.document.warnings
+                } catch {
+                    report.failed.append(.init(path: item.name, message: "\(error)"))
+                }
+                doneSnippets += item.document.snippets.count
+            }
+            progress(IngestProgress(phase: .embedding, done: doneSnippets, total: totalSnippets, current: group.last!.name))
+            start = end
+        }
     }
 
     /// Vectors for each document of a group (nil entries for a keyword-only index), reusing
@@ -269,6 +277,9 @@ public final class KnowledgeBase: Sendable {
     }
 
     // MARK: - Search and listing
+
+    /// An absolute, standardised path (`~` expanded, relative to the current folder).
+    public static func absolutePath(_ path: String) -> String { FileScanner.absolute(path) }
 
     /// Turns a `--source` argument into the absolute prefix stored paths are matched with:
     /// a folder matches the files inside it, anything else is a plain path prefix.
