@@ -212,3 +212,51 @@ import Testing
         #expect(Set(paths).count == paths.count)
     }
 }
+
+@Suite struct EvalEndToEndTests {
+    func tinyDataset(_ cli: CLI) throws {
+        try cli.write("tiny/corpus.jsonl", """
+            {"_id": "venus", "title": "Venus", "text": "Venus rules love, beauty and money."}
+            {"_id": "saturn", "title": "Saturn", "text": "Saturn rules discipline, time and limits."}
+            {"_id": "mars", "title": "Mars", "text": "Mars rules courage, conflict and drive."}
+            """)
+        try cli.write("tiny/queries.jsonl", """
+            {"_id": "1", "text": "love and money"}
+            {"_id": "2", "text": "discipline and limits"}
+            {"_id": "3", "text": "nothing relevant"}
+            """)
+        try cli.write("tiny/qrels/test.tsv", "query-id\tcorpus-id\tscore\n1\tvenus\t2\n2\tsaturn\t1\n3\tmars\t0\n")
+    }
+
+    @Test func evalReportsMetricsWritesRunFilesAndReportsAndGates() throws {
+        let cli = try CLI()
+        try tinyDataset(cli)
+        let result = try cli.run("eval", "tiny", "--mode", "all", "--embedder", "hashing", "--json",
+                                 "--run-file", "run.txt", "--report", "report", "--db", "eval.sqlite")
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["queries"] as? Int == 2 && object["skippedQueries"] as? Int == 1)
+        let modes = try #require(object["modes"] as? [[String: Any]])
+        #expect(modes.map { $0["mode"] as? String } == ["hybrid", "vector", "keyword"])
+        #expect(modes.allSatisfy { (($0["metrics"] as? [String: Double])?["ndcg@10"] ?? 0) == 1 })
+        let run = try String(contentsOf: cli.workdir.appendingPathComponent("run.txt.keyword"), encoding: .utf8)
+        #expect(run.hasPrefix("1 Q0 venus 1 "))
+        #expect(FileManager.default.fileExists(atPath: cli.workdir.appendingPathComponent("report/report.md").path))
+        #expect(FileManager.default.fileExists(atPath: cli.workdir.appendingPathComponent("report/ndcg.svg").path))
+
+        // A re-run reuses the index; a baseline shows deltas; the gate fails the run.
+        try result.stdout.write(to: cli.workdir.appendingPathComponent("base.json"), atomically: true, encoding: .utf8)
+        let gated = try cli.run("eval", "tiny", "--mode", "keyword", "--db", "eval.sqlite", "--baseline", "base.json",
+                                "--fail-below", "ndcg@10=1.01")
+        #expect(gated.status == 1)
+        #expect(gated.stdout.contains("1.0000 (+0.0000)"))
+        #expect(gated.stderr.contains("below threshold: keyword: ndcg@10 = 1.0000 is below 1.0100"))
+    }
+
+    @Test func aMissingDatasetIsAClearError() throws {
+        let cli = try CLI()
+        let result = try cli.run("eval", "nowhere", "--embedder", "hashing")
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("No qrels for split 'test'"))
+    }
+}
