@@ -7,6 +7,8 @@
 # For each N: single-query latency (median, p95 over 200 queries, top-10), batch throughput
 # (batches of 64), kb's load time from SQLite and resident memory against the raw matrix, and
 # agreement of kb's top-10 with numpy's. numpy and faiss-cpu come from PyPI in .venv-bench.
+# With KB_RECALL_INDEX=index.sqlite KB_RECALL_QUERIES=queries.jsonl it also measures the int8
+# scan's recall@10 on real embeddings (e.g. the SciFact index scripts/eval.sh keeps).
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
 THREADS="${THREADS:-2}"
@@ -48,3 +50,9 @@ print(f"  kb int8 scan + float32 rescoring: median {kb['quantized_single_ms_medi
 PY
     rm -rf "$WORK"
 done
+
+# The int8 scan on real embeddings: an index built by kb (e.g. by scripts/eval.sh) and real queries.
+if [ -n "${KB_RECALL_INDEX:-}" ] && [ -n "${KB_RECALL_QUERIES:-}" ]; then
+    say "int8 recall@10 on real embeddings: $KB_RECALL_INDEX"
+    .build/release/kb-bench quantized-recall "$KB_RECALL_INDEX" "$KB_RECALL_QUERIES"
+fi

@@ -2,6 +2,7 @@
 //
 //   kb-bench embed PASSAGES.txt SENTENCES.txt     (one text per line)
 //   kb-bench search N WORKDIR                     (writes WORKDIR/vectors.f32 and queries.f32 for the reference)
+//   kb-bench quantized-recall INDEX.sqlite QUERIES.jsonl   (int8 scan recall@10 on real embeddings)
 import COpenBLAS
 import Foundation
 import GRDB
@@ -176,6 +177,30 @@ func benchSearch(count: Int, workdir: String) throws -> [String: Any] {
     ]
 }
 
+/// Recall@10 of the int8 scan against the exact scan on a real index's vectors, with real queries.
+func benchQuantizedRecall(index path: String, queriesFile: String) async throws -> [String: Any] {
+    let store = try SQLiteStore.open(at: path, create: false)
+    guard let record = try store.embedderRecord(), record.dimension > 0 else {
+        throw KBError(.invalidArgument, "\(path) has no vectors.")
+    }
+    let loaded = try store.loadVectors(embedder: record)
+    let index = VectorIndex(dimension: record.dimension)
+    index.reset(ids: loaded.ids, matrix: loaded.matrix)
+    index.enableQuantization()
+    let texts = lines(queriesFile).compactMap { line -> String? in
+        (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["text"] as? String
+    }
+    let embedder = try BERTEmbedder.installed()
+    let queries = embedder.embedNow(texts, role: .query)
+    var found = 0
+    for q in queries {
+        let exact = Set(index.search(q, k: 10).map(\.id))
+        found += Set(index.search(q, k: 10, quantized: true).map(\.id)).intersection(exact).count
+    }
+    return ["index": path, "vectors": loaded.ids.count, "queries": queries.count, "embedder": record.name,
+            "quantized_recall_at_10": Double(found) / Double(10 * max(1, queries.count))]
+}
+
 let arguments = CommandLine.arguments.dropFirst()
 do {
     switch arguments.first {
@@ -183,6 +208,9 @@ do {
         let output = try benchEmbed(passagesFile: arguments[arguments.startIndex + 1], sentencesFile: arguments[arguments.startIndex + 2])
         let data = try JSONSerialization.data(withJSONObject: output, options: [.prettyPrinted, .sortedKeys])
         print(String(decoding: data, as: UTF8.self))
+    case "quantized-recall" where arguments.count == 3:
+        let output = try await benchQuantizedRecall(index: arguments[arguments.startIndex + 1], queriesFile: arguments[arguments.startIndex + 2])
+        print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
     case "search" where arguments.count == 3:
         guard let count = Int(arguments[arguments.startIndex + 1]), count > 0 else { throw KBError(.invalidArgument, "N must be a positive count") }
         let output = try benchSearch(count: count, workdir: arguments[arguments.startIndex + 2])
