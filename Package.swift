@@ -25,10 +25,15 @@ let package = Package(
         // Loaders, chunker, tagger: pure functions of their input.
         .target(
             name: "KBIngest",
-            dependencies: ["KBCore", .product(name: "Yams", package: "Yams")],
+            dependencies: ["KBCore", "CPoppler", .product(name: "Yams", package: "Yams")],
             swiftSettings: strict),
         // OpenBLAS's CBLAS interface (libopenblas-dev). KBEmbed (the model) and KBIndex (the vector scan) use it.
         .systemLibrary(name: "COpenBLAS", providers: [.apt(["libopenblas-dev"])]),
+        // A plain C interface over poppler-cpp (libpoppler-cpp-dev). Only KBIngest imports it.
+        .target(
+            name: "CPoppler",
+            cxxSettings: [.unsafeFlags(["-std=c++17"])],
+            linkerSettings: [.linkedLibrary("poppler-cpp"), .linkedLibrary("stdc++")]),
         // int8 kernels in C (clang vectorises them; Swift's SIMD widening does not). Only KBIndex imports it.
         .target(name: "CKBKernels", cSettings: [.unsafeFlags(["-O3"])]),
         // Embedders: the native BERT model on OpenBLAS.

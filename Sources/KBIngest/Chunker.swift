@@ -36,12 +36,14 @@ public struct Chunker: Sendable, Hashable {
         self.overlapCharacters = overlap
     }
 
-    public func chunk(_ scalars: [Unicode.Scalar], sections: [TextSection]) -> [Span] {
+    /// - Parameter lineBreaksEndSentences: true for notes, where a line break ends a list item or
+    ///   a line of code; false for PDF text, where lines wrap inside sentences.
+    public func chunk(_ scalars: [Unicode.Scalar], sections: [TextSection], lineBreaksEndSentences: Bool = true) -> [Span] {
         var spans: [Span] = []
         for section in sections {
             var units: [Range<Int>] = []
             for block in section.blocks {
-                appendUnits(of: block, level: .block, scalars, into: &units)
+                appendUnits(of: block, level: .block, scalars, lineBreaks: lineBreaksEndSentences, into: &units)
             }
             for range in pack(units, scalars) {
                 spans.append(Span(range: range, headingPath: section.headingPath))
@@ -53,15 +55,15 @@ public struct Chunker: Sendable, Hashable {
     private enum Level { case block, sentence, word }
 
     /// Breaks a range into pieces no longer than the target, going one level finer only when needed.
-    private func appendUnits(of range: Range<Int>, level: Level, _ scalars: [Unicode.Scalar], into units: inout [Range<Int>]) {
+    private func appendUnits(of range: Range<Int>, level: Level, _ scalars: [Unicode.Scalar], lineBreaks: Bool, into units: inout [Range<Int>]) {
         if range.count <= targetCharacters {
             units.append(range)
             return
         }
         switch level {
         case .block:
-            for sentence in sentences(in: range, scalars) {
-                appendUnits(of: sentence, level: .sentence, scalars, into: &units)
+            for sentence in sentences(in: range, scalars, lineBreaks: lineBreaks) {
+                appendUnits(of: sentence, level: .sentence, scalars, lineBreaks: lineBreaks, into: &units)
             }
         case .sentence:
             units += words(in: range, scalars)
@@ -109,7 +111,7 @@ public struct Chunker: Sendable, Hashable {
 
     /// Sentences (and lines) of a range, trimmed. A sentence ends after a terminator, and any
     /// closing quotes or brackets, that is followed by whitespace; a line break also ends one.
-    func sentences(in range: Range<Int>, _ scalars: [Unicode.Scalar]) -> [Range<Int>] {
+    func sentences(in range: Range<Int>, _ scalars: [Unicode.Scalar], lineBreaks: Bool = true) -> [Range<Int>] {
         var result: [Range<Int>] = []
         var start = range.lowerBound
         var i = range.lowerBound
@@ -119,7 +121,7 @@ public struct Chunker: Sendable, Hashable {
         }
         while i < range.upperBound {
             let c = scalars[i]
-            if c == "\n" || c == "\r" {
+            if lineBreaks && (c == "\n" || c == "\r") {
                 emit(i)
                 i += 1
                 continue

@@ -8,6 +8,8 @@ public struct IngestOptions: Sendable {
     public var tags: [Tag] = []
     /// Rules that tag snippets by their words (`--tags-from`). The default is none.
     public var vocabulary: TagVocabulary?
+    /// Opens encrypted PDFs (`--password`). The default is none.
+    public var password: String?
 
     public init(chunker: Chunker? = nil, tags: [Tag] = [], vocabulary: TagVocabulary? = nil) {
         self.chunker = chunker ?? (try! Chunker())
@@ -20,13 +22,15 @@ public struct IngestOptions: Sendable {
 public enum FileTypes {
     public static let markdown: Set<String> = ["md", "markdown"]
     public static let text: Set<String> = ["txt"]
+    public static let pdf: Set<String> = ["pdf"]
 
     /// The kind of source a file with this extension becomes, or nil if kb does not read it.
     public static func kind(forExtension ext: String) -> SourceKind? {
         let e = ext.lowercased()
         if markdown.contains(e) || text.contains(e) { return .note }
+        if pdf.contains(e) { return .pdf }
         return nil
     }
 
-    public static var supportedList: String { ".md, .markdown, .txt" }
+    public static var supportedList: String { ".md, .markdown, .txt, .pdf" }
 }

@@ -1,7 +1,7 @@
 import Foundation
 public import KBCore
 import KBEmbed
-public import KBIndex
+import KBIndex
 
 /// What searches of one knowledge base keep between calls: the query embedder and the vectors
 /// in memory, with the index generation they reflect.

@@ -52,8 +52,17 @@ public final class KnowledgeBase: Sendable {
             throw KBError(.unsupportedFileType, "\(file): kb does not read .\(ext) files; it reads \(FileTypes.supportedList).")
         }
         let (data, modified) = try readFile(path, displayName: file)
-        return try NoteLoader(options: options).load(
-            data, path: path, displayName: file, contentHash: contentHash(data), modifiedAt: modified)
+        return try loadDocument(data, path: path, displayName: file, contentHash: contentHash(data), modifiedAt: modified, options: options)
+    }
+
+    /// Parses one file with the loader its extension calls for.
+    static func loadDocument(_ data: Data, path: String, displayName: String, contentHash: String, modifiedAt: Date?,
+                             options: IngestOptions) throws -> SourceDocument {
+        if FileTypes.kind(forExtension: URL(fileURLWithPath: path).pathExtension) == .pdf {
+            return try PDFLoader(options: options, password: options.password)
+                .load(path: path, displayName: displayName, contentHash: contentHash, size: data.count, modifiedAt: modifiedAt)
+        }
+        return try NoteLoader(options: options).load(data, path: path, displayName: displayName, contentHash: contentHash, modifiedAt: modifiedAt)
     }
 
     static func readFile(_ path: String, displayName: String) throws -> (Data, Date?) {
@@ -128,13 +137,12 @@ public final class KnowledgeBase: Sendable {
         }
 
         // 1. Read, hash and parse on all cores; keep what changed.
-        let loader = NoteLoader(options: options)
         var changed: [(candidate: FileScanner.Candidate, document: SourceDocument)] = []
         let batchSize = 64
         for batchStart in stride(from: 0, to: scan.files.count, by: batchSize) {
             let batch = Array(scan.files[batchStart..<min(batchStart + batchSize, scan.files.count)])
             progress(IngestProgress(phase: .reading, done: batchStart, total: scan.files.count, current: batch[0].displayName))
-            for (candidate, outcome) in zip(batch, Self.load(batch, loader: loader, known: known)) {
+            for (candidate, outcome) in zip(batch, Self.load(batch, options: options, known: known)) {
                 switch outcome {
                 case .unchanged: report.unchanged += 1
                 case .failed(let message): report.failed.append(.init(path: candidate.displayName, message: message))
@@ -253,7 +261,7 @@ public final class KnowledgeBase: Sendable {
     }
 
     /// Reads, hashes and parses a batch of files on all cores.
-    static func load(_ batch: [FileScanner.Candidate], loader: NoteLoader, known: [String: String]) -> [LoadOutcome] {
+    static func load(_ batch: [FileScanner.Candidate], options: IngestOptions, known: [String: String]) -> [LoadOutcome] {
         let results = UnsafeResults<LoadOutcome>(count: batch.count, initial: .unchanged)
         DispatchQueue.concurrentPerform(iterations: batch.count) { index in
             let candidate = batch[index]
@@ -264,9 +272,9 @@ public final class KnowledgeBase: Sendable {
                 if known[candidate.path] == hash {
                     outcome = .unchanged
                 } else {
-                    outcome = .loaded(try loader.load(
+                    outcome = .loaded(try loadDocument(
                         data, path: candidate.path, displayName: candidate.displayName,
-                        contentHash: hash, modifiedAt: modified))
+                        contentHash: hash, modifiedAt: modified, options: options))
                 }
             } catch {
                 outcome = .failed("\(error)")

@@ -5,7 +5,7 @@ import KBKit
 
 struct Ingest: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Add or update notes (.md, .markdown, .txt) from files and folders.",
+        abstract: "Add or update notes (.md, .markdown, .txt) and books (.pdf) from files and folders.",
         discussion: """
             Folders are read recursively; hidden files are skipped. Unchanged files (same content hash) \
             are not read again. Each file is stored in its own transaction: a bad file fails alone and \

@@ -18,6 +18,9 @@ struct IngestOptionGroup: ParsableArguments {
     @Option(name: .customLong("chunk-overlap"), help: "Characters a snippet repeats from the previous one (default: a tenth of the chunk size).")
     var chunkOverlap: Int?
 
+    @Option(help: ArgumentHelp("The password of encrypted PDFs.", valueName: "password"))
+    var password: String?
+
     func validate() throws {
         guard chunkSize >= Chunker.minimumTarget else {
             throw ValidationError("--chunk-size must be at least \(Chunker.minimumTarget).")
@@ -36,6 +39,8 @@ struct IngestOptionGroup: ParsableArguments {
             }
             vocabulary = try TagVocabulary(yaml: yaml, name: file)
         }
-        return IngestOptions(chunker: chunker, tags: tags.map { Tag($0) }, vocabulary: vocabulary)
+        var options = IngestOptions(chunker: chunker, tags: tags.map { Tag($0) }, vocabulary: vocabulary)
+        options.password = password
+        return options
     }
 }

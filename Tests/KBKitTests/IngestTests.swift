@@ -81,7 +81,7 @@ struct Workspace {
         let report = await kb.ingest([ws.path("nope.md"), ws.path("doc.docx")], options: IngestOptions())
         #expect(report.failed.map(\.message) == [
             "No such file or folder: \(ws.path("nope.md")). Check the path.",
-            "\(ws.path("doc.docx")): kb does not read .docx files; it reads .md, .markdown, .txt.",
+            "\(ws.path("doc.docx")): kb does not read .docx files; it reads .md, .markdown, .txt, .pdf.",
         ])
         #expect(try kb.status().sources == 0)
     }

@@ -1,0 +1,52 @@
+#ifndef KB_POPPLER_H
+#define KB_POPPLER_H
+// A plain C interface over poppler-cpp, so that no Swift code sees a C++ type.
+// Every function catches C++ exceptions; failures come back as status values or NULL.
+// Strings returned are UTF-8, allocated with malloc; free them with kb_pdf_free.
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kb_pdf kb_pdf;
+
+typedef enum {
+    KB_PDF_OK = 0,
+    /// The file could not be opened or parsed (missing, damaged, truncated, not a PDF).
+    KB_PDF_DAMAGED = 1,
+    /// The document is encrypted and the password (or its absence) does not open it.
+    KB_PDF_LOCKED = 2,
+    /// Something unexpected inside poppler.
+    KB_PDF_INTERNAL = 3,
+} kb_pdf_status;
+
+/// Opens a PDF; `password` may be NULL. On failure returns NULL and sets *status.
+kb_pdf *kb_pdf_open(const char *path, const char *password, kb_pdf_status *status);
+void kb_pdf_close(kb_pdf *pdf);
+
+int kb_pdf_page_count(const kb_pdf *pdf);
+/// Whether the document is encrypted (it may still have opened, e.g. with an empty user password).
+int kb_pdf_is_encrypted(const kb_pdf *pdf);
+/// The text of a page (0-based) in reading order, not physical layout. NULL on failure.
+char *kb_pdf_page_text(const kb_pdf *pdf, int index);
+/// The printed label of a page ("xii", "217"); empty when the PDF defines none. NULL on failure.
+char *kb_pdf_page_label(const kb_pdf *pdf, int index);
+/// A document information entry: "Title", "Author", "Subject", "Keywords". NULL if absent.
+char *kb_pdf_info(const kb_pdf *pdf, const char *key);
+/// The creation date as seconds since 1970, or -1.
+long long kb_pdf_creation_date(const kb_pdf *pdf);
+
+/// The words set in the largest font on the first `max_pages` pages (in reading order, at most
+/// 30 words): the document's most prominent heading, usually its title. NULL if none.
+char *kb_pdf_largest_text(const kb_pdf *pdf, int max_pages);
+
+/// The outline (bookmarks), flattened depth-first: count, then each item's level (1 = top) and title.
+int kb_pdf_outline_count(const kb_pdf *pdf);
+int kb_pdf_outline_level(const kb_pdf *pdf, int index);
+char *kb_pdf_outline_title(const kb_pdf *pdf, int index);
+
+void kb_pdf_free(void *pointer);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

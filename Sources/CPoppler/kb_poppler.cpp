@@ -1,0 +1,177 @@
+#include "kb_poppler.h"
+
+#include <poppler/cpp/poppler-document.h>
+#include <poppler/cpp/poppler-global.h>
+#include <poppler/cpp/poppler-page.h>
+#include <poppler/cpp/poppler-toc.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct kb_pdf {
+    std::unique_ptr<poppler::document> document;
+    std::vector<std::pair<int, std::string>> outline;
+};
+
+namespace {
+
+void silent(const std::string &, void *) {}
+
+char *copy(const std::string &text) {
+    char *out = static_cast<char *>(std::malloc(text.size() + 1));
+    if (!out) return nullptr;
+    std::memcpy(out, text.data(), text.size());
+    out[text.size()] = 0;
+    return out;
+}
+
+std::string utf8(const poppler::ustring &text) {
+    poppler::byte_array bytes = text.to_utf8();
+    return std::string(bytes.begin(), bytes.end());
+}
+
+void flatten(const poppler::toc_item *item, int level, std::vector<std::pair<int, std::string>> &out) {
+    for (poppler::toc_item *child : item->children()) {
+        out.emplace_back(level, utf8(child->title()));
+        flatten(child, level + 1, out);
+    }
+}
+
+}  // namespace
+
+extern "C" {
+
+kb_pdf *kb_pdf_open(const char *path, const char *password, kb_pdf_status *status) {
+    try {
+        poppler::set_debug_error_function(silent, nullptr);
+        std::string pass = password ? password : "";
+        std::unique_ptr<poppler::document> document(poppler::document::load_from_file(path, pass, pass));
+        if (!document) {
+            if (status) *status = KB_PDF_DAMAGED;
+            return nullptr;
+        }
+        if (document->is_locked()) {
+            if (status) *status = KB_PDF_LOCKED;
+            return nullptr;
+        }
+        auto pdf = new kb_pdf();
+        pdf->document = std::move(document);
+        std::unique_ptr<poppler::toc> toc(pdf->document->create_toc());
+        if (toc && toc->root()) flatten(toc->root(), 1, pdf->outline);
+        if (status) *status = KB_PDF_OK;
+        return pdf;
+    } catch (...) {
+        if (status) *status = KB_PDF_INTERNAL;
+        return nullptr;
+    }
+}
+
+void kb_pdf_close(kb_pdf *pdf) {
+    try { delete pdf; } catch (...) {}
+}
+
+int kb_pdf_page_count(const kb_pdf *pdf) {
+    try { return pdf ? pdf->document->pages() : 0; } catch (...) { return 0; }
+}
+
+int kb_pdf_is_encrypted(const kb_pdf *pdf) {
+    try { return pdf && pdf->document->is_encrypted() ? 1 : 0; } catch (...) { return 0; }
+}
+
+char *kb_pdf_page_text(const kb_pdf *pdf, int index) {
+    try {
+        if (!pdf || index < 0 || index >= pdf->document->pages()) return nullptr;
+        std::unique_ptr<poppler::page> page(pdf->document->create_page(index));
+        if (!page) return copy("");
+        return copy(utf8(page->text(poppler::rectf(), poppler::page::non_raw_non_physical_layout)));
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+char *kb_pdf_page_label(const kb_pdf *pdf, int index) {
+    try {
+        if (!pdf || index < 0 || index >= pdf->document->pages()) return nullptr;
+        std::unique_ptr<poppler::page> page(pdf->document->create_page(index));
+        if (!page) return copy("");
+        return copy(utf8(page->label()));
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+char *kb_pdf_info(const kb_pdf *pdf, const char *key) {
+    try {
+        if (!pdf || !key) return nullptr;
+        std::string value = utf8(pdf->document->info_key(key));
+        return value.empty() ? nullptr : copy(value);
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+long long kb_pdf_creation_date(const kb_pdf *pdf) {
+    try { return pdf ? static_cast<long long>(pdf->document->get_creation_date_t()) : -1; } catch (...) { return -1; }
+}
+
+char *kb_pdf_largest_text(const kb_pdf *pdf, int max_pages) {
+    try {
+        if (!pdf) return nullptr;
+        double largest = 0;
+        int best_page = -1;
+        int pages = std::min(max_pages, pdf->document->pages());
+        for (int i = 0; i < pages; i++) {
+            std::unique_ptr<poppler::page> page(pdf->document->create_page(i));
+            if (!page) continue;
+            for (const poppler::text_box &box : page->text_list(poppler::page::text_list_include_font)) {
+                if (box.get_font_size() > largest + 0.01) {
+                    largest = box.get_font_size();
+                    best_page = i;
+                }
+            }
+        }
+        if (best_page < 0) return nullptr;
+        std::unique_ptr<poppler::page> page(pdf->document->create_page(best_page));
+        std::string out;
+        int words = 0;
+        bool started = false;
+        for (const poppler::text_box &box : page->text_list(poppler::page::text_list_include_font)) {
+            bool large = box.get_font_size() >= largest - 0.5;
+            if (large) {
+                if (!out.empty()) out += ' ';
+                out += utf8(box.text());
+                started = true;
+                if (++words >= 30) break;
+            } else if (started) {
+                break;
+            }
+        }
+        return out.empty() ? nullptr : copy(out);
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+int kb_pdf_outline_count(const kb_pdf *pdf) { return pdf ? static_cast<int>(pdf->outline.size()) : 0; }
+
+int kb_pdf_outline_level(const kb_pdf *pdf, int index) {
+    if (!pdf || index < 0 || index >= static_cast<int>(pdf->outline.size())) return 0;
+    return pdf->outline[index].first;
+}
+
+char *kb_pdf_outline_title(const kb_pdf *pdf, int index) {
+    try {
+        if (!pdf || index < 0 || index >= static_cast<int>(pdf->outline.size())) return nullptr;
+        return copy(pdf->outline[index].second);
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+void kb_pdf_free(void *pointer) { std::free(pointer); }
+
+}  // extern "C"

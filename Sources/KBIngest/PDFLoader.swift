@@ -1,0 +1,290 @@
+import CPoppler
+public import Foundation
+public import KBCore
+
+/// Turns a PDF into a source and its snippets, with the pages (and printed page labels) each
+/// snippet spans. Text comes from poppler in reading order and is cleaned by `PDFText`; the
+/// chunker works on the whole document, so a paragraph may continue across a page break.
+///
+/// - Title: the metadata title, else the words in the largest font on the first three pages
+///   (the first large heading) when they are 8–150 characters of left-to-right text, else the
+///   first line of text, else the file name. Metadata keywords become tags.
+/// - Heading paths come from the outline (bookmarks): poppler's C++ API gives no destination
+///   pages for outline entries, so each title is placed where its text first occurs after the
+///   previous entry's place; entries whose title cannot be found are skipped.
+/// - A PDF without any text layer fails (`no text layer on N of M pages`); pages without text
+///   are named in a warning.
+public struct PDFLoader: Sendable {
+    public var options: IngestOptions
+    /// Opens encrypted PDFs. The default is none.
+    public var password: String?
+
+    public init(options: IngestOptions, password: String? = nil) {
+        self.options = options
+        self.password = password
+    }
+
+    public func load(path: String, displayName: String? = nil, contentHash: String, size: Int, modifiedAt: Date? = nil) throws -> SourceDocument {
+        let name = displayName ?? path
+        try Self.checkSignature(path: path, name: name, size: size)
+        var status = KB_PDF_OK
+        guard let pdf = kb_pdf_open(path, password, &status) else {
+            switch status {
+            case KB_PDF_LOCKED where password == nil:
+                throw KBError(.invalidText, "\(name) is encrypted. Pass its password with --password.")
+            case KB_PDF_LOCKED:
+                throw KBError(.invalidText, "\(name) is encrypted and the password given with --password does not open it.")
+            default:
+                throw KBError(.invalidText, "\(name) is damaged or truncated: poppler cannot read it. Re-download or re-export the PDF.")
+            }
+        }
+        defer { kb_pdf_close(pdf) }
+
+        let count = Int(kb_pdf_page_count(pdf))
+        guard count > 0 else { throw KBError(.invalidText, "\(name) has no pages.") }
+        var (pages, labels) = Self.extractPages(pdf, count: count, path: path, password: password)
+        var warnings: [String] = []
+        if PDFText.looksLikeCP1251AsLatin1(pages) {
+            pages = pages.map(PDFText.repairCP1251)
+            warnings.append("\(name): its fonts map Cyrillic to Latin-1 code points; the text was re-read as CP1251.")
+        }
+        let document = PDFText.assemble(pages: pages, labels: labels)
+        if document.emptyPages.count == count {
+            throw KBError(.invalidText, "\(name): no text layer on \(count) of \(count) pages (scanned? OCR is not available yet).")
+        }
+        if !document.emptyPages.isEmpty {
+            let list = document.emptyPages.prefix(20).map(String.init).joined(separator: ", ") + (document.emptyPages.count > 20 ? ", …" : "")
+            warnings.append("\(name): no text on \(document.emptyPages.count) of \(count) pages (\(list)); images only?")
+        }
+
+        let scalars = Array(document.text.unicodeScalars)
+        var outline: [(level: Int, title: String)] = []
+        for i in 0..<Int(kb_pdf_outline_count(pdf)) {
+            if let title = Self.take(kb_pdf_outline_title(pdf, Int32(i)))?.trimmingCharacters(in: .whitespacesAndNewlines), !title.isEmpty {
+                outline.append((Int(kb_pdf_outline_level(pdf, Int32(i))), title))
+            }
+        }
+        let sections = Self.sections(scalars, outline: outline)
+        let spans = options.chunker.chunk(scalars, sections: sections, lineBreaksEndSentences: false)
+
+        let metadataTitle = (Self.take(kb_pdf_info(pdf, "Title")) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        var largest = (Self.take(kb_pdf_largest_text(pdf, 3)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        if warnings.contains(where: { $0.contains("CP1251") }) { largest = PDFText.repairCP1251(largest) }
+        let firstLine = document.text.split(separator: "\n").first.map { String($0).trimmingCharacters(in: .whitespaces) } ?? ""
+        let title = !metadataTitle.isEmpty ? metadataTitle
+            : Self.usableHeading(largest) ? largest
+            : (4...120).contains(firstLine.count) ? firstLine
+            : URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        let keywords = (Self.take(kb_pdf_info(pdf, "Keywords")) ?? "")
+            .split(whereSeparator: { $0 == "," || $0 == ";" }).map { Tag(String($0)) }.filter { !$0.isEmpty }
+        let sourceTags = unique(keywords + options.tags)
+        var created: Date?
+        let stamp = kb_pdf_creation_date(pdf)
+        if stamp > 0 { created = Date(timeIntervalSince1970: TimeInterval(stamp)) }
+        var descriptions: [String] = []
+        for key in ["Subject", "Author"] {
+            if let value = Self.take(kb_pdf_info(pdf, key)), !value.isEmpty { descriptions.append(value) }
+        }
+        let source = Source(path: path, kind: .pdf, title: title, contentHash: contentHash, size: size,
+                            modifiedAt: modifiedAt ?? created, tags: sourceTags, keywords: descriptions)
+
+        let snippets = spans.enumerated().map { ordinal, span -> Snippet in
+            let text = String(String.UnicodeScalarView(scalars[span.range]))
+            let first = document.page(at: span.range.lowerBound), last = document.page(at: max(span.range.lowerBound, span.range.upperBound - 1))
+            var tags = sourceTags
+            if let vocabulary = options.vocabulary {
+                tags = unique(tags + vocabulary.tags(for: ([title] + span.headingPath + [text]).joined(separator: "\n")))
+            }
+            return Snippet(ordinal: ordinal, text: text, start: span.range.lowerBound, end: span.range.upperBound,
+                           headingPath: span.headingPath,
+                           pages: PageRange(start: first, end: last, startLabel: labels[first - 1], endLabel: labels[last - 1]),
+                           tags: tags)
+        }
+        return SourceDocument(source: source, snippets: snippets, warnings: warnings)
+    }
+
+    /// Page texts and labels. Long documents are split between the cores; each worker opens its
+    /// own copy of the document, because a poppler document must not be shared between threads.
+    static func extractPages(_ pdf: OpaquePointer, count: Int, path: String, password: String?) -> ([String], [String]) {
+        let workers = count >= 64 ? max(1, ProcessInfo.processInfo.activeProcessorCount) : 1
+        let pages = PageSlots(count: count)
+        let chunk = (count + workers - 1) / workers
+        let shared = SendablePDF(pdf)
+        DispatchQueue.concurrentPerform(iterations: workers) { w in
+            let range = w * chunk..<min(count, (w + 1) * chunk)
+            guard !range.isEmpty else { return }
+            var status = KB_PDF_OK
+            let own = w == 0 ? nil : kb_pdf_open(path, password, &status)
+            defer { if let own { kb_pdf_close(own) } }
+            let document = own ?? shared.pointer
+            for index in range {
+                let text = take(kb_pdf_page_text(document, Int32(index))) ?? ""
+                let label = take(kb_pdf_page_label(document, Int32(index))) ?? ""
+                pages.set(index, text: text, label: label.isEmpty ? String(index + 1) : label)
+            }
+        }
+        return pages.values
+    }
+
+    /// Large-font text makes a title when it is a few words long and left-to-right: poppler lists
+    /// words by position, so right-to-left text would come out in visual order.
+    static func usableHeading(_ text: String) -> Bool {
+        guard (8...150).contains(text.count) else { return false }
+        return !text.unicodeScalars.contains { (0x0590...0x08FF).contains($0.value) || (0xFB1D...0xFEFC).contains($0.value) }
+    }
+
+    /// Checks, before poppler sees it, that the file is not empty and starts like a PDF.
+    static func checkSignature(path: String, name: String, size: Int) throws {
+        guard size > 0 else { throw KBError(.invalidText, "\(name) is empty (0 bytes), not a PDF.") }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw KBError(.unreadableFile, "Cannot read \(name). Check that it exists and is readable.")
+        }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 1024)) ?? Data()
+        guard head.range(of: Data("%PDF-".utf8)) != nil else {
+            let start = String(decoding: head.prefix(16), as: UTF8.self).unicodeScalars
+                .map { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0xFFFD ? "·" : String($0) }.joined()
+            throw KBError(.invalidText, "\(name) is not a PDF: it does not start with %PDF- (it starts with \"\(start)\").")
+        }
+    }
+
+    /// Sections of the document text at the outline's headings (placed by finding each title).
+    static func sections(_ scalars: [Unicode.Scalar], outline: [(level: Int, title: String)]) -> [TextSection] {
+        let folded = foldedForSearch(scalars)
+        var marks: [(offset: Int, level: Int, title: String)] = []
+        var from = 0
+        for item in outline {
+            let needle = Array(foldedForSearch(Array(item.title.unicodeScalars)))
+            guard !needle.isEmpty, let found = find(needle, in: folded, from: from, wholeLineOf: scalars) else { continue }
+            marks.append((found, item.level, item.title))
+            from = found + needle.count
+        }
+        var sections: [TextSection] = []
+        var stack: [(level: Int, title: String)] = []
+        var start = 0
+        func close(_ end: Int) {
+            guard start < end else { return }
+            let blocks = paragraphBlocks(scalars, start..<end)
+            if !blocks.isEmpty { sections.append(TextSection(headingPath: stack.map(\.title), blocks: blocks)) }
+        }
+        for mark in marks {
+            close(mark.offset)
+            while let last = stack.last, last.level >= mark.level { stack.removeLast() }
+            stack.append((mark.level, mark.title))
+            start = mark.offset
+        }
+        close(scalars.count)
+        return sections
+    }
+
+    /// Lower-cased scalars with every whitespace run as one space (same length as the input:
+    /// extra whitespace becomes U+0000 so offsets still match).
+    static func foldedForSearch(_ scalars: [Unicode.Scalar]) -> [Unicode.Scalar] {
+        var out: [Unicode.Scalar] = []
+        out.reserveCapacity(scalars.count)
+        var previousSpace = false
+        for s in scalars {
+            if s.properties.isWhitespace {
+                out.append(previousSpace ? "\u{0}" : " ")
+                previousSpace = true
+            } else {
+                let lower = s.properties.lowercaseMapping.unicodeScalars
+                out.append(lower.count == 1 ? lower.first! : s)
+                previousSpace = false
+            }
+        }
+        return out
+    }
+
+    /// The first line start from `from` where `needle` stands alone on a line of `original`,
+    /// optionally after a section number (`2.1 `, `A.3 `).
+    static func find(_ needle: [Unicode.Scalar], in haystack: [Unicode.Scalar], from: Int, wholeLineOf original: [Unicode.Scalar]) -> Int? {
+        let compact = needle.filter { $0 != "\u{0}" }
+        guard !compact.isEmpty, haystack.count >= compact.count else { return nil }
+        var lineStart = from
+        if lineStart > 0 && original[lineStart - 1] != "\n" {
+            while lineStart < original.count && original[lineStart - 1] != "\n" { lineStart += 1 }
+        }
+        while lineStart < haystack.count {
+            if matchesLine(compact, at: lineStart, haystack, original) || matchesLine(compact, at: afterNumber(lineStart, original), haystack, original) {
+                return lineStart
+            }
+            while lineStart < original.count && original[lineStart] != "\n" { lineStart += 1 }
+            lineStart += 1
+        }
+        return nil
+    }
+
+    /// Where a line's text starts after a section number such as `2.1 ` or `A.3 ` (or the line start).
+    static func afterNumber(_ start: Int, _ original: [Unicode.Scalar]) -> Int {
+        var i = start
+        var sawNumber = false
+        while i < original.count, original[i].properties.numericType != nil || original[i] == "." || (i == start && original[i].properties.isUppercase) {
+            if original[i] != "." { sawNumber = true }
+            i += 1
+        }
+        guard sawNumber, i < original.count, original[i] == " ", i - start <= 12 else { return start }
+        return i + 1
+    }
+
+    static func matchesLine(_ needle: [Unicode.Scalar], at start: Int, _ haystack: [Unicode.Scalar], _ original: [Unicode.Scalar]) -> Bool {
+        var j = 0, k = start
+        while j < needle.count && k < haystack.count {
+            if haystack[k] == "\u{0}" { k += 1; continue }
+            if haystack[k] != needle[j] || original[k] == "\n" { return false }
+            j += 1
+            k += 1
+        }
+        guard j == needle.count else { return false }
+        while k < original.count && original[k] == " " { k += 1 }
+        return k == original.count || original[k] == "\n"
+    }
+
+    /// Blocks separated by blank lines within a range, trimmed.
+    static func paragraphBlocks(_ scalars: [Unicode.Scalar], _ range: Range<Int>) -> [Range<Int>] {
+        var blocks: [Range<Int>] = []
+        var start = range.lowerBound
+        var i = range.lowerBound
+        while i < range.upperBound {
+            if scalars[i] == "\n", i + 1 < range.upperBound, scalars[i + 1] == "\n" {
+                if let t = MarkdownStructure.trim(start..<i, scalars) { blocks.append(t) }
+                while i < range.upperBound && scalars[i] == "\n" { i += 1 }
+                start = i
+                continue
+            }
+            i += 1
+        }
+        if let t = MarkdownStructure.trim(start..<range.upperBound, scalars) { blocks.append(t) }
+        return blocks
+    }
+
+    /// Takes ownership of a C string from the shim.
+    static func take(_ pointer: UnsafeMutablePointer<CChar>?) -> String? {
+        guard let pointer else { return nil }
+        defer { kb_pdf_free(pointer) }
+        return String(cString: pointer)
+    }
+}
+
+/// Page results written by index from the extraction workers.
+/// @unchecked Sendable: every write goes to a distinct index under `lock`.
+final class PageSlots: @unchecked Sendable {
+    private var texts: [String]
+    private var labels: [String]
+    private let lock = NSLock()
+    init(count: Int) {
+        texts = Array(repeating: "", count: count)
+        labels = (1...max(1, count)).prefix(count).map(String.init)
+    }
+    func set(_ index: Int, text: String, label: String) {
+        lock.lock(); texts[index] = text; labels[index] = label; lock.unlock()
+    }
+    var values: ([String], [String]) { lock.lock(); defer { lock.unlock() }; return (texts, labels) }
+}
+
+/// The first worker's document handle, used only by that worker.
+/// @unchecked Sendable: no two threads use the pointer at once.
+struct SendablePDF: @unchecked Sendable {
+    let pointer: OpaquePointer
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+}

@@ -1,0 +1,195 @@
+import Foundation
+/// Turns the per-page text poppler extracts into one readable document text, remembering where
+/// each page starts. Pure.
+///
+/// - drops form feeds and the bidi control marks poppler puts around right-to-left runs
+///   (the text itself stays in logical order);
+/// - expands ligatures (`ﬁ` → `fi`), collapses runs of spaces, trims line ends;
+/// - removes running headers and footers: an edge line (the first or last of a page, or the
+///   second from either edge on pages of more than five lines) whose digit-folded text repeats
+///   at the same edge on at least 3 pages, and bare page numbers;
+/// - joins words hyphenated across line (and page) breaks when the next line goes on in lower
+///   case (`exam-\nple` → `example`; `X-\nRay` keeps its hyphen);
+/// - lets a paragraph continue across a page break (pages are joined with one newline, or a
+///   blank line when the page ends a sentence).
+///
+/// Nothing is NFKC-folded: text users see keeps its characters.
+public enum PDFText {
+    public struct Document: Sendable, Hashable {
+        public var text: String
+        /// Offset (Unicode scalars) where each page's text starts, page 1 first.
+        public var pageStarts: [Int]
+        /// 1-based numbers of pages without any text.
+        public var emptyPages: [Int]
+
+        /// The 1-based page holding an offset.
+        public func page(at offset: Int) -> Int {
+            var low = 0, high = pageStarts.count - 1
+            while low < high {
+                let mid = (low + high + 1) / 2
+                if pageStarts[mid] <= offset { low = mid } else { high = mid - 1 }
+            }
+            return low + 1
+        }
+    }
+
+    static let ligatures: [Unicode.Scalar: String] = [
+        "\u{FB00}": "ff", "\u{FB01}": "fi", "\u{FB02}": "fl", "\u{FB03}": "ffi", "\u{FB04}": "ffl", "\u{FB05}": "st", "\u{FB06}": "st",
+    ]
+    static let bidiControls: Set<UInt32> = [0x200E, 0x200F, 0x061C, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069]
+
+    /// Whether the pages look like Cyrillic CP1251 text mis-read as Latin-1 (old TeX fonts do
+    /// this: `Íå î÷åíü` for `Не очень`): at least 40 % of the letters, and 200 of them, lie in
+    /// U+00C0–U+00FF. Genuine Western European text stays far below that share.
+    public static func looksLikeCP1251AsLatin1(_ pages: [String]) -> Bool {
+        var letters = 0, suspicious = 0
+        for page in pages {
+            for s in page.unicodeScalars where s.properties.isAlphabetic {
+                letters += 1
+                if (0xC0...0xFF).contains(s.value) && s.value != 0xD7 && s.value != 0xF7 { suspicious += 1 }
+            }
+        }
+        return suspicious >= 200 && Double(suspicious) >= 0.4 * Double(letters)
+    }
+
+    static let cp1251: [Unicode.Scalar] = {
+        let bytes = Data((0xA0...0xFF).map { UInt8($0) })
+        let decoded = String(data: bytes, encoding: .windowsCP1251) ?? ""
+        let scalars = Array(decoded.unicodeScalars)
+        return scalars.count == 0x60 ? scalars : (0xA0...0xFF).map { Unicode.Scalar($0)! }
+    }()
+
+    /// Re-reads U+00A0–U+00FF as CP1251 (one scalar for one, so offsets do not move).
+    public static func repairCP1251(_ text: String) -> String {
+        var out = String.UnicodeScalarView()
+        for s in text.unicodeScalars {
+            out.append((0xA0...0xFF).contains(s.value) ? cp1251[Int(s.value) - 0xA0] : s)
+        }
+        return String(out)
+    }
+
+    public static func assemble(pages: [String], labels: [String] = []) -> Document {
+        var pageLines = pages.map(cleanLines)
+        removeRunningLines(&pageLines, labels: labels)
+        var text = String.UnicodeScalarView()
+        var count = 0
+        var starts: [Int] = []
+        var empty: [Int] = []
+        for (index, lines) in pageLines.enumerated() {
+            let pageText = dehyphenate(lines.joined(separator: "\n"))
+            if pageText.isEmpty { empty.append(index + 1) }
+            // Join with the previous page: a word hyphenated across the break is rejoined.
+            if !text.isEmpty && !pageText.isEmpty {
+                if let first = pageText.unicodeScalars.first, first.properties.isLowercase,
+                   text.last == "-", count >= 2, text[text.index(before: text.index(before: text.endIndex))].properties.isAlphabetic {
+                    text.removeLast()
+                    count -= 1
+                } else {
+                    let endsSentence = text.last.map { ".!?:;".unicodeScalars.contains($0) } ?? true
+                    let separator = endsSentence ? "\n\n" : "\n"
+                    text.append(contentsOf: separator.unicodeScalars)
+                    count += separator.unicodeScalars.count
+                }
+            }
+            starts.append(count)
+            text.append(contentsOf: pageText.unicodeScalars)
+            count += pageText.unicodeScalars.count
+        }
+        return Document(text: String(text), pageStarts: starts, emptyPages: empty)
+    }
+
+    /// A page's lines with form feeds, bidi marks and ligatures handled, spaces collapsed, ends
+    /// trimmed; blank lines between blocks are kept (collapsed to one), leading/trailing ones dropped.
+    static func cleanLines(_ page: String) -> [String] {
+        var lines: [String] = []
+        var current = String.UnicodeScalarView()
+        var lastWasSpace = false
+        func endLine() {
+            while let last = current.last, last == " " { current.removeLast() }
+            let line = String(current)
+            if !(line.isEmpty && (lines.isEmpty || lines.last == "")) { lines.append(line) }
+            current = String.UnicodeScalarView()
+            lastWasSpace = false
+        }
+        for scalar in page.unicodeScalars {
+            if scalar == "\n" || scalar == "\u{0C}" || scalar == "\r" { endLine(); continue }
+            if bidiControls.contains(scalar.value) { continue }
+            if scalar == " " || scalar == "\t" || scalar == "\u{00A0}" {
+                if !lastWasSpace && !current.isEmpty { current.append(" ") }
+                lastWasSpace = true
+                continue
+            }
+            lastWasSpace = false
+            if let expansion = ligatures[scalar] { current.append(contentsOf: expansion.unicodeScalars) } else { current.append(scalar) }
+        }
+        endLine()
+        while lines.last == "" { lines.removeLast() }
+        return lines
+    }
+
+    /// Removes running headers/footers and bare page numbers from the edges of every page.
+    static func removeRunningLines(_ pages: inout [[String]], labels: [String]) {
+        func signature(_ line: String) -> String {
+            String(line.lowercased().unicodeScalars.map { $0.properties.numericType != nil ? "#" : Character($0) })
+        }
+        // Edge positions: 0 and -1 (first and last non-blank line); 1 and -2 too on pages with
+        // more than five lines of text (on short pages those are body text).
+        func edgeIndexes(_ lines: [String]) -> [(position: Int, index: Int)] {
+            let content = lines.indices.filter { !lines[$0].isEmpty }
+            let depth = content.count > 5 ? 2 : 1
+            var result: [(Int, Int)] = []
+            for (p, i) in content.prefix(depth).enumerated() { result.append((p, i)) }
+            for (p, i) in content.suffix(depth).reversed().enumerated() where !result.contains(where: { $0.1 == i }) { result.append((-1 - p, i)) }
+            return result
+        }
+        var pagesBySignature: [String: Set<Int>] = [:]
+        for (page, lines) in pages.enumerated() {
+            for edge in edgeIndexes(lines) {
+                let key = "\(edge.position)|" + signature(lines[edge.index])
+                pagesBySignature[key, default: []].insert(page)
+            }
+        }
+        for page in pages.indices {
+            let label = page < labels.count ? labels[page].lowercased() : ""
+            var drop = Set<Int>()
+            for edge in edgeIndexes(pages[page]) {
+                let line = pages[page][edge.index]
+                let repeated = (pagesBySignature["\(edge.position)|" + signature(line)]?.count ?? 0) >= 3
+                if repeated || isPageNumber(line, label: label, page: page + 1) { drop.insert(edge.index) }
+            }
+            guard !drop.isEmpty else { continue }
+            var kept: [String] = []
+            for (i, line) in pages[page].enumerated() where !drop.contains(i) {
+                if !(line.isEmpty && (kept.isEmpty || kept.last == "")) { kept.append(line) }
+            }
+            while kept.last == "" { kept.removeLast() }
+            pages[page] = kept
+        }
+    }
+
+    static func isPageNumber(_ line: String, label: String, page: Int) -> Bool {
+        let trimmed = line.trimmingCharacters(in: .whitespaces).lowercased()
+        if trimmed.isEmpty { return false }
+        if trimmed == label || trimmed == String(page) { return true }
+        let stripped = trimmed.trimmingCharacters(in: CharacterSet(charactersIn: "-–— .|"))
+        if !stripped.isEmpty && stripped.unicodeScalars.allSatisfy({ $0.properties.numericType != nil }) && stripped.count <= 5 { return true }
+        return !stripped.isEmpty && stripped.count <= 8 && stripped.allSatisfy({ "ivxlcdm".contains($0) })
+    }
+
+    /// `exam-\nple` → `example` when the next line goes on in lower case after a letter.
+    static func dehyphenate(_ text: String) -> String {
+        let scalars = Array(text.unicodeScalars)
+        var out = String.UnicodeScalarView()
+        var i = 0
+        while i < scalars.count {
+            if scalars[i] == "-", i + 2 < scalars.count, scalars[i + 1] == "\n", i > 0,
+               scalars[i - 1].properties.isAlphabetic, scalars[i + 2].properties.isLowercase {
+                i += 2
+                continue
+            }
+            out.append(scalars[i])
+            i += 1
+        }
+        return String(out)
+    }
+}
