@@ -69,7 +69,7 @@ let package = Package(
             dependencies: ["KBCore", "KBEmbed", "KBIndex", "COpenBLAS", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/kb-bench",
             swiftSettings: strict),
-        .testTarget(name: "KBIngestTests", dependencies: ["KBCore", "KBIngest"], swiftSettings: strict),
+        .testTarget(name: "KBIngestTests", dependencies: ["KBCore", "KBIngest"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "KBIndexTests",
             dependencies: ["KBCore", "KBIndex", .product(name: "GRDB", package: "GRDB.swift")],

@@ -27,6 +27,7 @@ demo() {
 demo -k 2 "when does Saturn return"
 demo -k 2 --tag area:career "reputation and ambition"
 demo -k 2 "morning star"
+demo -k 1 --kind pdf "how do I find the day a transit becomes exact"   # a page citation from corpus/books
 "$KB" status
 
 cat >&2 <<MSG

@@ -96,8 +96,15 @@ extension KnowledgeBase {
         progress: @Sendable (Int, Int) -> Void = { _, _ in }
     ) async throws -> EvaluationRun {
         let notesRoot = Self.notesCorpus(of: datasetFolder).map { $0.hasSuffix("/") ? $0 : $0 + "/" }
+        // Notes are documents by relative path; a PDF's pages are documents of their own
+        // (`books/x.pdf#p3`, the physical page where the snippet starts), so questions can be
+        // judged by the page that answers them.
         func documentID(_ hit: SearchHit) -> String {
-            if let root = notesRoot, hit.sourcePath.hasPrefix(root) { return String(hit.sourcePath.dropFirst(root.count)) }
+            if let root = notesRoot, hit.sourcePath.hasPrefix(root) {
+                let relative = String(hit.sourcePath.dropFirst(root.count))
+                if let pages = hit.snippet.pages { return relative + "#p\(pages.start)" }
+                return relative
+            }
             return hit.sourcePath.hasPrefix(Self.corpusPrefix) ? String(hit.sourcePath.dropFirst(Self.corpusPrefix.count)) : hit.sourcePath
         }
         let judged = dataset.queries.filter { Metrics.hasRelevant(dataset.qrels[$0.id] ?? [:]) }
@@ -114,17 +121,25 @@ extension KnowledgeBase {
             for (index, query) in judged.enumerated() {
                 var search = SearchQuery(query.text)
                 search.mode = mode
-                search.limit = options.depth
-                search.candidates = max(50, options.depth)
                 search.excerpts = false
-                search.groupBySource = options.chunk || notesRoot != nil   // one snippet per document needs no grouping
+                if notesRoot != nil {
+                    // Documents are notes or PDF pages: collapse snippets by document id below.
+                    search.limit = min(1000, options.depth * 3)
+                    search.candidates = max(50, search.limit)
+                } else {
+                    search.limit = options.depth
+                    search.candidates = max(50, options.depth)
+                    search.groupBySource = options.chunk   // one snippet per document needs no grouping
+                }
                 search.tags = query.tags.map { Tag($0) }
                 if index == 0 { _ = try await self.search(search) }   // warm up: load the model and vectors
                 let started = DispatchTime.now().uptimeNanoseconds
                 let results = try await self.search(search)
                 latencies.append(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)
                 if results.embedder != nil { embedderName = results.embedder }
+                var seen = Set<String>()
                 let scored = results.hits.map { Metrics.Scored(documentID($0), $0.score) }
+                    .filter { seen.insert($0.id).inserted }.prefix(options.depth).map { $0 }
                 modeRankings[query.id] = scored
                 let ranking = Metrics.ranked(scored)
                 let qrels = dataset.qrels[query.id] ?? [:]
