@@ -72,7 +72,7 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
         let order = ids.indices.sorted { ids[$0].count < ids[$1].count }
         let perBatch = max(1, min(batchSize, (texts.count + threads - 1) / threads))
         let batches = stride(from: 0, to: order.count, by: perBatch).map { Array(order[$0..<min($0 + perBatch, order.count)]) }
-        let results = ResultSlots<[Float]>(count: texts.count)
+        let results = ConcurrentSlots<[Float]>(count: texts.count)
         if batches.count == 1 {
             openblas_set_num_threads(Int32(threads))
             let vectors = encoder.encode(batches[0].map { ids[$0] })
@@ -91,23 +91,13 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     }
 
     private func parallelMap<T: Sendable, U: Sendable>(_ items: [T], _ transform: @escaping @Sendable (T) -> U) -> [U] {
-        let slots = ResultSlots<U>(count: items.count)
+        let slots = ConcurrentSlots<U>(count: items.count)
         let chunk = max(1, (items.count + threads - 1) / threads)
         DispatchQueue.concurrentPerform(iterations: (items.count + chunk - 1) / chunk) { c in
             for i in c * chunk..<min((c + 1) * chunk, items.count) { slots.set(i, transform(items[i])) }
         }
         return slots.values.map { $0! }
     }
-}
-
-/// Slots written once each from concurrent workers.
-/// @unchecked Sendable: writes go to distinct indexes under `lock`.
-final class ResultSlots<T>: @unchecked Sendable {
-    private var storage: [T?]
-    private let lock = NSLock()
-    init(count: Int) { storage = Array(repeating: nil, count: count) }
-    func set(_ index: Int, _ value: T) { lock.lock(); storage[index] = value; lock.unlock() }
-    var values: [T?] { lock.lock(); defer { lock.unlock() }; return storage }
 }
 
 /// Hands out 0, 1, 2, … to concurrent workers.

@@ -107,7 +107,7 @@ public struct PDFLoader: Sendable {
     /// own copy of the document, because a poppler document must not be shared between threads.
     static func extractPages(_ pdf: OpaquePointer, count: Int, path: String, password: String?) -> ([String], [String]) {
         let workers = count >= 64 ? max(1, ProcessInfo.processInfo.activeProcessorCount) : 1
-        let pages = PageSlots(count: count)
+        let pages = ConcurrentSlots<(text: String, label: String)>(count: count)
         let chunk = (count + workers - 1) / workers
         let shared = SendablePDF(pdf)
         DispatchQueue.concurrentPerform(iterations: workers) { w in
@@ -120,10 +120,11 @@ public struct PDFLoader: Sendable {
             for index in range {
                 let text = take(kb_pdf_page_text(document, Int32(index))) ?? ""
                 let label = take(kb_pdf_page_label(document, Int32(index))) ?? ""
-                pages.set(index, text: text, label: label.isEmpty ? String(index + 1) : label)
+                pages.set(index, (text, label.isEmpty ? String(index + 1) : label))
             }
         }
-        return pages.values
+        let values = pages.values
+        return (values.map { $0?.text ?? "" }, values.indices.map { values[$0]?.label ?? String($0 + 1) })
     }
 
     /// Large-font text makes a title when it is a few words long and left-to-right: poppler lists
@@ -264,22 +265,6 @@ public struct PDFLoader: Sendable {
         defer { kb_pdf_free(pointer) }
         return String(cString: pointer)
     }
-}
-
-/// Page results written by index from the extraction workers.
-/// @unchecked Sendable: every write goes to a distinct index under `lock`.
-final class PageSlots: @unchecked Sendable {
-    private var texts: [String]
-    private var labels: [String]
-    private let lock = NSLock()
-    init(count: Int) {
-        texts = Array(repeating: "", count: count)
-        labels = (1...max(1, count)).prefix(count).map(String.init)
-    }
-    func set(_ index: Int, text: String, label: String) {
-        lock.lock(); texts[index] = text; labels[index] = label; lock.unlock()
-    }
-    var values: ([String], [String]) { lock.lock(); defer { lock.unlock() }; return (texts, labels) }
 }
 
 /// The first worker's document handle, used only by that worker.

@@ -262,7 +262,7 @@ public final class KnowledgeBase: Sendable {
 
     /// Reads, hashes and parses a batch of files on all cores.
     static func load(_ batch: [FileScanner.Candidate], options: IngestOptions, known: [String: String]) -> [LoadOutcome] {
-        let results = UnsafeResults<LoadOutcome>(count: batch.count, initial: .unchanged)
+        let results = ConcurrentSlots<LoadOutcome>(count: batch.count)
         DispatchQueue.concurrentPerform(iterations: batch.count) { index in
             let candidate = batch[index]
             let outcome: LoadOutcome
@@ -281,7 +281,7 @@ public final class KnowledgeBase: Sendable {
             }
             results.set(index, outcome)
         }
-        return results.values
+        return results.values.map { $0 ?? .failed("not read") }
     }
 
     // MARK: - Search and listing
@@ -319,14 +319,4 @@ public final class KnowledgeBase: Sendable {
         followWrite(effect, vectors: nil, record: nil)
         return removed
     }
-}
-
-/// Results written by index from concurrent iterations.
-/// @unchecked Sendable: every iteration writes a distinct index, guarded by `lock`.
-final class UnsafeResults<T>: @unchecked Sendable {
-    private var storage: [T]
-    private let lock = NSLock()
-    init(count: Int, initial: T) { storage = Array(repeating: initial, count: count) }
-    func set(_ index: Int, _ value: T) { lock.lock(); storage[index] = value; lock.unlock() }
-    var values: [T] { lock.lock(); defer { lock.unlock() }; return storage }
 }
