@@ -48,18 +48,20 @@ let package = Package(
             swiftSettings: strict + [.unsafeFlags(["-Ounchecked"])]),
         // Retrieval evaluation: BEIR datasets, trec_eval metrics, reports. Pure.
         .target(name: "KBEval", dependencies: ["KBCore"], swiftSettings: strict),
+        // Memories: validation, duplicates, recency, the JSON Lines archive. Pure.
+        .target(name: "KBMemory", dependencies: ["KBCore"], swiftSettings: strict),
         // The facade that the CLI and library users call.
         .target(
             name: "KBKit",
             dependencies: [
-                "KBCore", "KBIngest", "KBIndex", "KBEmbed", "KBEval",
+                "KBCore", "KBIngest", "KBIndex", "KBEmbed", "KBEval", "KBMemory",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
         .executableTarget(
             name: "kb",
             dependencies: [
-                "KBCore", "KBKit", "KBEval", "KBIngest",
+                "KBCore", "KBKit", "KBEval", "KBIngest", "KBMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -76,7 +78,10 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "KBEmbedTests", dependencies: ["KBCore", "KBEmbed"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "KBEvalTests", dependencies: ["KBCore", "KBEval"], swiftSettings: strict),
-        .testTarget(name: "KBKitTests", dependencies: ["KBCore", "KBIngest", "KBKit"], swiftSettings: strict),
+        .testTarget(name: "KBMemoryTests", dependencies: ["KBCore", "KBMemory"], swiftSettings: strict),
+        .testTarget(
+            name: "KBKitTests", dependencies: ["KBCore", "KBIngest", "KBKit", "KBMemory"],
+            resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "kbTests", dependencies: ["KBCore", "KBKit"], exclude: ["Snapshots"], swiftSettings: strict),
     ]
 )

@@ -27,6 +27,10 @@ public struct KBError: Error, Sendable, CustomStringConvertible {
         public static let modelMissing = Code(rawValue: "model_missing")
         public static let embedderMismatch = Code(rawValue: "embedder_mismatch")
         public static let embedding = Code(rawValue: "embedding")
+        /// Input over a size limit (memory content, request bodies).
+        public static let tooLarge = Code(rawValue: "too_large")
+        /// The change clashes with what the index holds (same content, an id with other data).
+        public static let conflict = Code(rawValue: "conflict")
     }
 
     public var code: Code

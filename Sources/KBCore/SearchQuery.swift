@@ -21,8 +21,14 @@ public struct SearchQuery: Sendable, Hashable {
     public var limit = 8
     /// Every tag must be on a snippet (or its source) for it to match. The default is none.
     public var tags: [Tag] = []
-    /// Kinds of sources to search; empty means all. The default is empty.
+    /// Kinds of sources to search; empty means notes and books: memories are searched only when
+    /// `.memory` is named. The default is empty.
     public var kinds: Set<SourceKind> = []
+    /// Memory scopes searched when memories are; empty means every scope. Other kinds are not
+    /// affected. The default is empty.
+    public var scopes: [MemoryScope] = []
+    /// Also search memories that were superseded by newer ones. The default is false.
+    public var includeSuperseded = false
     /// Absolute path prefixes; a snippet matches if its source path starts with any. The default is none.
     public var sourcePrefixes: [String] = []
     /// The ranking. The default is `.hybrid` (which is keyword ranking on an index without vectors).

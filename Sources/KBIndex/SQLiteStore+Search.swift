@@ -38,7 +38,11 @@ extension SQLiteStore {
             FROM snippets_fts WHERE snippets_fts MATCH ?
             """
         var arguments: StatementArguments = [match]
-        appendFilters(query, to: &sql, arguments: &arguments)
+        if filtered {
+            appendFilters(query, to: &sql, arguments: &arguments)
+        } else {
+            sql += " AND snippets_fts.rowid NOT IN (\(Self.memorySnippetIDs))"
+        }
         sql += filtered ? " ORDER BY rank, sn.id LIMIT ?" : " ORDER BY rank, snippets_fts.rowid LIMIT ?"
         arguments += [limit]
         let finalSQL = sql, finalArguments = arguments
@@ -66,11 +70,24 @@ extension SQLiteStore {
     }
 
     /// Adds `AND …` clauses for the query's filters; `sn` is the snippet alias, `so` the source alias.
+    /// Memories are searched only when asked for (`kinds` names `.memory`); then only current
+    /// ones (unless `includeSuperseded`) of the query's scopes (all when none are named).
     func appendFilters(_ query: SearchQuery, to sql: inout String, arguments: inout StatementArguments) {
-        if !query.kinds.isEmpty {
+        if query.kinds.isEmpty {
+            sql += " AND so.kind != 'memory'"
+        } else {
             let kinds = query.kinds.map(\.rawValue).sorted()
             sql += " AND so.kind IN (\(kinds.map { _ in "?" }.joined(separator: ", ")))"
             arguments += StatementArguments(kinds)
+        }
+        if query.kinds.contains(.memory) && (!query.scopes.isEmpty || !query.includeSuperseded) {
+            var memories = "SELECT source_id FROM memories WHERE 1"
+            if !query.includeSuperseded { memories += " AND superseded_by IS NULL" }
+            if !query.scopes.isEmpty {
+                memories += " AND scope IN (\(query.scopes.map { _ in "?" }.joined(separator: ", ")))"
+                arguments += StatementArguments(query.scopes.map(\.name))
+            }
+            sql += " AND (so.kind != 'memory' OR so.id IN (\(memories)))"
         }
         if !query.sourcePrefixes.isEmpty {
             sql += " AND (" + query.sourcePrefixes.map { _ in "substr(so.path, 1, ?) = ?" }.joined(separator: " OR ") + ")"
@@ -80,6 +97,14 @@ extension SQLiteStore {
             sql += " AND sn.id IN (SELECT st.snippet_id FROM snippet_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = ?)"
             arguments += [tag.name]
         }
+    }
+
+    /// SQL for the snippet ids of every memory: what a search leaves out unless it asks for memories.
+    static let memorySnippetIDs = "SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE so.kind = 'memory'"
+
+    /// Snippet ids of every memory (see `memorySnippetIDs`).
+    public func memorySnippetIDs() throws -> Set<Int64> {
+        try read { db in Set(try Int64.fetchAll(db, sql: Self.memorySnippetIDs)) }
     }
 
     static func tags(ofSnippets ids: [Int64], in db: Database) throws -> [Int64: [Tag]] {

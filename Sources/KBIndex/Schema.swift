@@ -5,7 +5,7 @@ import GRDB
 enum Schema {
     /// The schema version an up-to-date index records in `kb_meta`.
     static var version: Int { migrationNames.count }
-    static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors"]
+    static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors", "v3-memories"]
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -92,6 +92,40 @@ enum Schema {
                     data BLOB NOT NULL,
                     PRIMARY KEY (snippet_id, embedder_id)
                 );
+                """)
+        }
+        migrator.registerMigration(migrationNames[2]) { db in
+            try db.execute(sql: """
+                -- A memory is a source of kind 'memory' (path 'memory:ID') with one snippet; this
+                -- table adds what only memories have. Times are Unix seconds, rounded to milliseconds.
+                CREATE TABLE memories (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    source_id INTEGER NOT NULL UNIQUE REFERENCES sources(id) ON DELETE CASCADE,
+                    scope TEXT NOT NULL,
+                    title TEXT,
+                    content TEXT NOT NULL,
+                    content_key TEXT NOT NULL,
+                    tags TEXT NOT NULL DEFAULT '',
+                    created_at REAL NOT NULL,
+                    updated_at REAL NOT NULL,
+                    version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+                    superseded_by TEXT
+                );
+                CREATE INDEX memories_by_scope ON memories(scope, created_at);
+                -- One current memory per content in a scope (whitespace-normalised).
+                CREATE UNIQUE INDEX memories_by_content ON memories(scope, content_key) WHERE superseded_by IS NULL;
+                CREATE INDEX memories_by_superseding ON memories(superseded_by) WHERE superseded_by IS NOT NULL;
+
+                -- Earlier versions of updated memories.
+                CREATE TABLE memory_versions (
+                    memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+                    version INTEGER NOT NULL,
+                    title TEXT,
+                    content TEXT NOT NULL,
+                    tags TEXT NOT NULL DEFAULT '',
+                    updated_at REAL NOT NULL,
+                    PRIMARY KEY (memory_id, version)
+                ) WITHOUT ROWID;
                 """)
         }
         return migrator

@@ -42,6 +42,8 @@ extension KnowledgeBase {
         var depth = max(query.candidates, query.limit)
         if query.groupBySource || query.diversity != nil { depth = max(depth, query.limit * 5) }
         let allowed = try store.filteredSnippetIDs(query)
+        // Without filters, memories are still left out: scan deeper by their number and drop them.
+        let excluded = allowed == nil && query.kinds.isEmpty ? try store.memorySnippetIDs() : []
 
         var keywordRanking: [(id: Int64, score: Double)] = []
         if mode != .vector {
@@ -61,7 +63,8 @@ extension KnowledgeBase {
             }
             index = try vectorIndex(record)
             if query.quantized { index!.enableQuantization() }
-            vectorEntries = index!.search(vector, k: depth, allowed: allowed, quantized: query.quantized)
+            vectorEntries = index!.search(vector, k: depth + excluded.count, allowed: allowed, quantized: query.quantized)
+            if !excluded.isEmpty { vectorEntries = Array(vectorEntries.filter { !excluded.contains($0.id) }.prefix(depth)) }
         }
 
         // One ordering with scores.

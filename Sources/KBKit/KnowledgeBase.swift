@@ -300,7 +300,8 @@ public final class KnowledgeBase: Sendable {
         return argument.hasSuffix("/") && path != "/" ? path + "/" : path
     }
 
-    public func sources() throws -> [StoredSource] { try store.sources() }
+    /// Ingested files (memories are listed by `memories()`).
+    public func sources() throws -> [StoredSource] { try store.sources().filter { $0.kind != .memory } }
 
     public func status() throws -> IndexStatus { try store.status() }
 

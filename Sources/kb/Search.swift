@@ -32,7 +32,7 @@ struct Search: AsyncParsableCommand {
     @Option(name: .customLong("tag"), help: ArgumentHelp("Only snippets with this tag (repeatable; all must match).", valueName: "tag"))
     var tags: [String] = []
 
-    @Option(name: .customLong("kind"), help: ArgumentHelp("Only sources of this kind: note, pdf or memory (repeatable).", valueName: "kind"))
+    @Option(name: .customLong("kind"), help: ArgumentHelp("Only sources of this kind: note, pdf or memory (repeatable). Memories are searched only when named.", valueName: "kind"))
     var kinds: [SourceKind] = []
 
     @Option(name: .customLong("source"), help: ArgumentHelp("Only sources whose path starts with this (a folder matches what is inside it; repeatable).", valueName: "path-prefix"))
@@ -102,7 +102,8 @@ struct Search: AsyncParsableCommand {
                 var location = Terminal.display(hit.sourcePath)
                 if !hit.snippet.headingPath.isEmpty { location += " › " + hit.snippet.headingPathString }
                 if let pages = hit.snippet.pages { location += ", " + pages.citation }
-                print("\(hit.rank). \(Terminal.bold(hit.sourceTitle))  (score \(String(format: "%.3f", hit.score)))")
+                let title = hit.sourceTitle.isEmpty && hit.kind == .memory ? "memory \(hit.sourcePath.dropFirst(7).prefix(8))" : hit.sourceTitle
+                print("\(hit.rank). \(Terminal.bold(title))  (score \(String(format: "%.3f", hit.score)))")
                 print("   \(location)")
                 if !hit.snippet.tags.isEmpty { print("   tags: " + hit.snippet.tags.map(\.name).joined(separator: ", ")) }
                 print("   " + Self.shorten(hit.excerpt.replacingOccurrences(of: "\n", with: " ")))

@@ -1,0 +1,114 @@
+public import Foundation
+
+/// Who a memory belongs to: `global`, `user:ID` or `bot:NAME`. Searches never cross scopes
+/// they were not given.
+///
+/// ```swift
+/// let scope = try MemoryScope("user:ada")
+/// ```
+public struct MemoryScope: Sendable, Hashable, Codable, CustomStringConvertible, Comparable {
+    public let name: String
+
+    /// The scope memories go to when none is named.
+    public static let global = MemoryScope(validated: "global")
+
+    /// Checks the form: `global`, or `user:` / `bot:` followed by 1–200 characters without
+    /// whitespace or control characters.
+    public init(_ text: String) throws {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed == "global" {
+            self.name = trimmed
+            return
+        }
+        for prefix in ["user:", "bot:"] where trimmed.hasPrefix(prefix) {
+            let rest = trimmed.dropFirst(prefix.count)
+            guard !rest.isEmpty, rest.count <= 200,
+                  !rest.unicodeScalars.contains(where: { CharacterSet.whitespacesAndNewlines.contains($0) || CharacterSet.controlCharacters.contains($0) })
+            else { break }
+            self.name = trimmed
+            return
+        }
+        throw KBError(.invalidArgument,
+            "'\(text)' is not a memory scope. Use global, user:ID or bot:NAME (no spaces), e.g. user:ada.")
+    }
+
+    init(validated name: String) { self.name = name }
+
+    /// A user's scope, `user:ID`.
+    public static func user(_ id: String) throws -> MemoryScope { try MemoryScope("user:" + id) }
+    /// A bot's scope, `bot:NAME`.
+    public static func bot(_ name: String) throws -> MemoryScope { try MemoryScope("bot:" + name) }
+
+    public var description: String { name }
+    public static func < (a: MemoryScope, b: MemoryScope) -> Bool { a.name < b.name }
+
+    public init(from decoder: any Decoder) throws {
+        try self.init(try decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(name)
+    }
+}
+
+/// One earlier state of a memory, kept when it was updated.
+public struct MemoryVersion: Sendable, Hashable, Codable {
+    /// 1 for the content the memory was added with, counting up with each update.
+    public var version: Int
+    public var title: String?
+    public var content: String
+    public var tags: [Tag]
+    /// When this version was written.
+    public var updatedAt: Date
+
+    public init(version: Int, title: String?, content: String, tags: [Tag], updatedAt: Date) {
+        self.version = version
+        self.title = title
+        self.content = content
+        self.tags = tags
+        self.updatedAt = updatedAt
+    }
+}
+
+/// Something a user or a bot asked to remember: a small fact with a scope.
+public struct Memory: Sendable, Hashable, Codable, Identifiable {
+    /// Stable id: a lowercase UUID.
+    public var id: String
+    public var scope: MemoryScope
+    public var title: String?
+    public var content: String
+    public var tags: [Tag]
+    public var createdAt: Date
+    /// When the current version was written.
+    public var updatedAt: Date
+    /// The current version number (1 until the first update).
+    public var version: Int
+    /// The id of the memory that replaced this one; superseded memories stay in the index but
+    /// are left out of searches unless asked for.
+    public var supersededBy: String?
+
+    public init(
+        id: String, scope: MemoryScope, title: String?, content: String, tags: [Tag],
+        createdAt: Date, updatedAt: Date, version: Int = 1, supersededBy: String? = nil
+    ) {
+        self.id = id
+        self.scope = scope
+        self.title = title
+        self.content = content
+        self.tags = tags
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.version = version
+        self.supersededBy = supersededBy
+    }
+
+    /// The index path of the source that holds this memory: `memory:ID`.
+    public var sourcePath: String { Memory.sourcePath(id) }
+    public static func sourcePath(_ id: String) -> String { "memory:" + id }
+
+    /// The current state as a version entry.
+    public var currentVersion: MemoryVersion {
+        MemoryVersion(version: version, title: title, content: content, tags: tags, updatedAt: updatedAt)
+    }
+}

@@ -1,0 +1,307 @@
+public import Foundation
+import GRDB
+public import KBCore
+
+/// What the store needs to write one memory: the memory, its normal-form key, the source
+/// document that makes it searchable, and its vector (nil for a keyword-only index).
+public struct MemoryWrite: Sendable {
+    public var memory: Memory
+    public var contentKey: String
+    public var document: SourceDocument
+    public var vector: [Float]?
+    public var embedder: EmbedderRecord
+
+    public init(memory: Memory, contentKey: String, document: SourceDocument, vector: [Float]?, embedder: EmbedderRecord) {
+        self.memory = memory
+        self.contentKey = contentKey
+        self.document = document
+        self.vector = vector
+        self.embedder = embedder
+    }
+}
+
+/// What adding a memory did.
+public enum MemoryAddOutcome: Sendable {
+    /// A current memory in the scope already holds the same content; nothing was written.
+    case existing(Memory)
+    /// The memory was stored. `neighbours` are the vectors of the other current memories of
+    /// its scope as they were when it was written (for near-duplicate reports).
+    case added(WriteEffect, neighbours: [(id: String, vector: [Float])])
+}
+
+/// What importing one memory did.
+public enum MemoryImportOutcome: String, Sendable, Codable {
+    case added, unchanged, replaced
+}
+
+extension SQLiteStore {
+    static let memoryColumns = "id, scope, title, content, tags, created_at, updated_at, version, superseded_by"
+
+    static func memory(_ row: Row) throws -> Memory {
+        let tags: String = row["tags"]
+        return Memory(
+            id: row["id"], scope: try MemoryScope(row["scope"] as String), title: row["title"], content: row["content"],
+            tags: tags.isEmpty ? [] : tags.components(separatedBy: "\n").map { Tag($0) },
+            createdAt: Date(timeIntervalSince1970: row["created_at"]), updatedAt: Date(timeIntervalSince1970: row["updated_at"]),
+            version: row["version"], supersededBy: row["superseded_by"])
+    }
+
+    /// The full id of the memory an id or id prefix names; throws when none or several match.
+    static func resolveMemoryID(_ idOrPrefix: String, _ db: Database) throws -> String {
+        let matches = try String.fetchAll(db, sql: "SELECT id FROM memories WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 6",
+                                          arguments: [idOrPrefix.count, idOrPrefix])
+        if matches.count == 1 { return matches[0] }
+        if matches.isEmpty {
+            throw KBError(.notFound, "No memory has the id \(idOrPrefix). `kb memory list` shows the memories and their ids.")
+        }
+        throw KBError(.invalidArgument,
+            "\(idOrPrefix) matches several memories (\(matches.prefix(5).joined(separator: ", "))…); give more of the id.")
+    }
+
+    static func fetchMemory(id: String, _ db: Database) throws -> Memory? {
+        try Row.fetchOne(db, sql: "SELECT \(memoryColumns) FROM memories WHERE id = ?", arguments: [id]).map(memory)
+    }
+
+    /// The memory with this id (or unique id prefix).
+    public func memory(_ idOrPrefix: String) throws -> Memory {
+        try read { db in
+            let id = try Self.resolveMemoryID(idOrPrefix, db)
+            guard let memory = try Self.fetchMemory(id: id, db) else {
+                throw KBError(.notFound, "The memory \(id) was deleted while it was being read.")
+            }
+            return memory
+        }
+    }
+
+    /// Memories, oldest first; `scopes` empty means all; every tag must be present.
+    public func memories(scopes: [MemoryScope] = [], tags: [Tag] = [], includeSuperseded: Bool = false) throws -> [Memory] {
+        var sql = "SELECT \(Self.memoryColumns) FROM memories m WHERE 1"
+        var arguments = StatementArguments()
+        if !includeSuperseded { sql += " AND superseded_by IS NULL" }
+        if !scopes.isEmpty {
+            sql += " AND scope IN (\(scopes.map { _ in "?" }.joined(separator: ", ")))"
+            arguments += StatementArguments(scopes.map(\.name))
+        }
+        for tag in tags {
+            sql += " AND m.source_id IN (SELECT st.source_id FROM source_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = ?)"
+            arguments += [tag.name]
+        }
+        sql += " ORDER BY created_at, id"
+        let finalSQL = sql, finalArguments = arguments
+        return try read { db in try Row.fetchAll(db, sql: finalSQL, arguments: finalArguments).map(Self.memory) }
+    }
+
+    /// Memories by the index path of their source (`memory:ID`).
+    public func memories(sourcePaths paths: [String]) throws -> [String: Memory] {
+        let ids = paths.compactMap { $0.hasPrefix("memory:") ? String($0.dropFirst(7)) : nil }
+        guard !ids.isEmpty else { return [:] }
+        return try read { db in
+            var result: [String: Memory] = [:]
+            for chunk in stride(from: 0, to: ids.count, by: 500) {
+                let part = Array(ids[chunk..<min(chunk + 500, ids.count)])
+                for row in try Row.fetchAll(db, sql: """
+                    SELECT \(Self.memoryColumns) FROM memories WHERE id IN (\(part.map { _ in "?" }.joined(separator: ",")))
+                    """, arguments: StatementArguments(part)) {
+                    let memory = try Self.memory(row)
+                    result[memory.sourcePath] = memory
+                }
+            }
+            return result
+        }
+    }
+
+    /// Earlier versions of a memory, oldest first.
+    public func memoryHistory(_ id: String) throws -> [MemoryVersion] {
+        try read { db in try Self.history(id, db) }
+    }
+
+    static func history(_ id: String, _ db: Database) throws -> [MemoryVersion] {
+        try Row.fetchAll(db, sql: """
+            SELECT version, title, content, tags, updated_at FROM memory_versions WHERE memory_id = ? ORDER BY version
+            """, arguments: [id]).map { row in
+            let tags: String = row["tags"]
+            return MemoryVersion(
+                version: row["version"], title: row["title"], content: row["content"],
+                tags: tags.isEmpty ? [] : tags.components(separatedBy: "\n").map { Tag($0) },
+                updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+        }
+    }
+
+    /// The current memory of a scope that holds this content key, if any.
+    public func memory(contentKey: String, scope: MemoryScope) throws -> Memory? {
+        try read { db in try Self.current(contentKey: contentKey, scope: scope, db) }
+    }
+
+    static func current(contentKey: String, scope: MemoryScope, _ db: Database) throws -> Memory? {
+        try Row.fetchOne(db, sql: """
+            SELECT \(memoryColumns) FROM memories WHERE scope = ? AND content_key = ? AND superseded_by IS NULL
+            """, arguments: [scope.name, contentKey]).map(memory)
+    }
+
+    /// Vectors of the current memories of a scope from one embedder.
+    static func memoryVectors(scope: MemoryScope, embedder: EmbedderRecord, excluding id: String?, _ db: Database) throws -> [(id: String, vector: [Float])] {
+        try Row.fetchAll(db, sql: """
+            SELECT m.id, v.data FROM memories m
+            JOIN snippets sn ON sn.source_id = m.source_id
+            JOIN vectors v ON v.snippet_id = sn.id
+            JOIN embedders e ON e.id = v.embedder_id
+            WHERE m.scope = ? AND m.superseded_by IS NULL AND e.name = ? AND m.id != ?
+            ORDER BY m.id
+            """, arguments: [scope.name, embedder.name, id ?? ""]).compactMap { row in
+            VectorCoding.decode(row[1], dimension: embedder.dimension).map { (row[0], $0) }
+        }
+    }
+
+    /// Writes the source, snippet, vector and memory row of `write`, in the caller's transaction.
+    static func storeMemory(_ write: MemoryWrite, history: [MemoryVersion], _ db: Database) throws -> WriteEffect {
+        if let vector = write.vector {
+            guard vector.count == write.embedder.dimension else {
+                throw KBError(.embedding, "\(write.embedder.name) returned a \(vector.count)-dim vector; the index holds \(write.embedder.dimension)-dim vectors.")
+            }
+        }
+        try recordEmbedder(write.vector == nil ? .none : write.embedder, db)
+        let effect = try replace(write.document, ingestedAt: write.memory.updatedAt, in: db)
+        if let vector = write.vector {
+            try db.execute(sql: "INSERT INTO vectors (snippet_id, embedder_id, data) VALUES (?, ?, ?)",
+                           arguments: [effect.insertedSnippets[0], try embedderID(write.embedder, db), VectorCoding.encode(vector)])
+        }
+        let m = write.memory
+        do {
+            try db.execute(sql: """
+                INSERT INTO memories (id, source_id, scope, title, content, content_key, tags, created_at, updated_at, version, superseded_by)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET
+                    scope = excluded.scope, title = excluded.title, content = excluded.content, content_key = excluded.content_key,
+                    tags = excluded.tags, created_at = excluded.created_at, updated_at = excluded.updated_at,
+                    version = excluded.version, superseded_by = excluded.superseded_by
+                """, arguments: [
+                    m.id, effect.sourceID, m.scope.name, m.title, m.content, write.contentKey, m.tags.map(\.name).joined(separator: "\n"),
+                    m.createdAt.timeIntervalSince1970, m.updatedAt.timeIntervalSince1970, m.version, m.supersededBy,
+                ])
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            let other = try current(contentKey: write.contentKey, scope: m.scope, db)
+            throw KBError(.conflict,
+                "The memory \(other?.id ?? "?") in scope \(m.scope) already holds this content. Update or delete that one instead.")
+        }
+        try db.execute(sql: "DELETE FROM memory_versions WHERE memory_id = ?", arguments: [m.id])
+        for v in history { try insertVersion(v, of: m.id, db) }
+        return effect
+    }
+
+    static func insertVersion(_ v: MemoryVersion, of id: String, _ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO memory_versions (memory_id, version, title, content, tags, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+            """, arguments: [id, v.version, v.title, v.content, v.tags.map(\.name).joined(separator: "\n"), v.updatedAt.timeIntervalSince1970])
+    }
+
+    /// Adds a memory in one transaction, unless a current memory of its scope holds the same
+    /// content (then that one comes back and nothing changes). With `superseding`, that memory
+    /// (same scope, still current) is marked as replaced by the new one.
+    public func addMemory(_ write: MemoryWrite, superseding: String? = nil) throws -> MemoryAddOutcome {
+        try self.write { db in
+            var supersededID: String?
+            if let superseding {
+                let id = try Self.resolveMemoryID(superseding, db)
+                guard let old = try Self.fetchMemory(id: id, db) else { throw KBError(.notFound, "No memory has the id \(superseding).") }
+                guard old.scope == write.memory.scope else {
+                    throw KBError(.invalidArgument,
+                        "The memory \(id) is in scope \(old.scope), the new one in \(write.memory.scope); a memory can only supersede one of its own scope.")
+                }
+                if let newer = old.supersededBy {
+                    throw KBError(.conflict, "The memory \(id) was already superseded by \(newer). Supersede that one instead.")
+                }
+                supersededID = id
+            }
+            if let existing = try Self.current(contentKey: write.contentKey, scope: write.memory.scope, db) {
+                if let supersededID, supersededID != existing.id {
+                    try db.execute(sql: "UPDATE memories SET superseded_by = ? WHERE id = ?", arguments: [existing.id, supersededID])
+                }
+                return .existing(existing)
+            }
+            let neighbours = write.vector == nil ? [] :
+                try Self.memoryVectors(scope: write.memory.scope, embedder: write.embedder, excluding: write.memory.id, db)
+            let effect = try Self.storeMemory(write, history: [], db)
+            if let supersededID {
+                try db.execute(sql: "UPDATE memories SET superseded_by = ? WHERE id = ?", arguments: [write.memory.id, supersededID])
+            }
+            return .added(effect, neighbours: neighbours)
+        }
+    }
+
+    /// Replaces a memory with a new version, keeping the previous one in its history. Fails
+    /// when the memory changed since `expectedVersion` was read (a concurrent update).
+    public func updateMemory(_ write: MemoryWrite, expectedVersion: Int) throws -> WriteEffect {
+        try self.write { db in
+            guard let current = try Self.fetchMemory(id: write.memory.id, db) else {
+                throw KBError(.notFound, "No memory has the id \(write.memory.id); it may have just been deleted.")
+            }
+            guard current.version == expectedVersion else {
+                throw KBError(.conflict,
+                    "The memory \(current.id) changed while it was being updated (now version \(current.version)). Show it and try again.")
+            }
+            var history = try Self.history(current.id, db)
+            history.append(current.currentVersion)
+            return try Self.storeMemory(write, history: history, db)
+        }
+    }
+
+    /// Deletes a memory with its history, vector and keyword entries, in one transaction.
+    /// Memories it had superseded become current again (unless their content is current
+    /// elsewhere in the scope). Returns the deleted memory.
+    public func deleteMemory(_ idOrPrefix: String) throws -> (memory: Memory, effect: WriteEffect) {
+        try write { db in
+            let id = try Self.resolveMemoryID(idOrPrefix, db)
+            guard let memory = try Self.fetchMemory(id: id, db) else { throw KBError(.notFound, "No memory has the id \(idOrPrefix).") }
+            var effect = WriteEffect()
+            effect.removedSnippets = try Self.snippetIDs(ofPath: memory.sourcePath, db)
+            try db.execute(sql: "DELETE FROM sources WHERE path = ?", arguments: [memory.sourcePath])
+            for row in try Row.fetchAll(db, sql: "SELECT id, scope, content_key FROM memories WHERE superseded_by = ?", arguments: [id]) {
+                let scope = try MemoryScope(row["scope"] as String)
+                let clash = try Self.current(contentKey: row["content_key"], scope: scope, db)
+                try db.execute(sql: "UPDATE memories SET superseded_by = ? WHERE id = ?", arguments: [clash?.id, row["id"] as String])
+            }
+            effect.generation = try Self.bumpGeneration(db)
+            try Self.deleteUnusedTags(db)
+            return (memory, effect)
+        }
+    }
+
+    /// Equal, with times compared to the millisecond (what is stored and exported).
+    static func sameToTheMillisecond(_ a: Memory, _ b: Memory) -> Bool {
+        var b2 = b
+        b2.createdAt = a.createdAt
+        b2.updatedAt = a.updatedAt
+        return a == b2 && close(a.createdAt, b.createdAt) && close(a.updatedAt, b.updatedAt)
+    }
+
+    static func sameToTheMillisecond(_ a: [MemoryVersion], _ b: [MemoryVersion]) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { x, y in
+            var y2 = y
+            y2.updatedAt = x.updatedAt
+            return x == y2 && close(x.updatedAt, y.updatedAt)
+        }
+    }
+
+    static func close(_ a: Date, _ b: Date) -> Bool { abs(a.timeIntervalSince1970 - b.timeIntervalSince1970) < 0.0005 }
+
+    /// Stores an imported memory with its history. The same memory already stored, unchanged,
+    /// is left alone; one stored with different data is a conflict unless `replacing`.
+    public func importMemory(_ write: MemoryWrite, history: [MemoryVersion], replacing: Bool) throws -> (MemoryImportOutcome, WriteEffect?) {
+        try self.write { db in
+            var outcome = MemoryImportOutcome.added
+            if let stored = try Self.fetchMemory(id: write.memory.id, db) {
+                if Self.sameToTheMillisecond(stored, write.memory),
+                   Self.sameToTheMillisecond(try Self.history(stored.id, db), history) {
+                    return (.unchanged, nil)
+                }
+                guard replacing else {
+                    throw KBError(.conflict,
+                        "The memory \(stored.id) already exists with different data (version \(stored.version)). "
+                      + "Import with --replace to overwrite it, or delete it first.")
+                }
+                outcome = .replaced
+            }
+            return (outcome, try Self.storeMemory(write, history: history, db))
+        }
+    }
+}

@@ -1,0 +1,325 @@
+public import Foundation
+public import KBCore
+public import KBIndex
+public import KBMemory
+
+/// A memory to add.
+///
+/// ```swift
+/// let draft = MemoryDraft("Prefers metric units", scope: try .user("ada"), tags: ["preference"])
+/// ```
+public struct MemoryDraft: Sendable, Hashable {
+    public var content: String
+    public var title: String?
+    public var tags: [Tag]
+    /// The default is `global`.
+    public var scope: MemoryScope
+
+    public init(_ content: String, title: String? = nil, scope: MemoryScope = .global, tags: [Tag] = []) {
+        self.content = content
+        self.title = title
+        self.scope = scope
+        self.tags = tags
+    }
+}
+
+/// A stored memory whose content is very close to one just added.
+public struct NearDuplicate: Sendable, Hashable, Codable {
+    public var id: String
+    /// Cosine similarity of the two contents' embeddings.
+    public var similarity: Float
+    public var content: String
+}
+
+/// What `remember` did.
+public struct RememberResult: Sendable, Hashable, Codable {
+    /// The new memory, or the existing one that already holds the same content.
+    public var memory: Memory
+    /// False when an identical memory (after whitespace normalisation) was already in the scope:
+    /// nothing was added.
+    public var created: Bool
+    /// Current memories of the scope whose embedding is at least the threshold close.
+    public var nearDuplicates: [NearDuplicate]
+    /// The memory marked as superseded by this one, if one was named.
+    public var superseded: String?
+}
+
+/// Changes to a memory; nil fields stay as they are.
+public struct MemoryChange: Sendable, Hashable {
+    public var content: String?
+    /// `.some(nil)` removes the title.
+    public var title: String??
+    /// Replaces the tag set.
+    public var tags: [Tag]?
+
+    public init(content: String? = nil, title: String?? = nil, tags: [Tag]? = nil) {
+        self.content = content
+        self.title = title
+        self.tags = tags
+    }
+}
+
+/// What to recall.
+public struct MemoryQuery: Sendable, Hashable {
+    public var text: String
+    /// Scopes searched; empty means every scope. The default is empty.
+    public var scopes: [MemoryScope] = []
+    /// Every tag must be on a memory. The default is none.
+    public var tags: [Tag] = []
+    /// How many memories to return. The default is 8.
+    public var limit = 8
+    /// The default is `.hybrid` (keyword ranking on an index without vectors).
+    public var mode: SearchMode = .hybrid
+    /// Prefer recent memories: scores are multiplied by 2^(−age / half-life). The default is none.
+    public var recency: Recency?
+    /// Also return memories superseded by newer ones. The default is false.
+    public var includeSuperseded = false
+    /// The time ages are measured from. The default is now.
+    public var now = Date()
+
+    public init(_ text: String) { self.text = text }
+}
+
+/// One recalled memory.
+public struct MemoryHit: Sendable, Hashable, Codable {
+    public var rank: Int
+    /// The search score, times the recency weight when a half-life was given.
+    public var score: Double
+    public var memory: Memory
+}
+
+/// The recalled memories and how they were ranked.
+public struct MemoryResults: Sendable, Hashable, Codable {
+    public var query: String
+    public var mode: SearchMode
+    public var embedder: String?
+    public var hits: [MemoryHit]
+}
+
+/// What `importMemories` did, line by line.
+public struct MemoryImportReport: Sendable, Hashable, Codable {
+    public struct Failure: Sendable, Hashable, Codable {
+        public var line: Int
+        public var message: String
+    }
+    public var added = 0
+    public var unchanged = 0
+    public var replaced = 0
+    public var failed: [Failure] = []
+}
+
+extension KnowledgeBase {
+    /// The embedder memory writes use: the index's own (loaded once), else `choice`, else the
+    /// local model. nil for a keyword-only index.
+    func memoryEmbedder(_ choice: EmbedderChoice?) throws -> (embedder: (any Embedder)?, record: EmbedderRecord) {
+        if let recorded = try store.embedderRecord() {
+            if let choice, choice.spec != recorded.spec {
+                let (_, record) = try embedder(choice)   // throws the mismatch message
+                return (nil, record)
+            }
+            return recorded.dimension > 0 ? (try queryEmbedder(recorded), recorded) : (nil, .none)
+        }
+        return try embedder(choice)
+    }
+
+    func embedOne(_ text: String, with embedder: (any Embedder)?, record: EmbedderRecord) async throws -> [Float]? {
+        guard let embedder else { return nil }
+        let vectors = try await embedder.embed([text], role: .passage)
+        guard vectors.count == 1, vectors[0].count == record.dimension else {
+            throw KBError(.embedding, "\(embedder.id) returned \(vectors.count) vectors of \(vectors.first?.count ?? 0) dimensions for one memory.")
+        }
+        return vectors[0]
+    }
+
+    static func memoryWrite(_ memory: Memory, vector: [Float]?, record: EmbedderRecord) -> MemoryWrite {
+        let data = Data(memory.content.utf8)
+        let snippet = Snippet(ordinal: 0, text: memory.content, start: 0, end: memory.content.unicodeScalars.count, tags: memory.tags)
+        let source = Source(
+            path: memory.sourcePath, kind: .memory, title: memory.title ?? "", contentHash: contentHash(data),
+            size: data.count, modifiedAt: memory.updatedAt, tags: memory.tags)
+        return MemoryWrite(
+            memory: memory, contentKey: MemoryRules.contentKey(memory.content),
+            document: SourceDocument(source: source, snippets: [snippet]), vector: vector, embedder: record)
+    }
+
+    /// Adds a memory. Content identical (after whitespace normalisation) to a current memory of
+    /// the scope returns that memory and adds nothing; content whose embedding is at least
+    /// `options.nearDuplicateThreshold` close to others is added, and they are reported.
+    ///
+    /// ```swift
+    /// let result = try await kb.remember(MemoryDraft("Allergic to peanuts", scope: try .user("ada")))
+    /// ```
+    ///
+    /// - Parameter superseding: a memory of the same scope that the new one replaces: it stays,
+    ///   marked as superseded, and searches leave it out.
+    public func remember(
+        _ draft: MemoryDraft, options: MemoryOptions = MemoryOptions(), superseding: String? = nil, embedder choice: EmbedderChoice? = nil
+    ) async throws -> RememberResult {
+        let content = try MemoryRules.validContent(draft.content, options: options)
+        let title = try MemoryRules.validTitle(draft.title)
+        let tags = try MemoryRules.validTags(draft.tags)
+        let supersedingID = try superseding.map(MemoryRules.idOrPrefix)
+        guard (0...1).contains(options.nearDuplicateThreshold) else {
+            throw KBError(.invalidArgument, "The near-duplicate threshold is a cosine similarity between 0 and 1; got \(options.nearDuplicateThreshold).")
+        }
+        if supersedingID == nil, let existing = try store.memory(contentKey: MemoryRules.contentKey(content), scope: draft.scope) {
+            return RememberResult(memory: existing, created: false, nearDuplicates: [], superseded: nil)
+        }
+        let (embedder, record) = try memoryEmbedder(choice)
+        let vector = try await embedOne(content, with: embedder, record: record)
+        let now = MemoryArchive.roundedToMilliseconds(Date())
+        let memory = Memory(id: UUID().uuidString.lowercased(), scope: draft.scope, title: title, content: content, tags: tags,
+                            createdAt: now, updatedAt: now)
+        switch try store.addMemory(Self.memoryWrite(memory, vector: vector, record: record), superseding: supersedingID) {
+        case .existing(let existing):
+            let superseded = try supersedingID.map { try store.memory($0) }
+            return RememberResult(memory: existing, created: false, nearDuplicates: [],
+                                  superseded: superseded?.supersededBy == existing.id ? superseded?.id : nil)
+        case .added(let effect, let neighbours):
+            followWrite(effect, vectors: vector.map { [$0] }, record: record)
+            var near: [NearDuplicate] = []
+            if let vector {
+                let close = NearDuplicates.find(vector, among: neighbours, threshold: options.nearDuplicateThreshold)
+                let stored = try store.memories(sourcePaths: close.map { Memory.sourcePath($0.id) })
+                near = close.compactMap { entry in
+                    stored[Memory.sourcePath(entry.id)].map { NearDuplicate(id: entry.id, similarity: entry.similarity, content: $0.content) }
+                }
+            }
+            let superseded = try supersedingID.map { try store.memory($0).id }
+            return RememberResult(memory: memory, created: true, nearDuplicates: near, superseded: superseded)
+        }
+    }
+
+    /// The memory with this id, or a unique prefix of it (4 characters or more).
+    public func memory(_ id: String) throws -> Memory {
+        try store.memory(MemoryRules.idOrPrefix(id))
+    }
+
+    /// Earlier versions of a memory, oldest first (the current state is the memory itself).
+    public func memoryHistory(_ id: String) throws -> [MemoryVersion] {
+        try store.memoryHistory(memory(id).id)
+    }
+
+    /// Memories, oldest first. `scopes` empty means all; every tag must be present.
+    public func memories(scopes: [MemoryScope] = [], tags: [Tag] = [], includeSuperseded: Bool = false) throws -> [Memory] {
+        try store.memories(scopes: scopes, tags: try MemoryRules.validTags(tags), includeSuperseded: includeSuperseded)
+    }
+
+    /// Changes a memory, keeping the previous state in its history. A change that changes
+    /// nothing (content equal after whitespace normalisation) writes nothing. The new content must not be the content of another current
+    /// memory of the scope.
+    public func updateMemory(_ id: String, _ change: MemoryChange, options: MemoryOptions = MemoryOptions()) async throws -> Memory {
+        guard change.content != nil || change.title != nil || change.tags != nil else {
+            throw KBError(.invalidArgument, "Nothing to update: give new content, a title or tags.")
+        }
+        let current = try memory(id)
+        var next = current
+        if let content = change.content {
+            let valid = try MemoryRules.validContent(content, options: options)
+            // Content that differs only in whitespace is the same content (as for duplicates).
+            if MemoryRules.contentKey(valid) != MemoryRules.contentKey(current.content) { next.content = valid }
+        }
+        if let title = change.title { next.title = try MemoryRules.validTitle(title) }
+        if let tags = change.tags { next.tags = try MemoryRules.validTags(tags) }
+        guard next.content != current.content || next.title != current.title || next.tags != current.tags else { return current }
+        let (embedder, record) = try memoryEmbedder(nil)
+        let vector = try await embedOne(next.content, with: embedder, record: record)
+        next.version = current.version + 1
+        next.updatedAt = MemoryArchive.roundedToMilliseconds(Date())
+        let effect = try store.updateMemory(Self.memoryWrite(next, vector: vector, record: record), expectedVersion: current.version)
+        followWrite(effect, vectors: vector.map { [$0] }, record: record)
+        return next
+    }
+
+    /// Deletes a memory and its history; it is gone from keyword and vector search at once.
+    @discardableResult
+    public func forget(_ id: String) throws -> Memory {
+        let (memory, effect) = try store.deleteMemory(MemoryRules.idOrPrefix(id))
+        followWrite(effect, vectors: nil, record: nil)
+        return memory
+    }
+
+    /// Memories that match a query, searched like snippets (hybrid by default) within the
+    /// query's scopes only.
+    public func recall(_ query: MemoryQuery) async throws -> MemoryResults {
+        var search = SearchQuery(query.text)
+        search.kinds = [.memory]
+        search.scopes = query.scopes
+        search.tags = try MemoryRules.validTags(query.tags)
+        search.includeSuperseded = query.includeSuperseded
+        search.mode = query.mode
+        search.limit = query.recency == nil ? query.limit : max(query.limit * 5, 50)
+        search.candidates = max(50, search.limit)
+        let results = try await self.search(search)
+        let memories = try store.memories(sourcePaths: results.hits.map(\.sourcePath))
+        var hits = results.hits.compactMap { hit -> MemoryHit? in
+            guard let memory = memories[hit.sourcePath] else { return nil }
+            let weight = query.recency?.weight(updated: memory.updatedAt, now: query.now) ?? 1
+            return MemoryHit(rank: hit.rank, score: hit.score * weight, memory: memory)
+        }
+        if query.recency != nil {
+            hits.sort { $0.score != $1.score ? $0.score > $1.score : $0.rank < $1.rank }
+        }
+        hits = Array(hits.prefix(query.limit))
+        for i in hits.indices { hits[i].rank = i + 1 }
+        return MemoryResults(query: query.text, mode: results.mode, embedder: results.embedder, hits: hits)
+    }
+
+    /// Memories as JSON Lines, oldest first, superseded ones and history included.
+    public func exportMemories(scopes: [MemoryScope] = []) throws -> String {
+        try memories(scopes: scopes, includeSuperseded: true).map { memory in
+            try MemoryArchive.encode(MemoryRecord(memory: memory, history: try store.memoryHistory(memory.id))) + "\n"
+        }.joined()
+    }
+
+    /// Imports JSON Lines written by `exportMemories`, each memory in its own transaction with
+    /// its id, times and history. The same memory already stored is left alone; a stored memory
+    /// with the same id but other data is a conflict unless `replacing`. Bad lines are reported
+    /// by number and the rest still import.
+    public func importMemories(_ text: String, options: MemoryOptions = MemoryOptions(), replacing: Bool = false,
+                               embedder choice: EmbedderChoice? = nil) async throws -> MemoryImportReport {
+        var report = MemoryImportReport()
+        let parsed = MemoryArchive.decode(lines: text, options: options)
+        let (embedder, record) = try memoryEmbedder(choice)
+        let batchSize = 64
+        for start in stride(from: 0, to: parsed.count, by: batchSize) {
+            let batch = parsed[start..<min(start + batchSize, parsed.count)]
+            var good: [(line: Int, record: MemoryRecord)] = []
+            for entry in batch {
+                switch entry.result {
+                case .success(let record): good.append((entry.line, record))
+                case .failure(let error): report.failed.append(.init(line: entry.line, message: error.message))
+                }
+            }
+            var vectors: [[Float]?] = good.map { _ in nil }
+            if let embedder, !good.isEmpty {
+                do {
+                    let fresh = try await embedder.embed(good.map(\.record.memory.content), role: .passage)
+                    guard fresh.count == good.count, fresh.allSatisfy({ $0.count == record.dimension }) else {
+                        throw KBError(.embedding, "\(embedder.id) returned \(fresh.count) vectors for \(good.count) memories.")
+                    }
+                    vectors = fresh
+                } catch {
+                    for entry in good { report.failed.append(.init(line: entry.line, message: "\(error)")) }
+                    continue
+                }
+            }
+            for (entry, vector) in zip(good, vectors) {
+                do {
+                    let write = Self.memoryWrite(entry.record.memory, vector: vector, record: record)
+                    let (outcome, effect) = try store.importMemory(write, history: entry.record.history, replacing: replacing)
+                    if let effect { followWrite(effect, vectors: vector.map { [$0] }, record: record) }
+                    switch outcome {
+                    case .added: report.added += 1
+                    case .unchanged: report.unchanged += 1
+                    case .replaced: report.replaced += 1
+                    }
+                } catch let error as KBError {
+                    report.failed.append(.init(line: entry.line, message: error.message))
+                }
+            }
+        }
+        report.failed.sort { $0.line < $1.line }
+        return report
+    }
+}

@@ -1,0 +1,429 @@
+import ArgumentParser
+import Foundation
+import KBCore
+import KBKit
+import KBMemory
+
+struct MemoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "memory",
+        abstract: "Remember small facts for users and bots, and recall them.",
+        discussion: """
+            A memory has an id (a UUID; any unique prefix of 4+ characters works), a scope (global, \
+            user:ID or bot:NAME), optional title and tags, content, and a version history. Memories live \
+            in the index file and share its embedder, but `kb search` leaves them out unless given \
+            --kind memory. Nothing is deleted except by `kb memory delete`.
+            """,
+        subcommands: [Add.self, List.self, Show.self, Update.self, Delete.self, Search.self, Export.self, Import.self])
+
+    /// `--max-size`, shared by the commands that write content.
+    struct Limits: ParsableArguments {
+        @Option(name: .customLong("max-size"), help: ArgumentHelp("Largest content accepted, in bytes.", valueName: "bytes"))
+        var maxSize = MemoryOptions().maxContentBytes
+
+        var options: MemoryOptions {
+            var options = MemoryOptions()
+            options.maxContentBytes = maxSize
+            return options
+        }
+
+        func validate() throws {
+            guard maxSize >= 1 else { throw ValidationError("--max-size must be at least 1 byte.") }
+        }
+    }
+
+    static func scopes(_ names: [String]) throws -> [MemoryScope] {
+        try names.map { try MemoryScope($0) }
+    }
+
+    /// The text of `-` (stdin) or the words given.
+    static func text(_ words: [String]) -> String {
+        if words == ["-"] {
+            return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        }
+        return words.joined(separator: " ")
+    }
+
+    static func printMemory(_ memory: Memory, long: Bool) {
+        let superseded = memory.supersededBy.map { "  [superseded by \($0.prefix(8))]" } ?? ""
+        if long {
+            print("id:       \(memory.id)")
+            print("scope:    \(memory.scope)")
+            if let title = memory.title { print("title:    \(title)") }
+            if !memory.tags.isEmpty { print("tags:     \(memory.tags.map(\.name).joined(separator: ", "))") }
+            print("version:  \(memory.version)")
+            print("created:  \(MemoryArchive.format(memory.createdAt))")
+            print("updated:  \(MemoryArchive.format(memory.updatedAt))")
+            if let by = memory.supersededBy { print("superseded by: \(by)") }
+            print("")
+            print(memory.content)
+            return
+        }
+        let title = memory.title.map { Terminal.bold($0) + " — " } ?? ""
+        let tags = memory.tags.isEmpty ? "" : "  [" + memory.tags.map(\.name).joined(separator: ", ") + "]"
+        print("\(memory.id.prefix(8))  \(memory.scope)  \(title)\(SearchCommandText.shorten(memory.content.replacingOccurrences(of: "\n", with: " "), limit: 100))\(tags)\(superseded)")
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a memory (identical content in the scope returns the existing one).",
+            discussion: """
+                Content identical to a current memory of the scope (after whitespace normalisation) adds \
+                nothing and prints the existing id. Content whose embedding is very close to others' (cosine \
+                ≥ --near-duplicate) is added, and those memories are listed so you can update or delete one.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var embedder: EmbedderOption
+        @OptionGroup var limits: Limits
+
+        @Option(help: "A short title.")
+        var title: String?
+
+        @Option(name: .customLong("tag"), help: ArgumentHelp("A tag (repeatable).", valueName: "tag"))
+        var tags: [String] = []
+
+        @Option(help: "global, user:ID or bot:NAME.")
+        var scope = "global"
+
+        @Option(help: ArgumentHelp("Mark this memory (same scope) as superseded by the new one.", valueName: "id"))
+        var supersede: String?
+
+        @Option(name: .customLong("near-duplicate"), help: ArgumentHelp("Cosine similarity from which to report near-duplicates.", valueName: "0…1"))
+        var nearDuplicate: Float = MemoryOptions().nearDuplicateThreshold
+
+        @Argument(help: ArgumentHelp("What to remember ('-' reads stdin).", valueName: "content"))
+        var content: [String]
+
+        func validate() throws {
+            guard (0...1).contains(nearDuplicate) else { throw ValidationError("--near-duplicate must be between 0 and 1.") }
+            if content.isEmpty { throw ValidationError("Give the content to remember.") }
+        }
+
+        func run() async throws {
+            try await reportingErrors {
+                let kb = try KnowledgeBase.open(at: global.databasePath)
+                var options = limits.options
+                options.nearDuplicateThreshold = nearDuplicate
+                let draft = MemoryDraft(MemoryCommand.text(content), title: title, scope: try MemoryScope(scope), tags: tags.map { Tag($0) })
+                let result = try await kb.remember(draft, options: options, superseding: supersede, embedder: try embedder.choice())
+                if global.json {
+                    try Terminal.printJSON(result)
+                    return
+                }
+                if result.created {
+                    print("Added memory \(result.memory.id) (scope \(result.memory.scope)).")
+                } else {
+                    print("Already remembered as \(result.memory.id) (same content in scope \(result.memory.scope)); nothing added.")
+                }
+                if let superseded = result.superseded { print("Memory \(superseded) is now superseded by it.") }
+                for near in result.nearDuplicates {
+                    print("Near-duplicate: \(near.id) (similarity \(String(format: "%.3f", near.similarity))): \(SearchCommandText.shorten(near.content, limit: 80))")
+                }
+                if !result.nearDuplicates.isEmpty {
+                    print("Keep both, or `kb memory delete ID` one, or `kb memory update ID --content …`.")
+                }
+            }
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List memories, oldest first.")
+
+        @OptionGroup var global: GlobalOptions
+
+        @Option(name: .customLong("scope"), help: ArgumentHelp("Only this scope (repeatable).", valueName: "scope"))
+        var scopes: [String] = []
+
+        @Option(name: .customLong("tag"), help: ArgumentHelp("Only memories with this tag (repeatable; all must match).", valueName: "tag"))
+        var tags: [String] = []
+
+        @Flag(help: "Include memories superseded by newer ones.")
+        var all = false
+
+        func run() throws {
+            try reportingErrors {
+                let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+                let memories = try kb.memories(scopes: try MemoryCommand.scopes(scopes), tags: tags.map { Tag($0) }, includeSuperseded: all)
+                if global.json {
+                    try Terminal.printJSON(memories)
+                    return
+                }
+                if memories.isEmpty {
+                    print("No memories\(scopes.isEmpty && tags.isEmpty ? "" : " match"). Add one with `kb memory add CONTENT`.")
+                    return
+                }
+                for memory in memories { MemoryCommand.printMemory(memory, long: false) }
+                print("\(memories.count) memor\(memories.count == 1 ? "y" : "ies").")
+            }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one memory, optionally with its earlier versions.")
+
+        @OptionGroup var global: GlobalOptions
+
+        @Flag(help: "Also show earlier versions, oldest first.")
+        var history = false
+
+        @Argument(help: "The memory's id or a unique prefix.")
+        var id: String
+
+        struct Output: Encodable {
+            var memory: Memory
+            var history: [MemoryVersion]?
+        }
+
+        func run() throws {
+            try reportingErrors {
+                let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+                let memory = try kb.memory(id)
+                let versions = history ? try kb.memoryHistory(memory.id) : nil
+                if global.json {
+                    try Terminal.printJSON(Output(memory: memory, history: versions))
+                    return
+                }
+                MemoryCommand.printMemory(memory, long: true)
+                guard let versions else { return }
+                print("")
+                if versions.isEmpty { print("(no earlier versions)") }
+                for version in versions.reversed() {
+                    print("--- version \(version.version), \(MemoryArchive.format(version.updatedAt))"
+                          + (version.title.map { ", title: \($0)" } ?? "")
+                          + (version.tags.isEmpty ? "" : ", tags: " + version.tags.map(\.name).joined(separator: ", ")))
+                    print(version.content)
+                }
+            }
+        }
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a memory; the previous version is kept (`kb memory show ID --history`).")
+
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var limits: Limits
+
+        @Option(help: "New content ('-' reads stdin).")
+        var content: String?
+
+        @Option(help: "New title.")
+        var title: String?
+
+        @Flag(name: .customLong("no-title"), help: "Remove the title.")
+        var noTitle = false
+
+        @Option(name: .customLong("tag"), help: ArgumentHelp("Replace the tags with these (repeatable).", valueName: "tag"))
+        var tags: [String] = []
+
+        @Flag(name: .customLong("no-tags"), help: "Remove every tag.")
+        var noTags = false
+
+        @Argument(help: "The memory's id or a unique prefix.")
+        var id: String
+
+        func validate() throws {
+            if title != nil && noTitle { throw ValidationError("Give --title or --no-title, not both.") }
+            if !tags.isEmpty && noTags { throw ValidationError("Give --tag or --no-tags, not both.") }
+            if content == nil && title == nil && !noTitle && tags.isEmpty && !noTags {
+                throw ValidationError("Nothing to update: give --content, --title, --no-title, --tag or --no-tags.")
+            }
+        }
+
+        func run() async throws {
+            try await reportingErrors {
+                let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+                var change = MemoryChange()
+                change.content = content.map { MemoryCommand.text([$0]) }
+                if noTitle { change.title = .some(nil) } else if let title { change.title = .some(title) }
+                if noTags { change.tags = [] } else if !tags.isEmpty { change.tags = tags.map { Tag($0) } }
+                let before = try kb.memory(id)
+                let memory = try await kb.updateMemory(before.id, change, options: limits.options)
+                if global.json {
+                    try Terminal.printJSON(memory)
+                } else if memory.version == before.version {
+                    print("Memory \(memory.id) already says that; nothing changed.")
+                } else {
+                    print("Updated memory \(memory.id) to version \(memory.version).")
+                }
+            }
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a memory with its history; searches stop finding it at once.")
+
+        @OptionGroup var global: GlobalOptions
+
+        @Argument(help: "The memory's id or a unique prefix.")
+        var id: String
+
+        func run() throws {
+            try reportingErrors {
+                let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+                let memory = try kb.forget(id)
+                if global.json {
+                    try Terminal.printJSON(["deleted": memory.id])
+                } else {
+                    print("Deleted memory \(memory.id).")
+                }
+            }
+        }
+    }
+
+    struct Search: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Recall the memories that best match a query.",
+            discussion: """
+                Ranked like `kb search` (hybrid by default). Only the scopes given are searched (all when \
+                none is given); superseded memories are left out unless --include-superseded. With \
+                --half-life, a memory's score is multiplied by 2^(−age/half-life), age counted from its \
+                last update.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+
+        @Option(name: .short, help: "How many memories to return.")
+        var k = 8
+
+        @Option(name: .customLong("scope"), help: ArgumentHelp("Search this scope (repeatable).", valueName: "scope"))
+        var scopes: [String] = []
+
+        @Option(name: .customLong("tag"), help: ArgumentHelp("Only memories with this tag (repeatable; all must match).", valueName: "tag"))
+        var tags: [String] = []
+
+        @Option(help: "Ranking: hybrid, vector or keyword.")
+        var mode: SearchMode = .hybrid
+
+        @Option(name: .customLong("half-life"), help: ArgumentHelp("Prefer recent memories: 30d, 12h, 2w…", valueName: "duration"))
+        var halfLife: String?
+
+        @Flag(name: .customLong("include-superseded"), help: "Also search memories superseded by newer ones.")
+        var includeSuperseded = false
+
+        @Argument(help: "What to recall.")
+        var query: [String]
+
+        func validate() throws {
+            guard (1...1000).contains(k) else { throw ValidationError("-k must be between 1 and 1000.") }
+            if query.joined().trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("Give a query to search for.") }
+        }
+
+        func run() async throws {
+            try await reportingErrors {
+                let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+                var recall = MemoryQuery(query.joined(separator: " "))
+                recall.limit = k
+                recall.scopes = try MemoryCommand.scopes(scopes)
+                recall.tags = tags.map { Tag($0) }
+                recall.mode = mode
+                recall.recency = try halfLife.map { try Recency($0) }
+                recall.includeSuperseded = includeSuperseded
+                let results = try await kb.recall(recall)
+                if global.json {
+                    try Terminal.printJSON(results)
+                    return
+                }
+                if results.hits.isEmpty {
+                    print("No memories match \"\(recall.text)\"\(scopes.isEmpty ? "" : " in " + scopes.joined(separator: ", ")).")
+                    return
+                }
+                for hit in results.hits {
+                    print("\(hit.rank). (score \(String(format: "%.3f", hit.score))) ", terminator: "")
+                    MemoryCommand.printMemory(hit.memory, long: false)
+                }
+            }
+        }
+    }
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write memories as JSON Lines (with history and superseded ones), oldest first.",
+            discussion: "`kb memory import` reads the file back with the same ids, times and history.")
+
+        @OptionGroup var global: GlobalOptions
+
+        @Option(name: .customLong("scope"), help: ArgumentHelp("Only this scope (repeatable).", valueName: "scope"))
+        var scopes: [String] = []
+
+        @Option(name: [.short, .long], help: ArgumentHelp("Write to this file instead of stdout.", valueName: "file"))
+        var output: String?
+
+        func run() throws {
+            try reportingErrors {
+                let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+                let text = try kb.exportMemories(scopes: try MemoryCommand.scopes(scopes))
+                guard let output else {
+                    FileHandle.standardOutput.write(Data(text.utf8))
+                    return
+                }
+                do {
+                    try Data(text.utf8).write(to: URL(fileURLWithPath: KnowledgeBase.absolutePath(output)), options: .atomic)
+                } catch {
+                    throw KBError(.unreadableFile, "Cannot write \(output): \(error.localizedDescription). Check the folder exists and is writable.")
+                }
+                let count = text.split(separator: "\n").count
+                if global.json {
+                    try Terminal.printJSON(["exported": count])
+                } else {
+                    print("Exported \(count) memor\(count == 1 ? "y" : "ies") to \(output).")
+                }
+            }
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Read memories from JSON Lines written by `kb memory export`.",
+            discussion: """
+                Each memory keeps its id, times and history, and is written in its own transaction. A memory \
+                already stored unchanged is skipped, so importing a file twice changes nothing. Bad lines are \
+                reported by number (exit 1) and the rest still import. A stored memory with the same id but \
+                other data is a conflict unless --replace.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var embedder: EmbedderOption
+        @OptionGroup var limits: Limits
+
+        @Flag(help: "Overwrite stored memories that have the same id but other data.")
+        var replace = false
+
+        @Argument(help: ArgumentHelp("The JSON Lines file ('-' reads stdin).", valueName: "file"))
+        var file: String
+
+        func run() async throws {
+            try await reportingErrors {
+                let text: String
+                if file == "-" {
+                    text = MemoryCommand.text(["-"])
+                } else {
+                    let path = KnowledgeBase.absolutePath(file)
+                    guard FileManager.default.fileExists(atPath: path) else {
+                        throw KBError(.noSuchFile, "No such file: \(file). Check the path.")
+                    }
+                    guard let data = FileManager.default.contents(atPath: path), let decoded = String(data: data, encoding: .utf8) else {
+                        throw KBError(.unreadableFile, "Cannot read \(file) as UTF-8 text. Give a file written by `kb memory export`.")
+                    }
+                    text = decoded
+                }
+                let kb = try KnowledgeBase.open(at: global.databasePath)
+                let report = try await kb.importMemories(text, options: limits.options, replacing: replace, embedder: try embedder.choice())
+                if global.json {
+                    try Terminal.printJSON(report)
+                } else {
+                    for failure in report.failed { Terminal.error("\(file):\(failure.line): \(failure.message)") }
+                    print("Imported \(report.added) new, \(report.replaced) replaced, \(report.unchanged) unchanged, \(report.failed.count) failed.")
+                }
+                if !report.failed.isEmpty { throw ExitCode.failure }
+            }
+        }
+    }
+}
+
+/// `Search.shorten` under a name the memory commands can reach (they have their own `Search`).
+enum SearchCommandText {
+    static func shorten(_ text: String, limit: Int) -> String { Search.shorten(text, limit: limit) }
+}
