@@ -18,6 +18,9 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/modelcontextprotocol/swift-sdk", from: "0.12.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // Vocabulary, no I/O.
@@ -50,18 +53,32 @@ let package = Package(
         .target(name: "KBEval", dependencies: ["KBCore"], swiftSettings: strict),
         // Memories: validation, duplicates, recency, the JSON Lines archive. Pure.
         .target(name: "KBMemory", dependencies: ["KBCore"], swiftSettings: strict),
+        // Context assembly for bots and reports: dedupe, merge, diversity, token budget, citations. Pure.
+        .target(name: "KBContext", dependencies: ["KBCore"], swiftSettings: strict),
         // The facade that the CLI and library users call.
         .target(
             name: "KBKit",
             dependencies: [
-                "KBCore", "KBIngest", "KBIndex", "KBEmbed", "KBEval", "KBMemory",
+                "KBCore", "KBIngest", "KBIndex", "KBEmbed", "KBEval", "KBMemory", "KBContext",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strict),
+        // The HTTP retrieval service (Hummingbird) and the MCP server over KBKit.
+        .target(
+            name: "KBServer",
+            dependencies: [
+                "KBCore", "KBKit", "KBMemory", "KBContext",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "MCP", package: "swift-sdk"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .executableTarget(
             name: "kb",
             dependencies: [
-                "KBCore", "KBKit", "KBEval", "KBIngest", "KBMemory",
+                "KBCore", "KBKit", "KBEval", "KBIngest", "KBMemory", "KBContext", "KBServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -78,9 +95,19 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "KBEmbedTests", dependencies: ["KBCore", "KBEmbed"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "KBEvalTests", dependencies: ["KBCore", "KBEval"], swiftSettings: strict),
+        .testTarget(name: "KBContextTests", dependencies: ["KBCore", "KBContext"], resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(
+            name: "KBServerTests",
+            dependencies: [
+                "KBCore", "KBKit", "KBServer", "KBContext",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "MCP", package: "swift-sdk"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "KBMemoryTests", dependencies: ["KBCore", "KBMemory"], swiftSettings: strict),
         .testTarget(
-            name: "KBKitTests", dependencies: ["KBCore", "KBIngest", "KBKit", "KBMemory"],
+            name: "KBKitTests", dependencies: ["KBCore", "KBIngest", "KBKit", "KBMemory", "KBContext"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "kbTests", dependencies: ["KBCore", "KBKit"], exclude: ["Snapshots"], swiftSettings: strict),
     ]

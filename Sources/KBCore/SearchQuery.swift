@@ -27,6 +27,9 @@ public struct SearchQuery: Sendable, Hashable {
     /// Memory scopes searched when memories are; empty means every scope. Other kinds are not
     /// affected. The default is empty.
     public var scopes: [MemoryScope] = []
+    /// When not empty, a snippet must match at least one of these (a bot's knowledge sources).
+    /// The default is empty.
+    public var selectors: [SourceSelector] = []
     /// Also search memories that were superseded by newer ones. The default is false.
     public var includeSuperseded = false
     /// Absolute path prefixes; a snippet matches if its source path starts with any. The default is none.
@@ -52,6 +55,9 @@ public struct SearchQuery: Sendable, Hashable {
     public var diversity: Double?
 
     public init(_ text: String) { self.text = text }
+
+    /// Whether any filter narrows the snippets searched.
+    public var hasFilters: Bool { !tags.isEmpty || !kinds.isEmpty || !sourcePrefixes.isEmpty || !selectors.isEmpty }
 }
 
 /// A ranked result list and how it was made.

@@ -25,7 +25,7 @@ extension SQLiteStore {
             throw KBError(.invalidArgument, "The query \"\(query.text)\" has no words to search for. Type some words.")
         }
         guard limit > 0 else { return [] }
-        let filtered = !query.tags.isEmpty || !query.kinds.isEmpty || !query.sourcePrefixes.isEmpty
+        let filtered = query.hasFilters
         // Join snippets and sources only when a filter needs them: the joins cost a lookup per match.
         var sql = filtered ? """
             SELECT sn.id, bm25(snippets_fts, \(Self.bm25Weights)) AS rank
@@ -96,6 +96,24 @@ extension SQLiteStore {
         for tag in query.tags {
             sql += " AND sn.id IN (SELECT st.snippet_id FROM snippet_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = ?)"
             arguments += [tag.name]
+        }
+        if !query.selectors.isEmpty {
+            var clauses: [String] = []
+            for selector in query.selectors {
+                switch selector {
+                case .path(let path):
+                    let folder = path.hasSuffix("/") ? path : path + "/"
+                    clauses.append("so.path = ? OR substr(so.path, 1, ?) = ?")
+                    arguments += [path, folder.count, folder]
+                case .tag(let tag):
+                    clauses.append("sn.id IN (SELECT st.snippet_id FROM snippet_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = ?)")
+                    arguments += [tag.name]
+                case .kind(let kind):
+                    clauses.append("so.kind = ?")
+                    arguments += [kind.rawValue]
+                }
+            }
+            sql += " AND (" + clauses.map { "(\($0))" }.joined(separator: " OR ") + ")"
         }
     }
 

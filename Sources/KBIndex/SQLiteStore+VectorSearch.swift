@@ -70,7 +70,7 @@ extension SQLiteStore {
     /// Ids of the snippets that pass a query's filters (tags, kinds, source prefixes); nil when
     /// the query has no filters (everything passes).
     public func filteredSnippetIDs(_ query: SearchQuery) throws -> Set<Int64>? {
-        guard !query.tags.isEmpty || !query.kinds.isEmpty || !query.sourcePrefixes.isEmpty else { return nil }
+        guard query.hasFilters else { return nil }
         var sql = "SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE 1"
         var arguments = StatementArguments()
         appendFilters(query, to: &sql, arguments: &arguments)

@@ -5,7 +5,7 @@ import GRDB
 enum Schema {
     /// The schema version an up-to-date index records in `kb_meta`.
     static var version: Int { migrationNames.count }
-    static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors", "v3-memories"]
+    static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors", "v3-memories", "v4-bots"]
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -125,6 +125,20 @@ enum Schema {
                     tags TEXT NOT NULL DEFAULT '',
                     updated_at REAL NOT NULL,
                     PRIMARY KEY (memory_id, version)
+                ) WITHOUT ROWID;
+                """)
+        }
+        migrator.registerMigration(migrationNames[3]) { db in
+            try db.execute(sql: """
+                -- Bots: a system prompt, knowledge selectors (one per line: a path, tag:NAME or
+                -- kind:KIND) and memory scope templates (one per line, e.g. user:{user}).
+                CREATE TABLE bots (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    system_prompt TEXT NOT NULL,
+                    sources TEXT NOT NULL DEFAULT '',
+                    memory_scopes TEXT NOT NULL DEFAULT '',
+                    created_at REAL NOT NULL,
+                    updated_at REAL NOT NULL
                 ) WITHOUT ROWID;
                 """)
         }

@@ -1,0 +1,41 @@
+public import Foundation
+public import KBCore
+import KBEmbed
+
+/// The local model for callers that want embeddings of their own texts (`POST /v1/embeddings`),
+/// loaded on first use and kept.
+///
+/// ```swift
+/// let (vectors, tokens) = try await LocalEmbeddings.shared.embed(["a question"])
+/// ```
+public final class LocalEmbeddings: Sendable {
+    public static let shared = LocalEmbeddings()
+
+    // `model` is written once, under `lock`, and only read under it.
+    private let lock = NSLock()
+    nonisolated(unsafe) private var model: BERTEmbedder?
+    private let environment: [String: String]
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.environment = environment
+    }
+
+    func loaded() throws -> BERTEmbedder {
+        try lock.withLock {
+            if let model { return model }
+            let loaded = try BERTEmbedder.installed(environment: environment)
+            model = loaded
+            return loaded
+        }
+    }
+
+    /// The model's id (`all-MiniLM-L6-v2`).
+    public func modelID() throws -> String { try loaded().id }
+
+    /// Vectors (as passages, the way ingest embeds) and the number of model tokens they took.
+    public func embed(_ texts: [String]) async throws -> (vectors: [[Float]], tokens: Int) {
+        let model = try loaded()
+        let tokens = texts.reduce(0) { $0 + model.tokenIDs($1).count }
+        return (try await model.embed(texts, role: .passage), tokens)
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+
+/// The OpenAPI 3.1 description of `kb serve`, served at `GET /openapi.json`.
+enum OpenAPIDocument {
+    static let json: String = {
+        let data = try! JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self)
+    }()
+
+    static func ref(_ name: String) -> [String: Any] { ["$ref": "#/components/schemas/\(name)"] }
+    static func array(_ items: [String: Any]) -> [String: Any] { ["type": "array", "items": items] }
+    static var string: [String: Any] { ["type": "string"] }
+    static var integer: [String: Any] { ["type": "integer"] }
+    static var number: [String: Any] { ["type": "number"] }
+    static var boolean: [String: Any] { ["type": "boolean"] }
+    static func object(_ properties: [String: Any], required: [String] = []) -> [String: Any] {
+        var schema: [String: Any] = ["type": "object", "properties": properties]
+        if !required.isEmpty { schema["required"] = required }
+        return schema
+    }
+    static func nullable(_ schema: [String: Any]) -> [String: Any] { ["anyOf": [schema, ["type": "null"]]] }
+
+    static func body(_ schema: String) -> [String: Any] {
+        ["required": true, "content": ["application/json": ["schema": ref(schema)]]]
+    }
+
+    static func responses(_ ok: (String, [String: Any]), errors: [Int] = [400]) -> [String: Any] {
+        var result: [String: Any] = [ok.0: ["description": "Success", "content": ["application/json": ["schema": ok.1]]]]
+        let descriptions = [400: "Bad input", 401: "Missing or wrong bearer token", 404: "Not found", 409: "Conflict",
+                            413: "Body too large", 422: "Cannot be done with this index", 500: "Internal error", 503: "Embedder unavailable"]
+        for code in Set(errors + [401, 500]).sorted() {
+            result[String(code)] = ["description": descriptions[code]!, "content": ["application/json": ["schema": ref("Error")]]]
+        }
+        return result
+    }
+
+    static func operation(_ id: String, _ summary: String, body: String? = nil, ok: (String, [String: Any]), errors: [Int] = [400],
+                          parameters: [[String: Any]] = [], open: Bool = false) -> [String: Any] {
+        var op: [String: Any] = ["operationId": id, "summary": summary, "responses": responses(ok, errors: errors)]
+        if let body { op["requestBody"] = self.body(body) }
+        if !parameters.isEmpty { op["parameters"] = parameters }
+        if open { op["security"] = [[String: Any]]() }
+        return op
+    }
+
+    static func pathParameter(_ name: String, _ description: String) -> [String: Any] {
+        ["name": name, "in": "path", "required": true, "description": description, "schema": string]
+    }
+
+    static func queryParameter(_ name: String, _ description: String, schema: [String: Any]) -> [String: Any] {
+        ["name": name, "in": "query", "required": false, "description": description, "schema": schema]
+    }
+
+    static var paths: [String: Any] { [
+        "/healthz": ["get": operation("health", "Liveness check (no token needed).", ok: ("200", object(["status": string])), errors: [], open: true)],
+        "/openapi.json": ["get": operation("openapi", "This document.", ok: ("200", ["type": "object"]), errors: [])],
+        "/v1/status": ["get": operation("status", "What the index holds.", ok: ("200", ref("Status")), errors: [])],
+        "/v1/context": ["post": operation(
+            "context", "Prompt context for a bot's turn or a report, with citations, within a token budget.",
+            body: "ContextRequest", ok: ("200", ref("ContextResponse")), errors: [400, 404, 413, 422, 503])],
+        "/v1/search": ["post": operation(
+            "search", "Ranked snippets (memories only with kinds: [memory]).", body: "SearchRequest",
+            ok: ("200", ref("SearchResults")), errors: [400, 404, 413, 422, 503])],
+        "/v1/embeddings": ["post": operation(
+            "embeddings", "OpenAI-compatible embeddings from the local model.", body: "EmbeddingsRequest",
+            ok: ("200", ref("EmbeddingsResponse")), errors: [400, 404, 413, 503])],
+        "/v1/memories": [
+            "get": operation("listMemories", "Memories, oldest first.", ok: ("200", array(ref("Memory"))), parameters: [
+                queryParameter("scope", "Only this scope (repeatable).", schema: string),
+                queryParameter("tag", "Only memories with this tag (repeatable; all must match).", schema: string),
+                queryParameter("all", "true to include superseded memories.", schema: boolean),
+            ]),
+            "post": operation("addMemory", "Remember something (200 with created: false when the same content exists).",
+                              body: "MemoryRequest", ok: ("201", ref("RememberResult")), errors: [400, 404, 409, 413, 503]),
+        ],
+        "/v1/memories/search": ["post": operation(
+            "searchMemories", "Recall memories of the given scopes.", body: "MemorySearchRequest",
+            ok: ("200", ref("MemoryResults")), errors: [400, 413, 422, 503])],
+        "/v1/memories/{id}": [
+            "get": operation("getMemory", "A memory with its earlier versions.", ok: ("200", ref("MemoryWithHistory")), errors: [400, 404],
+                             parameters: [pathParameter("id", "The memory's id or a unique prefix (4+ characters).")]),
+            "patch": operation("updateMemory", "Change a memory; the previous version is kept.", body: "MemoryPatch",
+                               ok: ("200", ref("Memory")), errors: [400, 404, 409, 413, 503],
+                               parameters: [pathParameter("id", "The memory's id or a unique prefix.")]),
+            "delete": operation("deleteMemory", "Delete a memory and its history.", ok: ("200", object(["deleted": string])),
+                                errors: [400, 404], parameters: [pathParameter("id", "The memory's id or a unique prefix.")]),
+        ],
+        "/v1/bots": [
+            "get": operation("listBots", "Every bot.", ok: ("200", array(ref("Bot"))), errors: []),
+            "post": operation("createBot", "Make a bot.", body: "BotRequest", ok: ("201", ref("Bot")), errors: [400, 409, 413]),
+        ],
+        "/v1/bots/{name}": [
+            "get": operation("getBot", "One bot.", ok: ("200", ref("Bot")), errors: [404], parameters: [pathParameter("name", "The bot's name.")]),
+            "patch": operation("updateBot", "Change a bot's system prompt, sources (replaced whole) or memory scopes.", body: "BotPatch",
+                               ok: ("200", ref("Bot")), errors: [400, 404, 413], parameters: [pathParameter("name", "The bot's name.")]),
+            "delete": operation("deleteBot", "Delete a bot (its memories stay).", ok: ("200", object(["deleted": string])),
+                                errors: [404], parameters: [pathParameter("name", "The bot's name.")]),
+        ],
+    ] }
+
+    static var pageRange: [String: Any] { object(["start": integer, "end": integer, "startLabel": string, "endLabel": string]) }
+    static var tags: [String: Any] { array(string) }
+    static var mode: [String: Any] { ["type": "string", "enum": ["hybrid", "vector", "keyword"]] }
+    static var kind: [String: Any] { ["type": "string", "enum": ["note", "pdf", "memory"]] }
+
+    static var memory: [String: Any] { object([
+        "id": string, "scope": string, "title": string, "content": string, "tags": tags, "createdAt": string,
+        "updatedAt": string, "version": integer, "supersededBy": string,
+    ], required: ["id", "scope", "content", "tags", "createdAt", "updatedAt", "version"]) }
+
+    static var schemas: [String: Any] { [
+        "Error": object(["error": object(["code": string, "message": string], required: ["code", "message"])], required: ["error"]),
+        "ContextRequest": object([
+            "bot": string, "report": string, "query": string, "user": string,
+            "budget": ["type": "integer", "minimum": 1, "default": 1500],
+        ]),
+        "Citation": object([
+            "number": integer, "kind": kind, "title": string, "path": string, "pages": pageRange, "pageLabel": string,
+            "headingPath": tags, "memoryID": string, "scope": string, "section": string,
+        ], required: ["number", "kind", "title", "path", "headingPath"]),
+        "ContextItem": object([
+            "kind": kind, "text": string, "score": number, "sourcePath": string, "sourceTitle": string, "ordinal": integer,
+            "snippetIDs": array(integer), "pages": pageRange, "headingPath": tags, "tags": tags, "memoryID": string, "scope": string,
+        ]),
+        "ContextResponse": object([
+            "bot": string, "report": string, "system": string, "query": string, "context": string,
+            "citations": array(ref("Citation")),
+            "items": array(object(["number": integer, "section": string, "truncated": boolean, "item": ref("ContextItem")])),
+            "tokens": integer, "budget": integer, "counter": string, "scopes": tags,
+        ], required: ["query", "context", "citations", "items", "tokens", "budget", "counter", "scopes"]),
+        "SearchRequest": object([
+            "query": string, "k": ["type": "integer", "minimum": 1, "default": 8], "tags": tags, "kinds": array(kind),
+            "sources": tags, "mode": mode, "bot": string,
+        ], required: ["query"]),
+        "SearchHit": object([
+            "rank": integer, "score": number, "snippetID": integer, "sourcePath": string, "sourceTitle": string, "kind": kind,
+            "snippet": object(["ordinal": integer, "text": string, "start": integer, "end": integer, "headingPath": tags,
+                               "pages": pageRange, "tags": tags]),
+            "excerpt": string,
+        ]),
+        "SearchResults": object(["query": string, "mode": mode, "embedder": string, "hits": array(ref("SearchHit"))],
+                                required: ["query", "mode", "hits"]),
+        "Memory": memory,
+        "MemoryVersion": object(["version": integer, "title": string, "content": string, "tags": tags, "updatedAt": string]),
+        "MemoryWithHistory": object(["memory": ref("Memory"), "history": array(ref("MemoryVersion"))], required: ["memory", "history"]),
+        "MemoryRequest": object(["content": string, "title": string, "tags": tags, "scope": string, "supersede": string], required: ["content"]),
+        "MemoryPatch": object(["content": string, "title": string, "tags": tags]),
+        "RememberResult": object([
+            "memory": ref("Memory"), "created": boolean, "superseded": string,
+            "nearDuplicates": array(object(["id": string, "similarity": number, "content": string])),
+        ], required: ["memory", "created", "nearDuplicates"]),
+        "MemorySearchRequest": object([
+            "query": string, "scopes": tags, "tags": tags, "k": integer, "mode": mode, "halfLife": string, "includeSuperseded": boolean,
+        ], required: ["query"]),
+        "MemoryResults": object([
+            "query": string, "mode": mode, "embedder": string,
+            "hits": array(object(["rank": integer, "score": number, "memory": ref("Memory")])),
+        ], required: ["query", "mode", "hits"]),
+        "Bot": object([
+            "name": string, "systemPrompt": string, "sources": tags, "memoryScopes": tags, "createdAt": string, "updatedAt": string,
+        ], required: ["name", "systemPrompt", "sources", "memoryScopes"]),
+        "BotRequest": object(["name": string, "systemPrompt": string, "sources": tags, "memoryScopes": tags], required: ["name"]),
+        "BotPatch": object(["systemPrompt": string, "sources": tags, "memoryScopes": tags]),
+        "EmbeddingsRequest": object([
+            "input": ["anyOf": [string, array(string)]], "model": string,
+            "encoding_format": ["type": "string", "enum": ["float", "base64"]], "dimensions": integer, "user": string,
+        ], required: ["input"]),
+        "EmbeddingsResponse": object([
+            "object": string,
+            "data": array(object(["object": string, "index": integer, "embedding": ["anyOf": [array(number), string]]])),
+            "model": string, "usage": object(["prompt_tokens": integer, "total_tokens": integer]),
+        ], required: ["object", "data", "model", "usage"]),
+        "Status": object([
+            "path": string, "schemaVersion": integer, "sources": integer, "sourcesByKind": ["type": "object"], "snippets": integer,
+            "tags": integer, "embedder": ["type": "object"], "vectors": ["type": "object"], "sizeOnDisk": integer,
+        ]),
+    ] }
+
+    static var document: [String: Any] { [
+        "openapi": "3.1.0",
+        "info": [
+            "title": "kb retrieval service",
+            "version": "0.1.0",
+            "description": "Prompt context, search, memories, bots and embeddings over one kb index. Errors are {\"error\": {\"code\", \"message\"}}.",
+        ],
+        "servers": [["url": "http://127.0.0.1:8080"]],
+        "security": [["bearer": [String]()]],
+        "paths": paths,
+        "components": [
+            "schemas": schemas,
+            "securitySchemes": ["bearer": ["type": "http", "scheme": "bearer", "description": "Required when kb serve has a token (--token or KB_API_TOKEN)."]],
+        ],
+    ] }
+}

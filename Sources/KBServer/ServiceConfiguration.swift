@@ -1,0 +1,51 @@
+public import Foundation
+public import KBKit
+import KBCore
+
+/// How `kb serve` runs.
+///
+/// ```swift
+/// var configuration = ServiceConfiguration()
+/// configuration.token = "s3cret"
+/// ```
+public struct ServiceConfiguration: Sendable {
+    /// The address to bind. The default is 127.0.0.1 (loopback only).
+    public var host = "127.0.0.1"
+    /// The default is 8080.
+    public var port = 8080
+    /// The bearer token every request but `/healthz` must carry; nil for none (loopback only).
+    /// The default is nil.
+    public var token: String?
+    /// Largest request body in bytes. The default is 1 MiB.
+    public var maxBodyBytes = 1 << 20
+    /// Largest `k` a search may ask for. The default is 100.
+    public var maxResults = 100
+    /// Largest context budget in tokens. The default is 32,000.
+    public var maxBudget = 32_000
+    /// Largest number of inputs to `/v1/embeddings`. The default is 256.
+    public var maxEmbeddingInputs = 256
+    /// Report templates by name (loaded when the service starts; requests name them, never paths).
+    /// The default is none.
+    public var reports: [String: ReportTemplate] = [:]
+
+    public init() {}
+
+    /// Whether `host` is a loopback address.
+    public var isLoopback: Bool {
+        ["127.0.0.1", "::1", "localhost"].contains(host) || host.hasPrefix("127.")
+    }
+
+    /// Refuses to listen beyond this machine without a token.
+    public func validate() throws {
+        guard isLoopback || !(token ?? "").isEmpty else {
+            throw KBError(.invalidArgument,
+                "kb serve refuses to listen on \(host) without a token: anyone who can reach it could read the index. "
+              + "Set --token or KB_API_TOKEN, or bind to 127.0.0.1.")
+        }
+        if let token, token.count < 16 {
+            throw KBError(.invalidArgument, "The API token is \(token.count) characters; use at least 16 (e.g. `openssl rand -hex 24`).")
+        }
+        guard (1...65535).contains(port) else { throw KBError(.invalidArgument, "The port must be 1–65535; got \(port).") }
+        guard maxBodyBytes >= 1024 else { throw KBError(.invalidArgument, "The body limit must be at least 1024 bytes.") }
+    }
+}

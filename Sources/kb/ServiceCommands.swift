@@ -1,0 +1,240 @@
+import ArgumentParser
+import Foundation
+import KBContext
+import KBCore
+import KBKit
+import KBServer
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the HTTP retrieval service (context, search, memories, bots, embeddings).",
+        discussion: """
+            Binds 127.0.0.1:8080 by default. Every request but GET /healthz needs `Authorization: Bearer TOKEN` \
+            when a token is set (--token or KB_API_TOKEN); kb refuses to bind to any other address without one. \
+            GET /openapi.json describes every endpoint. Report templates are read once, at start, from --reports.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "The address to bind.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port.")
+    var port = 8080
+
+    @Option(help: ArgumentHelp("The API token (default: $KB_API_TOKEN).", valueName: "token"))
+    var token: String?
+
+    @Option(help: ArgumentHelp("A folder of report templates (*.yaml).", valueName: "folder"))
+    var reports: String?
+
+    @Option(name: .customLong("max-body"), help: ArgumentHelp("Largest request body, in bytes.", valueName: "bytes"))
+    var maxBody = 1 << 20
+
+    func run() async throws {
+        try await reportingErrors {
+            var configuration = ServiceConfiguration()
+            configuration.host = host
+            configuration.port = port
+            configuration.token = token ?? ProcessInfo.processInfo.environment["KB_API_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+            configuration.maxBodyBytes = maxBody
+            if let reports { configuration.reports = try ReportTemplate.loadAll(folder: reports) }
+            try configuration.validate()
+            let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+            FileHandle.standardError.write(Data((
+                "kb serve: http://\(host):\(port) (index \(kb.path); \(configuration.reports.count) report template(s); "
+              + (configuration.token == nil ? "no token" : "bearer token required") + ")\n").utf8))
+            do {
+                try await RetrievalService(kb: kb, configuration: configuration).run()
+            } catch let error as KBError {
+                throw error
+            } catch {
+                throw KBError(.invalidArgument, "Cannot serve on \(host):\(port): \(error). Is another program using the port? Try --port.")
+            }
+        }
+    }
+}
+
+struct MCP: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mcp",
+        abstract: "Run a Model Context Protocol server on stdio (tools: search, context, remember, recall, forget).",
+        discussion: "Point a desktop assistant at `kb mcp --db PATH`. Logs go to stderr; stdout carries only the protocol.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            let kb = try KnowledgeBase.open(at: global.databasePath, create: true)
+            try await MCPService(kb: kb).runOnStdio()
+        }
+    }
+}
+
+struct Context: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Assemble prompt context for a bot's turn or a report, with citations, within a token budget.",
+        discussion: """
+            kb context --bot NAME [--user ID] QUERY… — the bot's knowledge sources and the memories of its scopes. \
+            kb context --report FILE [QUERY…] — section by section, as the YAML template says. \
+            Tokens are counted conservatively (never fewer than cl100k/o200k count on English, Russian or Arabic).
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: ArgumentHelp("The bot to assemble context for.", valueName: "name"))
+    var bot: String?
+
+    @Option(help: ArgumentHelp("A report template (YAML).", valueName: "file"))
+    var report: String?
+
+    @Option(help: ArgumentHelp("The user, for user:ID memories.", valueName: "id"))
+    var user: String?
+
+    @Option(help: "Tokens the context may use.")
+    var budget = 1500
+
+    @Argument(help: "The user's turn (bots), or words added to each section's query (reports).")
+    var query: [String] = []
+
+    func validate() throws {
+        guard (bot == nil) != (report == nil) else { throw ValidationError("Give --bot NAME or --report FILE (one of them).") }
+        guard (1...ContextRequest.maximumBudget).contains(budget) else {
+            throw ValidationError("--budget must be between 1 and \(ContextRequest.maximumBudget).")
+        }
+        if bot != nil && query.joined().trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("Give the user's turn to find context for.") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+            let target: ContextRequest.Target = try bot.map { .bot($0) } ?? .report(try ReportTemplate.load(file: report!))
+            let response = try await kb.context(ContextRequest(target, query: query.joined(separator: " "), user: user, budget: budget))
+            if global.json {
+                try Terminal.printJSON(response)
+                return
+            }
+            print(response.context)
+            FileHandle.standardError.write(Data("(\(response.tokens) of \(response.budget) tokens, \(response.citations.count) source(s))\n".utf8))
+        }
+    }
+}
+
+struct BotCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bot",
+        abstract: "Manage bots: a system prompt, the knowledge sources they may see, the memory scopes they read.",
+        subcommands: [Create.self, List.self, Show.self, Update.self, Delete.self, AddSource.self, RemoveSource.self])
+
+    static func show(_ bot: Bot, json: Bool) throws {
+        if json {
+            try Terminal.printJSON(bot)
+            return
+        }
+        print("name:          \(bot.name)")
+        print("system prompt: \(bot.systemPrompt.replacingOccurrences(of: "\n", with: " "))")
+        print("memory scopes: \(bot.memoryScopes.joined(separator: ", "))")
+        print("sources:       \(bot.sources.isEmpty ? "(none: the bot sees no knowledge; add some with `kb bot add-source`)" : "")")
+        for source in bot.sources { print("  \(source)") }
+    }
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Make a bot.")
+        @OptionGroup var global: GlobalOptions
+        @Option(name: .customLong("system-prompt"), help: "The bot's system prompt.")
+        var systemPrompt = ""
+        @Option(name: .customLong("source"), help: ArgumentHelp("A knowledge source: a path or folder, tag:NAME or kind:note|pdf (repeatable).", valueName: "selector"))
+        var sources: [String] = []
+        @Option(name: .customLong("memory-scope"), help: ArgumentHelp("A memory scope it reads: user:{user}, bot:{name}, global… (repeatable; default user:{user} and bot:{name}).", valueName: "template"))
+        var scopes: [String] = []
+        @Argument var name: String
+
+        func run() throws {
+            try reportingErrors {
+                let kb = try KnowledgeBase.open(at: global.databasePath)
+                let bot = try kb.createBot(name: name, systemPrompt: systemPrompt, sources: try sources.map(KnowledgeBase.selector),
+                                           memoryScopes: scopes.isEmpty ? Bot.defaultMemoryScopes : scopes)
+                try BotCommand.show(bot, json: global.json)
+            }
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the bots.")
+        @OptionGroup var global: GlobalOptions
+        func run() throws {
+            try reportingErrors {
+                let bots = try KnowledgeBase.open(at: global.databasePath, create: false).bots()
+                if global.json { return try Terminal.printJSON(bots) }
+                if bots.isEmpty { print("No bots. Make one with `kb bot create NAME --system-prompt TEXT`.") }
+                for bot in bots { print("\(bot.name)  (\(bot.sources.count) source(s)) \(Search.shorten(bot.systemPrompt, limit: 60))") }
+            }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a bot.")
+        @OptionGroup var global: GlobalOptions
+        @Argument var name: String
+        func run() throws {
+            try reportingErrors { try BotCommand.show(try KnowledgeBase.open(at: global.databasePath, create: false).bot(name), json: global.json) }
+        }
+    }
+
+    struct Update: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Change a bot's system prompt or memory scopes.")
+        @OptionGroup var global: GlobalOptions
+        @Option(name: .customLong("system-prompt"), help: "The new system prompt.")
+        var systemPrompt: String?
+        @Option(name: .customLong("memory-scope"), help: ArgumentHelp("Replace the memory scopes (repeatable).", valueName: "template"))
+        var scopes: [String] = []
+        @Argument var name: String
+        func validate() throws {
+            if systemPrompt == nil && scopes.isEmpty { throw ValidationError("Nothing to update: give --system-prompt or --memory-scope.") }
+        }
+        func run() throws {
+            try reportingErrors {
+                let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+                try BotCommand.show(try kb.updateBot(name, systemPrompt: systemPrompt, memoryScopes: scopes.isEmpty ? nil : scopes), json: global.json)
+            }
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a bot (its memories stay).")
+        @OptionGroup var global: GlobalOptions
+        @Argument var name: String
+        func run() throws {
+            try reportingErrors {
+                try KnowledgeBase.open(at: global.databasePath, create: false).deleteBot(name)
+                if global.json { try Terminal.printJSON(["deleted": name]) } else { print("Deleted bot \(name).") }
+            }
+        }
+    }
+
+    struct AddSource: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "add-source", abstract: "Let a bot see a path or folder, tag:NAME or kind:note|pdf.")
+        @OptionGroup var global: GlobalOptions
+        @Argument var name: String
+        @Argument var selector: String
+        func run() throws {
+            try reportingErrors {
+                let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+                try BotCommand.show(try kb.addBotSource(name, try KnowledgeBase.selector(selector)), json: global.json)
+            }
+        }
+    }
+
+    struct RemoveSource: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "remove-source", abstract: "Take a knowledge source away from a bot.")
+        @OptionGroup var global: GlobalOptions
+        @Argument var name: String
+        @Argument var selector: String
+        func run() throws {
+            try reportingErrors {
+                let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+                try BotCommand.show(try kb.removeBotSource(name, try KnowledgeBase.selector(selector)), json: global.json)
+            }
+        }
+    }
+}
