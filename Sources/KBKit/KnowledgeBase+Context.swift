@@ -115,18 +115,21 @@ extension KnowledgeBase {
             let bot = try bot(name)
             guard !query.isEmpty else { throw KBError(.invalidArgument, "Give the text to find context for (the user's turn).") }
             var items: [ContextItem] = []
+            let scopes = bot.scopes(user: try request.user.map { try MemoryScope.user($0).name.dropFirst(5) }.map(String.init))
+            // One query embedding serves both searches.
+            let vector = bot.sources.isEmpty && scopes.isEmpty ? nil : try await queryVector(query)
             if !bot.sources.isEmpty {
                 var search = SearchQuery(query)
                 search.selectors = bot.sources
                 search.limit = 24
-                items += try await self.search(search).hits.map(Self.item)
+                search.excerpts = false
+                items += try await self.search(search, queryVector: vector).hits.map(Self.item)
             }
-            let scopes = bot.scopes(user: try request.user.map { try MemoryScope.user($0).name.dropFirst(5) }.map(String.init))
             if !scopes.isEmpty {
                 var recall = MemoryQuery(query)
                 recall.scopes = scopes
                 recall.limit = 8
-                items += try await self.recall(recall).hits.map(Self.item)
+                items += try await self.recall(recall, queryVector: vector).hits.map(Self.item)
             }
             let assembled = try assembler.assemble([ContextSection(items: items, budget: request.budget, maxItems: 10)], budget: request.budget)
             return ContextResponse(
@@ -141,6 +144,7 @@ extension KnowledgeBase {
                 var search = SearchQuery(query.isEmpty ? section.query : section.query + " " + query)
                 search.tags = section.tags
                 search.limit = max(section.snippets * 3, 8)
+                search.excerpts = false
                 let hits = try await self.search(search).hits
                 sections.append(ContextSection(name: section.name, items: hits.map(Self.item),
                                                budget: Int(Double(room) * section.share), maxItems: section.snippets))

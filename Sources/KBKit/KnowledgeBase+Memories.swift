@@ -242,6 +242,10 @@ extension KnowledgeBase {
     /// Memories that match a query, searched like snippets (hybrid by default) within the
     /// query's scopes only.
     public func recall(_ query: MemoryQuery) async throws -> MemoryResults {
+        try await recall(query, queryVector: nil)
+    }
+
+    func recall(_ query: MemoryQuery, queryVector: [Float]?) async throws -> MemoryResults {
         var search = SearchQuery(query.text)
         search.kinds = [.memory]
         search.scopes = query.scopes
@@ -250,7 +254,8 @@ extension KnowledgeBase {
         search.mode = query.mode
         search.limit = query.recency == nil ? query.limit : max(query.limit * 5, 50)
         search.candidates = max(50, search.limit)
-        let results = try await self.search(search)
+        search.excerpts = false
+        let results = try await self.search(search, queryVector: queryVector)
         let memories = try store.memories(sourcePaths: results.hits.map(\.sourcePath))
         var hits = results.hits.compactMap { hit -> MemoryHit? in
             guard let memory = memories[hit.sourcePath] else { return nil }

@@ -23,6 +23,22 @@ extension KnowledgeBase {
     /// snippets before ranking. Near-duplicate snippets are collapsed (the best-ranked stays);
     /// then `groupBySource` and `diversity` apply, and the first `limit` hits are returned.
     public func search(_ query: SearchQuery) async throws -> SearchResults {
+        try await search(query, queryVector: nil)
+    }
+
+    /// The query's embedding, for callers that run several searches with one text.
+    func queryVector(_ text: String) async throws -> [Float]? {
+        guard let record = try store.embedderRecord(), record.dimension > 0 else { return nil }
+        let embedder = try queryEmbedder(record)
+        let vectors = try await embedder.embed([text], role: .query)
+        guard let vector = vectors.first, vector.count == record.dimension else {
+            throw KBError(.embedding, "\(embedder.id) returned no usable query vector.")
+        }
+        return vector
+    }
+
+    /// `search`, with the query's embedding already made (nil: embed it here when needed).
+    func search(_ query: SearchQuery, queryVector given: [Float]?) async throws -> SearchResults {
         guard query.limit >= 1 else { throw KBError(.invalidArgument, "The number of hits (-k) must be at least 1.") }
         guard query.candidates >= 1 else { throw KBError(.invalidArgument, "The candidate depth must be at least 1.") }
         if let lambda = query.diversity, !(0...1).contains(lambda) {
@@ -56,10 +72,16 @@ extension KnowledgeBase {
         var vectorEntries: [TopK.Entry] = []
         var index: VectorIndex?
         if mode != .keyword, let record {
-            let embedder = try queryEmbedder(record)
-            let vectors = try await embedder.embed([query.text], role: .query)
-            guard let vector = vectors.first, vector.count == record.dimension else {
-                throw KBError(.embedding, "\(embedder.id) returned no usable query vector.")
+            var vector: [Float]
+            if let given, given.count == record.dimension {
+                vector = given
+            } else {
+                let embedder = try queryEmbedder(record)
+                let vectors = try await embedder.embed([query.text], role: .query)
+                guard let first = vectors.first, first.count == record.dimension else {
+                    throw KBError(.embedding, "\(embedder.id) returned no usable query vector.")
+                }
+                vector = first
             }
             index = try vectorIndex(record)
             if query.quantized { index!.enableQuantization() }

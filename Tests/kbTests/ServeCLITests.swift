@@ -1,0 +1,89 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+@Suite struct ServeCLITests {
+    func post(_ url: URL, _ body: [String: Any], token: String?) async throws -> (Int, [String: Any]?) {
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        request.httpBody = try JSONSerialization.data(withJSONObject: body)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    @Test func aChatClientGetsABotsContextWithOneHTTPCall() async throws {
+        let cli = try CLI()
+        try cli.write("notes/venus.md", "# Venus\n\nVenus in the tenth house favours a career in the arts.")
+        try cli.write("private/diary.md", "# Diary\n\nA secret about the tenth house.")
+        #expect(try cli.run("ingest", "--db", "kb.sqlite", "--embedder", "hashing", "notes", "private").status == 0)
+        #expect(try cli.run("bot", "create", "--db", "kb.sqlite", "astro", "--system-prompt", "Be kind.", "--source", "notes").status == 0)
+        let token = "cli-test-token-0123456789"
+        let port = Int.random(in: 20000...60000)
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["serve", "--db", "kb.sqlite", "--port", String(port), "--token", token]
+        process.currentDirectoryURL = cli.workdir
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { process.terminate(); process.waitUntilExit() }
+
+        let base = URL(string: "http://127.0.0.1:\(port)")!
+        var healthy = false
+        for _ in 0..<100 where !healthy {
+            if let (_, response) = try? await URLSession.shared.data(from: base.appendingPathComponent("healthz")),
+               (response as? HTTPURLResponse)?.statusCode == 200 {
+                healthy = true
+            } else {
+                try await Task.sleep(nanoseconds: 100_000_000)
+            }
+        }
+        try #require(healthy, "kb serve did not answer /healthz")
+
+        let (status, body) = try await post(base.appendingPathComponent("v1/context"), ["bot": "astro", "query": "tenth house career", "budget": 300], token: token)
+        #expect(status == 200)
+        let citations = try #require(body?["citations"] as? [[String: Any]])
+        #expect(citations.count == 1)
+        #expect((citations.first?["path"] as? String)?.hasSuffix("notes/venus.md") == true)
+        #expect((body?["context"] as? String)?.contains("career in the arts") == true)
+        let (unauthorized, error) = try await post(base.appendingPathComponent("v1/context"), ["bot": "astro", "query": "x"], token: nil)
+        #expect(unauthorized == 401)
+        #expect((error?["error"] as? [String: Any])?["code"] as? String == "unauthorized")
+    }
+
+    @Test func serveRefusesAPublicAddressWithoutAToken() throws {
+        let cli = try CLI()
+        #expect(try cli.run("ingest", "--db", "kb.sqlite", "--embedder", "none", ".").status != 64)
+        let result = try cli.run("serve", "--db", "kb.sqlite", "--host", "0.0.0.0", environment: ["KB_API_TOKEN": ""])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("without a token"))
+    }
+
+    @Test func contextAndBotCommandsWorkFromTheCommandLine() throws {
+        let cli = try CLI()
+        try cli.write("notes/saturn.md", "---\ntags: [area:career]\n---\n# Saturn\n\nSaturn rules discipline and the long climb of a career.")
+        try cli.write("report.yaml", "title: Outlook\nsections:\n  - name: Career\n    query: career discipline\n    tags: [area:career]\n    snippets: 2\n    share: 1\n")
+        #expect(try cli.run("ingest", "--db", "kb.sqlite", "--embedder", "hashing", "notes").status == 0)
+        #expect(try cli.run("bot", "create", "--db", "kb.sqlite", "tutor").status == 0)
+        let empty = try cli.run("context", "--db", "kb.sqlite", "--bot", "tutor", "career")
+        #expect(empty.stdout.contains("No reference material was found"))
+        #expect(try cli.run("bot", "add-source", "--db", "kb.sqlite", "tutor", "tag:area:career").status == 0)
+        let context = try cli.run("context", "--db", "kb.sqlite", "--bot", "tutor", "--budget", "300", "--json", "career")
+        let json = try #require(context.json as? [String: Any])
+        #expect((json["citations"] as? [Any])?.count == 1)
+        #expect((json["tokens"] as? Int ?? 999) <= 300)
+        let report = try cli.run("context", "--db", "kb.sqlite", "--report", "report.yaml")
+        #expect(report.stdout.contains("<section name=\"Career\">"))
+        let missing = try cli.run("context", "--db", "kb.sqlite", "--bot", "nobody", "x")
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("No bot is named nobody"))
+        let remove = try cli.run("bot", "remove-source", "--db", "kb.sqlite", "tutor", "tag:area:career")
+        #expect(remove.status == 0)
+        #expect(try cli.run("bot", "delete", "--db", "kb.sqlite", "tutor").status == 0)
+        #expect(try cli.run("bot", "show", "--db", "kb.sqlite", "tutor").status == 1)
+    }
+}
