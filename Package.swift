@@ -99,7 +99,7 @@ let package = Package(
         .testTarget(
             name: "KBServerTests",
             dependencies: [
-                "KBCore", "KBKit", "KBServer", "KBContext",
+                "KBCore", "KBKit", "KBServer", "KBContext", "KBEmbed", "KBIngest",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "MCP", package: "swift-sdk"),

@@ -14,6 +14,13 @@ public protocol Embedder: Sendable {
     var id: String { get }
     /// Length of every vector.
     var dimension: Int { get }
-    /// One L2-normalised vector per text, in input order.
+    /// One vector per text, in input order (L2-normalised for kb's own models).
     func embed(_ texts: [String], role: EmbeddingRole) async throws -> [[Float]]
+    /// Whether each call costs a network round trip (and maybe money): then ingest caches
+    /// vectors by text. The default is false.
+    var isRemote: Bool { get }
+}
+
+extension Embedder {
+    public var isRemote: Bool { false }
 }

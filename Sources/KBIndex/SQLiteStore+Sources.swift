@@ -202,6 +202,7 @@ extension SQLiteStore {
         }
         return IndexStatus(
             path: path, schemaVersion: counts.3, sources: counts.0.values.reduce(0, +), sourcesByKind: counts.0,
-            snippets: counts.1, tags: counts.2, embedder: try embedderRecord(), vectors: try vectorCounts(), sizeOnDisk: size)
+            snippets: counts.1, tags: counts.2, embedder: try embedderRecord(), vectors: try vectorCounts(),
+            tokensUsed: try tokensUsed(), cachedVectors: try cachedVectorCounts(), sizeOnDisk: size)
     }
 }

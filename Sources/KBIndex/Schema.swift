@@ -5,7 +5,7 @@ import GRDB
 enum Schema {
     /// The schema version an up-to-date index records in `kb_meta`.
     static var version: Int { migrationNames.count }
-    static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors", "v3-memories", "v4-bots"]
+    static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors", "v3-memories", "v4-bots", "v5-embedding-cache"]
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -139,6 +139,23 @@ enum Schema {
                     memory_scopes TEXT NOT NULL DEFAULT '',
                     created_at REAL NOT NULL,
                     updated_at REAL NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
+        migrator.registerMigration(migrationNames[4]) { db in
+            try db.execute(sql: """
+                -- Vectors of remote embedders by (embedder, SHA-256 of the text), so re-ingesting,
+                -- re-chunking or switching back never pays for the same text twice.
+                CREATE TABLE embedding_cache (
+                    embedder TEXT NOT NULL,
+                    text_hash BLOB NOT NULL,
+                    data BLOB NOT NULL,
+                    PRIMARY KEY (embedder, text_hash)
+                ) WITHOUT ROWID;
+                -- Tokens each embedder reported using.
+                CREATE TABLE embedder_usage (
+                    embedder TEXT PRIMARY KEY NOT NULL,
+                    tokens INTEGER NOT NULL DEFAULT 0
                 ) WITHOUT ROWID;
                 """)
         }

@@ -27,6 +27,10 @@ public struct IndexStatus: Sendable, Hashable, Codable {
     public var embedder: EmbedderRecord?
     /// Vectors stored, by embedder name.
     public var vectors: [String: Int]
+    /// Tokens remote embedders reported using, by embedder name.
+    public var tokensUsed: [String: Int] = [:]
+    /// Vectors kept in the embedding cache, by embedder name.
+    public var cachedVectors: [String: Int] = [:]
     /// Bytes on disk: the database file plus its WAL and shared-memory files.
     public var sizeOnDisk: Int64
 }

@@ -136,7 +136,7 @@ extension KnowledgeBase {
         if let cached = searchState.lock.withLock({ searchState.embedderName == record.name ? searchState.embedder : nil }) {
             return cached
         }
-        guard let embedder = try EmbedderChoice(record.spec).make() else {
+        guard let embedder = try EmbedderChoice(record.spec).make(dimension: record.dimension > 0 ? record.dimension : nil) else {
             throw KBError(.unsupportedMode, "This index has no vectors; use --mode keyword.")
         }
         guard embedder.id == record.name, embedder.dimension == record.dimension else {

@@ -1,4 +1,5 @@
 import Crypto
+import KBEmbed
 public import Foundation
 public import KBCore
 public import KBIndex
@@ -87,7 +88,9 @@ public final class KnowledgeBase: Sendable {
     public func embedder(_ choice: EmbedderChoice?) throws -> (embedder: (any Embedder)?, record: EmbedderRecord) {
         let recorded = try store.embedderRecord()
         let resolved = try choice ?? recorded.map { try EmbedderChoice($0.spec) } ?? .local
-        let embedder = try resolved.make()
+        // The index knows the dimension of the embedder it records: no need to ask a remote one.
+        let known = recorded.flatMap { $0.spec == resolved.spec && $0.dimension > 0 ? $0.dimension : nil }
+        let embedder = try resolved.make(dimension: known)
         let record = EmbedderChoice.record(for: embedder, choice: resolved)
         try store.checkEmbedder(record)
         return (embedder, record)
@@ -242,7 +245,8 @@ public final class KnowledgeBase: Sendable {
         }
         let fresh: [[Float]]
         do {
-            fresh = try await embedder.embed(missing, role: .passage)
+            fresh = try await embedder.isRemote ? embedRemotely(missing, embedder: embedder, record: record)
+                                                : embedder.embed(missing, role: .passage)
             guard fresh.count == missing.count else {
                 throw KBError(.embedding, "\(embedder.id) returned \(fresh.count) vectors for \(missing.count) texts.")
             }
@@ -252,6 +256,29 @@ public final class KnowledgeBase: Sendable {
         return documents.enumerated().map { i, document in
             .success(document.snippets.map { reusable[i][$0.text] ?? fresh[missingIndex[$0.text]!] })
         }
+    }
+
+    /// Vectors from a remote embedder, through the index's embedding cache: cached texts are
+    /// not sent, and each answered batch is cached at once, so a run that fails part-way does not
+    /// pay again for what was answered.
+    func embedRemotely(_ texts: [String], embedder: any Embedder, record: EmbedderRecord) async throws -> [[Float]] {
+        let hashes = texts.map { Data(SHA256.hash(data: Data($0.utf8))) }
+        var vectors = try store.cachedVectors(embedder: record, hashes: hashes).filter { $0.value.count == record.dimension }
+        var seen = Set<Data>()
+        let wanted = hashes.filter { vectors[$0] == nil && seen.insert($0).inserted }
+        let textByHash = Dictionary(zip(hashes, texts), uniquingKeysWith: { first, _ in first })
+        for start in stride(from: 0, to: wanted.count, by: 64) {
+            let part = Array(wanted[start..<min(start + 64, wanted.count)])
+            let before = (embedder as? HTTPEmbedder)?.tokensUsed ?? 0
+            let fresh = try await embedder.embed(part.map { textByHash[$0]! }, role: .passage)
+            guard fresh.count == part.count, fresh.allSatisfy({ $0.count == record.dimension }) else {
+                throw KBError(.embedding, "\(embedder.id) returned \(fresh.count) vectors for \(part.count) texts, or vectors of the wrong size.")
+            }
+            let used = ((embedder as? HTTPEmbedder)?.tokensUsed ?? 0) - before
+            try store.cacheVectors(embedder: record, Array(zip(part, fresh).map { (hash: $0, vector: $1) }), tokens: used)
+            for (hash, vector) in zip(part, fresh) { vectors[hash] = vector }
+        }
+        return hashes.map { vectors[$0]! }
     }
 
     enum LoadOutcome: Sendable {

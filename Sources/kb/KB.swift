@@ -54,11 +54,19 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
 /// `--embedder`, shared by the commands that embed.
 struct EmbedderOption: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "local (the built-in model; the default for a new index), none (keyword-only) or hashing. An existing index keeps the embedder it was built with.",
+        "local (the built-in model; the default for a new index), none (keyword-only), hashing, or openai:MODEL (an OpenAI-compatible endpoint). An existing index keeps the embedder it was built with.",
         valueName: "name"))
     var embedder: String?
 
+    @Option(name: .customLong("embedder-url"), help: ArgumentHelp(
+        "The OpenAI-compatible API for --embedder openai:MODEL (default https://api.openai.com/v1); the key comes from $KB_EMBEDDINGS_API_KEY.",
+        valueName: "url"))
+    var embedderURL: String?
+
     func choice() throws -> EmbedderChoice? {
-        try embedder.map { try EmbedderChoice($0) }
+        if embedderURL != nil && !(embedder ?? "").lowercased().hasPrefix("openai:") {
+            throw KBError(.invalidArgument, "--embedder-url goes with --embedder openai:MODEL.")
+        }
+        return try embedder.map { try EmbedderChoice($0, url: embedderURL) }
     }
 }

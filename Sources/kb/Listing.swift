@@ -81,6 +81,13 @@ struct Status: ParsableCommand {
             if let embedder = status.embedder {
                 let count = status.vectors[embedder.name] ?? 0
                 print("Embedder: \(embedder.name)\(embedder.dimension > 0 ? " (\(embedder.dimension)-dim, \(count) vectors)" : " (keyword-only index)")")
+                if embedder.spec.hasPrefix("openai:") { print("Endpoint: \(embedder.spec.split(separator: "@", maxSplits: 1).last ?? "")") }
+            }
+            // Price per million tokens, for an estimate: $KB_EMBEDDINGS_PRICE (e.g. 0.02).
+            let price = ProcessInfo.processInfo.environment["KB_EMBEDDINGS_PRICE"].flatMap(Double.init)
+            for (name, tokens) in status.tokensUsed.sorted(by: { $0.key < $1.key }) {
+                let cost = price.map { String(format: " (≈ $%.4f at $%g per million tokens)", Double(tokens) / 1e6 * $0, $0) } ?? ""
+                print("Tokens:   \(name) \(tokens) used\(cost); \(status.cachedVectors[name] ?? 0) vectors cached")
             }
         }
     }

@@ -87,3 +87,47 @@ import Testing
         #expect(try cli.run("bot", "show", "--db", "kb.sqlite", "tutor").status == 1)
     }
 }
+
+@Suite struct RemoteEmbedderCLITests {
+    @Test func ingestingThroughKbServeGivesTheSameSearchResultsAsTheLocalModel() async throws {
+        let cli = try CLI()
+        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("corpus"), to: cli.workdir.appendingPathComponent("corpus"))
+        #expect(try cli.run("ingest", "--db", "server.sqlite", "--embedder", "none", "corpus/README.md").status == 0)
+        let port = Int.random(in: 20000...60000)
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["serve", "--db", "server.sqlite", "--port", String(port)]
+        process.currentDirectoryURL = cli.workdir
+        process.environment = ProcessInfo.processInfo.environment.merging(["KB_API_TOKEN": ""]) { $1 }
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { process.terminate(); process.waitUntilExit() }
+        for _ in 0..<100 {
+            if (try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/healthz")!)) != nil { break }
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        let url = "http://127.0.0.1:\(port)/v1"
+        let remote = try cli.run("ingest", "--db", "remote.sqlite", "--embedder", "openai:all-MiniLM-L6-v2", "--embedder-url", url, "corpus")
+        #expect(remote.status == 0, "\(remote.stderr)")
+        #expect(try cli.run("ingest", "--db", "local.sqlite", "corpus").status == 0)
+        let status = try #require(try cli.run("status", "--db", "remote.sqlite", "--json").json as? [String: Any])
+        let embedder = try #require(status["embedder"] as? [String: Any])
+        #expect(embedder["name"] as? String == "openai:all-MiniLM-L6-v2")
+        #expect(embedder["spec"] as? String == "openai:all-MiniLM-L6-v2@\(url)")
+        #expect(((status["tokensUsed"] as? [String: Int])?["openai:all-MiniLM-L6-v2"] ?? 0) > 0)
+        for query in ["getting a PhD", "my mum", "wedding", "when does Saturn return"] {
+            for mode in ["vector", "hybrid"] {
+                // No --embedder flag: the index remembers its endpoint.
+                let a = try #require(try cli.run("search", "--db", "remote.sqlite", "--mode", mode, "--json", query).json as? [String: Any])
+                let b = try #require(try cli.run("search", "--db", "local.sqlite", "--mode", mode, "--json", query).json as? [String: Any])
+                let pathsA = (a["hits"] as? [[String: Any]] ?? []).map { $0["sourcePath"] as? String }
+                let pathsB = (b["hits"] as? [[String: Any]] ?? []).map { $0["sourcePath"] as? String }
+                #expect(!pathsA.isEmpty && pathsA == pathsB, "\(mode) \(query)")
+            }
+        }
+        // A second ingest of the same files into a new index reuses nothing (new file), but an
+        // unchanged re-run sends nothing at all.
+        let rerun = try cli.run("ingest", "--db", "remote.sqlite", "--json", "corpus")
+        #expect((rerun.json as? [String: Any])?["unchanged"] as? Int == 27)
+    }
+}

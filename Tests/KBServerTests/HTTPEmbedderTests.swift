@@ -1,0 +1,258 @@
+import Foundation
+import Hummingbird
+import KBCore
+import KBEmbed
+import KBIngest
+import KBKit
+import KBServer
+import NIOCore
+import Testing
+
+/// A real HTTP server on 127.0.0.1 (a free port), for client tests.
+struct LiveServer {
+    let url: URL
+    let task: Task<Void, any Error>
+
+    static func start(_ router: Router<BasicRequestContext>) async throws -> LiveServer {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "test"),
+            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) })
+        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
+        var iterator = stream.makeAsyncIterator()
+        let port = await iterator.next() ?? 0
+        return LiveServer(url: URL(string: "http://127.0.0.1:\(port)/v1")!, task: task)
+    }
+
+    func stop() { task.cancel() }
+}
+
+/// What the fault-injecting server does with each request, and what it saw.
+actor FaultScript {
+    enum Reply: Sendable {
+        case ok
+        case status(Int, retryAfter: String?)
+        case slow(seconds: Double)
+        case malformed
+        case dimension(Int)
+        case fewer
+    }
+    var replies: [Reply]
+    var requests = 0
+    var inputs: [String] = []
+    var authorization: [String] = []
+    /// Answer 500 to any batch holding a text with this word.
+    var poison: String?
+
+    init(_ replies: [Reply] = [], poison: String? = nil) {
+        self.replies = replies
+        self.poison = poison
+    }
+
+    func next(_ texts: [String], authorization header: String?) -> Reply {
+        requests += 1
+        authorization.append(header ?? "")
+        if let poison, texts.contains(where: { $0.contains(poison) }) { return .status(500, retryAfter: nil) }
+        inputs += texts
+        return replies.isEmpty ? .ok : replies.removeFirst()
+    }
+
+    func clearPoison() { poison = nil }
+}
+
+func faultServer(_ script: FaultScript, dimension: Int = 384) async throws -> LiveServer {
+    let router = Router()
+    let hashing = HashingEmbedder()
+    router.post("/v1/embeddings") { request, _ -> Response in
+        let body = try await request.body.collect(upTo: 1 << 22)
+        let json = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] ?? [:]
+        let texts = json["input"] as? [String] ?? [(json["input"] as? String) ?? ""]
+        let reply = await script.next(texts, authorization: request.headers[.authorization])
+        var vectors = texts.map(hashing.vector)
+        switch reply {
+        case .ok: break
+        case .status(let code, let retryAfter):
+            var headers: HTTPFields = [.contentType: "application/json"]
+            if let retryAfter { headers[.retryAfter] = retryAfter }
+            return Response(status: .init(code: code), headers: headers,
+                            body: .init(byteBuffer: ByteBuffer(string: #"{"error":{"message":"scripted failure \#(code)"}}"#)))
+        case .slow(let seconds):
+            try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+        case .malformed:
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{\"data\": [")))
+        case .dimension(let d):
+            vectors = vectors.map { Array($0.prefix(d)) }
+        case .fewer:
+            vectors.removeLast()
+        }
+        let data = vectors.enumerated().reversed().map { ["object": "embedding", "index": $0.offset, "embedding": $0.element] as [String: Any] }
+        let answer: [String: Any] = ["object": "list", "data": data, "model": "hashing", "usage": ["prompt_tokens": texts.count * 3, "total_tokens": texts.count * 3]]
+        return Response(status: .ok, headers: [.contentType: "application/json"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: answer))))
+    }
+    return try await LiveServer.start(router)
+}
+
+func quickConfiguration(_ url: URL, attempts: Int = 4, timeout: Double = 5) -> HTTPEmbedder.Configuration {
+    var configuration = HTTPEmbedder.Configuration(model: "test-model", baseURL: url, apiKey: "sk-test-secret")
+    configuration.maxAttempts = attempts
+    configuration.initialBackoff = 0.01
+    configuration.maxBackoff = 0.05
+    configuration.timeout = timeout
+    return configuration
+}
+
+@Suite(.serialized) struct HTTPEmbedderTests {
+    @Test func batchesKeepBothLimitsAndTheOrder() {
+        #expect(HTTPEmbedder.batches([1, 1, 1, 1, 1], maxInputs: 2, maxTokens: 100) == [0..<2, 2..<4, 4..<5])
+        #expect(HTTPEmbedder.batches([60, 60, 10, 200, 5], maxInputs: 10, maxTokens: 100) == [0..<1, 1..<3, 3..<4, 4..<5])
+        #expect(HTTPEmbedder.batches([], maxInputs: 2, maxTokens: 10).isEmpty)
+    }
+
+    @Test func vectorsComeBackInInputOrderAcrossConcurrentBatches() async throws {
+        let script = FaultScript()
+        let server = try await faultServer(script)
+        defer { server.stop() }
+        var configuration = quickConfiguration(server.url)
+        configuration.maxInputsPerRequest = 3
+        let embedder = try HTTPEmbedder.connect(configuration)
+        #expect(embedder.dimension == 384)
+        let texts = (0..<20).map { "text number \($0)" }
+        let vectors = try await embedder.embed(texts, role: .passage)
+        #expect(vectors == texts.map(HashingEmbedder().vector))
+        #expect(await script.requests == 1 + 7)
+        #expect(await script.authorization.allSatisfy { $0 == "Bearer sk-test-secret" })
+        #expect(embedder.tokensUsed == 60)   // the probe was made by another instance
+    }
+
+    @Test func kbServesEmbeddingsThatEqualTheInProcessModel() async throws {
+        guard let local = try? EmbedderChoice.local.make() else {
+            Issue.record("the local model is not installed; run scripts/install-model.sh")
+            return
+        }
+        let fixture = try await Fixture()
+        let server = try await LiveServer.start(fixture.service(token: nil).router())
+        defer { server.stop() }
+        var configuration = HTTPEmbedder.Configuration(model: "all-MiniLM-L6-v2", baseURL: server.url)
+        configuration.encoding = "base64"
+        let remote = try HTTPEmbedder.connect(configuration)
+        let texts = ["Venus rules love.", "Saturn returns every 29 years.", "Сатурн", "a much longer passage " + String(repeating: "about the houses ", count: 20)]
+        #expect(try await remote.embed(texts, role: .passage) == (try await local.embed(texts, role: .passage)))
+        configuration.encoding = "float"
+        let floats = try HTTPEmbedder.connect(configuration, dimension: 384)
+        #expect(try await floats.embed(texts, role: .query) == (try await local.embed(texts, role: .query)))
+    }
+
+    @Test func retriesHonourRetryAfterAndRecoverFromServerErrors() async throws {
+        let script = FaultScript([.status(429, retryAfter: "0"), .status(500, retryAfter: nil), .status(503, retryAfter: nil), .ok])
+        let server = try await faultServer(script)
+        defer { server.stop() }
+        let embedder = try HTTPEmbedder.connect(quickConfiguration(server.url), dimension: 384)
+        let vectors = try await embedder.embed(["one", "two"], role: .passage)
+        #expect(vectors == ["one", "two"].map(HashingEmbedder().vector))
+        #expect(await script.requests == 4)
+    }
+
+    @Test func slowAnswersTimeOutAndAreRetriedThenReported() async throws {
+        let script = FaultScript([.slow(seconds: 4), .slow(seconds: 4)])
+        let server = try await faultServer(script)
+        defer { server.stop() }
+        let embedder = try HTTPEmbedder.connect(quickConfiguration(server.url, attempts: 2, timeout: 1), dimension: 384)
+        let started = Date()
+        let error = await #expect(throws: KBError.self) { try await embedder.embed(["one"], role: .passage) }
+        #expect(error?.message.contains("failed 2 times") == true)
+        #expect(error?.message.contains("timeout") == true)
+        // Each try waited for its 1 s timeout, not for the 4 s answer.
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(elapsed >= 1.5 && elapsed < 7.5, "\(elapsed)")
+        #expect(await script.requests == 2)
+    }
+
+    @Test(arguments: [
+        (401, "KB_EMBEDDINGS_API_KEY"), (403, "permissions"), (404, "model name (test-model)"), (400, "embeddings model"),
+    ])
+    func clientErrorsAreNotRetriedAndSayWhatToCheck(status: Int, hint: String) async throws {
+        let script = FaultScript([.status(status, retryAfter: nil)])
+        let server = try await faultServer(script)
+        defer { server.stop() }
+        let embedder = try HTTPEmbedder.connect(quickConfiguration(server.url), dimension: 384)
+        let error = await #expect(throws: KBError.self) { try await embedder.embed(["one"], role: .passage) }
+        #expect(error?.message.contains(hint) == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("sk-test-secret") == false)
+        #expect(await script.requests == 1)
+    }
+
+    @Test(arguments: [
+        (FaultScript.Reply.malformed, "malformed JSON"), (.dimension(100), "100-dim"), (.fewer, "1 vectors for 2 inputs"),
+    ])
+    func badAnswersAreRefused(reply: FaultScript.Reply, message: String) async throws {
+        let script = FaultScript([reply])
+        let server = try await faultServer(script)
+        defer { server.stop() }
+        let embedder = try HTTPEmbedder.connect(quickConfiguration(server.url), dimension: 384)
+        let error = await #expect(throws: KBError.self) { try await embedder.embed(["one", "two"], role: .passage) }
+        #expect(error?.message.contains(message) == true, "\(error?.message ?? "")")
+    }
+
+    @Test func anUnreachableEndpointIsNamed() async throws {
+        var configuration = quickConfiguration(URL(string: "http://127.0.0.1:9/v1")!, attempts: 2)
+        configuration.timeout = 2
+        let error = #expect(throws: KBError.self) { try HTTPEmbedder.connect(configuration) }
+        #expect(error?.message.contains("127.0.0.1:9") == true)
+    }
+
+    @Test func aFailedIngestLeavesUnfinishedSourcesAsTheyWereAndTheRerunDoesNotPayTwice() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("kb-remote-\(UUID().uuidString)")
+        let notes = root.appendingPathComponent("notes")
+        try FileManager.default.createDirectory(at: notes, withIntermediateDirectories: true)
+        for i in 0..<80 { try "# Note \(i)\n\nText of note number \(i).".write(to: notes.appendingPathComponent(String(format: "n%02d.md", i)), atomically: true, encoding: .utf8) }
+        let script = FaultScript()
+        let server = try await faultServer(script)
+        defer { server.stop() }
+        let kb = try KnowledgeBase.open(at: root.appendingPathComponent("kb.sqlite").path)
+        var configuration = quickConfiguration(server.url, attempts: 2)
+        configuration.maxInputsPerRequest = 16
+        configuration.maxConcurrentRequests = 1
+        let embedder = try HTTPEmbedder.connect(configuration, dimension: 384)
+        let record = EmbedderChoice.record(for: embedder, choice: .openAI(model: "test-model", url: server.url.absoluteString))
+
+        // Everything in once; then one note changes and the service fails on it.
+        let first = await kb.ingest([notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        #expect(first.added == 80 && first.failed.isEmpty)
+        let before = try kb.sources().map { "\($0.path) \($0.contentHash)" }
+        let vectorsBefore = try kb.status().vectors
+        try "# Note 79\n\nChanged text, poison.".write(to: notes.appendingPathComponent("n79.md"), atomically: true, encoding: .utf8)
+        for i in 100..<200 { try "# Note \(i)\n\nText of note number \(i).".write(to: notes.appendingPathComponent(String(format: "n%03d.md", i)), atomically: true, encoding: .utf8) }
+        await script.setPoisonForTesting("poison")
+        let failed = await kb.ingest([notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        #expect(!failed.failed.isEmpty)
+        // n79.md is as it was (old hash); nothing was half-written; the new notes are not in.
+        let known = Set(before.map { $0.split(separator: " ")[0] })
+        let after = try kb.sources().filter { known.contains(Substring($0.path)) }.map { "\($0.path) \($0.contentHash)" }
+        #expect(after == before)
+        #expect(try kb.status().vectors == vectorsBefore)
+        #expect(try kb.sources().count == 80)
+        // The first 64 new texts were answered before the failure, and are kept.
+        let cachedAfterFailure = try kb.status().cachedVectors["openai:test-model"] ?? 0
+        #expect(cachedAfterFailure == 80 + 64)
+
+        // The service recovers: the re-run sends only texts it never answered.
+        await script.clearPoison()
+        let sentBefore = await script.inputs.count
+        let rerun = await kb.ingest([notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        #expect(rerun.failed.isEmpty)
+        let sentOnRerun = await script.inputs.count - sentBefore
+        #expect(sentOnRerun == 101 - 64)
+        #expect(try kb.status().vectors["openai:test-model"] == 180)
+        #expect(try kb.status().tokensUsed["openai:test-model"] ?? 0 > 0)
+        // Re-ingesting the same texts into a fresh index through the same cache would cost nothing:
+        let sentNow = await script.inputs.count
+        try kb.remove([notes.appendingPathComponent("n10.md").path])
+        _ = await kb.ingest([notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        #expect(await script.inputs.count == sentNow)
+    }
+}
+
+extension FaultScript {
+    func setPoisonForTesting(_ word: String) { poison = word }
+}
