@@ -57,7 +57,7 @@ extension SQLiteStore {
                 + "Ingest with --embedder \(index.spec), or start a new index with --db."
         }
         return "The index holds \(index.dimension)-dim vectors from '\(index.name)', but '\(requested.name)' returns \(requested.dimension). "
-            + "Use --embedder \(index.spec) with this index, or build a new index with --db."
+            + "Use --embedder \(index.spec) with this index, run `kb reindex --embedder \(requested.spec.hasPrefix("openai:") ? "openai:…" : requested.spec)` to switch it, or build a new index with --db."
     }
 
     /// Checks that vectors from `record` may be written into this index (before any work is done).

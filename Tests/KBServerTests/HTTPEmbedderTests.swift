@@ -258,3 +258,56 @@ func quickConfiguration(_ url: URL, attempts: Int = 4, timeout: Double = 30) -> 
 extension FaultScript {
     func setPoisonForTesting(_ word: String) { poison = word }
 }
+
+@Suite(.serialized) struct ReindexTests {
+    @Test func reindexFillsANewVectorSetResumesAfterAFailureAndSwitchesAtomically() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("kb-reindex-\(UUID().uuidString)")
+        let notes = root.appendingPathComponent("notes")
+        try FileManager.default.createDirectory(at: notes, withIntermediateDirectories: true)
+        for i in 0..<300 { try "# Note \(i)\n\nPlanet note number \(i) about Venus and time.".write(to: notes.appendingPathComponent(String(format: "n%03d.md", i)), atomically: true, encoding: .utf8) }
+        try "# Last\n\nThe poison paragraph.".write(to: notes.appendingPathComponent("z.md"), atomically: true, encoding: .utf8)
+        let kb = try KnowledgeBase.open(at: root.appendingPathComponent("kb.sqlite").path)
+        let (local, localRecord) = try kb.embedder(.hashing)
+        _ = await kb.ingest([notes.path], options: IngestOptions(), embedder: local, record: localRecord)
+        _ = try await kb.remember(MemoryDraft("Remember the poison-free fact."))
+
+        let script = FaultScript(poison: "poison paragraph")
+        let server = try await faultServer(script)
+        defer { server.stop() }
+        let choice = EmbedderChoice.openAI(model: "remote", url: server.url.absoluteString)
+        setenv("KB_EMBEDDINGS_MAX_ATTEMPTS", "2", 1)
+        setenv("KB_EMBEDDINGS_TIMEOUT", "30", 1)
+
+        // The remote service fails on one snippet: the index still searches with the old vectors.
+        await #expect(throws: KBError.self) { try await kb.reindex(to: choice) }
+        var status = try kb.status()
+        #expect(status.embedder?.name == "hashing-384")
+        let partial = status.vectors["openai:remote"] ?? 0
+        #expect(partial >= 256 && partial < 302)
+        var query = SearchQuery("Venus time")
+        query.mode = .vector
+        #expect(try await kb.search(query).embedder == "hashing-384")
+
+        // It recovers: the rerun embeds only what is missing, then switches.
+        await script.clearPoison()
+        let sentBefore = await script.inputs.count
+        let report = try await kb.reindex(to: choice)
+        #expect(report.switched)
+        #expect(report.embedded == 302 - partial)
+        #expect(await script.inputs.count - sentBefore == 1 + (302 - partial))   // 1: the dimension probe
+        status = try kb.status()
+        #expect(status.embedder?.name == "openai:remote")
+        #expect(status.embedder?.spec == "openai:remote@\(server.url.absoluteString)")
+        #expect(status.vectors == ["hashing-384": 302, "openai:remote": 302])
+        let after = try await kb.search(query)
+        #expect(after.embedder == "openai:remote")
+        #expect(!after.hits.isEmpty)
+
+        // Back to the old embedder: its vectors are still there, nothing is embedded again.
+        let back = try await kb.reindex(to: .hashing, dropOld: true)
+        #expect(back.embedded == 0 && back.switched)
+        #expect(try kb.status().vectors == ["hashing-384": 302])
+        unsetenv("KB_EMBEDDINGS_MAX_ATTEMPTS")
+        unsetenv("KB_EMBEDDINGS_TIMEOUT")
+    }
+}
