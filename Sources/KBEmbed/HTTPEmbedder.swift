@@ -165,25 +165,40 @@ public final class HTTPEmbedder: Embedder, Sendable {
             attempt += 1
             let outcome: Attempt
             do {
-                outcome = try await once(inputs)
+                let (data, response) = try await session.data(for: try request(inputs))
+                outcome = try interpret(data, response)
             } catch let error as URLError {
                 outcome = .retry(after: nil, reason: Self.describe(error))
             }
-            switch outcome {
-            case .done(let reply):
-                let vectors = try decode(reply, count: inputs.count, dimension: expectDimension)
-                let tokens = reply.usage?.total_tokens ?? reply.usage?.prompt_tokens ?? 0
-                usage.add(tokens)
-                return (vectors, tokens)
-            case .retry(let after, let reason):
-                guard attempt < configuration.maxAttempts else {
-                    throw KBError(.embedding, "\(endpoint.absoluteString) failed \(attempt) times; last: \(reason). "
-                        + "Check that the service is up, or try again later.")
-                }
-                let backoff = min(configuration.maxBackoff, configuration.initialBackoff * pow(2, Double(attempt - 1)))
-                let delay = after.map { min($0, configuration.maxBackoff * 4) } ?? backoff * Double.random(in: 0.5...1.0)
-                try await Task.sleep(nanoseconds: UInt64(max(0, delay) * 1e9))
+            switch try step(after: outcome, attempt: attempt, count: inputs.count, dimension: expectDimension) {
+            case .finished(let vectors, let tokens): return (vectors, tokens)
+            case .wait(let delay): try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
             }
+        }
+    }
+
+    enum Step {
+        case finished([[Float]], tokens: Int)
+        case wait(TimeInterval)
+    }
+
+    /// What follows one try: the checked vectors (usage counted), a wait before the next try, or
+    /// (thrown) the end. Shared by `send` and `sendBlocking`.
+    func step(after outcome: Attempt, attempt: Int, count: Int, dimension: Int?) throws -> Step {
+        switch outcome {
+        case .done(let reply):
+            let vectors = try decode(reply, count: count, dimension: dimension)
+            let tokens = reply.usage?.total_tokens ?? reply.usage?.prompt_tokens ?? 0
+            usage.add(tokens)
+            return .finished(vectors, tokens: tokens)
+        case .retry(let after, let reason):
+            guard attempt < configuration.maxAttempts else {
+                throw KBError(.embedding, "\(endpoint.absoluteString) failed \(attempt) times; last: \(reason). "
+                    + "Check that the service is up and the URL is right (--embedder-url), or try again later.")
+            }
+            let backoff = min(configuration.maxBackoff, configuration.initialBackoff * pow(2, Double(attempt - 1)))
+            let delay = after.map { min($0, configuration.maxBackoff * 4) } ?? backoff * Double.random(in: 0.5...1.0)
+            return .wait(max(0, delay))
         }
     }
 
@@ -200,11 +215,6 @@ public final class HTTPEmbedder: Embedder, Sendable {
         let body: [String: Any] = ["model": configuration.model, "input": inputs, "encoding_format": configuration.encoding]
         request.httpBody = try JSONSerialization.data(withJSONObject: body)
         return request
-    }
-
-    func once(_ inputs: [String]) async throws -> Attempt {
-        let (data, response) = try await session.data(for: try request(inputs))
-        return try interpret(data, response)
     }
 
     /// One batch without Swift concurrency (URLSession callbacks and a semaphore), with the same
@@ -227,16 +237,9 @@ public final class HTTPEmbedder: Embedder, Sendable {
             } catch let error as URLError {
                 outcome = .retry(after: nil, reason: Self.describe(error))
             }
-            switch outcome {
-            case .done(let reply):
-                usage.add(reply.usage?.total_tokens ?? reply.usage?.prompt_tokens ?? 0)
-                return try decode(reply, count: inputs.count, dimension: nil)
-            case .retry(let after, let reason):
-                guard attempt < configuration.maxAttempts else {
-                    throw KBError(.embedding, "\(endpoint.absoluteString) failed \(attempt) times; last: \(reason). "
-                        + "Check that the service is up and the URL is right (--embedder-url).")
-                }
-                Thread.sleep(forTimeInterval: after ?? min(configuration.maxBackoff, configuration.initialBackoff * pow(2, Double(attempt - 1))))
+            switch try step(after: outcome, attempt: attempt, count: inputs.count, dimension: nil) {
+            case .finished(let vectors, _): return vectors
+            case .wait(let delay): Thread.sleep(forTimeInterval: delay)
             }
         }
     }

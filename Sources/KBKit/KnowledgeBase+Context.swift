@@ -115,7 +115,8 @@ extension KnowledgeBase {
             let bot = try bot(name)
             guard !query.isEmpty else { throw KBError(.invalidArgument, "Give the text to find context for (the user's turn).") }
             var items: [ContextItem] = []
-            let scopes = bot.scopes(user: try request.user.map { try MemoryScope.user($0).name.dropFirst(5) }.map(String.init))
+            if let user = request.user { _ = try MemoryScope.user(user) }   // a user id must make a valid scope
+            let scopes = bot.scopes(user: request.user)
             // One query embedding serves both searches.
             let vector = bot.sources.isEmpty && scopes.isEmpty ? nil : try await queryVector(query)
             if !bot.sources.isEmpty {

@@ -61,7 +61,7 @@ struct MemoryCommand: AsyncParsableCommand {
         }
         let title = memory.title.map { Terminal.bold($0) + " — " } ?? ""
         let tags = memory.tags.isEmpty ? "" : "  [" + memory.tags.map(\.name).joined(separator: ", ") + "]"
-        print("\(memory.id.prefix(8))  \(memory.scope)  \(title)\(SearchCommandText.shorten(memory.content.replacingOccurrences(of: "\n", with: " "), limit: 100))\(tags)\(superseded)")
+        print("\(memory.id.prefix(8))  \(memory.scope)  \(title)\(Terminal.shorten(memory.content.replacingOccurrences(of: "\n", with: " "), limit: 100))\(tags)\(superseded)")
     }
 
     struct Add: AsyncParsableCommand {
@@ -118,7 +118,7 @@ struct MemoryCommand: AsyncParsableCommand {
                 }
                 if let superseded = result.superseded { print("Memory \(superseded) is now superseded by it.") }
                 for near in result.nearDuplicates {
-                    print("Near-duplicate: \(near.id) (similarity \(String(format: "%.3f", near.similarity))): \(SearchCommandText.shorten(near.content, limit: 80))")
+                    print("Near-duplicate: \(near.id) (similarity \(String(format: "%.3f", near.similarity))): \(Terminal.shorten(near.content, limit: 80))")
                 }
                 if !result.nearDuplicates.isEmpty {
                     print("Keep both, or `kb memory delete ID` one, or `kb memory update ID --content …`.")
@@ -423,7 +423,3 @@ struct MemoryCommand: AsyncParsableCommand {
     }
 }
 
-/// `Search.shorten` under a name the memory commands can reach (they have their own `Search`).
-enum SearchCommandText {
-    static func shorten(_ text: String, limit: Int) -> String { Search.shorten(text, limit: limit) }
-}

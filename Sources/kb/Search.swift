@@ -7,13 +7,6 @@ extension SearchMode: ExpressibleByArgument {}
 extension SourceKind: ExpressibleByArgument {}
 
 struct Search: AsyncParsableCommand {
-    /// An excerpt of at most about 300 characters, cut at a word.
-    static func shorten(_ text: String, limit: Int = 300) -> String {
-        guard text.count > limit else { return text }
-        let cut = text.prefix(limit)
-        return String(cut[..<(cut.lastIndex(of: " ") ?? cut.endIndex)]) + " …"
-    }
-
     static let configuration = CommandConfiguration(
         abstract: "Find the snippets that best match a query.",
         discussion: """
@@ -106,7 +99,7 @@ struct Search: AsyncParsableCommand {
                 print("\(hit.rank). \(Terminal.bold(title))  (score \(String(format: "%.3f", hit.score)))")
                 print("   \(location)")
                 if !hit.snippet.tags.isEmpty { print("   tags: " + hit.snippet.tags.map(\.name).joined(separator: ", ")) }
-                print("   " + Self.shorten(hit.excerpt.replacingOccurrences(of: "\n", with: " ")))
+                print("   " + Terminal.shorten(hit.excerpt.replacingOccurrences(of: "\n", with: " ")))
                 print("")
             }
             if Terminal.stdoutIsTerminal || results.mode != mode {

@@ -167,7 +167,7 @@ struct BotCommand: ParsableCommand {
                 let bots = try KnowledgeBase.open(at: global.databasePath, create: false).bots()
                 if global.json { return try Terminal.printJSON(bots) }
                 if bots.isEmpty { print("No bots. Make one with `kb bot create NAME --system-prompt TEXT`.") }
-                for bot in bots { print("\(bot.name)  (\(bot.sources.count) source(s)) \(Search.shorten(bot.systemPrompt, limit: 60))") }
+                for bot in bots { print("\(bot.name)  (\(bot.sources.count) source(s)) \(Terminal.shorten(bot.systemPrompt, limit: 60))") }
             }
         }
     }
@@ -212,29 +212,29 @@ struct BotCommand: ParsableCommand {
         }
     }
 
-    struct AddSource: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "add-source", abstract: "Let a bot see a path or folder, tag:NAME or kind:note|pdf.")
+    /// `add-source` and `remove-source`: the same arguments, one change each.
+    struct SourceChange: ParsableArguments {
         @OptionGroup var global: GlobalOptions
         @Argument var name: String
-        @Argument var selector: String
-        func run() throws {
+        @Argument(help: "A path or folder, tag:NAME or kind:note|pdf.") var selector: String
+
+        func run(_ change: (KnowledgeBase, String, SourceSelector) throws -> Bot) throws {
             try reportingErrors {
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                try BotCommand.show(try kb.addBotSource(name, try KnowledgeBase.selector(selector)), json: global.json)
+                try BotCommand.show(try change(kb, name, try KnowledgeBase.selector(selector)), json: global.json)
             }
         }
     }
 
+    struct AddSource: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "add-source", abstract: "Let a bot see a path or folder, tag:NAME or kind:note|pdf.")
+        @OptionGroup var change: SourceChange
+        func run() throws { try change.run { try $0.addBotSource($1, $2) } }
+    }
+
     struct RemoveSource: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "remove-source", abstract: "Take a knowledge source away from a bot.")
-        @OptionGroup var global: GlobalOptions
-        @Argument var name: String
-        @Argument var selector: String
-        func run() throws {
-            try reportingErrors {
-                let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                try BotCommand.show(try kb.removeBotSource(name, try KnowledgeBase.selector(selector)), json: global.json)
-            }
-        }
+        @OptionGroup var change: SourceChange
+        func run() throws { try change.run { try $0.removeBotSource($1, $2) } }
     }
 }

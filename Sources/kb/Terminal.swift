@@ -30,6 +30,13 @@ enum Terminal {
         return path
     }
 
+    /// An excerpt of at most about `limit` characters, cut at a word.
+    static func shorten(_ text: String, limit: Int = 300) -> String {
+        guard text.count > limit else { return text }
+        let cut = text.prefix(limit)
+        return String(cut[..<(cut.lastIndex(of: " ") ?? cut.endIndex)]) + " …"
+    }
+
     static func bold(_ text: String) -> String {
         stdoutIsTerminal ? "\u{1B}[1m\(text)\u{1B}[0m" : text
     }

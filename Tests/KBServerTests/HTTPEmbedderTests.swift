@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 import KBCore
 import KBEmbed
 import KBIngest
@@ -15,9 +16,11 @@ struct LiveServer {
 
     static func start(_ router: Router<BasicRequestContext>) async throws -> LiveServer {
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+        var logger = Logger(label: "test-server")
+        logger.logLevel = .critical   // stopping a test server logs "already closed"; not news
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "test"),
-            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) })
+            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) }, logger: logger)
         let task = Task { try await app.runService(gracefulShutdownSignals: []) }
         var iterator = stream.makeAsyncIterator()
         let port = await iterator.next() ?? 0
