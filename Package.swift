@@ -30,7 +30,7 @@ let package = Package(
             name: "KBIngest",
             dependencies: ["KBCore", "CPoppler", .product(name: "Yams", package: "Yams")],
             swiftSettings: strict),
-        // OpenBLAS's CBLAS interface (libopenblas-dev). KBEmbed (the model) and KBIndex (the vector scan) use it.
+        // OpenBLAS's CBLAS interface (libopenblas-dev). KBIndex (the vector scan) uses it.
         .systemLibrary(name: "COpenBLAS", providers: [.apt(["libopenblas-dev"])]),
         // A plain C interface over poppler-cpp (libpoppler-cpp-dev). Only KBIngest imports it.
         .target(
@@ -39,10 +39,13 @@ let package = Package(
             linkerSettings: [.linkedLibrary("poppler-cpp"), .linkedLibrary("stdc++")]),
         // int8 kernels in C (clang vectorises them; Swift's SIMD widening does not). Only KBIndex imports it.
         .target(name: "CKBKernels", cSettings: [.unsafeFlags(["-O3"])]),
-        // Embedders: the native BERT model on OpenBLAS.
+        // The encoder's numeric kernels in C: packed-weight matrix products and attention, with
+        // AVX-512 and AVX2 variants chosen at run time. Only KBEmbed imports it.
+        .target(name: "CKBEncoder", cSettings: [.unsafeFlags(["-O3"])], linkerSettings: [.linkedLibrary("m")]),
+        // Embedders: the native BERT model (on CKBEncoder's kernels) and the HTTP client.
         .target(
             name: "KBEmbed",
-            dependencies: ["KBCore", "COpenBLAS"],
+            dependencies: ["KBCore", "CKBEncoder"],
             swiftSettings: strict + [.unsafeFlags(["-Ounchecked"])]),
         // The SQLite file: schema, migrations, snippets, tags, FTS5.
         .target(
@@ -85,7 +88,7 @@ let package = Package(
         // Measurements run by scripts/bench-*.sh; kept apart from the tests.
         .executableTarget(
             name: "kb-bench",
-            dependencies: ["KBCore", "KBEmbed", "KBIndex", "COpenBLAS", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["KBCore", "KBEmbed", "KBIndex", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/kb-bench",
             swiftSettings: strict),
         .testTarget(name: "KBIngestTests", dependencies: ["KBCore", "KBIngest"], resources: [.copy("Fixtures")], swiftSettings: strict),
@@ -93,7 +96,7 @@ let package = Package(
             name: "KBIndexTests",
             dependencies: ["KBCore", "KBIndex", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
-        .testTarget(name: "KBEmbedTests", dependencies: ["KBCore", "KBEmbed"], resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "KBEmbedTests", dependencies: ["KBCore", "KBEmbed", "CKBEncoder"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "KBEvalTests", dependencies: ["KBCore", "KBEval"], swiftSettings: strict),
         .testTarget(name: "KBContextTests", dependencies: ["KBCore", "KBContext"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(

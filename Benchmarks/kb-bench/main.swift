@@ -1,9 +1,9 @@
 // kb-bench: measurements for scripts/bench-*.sh. Prints one JSON object on stdout.
 //
 //   kb-bench embed PASSAGES.txt SENTENCES.txt     (one text per line)
+//   kb-bench encoder-profile [THREADS]             (per-stage time of one forward pass)
 //   kb-bench search N WORKDIR                     (writes WORKDIR/vectors.f32 and queries.f32 for the reference)
 //   kb-bench quantized-recall INDEX.sqlite QUERIES.jsonl   (int8 scan recall@10 on real embeddings)
-import COpenBLAS
 import Foundation
 import GRDB
 import KBCore
@@ -33,18 +33,20 @@ func lines(_ path: String) -> [String] {
     ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init).filter { !$0.isEmpty }
 }
 
-func benchEmbed(passagesFile: String, sentencesFile: String) throws -> [String: Any] {
-    let embedder = try BERTEmbedder.installed()
-    var result: [String: Any] = ["implementation": "kb (Swift + OpenBLAS)", "threads": embedder.threads]
+/// Texts per second one at a time (the `.latency` mode a single caller gets) and in calls of 32
+/// (the `.throughput` mode ingest runs in), and a short query's latency.
+func benchEmbed(passagesFile: String, sentencesFile: String) async throws -> [String: Any] {
+    let folder = try BERTEmbedder.installed().folder
+    let embedders = [1: try BERTEmbedder(folder: folder, mode: .latency), 32: try BERTEmbedder(folder: folder, mode: .throughput)]
+    var result: [String: Any] = ["implementation": "kb (Swift, CKBEncoder kernels)", "cores": ProcessInfo.processInfo.activeProcessorCount]
     let sets = ["passages": lines(passagesFile), "sentences": lines(sentencesFile)]
-    // Warm up: page in the weights, let OpenBLAS start its threads.
-    _ = embedder.embedNow(Array(sets["passages"]!.prefix(8)), role: .passage)
+    for embedder in embedders.values { _ = try await embedder.embed(Array(sets["passages"]!.prefix(8)), role: .passage) }   // page in the weights
     for (name, texts) in sets.sorted(by: { $0.key < $1.key }) {
-        let tokens = texts.reduce(0) { $0 + embedder.tokenIDs($1).count }
+        let tokens = texts.reduce(0) { $0 + embedders[1]!.tokenIDs($1).count }
         for batch in [1, 32] {
             let start = now()
             for i in stride(from: 0, to: texts.count, by: batch) {
-                _ = embedder.embedNow(Array(texts[i..<min(i + batch, texts.count)]), role: .passage)
+                _ = try await embedders[batch]!.embed(Array(texts[i..<min(i + batch, texts.count)]), role: .passage)
             }
             let seconds = now() - start
             result["\(name)_batch\(batch)"] = [
@@ -53,17 +55,15 @@ func benchEmbed(passagesFile: String, sentencesFile: String) throws -> [String: 
             ]
         }
     }
-    let memoryBefore = peakResidentMB()
-    _ = embedder.embedNow(Array(sets["passages"]!.prefix(32)), role: .passage)
-    result["peak_rss_mb_after_batch32"] = peakResidentMB()
-    result["peak_rss_mb_before_batch32"] = memoryBefore
+    result["peak_rss_mb"] = peakResidentMB()
     let query = "how long does the saturn return take to complete its orbit?"
-    result["query_tokens"] = embedder.tokenIDs(query, role: .query).count
+    let single = embedders[1]!
+    result["query_tokens"] = single.tokenIDs(query, role: .query).count
     var latencies: [Double] = []
-    for _ in 0..<20 { _ = embedder.embedNow([query], role: .query) }
+    for _ in 0..<20 { _ = try await single.embed([query], role: .query) }
     for _ in 0..<200 {
         let start = now()
-        _ = embedder.embedNow([query], role: .query)
+        _ = try await single.embed([query], role: .query)
         latencies.append((now() - start) * 1000)
     }
     result["query_ms_median"] = median(latencies)
@@ -96,6 +96,7 @@ func residentMB() -> Double {
 }
 
 func benchSearch(count: Int, workdir: String) throws -> [String: Any] {
+    ProcessCompute.set(.latency)   // one query at a time, BLAS on every core (as `kb search`)
     let d = 384, k = 10
     let record = EmbedderRecord(name: "random-\(d)", dimension: d, spec: "none")
     let matrix = randomUnitVectors(count, d, seed: 0x5EED)
@@ -136,7 +137,6 @@ func benchSearch(count: Int, workdir: String) throws -> [String: Any] {
     let loadSeconds = now() - loadStart
     let afterLoad = residentMB()
 
-    openblas_set_num_threads(Int32(ProcessInfo.processInfo.activeProcessorCount))
     let queryVectors = (0..<264).map { Array(queries[$0 * d..<($0 + 1) * d]) }
     for q in queryVectors.prefix(10) { _ = index.search(q, k: k) }
     var latencies: [Double] = []
@@ -191,7 +191,7 @@ func benchQuantizedRecall(index path: String, queriesFile: String) async throws 
         (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["text"] as? String
     }
     let embedder = try BERTEmbedder.installed()
-    let queries = embedder.embedNow(texts, role: .query)
+    let queries = try await embedder.embed(texts, role: .query)
     var found = 0
     for q in queries {
         let exact = Set(index.search(q, k: 10).map(\.id))
@@ -201,15 +201,61 @@ func benchQuantizedRecall(index path: String, queriesFile: String) async throws 
             "quantized_recall_at_10": Double(found) / Double(10 * max(1, queries.count))]
 }
 
+/// Per-stage time of one forward pass (median of repeated runs, on `threads` threads) for short
+/// queries alone, a micro-batch of queries, and passages at batch 32.
+func benchEncoderProfile(threads: Int) throws -> [String: Any] {
+    let embedder = try BERTEmbedder.installed()
+    let vocabulary = Int32(embedder.tokenizer.tokens.count)
+    var state: UInt64 = 0x9E3779B97F4A7C15
+    func sequence(_ length: Int) -> [Int32] {
+        (0..<length).map { position in
+            if position == 0 { return 101 }
+            if position == length - 1 { return 102 }
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            return 1000 + Int32(state % UInt64(vocabulary - 1000))
+        }
+    }
+    let shapes: [(name: String, batch: Int, tokens: Int)] = [
+        ("query 8 tokens", 1, 8), ("query 16 tokens", 1, 16), ("query 32 tokens", 1, 32),
+        ("16 queries x 16 tokens", 16, 16), ("32 passages x 128 tokens", 32, 128),
+    ]
+    var rows: [[String: Any]] = []
+    for shape in shapes {
+        let input = (0..<shape.batch).map { _ in sequence(shape.tokens) }
+        let repetitions = max(5, 4000 / (shape.batch * shape.tokens))
+        for _ in 0..<3 { var ignored = EncoderProfile(enabled: false); _ = embedder.forwardPass(input, threads: threads, profile: &ignored) }
+        var runs: [EncoderProfile] = []
+        for _ in 0..<repetitions {
+            var profile = EncoderProfile()
+            _ = embedder.forwardPass(input, threads: threads, profile: &profile)
+            runs.append(profile)
+        }
+        var row: [String: Any] = ["shape": shape.name, "sequences": shape.batch, "tokens": shape.batch * shape.tokens,
+                                  "runs": repetitions]
+        for stage in EncoderProfile.Stage.allCases {
+            row[stage.rawValue] = median(runs.map { $0.milliseconds(stage) })
+        }
+        let totals = runs.map(\.totalMilliseconds)
+        row["total"] = median(totals)
+        row["per_sequence"] = median(totals) / Double(shape.batch)
+        rows.append(row)
+    }
+    return ["threads": threads, "rows": rows]
+}
+
 let arguments = CommandLine.arguments.dropFirst()
 do {
     switch arguments.first {
     case "embed" where arguments.count == 3:
-        let output = try benchEmbed(passagesFile: arguments[arguments.startIndex + 1], sentencesFile: arguments[arguments.startIndex + 2])
+        let output = try await benchEmbed(passagesFile: arguments[arguments.startIndex + 1], sentencesFile: arguments[arguments.startIndex + 2])
         let data = try JSONSerialization.data(withJSONObject: output, options: [.prettyPrinted, .sortedKeys])
         print(String(decoding: data, as: UTF8.self))
     case "quantized-recall" where arguments.count == 3:
         let output = try await benchQuantizedRecall(index: arguments[arguments.startIndex + 1], queriesFile: arguments[arguments.startIndex + 2])
+        print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
+    case "encoder-profile" where arguments.count <= 2:
+        let threads = arguments.count == 2 ? Int(arguments[arguments.startIndex + 1]) ?? 1 : 1
+        let output = try benchEncoderProfile(threads: threads)
         print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
     case "search" where arguments.count == 3:
         guard let count = Int(arguments[arguments.startIndex + 1]), count > 0 else { throw KBError(.invalidArgument, "N must be a positive count") }

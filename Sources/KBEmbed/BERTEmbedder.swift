@@ -1,45 +1,60 @@
-import COpenBLAS
 public import Foundation
 public import KBCore
 
-/// kb's local embedder: a BERT-family sentence model run in-process on OpenBLAS.
+/// kb's local embedder: a BERT-family sentence model run in-process.
 ///
 /// ```swift
-/// let embedder = try BERTEmbedder(folder: ModelFolder(path: modelPath))
+/// let embedder = try BERTEmbedder.installed()
 /// let vectors = try await embedder.embed(["what is a transit?"], role: .query)
 /// ```
 ///
-/// Inputs are sorted by length and batched so similar lengths go together; batches run on all
-/// cores (OpenBLAS single-threaded per batch), and a lone input uses OpenBLAS's threads instead.
-/// Results come back in input order.
+/// Forward passes run on the embedder's own threads (an `EncoderQueue`), never on Swift's
+/// cooperative pool; concurrent calls are packed into shared passes, and a text's vector is the
+/// same, bit for bit, whatever it shares a pass with. How the threads are used follows the
+/// process's `ComputeMode`.
 ///
-/// @unchecked Sendable: immutable after `init`; `lock` serialises calls, because OpenBLAS's
-/// thread count is process-wide.
+/// @unchecked Sendable: immutable after `init`; the queue synchronises the passes.
 public final class BERTEmbedder: Embedder, @unchecked Sendable {
     public let id: String
     public let dimension: Int
     public let folder: ModelFolder
     public let tokenizer: WordPieceTokenizer
-    /// Most inputs in one forward pass. The default is 32.
-    public let batchSize: Int
-    /// Worker threads. The default is the number of cores.
-    public let threads: Int
+    /// How passes are scheduled.
+    public var mode: ComputeMode { configuredMode }
+    private let configuredMode: ComputeMode
     private let encoder: BERTEncoder
-    private let lock = NSLock()
+    private let queue: EncoderQueue
 
-    public init(folder: ModelFolder, batchSize: Int = 32, threads: Int? = nil) throws {
-        guard batchSize >= 1 else { throw KBError(.invalidArgument, "The batch size must be at least 1.") }
+    /// A model with threads of its own.
+    ///
+    /// - Parameters:
+    ///   - mode: how its threads are used; the process's mode by default.
+    ///   - maxSequencesPerPass: most texts in one forward pass. The default is 32.
+    ///   - collectionWindow: how long a pass waits for more requests when several are waiting, in
+    ///     seconds (0 for never). The default is 0.001.
+    public init(folder: ModelFolder, mode: ComputeMode? = nil, maxSequencesPerPass: Int = 32, collectionWindow: TimeInterval = 0.001) throws {
+        guard maxSequencesPerPass >= 1 else { throw KBError(.invalidArgument, "A pass must hold at least one text.") }
+        guard collectionWindow >= 0 else { throw KBError(.invalidArgument, "The collection window cannot be negative.") }
         self.folder = folder
         self.id = folder.name
         self.dimension = folder.config.hiddenSize
-        self.batchSize = batchSize
-        self.threads = max(1, threads ?? ProcessInfo.processInfo.activeProcessorCount)
         tokenizer = try WordPieceTokenizer(vocabulary: try folder.vocabulary(), lowercase: folder.lowercase)
-        encoder = try BERTEncoder(folder: folder)
+        let encoder = try BERTEncoder(folder: folder)
+        self.encoder = encoder
+        configuredMode = mode ?? ProcessCompute.mode
+        var configuration = EncoderQueue.Configuration(mode: configuredMode)
+        configuration.maxSequencesPerPass = maxSequencesPerPass
+        configuration.collectionWindow = collectionWindow
+        queue = EncoderQueue(configuration: configuration) { sequences, scratch, threads in
+            var profile = EncoderProfile.disabled
+            return encoder.encode(sequences, scratch: scratch, threads: threads, profile: &profile)
+        }
     }
 
-    /// The model in `$KB_MODEL_DIR`, or the default model's install location; a clear error
-    /// that says how to install it when it is not there.
+    deinit { queue.stop() }
+
+    /// The model in `$KB_MODEL_DIR`, or the default model's install location, loaded once per
+    /// process and shared; a clear error that says how to install it when it is not there.
     public static func installed(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> BERTEmbedder {
         let path = Locations.modelDirectory(environment)
         guard FileManager.default.fileExists(atPath: path + "/config.json") else {
@@ -47,11 +62,14 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
                 "The local embedding model is not installed (no model at \(path)). Install it with `scripts/install-model.sh` "
               + "(scripts/setup.sh does it too), point KB_MODEL_DIR at a model folder, or use --embedder none for a keyword-only index.")
         }
-        return try BERTEmbedder(folder: ModelFolder(path: path))
+        return try LoadedModels.shared.model(at: URL(fileURLWithPath: path).standardizedFileURL.path) {
+            try BERTEmbedder(folder: ModelFolder(path: path))
+        }
     }
 
     public func embed(_ texts: [String], role: EmbeddingRole) async throws -> [[Float]] {
-        embedNow(texts, role: role)
+        guard !texts.isEmpty else { return [] }
+        return await queue.encode(texts.map { tokenIDs($0, role: role) })
     }
 
     /// Token ids of one input as the model sees it (prefix, specials, truncation).
@@ -63,52 +81,32 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
         role == .query ? folder.queryPrefix : folder.passagePrefix
     }
 
-    /// Embeds synchronously on the calling thread and kb's workers.
-    public func embedNow(_ texts: [String], role: EmbeddingRole) -> [[Float]] {
-        guard !texts.isEmpty else { return [] }
-        lock.lock()
-        defer { lock.unlock() }
-        let ids = parallelMap(texts) { self.tokenIDs($0, role: role) }
-        let order = ids.indices.sorted { ids[$0].count < ids[$1].count }
-        let perBatch = max(1, min(batchSize, (texts.count + threads - 1) / threads))
-        let batches = stride(from: 0, to: order.count, by: perBatch).map { Array(order[$0..<min($0 + perBatch, order.count)]) }
-        let results = ConcurrentSlots<[Float]>(count: texts.count)
-        if batches.count == 1 {
-            openblas_set_num_threads(Int32(threads))
-            let vectors = encoder.encode(batches[0].map { ids[$0] })
-            for (index, vector) in zip(batches[0], vectors) { results.set(index, vector) }
-        } else {
-            openblas_set_num_threads(1)
-            let next = Counter()
-            DispatchQueue.concurrentPerform(iterations: min(threads, batches.count)) { _ in
-                while let b = next.take(below: batches.count) {
-                    let vectors = encoder.encode(batches[b].map { ids[$0] })
-                    for (index, vector) in zip(batches[b], vectors) { results.set(index, vector) }
-                }
-            }
-        }
-        return results.values.map { $0! }
-    }
+    /// Passes run and sequences embedded so far (for measurements and tests).
+    public var passCount: Int { queue.statistics.passes }
+    /// The most texts one pass has held so far.
+    public var largestPass: Int { queue.statistics.largestPass }
 
-    private func parallelMap<T: Sendable, U: Sendable>(_ items: [T], _ transform: @escaping @Sendable (T) -> U) -> [U] {
-        let slots = ConcurrentSlots<U>(count: items.count)
-        let chunk = max(1, (items.count + threads - 1) / threads)
-        DispatchQueue.concurrentPerform(iterations: (items.count + chunk - 1) / chunk) { c in
-            for i in c * chunk..<min((c + 1) * chunk, items.count) { slots.set(i, transform(items[i])) }
-        }
-        return slots.values.map { $0! }
+    /// One forward pass over token-id sequences on the calling thread, timing each stage into
+    /// `profile`. For measurements (`kb-bench encoder-profile`).
+    public func forwardPass(_ sequences: [[Int32]], threads: Int = 1, profile: inout EncoderProfile) -> [[Float]] {
+        encoder.encode(sequences, scratch: BERTEncoder.Scratch(), threads: threads, profile: &profile)
     }
 }
 
-/// Hands out 0, 1, 2, … to concurrent workers.
-/// @unchecked Sendable: `value` is guarded by `lock`.
-final class Counter: @unchecked Sendable {
-    private var value = 0
+/// The process's models, one per folder, so that every caller shares one set of weights and one
+/// set of threads.
+/// @unchecked Sendable: `models` is guarded by `lock`.
+final class LoadedModels: @unchecked Sendable {
+    static let shared = LoadedModels()
     private let lock = NSLock()
-    func take(below limit: Int) -> Int? {
-        lock.lock(); defer { lock.unlock() }
-        guard value < limit else { return nil }
-        value += 1
-        return value - 1
+    private var models: [String: BERTEmbedder] = [:]
+
+    func model(at path: String, load: () throws -> BERTEmbedder) throws -> BERTEmbedder {
+        try lock.withLock {
+            if let model = models[path] { return model }
+            let model = try load()
+            models[path] = model
+            return model
+        }
     }
 }

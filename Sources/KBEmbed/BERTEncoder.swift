@@ -1,27 +1,61 @@
-import COpenBLAS
+import CKBEncoder
+import Dispatch
 import Foundation
 import KBCore
 
-/// The BERT transformer on OpenBLAS: embeddings and LayerNorm, then per layer a fused QKV
-/// projection, scaled dot-product attention, output projection with residual and LayerNorm,
-/// and a GELU feed-forward with residual and LayerNorm; then pooling and L2 normalisation.
+/// The BERT transformer: embeddings and LayerNorm, then per layer a fused QKV projection,
+/// scaled dot-product attention, output projection with residual and LayerNorm, and a GELU
+/// feed-forward with residual and LayerNorm; then pooling and L2 normalisation.
 ///
 /// Sequences are packed without padding: token-wise steps run on one `[tokens × hidden]`
 /// matrix, and attention runs per sequence over its real length, so no work is spent on padding.
+/// The matrix products use CKBEncoder's packed-weight kernel, whose every output element is the
+/// same fused multiply-add chain whatever else is in the pass: a text's vector does not depend on
+/// the batch it was embedded in, bit for bit.
 ///
-/// @unchecked Sendable: weights are immutable after `init`; `encode` allocates its own scratch.
+/// @unchecked Sendable: weights are immutable after `init` (and freed in `deinit`); `encode`
+/// writes only into the scratch it is given.
 final class BERTEncoder: @unchecked Sendable {
+    /// A weight matrix packed for `kb_linear`, with its bias.
+    /// @unchecked Sendable: the memory it points to is written once, in `init`, and only read after.
+    struct Linear: @unchecked Sendable {
+        let packed: UnsafeMutablePointer<Float>
+        let bias: UnsafeMutablePointer<Float>
+        let inputs: Int
+        let outputs: Int
+        let panels: Int
+
+        init(weights: [UnsafeBufferPointer<Float>], biases: [UnsafeBufferPointer<Float>], inputs: Int, variant: kb_variant) {
+            let outputs = biases.reduce(0) { $0 + $1.count }
+            var weight = [Float]()
+            weight.reserveCapacity(outputs * inputs)
+            for w in weights { weight.append(contentsOf: w) }
+            packed = .allocate(capacity: kb_linear_packed_count(variant, outputs, inputs))
+            kb_linear_pack(variant, weight, outputs, inputs, packed)
+            bias = .allocate(capacity: outputs)
+            var offset = 0
+            for b in biases {
+                (bias + offset).initialize(from: b.baseAddress!, count: b.count)
+                offset += b.count
+            }
+            self.inputs = inputs
+            self.outputs = outputs
+            self.panels = kb_linear_panels(variant, outputs)
+        }
+
+        func free() {
+            packed.deallocate()
+            bias.deallocate()
+        }
+    }
+
     struct Layer {
-        var qkvWeight: [Float]      // [3H × H]: query, key, value rows stacked
-        var qkvBias: [Float]        // [3H]
-        var outputWeight: UnsafeBufferPointer<Float>
-        var outputBias: UnsafeBufferPointer<Float>
+        var qkv: Linear             // query, key and value outputs side by side
+        var output: Linear
         var attentionNormWeight: UnsafeBufferPointer<Float>
         var attentionNormBias: UnsafeBufferPointer<Float>
-        var intermediateWeight: UnsafeBufferPointer<Float>
-        var intermediateBias: UnsafeBufferPointer<Float>
-        var feedForwardWeight: UnsafeBufferPointer<Float>
-        var feedForwardBias: UnsafeBufferPointer<Float>
+        var intermediate: Linear
+        var feedForward: Linear
         var outputNormWeight: UnsafeBufferPointer<Float>
         var outputNormBias: UnsafeBufferPointer<Float>
     }
@@ -29,6 +63,8 @@ final class BERTEncoder: @unchecked Sendable {
     let config: ModelFolder.Config
     let pooling: ModelFolder.Pooling
     let normalize: Bool
+    /// The instruction set the kernels run with.
+    let variant: kb_variant
     private let tensors: SafeTensors
     private let wordEmbeddings: UnsafeBufferPointer<Float>
     private let positionEmbeddings: UnsafeBufferPointer<Float>
@@ -37,16 +73,24 @@ final class BERTEncoder: @unchecked Sendable {
     private let embeddingNormBias: UnsafeBufferPointer<Float>
     private let layers: [Layer]
 
-    init(folder: ModelFolder) throws {
+    /// - Parameter variant: the kernels' instruction set; the CPU's best by default (tests compare variants).
+    init(folder: ModelFolder, variant: kb_variant = kb_best_variant()) throws {
         let file = folder.path + "/model.safetensors"
         guard FileManager.default.fileExists(atPath: file) else {
             throw KBError(.invalidModel, "The model folder \(folder.path) has no model.safetensors. Reinstall the model.")
+        }
+        guard kb_variant_supported(variant) != 0 else {
+            throw KBError(.invalidArgument, "This CPU cannot run the encoder's \(variant) kernels.")
         }
         tensors = try SafeTensors(path: file)
         config = folder.config
         pooling = folder.pooling
         normalize = folder.normalize
+        self.variant = variant
         let h = config.hiddenSize, i = config.intermediateSize
+        guard config.heads > 0, h % config.heads == 0 else {
+            throw KBError(.invalidModel, "The model in \(folder.path) has \(config.heads) attention heads, which do not divide its hidden size \(h).")
+        }
         let prefix = tensors.tensors["embeddings.word_embeddings.weight"] == nil && tensors.tensors["bert.embeddings.word_embeddings.weight"] != nil ? "bert." : ""
         let t = tensors
         func w(_ name: String, _ shape: [Int]) throws -> UnsafeBufferPointer<Float> { try t.floats(prefix + name, shape: shape) }
@@ -62,147 +106,198 @@ final class BERTEncoder: @unchecked Sendable {
             let qb = try w(p + "attention.self.query.bias", [h]), kb = try w(p + "attention.self.key.bias", [h])
             let vb = try w(p + "attention.self.value.bias", [h])
             return Layer(
-                qkvWeight: Array(q) + Array(k) + Array(v), qkvBias: Array(qb) + Array(kb) + Array(vb),
-                outputWeight: try w(p + "attention.output.dense.weight", [h, h]),
-                outputBias: try w(p + "attention.output.dense.bias", [h]),
+                qkv: Linear(weights: [q, k, v], biases: [qb, kb, vb], inputs: h, variant: variant),
+                output: Linear(weights: [try w(p + "attention.output.dense.weight", [h, h])],
+                               biases: [try w(p + "attention.output.dense.bias", [h])], inputs: h, variant: variant),
                 attentionNormWeight: try w(p + "attention.output.LayerNorm.weight", [h]),
                 attentionNormBias: try w(p + "attention.output.LayerNorm.bias", [h]),
-                intermediateWeight: try w(p + "intermediate.dense.weight", [i, h]),
-                intermediateBias: try w(p + "intermediate.dense.bias", [i]),
-                feedForwardWeight: try w(p + "output.dense.weight", [h, i]),
-                feedForwardBias: try w(p + "output.dense.bias", [h]),
+                intermediate: Linear(weights: [try w(p + "intermediate.dense.weight", [i, h])],
+                                     biases: [try w(p + "intermediate.dense.bias", [i])], inputs: h, variant: variant),
+                feedForward: Linear(weights: [try w(p + "output.dense.weight", [h, i])],
+                                    biases: [try w(p + "output.dense.bias", [h])], inputs: i, variant: variant),
                 outputNormWeight: try w(p + "output.LayerNorm.weight", [h]),
                 outputNormBias: try w(p + "output.LayerNorm.bias", [h]))
         }
     }
 
-    /// Pooled (and, if the model says so, normalised) vectors for token-id sequences, in order.
+    deinit {
+        for layer in layers {
+            for linear in [layer.qkv, layer.output, layer.intermediate, layer.feedForward] { linear.free() }
+        }
+    }
+
+    /// Working memory for forward passes, grown as needed and reused: one per thread that runs passes.
+    /// Not Sendable: it belongs to one thread at a time.
+    final class Scratch {
+        private(set) var capacity = 0
+        private(set) var x = UnsafeMutablePointer<Float>.allocate(capacity: 0)
+        private(set) var qkv = UnsafeMutablePointer<Float>.allocate(capacity: 0)
+        private(set) var context = UnsafeMutablePointer<Float>.allocate(capacity: 0)
+        private(set) var projected = UnsafeMutablePointer<Float>.allocate(capacity: 0)
+        private(set) var intermediate = UnsafeMutablePointer<Float>.allocate(capacity: 0)
+        private(set) var attention: [UnsafeMutablePointer<Float>] = []
+        private var attentionCapacity = 0
+
+        /// Makes room for `tokens` tokens, attention over `longest` tokens on `threads` threads.
+        func reserve(tokens: Int, hidden: Int, intermediateSize: Int, attention floats: Int, threads: Int) {
+            if tokens > capacity {
+                for buffer in [x, qkv, context, projected, intermediate] { buffer.deallocate() }
+                // Grow by at least half again, so that a stream of slightly longer passes does not reallocate each time.
+                let grown = max(tokens, capacity + capacity / 2)
+                x = .allocate(capacity: grown * hidden)
+                qkv = .allocate(capacity: grown * 3 * hidden)
+                context = .allocate(capacity: grown * hidden)
+                projected = .allocate(capacity: grown * hidden)
+                intermediate = .allocate(capacity: grown * intermediateSize)
+                capacity = grown
+            }
+            if floats > attentionCapacity || attention.count < threads {
+                for buffer in attention { buffer.deallocate() }
+                attentionCapacity = max(floats, attentionCapacity)
+                attention = (0..<threads).map { _ in .allocate(capacity: attentionCapacity) }
+            }
+        }
+
+        deinit {
+            for buffer in [x, qkv, context, projected, intermediate] + attention { buffer.deallocate() }
+        }
+    }
+
+    /// Pooled (and, if the model says so, normalised) vectors for token-id sequences, in order,
+    /// with scratch of its own.
     func encode(_ sequences: [[Int32]]) -> [[Float]] {
+        var profile = EncoderProfile.disabled
+        return encode(sequences, scratch: Scratch(), threads: 1, profile: &profile)
+    }
+
+    /// One forward pass over `sequences` in `scratch`, each matrix product and the attention
+    /// split across `threads` threads (the calling one included), timing each stage into `profile`
+    /// when it is enabled. The result is the same, bit for bit, for any `threads` and any batch.
+    func encode(_ sequences: [[Int32]], scratch: Scratch, threads: Int, profile: inout EncoderProfile) -> [[Float]] {
         let h = config.hiddenSize, inter = config.intermediateSize
         let heads = config.heads, headSize = h / heads
-        let offsets = sequences.reduce(into: [0]) { $0.append($0.last! + $1.count) }
-        let tokens = offsets.last!
+        var offsets: [Int32] = [0]
+        offsets.reserveCapacity(sequences.count + 1)
+        for sequence in sequences { offsets.append(offsets.last! + Int32(sequence.count)) }
+        let tokens = Int(offsets.last!)
         guard tokens > 0 else { return sequences.map { _ in Array(repeating: 0, count: h) } }
         let longest = sequences.map(\.count).max() ?? 0
-
-        var x = [Float](repeating: 0, count: tokens * h)
-        var qkv = [Float](repeating: 0, count: tokens * 3 * h)
-        var context = [Float](repeating: 0, count: tokens * h)
-        var projected = [Float](repeating: 0, count: tokens * h)
-        var intermediate = [Float](repeating: 0, count: tokens * inter)
-        var scores = [Float](repeating: 0, count: longest * longest)
+        let threads = max(1, threads)
+        scratch.reserve(tokens: tokens, hidden: h, intermediateSize: inter,
+                        attention: kb_attention_scratch_count(longest, headSize), threads: threads)
+        let X = scratch.x, QKV = scratch.qkv, C = scratch.context, P = scratch.projected, I = scratch.intermediate
         let eps = config.layerNormEpsilon
 
         // Embeddings: word + position + token type 0, then LayerNorm.
-        x.withUnsafeMutableBufferPointer { x in
+        profile.time(.embeddings) {
             for (s, ids) in sequences.enumerated() {
                 for (position, id) in ids.enumerated() {
-                    let row = x.baseAddress! + (offsets[s] + position) * h
+                    let row = X + (Int(offsets[s]) + position) * h
                     let word = wordEmbeddings.baseAddress! + Int(id) * h
                     let pos = positionEmbeddings.baseAddress! + position * h
                     let type = typeEmbeddings.baseAddress!
                     for j in 0..<h { row[j] = word[j] + pos[j] + type[j] }
                 }
             }
-            Self.layerNorm(x.baseAddress!, rows: tokens, width: h, weight: embeddingNormWeight.baseAddress!,
-                           bias: embeddingNormBias.baseAddress!, eps: eps)
+            addLayerNorm(X, nil, rows: tokens, width: h, weight: embeddingNormWeight.baseAddress!, bias: embeddingNormBias.baseAddress!, eps: eps)
         }
 
         let scale = 1 / Float(headSize).squareRoot()
+        let items = sequences.count * heads
         for layer in layers {
-            x.withUnsafeMutableBufferPointer { x in
-            qkv.withUnsafeMutableBufferPointer { qkv in
-            context.withUnsafeMutableBufferPointer { context in
-            projected.withUnsafeMutableBufferPointer { projected in
-            intermediate.withUnsafeMutableBufferPointer { intermediate in
-            scores.withUnsafeMutableBufferPointer { scores in
-                let X = x.baseAddress!, QKV = qkv.baseAddress!, C = context.baseAddress!
-                let P = projected.baseAddress!, I = intermediate.baseAddress!, S = scores.baseAddress!
-                layer.qkvWeight.withUnsafeBufferPointer { w in
-                    layer.qkvBias.withUnsafeBufferPointer { b in
-                        Self.linear(X, rows: tokens, inWidth: h, weight: w.baseAddress!, bias: b.baseAddress!, outWidth: 3 * h, into: QKV)
+            profile.time(.qkv) { apply(layer.qkv, X, rows: tokens, into: QKV, threads: threads) }
+            profile.time(.attention) {
+                offsets.withUnsafeBufferPointer { offsets in
+                    let parts = min(threads, items)
+                    if parts <= 1 {
+                        kb_attention(variant, QKV, offsets.baseAddress!, h, heads, scale, C, scratch.attention[0], 0, items)
+                        return
+                    }
+                    let shared = SharedPointers(input: QKV, output: C, offsets: offsets.baseAddress!, attention: scratch.attention)
+                    DispatchQueue.concurrentPerform(iterations: parts) { part in
+                        kb_attention(variant, shared.input, shared.offsets!, h, heads, scale, shared.output, shared.attention[part],
+                                     items * part / parts, items * (part + 1) / parts)
                     }
                 }
-                // Attention, per sequence and head, over the sequence's real length.
-                for s in 0..<sequences.count {
-                    let n = sequences[s].count
-                    guard n > 0 else { continue }
-                    let base = offsets[s]
-                    for head in 0..<heads {
-                        let q = QKV + base * 3 * h + head * headSize
-                        let k = q + h
-                        let v = q + 2 * h
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(n), Int32(n), Int32(headSize),
-                                    scale, q, Int32(3 * h), k, Int32(3 * h), 0, S, Int32(n))
-                        VectorMath.softmaxRows(S, rows: n, width: n)
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int32(n), Int32(headSize), Int32(n),
-                                    1, S, Int32(n), v, Int32(3 * h), 0, C + base * h + head * headSize, Int32(h))
-                    }
-                }
-                Self.linear(C, rows: tokens, inWidth: h, weight: layer.outputWeight.baseAddress!, bias: layer.outputBias.baseAddress!,
-                            outWidth: h, into: P)
-                Self.addLayerNorm(X, P, rows: tokens, width: h, weight: layer.attentionNormWeight.baseAddress!,
+            }
+            profile.time(.attentionOutput) {
+                apply(layer.output, C, rows: tokens, into: P, threads: threads)
+                addLayerNorm(X, P, rows: tokens, width: h, weight: layer.attentionNormWeight.baseAddress!,
                                   bias: layer.attentionNormBias.baseAddress!, eps: eps)
-                Self.linear(X, rows: tokens, inWidth: h, weight: layer.intermediateWeight.baseAddress!,
-                            bias: layer.intermediateBias.baseAddress!, outWidth: inter, into: I)
-                VectorMath.gelu(I, count: tokens * inter)
-                Self.linear(I, rows: tokens, inWidth: inter, weight: layer.feedForwardWeight.baseAddress!,
-                            bias: layer.feedForwardBias.baseAddress!, outWidth: h, into: P)
-                Self.addLayerNorm(X, P, rows: tokens, width: h, weight: layer.outputNormWeight.baseAddress!,
+            }
+            profile.time(.feedForwardUp) { apply(layer.intermediate, X, rows: tokens, into: I, threads: threads, activation: KB_ACTIVATION_GELU) }
+            profile.time(.feedForwardDown) {
+                apply(layer.feedForward, I, rows: tokens, into: P, threads: threads)
+                addLayerNorm(X, P, rows: tokens, width: h, weight: layer.outputNormWeight.baseAddress!,
                                   bias: layer.outputNormBias.baseAddress!, eps: eps)
-            }}}}}}
+            }
         }
 
-        return sequences.indices.map { s in
-            let n = sequences[s].count
-            var pooled = [Float](repeating: 0, count: h)
-            x.withUnsafeBufferPointer { x in
+        return profile.time(.pooling) {
+            sequences.indices.map { s in
+                let n = sequences[s].count
+                var pooled = [Float](repeating: 0, count: h)
                 let rows = pooling == .cls ? 0..<min(1, n) : 0..<n
                 for r in rows {
-                    let row = x.baseAddress! + (offsets[s] + r) * h
+                    let row = X + (Int(offsets[s]) + r) * h
                     for j in 0..<h { pooled[j] += row[j] }
                 }
                 let count = Float(max(rows.count, 1))
                 for j in 0..<h { pooled[j] /= count }
+                if normalize {
+                    let norm = pooled.reduce(0) { $0 + $1 * $1 }.squareRoot()
+                    if norm > 0 { for j in 0..<h { pooled[j] /= norm } }
+                }
+                return pooled
             }
-            if normalize {
-                let norm = pooled.reduce(0) { $0 + $1 * $1 }.squareRoot()
-                if norm > 0 { for j in 0..<h { pooled[j] /= norm } }
-            }
-            return pooled
         }
     }
 
-    /// out[rows × outWidth] = input[rows × inWidth] · weightᵀ + bias, with weight stored [outWidth × inWidth].
-    static func linear(_ input: UnsafePointer<Float>, rows: Int, inWidth: Int, weight: UnsafePointer<Float>,
-                       bias: UnsafePointer<Float>, outWidth: Int, into out: UnsafeMutablePointer<Float>) {
-        for r in 0..<rows { (out + r * outWidth).update(from: bias, count: outWidth) }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(outWidth), Int32(inWidth),
-                    1, input, Int32(inWidth), weight, Int32(inWidth), 1, out, Int32(outWidth))
+    /// out[rows × outputs] = activation(input[rows × inputs] · weightᵀ + bias), its output panels
+    /// split across `threads`.
+    private func apply(_ linear: Linear, _ input: UnsafeMutablePointer<Float>, rows: Int, into out: UnsafeMutablePointer<Float>,
+                       threads: Int, activation: kb_activation = KB_ACTIVATION_NONE) {
+        let parts = min(threads, linear.panels)
+        guard parts > 1 else {
+            kb_linear(variant, input, rows, linear.inputs, linear.packed, linear.bias, linear.outputs, out, 0, linear.panels, activation)
+            return
+        }
+        let shared = SharedPointers(input: input, output: out)
+        let variant = variant
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            kb_linear(variant, shared.input, rows, linear.inputs, linear.packed, linear.bias, linear.outputs, shared.output,
+                      linear.panels * part / parts, linear.panels * (part + 1) / parts, activation)
+        }
     }
 
-    /// x = LayerNorm(x + residual), row by row.
-    static func addLayerNorm(_ x: UnsafeMutablePointer<Float>, _ residual: UnsafePointer<Float>, rows: Int, width: Int,
-                             weight: UnsafePointer<Float>, bias: UnsafePointer<Float>, eps: Float) {
-        for i in 0..<rows * width { x[i] += residual[i] }
-        layerNorm(x, rows: rows, width: width, weight: weight, bias: bias, eps: eps)
-    }
-
-    static func layerNorm(_ x: UnsafeMutablePointer<Float>, rows: Int, width: Int,
-                          weight: UnsafePointer<Float>, bias: UnsafePointer<Float>, eps: Float) {
+    /// x = LayerNorm(x + residual) row by row (no residual when nil): CKBEncoder's vectorised
+    /// kernel when the width is a multiple of 16, else the same arithmetic here.
+    private func addLayerNorm(_ x: UnsafeMutablePointer<Float>, _ residual: UnsafePointer<Float>?, rows: Int, width: Int,
+                              weight: UnsafePointer<Float>, bias: UnsafePointer<Float>, eps: Float) {
+        if width % 16 == 0 {
+            kb_add_layer_norm(variant, x, residual, rows, width, weight, bias, eps)
+            return
+        }
         for r in 0..<rows {
             let row = x + r * width
+            if let residual { for j in 0..<width { row[j] += residual[r * width + j] } }
             var mean: Float = 0
             for j in 0..<width { mean += row[j] }
             mean /= Float(width)
             var variance: Float = 0
-            for j in 0..<width {
-                let d = row[j] - mean
-                variance += d * d
-            }
-            variance /= Float(width)
-            let inverse = 1 / (variance + eps).squareRoot()
+            for j in 0..<width { variance += (row[j] - mean) * (row[j] - mean) }
+            let inverse = 1 / (variance / Float(width) + eps).squareRoot()
             for j in 0..<width { row[j] = (row[j] - mean) * inverse * weight[j] + bias[j] }
         }
     }
+}
+
+/// Pointers handed to the threads of one step of a pass.
+/// @unchecked Sendable: during `DispatchQueue.concurrentPerform`, every thread reads `input` and
+/// `offsets`, writes only its own part of `output` and only its own `attention` buffer.
+private struct SharedPointers: @unchecked Sendable {
+    let input: UnsafeMutablePointer<Float>
+    let output: UnsafeMutablePointer<Float>
+    var offsets: UnsafePointer<Int32>? = nil
+    var attention: [UnsafeMutablePointer<Float>] = []
 }

@@ -42,6 +42,7 @@ public final class VectorIndex: @unchecked Sendable {
 
     public init(dimension: Int) {
         self.dimension = dimension
+        _ = BLASThreads.count
     }
 
     public var count: Int { lock.read { ids.count } }
@@ -243,8 +244,8 @@ public final class VectorIndex: @unchecked Sendable {
     /// Rows scored per `sgemm` block in a batch search: keeps a block's scores in cache.
     static let batchBlockRows = 8192
 
-    /// Top-K for many queries at once (no filters). Workers (one per core) take blocks of rows,
-    /// score each with a single-threaded `sgemm` into their own heaps, and the heaps are merged.
+    /// Top-K for many queries at once (no filters). Workers take blocks of rows, score each with
+    /// one `sgemm` into their own heaps, and the heaps are merged.
     public func search(batch queries: [[Float]], k: Int) -> [[TopK.Entry]] {
         lock.read {
             let n = ids.count, q = queries.count
@@ -253,11 +254,11 @@ public final class VectorIndex: @unchecked Sendable {
             for query in queries { precondition(query.count == dimension); flat.append(contentsOf: query) }
             let block = Self.batchBlockRows
             let blocks = (n + block - 1) / block
-            let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, blocks))
+            // One worker per core when each sgemm is single-threaded (`.throughput`); one worker
+            // using every BLAS thread otherwise.
+            let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount / BLASThreads.count, blocks))
             let partial = PartialTops(workers: workers, queries: q, k: k)
             let d = dimension
-            openblas_set_num_threads(1)
-            defer { openblas_set_num_threads(Int32(ProcessInfo.processInfo.activeProcessorCount)) }
             matrix.withUnsafeBufferPointer { m in
                 flat.withUnsafeBufferPointer { f in
                     ids.withUnsafeBufferPointer { idBuffer in
@@ -350,4 +351,15 @@ final class PartialTops: @unchecked Sendable {
 struct UnsafeSendable<T>: @unchecked Sendable {
     let pointer: T
     init(_ pointer: T) { self.pointer = pointer }
+}
+
+/// OpenBLAS's thread count: process-wide in OpenBLAS, so set once, for the process's
+/// `ComputeMode`, before the first scan — every core for `.latency`, one (scans side by side
+/// on the callers' threads) for `.throughput`.
+enum BLASThreads {
+    static let count: Int = {
+        let count = ProcessCompute.mode == .latency ? max(1, ProcessInfo.processInfo.activeProcessorCount) : 1
+        openblas_set_num_threads(Int32(count))
+        return count
+    }()
 }

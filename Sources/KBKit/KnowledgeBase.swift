@@ -19,6 +19,12 @@ public final class KnowledgeBase: Sendable {
 
     init(store: SQLiteStore) { self.store = store }
 
+    /// Chooses how this process spends its cores on the model and on vector scans; call it once,
+    /// before the first search or embedding (later calls with another mode change nothing and
+    /// return false). Without it a process runs in `.throughput` mode.
+    @discardableResult
+    public static func configure(_ mode: ComputeMode) -> Bool { ProcessCompute.set(mode) }
+
     /// Opens (or, with `create`, makes) the index file at `path`.
     public static func open(at path: String, create: Bool = true) throws -> KnowledgeBase {
         KnowledgeBase(store: try SQLiteStore.open(at: FileScanner.absolute(path), create: create))

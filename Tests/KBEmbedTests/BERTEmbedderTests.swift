@@ -30,11 +30,62 @@ import Testing
 
     @Test func resultsComeBackInInputOrderWhateverTheBatching() async throws {
         let embedder = try InstalledModel.get()
-        let small = try BERTEmbedder(folder: embedder.folder, batchSize: 3, threads: 2)
+        let small = try BERTEmbedder(folder: embedder.folder, mode: .throughput, maxSequencesPerPass: 3)
         let texts = Self.fixture.cases.map(\.text).reversed().map { $0 }
         let a = try await small.embed(texts, role: .passage)
         let b = try await embedder.embed(texts, role: .passage)
-        for (x, y) in zip(a, b) { #expect(cosine(x, y) > 0.99999) }
+        #expect(a == b)
+        #expect(small.largestPass <= 3)
+    }
+
+    /// Micro-batching packs concurrent callers' texts into one forward pass; each text's vector
+    /// must be exactly what it gets alone, whichever texts it shares a pass with.
+    @Test(arguments: [ComputeMode.throughput, .latency])
+    func concurrentCallsPackedIntoSharedPassesGetTheVectorsTheyGetAlone(mode: ComputeMode) async throws {
+        let folder = try InstalledModel.get().folder
+        let texts = Self.fixture.cases.map(\.text) + ["saturn return", "what does venus in the tenth house mean for my job", "a"]
+        let alone = try BERTEmbedder(folder: folder, mode: mode)
+        var expected: [[Float]] = []
+        for text in texts { expected.append(try await alone.embed([text], role: .query)[0]) }
+        #expect(alone.largestPass == 1)
+
+        // A long collection window, so that the concurrent calls really share passes.
+        let shared = try BERTEmbedder(folder: folder, mode: mode, collectionWindow: 0.05)
+        for round in 0..<3 {
+            let order = round == 0 ? Array(texts.indices) : texts.indices.shuffled()
+            let vectors = try await withThrowingTaskGroup(of: (Int, [Float]).self) { group in
+                for index in order { group.addTask { (index, try await shared.embed([texts[index]], role: .query)[0]) } }
+                var result = [[Float]](repeating: [], count: texts.count)
+                for try await (index, vector) in group { result[index] = vector }
+                return result
+            }
+            for index in texts.indices { #expect(vectors[index] == expected[index], "text \(index), round \(round)") }
+        }
+        #expect(shared.largestPass > 1, "the concurrent calls never shared a pass, so packing was not tested")
+        // One call with every text is one packed request too.
+        #expect(try await shared.embed(texts, role: .query) == expected)
+    }
+
+    @Test func passesRunOffTheCooperativePoolSoOtherTasksKeepRunning() async throws {
+        // More concurrent callers than the pool has threads. If passes ran on the pool (or callers
+        // blocked on a lock there), the ticker below would not run until they were all done.
+        let embedder = try InstalledModel.get()
+        let passage = Array(repeating: "The tenth house describes career, reputation and public standing.", count: 6).joined(separator: " ")
+        let callers = ProcessInfo.processInfo.activeProcessorCount * 2
+        let done = LockedValue(false), ticksWhileBusy = LockedValue(0)
+        let ticker = Task {
+            while !done.withLock({ $0 }) {
+                try? await Task.sleep(nanoseconds: 1_000_000)
+                if !done.withLock({ $0 }) { ticksWhileBusy.withLock { $0 += 1 } }
+            }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<callers { group.addTask { _ = try await embedder.embed(Array(repeating: passage, count: 48), role: .passage) } }
+            try await group.waitForAll()
+        }
+        done.withLock { $0 = true }
+        await ticker.value
+        #expect(ticksWhileBusy.withLock { $0 } >= 3)
     }
 
     @Test func theInstalledWeightsAreTheReferenceWeights() throws {

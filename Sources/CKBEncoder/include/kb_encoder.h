@@ -1,0 +1,66 @@
+#ifndef KB_ENCODER_H
+#define KB_ENCODER_H
+// The transformer encoder's numeric kernels, in plain C (compiled with -O3; AVX-512 and AVX2
+// variants are chosen at run time). Only KBEmbed imports this module.
+//
+// Every output element of kb_linear is the same chain of fused multiply-adds over k, in the same
+// order, whatever the number of rows, the tile a row falls in, the thread or the instruction set:
+// a text's embedding does not depend on what else shares its forward pass.
+#include <stddef.h>
+#include <stdint.h>
+
+/// Which instruction set a kernel runs with.
+typedef enum {
+    KB_VARIANT_GENERIC = 0,
+    KB_VARIANT_AVX2 = 1,
+    KB_VARIANT_AVX512 = 2,
+} kb_variant;
+
+/// The fastest variant this CPU (and OS) supports.
+kb_variant kb_best_variant(void);
+
+/// Whether this CPU can run `variant`.
+int kb_variant_supported(kb_variant variant);
+
+/// Columns per packed weight panel for a variant (32 for AVX-512, 16 otherwise).
+size_t kb_linear_panel_width(kb_variant variant);
+
+/// Floats needed to pack an [n × k] weight matrix for a variant.
+size_t kb_linear_packed_count(kb_variant variant, size_t n, size_t k);
+
+/// Number of panels of an n-column output for a variant (the unit kb_linear's range counts in).
+size_t kb_linear_panels(kb_variant variant, size_t n);
+
+/// Packs weight [n × k] (row-major: one row per output column, as PyTorch stores nn.Linear)
+/// into panels of kb_linear_panel_width columns, k-major inside a panel, zero-padded.
+void kb_linear_pack(kb_variant variant, const float *weight, size_t n, size_t k, float *packed);
+
+/// What kb_linear applies to each output element after the bias.
+typedef enum {
+    KB_ACTIVATION_NONE = 0,
+    /// Exact GELU, x·Φ(x), through an erf approximation within 2e-7.
+    KB_ACTIVATION_GELU = 1,
+} kb_activation;
+
+/// out[m × n] = activation(x[m × k] · weightᵀ + bias), for the output panels
+/// [panel_begin, panel_end) only (so that callers can split one product across threads).
+/// `packed` comes from kb_linear_pack with the same variant.
+void kb_linear(kb_variant variant, const float *x, size_t m, size_t k, const float *packed, const float *bias,
+               size_t n, float *out, size_t panel_begin, size_t panel_end, kb_activation activation);
+
+/// x[rows × width] = LayerNorm(x + residual) row by row (residual may be NULL). `width` must be a
+/// multiple of 16.
+void kb_add_layer_norm(kb_variant variant, float *x, const float *residual, size_t rows, size_t width,
+                       const float *weight, const float *bias, float eps);
+
+/// Floats of scratch kb_attention needs per thread for sequences of up to `longest` tokens.
+size_t kb_attention_scratch_count(size_t longest, size_t head_size);
+
+/// Scaled dot-product self-attention over packed sequences. qkv is [tokens × 3·hidden] (each
+/// token's query, key and value projections side by side); sequence s spans the tokens
+/// offsets[s] ..< offsets[s + 1]; out is [tokens × hidden]. Work items are (sequence, head)
+/// pairs numbered s · heads + head; this call does items [item_begin, item_end).
+void kb_attention(kb_variant variant, const float *qkv, const int32_t *offsets, size_t hidden, size_t heads, float scale,
+                  float *out, float *scratch, size_t item_begin, size_t item_end);
+
+#endif

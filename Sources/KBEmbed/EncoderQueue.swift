@@ -1,0 +1,175 @@
+import Foundation
+import KBCore
+
+/// Runs a model's forward passes on threads of its own — never on Swift's cooperative pool — and
+/// packs the token sequences that concurrent callers ask for into shared passes.
+///
+/// Callers `await encode(_:)`; a worker thread takes what is waiting (the oldest requests first,
+/// a few sequences from each so that one large request cannot hold back small ones), runs one
+/// pass, and resumes every caller whose sequences are all done. When a worker finds two or more
+/// requests waiting, it gives others a short collection window to join the pass; a lone request
+/// never waits. Because the encoder's results do not depend on the batch, packing changes speed
+/// only, never a vector's bits.
+///
+/// ```swift
+/// let queue = EncoderQueue(configuration: .init(mode: .throughput)) { ids, scratch, threads in
+///     encoder.encode(ids, scratch: scratch, threads: threads, profile: &ignored)
+/// }
+/// let vectors = await queue.encode([[101, 2054, 102]])
+/// ```
+///
+/// @unchecked Sendable: `waiting`, `passes`, `stopping` and every `Request`'s mutable state are
+/// guarded by `condition`.
+final class EncoderQueue: @unchecked Sendable {
+    struct Configuration: Sendable, Hashable {
+        /// Worker threads, each running one pass at a time. The default is one per core in
+        /// `.throughput` mode and one in `.latency` mode.
+        var workers: Int
+        /// Threads each pass is split across. The default is 1 in `.throughput` mode and one per
+        /// core in `.latency` mode.
+        var threadsPerPass: Int
+        /// Most sequences in one pass. The default is 32.
+        var maxSequencesPerPass = 32
+        /// Most tokens in one pass (a sequence longer than this goes alone). The default is 8,192.
+        var maxTokensPerPass = 8192
+        /// How long a worker that finds several requests waiting lets more join its pass, in
+        /// seconds; 0 turns the window off. The default is 0.001.
+        var collectionWindow: TimeInterval = 0.001
+
+        init(mode: ComputeMode, cores: Int = ProcessInfo.processInfo.activeProcessorCount) {
+            let cores = max(1, cores)
+            workers = mode == .throughput ? cores : 1
+            threadsPerPass = mode == .throughput ? 1 : cores
+        }
+    }
+
+    /// What one pass computes: vectors for sequences, in a worker's scratch, on some threads.
+    typealias Pass = @Sendable (_ sequences: [[Int32]], _ scratch: BERTEncoder.Scratch, _ threads: Int) -> [[Float]]
+
+    /// Counters for measurements and tests.
+    struct Statistics: Sendable, Hashable {
+        var passes = 0
+        var sequences = 0
+        /// The most sequences one pass held.
+        var largestPass = 0
+    }
+
+    /// One caller's sequences and where their vectors go.
+    private final class Request {
+        let sequences: [[Int32]]
+        var next = 0
+        var results: [[Float]]
+        var remaining: Int
+        let continuation: CheckedContinuation<[[Float]], Never>
+
+        init(_ sequences: [[Int32]], _ continuation: CheckedContinuation<[[Float]], Never>) {
+            self.sequences = sequences
+            self.results = Array(repeating: [], count: sequences.count)
+            self.remaining = sequences.count
+            self.continuation = continuation
+        }
+
+        var waiting: Int { sequences.count - next }
+    }
+
+    let configuration: Configuration
+    private let pass: Pass
+    private let condition = NSCondition()
+    private var waiting: [Request] = []
+    private var stats = Statistics()
+    private var stopping = false
+
+    init(configuration: Configuration, pass: @escaping Pass) {
+        self.configuration = configuration
+        self.pass = pass
+        for number in 0..<max(1, configuration.workers) {
+            let thread = Thread { [self] in work() }
+            thread.name = "kb-encoder-\(number)"
+            thread.start()
+        }
+    }
+
+    /// Stops the workers once what is waiting is done.
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    var statistics: Statistics {
+        condition.lock()
+        defer { condition.unlock() }
+        return stats
+    }
+
+    /// The vectors of `sequences`, in order.
+    func encode(_ sequences: [[Int32]]) async -> [[Float]] {
+        guard !sequences.isEmpty else { return [] }
+        return await withCheckedContinuation { continuation in
+            condition.lock()
+            waiting.append(Request(sequences, continuation))
+            condition.signal()
+            condition.unlock()
+        }
+    }
+
+    // MARK: - Workers
+
+    private func work() {
+        let scratch = BERTEncoder.Scratch()
+        condition.lock()
+        while true {
+            while waiting.isEmpty && !stopping { condition.wait() }
+            if waiting.isEmpty && stopping { break }
+            if configuration.collectionWindow > 0 && waiting.count >= 2 {
+                let deadline = Date(timeIntervalSinceNow: configuration.collectionWindow)
+                while waitingSequences < configuration.maxSequencesPerPass && condition.wait(until: deadline) {}
+            }
+            let taken = take()
+            stats.passes += 1
+            stats.sequences += taken.count
+            stats.largestPass = max(stats.largestPass, taken.count)
+            condition.unlock()
+
+            let vectors = pass(taken.map { $0.request.sequences[$0.index] }, scratch, configuration.threadsPerPass)
+
+            condition.lock()
+            var finished: [Request] = []
+            for ((request, index), vector) in zip(taken, vectors) {
+                request.results[index] = vector
+                request.remaining -= 1
+                if request.remaining == 0 { finished.append(request) }
+            }
+            condition.unlock()
+            for request in finished { request.continuation.resume(returning: request.results) }
+            condition.lock()
+        }
+        condition.unlock()
+    }
+
+    private var waitingSequences: Int { waiting.reduce(0) { $0 + $1.waiting } }
+
+    /// The sequences of the next pass: up to four from each waiting request, oldest first, then
+    /// more from the oldest, within the pass's limits (a lone sequence over the token limit goes
+    /// alone). Call with `condition` locked.
+    private func take() -> [(request: Request, index: Int)] {
+        var taken: [(request: Request, index: Int)] = []
+        var tokens = 0
+        func fill(from request: Request, upTo share: Int) {
+            var count = 0
+            while request.next < request.sequences.count, count < share, taken.count < configuration.maxSequencesPerPass {
+                let length = request.sequences[request.next].count
+                guard taken.isEmpty || tokens + length <= configuration.maxTokensPerPass else { return }
+                taken.append((request, request.next))
+                tokens += length
+                request.next += 1
+                count += 1
+            }
+        }
+        for request in waiting { fill(from: request, upTo: 4) }
+        for request in waiting { fill(from: request, upTo: .max) }
+        waiting.removeAll { $0.waiting == 0 }
+        return taken
+    }
+}

@@ -1,0 +1,153 @@
+import CKBEncoder
+import Foundation
+import Testing
+
+/// CKBEncoder's kernels against plain double-precision definitions, and the property micro-batching
+/// rests on: a row's result does not depend on the rows, threads or instruction set around it.
+@Suite struct EncoderKernelTests {
+    static let variants = [KB_VARIANT_GENERIC, KB_VARIANT_AVX2, KB_VARIANT_AVX512].filter { kb_variant_supported($0) != 0 }
+
+    /// Deterministic values in about -2…2.
+    static func values(_ count: Int, seed: UInt64) -> [Float] {
+        var state = seed | 1
+        return (0..<count).map { _ in
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            return Float(Int(state % 4001) - 2000) / 1000
+        }
+    }
+
+    static func linear(_ variant: kb_variant, x: [Float], m: Int, k: Int, weight: [Float], bias: [Float], n: Int,
+                       panels range: Range<Int>? = nil, activation: kb_activation = KB_ACTIVATION_NONE) -> [Float] {
+        var packed = [Float](repeating: .nan, count: kb_linear_packed_count(variant, n, k))
+        kb_linear_pack(variant, weight, n, k, &packed)
+        var out = [Float](repeating: .nan, count: m * n)
+        let panels = kb_linear_panels(variant, n)
+        let range = range ?? 0..<panels
+        kb_linear(variant, x, m, k, packed, bias, n, &out, range.lowerBound, range.upperBound, activation)
+        return out
+    }
+
+    @Test(arguments: [(1, 384, 384), (3, 5, 7), (14, 40, 384), (23, 1152, 48), (64, 17, 33)])
+    func linearMatchesTheDefinition(shape: (m: Int, n: Int, k: Int)) {
+        let x = Self.values(shape.m * shape.k, seed: 1), w = Self.values(shape.n * shape.k, seed: 2), b = Self.values(shape.n, seed: 3)
+        for variant in Self.variants {
+            let out = Self.linear(variant, x: x, m: shape.m, k: shape.k, weight: w, bias: b, n: shape.n)
+            // Within float32's forward-error bound for a sum of k + 1 products: (k + 1)·ε·Σ|terms|.
+            var worst = 0.0
+            for r in 0..<shape.m {
+                for c in 0..<shape.n {
+                    var sum = Double(b[c]), magnitude = abs(Double(b[c]))
+                    for i in 0..<shape.k {
+                        let term = Double(x[r * shape.k + i]) * Double(w[c * shape.k + i])
+                        sum += term
+                        magnitude += abs(term)
+                    }
+                    let bound = Double(shape.k + 1) * Double(Float.ulpOfOne) * magnitude
+                    worst = max(worst, abs(Double(out[r * shape.n + c]) - sum) / bound)
+                }
+            }
+            #expect(worst <= 1, "variant \(variant.rawValue), shape \(shape): error \(worst)× the float32 bound")
+        }
+    }
+
+    @Test func aRowsResultDoesNotDependOnTheRowsBesideItTheThreadSplitOrTheInstructionSet() {
+        let k = 96, n = 200, rows = 40
+        let x = Self.values(rows * k, seed: 4), w = Self.values(n * k, seed: 5), b = Self.values(n, seed: 6)
+        let reference = Self.variants.map { variant in
+            (0..<rows).flatMap { r in Self.linear(variant, x: Array(x[r * k..<(r + 1) * k]), m: 1, k: k, weight: w, bias: b, n: n) }
+        }
+        for (variant, alone) in zip(Self.variants, reference) {
+            #expect(alone == reference[0], "variant \(variant.rawValue) differs from the generic kernel")
+            for count in [2, 3, 7, 8, 9, 16, 33, 40] {
+                for start in [0, rows - count] {
+                    let together = Self.linear(variant, x: Array(x[start * k..<(start + count) * k]), m: count, k: k, weight: w, bias: b, n: n)
+                    #expect(together == Array(alone[start * n..<(start + count) * n]), "variant \(variant.rawValue), \(count) rows from \(start)")
+                }
+            }
+            // Panels computed in two calls (as two threads would) give the same matrix.
+            let panels = kb_linear_panels(variant, n)
+            var split = Self.linear(variant, x: x, m: rows, k: k, weight: w, bias: b, n: n, panels: 0..<panels / 2)
+            let rest = Self.linear(variant, x: x, m: rows, k: k, weight: w, bias: b, n: n, panels: panels / 2..<panels)
+            let width = kb_linear_panel_width(variant)
+            for r in 0..<rows { for c in (panels / 2 * width)..<n { split[r * n + c] = rest[r * n + c] } }
+            #expect(split == alone)
+        }
+    }
+
+    @Test(arguments: [(1, 32), (2, 32), (15, 32), (16, 32), (17, 32), (100, 32), (9, 8), (31, 24)])
+    func attentionMatchesTheDefinition(shape: (n: Int, headSize: Int)) {
+        let heads = 3, hidden = heads * shape.headSize
+        // Two sequences: a short one first, so the second starts at an offset.
+        let lengths = [min(3, shape.n), shape.n]
+        let offsets: [Int32] = [0, Int32(lengths[0]), Int32(lengths[0] + lengths[1])]
+        let tokens = lengths.reduce(0, +)
+        let qkv = Self.values(tokens * 3 * hidden, seed: 7)
+        let scale = 1 / Float(shape.headSize).squareRoot()
+        for variant in Self.variants {
+            var out = [Float](repeating: .nan, count: tokens * hidden)
+            var scratch = [Float](repeating: .nan, count: kb_attention_scratch_count(shape.n, shape.headSize))
+            kb_attention(variant, qkv, offsets, hidden, heads, scale, &out, &scratch, 0, 2 * heads)
+            var worst = 0.0
+            for s in 0..<2 {
+                let base = Int(offsets[s]), n = lengths[s]
+                for head in 0..<heads {
+                    for i in 0..<n {
+                        let q = (base + i) * 3 * hidden + head * shape.headSize
+                        let scores = (0..<n).map { j -> Double in
+                            let key = (base + j) * 3 * hidden + hidden + head * shape.headSize
+                            return (0..<shape.headSize).reduce(0.0) { $0 + Double(qkv[q + $1]) * Double(qkv[key + $1]) } * Double(scale)
+                        }
+                        let top = scores.max()!
+                        let weights = scores.map { Foundation.exp($0 - top) }
+                        let total = weights.reduce(0, +)
+                        for t in 0..<shape.headSize {
+                            let expected = (0..<n).reduce(0.0) { sum, j in
+                                sum + weights[j] / total * Double(qkv[(base + j) * 3 * hidden + 2 * hidden + head * shape.headSize + t])
+                            }
+                            worst = max(worst, abs(Double(out[(base + i) * hidden + head * shape.headSize + t]) - expected))
+                        }
+                    }
+                }
+            }
+            #expect(worst < 1e-5, "variant \(variant.rawValue), shape \(shape): error \(worst)")
+        }
+    }
+}
+
+extension EncoderKernelTests {
+    @Test func theGELUActivationIsXTimesTheNormalCDF() {
+        // k = 1, weight 1, bias 0: the product is the input, so the output is gelu(x).
+        let xs = (-6000...6000).map { Float($0) / 1000 }
+        for variant in Self.variants {
+            let out = Self.linear(variant, x: xs, m: xs.count, k: 1, weight: [1], bias: [0], n: 1, activation: KB_ACTIVATION_GELU)
+            var worst = 0.0
+            for (x, y) in zip(xs, out) {
+                let exact = 0.5 * Double(x) * (1 + Foundation.erf(Double(x) / 2.0.squareRoot()))
+                worst = max(worst, abs(Double(y) - exact))
+            }
+            #expect(worst < 2e-6, "variant \(variant.rawValue): max |gelu error| \(worst)")
+        }
+    }
+
+    @Test(arguments: [16, 48, 384])
+    func layerNormWithAResidualMatchesTheDefinition(width: Int) {
+        let rows = 5
+        let x = Self.values(rows * width, seed: 8), residual = Self.values(rows * width, seed: 9)
+        let weight = Self.values(width, seed: 10), bias = Self.values(width, seed: 11)
+        for variant in Self.variants {
+            var out = x
+            kb_add_layer_norm(variant, &out, residual, rows, width, weight, bias, 1e-12)
+            var worst = 0.0
+            for r in 0..<rows {
+                let row = (0..<width).map { Double(x[r * width + $0]) + Double(residual[r * width + $0]) }
+                let mean = row.reduce(0, +) / Double(width)
+                let variance = row.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(width)
+                for j in 0..<width {
+                    let expected = (row[j] - mean) / (variance + 1e-12).squareRoot() * Double(weight[j]) + Double(bias[j])
+                    worst = max(worst, abs(Double(out[r * width + j]) - expected))
+                }
+            }
+            #expect(worst < 1e-5, "variant \(variant.rawValue), width \(width): error \(worst)")
+        }
+    }
+}
