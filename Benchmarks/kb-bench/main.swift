@@ -95,7 +95,7 @@ func residentMB() -> Double {
     return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
 }
 
-func benchSearch(count: Int, workdir: String) throws -> [String: Any] {
+func benchSearch(count: Int, workdir: String) async throws -> [String: Any] {
     ProcessCompute.set(.latency)   // one query at a time, BLAS on every core (as `kb search`)
     let d = 384, k = 10
     let record = EmbedderRecord(name: "random-\(d)", dimension: d, spec: "none")
@@ -108,7 +108,7 @@ func benchSearch(count: Int, workdir: String) throws -> [String: Any] {
     let dbPath = workdir + "/bench.sqlite"
     let store = try SQLiteStore.open(at: dbPath, create: true)
     let buildStart = now()
-    try store.write { db in
+    try await store.write { db in
         try db.execute(sql: "INSERT INTO sources (path, kind, title, content_hash, size, ingested_at) VALUES ('/bench', 'note', 'bench', '', 0, 0)")
         try db.execute(sql: "INSERT INTO embedders (name, dimension, created_at) VALUES (?, ?, 0)", arguments: [record.name, d])
         try db.execute(sql: "INSERT INTO kb_meta (key, value) VALUES ('embedder', ?), ('dimension', ?), ('embedder_spec', 'none')",
@@ -116,7 +116,7 @@ func benchSearch(count: Int, workdir: String) throws -> [String: Any] {
         try db.execute(sql: "DROP TRIGGER snippets_after_insert")   // no keyword text to index here
     }
     for chunk in stride(from: 0, to: count, by: 50_000) {
-        try store.write { db in
+        try await store.write { db in
             let snippet = try db.makeStatement(sql: "INSERT INTO snippets (id, source_id, ordinal, text, start_offset, end_offset) VALUES (?, 1, ?, '', 0, 0)")
             let vector = try db.makeStatement(sql: "INSERT INTO vectors (snippet_id, embedder_id, data) VALUES (?, 1, ?)")
             for r in chunk..<min(chunk + 50_000, count) {
@@ -131,7 +131,7 @@ func benchSearch(count: Int, workdir: String) throws -> [String: Any] {
 
     // Load from SQLite into the in-memory matrix, as a search does on first use.
     let loadStart = now()
-    let loaded = try store.loadVectors(embedder: record)
+    let loaded = try await store.snapshot { try $0.loadVectors(embedder: record) }
     let index = VectorIndex(dimension: d)
     index.reset(ids: loaded.ids, matrix: loaded.matrix)
     let loadSeconds = now() - loadStart
@@ -180,10 +180,10 @@ func benchSearch(count: Int, workdir: String) throws -> [String: Any] {
 /// Recall@10 of the int8 scan against the exact scan on a real index's vectors, with real queries.
 func benchQuantizedRecall(index path: String, queriesFile: String) async throws -> [String: Any] {
     let store = try SQLiteStore.open(at: path, create: false)
-    guard let record = try store.embedderRecord(), record.dimension > 0 else {
+    guard let record = try await store.snapshot({ try $0.embedderRecord() }), record.dimension > 0 else {
         throw KBError(.invalidArgument, "\(path) has no vectors.")
     }
-    let loaded = try store.loadVectors(embedder: record)
+    let loaded = try await store.snapshot { try $0.loadVectors(embedder: record) }
     let index = VectorIndex(dimension: record.dimension)
     index.reset(ids: loaded.ids, matrix: loaded.matrix)
     index.enableQuantization()
@@ -259,7 +259,7 @@ do {
         print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
     case "search" where arguments.count == 3:
         guard let count = Int(arguments[arguments.startIndex + 1]), count > 0 else { throw KBError(.invalidArgument, "N must be a positive count") }
-        let output = try benchSearch(count: count, workdir: arguments[arguments.startIndex + 2])
+        let output = try await benchSearch(count: count, workdir: arguments[arguments.startIndex + 2])
         let data = try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys])
         print(String(decoding: data, as: UTF8.self))
     default:

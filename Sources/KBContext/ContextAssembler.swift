@@ -145,48 +145,45 @@ public struct ContextAssembler: Sendable {
     func prepare(_ items: [ContextItem], limit: Int) -> [ContextItem] {
         let ranked = items.enumerated().sorted { $0.element.score != $1.element.score ? $0.element.score > $1.element.score : $0.offset < $1.offset }
             .map(\.element)
-        var kept: [(item: ContextItem, words: Set<String>)] = []
+        var sets = WordSets()
+        var kept: [(item: ContextItem, words: [Int32])] = []
         for item in ranked {
-            let words = Self.words(item.text)
-            if kept.contains(where: { Self.similarity($0.words, words) >= options.duplicateThreshold }) { continue }
+            let words = sets.words(item.text)
+            if kept.contains(where: { WordSets.similarity($0.words, words) >= options.duplicateThreshold }) { continue }
             kept.append((item, words))
         }
         var merged = options.mergeAdjacent ? Self.mergeNeighbours(kept.map(\.item)) : kept.map(\.item)
-        merged = mmr(merged, limit: max(0, limit))
+        merged = mmr(merged, limit: max(0, limit), sets: &sets)
         return merged.sorted { $0.score > $1.score }
     }
 
+    /// Up to `limit` items by maximal marginal relevance: each round picks the item with the best
+    /// λ·relevance − (1 − λ)·(its highest similarity to an item already picked).
     func mmr(_ items: [ContextItem], limit: Int) -> [ContextItem] {
+        var sets = WordSets()
+        return mmr(items, limit: limit, sets: &sets)
+    }
+
+    private func mmr(_ items: [ContextItem], limit: Int, sets: inout WordSets) -> [ContextItem] {
         guard items.count > limit else { return items }
-        let words = items.map { Self.words($0.text) }
+        let words = items.map { sets.words($0.text) }
         let top = items.map(\.score).max() ?? 1
         let scale = top > 0 ? top : 1
         var picked: [Int] = []
         var left = Array(items.indices)
+        // Each item's highest similarity to the picked ones, updated as items are picked.
+        var redundancy = [Double](repeating: 0, count: items.count)
         while picked.count < limit, !left.isEmpty {
             var best = left[0], bestValue = -Double.infinity
             for i in left {
-                let redundancy = picked.map { Self.similarity(words[i], words[$0]) }.max() ?? 0
-                let value = options.diversity * items[i].score / scale - (1 - options.diversity) * redundancy
+                let value = options.diversity * items[i].score / scale - (1 - options.diversity) * redundancy[i]
                 if value > bestValue { best = i; bestValue = value }
             }
             picked.append(best)
             left.removeAll { $0 == best }
+            for i in left { redundancy[i] = max(redundancy[i], WordSets.similarity(words[i], words[best])) }
         }
         return picked.map { items[$0] }
-    }
-
-    static func words(_ text: String) -> Set<String> {
-        Set(text.lowercased().split { !$0.isLetter && !$0.isNumber }.map(String.init))
-    }
-
-    /// Jaccard similarity, or containment of the smaller set when that is higher.
-    static func similarity(_ a: Set<String>, _ b: Set<String>) -> Double {
-        guard !a.isEmpty, !b.isEmpty else { return a.isEmpty && b.isEmpty ? 1 : 0 }
-        let shared = Double(a.intersection(b).count)
-        let jaccard = shared / Double(a.union(b).count)
-        let containment = shared / Double(min(a.count, b.count))
-        return max(jaccard, containment >= 0.95 && min(a.count, b.count) >= 8 ? containment : 0)
     }
 
     /// Joins snippets of one source whose ordinals follow each other, removing the text the
@@ -231,12 +228,19 @@ public struct ContextAssembler: Sendable {
     }
 
     /// Characters at the start of `b` that repeat the end of `a` (at least 12, at a word start).
+    /// Compares Characters, as `a.hasSuffix(b.prefix(k))` does, over arrays (no index walks).
     static func overlap(_ a: String, _ b: String) -> Int {
         let limit = min(a.count, b.count, 600)
         guard limit >= 12 else { return 0 }
+        let tail = Array(a.suffix(limit)), head = Array(b.prefix(limit + 1))
         for k in stride(from: limit, through: 12, by: -1) {
-            let prefix = b.prefix(k)
-            if a.hasSuffix(prefix), k == b.count || b[b.index(b.startIndex, offsetBy: k)].isWhitespace || prefix.last!.isWhitespace {
+            let start = limit - k
+            var matches = true
+            for offset in 0..<k where tail[start + offset] != head[offset] {
+                matches = false
+                break
+            }
+            if matches, k == head.count || head[k].isWhitespace || head[k - 1].isWhitespace {
                 return k
             }
         }
@@ -282,13 +286,25 @@ public struct ContextAssembler: Sendable {
 
     /// Text inside a source element cannot close it: every `</` becomes `<\/`.
     static func body(_ text: String) -> String {
-        text.replacingOccurrences(of: "</", with: "<\\/")
+        text.utf8.contains(0x3C) ? text.replacingOccurrences(of: "</", with: "<\\/") : text
     }
 
+    /// Text safe inside a double-quoted attribute, on one line.
     static func attribute(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
-            .replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
-            .replacingOccurrences(of: "\n", with: " ")
+        guard text.utf8.contains(where: { $0 == 0x26 || $0 == 0x22 || $0 == 0x3C || $0 == 0x3E || $0 == 0x0A }) else { return text }
+        var escaped = ""
+        escaped.reserveCapacity(text.utf8.count + 16)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": escaped += "&amp;"
+            case "\"": escaped += "&quot;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\n": escaped += " "
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
     }
 
     static func render(_ chosen: [(section: String?, item: ContextItem, truncated: Bool)], sections: [String?])

@@ -71,7 +71,7 @@ public final class HTTPEmbedder: Embedder, Sendable {
 
     /// An embedder for an endpoint. With `dimension` nil, one short request finds it out (and
     /// proves the URL, model and key work) before any real work starts.
-    public static func connect(_ configuration: Configuration, dimension: Int? = nil) throws -> HTTPEmbedder {
+    public static func connect(_ configuration: Configuration, dimension: Int? = nil) async throws -> HTTPEmbedder {
         guard !configuration.model.isEmpty else {
             throw KBError(.invalidArgument, "Name the model: --embedder openai:MODEL, e.g. openai:text-embedding-3-small.")
         }
@@ -84,7 +84,7 @@ public final class HTTPEmbedder: Embedder, Sendable {
         }
         if let dimension { return HTTPEmbedder(configuration: configuration, dimension: dimension) }
         let probe = HTTPEmbedder(configuration: configuration, dimension: 0)
-        let vectors = try probe.sendBlocking(["dimension probe"])
+        let vectors = try await probe.send(["dimension probe"], expectDimension: nil).vectors
         guard let first = vectors.first, !first.isEmpty else {
             throw KBError(.embedding, "\(configuration.baseURL.absoluteString)/embeddings returned no vector for a test input.")
         }
@@ -183,7 +183,7 @@ public final class HTTPEmbedder: Embedder, Sendable {
     }
 
     /// What follows one try: the checked vectors (usage counted), a wait before the next try, or
-    /// (thrown) the end. Shared by `send` and `sendBlocking`.
+    /// (thrown) the end.
     func step(after outcome: Attempt, attempt: Int, count: Int, dimension: Int?) throws -> Step {
         switch outcome {
         case .done(let reply):
@@ -215,33 +215,6 @@ public final class HTTPEmbedder: Embedder, Sendable {
         let body: [String: Any] = ["model": configuration.model, "input": inputs, "encoding_format": configuration.encoding]
         request.httpBody = try JSONSerialization.data(withJSONObject: body)
         return request
-    }
-
-    /// One batch without Swift concurrency (URLSession callbacks and a semaphore), with the same
-    /// retries: for `connect`, which callers use from synchronous code.
-    func sendBlocking(_ inputs: [String]) throws -> [[Float]] {
-        var attempt = 0
-        while true {
-            attempt += 1
-            let semaphore = DispatchSemaphore(value: 0)
-            let box = ResultBox<(Data, URLResponse)>()
-            session.dataTask(with: try request(inputs)) { data, response, error in
-                if let data, let response { box.set(.success((data, response))) } else { box.set(.failure(error ?? URLError(.unknown))) }
-                semaphore.signal()
-            }.resume()
-            semaphore.wait()
-            let outcome: Attempt
-            do {
-                let (data, response) = try box.get()
-                outcome = try interpret(data, response)
-            } catch let error as URLError {
-                outcome = .retry(after: nil, reason: Self.describe(error))
-            }
-            switch try step(after: outcome, attempt: attempt, count: inputs.count, dimension: nil) {
-            case .finished(let vectors, _): return vectors
-            case .wait(let delay): Thread.sleep(forTimeInterval: delay)
-            }
-        }
     }
 
     func interpret(_ data: Data, _ response: URLResponse) throws -> Attempt {
@@ -328,13 +301,4 @@ final class UsageCounter: @unchecked Sendable {
     private var total = 0
     var value: Int { lock.withLock { total } }
     func add(_ tokens: Int) { lock.withLock { total += tokens } }
-}
-
-/// One result handed from a task to a waiting thread.
-final class ResultBox<T: Sendable>: @unchecked Sendable {
-    // @unchecked: `lock` guards `result`.
-    private let lock = NSLock()
-    private var result: Result<T, any Error>?
-    func set(_ value: Result<T, any Error>) { lock.withLock { result = value } }
-    func get() throws -> T { try lock.withLock { result }!.get() }
 }

@@ -12,24 +12,9 @@ extension SQLiteStore {
             createdAt: Date(timeIntervalSince1970: row["created_at"]), updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
     }
 
-    /// Every bot, by name.
-    public func bots() throws -> [Bot] {
-        try read { db in try Row.fetchAll(db, sql: "SELECT * FROM bots ORDER BY name").map(Self.bot) }
-    }
-
-    /// The bot with this name.
-    public func bot(named name: String) throws -> Bot {
-        try read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM bots WHERE name = ?", arguments: [name]) else {
-                throw KBError(.notFound, "No bot is named \(name). `kb bot list` shows the bots; `kb bot create NAME` makes one.")
-            }
-            return try Self.bot(row)
-        }
-    }
-
     /// Stores a new bot; fails when the name is taken.
-    public func createBot(_ bot: Bot) throws {
-        try write { db in
+    public func createBot(_ bot: Bot) async throws {
+        try await write { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM bots WHERE name = ?", arguments: [bot.name]) == true {
                 throw KBError(.conflict, "A bot named \(bot.name) exists already. Change it with `kb bot update`, or pick another name.")
             }
@@ -38,8 +23,8 @@ extension SQLiteStore {
     }
 
     /// Changes a stored bot with `change`, in one transaction; returns it as saved.
-    public func updateBot(named name: String, _ change: @Sendable (inout Bot) throws -> Void) throws -> Bot {
-        try write { db in
+    public func updateBot(named name: String, _ change: @Sendable (inout Bot) throws -> Void) async throws -> Bot {
+        try await write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM bots WHERE name = ?", arguments: [name]) else {
                 throw KBError(.notFound, "No bot is named \(name). `kb bot list` shows the bots.")
             }
@@ -61,10 +46,25 @@ extension SQLiteStore {
     }
 
     /// Deletes a bot (its memories stay: they belong to their scopes).
-    public func deleteBot(named name: String) throws {
-        try write { db in
+    public func deleteBot(named name: String) async throws {
+        try await write { db in
             try db.execute(sql: "DELETE FROM bots WHERE name = ?", arguments: [name])
             guard db.changesCount > 0 else { throw KBError(.notFound, "No bot is named \(name). `kb bot list` shows the bots.") }
         }
+    }
+}
+
+extension SQLiteStore.Snapshot {
+    /// Every bot, by name.
+    public func bots() throws -> [Bot] {
+        try Row.fetchAll(db, sql: "SELECT * FROM bots ORDER BY name").map(SQLiteStore.bot)
+    }
+
+    /// The bot with this name.
+    public func bot(named name: String) throws -> Bot {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM bots WHERE name = ?", arguments: [name]) else {
+            throw KBError(.notFound, "No bot is named \(name). `kb bot list` shows the bots; `kb bot create NAME` makes one.")
+        }
+        return try SQLiteStore.bot(row)
     }
 }

@@ -62,59 +62,6 @@ extension SQLiteStore {
         try Row.fetchOne(db, sql: "SELECT \(memoryColumns) FROM memories WHERE id = ?", arguments: [id]).map(memory)
     }
 
-    /// The memory with this id (or unique id prefix).
-    public func memory(_ idOrPrefix: String) throws -> Memory {
-        try read { db in
-            let id = try Self.resolveMemoryID(idOrPrefix, db)
-            guard let memory = try Self.fetchMemory(id: id, db) else {
-                throw KBError(.notFound, "The memory \(id) was deleted while it was being read.")
-            }
-            return memory
-        }
-    }
-
-    /// Memories, oldest first; `scopes` empty means all; every tag must be present.
-    public func memories(scopes: [MemoryScope] = [], tags: [Tag] = [], includeSuperseded: Bool = false) throws -> [Memory] {
-        var sql = "SELECT \(Self.memoryColumns) FROM memories m WHERE 1"
-        var arguments = StatementArguments()
-        if !includeSuperseded { sql += " AND superseded_by IS NULL" }
-        if !scopes.isEmpty {
-            sql += " AND scope IN (\(scopes.map { _ in "?" }.joined(separator: ", ")))"
-            arguments += StatementArguments(scopes.map(\.name))
-        }
-        for tag in tags {
-            sql += " AND m.source_id IN (SELECT st.source_id FROM source_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = ?)"
-            arguments += [tag.name]
-        }
-        sql += " ORDER BY created_at, id"
-        let finalSQL = sql, finalArguments = arguments
-        return try read { db in try Row.fetchAll(db, sql: finalSQL, arguments: finalArguments).map(Self.memory) }
-    }
-
-    /// Memories by the index path of their source (`memory:ID`).
-    public func memories(sourcePaths paths: [String]) throws -> [String: Memory] {
-        let ids = paths.compactMap { $0.hasPrefix("memory:") ? String($0.dropFirst(7)) : nil }
-        guard !ids.isEmpty else { return [:] }
-        return try read { db in
-            var result: [String: Memory] = [:]
-            for chunk in stride(from: 0, to: ids.count, by: 500) {
-                let part = Array(ids[chunk..<min(chunk + 500, ids.count)])
-                for row in try Row.fetchAll(db, sql: """
-                    SELECT \(Self.memoryColumns) FROM memories WHERE id IN (\(part.map { _ in "?" }.joined(separator: ",")))
-                    """, arguments: StatementArguments(part)) {
-                    let memory = try Self.memory(row)
-                    result[memory.sourcePath] = memory
-                }
-            }
-            return result
-        }
-    }
-
-    /// Earlier versions of a memory, oldest first.
-    public func memoryHistory(_ id: String) throws -> [MemoryVersion] {
-        try read { db in try Self.history(id, db) }
-    }
-
     static func history(_ id: String, _ db: Database) throws -> [MemoryVersion] {
         try Row.fetchAll(db, sql: """
             SELECT version, title, content, tags, updated_at FROM memory_versions WHERE memory_id = ? ORDER BY version
@@ -125,11 +72,6 @@ extension SQLiteStore {
                 tags: tags.isEmpty ? [] : tags.components(separatedBy: "\n").map { Tag($0) },
                 updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
         }
-    }
-
-    /// The current memory of a scope that holds this content key, if any.
-    public func memory(contentKey: String, scope: MemoryScope) throws -> Memory? {
-        try read { db in try Self.current(contentKey: contentKey, scope: scope, db) }
     }
 
     static func current(contentKey: String, scope: MemoryScope, _ db: Database) throws -> Memory? {
@@ -197,8 +139,8 @@ extension SQLiteStore {
     /// Adds a memory in one transaction, unless a current memory of its scope holds the same
     /// content (then that one comes back and nothing changes). With `superseding`, that memory
     /// (same scope, still current) is marked as replaced by the new one.
-    public func addMemory(_ write: MemoryWrite, superseding: String? = nil) throws -> MemoryAddOutcome {
-        try self.write { db in
+    public func addMemory(_ write: MemoryWrite, superseding: String? = nil) async throws -> MemoryAddOutcome {
+        try await self.write { db in
             var supersededID: String?
             if let superseding {
                 let id = try Self.resolveMemoryID(superseding, db)
@@ -230,8 +172,8 @@ extension SQLiteStore {
 
     /// Replaces a memory with a new version, keeping the previous one in its history. Fails
     /// when the memory changed since `expectedVersion` was read (a concurrent update).
-    public func updateMemory(_ write: MemoryWrite, expectedVersion: Int) throws -> WriteEffect {
-        try self.write { db in
+    public func updateMemory(_ write: MemoryWrite, expectedVersion: Int) async throws -> WriteEffect {
+        try await self.write { db in
             guard let current = try Self.fetchMemory(id: write.memory.id, db) else {
                 throw KBError(.notFound, "No memory has the id \(write.memory.id); it may have just been deleted.")
             }
@@ -248,8 +190,8 @@ extension SQLiteStore {
     /// Deletes a memory with its history, vector and keyword entries, in one transaction.
     /// Memories it had superseded become current again (unless their content is current
     /// elsewhere in the scope). Returns the deleted memory.
-    public func deleteMemory(_ idOrPrefix: String) throws -> (memory: Memory, effect: WriteEffect) {
-        try write { db in
+    public func deleteMemory(_ idOrPrefix: String) async throws -> (memory: Memory, effect: WriteEffect) {
+        try await write { db in
             let id = try Self.resolveMemoryID(idOrPrefix, db)
             guard let memory = try Self.fetchMemory(id: id, db) else { throw KBError(.notFound, "No memory has the id \(idOrPrefix).") }
             var effect = WriteEffect()
@@ -286,8 +228,8 @@ extension SQLiteStore {
 
     /// Stores an imported memory with its history. The same memory already stored, unchanged,
     /// is left alone; one stored with different data is a conflict unless `replacing`.
-    public func importMemory(_ write: MemoryWrite, history: [MemoryVersion], replacing: Bool) throws -> (MemoryImportOutcome, WriteEffect?) {
-        try self.write { db in
+    public func importMemory(_ write: MemoryWrite, history: [MemoryVersion], replacing: Bool) async throws -> (MemoryImportOutcome, WriteEffect?) {
+        try await self.write { db in
             var outcome = MemoryImportOutcome.added
             if let stored = try Self.fetchMemory(id: write.memory.id, db) {
                 if Self.sameToTheMillisecond(stored, write.memory),
@@ -303,5 +245,57 @@ extension SQLiteStore {
             }
             return (outcome, try Self.storeMemory(write, history: history, db))
         }
+    }
+}
+
+extension SQLiteStore.Snapshot {
+    /// The memory with this id (or unique id prefix).
+    public func memory(_ idOrPrefix: String) throws -> Memory {
+        let id = try SQLiteStore.resolveMemoryID(idOrPrefix, db)
+        guard let memory = try SQLiteStore.fetchMemory(id: id, db) else {
+            throw KBError(.notFound, "The memory \(id) was deleted while it was being read.")
+        }
+        return memory
+    }
+
+    /// Memories, oldest first; `scopes` empty means all; every tag must be present.
+    public func memories(scopes: [MemoryScope] = [], tags: [Tag] = [], includeSuperseded: Bool = false) throws -> [Memory] {
+        var sql = "SELECT \(SQLiteStore.memoryColumns) FROM memories m WHERE 1"
+        var arguments = StatementArguments()
+        if !includeSuperseded { sql += " AND superseded_by IS NULL" }
+        if !scopes.isEmpty {
+            sql += " AND scope IN (\(scopes.map { _ in "?" }.joined(separator: ", ")))"
+            arguments += StatementArguments(scopes.map(\.name))
+        }
+        for tag in tags {
+            sql += " AND m.source_id IN (SELECT st.source_id FROM source_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = ?)"
+            arguments += [tag.name]
+        }
+        sql += " ORDER BY created_at, id"
+        return try Row.fetchAll(db, sql: sql, arguments: arguments).map(SQLiteStore.memory)
+    }
+
+    /// Memories by the index path of their source (`memory:ID`).
+    public func memories(sourcePaths paths: [String]) throws -> [String: Memory] {
+        let ids = paths.compactMap { $0.hasPrefix("memory:") ? String($0.dropFirst(7)) : nil }
+        var result: [String: Memory] = [:]
+        for chunk in stride(from: 0, to: ids.count, by: 500) {
+            let part = Array(ids[chunk..<min(chunk + 500, ids.count)])
+            for row in try Row.fetchAll(db, sql: """
+                SELECT \(SQLiteStore.memoryColumns) FROM memories WHERE id IN (\(part.map { _ in "?" }.joined(separator: ",")))
+                """, arguments: StatementArguments(part)) {
+                let memory = try SQLiteStore.memory(row)
+                result[memory.sourcePath] = memory
+            }
+        }
+        return result
+    }
+
+    /// Earlier versions of a memory, oldest first.
+    public func memoryHistory(_ id: String) throws -> [MemoryVersion] { try SQLiteStore.history(id, db) }
+
+    /// The current memory of a scope that holds this content key, if any.
+    public func memory(contentKey: String, scope: MemoryScope) throws -> Memory? {
+        try SQLiteStore.current(contentKey: contentKey, scope: scope, db)
     }
 }

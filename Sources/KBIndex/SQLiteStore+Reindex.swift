@@ -2,26 +2,33 @@ public import Foundation
 import GRDB
 public import KBCore
 
-extension SQLiteStore {
+extension SQLiteStore.Snapshot {
     /// Up to `limit` snippets (id and text) that have no vector from `embedder` yet.
-    public func snippetsWithoutVectors(embedder: EmbedderRecord, limit: Int) throws -> [(id: Int64, text: String)] {
-        try read { db in
-            let embedderID = try Int64.fetchOne(db, sql: "SELECT id FROM embedders WHERE name = ?", arguments: [embedder.name]) ?? -1
-            return try Row.fetchAll(db, sql: """
-                SELECT sn.id, sn.text FROM snippets sn
-                WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.snippet_id = sn.id AND v.embedder_id = ?)
-                ORDER BY sn.id LIMIT ?
-                """, arguments: [embedderID, limit]).map { ($0[0], $0[1]) }
-        }
+    public func snippetsWithoutVectors(embedder: EmbedderRecord, limit: Int) throws -> [SnippetText] {
+        let embedderID = try Int64.fetchOne(db, sql: "SELECT id FROM embedders WHERE name = ?", arguments: [embedder.name]) ?? -1
+        return try Row.fetchAll(db, sql: """
+            SELECT sn.id, sn.text FROM snippets sn
+            WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.snippet_id = sn.id AND v.embedder_id = ?)
+            ORDER BY sn.id LIMIT ?
+            """, arguments: [embedderID, limit]).map { SnippetText(id: $0[0], text: $0[1]) }
     }
+}
 
+/// A snippet's id and text.
+public struct SnippetText: Sendable, Hashable {
+    public var id: Int64
+    public var text: String
+}
+
+extension SQLiteStore {
     /// Stores vectors of another embedder beside the current ones, without changing which
     /// embedder the index searches with. Snippets deleted meanwhile are skipped.
-    public func addVectors(embedder: EmbedderRecord, _ entries: [(id: Int64, vector: [Float])]) throws {
+    public func addVectors(embedder: EmbedderRecord, _ entries: [(id: Int64, vector: [Float])]) async throws {
         if let bad = entries.first(where: { $0.vector.count != embedder.dimension }) {
             throw KBError(.embedding, "\(embedder.name) returned a \(bad.vector.count)-dim vector; it gave \(embedder.dimension)-dim vectors before.")
         }
-        try write { db in
+        let entries = entries.map { SnippetVector(id: $0.id, vector: $0.vector) }
+        try await write { db in
             let embedderID = try Self.embedderID(embedder, db)
             let insert = try db.cachedStatement(sql: """
                 INSERT OR REPLACE INTO vectors (snippet_id, embedder_id, data)
@@ -34,8 +41,8 @@ extension SQLiteStore {
     /// Makes `embedder` the one the index searches with, in one transaction, once every snippet
     /// has its vector; with `dropOthers`, other embedders' vectors are deleted. Returns false (and
     /// changes nothing) when some snippet still lacks a vector.
-    public func switchEmbedder(to embedder: EmbedderRecord, dropOthers: Bool) throws -> Bool {
-        try write { db in
+    public func switchEmbedder(to embedder: EmbedderRecord, dropOthers: Bool) async throws -> Bool {
+        try await write { db in
             let embedderID = try Self.embedderID(embedder, db)
             let missing = try Int.fetchOne(db, sql: """
                 SELECT count(*) FROM snippets sn WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.snippet_id = sn.id AND v.embedder_id = ?)
@@ -53,4 +60,10 @@ extension SQLiteStore {
             return true
         }
     }
+}
+
+/// A snippet's id and a vector (a Sendable pair for write closures).
+struct SnippetVector: Sendable {
+    var id: Int64
+    var vector: [Float]
 }

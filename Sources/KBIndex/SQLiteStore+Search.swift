@@ -5,7 +5,9 @@ public import KBCore
 extension SQLiteStore {
     /// Column weights for bm25: snippet text, source title, heading path, source keywords.
     static let bm25Weights = "1.0, 2.0, 1.5, 1.5"
+}
 
+extension SQLiteStore.Snapshot {
     /// Keyword search with FTS5 bm25. Filters (tags, kinds, source prefixes) apply before the
     /// limit, so a filtered search returns `limit` hits whenever that many match.
     public func keywordSearch(_ query: SearchQuery) throws -> [SearchHit] {
@@ -28,51 +30,48 @@ extension SQLiteStore {
         let filtered = query.hasFilters
         // Join snippets and sources only when a filter needs them: the joins cost a lookup per match.
         var sql = filtered ? """
-            SELECT sn.id, bm25(snippets_fts, \(Self.bm25Weights)) AS rank
+            SELECT sn.id, bm25(snippets_fts, \(SQLiteStore.bm25Weights)) AS rank
             FROM snippets_fts
             JOIN snippets sn ON sn.id = snippets_fts.rowid
             JOIN sources so ON so.id = sn.source_id
             WHERE snippets_fts MATCH ?
             """ : """
-            SELECT snippets_fts.rowid, bm25(snippets_fts, \(Self.bm25Weights)) AS rank
+            SELECT snippets_fts.rowid, bm25(snippets_fts, \(SQLiteStore.bm25Weights)) AS rank
             FROM snippets_fts WHERE snippets_fts MATCH ?
             """
         var arguments: StatementArguments = [match]
         if filtered {
-            appendFilters(query, to: &sql, arguments: &arguments)
+            SQLiteStore.appendFilters(query, to: &sql, arguments: &arguments)
         } else {
-            sql += " AND snippets_fts.rowid NOT IN (\(Self.memorySnippetIDs))"
+            sql += " AND snippets_fts.rowid NOT IN (\(SQLiteStore.memorySnippetIDs))"
         }
         sql += filtered ? " ORDER BY rank, sn.id LIMIT ?" : " ORDER BY rank, snippets_fts.rowid LIMIT ?"
         arguments += [limit]
-        let finalSQL = sql, finalArguments = arguments
-        return try read { db in
-            try Row.fetchAll(db, sql: finalSQL, arguments: finalArguments).map { ($0[0], -($0[1] as Double)) }
-        }
+        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { ($0[0], -($0[1] as Double)) }
     }
 
     /// Source path and text of snippets: what grouping and near-duplicate checks need.
     public func snippetSummaries(_ ids: [Int64]) throws -> [Int64: (sourcePath: String, text: String)] {
-        guard !ids.isEmpty else { return [:] }
-        return try read { db in
-            var result: [Int64: (String, String)] = [:]
-            for chunk in stride(from: 0, to: ids.count, by: 500) {
-                let part = Array(ids[chunk..<min(chunk + 500, ids.count)])
-                for row in try Row.fetchAll(db, sql: """
-                    SELECT sn.id, so.path, sn.text FROM snippets sn JOIN sources so ON so.id = sn.source_id
-                    WHERE sn.id IN (\(part.map { _ in "?" }.joined(separator: ",")))
-                    """, arguments: StatementArguments(part)) {
-                    result[row[0]] = (row[1], row[2])
-                }
+        var result: [Int64: (String, String)] = [:]
+        for chunk in stride(from: 0, to: ids.count, by: 500) {
+            let part = Array(ids[chunk..<min(chunk + 500, ids.count)])
+            for row in try Row.fetchAll(db, sql: """
+                SELECT sn.id, so.path, sn.text FROM snippets sn JOIN sources so ON so.id = sn.source_id
+                WHERE sn.id IN (\(part.map { _ in "?" }.joined(separator: ",")))
+                """, arguments: StatementArguments(part)) {
+                result[row[0]] = (row[1], row[2])
             }
-            return result
         }
+        return result
     }
 
+}
+
+extension SQLiteStore {
     /// Adds `AND …` clauses for the query's filters; `sn` is the snippet alias, `so` the source alias.
     /// Memories are searched only when asked for (`kinds` names `.memory`); then only current
     /// ones (unless `includeSuperseded`) of the query's scopes (all when none are named).
-    func appendFilters(_ query: SearchQuery, to sql: inout String, arguments: inout StatementArguments) {
+    static func appendFilters(_ query: SearchQuery, to sql: inout String, arguments: inout StatementArguments) {
         if query.kinds.isEmpty {
             sql += " AND so.kind != 'memory'"
         } else {
@@ -120,10 +119,6 @@ extension SQLiteStore {
     /// SQL for the snippet ids of every memory: what a search leaves out unless it asks for memories.
     static let memorySnippetIDs = "SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE so.kind = 'memory'"
 
-    /// Snippet ids of every memory (see `memorySnippetIDs`).
-    public func memorySnippetIDs() throws -> Set<Int64> {
-        try read { db in Set(try Int64.fetchAll(db, sql: Self.memorySnippetIDs)) }
-    }
 
     static func tags(ofSnippets ids: [Int64], in db: Database) throws -> [Int64: [Tag]] {
         guard !ids.isEmpty else { return [:] }
@@ -134,5 +129,12 @@ extension SQLiteStore {
             """, arguments: StatementArguments(ids))
         for row in rows { result[row[0], default: []].append(Tag(row[1] as String)) }
         return result
+    }
+}
+
+extension SQLiteStore.Snapshot {
+    /// Snippet ids of every memory (see `SQLiteStore.memorySnippetIDs`).
+    public func memorySnippetIDs() throws -> Set<Int64> {
+        Set(try Int64.fetchAll(db, sql: SQLiteStore.memorySnippetIDs))
     }
 }

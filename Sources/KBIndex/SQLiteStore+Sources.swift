@@ -2,22 +2,70 @@ public import Foundation
 import GRDB
 public import KBCore
 
-extension SQLiteStore {
+extension SQLiteStore.Snapshot {
     /// Content hashes of stored sources, by path: what ingest compares files against.
     public func contentHashes() throws -> [String: String] {
-        try read { db in
-            var result: [String: String] = [:]
-            let rows = try Row.fetchCursor(db, sql: "SELECT path, content_hash FROM sources")
-            while let row = try rows.next() { result[row["path"]] = row["content_hash"] }
-            return result
+        var result: [String: String] = [:]
+        let rows = try Row.fetchCursor(db, sql: "SELECT path, content_hash FROM sources")
+        while let row = try rows.next() { result[row["path"]] = row["content_hash"] }
+        return result
+    }
+
+    /// The write counter (see `SQLiteStore.bumpGeneration`).
+    public func generation() throws -> Int64 { try SQLiteStore.generation(db) }
+
+    /// Paths of stored sources that start with `prefix`.
+    public func sourcePaths(under prefix: String) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT path FROM sources WHERE substr(path, 1, ?) = ? ORDER BY path",
+                            arguments: [prefix.count, prefix])
+    }
+
+    /// Every stored source, by path, with its snippet count and tags.
+    public func sources() throws -> [StoredSource] {
+        var tagsBySource: [Int64: [Tag]] = [:]
+        for row in try Row.fetchAll(db, sql: """
+            SELECT st.source_id, t.name FROM source_tags st JOIN tags t ON t.id = st.tag_id ORDER BY t.name
+            """) {
+            tagsBySource[row[0], default: []].append(Tag(row[1] as String))
+        }
+        return try Row.fetchAll(db, sql: """
+            SELECT s.*, (SELECT count(*) FROM snippets n WHERE n.source_id = s.id) AS snippet_count
+            FROM sources s ORDER BY s.path
+            """).map { row in
+            let id: Int64 = row["id"]
+            return StoredSource(
+                id: id, path: row["path"], kind: SourceKind(rawValue: row["kind"]) ?? .note,
+                title: row["title"], contentHash: row["content_hash"], size: row["size"],
+                modifiedAt: (row["modified_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                ingestedAt: Date(timeIntervalSince1970: row["ingested_at"]),
+                snippetCount: row["snippet_count"], tags: tagsBySource[id] ?? [])
         }
     }
 
+    /// Counts and size on disk.
+    public func status() throws -> IndexStatus {
+        let byKind = try Row.fetchAll(db, sql: "SELECT kind, count(*) FROM sources GROUP BY kind")
+            .reduce(into: [String: Int]()) { $0[$1[0]] = $1[1] }
+        let snippets = try Int.fetchOne(db, sql: "SELECT count(*) FROM snippets") ?? 0
+        let tags = try Int.fetchOne(db, sql: "SELECT count(*) FROM tags") ?? 0
+        let version = try String.fetchOne(db, sql: "SELECT value FROM kb_meta WHERE key = 'schema_version'").flatMap(Int.init) ?? 0
+        let size = ["", "-wal", "-shm"].reduce(Int64(0)) { total, suffix in
+            let attributes = try? FileManager.default.attributesOfItem(atPath: path + suffix)
+            return total + ((attributes?[.size] as? NSNumber)?.int64Value ?? 0)
+        }
+        return IndexStatus(
+            path: path, schemaVersion: version, sources: byKind.values.reduce(0, +), sourcesByKind: byKind,
+            snippets: snippets, tags: tags, embedder: try embedderRecord(), vectors: try vectorCounts(),
+            tokensUsed: try tokensUsed(), cachedVectors: try cachedVectorCounts(), sizeOnDisk: size)
+    }
+}
+
+extension SQLiteStore {
     /// Stores a source and its snippets in one transaction, replacing whatever the index held
     /// for the same path. On any error nothing changes.
     @discardableResult
-    public func replace(_ document: SourceDocument, ingestedAt: Date = Date()) throws -> WriteEffect {
-        try write { db in try Self.replace(document, ingestedAt: ingestedAt, in: db) }
+    public func replace(_ document: SourceDocument, ingestedAt: Date = Date()) async throws -> WriteEffect {
+        try await write { db in try Self.replace(document, ingestedAt: ingestedAt, in: db) }
     }
 
     static func replace(_ document: SourceDocument, ingestedAt: Date, in db: Database) throws -> WriteEffect {
@@ -86,12 +134,9 @@ extension SQLiteStore {
         try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM kb_meta WHERE key = 'generation'") ?? 0
     }
 
-    /// The write counter (see `bumpGeneration`).
-    public func generation() throws -> Int64 { try read { db in try Self.generation(db) } }
-
     /// Records a new modification time for a source whose content did not change.
-    public func touch(path: String, modifiedAt: Date?) throws {
-        try write { db in
+    public func touch(path: String, modifiedAt: Date?) async throws {
+        try await write { db in
             try db.execute(sql: "UPDATE sources SET modified_at = ? WHERE path = ?",
                            arguments: [modifiedAt?.timeIntervalSince1970, path])
         }
@@ -99,8 +144,8 @@ extension SQLiteStore {
 
     /// Removes sources by exact path, or every source under a folder path. Returns the removed paths.
     @discardableResult
-    public func removeSources(matching paths: [String]) throws -> (paths: [String], effect: WriteEffect) {
-        try write { db in
+    public func removeSources(matching paths: [String]) async throws -> (paths: [String], effect: WriteEffect) {
+        try await write { db in
             var removed: [String] = []
             var effect = WriteEffect()
             for path in paths {
@@ -127,8 +172,8 @@ extension SQLiteStore {
 
     /// Removes sources by exact path. Returns how many were removed.
     @discardableResult
-    public func removeSources(exactly paths: [String]) throws -> (count: Int, effect: WriteEffect) {
-        try write { db in
+    public func removeSources(exactly paths: [String]) async throws -> (count: Int, effect: WriteEffect) {
+        try await write { db in
             var count = 0
             var effect = WriteEffect()
             for path in paths {
@@ -143,8 +188,8 @@ extension SQLiteStore {
     }
 
     /// Drops tags no source or snippet uses any more.
-    public func deleteUnusedTags() throws {
-        try write { db in try Self.deleteUnusedTags(db) }
+    public func deleteUnusedTags() async throws {
+        try await write { db in try Self.deleteUnusedTags(db) }
     }
 
     static func deleteUnusedTags(_ db: Database) throws {
@@ -152,57 +197,5 @@ extension SQLiteStore {
             DELETE FROM tags WHERE id NOT IN (SELECT tag_id FROM source_tags)
                                AND id NOT IN (SELECT tag_id FROM snippet_tags)
             """)
-    }
-
-    /// Paths of stored sources that start with `prefix`.
-    public func sourcePaths(under prefix: String) throws -> [String] {
-        try read { db in
-            try String.fetchAll(db, sql: "SELECT path FROM sources WHERE substr(path, 1, ?) = ? ORDER BY path",
-                                arguments: [prefix.count, prefix])
-        }
-    }
-
-    /// Every stored source, by path, with its snippet count and tags.
-    public func sources() throws -> [StoredSource] {
-        try read { db in
-            var tagsBySource: [Int64: [Tag]] = [:]
-            for row in try Row.fetchAll(db, sql: """
-                SELECT st.source_id, t.name FROM source_tags st JOIN tags t ON t.id = st.tag_id ORDER BY t.name
-                """) {
-                tagsBySource[row[0], default: []].append(Tag(row[1] as String))
-            }
-            return try Row.fetchAll(db, sql: """
-                SELECT s.*, (SELECT count(*) FROM snippets n WHERE n.source_id = s.id) AS snippet_count
-                FROM sources s ORDER BY s.path
-                """).map { row in
-                let id: Int64 = row["id"]
-                return StoredSource(
-                    id: id, path: row["path"], kind: SourceKind(rawValue: row["kind"]) ?? .note,
-                    title: row["title"], contentHash: row["content_hash"], size: row["size"],
-                    modifiedAt: (row["modified_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
-                    ingestedAt: Date(timeIntervalSince1970: row["ingested_at"]),
-                    snippetCount: row["snippet_count"], tags: tagsBySource[id] ?? [])
-            }
-        }
-    }
-
-    /// Counts and size on disk.
-    public func status() throws -> IndexStatus {
-        let counts = try read { db in
-            let byKind = try Row.fetchAll(db, sql: "SELECT kind, count(*) FROM sources GROUP BY kind")
-                .reduce(into: [String: Int]()) { $0[$1[0]] = $1[1] }
-            let snippets = try Int.fetchOne(db, sql: "SELECT count(*) FROM snippets") ?? 0
-            let tags = try Int.fetchOne(db, sql: "SELECT count(*) FROM tags") ?? 0
-            let version = try String.fetchOne(db, sql: "SELECT value FROM kb_meta WHERE key = 'schema_version'").flatMap(Int.init) ?? 0
-            return (byKind, snippets, tags, version)
-        }
-        let size = ["", "-wal", "-shm"].reduce(Int64(0)) { total, suffix in
-            let attributes = try? FileManager.default.attributesOfItem(atPath: path + suffix)
-            return total + ((attributes?[.size] as? NSNumber)?.int64Value ?? 0)
-        }
-        return IndexStatus(
-            path: path, schemaVersion: counts.3, sources: counts.0.values.reduce(0, +), sourcesByKind: counts.0,
-            snippets: counts.1, tags: counts.2, embedder: try embedderRecord(), vectors: try vectorCounts(),
-            tokensUsed: try tokensUsed(), cachedVectors: try cachedVectorCounts(), sizeOnDisk: size)
     }
 }

@@ -2,13 +2,13 @@ public import Foundation
 import GRDB
 public import KBCore
 
-extension SQLiteStore {
+extension SQLiteStore.Snapshot {
     /// Every vector of an embedder as one row-major matrix, with the snippet ids in row order
     /// and the generation they were read at.
     public func loadVectors(embedder: EmbedderRecord) throws -> (ids: [Int64], matrix: [Float], generation: Int64) {
-        try read { db in
+        do {
             guard let embedderID = try Int64.fetchOne(db, sql: "SELECT id FROM embedders WHERE name = ?", arguments: [embedder.name]) else {
-                return ([], [], try Self.generation(db))
+                return ([], [], try SQLiteStore.generation(db))
             }
             let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM vectors WHERE embedder_id = ?", arguments: [embedderID]) ?? 0
             let d = embedder.dimension
@@ -36,35 +36,29 @@ extension SQLiteStore {
             matrix = matrix.map { Float(bitPattern: UInt32(littleEndian: $0.bitPattern)) }
             #endif
             if ids.count * d != matrix.count { matrix.removeLast(matrix.count - ids.count * d) }   // rows vanished mid-read
-            return (ids, matrix, try Self.generation(db))
+            return (ids, matrix, try SQLiteStore.generation(db))
         }
     }
 
     /// Vectors of the given snippets from one embedder, for snippets changed since a load.
     public func vectors(of snippetIDs: [Int64], embedder: EmbedderRecord) throws -> [Int64: [Float]] {
-        guard !snippetIDs.isEmpty else { return [:] }
-        return try read { db in
-            var result: [Int64: [Float]] = [:]
-            for chunk in stride(from: 0, to: snippetIDs.count, by: 500) {
-                let part = Array(snippetIDs[chunk..<min(chunk + 500, snippetIDs.count)])
-                let rows = try Row.fetchAll(db, sql: """
-                    SELECT v.snippet_id, v.data FROM vectors v JOIN embedders e ON e.id = v.embedder_id
-                    WHERE e.name = ? AND v.snippet_id IN (\(part.map { _ in "?" }.joined(separator: ",")))
-                    """, arguments: StatementArguments([embedder.name]) + StatementArguments(part))
-                for row in rows {
-                    if let vector = VectorCoding.decode(row[1], dimension: embedder.dimension) { result[row[0]] = vector }
-                }
+        var result: [Int64: [Float]] = [:]
+        for chunk in stride(from: 0, to: snippetIDs.count, by: 500) {
+            let part = Array(snippetIDs[chunk..<min(chunk + 500, snippetIDs.count)])
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT v.snippet_id, v.data FROM vectors v JOIN embedders e ON e.id = v.embedder_id
+                WHERE e.name = ? AND v.snippet_id IN (\(part.map { _ in "?" }.joined(separator: ",")))
+                """, arguments: StatementArguments([embedder.name]) + StatementArguments(part))
+            for row in rows {
+                if let vector = VectorCoding.decode(row[1], dimension: embedder.dimension) { result[row[0]] = vector }
             }
-            return result
         }
+        return result
     }
 
     /// Snippet ids of the sources a path belongs to (exactly) — what an update replaces.
     public func snippetIDs(ofSource path: String) throws -> [Int64] {
-        try read { db in
-            try Int64.fetchAll(db, sql: "SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE so.path = ?",
-                               arguments: [path])
-        }
+        try SQLiteStore.snippetIDs(ofPath: path, db)
     }
 
     /// Ids of the snippets that pass a query's filters (tags, kinds, source prefixes); nil when
@@ -73,9 +67,8 @@ extension SQLiteStore {
         guard query.hasFilters else { return nil }
         var sql = "SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE 1"
         var arguments = StatementArguments()
-        appendFilters(query, to: &sql, arguments: &arguments)
-        let finalSQL = sql, finalArguments = arguments
-        return try read { db in Set(try Int64.fetchAll(db, sql: finalSQL, arguments: finalArguments)) }
+        SQLiteStore.appendFilters(query, to: &sql, arguments: &arguments)
+        return Set(try Int64.fetchAll(db, sql: sql, arguments: arguments))
     }
 
     /// Hits for snippet ids (score and rank left at 0). With `highlighting`, snippets that match
@@ -83,7 +76,7 @@ extension SQLiteStore {
     public func hits(for ids: [Int64], highlighting text: String? = nil) throws -> [Int64: SearchHit] {
         guard !ids.isEmpty else { return [:] }
         let match = text.flatMap(KeywordQuery.match(for:))
-        return try read { db in
+        do {
             var result: [Int64: SearchHit] = [:]
             for chunk in stride(from: 0, to: ids.count, by: 500) {
                 let part = Array(ids[chunk..<min(chunk + 500, ids.count)])
@@ -104,9 +97,9 @@ extension SQLiteStore {
                         if let excerpt = row[1] as String?, excerpt.contains("**") { excerpts[row[0]] = excerpt }
                     }
                 }
-                let tags = try Self.tags(ofSnippets: part, in: db)
+                let tags = try SQLiteStore.tags(ofSnippets: part, in: db)
                 for row in rows {
-                    var hit = Self.hit(row, rank: 0, score: 0, tags: tags)
+                    var hit = SQLiteStore.hit(row, rank: 0, score: 0, tags: tags)
                     if let excerpt = excerpts[hit.snippetID] { hit.excerpt = excerpt }
                     result[hit.snippetID] = hit
                 }
@@ -115,6 +108,9 @@ extension SQLiteStore {
         }
     }
 
+}
+
+extension SQLiteStore {
     static func hit(_ row: Row, rank: Int, score: Double, tags: [Int64: [Tag]]) -> SearchHit {
         let id: Int64 = row[0]
         var pages: PageRange?

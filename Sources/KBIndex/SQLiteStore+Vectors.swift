@@ -20,12 +20,44 @@ public struct EmbedderRecord: Sendable, Hashable, Codable {
     public static let none = EmbedderRecord(name: "none", dimension: 0, spec: "none")
 }
 
-extension SQLiteStore {
+extension SQLiteStore.Snapshot {
     /// The embedder recorded in `kb_meta`, or nil for an index nothing was ingested into yet.
-    public func embedderRecord() throws -> EmbedderRecord? {
-        try read { db in try Self.embedderRecord(db) }
+    public func embedderRecord() throws -> EmbedderRecord? { try SQLiteStore.embedderRecord(db) }
+
+    /// Checks that vectors from `record` may be written into this index (before any work is done).
+    public func checkEmbedder(_ record: EmbedderRecord) throws {
+        if let existing = try embedderRecord(), existing.name != record.name || existing.dimension != record.dimension {
+            throw KBError(.embedderMismatch, SQLiteStore.mismatchMessage(index: existing, requested: record))
+        }
     }
 
+    /// Vectors the index already holds for a source, keyed by snippet text: what a changed
+    /// file can reuse for the paragraphs that did not change.
+    public func vectorsByText(path: String, embedder: String) throws -> [String: [Float]] {
+        guard let dimension = try Int.fetchOne(db, sql: "SELECT dimension FROM embedders WHERE name = ?", arguments: [embedder]) else { return [:] }
+        let rows = try Row.fetchAll(db, sql: """
+            SELECT sn.text, v.data FROM snippets sn
+            JOIN sources so ON so.id = sn.source_id
+            JOIN vectors v ON v.snippet_id = sn.id
+            JOIN embedders e ON e.id = v.embedder_id
+            WHERE so.path = ? AND e.name = ?
+            """, arguments: [path, embedder])
+        var result: [String: [Float]] = [:]
+        for row in rows {
+            if let vector = VectorCoding.decode(row[1], dimension: dimension) { result[row[0]] = vector }
+        }
+        return result
+    }
+
+    /// How many vectors each embedder has in the index.
+    public func vectorCounts() throws -> [String: Int] {
+        try Row.fetchAll(db, sql: """
+            SELECT e.name, count(v.snippet_id) FROM embedders e LEFT JOIN vectors v ON v.embedder_id = e.id GROUP BY e.id
+            """).reduce(into: [String: Int]()) { $0[$1[0]] = $1[1] }
+    }
+}
+
+extension SQLiteStore {
     static func embedderRecord(_ db: Database) throws -> EmbedderRecord? {
         let rows = try Row.fetchAll(db, sql: "SELECT key, value FROM kb_meta WHERE key IN ('embedder', 'dimension', 'embedder_spec')")
         let values = rows.reduce(into: [String: String]()) { $0[$1["key"]] = $1["value"] }
@@ -60,43 +92,16 @@ extension SQLiteStore {
             + "Use --embedder \(index.spec) with this index, run `kb reindex --embedder \(requested.spec.hasPrefix("openai:") ? "openai:…" : requested.spec)` to switch it, or build a new index with --db."
     }
 
-    /// Checks that vectors from `record` may be written into this index (before any work is done).
-    public func checkEmbedder(_ record: EmbedderRecord) throws {
-        if let existing = try embedderRecord(), existing.name != record.name || existing.dimension != record.dimension {
-            throw KBError(.embedderMismatch, Self.mismatchMessage(index: existing, requested: record))
-        }
-    }
-
     static func embedderID(_ record: EmbedderRecord, _ db: Database) throws -> Int64 {
         try db.execute(sql: "INSERT INTO embedders (name, dimension, created_at) VALUES (?, ?, ?) ON CONFLICT(name) DO NOTHING",
                        arguments: [record.name, record.dimension, Date().timeIntervalSince1970])
         return try Int64.fetchOne(db, sql: "SELECT id FROM embedders WHERE name = ?", arguments: [record.name])!
     }
 
-    /// Vectors the index already holds for a source, keyed by snippet text: what a changed
-    /// file can reuse for the paragraphs that did not change.
-    public func vectorsByText(path: String, embedder: String) throws -> [String: [Float]] {
-        try read { db in
-            guard let dimension = try Int.fetchOne(db, sql: "SELECT dimension FROM embedders WHERE name = ?", arguments: [embedder]) else { return [:] }
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT sn.text, v.data FROM snippets sn
-                JOIN sources so ON so.id = sn.source_id
-                JOIN vectors v ON v.snippet_id = sn.id
-                JOIN embedders e ON e.id = v.embedder_id
-                WHERE so.path = ? AND e.name = ?
-                """, arguments: [path, embedder])
-            var result: [String: [Float]] = [:]
-            for row in rows {
-                if let vector = VectorCoding.decode(row[1], dimension: dimension) { result[row[0]] = vector }
-            }
-            return result
-        }
-    }
-
     /// Stores a source, its snippets and their vectors in one transaction. `vectors` holds
     /// one vector per snippet, in order, from `embedder`; pass nil for a keyword-only index.
     @discardableResult
-    public func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord, ingestedAt: Date = Date()) throws -> WriteEffect {
+    public func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord, ingestedAt: Date = Date()) async throws -> WriteEffect {
         if let vectors {
             guard vectors.count == document.snippets.count else {
                 throw KBError(.embedding, "\(document.source.path): \(vectors.count) vectors for \(document.snippets.count) snippets.")
@@ -105,7 +110,7 @@ extension SQLiteStore {
                 throw KBError(.embedding, "\(embedder.name) returned a \(bad.count)-dim vector; the index holds \(embedder.dimension)-dim vectors.")
             }
         }
-        return try write { db in
+        return try await write { db in
             try Self.recordEmbedder(vectors == nil ? .none : embedder, db)
             let effect = try Self.replace(document, ingestedAt: ingestedAt, in: db)
             guard let vectors else { return effect }
@@ -115,15 +120,6 @@ extension SQLiteStore {
                 try insert.execute(arguments: [id, embedderID, VectorCoding.encode(vector)])
             }
             return effect
-        }
-    }
-
-    /// How many vectors each embedder has in the index.
-    public func vectorCounts() throws -> [String: Int] {
-        try read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT e.name, count(v.snippet_id) FROM embedders e LEFT JOIN vectors v ON v.embedder_id = e.id GROUP BY e.id
-                """).reduce(into: [String: Int]()) { $0[$1[0]] = $1[1] }
         }
     }
 }

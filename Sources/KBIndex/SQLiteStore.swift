@@ -96,19 +96,41 @@ public final class SQLiteStore: Sendable {
         }
     }
 
-    /// Runs `body` in a read transaction (a consistent snapshot).
-    public func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws -> T {
-        try wrap { try pool.read(body) }
+    /// A consistent view of the index for the length of one read transaction: every query made
+    /// through it sees the same state, whatever other connections write meanwhile. Only valid
+    /// inside the `snapshot` call that hands it out.
+    public struct Snapshot {
+        let db: Database
+        /// The index file.
+        public let path: String
     }
 
-    /// Runs `body` in one write transaction: all of it is committed, or none.
-    public func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws -> T {
-        try wrap { try pool.write(body) }
+    /// Runs `body` in one read transaction on one of GRDB's reader queues — never on the
+    /// caller's thread, so never on Swift's cooperative pool — and awaits its result.
+    ///
+    /// ```swift
+    /// let (record, generation) = try await store.snapshot { try ($0.embedderRecord(), $0.generation()) }
+    /// ```
+    public func snapshot<T: Sendable>(_ body: @Sendable (Snapshot) throws -> T) async throws -> T {
+        let path = self.path
+        return try await wrap { try await pool.read { db in try body(Snapshot(db: db, path: path)) } }
     }
 
-    func wrap<T>(_ body: () throws -> T) throws -> T {
+    /// Runs `body` in one write transaction on GRDB's writer queue (never on the caller's thread):
+    /// all of it is committed, or none.
+    public func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
+        try await wrap { try await pool.write(body) }
+    }
+
+    /// Runs `body` in one read transaction on a reader queue, with the raw connection (for tests
+    /// and tools; kb's own reads go through `snapshot`).
+    public func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
+        try await wrap { try await pool.read(body) }
+    }
+
+    func wrap<T>(_ body: () async throws -> T) async throws -> T {
         do {
-            return try body()
+            return try await body()
         } catch let error as KBError {
             throw error
         } catch {
@@ -118,14 +140,16 @@ public final class SQLiteStore: Sendable {
 
     // MARK: - kb_meta
 
-    public func meta(_ key: String) throws -> String? {
-        try read { db in try String.fetchOne(db, sql: "SELECT value FROM kb_meta WHERE key = ?", arguments: [key]) }
-    }
-
-    public func setMeta(_ key: String, _ value: String) throws {
-        try write { db in
+    public func setMeta(_ key: String, _ value: String) async throws {
+        try await write { db in
             try db.execute(sql: "INSERT INTO kb_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                            arguments: [key, value])
         }
+    }
+}
+
+extension SQLiteStore.Snapshot {
+    public func meta(_ key: String) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT value FROM kb_meta WHERE key = ?", arguments: [key])
     }
 }

@@ -54,9 +54,9 @@ public enum EmbedderChoice: Sendable, Hashable {
 
     /// The embedder, loaded; nil for `.keywordOnly`. A remote embedder is asked for one vector
     /// to learn its dimension unless `dimension` is given (from the index's record).
-    public func make(environment: [String: String] = ProcessInfo.processInfo.environment, dimension: Int? = nil) throws -> (any Embedder)? {
+    public func make(environment: [String: String] = ProcessInfo.processInfo.environment, dimension: Int? = nil) async throws -> (any Embedder)? {
         switch self {
-        case .local: return try BERTEmbedder.installed(environment: environment)
+        case .local: return try await KnowledgeBase.offPool { Result { try BERTEmbedder.installed(environment: environment) } }.get()
         case .keywordOnly: return nil
         case .hashing: return HashingEmbedder()
         case .openAI(let model, let url):
@@ -66,7 +66,7 @@ public enum EmbedderChoice: Sendable, Hashable {
             if let attempts = environment["KB_EMBEDDINGS_MAX_ATTEMPTS"].flatMap(Int.init), attempts > 0 { configuration.maxAttempts = attempts }
             if let concurrency = environment["KB_EMBEDDINGS_CONCURRENCY"].flatMap(Int.init), concurrency > 0 { configuration.maxConcurrentRequests = concurrency }
             if let batch = environment["KB_EMBEDDINGS_BATCH"].flatMap(Int.init), batch > 0 { configuration.maxInputsPerRequest = batch }
-            return try HTTPEmbedder.connect(configuration, dimension: dimension)
+            return try await HTTPEmbedder.connect(configuration, dimension: dimension)
         }
     }
 

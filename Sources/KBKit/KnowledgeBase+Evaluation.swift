@@ -57,8 +57,8 @@ extension KnowledgeBase {
             throw KBError(.noSuchFile, "No corpus.jsonl (or corpus.path) in \(datasetFolder). Is this a BEIR-layout folder?")
         }
         let fingerprint = Self.contentHash(corpusData) + (options.chunk ? "|chunk=\(options.chunker.targetCharacters)" : "|whole")
-        let status = try store.status()
-        if try store.meta("eval_corpus") == fingerprint, status.sources == dataset.documents.count {
+        let (status, loaded) = try await store.snapshot { (try $0.status(), try $0.meta("eval_corpus")) }
+        if loaded == fingerprint, status.sources == dataset.documents.count {
             return IngestReport()   // already loaded
         }
         if status.sources > 0 {
@@ -86,7 +86,7 @@ extension KnowledgeBase {
         if let failure = report.failed.first {
             throw KBError(.embedding, "Loading the corpus failed for \(report.failed.count) documents, first \(failure.path): \(failure.message)")
         }
-        try store.setMeta("eval_corpus", fingerprint)
+        try await store.setMeta("eval_corpus", fingerprint)
         return report
     }
 
@@ -162,7 +162,7 @@ extension KnowledgeBase {
                 worst: Array(worst)))
             rankings[mode] = modeRankings
         }
-        let status = try store.status()
+        let status = try await status()
         let report = EvaluationReport(
             dataset: dataset.name, split: dataset.split,
             documents: notesRoot == nil ? dataset.documents.count : status.sources,

@@ -96,6 +96,12 @@ public struct MemoryResults: Sendable, Hashable, Codable {
     public var hits: [MemoryHit]
 }
 
+/// A memory and, when asked for, its earlier versions.
+public struct MemoryWithHistory: Sendable, Hashable, Codable {
+    public var memory: Memory
+    public var history: [MemoryVersion]?
+}
+
 /// What `importMemories` did, line by line.
 public struct MemoryImportReport: Sendable, Hashable, Codable {
     public struct Failure: Sendable, Hashable, Codable {
@@ -111,15 +117,15 @@ public struct MemoryImportReport: Sendable, Hashable, Codable {
 extension KnowledgeBase {
     /// The embedder memory writes use: the index's own (loaded once), else `choice`, else the
     /// local model. nil for a keyword-only index.
-    func memoryEmbedder(_ choice: EmbedderChoice?) throws -> (embedder: (any Embedder)?, record: EmbedderRecord) {
-        if let recorded = try store.embedderRecord() {
+    func memoryEmbedder(_ choice: EmbedderChoice?) async throws -> (embedder: (any Embedder)?, record: EmbedderRecord) {
+        if let recorded = try await store.snapshot({ try $0.embedderRecord() }) {
             if let choice, choice.spec != recorded.spec {
-                let (_, record) = try embedder(choice)   // throws the mismatch message
+                let (_, record) = try await embedder(choice)   // throws the mismatch message
                 return (nil, record)
             }
-            return recorded.dimension > 0 ? (try queryEmbedder(recorded), recorded) : (nil, .none)
+            return recorded.dimension > 0 ? (try await queryEmbedder(recorded), recorded) : (nil, .none)
         }
-        return try embedder(choice)
+        return try await embedder(choice)
     }
 
     func embedOne(_ text: String, with embedder: (any Embedder)?, record: EmbedderRecord) async throws -> [Float]? {
@@ -162,17 +168,18 @@ extension KnowledgeBase {
         guard (0...1).contains(options.nearDuplicateThreshold) else {
             throw KBError(.invalidArgument, "The near-duplicate threshold is a cosine similarity between 0 and 1; got \(options.nearDuplicateThreshold).")
         }
-        if supersedingID == nil, let existing = try store.memory(contentKey: MemoryRules.contentKey(content), scope: draft.scope) {
+        let key = MemoryRules.contentKey(content), scope = draft.scope
+        if supersedingID == nil, let existing = try await store.snapshot({ try $0.memory(contentKey: key, scope: scope) }) {
             return RememberResult(memory: existing, created: false, nearDuplicates: [], superseded: nil)
         }
-        let (embedder, record) = try memoryEmbedder(choice)
+        let (embedder, record) = try await memoryEmbedder(choice)
         let vector = try await embedOne(content, with: embedder, record: record)
         let now = MemoryArchive.roundedToMilliseconds(Date())
         let memory = Memory(id: UUID().uuidString.lowercased(), scope: draft.scope, title: title, content: content, tags: tags,
                             createdAt: now, updatedAt: now)
-        switch try store.addMemory(Self.memoryWrite(memory, vector: vector, record: record), superseding: supersedingID) {
+        switch try await store.addMemory(Self.memoryWrite(memory, vector: vector, record: record), superseding: supersedingID) {
         case .existing(let existing):
-            let superseded = try supersedingID.map { try store.memory($0) }
+            let superseded = try await supersedingID.asyncMap { id in try await store.snapshot { try $0.memory(id) } }
             return RememberResult(memory: existing, created: false, nearDuplicates: [],
                                   superseded: superseded?.supersededBy == existing.id ? superseded?.id : nil)
         case .added(let effect, let neighbours):
@@ -180,39 +187,41 @@ extension KnowledgeBase {
             var near: [NearDuplicate] = []
             if let vector {
                 let close = NearDuplicates.find(vector, among: neighbours, threshold: options.nearDuplicateThreshold)
-                let stored = try store.memories(sourcePaths: close.map { Memory.sourcePath($0.id) })
+                let paths = close.map { Memory.sourcePath($0.id) }
+                let stored = try await store.snapshot { try $0.memories(sourcePaths: paths) }
                 near = close.compactMap { entry in
                     stored[Memory.sourcePath(entry.id)].map { NearDuplicate(id: entry.id, similarity: entry.similarity, content: $0.content) }
                 }
             }
-            let superseded = try supersedingID.map { try store.memory($0).id }
+            let superseded = try await supersedingID.asyncMap { id in try await store.snapshot { try $0.memory(id).id } }
             return RememberResult(memory: memory, created: true, nearDuplicates: near, superseded: superseded)
         }
     }
 
-    /// The memory with this id, or a unique prefix of it (4 characters or more).
-    public func memory(_ id: String) throws -> Memory {
-        try store.memory(MemoryRules.idOrPrefix(id))
-    }
-
-    /// Earlier versions of a memory, oldest first (the current state is the memory itself).
-    public func memoryHistory(_ id: String) throws -> [MemoryVersion] {
-        try store.memoryHistory(memory(id).id)
+    /// The memory with this id, or a unique prefix of it (4 characters or more), and with
+    /// `history` its earlier versions, oldest first (the current state is the memory itself).
+    public func memory(_ id: String, history: Bool = false) async throws -> MemoryWithHistory {
+        let id = try MemoryRules.idOrPrefix(id)
+        return try await store.snapshot { snapshot in
+            let memory = try snapshot.memory(id)
+            return MemoryWithHistory(memory: memory, history: history ? try snapshot.memoryHistory(memory.id) : nil)
+        }
     }
 
     /// Memories, oldest first. `scopes` empty means all; every tag must be present.
-    public func memories(scopes: [MemoryScope] = [], tags: [Tag] = [], includeSuperseded: Bool = false) throws -> [Memory] {
-        try store.memories(scopes: scopes, tags: try MemoryRules.validTags(tags), includeSuperseded: includeSuperseded)
+    func memories(scopes: [MemoryScope] = [], tags: [Tag] = [], includeSuperseded: Bool = false) async throws -> [Memory] {
+        let tags = try MemoryRules.validTags(tags)
+        return try await store.snapshot { try $0.memories(scopes: scopes, tags: tags, includeSuperseded: includeSuperseded) }
     }
 
     /// Changes a memory, keeping the previous state in its history. A change that changes
     /// nothing (content equal after whitespace normalisation) writes nothing. The new content must not be the content of another current
     /// memory of the scope.
-    public func updateMemory(_ id: String, _ change: MemoryChange, options: MemoryOptions = MemoryOptions()) async throws -> Memory {
+    func updateMemory(_ id: String, _ change: MemoryChange, options: MemoryOptions = MemoryOptions()) async throws -> Memory {
         guard change.content != nil || change.title != nil || change.tags != nil else {
             throw KBError(.invalidArgument, "Nothing to update: give new content, a title or tags.")
         }
-        let current = try memory(id)
+        let current = try await memory(id).memory
         var next = current
         if let content = change.content {
             let valid = try MemoryRules.validContent(content, options: options)
@@ -222,19 +231,19 @@ extension KnowledgeBase {
         if let title = change.title { next.title = try MemoryRules.validTitle(title) }
         if let tags = change.tags { next.tags = try MemoryRules.validTags(tags) }
         guard next.content != current.content || next.title != current.title || next.tags != current.tags else { return current }
-        let (embedder, record) = try memoryEmbedder(nil)
+        let (embedder, record) = try await memoryEmbedder(nil)
         let vector = try await embedOne(next.content, with: embedder, record: record)
         next.version = current.version + 1
         next.updatedAt = MemoryArchive.roundedToMilliseconds(Date())
-        let effect = try store.updateMemory(Self.memoryWrite(next, vector: vector, record: record), expectedVersion: current.version)
+        let effect = try await store.updateMemory(Self.memoryWrite(next, vector: vector, record: record), expectedVersion: current.version)
         followWrite(effect, vectors: vector.map { [$0] }, record: record)
         return next
     }
 
     /// Deletes a memory and its history; it is gone from keyword and vector search at once.
     @discardableResult
-    public func forget(_ id: String) throws -> Memory {
-        let (memory, effect) = try store.deleteMemory(MemoryRules.idOrPrefix(id))
+    func forget(_ id: String) async throws -> Memory {
+        let (memory, effect) = try await store.deleteMemory(MemoryRules.idOrPrefix(id))
         followWrite(effect, vectors: nil, record: nil)
         return memory
     }
@@ -242,21 +251,29 @@ extension KnowledgeBase {
     /// Memories that match a query, searched like snippets (hybrid by default) within the
     /// query's scopes only.
     public func recall(_ query: MemoryQuery) async throws -> MemoryResults {
-        try await recall(query, queryVector: nil)
+        let (results, memories) = try await searches([Self.recallSearch(query)]) { snapshot, results in
+            try snapshot.memories(sourcePaths: results[0].hits.map(\.sourcePath))
+        }
+        return Self.recalled(query, results[0], memories: memories)
     }
 
-    func recall(_ query: MemoryQuery, queryVector: [Float]?) async throws -> MemoryResults {
+    /// The snippet search a recall runs: memories only, of the query's scopes, deep enough for
+    /// recency to reorder.
+    static func recallSearch(_ query: MemoryQuery) -> SearchQuery {
         var search = SearchQuery(query.text)
         search.kinds = [.memory]
         search.scopes = query.scopes
-        search.tags = try MemoryRules.validTags(query.tags)
+        search.tags = query.tags
         search.includeSuperseded = query.includeSuperseded
         search.mode = query.mode
         search.limit = query.recency == nil ? query.limit : max(query.limit * 5, 50)
         search.candidates = max(50, search.limit)
         search.excerpts = false
-        let results = try await self.search(search, queryVector: queryVector)
-        let memories = try store.memories(sourcePaths: results.hits.map(\.sourcePath))
+        return search
+    }
+
+    /// The memories of a recall search's hits, weighted by recency when asked.
+    static func recalled(_ query: MemoryQuery, _ results: SearchResults, memories: [String: Memory]) -> MemoryResults {
         var hits = results.hits.compactMap { hit -> MemoryHit? in
             guard let memory = memories[hit.sourcePath] else { return nil }
             let weight = query.recency?.weight(updated: memory.updatedAt, now: query.now) ?? 1
@@ -271,10 +288,11 @@ extension KnowledgeBase {
     }
 
     /// Memories as JSON Lines, oldest first, superseded ones and history included.
-    public func exportMemories(scopes: [MemoryScope] = []) throws -> String {
-        try memories(scopes: scopes, includeSuperseded: true).map { memory in
-            try MemoryArchive.encode(MemoryRecord(memory: memory, history: try store.memoryHistory(memory.id))) + "\n"
-        }.joined()
+    public func exportMemories(scopes: [MemoryScope] = []) async throws -> String {
+        let records = try await store.snapshot { snapshot in
+            try snapshot.memories(scopes: scopes, includeSuperseded: true).map { MemoryRecord(memory: $0, history: try snapshot.memoryHistory($0.id)) }
+        }
+        return try records.map { try MemoryArchive.encode($0) + "\n" }.joined()
     }
 
     /// Imports JSON Lines written by `exportMemories`, each memory in its own transaction with
@@ -285,7 +303,7 @@ extension KnowledgeBase {
                                embedder choice: EmbedderChoice? = nil) async throws -> MemoryImportReport {
         var report = MemoryImportReport()
         let parsed = MemoryArchive.decode(lines: text, options: options)
-        let (embedder, record) = try memoryEmbedder(choice)
+        let (embedder, record) = try await memoryEmbedder(choice)
         let batchSize = 64
         for start in stride(from: 0, to: parsed.count, by: batchSize) {
             let batch = parsed[start..<min(start + batchSize, parsed.count)]
@@ -312,7 +330,7 @@ extension KnowledgeBase {
             for (entry, vector) in zip(good, vectors) {
                 do {
                     let write = Self.memoryWrite(entry.record.memory, vector: vector, record: record)
-                    let (outcome, effect) = try store.importMemory(write, history: entry.record.history, replacing: replacing)
+                    let (outcome, effect) = try await store.importMemory(write, history: entry.record.history, replacing: replacing)
                     if let effect { followWrite(effect, vectors: vector.map { [$0] }, record: record) }
                     switch outcome {
                     case .added: report.added += 1
@@ -326,5 +344,12 @@ extension KnowledgeBase {
         }
         report.failed.sort { $0.line < $1.line }
         return report
+    }
+}
+
+extension Optional {
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
     }
 }

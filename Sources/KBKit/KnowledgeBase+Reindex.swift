@@ -24,8 +24,8 @@ extension KnowledgeBase {
     public func reindex(to choice: EmbedderChoice, dropOld: Bool = false,
                         progress: @Sendable (IngestProgress) -> Void = { _ in }) async throws -> ReindexReport {
         let started = Date()
-        let current = try store.embedderRecord()
-        guard let embedder = try choice.make() else {
+        let current = try await store.snapshot { try $0.embedderRecord() }
+        guard let embedder = try await choice.make() else {
             throw KBError(.invalidArgument, "kb reindex needs an embedder that makes vectors (local, hashing or openai:MODEL), not none.")
         }
         let record = EmbedderChoice.record(for: embedder, choice: choice)
@@ -33,10 +33,10 @@ extension KnowledgeBase {
         if let current, current.name == record.name, current.spec == record.spec {
             throw KBError(.invalidArgument, "The index already uses \(record.name). Name another embedder to switch to.")
         }
-        let total = try status().snippets
+        let total = try await status().snippets
         for _ in 0..<4 {
             while true {
-                let batch = try store.snippetsWithoutVectors(embedder: record, limit: 256)
+                let batch = try await store.snapshot { try $0.snippetsWithoutVectors(embedder: record, limit: 256) }
                 if batch.isEmpty { break }
                 progress(IngestProgress(phase: .embedding, done: total - batch.count, total: total, current: record.name))
                 let texts = batch.map(\.text)
@@ -45,11 +45,11 @@ extension KnowledgeBase {
                 guard vectors.count == batch.count else {
                     throw KBError(.embedding, "\(embedder.id) returned \(vectors.count) vectors for \(batch.count) texts.")
                 }
-                try store.addVectors(embedder: record, Array(zip(batch.map(\.id), vectors).map { (id: $0, vector: $1) }))
+                try await store.addVectors(embedder: record, Array(zip(batch.map(\.id), vectors).map { (id: $0, vector: $1) }))
                 report.embedded += batch.count
             }
             // Another process may have added snippets meanwhile: then go round again.
-            if try store.switchEmbedder(to: record, dropOthers: dropOld) {
+            if try await store.switchEmbedder(to: record, dropOthers: dropOld) {
                 report.switched = true
                 break
             }
@@ -57,7 +57,10 @@ extension KnowledgeBase {
         guard report.switched else {
             throw KBError(.database, "The index kept changing while it was reindexed; run `kb reindex` again (it resumes).")
         }
-        searchState.lock.withLock { searchState.generation = -1 }
+        searchState.lock.withLock {
+            searchState.generation = -1
+            searchState.knownRecord = nil
+        }
         report.seconds = Date().timeIntervalSince(started)
         return report
     }

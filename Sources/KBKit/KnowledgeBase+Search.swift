@@ -3,16 +3,42 @@ public import KBCore
 import KBEmbed
 import KBIndex
 
-/// What searches of one knowledge base keep between calls: the query embedder and the vectors
-/// in memory, with the index generation they reflect.
-/// @unchecked Sendable: every field is guarded by `lock`.
+/// What searches of one knowledge base keep between calls: the query embedder, the vectors in
+/// memory and the filter results of the index generation they reflect.
+/// @unchecked Sendable: every field is guarded by `lock`; `loading` serialises vector loads.
 final class SearchState: @unchecked Sendable {
     let lock = NSLock()
+    let loading = NSLock()
     var index: VectorIndex?
     var record: EmbedderRecord?
     var generation: Int64 = -1
     var embedder: (any Embedder)?
     var embedderName: String?
+    /// The embedder record last read, to embed a query before the snapshot that confirms it.
+    var knownRecord: EmbedderRecord??
+    /// Snippet ids that pass a filter, and the ids of memories, at `filtersGeneration`.
+    var filters: [FilterKey: Set<Int64>] = [:]
+    var memorySnippets: Set<Int64>?
+    var filtersGeneration: Int64 = -1
+}
+
+/// The parts of a query that decide which snippets pass its filters.
+struct FilterKey: Hashable {
+    var tags: [Tag]
+    var kinds: Set<SourceKind>
+    var scopes: [MemoryScope]
+    var selectors: [SourceSelector]
+    var includeSuperseded: Bool
+    var sourcePrefixes: [String]
+
+    init(_ query: SearchQuery) {
+        tags = query.tags
+        kinds = query.kinds
+        scopes = query.scopes
+        selectors = query.selectors
+        includeSuperseded = query.includeSuperseded
+        sourcePrefixes = query.sourcePrefixes
+    }
 }
 
 extension KnowledgeBase {
@@ -22,14 +48,24 @@ extension KnowledgeBase {
     /// hybrid runs both to `query.candidates` and fuses the ranks (RRF, k = 60). Filters select
     /// snippets before ranking. Near-duplicate snippets are collapsed (the best-ranked stays);
     /// then `groupBySource` and `diversity` apply, and the first `limit` hits are returned.
+    /// The index is read in one snapshot, off the caller's thread.
     public func search(_ query: SearchQuery) async throws -> SearchResults {
-        try await search(query, queryVector: nil)
+        try await searches([query]) { _, _ in }.searches[0]
     }
 
-    /// The query's embedding, for callers that run several searches with one text.
-    func queryVector(_ text: String) async throws -> [Float]? {
-        guard let record = try store.embedderRecord(), record.dimension > 0 else { return nil }
-        let embedder = try queryEmbedder(record)
+    /// The embedder record, from memory when one was read before (the snapshot that ranks
+    /// confirms it).
+    func assumedRecord() async throws -> EmbedderRecord? {
+        if let known = searchState.lock.withLock({ searchState.knownRecord }) { return known }
+        let record = try await store.snapshot { try $0.embedderRecord() }
+        searchState.lock.withLock { searchState.knownRecord = .some(record) }
+        return record
+    }
+
+    /// The query's embedding for an index with `record` (nil when the index has no vectors).
+    func queryVector(_ text: String, record: EmbedderRecord?) async throws -> [Float]? {
+        guard let record, record.dimension > 0 else { return nil }
+        let embedder = try await queryEmbedder(record)
         let vectors = try await embedder.embed([text], role: .query)
         guard let vector = vectors.first, vector.count == record.dimension else {
             throw KBError(.embedding, "\(embedder.id) returned no usable query vector.")
@@ -37,9 +73,34 @@ extension KnowledgeBase {
         return vector
     }
 
-    /// `search`, with the query's embedding already made (nil: embed it here when needed).
-    func search(_ query: SearchQuery, queryVector given: [Float]?) async throws -> SearchResults {
-        guard query.limit >= 1 else { throw KBError(.invalidArgument, "The number of hits (-k) must be at least 1.") }
+    /// Runs several searches that share one query text (one embedding) in one snapshot, and
+    /// `more` in the same snapshot. When the index's embedder changed since it was last read,
+    /// embeds again and reruns.
+    func searches<Extra: Sendable>(
+        _ queries: [SearchQuery], more: @escaping @Sendable (SQLiteStore.Snapshot, [SearchResults]) throws -> Extra
+    ) async throws -> (searches: [SearchResults], extra: Extra) {
+        for query in queries { try Self.check(query) }
+        var record = try await assumedRecord()
+        for _ in 0..<2 {
+            let needsVector = queries.contains { $0.mode != .keyword } && (record?.dimension ?? 0) > 0
+            let vector = needsVector ? try await queryVector(queries[0].text, record: record) : nil
+            let assumed = record
+            let (actual, outcome) = try await store.snapshot { snapshot -> (EmbedderRecord?, ([SearchResults], Extra)?) in
+                let actual = try snapshot.embedderRecord()
+                guard actual == assumed else { return (actual, nil) }
+                let results = try queries.map { try self.rank($0, vector: vector, record: actual, in: snapshot) }
+                return (actual, (results, try more(snapshot, results)))
+            }
+            searchState.lock.withLock { searchState.knownRecord = .some(actual) }
+            if let outcome { return (outcome.0, outcome.1) }
+            record = actual
+        }
+        throw KBError(.database, "The index's embedder kept changing during the search; try again.")
+    }
+
+    /// Sanity checks of a query built in code (requests are validated where they are decoded).
+    static func check(_ query: SearchQuery) throws {
+        guard query.limit >= 1 else { throw KBError(.invalidArgument, "The number of hits must be at least 1.") }
         guard query.candidates >= 1 else { throw KBError(.invalidArgument, "The candidate depth must be at least 1.") }
         if let lambda = query.diversity, !(0...1).contains(lambda) {
             throw KBError(.invalidArgument, "Diversity λ must be between 0 and 1 (1 = relevance only); got \(lambda).")
@@ -47,7 +108,10 @@ extension KnowledgeBase {
         guard query.keywordWeight >= 0, query.vectorWeight >= 0, query.keywordWeight + query.vectorWeight > 0 else {
             throw KBError(.invalidArgument, "Fusion weights must be zero or more, and not both zero.")
         }
-        let record = try store.embedderRecord()
+    }
+
+    /// One search inside a snapshot: filters, both rankings, fusion, near-duplicates, diversity, hits.
+    func rank(_ query: SearchQuery, vector given: [Float]?, record: EmbedderRecord?, in snapshot: SQLiteStore.Snapshot) throws -> SearchResults {
         let hasVectors = record.map { $0.dimension > 0 } ?? false
         var mode = query.mode
         if mode == .hybrid && !hasVectors { mode = .keyword }
@@ -57,14 +121,15 @@ extension KnowledgeBase {
         }
         var depth = max(query.candidates, query.limit)
         if query.groupBySource || query.diversity != nil { depth = max(depth, query.limit * 5) }
-        let allowed = try store.filteredSnippetIDs(query)
+        let generation = try snapshot.generation()
+        let allowed = try allowedSnippets(query, generation: generation, in: snapshot)
         // Without filters, memories are still left out: scan deeper by their number and drop them.
-        let excluded = allowed == nil && query.kinds.isEmpty ? try store.memorySnippetIDs() : []
+        let excluded = allowed == nil && query.kinds.isEmpty ? try memorySnippets(generation: generation, in: snapshot) : []
 
         var keywordRanking: [(id: Int64, score: Double)] = []
         if mode != .vector {
             do {
-                keywordRanking = try store.keywordRanking(query, limit: depth)
+                keywordRanking = try snapshot.keywordRanking(query, limit: depth)
             } catch let error as KBError where error.code == .invalidArgument && mode == .hybrid {
                 keywordRanking = []   // no words to match; the vector ranking still runs
             }
@@ -72,18 +137,10 @@ extension KnowledgeBase {
         var vectorEntries: [TopK.Entry] = []
         var index: VectorIndex?
         if mode != .keyword, let record {
-            var vector: [Float]
-            if let given, given.count == record.dimension {
-                vector = given
-            } else {
-                let embedder = try queryEmbedder(record)
-                let vectors = try await embedder.embed([query.text], role: .query)
-                guard let first = vectors.first, first.count == record.dimension else {
-                    throw KBError(.embedding, "\(embedder.id) returned no usable query vector.")
-                }
-                vector = first
+            guard let vector = given, vector.count == record.dimension else {
+                throw KBError(.embedding, "No query vector of \(record.dimension) dimensions for \(record.name).")
             }
-            index = try vectorIndex(record)
+            index = try vectorIndex(record, generation: generation, in: snapshot)
             if query.quantized { index!.enableQuantization() }
             vectorEntries = index!.search(vector, k: depth + excluded.count, allowed: allowed, quantized: query.quantized)
             if !excluded.isEmpty { vectorEntries = Array(vectorEntries.filter { !excluded.contains($0.id) }.prefix(depth)) }
@@ -99,7 +156,7 @@ extension KnowledgeBase {
                 [keywordRanking.map(\.id), vectorEntries.map(\.id)],
                 weights: [query.keywordWeight, query.vectorWeight]).map { ($0.id, $0.score) }
         }
-        let summaries = try store.snippetSummaries(ordered.map(\.id))
+        let summaries = try snapshot.snippetSummaries(ordered.map(\.id))
         ordered = ordered.filter { summaries[$0.id] != nil }
         if query.groupBySource {
             var seen = Set<String>()
@@ -121,7 +178,7 @@ extension KnowledgeBase {
             ordered = picked.map { ($0, scores[$0]!) }
         }
         let final = Array(ordered.prefix(query.limit))
-        let hitsByID = try store.hits(for: final.map(\.id), highlighting: mode == .vector || !query.excerpts ? nil : query.text)
+        let hitsByID = try snapshot.hits(for: final.map(\.id), highlighting: mode == .vector || !query.excerpts ? nil : query.text)
         let hits = final.enumerated().compactMap { i, entry -> SearchHit? in
             guard var hit = hitsByID[entry.id] else { return nil }
             hit.rank = i + 1
@@ -131,12 +188,48 @@ extension KnowledgeBase {
         return SearchResults(query: query.text, mode: mode, embedder: mode == .keyword ? nil : record?.name, hits: hits)
     }
 
+    /// The snippets a query's filters let through (nil: all), kept per index generation.
+    func allowedSnippets(_ query: SearchQuery, generation: Int64, in snapshot: SQLiteStore.Snapshot) throws -> Set<Int64>? {
+        guard query.hasFilters else { return nil }
+        let key = FilterKey(query)
+        if let cached = searchState.lock.withLock({ searchState.filtersGeneration == generation ? searchState.filters[key] : nil }) {
+            return cached
+        }
+        let allowed = try snapshot.filteredSnippetIDs(query) ?? []
+        searchState.lock.withLock {
+            if searchState.filtersGeneration != generation {
+                searchState.filters = [:]
+                searchState.memorySnippets = nil
+                searchState.filtersGeneration = generation
+            }
+            if searchState.filters.count >= 256 { searchState.filters = [:] }
+            searchState.filters[key] = allowed
+        }
+        return allowed
+    }
+
+    /// Snippet ids of every memory, kept per index generation.
+    func memorySnippets(generation: Int64, in snapshot: SQLiteStore.Snapshot) throws -> Set<Int64> {
+        if let cached = searchState.lock.withLock({ searchState.filtersGeneration == generation ? searchState.memorySnippets : nil }) {
+            return cached
+        }
+        let ids = try snapshot.memorySnippetIDs()
+        searchState.lock.withLock {
+            if searchState.filtersGeneration != generation {
+                searchState.filters = [:]
+                searchState.filtersGeneration = generation
+            }
+            searchState.memorySnippets = ids
+        }
+        return ids
+    }
+
     /// The embedder for queries: the one the index records. Loaded once per knowledge base.
-    func queryEmbedder(_ record: EmbedderRecord) throws -> any Embedder {
+    func queryEmbedder(_ record: EmbedderRecord) async throws -> any Embedder {
         if let cached = searchState.lock.withLock({ searchState.embedderName == record.name ? searchState.embedder : nil }) {
             return cached
         }
-        guard let embedder = try EmbedderChoice(record.spec).make(dimension: record.dimension > 0 ? record.dimension : nil) else {
+        guard let embedder = try await EmbedderChoice(record.spec).make(dimension: record.dimension > 0 ? record.dimension : nil) else {
             throw KBError(.unsupportedMode, "This index has no vectors; use --mode keyword.")
         }
         guard embedder.id == record.name, embedder.dimension == record.dimension else {
@@ -151,21 +244,31 @@ extension KnowledgeBase {
         return embedder
     }
 
-    /// The vectors in memory, loaded on first use and reloaded when another process changed the index.
-    func vectorIndex(_ record: EmbedderRecord) throws -> VectorIndex {
-        let generation = try store.generation()
-        if let current = searchState.lock.withLock({
-            searchState.record == record && searchState.generation == generation ? searchState.index : nil
-        }) {
-            return current
+    /// The vectors in memory, loaded from the snapshot when this process's copy is older than it
+    /// (another process wrote, or nothing is loaded yet). A copy newer than the snapshot (this
+    /// process wrote meanwhile) serves as it is: snippets the snapshot does not hold drop out of
+    /// the results with their summaries. One load at a time: a search that finds a load under
+    /// way waits for it rather than loading the same vectors again.
+    func vectorIndex(_ record: EmbedderRecord, generation: Int64, in snapshot: SQLiteStore.Snapshot) throws -> VectorIndex {
+        func current() -> VectorIndex? {
+            searchState.lock.withLock {
+                searchState.record == record && searchState.generation >= generation ? searchState.index : nil
+            }
         }
-        let loaded = try store.loadVectors(embedder: record)
+        if let index = current() { return index }
+        searchState.loading.lock()
+        defer { searchState.loading.unlock() }
+        if let index = current() { return index }
+        let loaded = try snapshot.loadVectors(embedder: record)
         let index = VectorIndex(dimension: record.dimension)
         index.reset(ids: loaded.ids, matrix: loaded.matrix)
         searchState.lock.withLock {
-            searchState.index = index
-            searchState.record = record
-            searchState.generation = loaded.generation
+            // Keep the newest: a search on an older snapshot must not replace a newer index.
+            if loaded.generation >= searchState.generation || searchState.record != record {
+                searchState.index = index
+                searchState.record = record
+                searchState.generation = loaded.generation
+            }
         }
         return index
     }
@@ -176,6 +279,7 @@ extension KnowledgeBase {
     func followWrite(_ effect: WriteEffect, vectors: [[Float]]?, record: EmbedderRecord?) {
         guard effect.generation != 0 else { return }
         searchState.lock.withLock {
+            if record != nil, searchState.knownRecord != .some(record) { searchState.knownRecord = nil }
             guard let index = searchState.index else { return }
             guard effect.generation == searchState.generation + 1,
                   record == nil || record == searchState.record || vectors == nil else {

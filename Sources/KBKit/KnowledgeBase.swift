@@ -15,9 +15,14 @@ public import KBIngest
 public final class KnowledgeBase: Sendable {
     public let store: SQLiteStore
     public var path: String { store.path }
+    /// What requests may ask for.
+    public let limits: Limits
     let searchState = SearchState()
 
-    init(store: SQLiteStore) { self.store = store }
+    init(store: SQLiteStore, limits: Limits) {
+        self.store = store
+        self.limits = limits
+    }
 
     /// Chooses how this process spends its cores on the model and on vector scans; call it once,
     /// before the first search or embedding (later calls with another mode change nothing and
@@ -25,15 +30,15 @@ public final class KnowledgeBase: Sendable {
     @discardableResult
     public static func configure(_ mode: ComputeMode) -> Bool { ProcessCompute.set(mode) }
 
-    /// Opens (or, with `create`, makes) the index file at `path`.
-    public static func open(at path: String, create: Bool = true) throws -> KnowledgeBase {
-        KnowledgeBase(store: try SQLiteStore.open(at: FileScanner.absolute(path), create: create))
+    /// Opens (or, with `create`, makes) the index file at `path`; requests are held to `limits`.
+    public static func open(at path: String, create: Bool = true, limits: Limits = Limits()) throws -> KnowledgeBase {
+        KnowledgeBase(store: try SQLiteStore.open(at: FileScanner.absolute(path), create: create), limits: limits)
     }
 
     /// Opens the index, runs `body`, and lets go of the file whatever happens.
-    public static func withOpened<T>(at path: String, create: Bool = true, _ body: (KnowledgeBase) throws -> T) throws -> T {
+    public static func withOpened<T>(at path: String, create: Bool = true, _ body: (KnowledgeBase) async throws -> T) async throws -> T {
         let kb = try open(at: path, create: create)
-        return try body(kb)
+        return try await body(kb)
     }
 
     /// The index used when none is named: `$KB_DB`, else `$XDG_DATA_HOME/kb/kb.sqlite`,
@@ -91,28 +96,28 @@ public final class KnowledgeBase: Sendable {
 
     /// The embedder this index uses: the one it records, else `choice`, else the local model.
     /// Fails, before any work, when `choice` differs from what the index holds.
-    public func embedder(_ choice: EmbedderChoice?) throws -> (embedder: (any Embedder)?, record: EmbedderRecord) {
-        let recorded = try store.embedderRecord()
+    public func embedder(_ choice: EmbedderChoice?) async throws -> (embedder: (any Embedder)?, record: EmbedderRecord) {
+        let recorded = try await store.snapshot { try $0.embedderRecord() }
         let resolved = try choice ?? recorded.map { try EmbedderChoice($0.spec) } ?? .local
         // The index knows the dimension of the embedder it records: no need to ask a remote one.
         let known = recorded.flatMap { $0.spec == resolved.spec && $0.dimension > 0 ? $0.dimension : nil }
-        let embedder = try resolved.make(dimension: known)
+        let embedder = try await resolved.make(dimension: known)
         let record = EmbedderChoice.record(for: embedder, choice: resolved)
-        try store.checkEmbedder(record)
+        try await store.snapshot { try $0.checkEmbedder(record) }
         return (embedder, record)
     }
 
     /// Opens (or creates) the index for an ingest, with its embedder. The embedder is loaded
     /// before a new index file is created, so a missing model leaves no empty index behind.
     public static func openForIngest(at path: String, embedder choice: EmbedderChoice?)
-        throws -> (kb: KnowledgeBase, embedder: (any Embedder)?, record: EmbedderRecord) {
+        async throws -> (kb: KnowledgeBase, embedder: (any Embedder)?, record: EmbedderRecord) {
         if FileManager.default.fileExists(atPath: FileScanner.absolute(path)) {
             let kb = try open(at: path, create: false)
-            let (embedder, record) = try kb.embedder(choice)
+            let (embedder, record) = try await kb.embedder(choice)
             return (kb, embedder, record)
         }
         let resolved = choice ?? .local
-        let embedder = try resolved.make()
+        let embedder = try await resolved.make()
         let kb = try open(at: path, create: true)
         return (kb, embedder, EmbedderChoice.record(for: embedder, choice: resolved))
     }
@@ -138,20 +143,23 @@ public final class KnowledgeBase: Sendable {
 
         let known: [String: String]
         do {
-            try store.checkEmbedder(record)
-            known = try store.contentHashes()
+            known = try await store.snapshot { snapshot in
+                try snapshot.checkEmbedder(record)
+                return try snapshot.contentHashes()
+            }
         } catch {
             report.failed.append(.init(path: store.path, message: "\(error)"))
             return report
         }
 
-        // 1. Read, hash and parse on all cores; keep what changed.
+        // 1. Read, hash and parse on all cores (off the cooperative pool); keep what changed.
         var changed: [(candidate: FileScanner.Candidate, document: SourceDocument)] = []
         let batchSize = 64
         for batchStart in stride(from: 0, to: scan.files.count, by: batchSize) {
             let batch = Array(scan.files[batchStart..<min(batchStart + batchSize, scan.files.count)])
             progress(IngestProgress(phase: .reading, done: batchStart, total: scan.files.count, current: batch[0].displayName))
-            for (candidate, outcome) in zip(batch, Self.load(batch, options: options, known: known)) {
+            let outcomes = await Self.offPool { Self.load(batch, options: options, known: known) }
+            for (candidate, outcome) in zip(batch, outcomes) {
                 switch outcome {
                 case .unchanged: report.unchanged += 1
                 case .failed(let message): report.failed.append(.init(path: candidate.displayName, message: message))
@@ -168,12 +176,12 @@ public final class KnowledgeBase: Sendable {
         let seen = Set(scan.files.map(\.path))
         var gone: [String] = []
         for folder in scan.folders {
-            let stored = (try? store.sourcePaths(under: folder + "/")) ?? []
+            let stored = (try? await store.snapshot { try $0.sourcePaths(under: folder + "/") }) ?? []
             gone += stored.filter { !seen.contains($0) && !FileManager.default.fileExists(atPath: $0) }
         }
         var accountedFor = Set<String>()
         for missing in scan.missingArguments {
-            let stored = (known[missing] != nil ? [missing] : []) + ((try? store.sourcePaths(under: missing + "/")) ?? [])
+            let stored = (known[missing] != nil ? [missing] : []) + ((try? await store.snapshot { try $0.sourcePaths(under: missing + "/") }) ?? [])
             if !stored.isEmpty {
                 gone += stored
                 accountedFor.insert(missing)
@@ -181,7 +189,7 @@ public final class KnowledgeBase: Sendable {
         }
         if prune {
             do {
-                let (count, effect) = try store.removeSources(exactly: gone)
+                let (count, effect) = try await store.removeSources(exactly: gone)
                 report.removed = count
                 followWrite(effect, vectors: nil, record: record)
                 // A vanished argument whose sources were just pruned is not a failure.
@@ -192,7 +200,7 @@ public final class KnowledgeBase: Sendable {
         } else {
             report.missing = gone.sorted()
         }
-        try? store.deleteUnusedTags()
+        try? await store.deleteUnusedTags()
         report.seconds = Date().timeIntervalSince(started)
         return report
     }
@@ -219,7 +227,7 @@ public final class KnowledgeBase: Sendable {
             for (item, result) in zip(group, vectors) {
                 do {
                     let documentVectors = try result.get()
-                    let effect = try store.replace(item.document, vectors: documentVectors, embedder: record)
+                    let effect = try await store.replace(item.document, vectors: documentVectors, embedder: record)
                     followWrite(effect, vectors: documentVectors, record: record)
                     if item.isNew { report.added += 1 } else { report.updated += 1 }
                     report.snippets += item.document.snippets.count
@@ -242,7 +250,8 @@ public final class KnowledgeBase: Sendable {
         var missing: [String] = []
         var missingIndex: [String: Int] = [:]
         for document in documents {
-            let stored = (try? store.vectorsByText(path: document.source.path, embedder: record.name)) ?? [:]
+            let path = document.source.path
+            let stored = (try? await store.snapshot { try $0.vectorsByText(path: path, embedder: record.name) }) ?? [:]
             reusable.append(stored)
             for snippet in document.snippets where stored[snippet.text] == nil && missingIndex[snippet.text] == nil {
                 missingIndex[snippet.text] = missing.count
@@ -269,7 +278,7 @@ public final class KnowledgeBase: Sendable {
     /// pay again for what was answered.
     func embedRemotely(_ texts: [String], embedder: any Embedder, record: EmbedderRecord) async throws -> [[Float]] {
         let hashes = texts.map { Data(SHA256.hash(data: Data($0.utf8))) }
-        var vectors = try store.cachedVectors(embedder: record, hashes: hashes).filter { $0.value.count == record.dimension }
+        var vectors = try await store.snapshot { try $0.cachedVectors(embedder: record, hashes: hashes) }.filter { $0.value.count == record.dimension }
         var seen = Set<Data>()
         let wanted = hashes.filter { vectors[$0] == nil && seen.insert($0).inserted }
         let textByHash = Dictionary(zip(hashes, texts), uniquingKeysWith: { first, _ in first })
@@ -281,7 +290,7 @@ public final class KnowledgeBase: Sendable {
                 throw KBError(.embedding, "\(embedder.id) returned \(fresh.count) vectors for \(part.count) texts, or vectors of the wrong size.")
             }
             let used = ((embedder as? HTTPEmbedder)?.tokensUsed ?? 0) - before
-            try store.cacheVectors(embedder: record, Array(zip(part, fresh).map { (hash: $0, vector: $1) }), tokens: used)
+            try await store.cacheVectors(embedder: record, Array(zip(part, fresh).map { (hash: $0, vector: $1) }), tokens: used)
             for (hash, vector) in zip(part, fresh) { vectors[hash] = vector }
         }
         return hashes.map { vectors[$0]! }
@@ -291,6 +300,14 @@ public final class KnowledgeBase: Sendable {
         case unchanged
         case loaded(SourceDocument)
         case failed(String)
+    }
+
+    /// Runs blocking work (file reads, parsing on all cores) on a Dispatch thread, not on Swift's
+    /// cooperative pool, and awaits it.
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: work()) }
+        }
     }
 
     /// Reads, hashes and parses a batch of files on all cores.
@@ -333,23 +350,21 @@ public final class KnowledgeBase: Sendable {
         return argument.hasSuffix("/") && path != "/" ? path + "/" : path
     }
 
-    /// Ingested files (memories are listed by `memories()`).
-    public func sources() throws -> [StoredSource] { try store.sources().filter { $0.kind != .memory } }
-
-    public func status() throws -> IndexStatus { try store.status() }
+    /// Ingested files (memories are listed by `memories(_:)`).
+    public func sources() async throws -> [StoredSource] { try await store.snapshot { try $0.sources() }.filter { $0.kind != .memory } }
 
     /// Removes sources by file path, or all sources under a folder path. Throws when a path
     /// matches nothing, naming it, and removes nothing in that case.
     @discardableResult
-    public func remove(_ paths: [String]) throws -> [String] {
+    public func remove(_ paths: [String]) async throws -> [String] {
         let absolute = paths.map(FileScanner.absolute)
         for (argument, path) in zip(paths, absolute) {
-            let under = try store.sourcePaths(under: path)
+            let under = try await store.snapshot { try $0.sourcePaths(under: path) }
             if !under.contains(where: { $0 == path || $0.hasPrefix(path + "/") }) {
                 throw KBError(.notFound, "No source in the index matches \(argument). `kb sources` lists what is indexed.")
             }
         }
-        let (removed, effect) = try store.removeSources(matching: absolute)
+        let (removed, effect) = try await store.removeSources(matching: absolute)
         followWrite(effect, vectors: nil, record: nil)
         return removed
     }

@@ -29,12 +29,18 @@ public final class LocalEmbeddings: Sendable {
         }
     }
 
+    /// The model, loaded (the first time) off the cooperative pool.
+    func model() async throws -> BERTEmbedder {
+        if let model = lock.withLock({ model }) { return model }
+        return try await KnowledgeBase.offPool { Result { try self.loaded() } }.get()
+    }
+
     /// The model's id (`all-MiniLM-L6-v2`).
-    public func modelID() throws -> String { try loaded().id }
+    public func modelID() async throws -> String { try await model().id }
 
     /// Vectors (as passages, the way ingest embeds) and the number of model tokens they took.
     public func embed(_ texts: [String]) async throws -> (vectors: [[Float]], tokens: Int) {
-        let model = try loaded()
+        let model = try await model()
         let tokens = texts.reduce(0) { $0 + model.tokenIDs($1).count }
         return (try await model.embed(texts, role: .passage), tokens)
     }

@@ -22,7 +22,7 @@ public enum MemoryRules {
         guard bytes <= options.maxContentBytes else {
             throw KBError(.tooLarge,
                 "The memory is \(bytes) bytes; the limit is \(options.maxContentBytes). "
-              + "Store a shorter fact (ingest long documents as notes), or raise the limit with --max-size.")
+              + "Store a shorter fact (ingest long documents as notes).")
         }
         return trimmed
     }

@@ -3,69 +3,9 @@ import KBCore
 import KBKit
 import KBMemory
 
-/// Request and response bodies of the HTTP API (the OpenAPI document describes the same).
+/// The bodies of `POST /v1/embeddings` (OpenAI's shape) and of errors; kb's own requests are
+/// KBKit's request types.
 enum API {
-    struct ContextBody: Decodable {
-        var bot: String?
-        var report: String?
-        var query: String?
-        var user: String?
-        var budget: Int?
-    }
-
-    struct SearchBody: Decodable {
-        var query: String
-        var k: Int?
-        var tags: [String]?
-        var kinds: [SourceKind]?
-        var sources: [String]?
-        var mode: SearchMode?
-        /// Search only what this bot may see.
-        var bot: String?
-    }
-
-    struct MemoryBody: Decodable {
-        var content: String
-        var title: String?
-        var tags: [String]?
-        var scope: String?
-        var supersede: String?
-    }
-
-    struct MemoryPatch: Decodable {
-        var content: String?
-        var title: String?
-        var tags: [String]?
-    }
-
-    struct MemorySearchBody: Decodable {
-        var query: String
-        var scopes: [String]?
-        var tags: [String]?
-        var k: Int?
-        var mode: SearchMode?
-        var halfLife: String?
-        var includeSuperseded: Bool?
-    }
-
-    struct MemoryWithHistory: Encodable {
-        var memory: Memory
-        var history: [MemoryVersion]
-    }
-
-    struct BotBody: Decodable {
-        var name: String
-        var systemPrompt: String?
-        var sources: [String]?
-        var memoryScopes: [String]?
-    }
-
-    struct BotPatch: Decodable {
-        var systemPrompt: String?
-        var sources: [String]?
-        var memoryScopes: [String]?
-    }
-
     /// `POST /v1/embeddings`, as OpenAI defines it.
     struct EmbeddingsBody: Decodable {
         enum Input: Decodable {

@@ -1,57 +1,74 @@
 import Foundation
+import KBKit
 
-/// The OpenAPI 3.1 description of `kb serve`, served at `GET /openapi.json`.
+/// The OpenAPI 3.1 description of `kb serve`, served at `GET /openapi.json`. Request bodies are
+/// the schemas of KBKit's request types, with the service's limits; answers are described here.
 enum OpenAPIDocument {
-    static let json: String = {
-        let data = try! JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-        return String(decoding: data, as: UTF8.self)
-    }()
-
-    static func ref(_ name: String) -> [String: Any] { ["$ref": "#/components/schemas/\(name)"] }
-    static func array(_ items: [String: Any]) -> [String: Any] { ["type": "array", "items": items] }
-    static var string: [String: Any] { ["type": "string"] }
-    static var integer: [String: Any] { ["type": "integer"] }
-    static var number: [String: Any] { ["type": "number"] }
-    static var boolean: [String: Any] { ["type": "boolean"] }
-    static func object(_ properties: [String: Any], required: [String] = []) -> [String: Any] {
-        var schema: [String: Any] = ["type": "object", "properties": properties]
-        if !required.isEmpty { schema["required"] = required }
-        return schema
+    static func json(_ limits: Limits) -> String {
+        (try? KBJSON.text(document(limits), pretty: true)) ?? "{}"
     }
-    static func nullable(_ schema: [String: Any]) -> [String: Any] { ["anyOf": [schema, ["type": "null"]]] }
 
-    static func body(_ schema: String) -> [String: Any] {
+    static func ref(_ name: String) -> JSONValue { ["$ref": .string("#/components/schemas/\(name)")] }
+    static func array(_ items: JSONValue) -> JSONValue { ["type": "array", "items": items] }
+    static let string: JSONValue = ["type": "string"]
+    static let integer: JSONValue = ["type": "integer"]
+    static let number: JSONValue = ["type": "number"]
+    static let boolean: JSONValue = ["type": "boolean"]
+    static func object(_ properties: [String: JSONValue], required: [String] = []) -> JSONValue {
+        var schema: [String: JSONValue] = ["type": "object", "properties": .object(properties)]
+        if !required.isEmpty { schema["required"] = .array(required.map { .string($0) }) }
+        return .object(schema)
+    }
+
+    static func body(_ schema: String) -> JSONValue {
         ["required": true, "content": ["application/json": ["schema": ref(schema)]]]
     }
 
-    static func responses(_ ok: (String, [String: Any]), errors: [Int] = [400]) -> [String: Any] {
-        var result: [String: Any] = [ok.0: ["description": "Success", "content": ["application/json": ["schema": ok.1]]]]
+    static func responses(_ ok: (String, JSONValue), errors: [Int] = [400]) -> JSONValue {
+        var result: [String: JSONValue] = [ok.0: ["description": "Success", "content": ["application/json": ["schema": ok.1]]]]
         let descriptions = [400: "Bad input", 401: "Missing or wrong bearer token", 404: "Not found", 409: "Conflict",
                             413: "Body too large", 422: "Cannot be done with this index", 500: "Internal error", 503: "Embedder unavailable"]
         for code in Set(errors + [401, 500]).sorted() {
-            result[String(code)] = ["description": descriptions[code]!, "content": ["application/json": ["schema": ref("Error")]]]
+            result[String(code)] = ["description": .string(descriptions[code]!), "content": ["application/json": ["schema": ref("Error")]]]
         }
-        return result
+        return .object(result)
     }
 
-    static func operation(_ id: String, _ summary: String, body: String? = nil, ok: (String, [String: Any]), errors: [Int] = [400],
-                          parameters: [[String: Any]] = [], open: Bool = false) -> [String: Any] {
-        var op: [String: Any] = ["operationId": id, "summary": summary, "responses": responses(ok, errors: errors)]
+    static func operation(_ id: String, _ summary: String, body: String? = nil, ok: (String, JSONValue), errors: [Int] = [400],
+                          parameters: [JSONValue] = [], open: Bool = false) -> JSONValue {
+        var op: [String: JSONValue] = ["operationId": .string(id), "summary": .string(summary), "responses": responses(ok, errors: errors)]
         if let body { op["requestBody"] = self.body(body) }
-        if !parameters.isEmpty { op["parameters"] = parameters }
-        if open { op["security"] = [[String: Any]]() }
-        return op
+        if !parameters.isEmpty { op["parameters"] = .array(parameters) }
+        if open { op["security"] = [] }
+        return .object(op)
     }
 
-    static func pathParameter(_ name: String, _ description: String) -> [String: Any] {
-        ["name": name, "in": "path", "required": true, "description": description, "schema": string]
+    static func pathParameter(_ name: String, _ description: String) -> JSONValue {
+        ["name": .string(name), "in": "path", "required": true, "description": .string(description), "schema": string]
     }
 
-    static func queryParameter(_ name: String, _ description: String, schema: [String: Any]) -> [String: Any] {
-        ["name": name, "in": "query", "required": false, "description": description, "schema": schema]
+    static func queryParameter(_ name: String, _ description: String, schema: JSONValue) -> JSONValue {
+        ["name": .string(name), "in": "query", "required": false, "description": .string(description), "schema": schema]
     }
 
-    static var paths: [String: Any] { [
+    /// The request types, as components: what every route that takes a body decodes.
+    static func requests(_ limits: Limits) -> [String: JSONValue] {
+        let types: [any KBRequest.Type] = [
+            SearchRequest.self, RecallRequest.self, RememberRequest.self, ContextRequest.self, BotRequest.self,
+        ]
+        var schemas = Dictionary(uniqueKeysWithValues: types.map { ($0.schemaName, $0.schema(limits)) })
+        // The path names the memory or bot these change, so their bodies leave it out.
+        for (type, key) in [(MemoryChangeRequest.self as any KBRequest.Type, "id"), (BotChangeRequest.self, "name")] {
+            guard case .object(var schema) = type.schema(limits), case .object(var properties) = schema["properties"] else { continue }
+            properties[key] = nil
+            schema["properties"] = .object(properties)
+            schema["required"] = nil
+            schemas[type.schemaName] = .object(schema)
+        }
+        return schemas
+    }
+
+    static func paths(_ limits: Limits) -> JSONValue { [
         "/healthz": ["get": operation("health", "Liveness check (no token needed).", ok: ("200", object(["status": string])), errors: [], open: true)],
         "/openapi.json": ["get": operation("openapi", "This document.", ok: ("200", ["type": "object"]), errors: [])],
         "/v1/status": ["get": operation("status", "What the index holds.", ok: ("200", ref("Status")), errors: [])],
@@ -71,15 +88,15 @@ enum OpenAPIDocument {
                 queryParameter("all", "true to include superseded memories.", schema: boolean),
             ]),
             "post": operation("addMemory", "Remember something (200 with created: false when the same content exists).",
-                              body: "MemoryRequest", ok: ("201", ref("RememberResult")), errors: [400, 404, 409, 413, 503]),
+                              body: "RememberRequest", ok: ("201", ref("RememberResult")), errors: [400, 404, 409, 413, 503]),
         ],
         "/v1/memories/search": ["post": operation(
-            "searchMemories", "Recall memories of the given scopes.", body: "MemorySearchRequest",
+            "searchMemories", "Recall memories of the given scopes.", body: "RecallRequest",
             ok: ("200", ref("MemoryResults")), errors: [400, 413, 422, 503])],
         "/v1/memories/{id}": [
             "get": operation("getMemory", "A memory with its earlier versions.", ok: ("200", ref("MemoryWithHistory")), errors: [400, 404],
                              parameters: [pathParameter("id", "The memory's id or a unique prefix (4+ characters).")]),
-            "patch": operation("updateMemory", "Change a memory; the previous version is kept.", body: "MemoryPatch",
+            "patch": operation("updateMemory", "Change a memory; the previous version is kept.", body: "MemoryChangeRequest",
                                ok: ("200", ref("Memory")), errors: [400, 404, 409, 413, 503],
                                parameters: [pathParameter("id", "The memory's id or a unique prefix.")]),
             "delete": operation("deleteMemory", "Delete a memory and its history.", ok: ("200", object(["deleted": string])),
@@ -91,29 +108,26 @@ enum OpenAPIDocument {
         ],
         "/v1/bots/{name}": [
             "get": operation("getBot", "One bot.", ok: ("200", ref("Bot")), errors: [404], parameters: [pathParameter("name", "The bot's name.")]),
-            "patch": operation("updateBot", "Change a bot's system prompt, sources (replaced whole) or memory scopes.", body: "BotPatch",
+            "patch": operation("updateBot", "Change a bot's system prompt, sources or memory scopes, in one transaction.", body: "BotChangeRequest",
                                ok: ("200", ref("Bot")), errors: [400, 404, 413], parameters: [pathParameter("name", "The bot's name.")]),
             "delete": operation("deleteBot", "Delete a bot (its memories stay).", ok: ("200", object(["deleted": string])),
                                 errors: [404], parameters: [pathParameter("name", "The bot's name.")]),
         ],
     ] }
 
-    static var pageRange: [String: Any] { object(["start": integer, "end": integer, "startLabel": string, "endLabel": string]) }
-    static var tags: [String: Any] { array(string) }
-    static var mode: [String: Any] { ["type": "string", "enum": ["hybrid", "vector", "keyword"]] }
-    static var kind: [String: Any] { ["type": "string", "enum": ["note", "pdf", "memory"]] }
+    static let pageRange = object(["start": integer, "end": integer, "startLabel": string, "endLabel": string])
+    static let tags = array(string)
+    static let mode: JSONValue = ["type": "string", "enum": ["hybrid", "vector", "keyword"]]
+    static let kind: JSONValue = ["type": "string", "enum": ["note", "pdf", "memory"]]
 
-    static var memory: [String: Any] { object([
+    static let memory = object([
         "id": string, "scope": string, "title": string, "content": string, "tags": tags, "createdAt": string,
         "updatedAt": string, "version": integer, "supersededBy": string,
-    ], required: ["id", "scope", "content", "tags", "createdAt", "updatedAt", "version"]) }
+    ], required: ["id", "scope", "content", "tags", "createdAt", "updatedAt", "version"])
 
-    static var schemas: [String: Any] { [
+    /// What the service answers with.
+    static let answers: [String: JSONValue] = [
         "Error": object(["error": object(["code": string, "message": string], required: ["code", "message"])], required: ["error"]),
-        "ContextRequest": object([
-            "bot": string, "report": string, "query": string, "user": string,
-            "budget": ["type": "integer", "minimum": 1, "default": 1500],
-        ]),
         "Citation": object([
             "number": integer, "kind": kind, "title": string, "path": string, "pages": pageRange, "pageLabel": string,
             "headingPath": tags, "memoryID": string, "scope": string, "section": string,
@@ -128,10 +142,6 @@ enum OpenAPIDocument {
             "items": array(object(["number": integer, "section": string, "truncated": boolean, "item": ref("ContextItem")])),
             "tokens": integer, "budget": integer, "counter": string, "scopes": tags,
         ], required: ["query", "context", "citations", "items", "tokens", "budget", "counter", "scopes"]),
-        "SearchRequest": object([
-            "query": string, "k": ["type": "integer", "minimum": 1, "default": 8], "tags": tags, "kinds": array(kind),
-            "sources": tags, "mode": mode, "bot": string,
-        ], required: ["query"]),
         "SearchHit": object([
             "rank": integer, "score": number, "snippetID": integer, "sourcePath": string, "sourceTitle": string, "kind": kind,
             "snippet": object(["ordinal": integer, "text": string, "start": integer, "end": integer, "headingPath": tags,
@@ -142,16 +152,11 @@ enum OpenAPIDocument {
                                 required: ["query", "mode", "hits"]),
         "Memory": memory,
         "MemoryVersion": object(["version": integer, "title": string, "content": string, "tags": tags, "updatedAt": string]),
-        "MemoryWithHistory": object(["memory": ref("Memory"), "history": array(ref("MemoryVersion"))], required: ["memory", "history"]),
-        "MemoryRequest": object(["content": string, "title": string, "tags": tags, "scope": string, "supersede": string], required: ["content"]),
-        "MemoryPatch": object(["content": string, "title": string, "tags": tags]),
+        "MemoryWithHistory": object(["memory": ref("Memory"), "history": array(ref("MemoryVersion"))], required: ["memory"]),
         "RememberResult": object([
             "memory": ref("Memory"), "created": boolean, "superseded": string,
             "nearDuplicates": array(object(["id": string, "similarity": number, "content": string])),
         ], required: ["memory", "created", "nearDuplicates"]),
-        "MemorySearchRequest": object([
-            "query": string, "scopes": tags, "tags": tags, "k": integer, "mode": mode, "halfLife": string, "includeSuperseded": boolean,
-        ], required: ["query"]),
         "MemoryResults": object([
             "query": string, "mode": mode, "embedder": string,
             "hits": array(object(["rank": integer, "score": number, "memory": ref("Memory")])),
@@ -159,8 +164,6 @@ enum OpenAPIDocument {
         "Bot": object([
             "name": string, "systemPrompt": string, "sources": tags, "memoryScopes": tags, "createdAt": string, "updatedAt": string,
         ], required: ["name", "systemPrompt", "sources", "memoryScopes"]),
-        "BotRequest": object(["name": string, "systemPrompt": string, "sources": tags, "memoryScopes": tags], required: ["name"]),
-        "BotPatch": object(["systemPrompt": string, "sources": tags, "memoryScopes": tags]),
         "EmbeddingsRequest": object([
             "input": ["anyOf": [string, array(string)]], "model": string,
             "encoding_format": ["type": "string", "enum": ["float", "base64"]], "dimensions": integer, "user": string,
@@ -174,9 +177,9 @@ enum OpenAPIDocument {
             "path": string, "schemaVersion": integer, "sources": integer, "sourcesByKind": ["type": "object"], "snippets": integer,
             "tags": integer, "embedder": ["type": "object"], "vectors": ["type": "object"], "sizeOnDisk": integer,
         ]),
-    ] }
+    ]
 
-    static var document: [String: Any] { [
+    static func document(_ limits: Limits) -> JSONValue { [
         "openapi": "3.1.0",
         "info": [
             "title": "kb retrieval service",
@@ -184,10 +187,10 @@ enum OpenAPIDocument {
             "description": "Prompt context, search, memories, bots and embeddings over one kb index. Errors are {\"error\": {\"code\", \"message\"}}.",
         ],
         "servers": [["url": "http://127.0.0.1:8080"]],
-        "security": [["bearer": [String]()]],
-        "paths": paths,
+        "security": [["bearer": []]],
+        "paths": paths(limits),
         "components": [
-            "schemas": schemas,
+            "schemas": .object(answers.merging(requests(limits)) { first, _ in first }),
             "securitySchemes": ["bearer": ["type": "http", "scheme": "bearer", "description": "Required when kb serve has a token (--token or KB_API_TOKEN)."]],
         ],
     ] }

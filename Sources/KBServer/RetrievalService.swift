@@ -60,133 +60,83 @@ public struct RetrievalService: Sendable {
         router.get("/healthz") { _, _ in try Self.json(["status": "ok"]) }
         router.get("/openapi.json") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/json"],
-                     body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json)))
+                     body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json(kb.limits))))
         }
-        router.get("/v1/status") { _, _ in try Self.json(try kb.status()) }
-        router.post("/v1/context") { request, _ in try await context(request) }
-        router.post("/v1/search") { request, _ in try await search(request) }
+        router.get("/v1/status") { _, _ in try Self.json(try await kb.status()) }
+        router.post("/v1/context") { request, _ in
+            try await answer(ContextRequest.self, request) { try await kb.context($0, reports: configuration.reports) }
+        }
+        router.post("/v1/search") { request, _ in try await answer(SearchRequest.self, request) { try await kb.search($0) } }
         router.post("/v1/embeddings") { request, _ in try await embed(request) }
 
         router.get("/v1/memories") { request, _ in
-            let query = request.uri.queryParameters
-            let scopes = try query.getAll("scope").map { try MemoryScope(String($0)) }
-            let tags = query.getAll("tag").map { Tag(String($0)) }
-            return try Self.json(try kb.memories(scopes: scopes, tags: tags, includeSuperseded: query.get("all") == "true"))
+            let parameters = request.uri.queryParameters
+            if let unknown = parameters.map({ String($0.key) }).sorted().first(where: { !["scope", "tag", "all"].contains($0) }) {
+                throw KBError(.invalidArgument, "Unknown query parameter \"\(unknown)\". GET /v1/memories takes scope, tag and all.")
+            }
+            var list = MemoryListRequest()
+            list.scopes = parameters.getAll("scope").map { String($0) }
+            list.tags = parameters.getAll("tag").map { String($0) }
+            if let all = parameters.get("all") {
+                guard let flag = Bool(String(all)) else { throw KBError(.invalidArgument, "\"all\" must be true or false; got \"\(all)\".") }
+                list.includeSuperseded = flag
+            }
+            return try Self.json(try await kb.memories(list))
         }
         router.post("/v1/memories") { request, _ in
-            let body = try await Self.decode(API.MemoryBody.self, request, limit: configuration.maxBodyBytes)
-            let draft = MemoryDraft(body.content, title: body.title, scope: try body.scope.map { try MemoryScope($0) } ?? .global,
-                                    tags: (body.tags ?? []).map { Tag($0) })
-            let result = try await kb.remember(draft, superseding: body.supersede)
-            return try Self.json(result, status: result.created ? .created : .ok)
+            try await answer(RememberRequest.self, request, status: { $0.created ? .created : .ok }) { try await kb.remember($0) }
         }
-        router.post("/v1/memories/search") { request, _ in
-            let body = try await Self.decode(API.MemorySearchBody.self, request, limit: configuration.maxBodyBytes)
-            var recall = MemoryQuery(body.query)
-            recall.scopes = try (body.scopes ?? []).map { try MemoryScope($0) }
-            recall.tags = (body.tags ?? []).map { Tag($0) }
-            recall.limit = try checkedK(body.k)
-            recall.mode = body.mode ?? .hybrid
-            recall.recency = try body.halfLife.map { try Recency($0) }
-            recall.includeSuperseded = body.includeSuperseded ?? false
-            return try Self.json(try await kb.recall(recall))
-        }
+        router.post("/v1/memories/search") { request, _ in try await answer(RecallRequest.self, request) { try await kb.recall($0) } }
         router.get("/v1/memories/{id}") { _, context in
-            let memory = try kb.memory(try context.parameters.require("id"))
-            return try Self.json(API.MemoryWithHistory(memory: memory, history: try kb.memoryHistory(memory.id)))
+            try Self.json(try await kb.memory(try context.parameters.require("id"), history: true))
         }
         router.patch("/v1/memories/{id}") { request, context in
-            let body = try await Self.decode(API.MemoryPatch.self, request, limit: configuration.maxBodyBytes)
-            let change = MemoryChange(content: body.content, title: body.title.map { .some($0) }, tags: body.tags.map { $0.map { Tag($0) } })
-            return try Self.json(try await kb.updateMemory(try context.parameters.require("id"), change))
+            try await answer(MemoryChangeRequest.self, request, adding: ["id": .string(try context.parameters.require("id"))]) {
+                try await kb.changeMemory($0)
+            }
         }
         router.delete("/v1/memories/{id}") { _, context in
-            try Self.json(["deleted": try kb.forget(try context.parameters.require("id")).id])
+            try Self.json(try await kb.forget(ForgetRequest(id: try context.parameters.require("id"))))
         }
 
-        router.get("/v1/bots") { _, _ in try Self.json(try kb.bots()) }
+        router.get("/v1/bots") { _, _ in try Self.json(try await kb.bots()) }
         router.post("/v1/bots") { request, _ in
-            let body = try await Self.decode(API.BotBody.self, request, limit: configuration.maxBodyBytes)
-            let bot = try kb.createBot(
-                name: body.name, systemPrompt: body.systemPrompt ?? "", sources: try (body.sources ?? []).map { try SourceSelector($0) },
-                memoryScopes: body.memoryScopes ?? Bot.defaultMemoryScopes)
-            return try Self.json(bot, status: .created)
+            try await answer(BotRequest.self, request, status: { _ in .created }) { try await kb.createBot($0) }
         }
-        router.get("/v1/bots/{name}") { _, context in try Self.json(try kb.bot(try context.parameters.require("name"))) }
+        router.get("/v1/bots/{name}") { _, context in try Self.json(try await kb.bot(try context.parameters.require("name"))) }
         router.patch("/v1/bots/{name}") { request, context in
-            let name = try context.parameters.require("name")
-            let body = try await Self.decode(API.BotPatch.self, request, limit: configuration.maxBodyBytes)
-            var bot = try kb.updateBot(name, systemPrompt: body.systemPrompt, memoryScopes: body.memoryScopes)
-            if let sources = body.sources {
-                let wanted = try sources.map { try SourceSelector($0) }
-                for old in bot.sources where !wanted.contains(old) { bot = try kb.removeBotSource(name, old) }
-                for new in wanted { bot = try kb.addBotSource(name, new) }
+            try await answer(BotChangeRequest.self, request, adding: ["name": .string(try context.parameters.require("name"))]) {
+                try await kb.changeBot($0)
             }
-            return try Self.json(bot)
         }
         router.delete("/v1/bots/{name}") { _, context in
-            let name = try context.parameters.require("name")
-            try kb.deleteBot(name)
-            return try Self.json(["deleted": name])
+            try Self.json(try await kb.deleteBot(try context.parameters.require("name")))
         }
         return router
     }
 
     // MARK: - Handlers
 
-    func checkedK(_ k: Int?) throws -> Int {
-        let k = k ?? 8
-        guard (1...configuration.maxResults).contains(k) else {
-            throw KBError(.invalidArgument, "k must be between 1 and \(configuration.maxResults); got \(k).")
-        }
-        return k
-    }
-
-    func context(_ request: Request) async throws -> Response {
-        let body = try await Self.decode(API.ContextBody.self, request, limit: configuration.maxBodyBytes)
-        let budget = body.budget ?? 1500
-        guard (1...configuration.maxBudget).contains(budget) else {
-            throw KBError(.invalidArgument, "budget must be between 1 and \(configuration.maxBudget) tokens; got \(budget).")
-        }
-        let target: ContextRequest.Target
-        switch (body.bot, body.report) {
-        case (let bot?, nil): target = .bot(bot)
-        case (nil, let report?):
-            guard let template = configuration.reports[report] else {
-                let known = configuration.reports.keys.sorted()
-                throw KBError(.notFound, "No report is named \(report). "
-                    + (known.isEmpty ? "Start kb serve with --reports FOLDER to offer report templates." : "Known reports: \(known.joined(separator: ", ")).")
-                )
-            }
-            target = .report(template)
-        default:
-            throw KBError(.invalidArgument, "Give either \"bot\" or \"report\" (one of them).")
-        }
-        let response = try await kb.context(ContextRequest(target, query: body.query ?? "", user: body.user, budget: budget))
-        return try Self.json(response)
-    }
-
-    func search(_ request: Request) async throws -> Response {
-        let body = try await Self.decode(API.SearchBody.self, request, limit: configuration.maxBodyBytes)
-        var query = SearchQuery(body.query)
-        query.limit = try checkedK(body.k)
-        query.tags = (body.tags ?? []).map { Tag($0) }
-        query.kinds = Set(body.kinds ?? [])
-        query.sourcePrefixes = body.sources ?? []
-        query.mode = body.mode ?? .hybrid
-        if let name = body.bot {
-            let bot = try kb.bot(name)
-            guard !bot.sources.isEmpty else {
-                return try Self.json(SearchResults(query: query.text, mode: query.mode, embedder: nil, hits: []))
-            }
-            query.selectors = bot.sources
-            query.kinds.remove(.memory)
-        }
-        return try Self.json(try await kb.search(query))
+    /// Decodes a request body into `R` (fields from the path added), answers it with `body`, and
+    /// encodes the answer: all a kb route does.
+    func answer<R: KBRequest, T: Encodable>(
+        _ type: R.Type, _ request: Request, adding: [String: JSONValue] = [:], status: (T) -> HTTPResponse.Status = { _ in .ok },
+        _ body: (R) async throws -> T
+    ) async throws -> Response {
+        let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
+        let value = try await body(try KBJSON.decode(R.self, from: Data(buffer: buffer), adding: adding))
+        return try Self.json(value, status: status(value))
     }
 
     func embed(_ request: Request) async throws -> Response {
-        let body = try await Self.decode(API.EmbeddingsBody.self, request, limit: configuration.maxBodyBytes)
+        let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
+        guard buffer.readableBytes > 0 else { throw KBError(.invalidArgument, "The request needs a JSON body.") }
+        let body: API.EmbeddingsBody
+        do {
+            body = try JSONDecoder().decode(API.EmbeddingsBody.self, from: Data(buffer: buffer))
+        } catch {
+            throw KBError(.invalidArgument, "The body must be an OpenAI embeddings request: {\"input\": \"text\" or [\"texts\"], \"model\": …}.")
+        }
         let texts = body.input.texts
         guard !texts.isEmpty, texts.count <= configuration.maxEmbeddingInputs else {
             throw KBError(.invalidArgument, "input must hold 1 to \(configuration.maxEmbeddingInputs) texts; got \(texts.count).")
@@ -198,7 +148,7 @@ public struct RetrievalService: Sendable {
         guard format == "float" || format == "base64" else {
             throw KBError(.invalidArgument, "encoding_format must be float or base64; got \(format).")
         }
-        let model = try embeddings.modelID()
+        let model = try await embeddings.modelID()
         if let asked = body.model, !["local", model, model.lowercased(), "sentence-transformers/" + model].contains(asked) {
             throw KBError(.notFound, "The model '\(asked)' does not exist here; this service embeds with \(model).")
         }
@@ -222,39 +172,8 @@ public struct RetrievalService: Sendable {
     // MARK: - JSON
 
     static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return Response(status: status, headers: [.contentType: "application/json"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
-    }
-
-    /// Decodes a JSON body, turning every decoding problem into a message that names the field.
-    static func decode<T: Decodable>(_ type: T.Type, _ request: Request, limit: Int) async throws -> T {
-        let buffer = try await request.body.collect(upTo: limit)
-        guard buffer.readableBytes > 0 else { throw KBError(.invalidArgument, "The request needs a JSON body.") }
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
-        } catch let DecodingError.keyNotFound(key, context) {
-            throw KBError(.invalidArgument, "The field \"\((context.codingPath + [key]).map(\.stringValue).joined(separator: "."))\" is missing.")
-        } catch let DecodingError.typeMismatch(expected, context) {
-            throw KBError(.invalidArgument, "The field \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" must be \(Self.describe(expected)).")
-        } catch let DecodingError.valueNotFound(expected, context) {
-            throw KBError(.invalidArgument, "The field \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" must be \(Self.describe(expected)), not null.")
-        } catch let DecodingError.dataCorrupted(context) {
-            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-            throw KBError(.invalidArgument, path.isEmpty ? "The body is not valid JSON." : "The field \"\(path)\" has a value that is not allowed.")
-        }
-    }
-
-    static func describe(_ type: Any.Type) -> String {
-        switch type {
-        case is String.Type: "a string"
-        case is Int.Type, is Double.Type: "a number"
-        case is Bool.Type: "true or false"
-        case is [String].Type, is [Any].Type: "a list"
-        default: "\(type)"
-        }
+        Response(status: status, headers: [.contentType: "application/json"],
+                 body: .init(byteBuffer: ByteBuffer(bytes: try KBJSON.encode(value))))
     }
 }
 

@@ -18,10 +18,6 @@ public struct ServiceConfiguration: Sendable {
     public var token: String?
     /// Largest request body in bytes. The default is 1 MiB.
     public var maxBodyBytes = 1 << 20
-    /// Largest `k` a search may ask for. The default is 100.
-    public var maxResults = 100
-    /// Largest context budget in tokens. The default is 32,000.
-    public var maxBudget = 32_000
     /// Largest number of inputs to `/v1/embeddings`. The default is 256.
     public var maxEmbeddingInputs = 256
     /// Report templates by name (loaded when the service starts; requests name them, never paths).

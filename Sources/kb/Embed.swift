@@ -27,10 +27,10 @@ struct Embed: AsyncParsableCommand {
         try await reportingErrors {
             var choice = try embedderOption.choice()
             if choice == nil, FileManager.default.fileExists(atPath: global.databasePath),
-               let record = try KnowledgeBase.open(at: global.databasePath, create: false).store.embedderRecord() {
+               let record = try await KnowledgeBase.open(at: global.databasePath, create: false).status().embedder {
                 choice = try EmbedderChoice(record.spec)
             }
-            guard let embedder = try (choice ?? .local).make() else {
+            guard let embedder = try await (choice ?? .local).make() else {
                 throw KBError(.invalidArgument, "The embedder 'none' makes no vectors. Use --embedder local.")
             }
             let vectors = try await embedder.embed(texts, role: role)

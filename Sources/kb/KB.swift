@@ -11,7 +11,7 @@ struct KB: AsyncParsableCommand {
         discussion: """
             The index is one SQLite file: --db PATH, else $KB_DB, else $XDG_DATA_HOME/kb/kb.sqlite \
             (~/.local/share/kb/kb.sqlite). Every command takes --json for one JSON document on stdout.
-            Exit codes: 0 success, 1 failure, 64 bad usage.
+            Exit codes: 0 success, 1 failure, 64 bad usage (a bad option or value; nothing was done).
             """,
         version: KBVersion.current,
         subcommands: [Ingest.self, Search.self, Sources.self, Remove.self, Status.self, Inspect.self, Embed.self, Eval.self, MemoryCommand.self, BotCommand.self, Context.self, Serve.self, MCP.self, Reindex.self])
@@ -32,23 +32,41 @@ struct GlobalOptions: ParsableArguments {
     var databasePath: String { db ?? KnowledgeBase.defaultLocation() }
 }
 
-/// Turns kb's errors into a message on stderr and exit code 1; usage errors stay 64.
-func reportingErrors(_ body: () throws -> Void) throws {
+/// A request that failed its check: bad usage (exit 64), nothing was done.
+struct BadRequest: Error {
+    let error: KBError
+}
+
+/// Checks a request before anything is opened; its problems are bad usage (exit 64).
+func checked<R: KBRequest>(_ request: R, _ limits: Limits = Limits()) throws -> R {
     do {
-        try body()
+        try request.check(limits)
+        return request
     } catch let error as KBError {
-        Terminal.error(error.message)
+        throw BadRequest(error: error)
+    }
+}
+
+/// Turns kb's errors into a message on stderr — `{"error": {"code", "message"}}` with --json,
+/// as the HTTP service answers — and exit code 1, or 64 for a bad request.
+func reportingErrors(json: Bool = false, _ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let bad as BadRequest {
+        report(bad.error, json: json)
+        throw ExitCode(64)
+    } catch let error as KBError {
+        report(error, json: json)
         throw ExitCode.failure
     }
 }
 
-func reportingErrors(_ body: () async throws -> Void) async throws {
-    do {
-        try await body()
-    } catch let error as KBError {
+func report(_ error: KBError, json: Bool) {
+    guard json, let text = try? KBJSON.text(["error": ["code": error.code.rawValue, "message": error.message]]) else {
         Terminal.error(error.message)
-        throw ExitCode.failure
+        return
     }
+    FileHandle.standardError.write(Data((text + "\n").utf8))
 }
 
 /// `--embedder`, shared by the commands that embed.

@@ -3,15 +3,15 @@ import Foundation
 import KBCore
 import KBKit
 
-struct Sources: ParsableCommand {
+struct Sources: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the indexed sources with their snippet counts.")
 
     @OptionGroup var global: GlobalOptions
 
-    func run() throws {
-        try reportingErrors {
+    func run() async throws {
+        try await reportingErrors(json: global.json) {
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-            let sources = try kb.sources()
+            let sources = try await kb.sources()
             if global.json {
                 try Terminal.printJSON(sources)
                 return
@@ -30,7 +30,7 @@ struct Sources: ParsableCommand {
     }
 }
 
-struct Remove: ParsableCommand {
+struct Remove: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Remove sources from the index by file path, or everything under a folder path.",
         discussion: "Nothing is removed if any path matches no indexed source.")
@@ -44,10 +44,10 @@ struct Remove: ParsableCommand {
         if paths.isEmpty { throw ValidationError("Name at least one path to remove.") }
     }
 
-    func run() throws {
-        try reportingErrors {
+    func run() async throws {
+        try await reportingErrors(json: global.json) {
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-            let removed = try kb.remove(paths)
+            let removed = try await kb.remove(paths)
             if global.json {
                 try Terminal.printJSON(["removed": removed])
             } else {
@@ -58,15 +58,15 @@ struct Remove: ParsableCommand {
     }
 }
 
-struct Status: ParsableCommand {
+struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show where the index is and what it holds.")
 
     @OptionGroup var global: GlobalOptions
 
-    func run() throws {
-        try reportingErrors {
+    func run() async throws {
+        try await reportingErrors(json: global.json) {
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-            let status = try kb.status()
+            let status = try await kb.status()
             if global.json {
                 try Terminal.printJSON(status)
                 return
@@ -93,7 +93,7 @@ struct Status: ParsableCommand {
     }
 }
 
-struct Inspect: ParsableCommand {
+struct Inspect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the snippets and tags ingest would make of a file, without writing anything.")
 
@@ -103,8 +103,8 @@ struct Inspect: ParsableCommand {
     @Argument(help: ArgumentHelp("The file to inspect.", valueName: "file"))
     var file: String
 
-    func run() throws {
-        try reportingErrors {
+    func run() async throws {
+        try await reportingErrors(json: global.json) {
             let document = try KnowledgeBase.inspect(file, options: try ingest.makeOptions())
             if global.json {
                 try Terminal.printJSON(document)

@@ -16,24 +16,20 @@ struct MemoryCommand: AsyncParsableCommand {
             """,
         subcommands: [Add.self, List.self, Show.self, Update.self, Delete.self, Search.self, Export.self, Import.self])
 
-    /// `--max-size`, shared by the commands that write content.
-    struct Limits: ParsableArguments {
-        @Option(name: .customLong("max-size"), help: ArgumentHelp("Largest content accepted, in bytes.", valueName: "bytes"))
-        var maxSize = MemoryOptions().maxContentBytes
+    /// `--max-size`, shared by the commands that write content: the memory limit for this run.
+    struct SizeLimit: ParsableArguments {
+        @Option(name: .customLong("max-size"), help: ArgumentHelp("Largest content accepted, in bytes (default \(Limits().maxMemoryBytes)).", valueName: "bytes"))
+        var maxSize = Limits().maxMemoryBytes
 
-        var options: MemoryOptions {
-            var options = MemoryOptions()
-            options.maxContentBytes = maxSize
-            return options
+        var limits: Limits {
+            var limits = Limits()
+            limits.maxMemoryBytes = maxSize
+            return limits
         }
 
         func validate() throws {
             guard maxSize >= 1 else { throw ValidationError("--max-size must be at least 1 byte.") }
         }
-    }
-
-    static func scopes(_ names: [String]) throws -> [MemoryScope] {
-        try names.map { try MemoryScope($0) }
     }
 
     /// The text of `-` (stdin) or the words given.
@@ -75,7 +71,7 @@ struct MemoryCommand: AsyncParsableCommand {
 
         @OptionGroup var global: GlobalOptions
         @OptionGroup var embedder: EmbedderOption
-        @OptionGroup var limits: Limits
+        @OptionGroup var size: SizeLimit
 
         @Option(help: "A short title.")
         var title: String?
@@ -89,24 +85,28 @@ struct MemoryCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("Mark this memory (same scope) as superseded by the new one.", valueName: "id"))
         var supersede: String?
 
-        @Option(name: .customLong("near-duplicate"), help: ArgumentHelp("Cosine similarity from which to report near-duplicates.", valueName: "0…1"))
-        var nearDuplicate: Float = MemoryOptions().nearDuplicateThreshold
+        @Option(name: .customLong("near-duplicate"), help: ArgumentHelp("Cosine similarity from which to report near-duplicates. \(RememberRequest.valuesAndDefault("nearDuplicate"))", valueName: "0…1"))
+        var nearDuplicate: Double?
 
         @Argument(help: ArgumentHelp("What to remember ('-' reads stdin).", valueName: "content"))
         var content: [String]
 
         func validate() throws {
-            guard (0...1).contains(nearDuplicate) else { throw ValidationError("--near-duplicate must be between 0 and 1.") }
             if content.isEmpty { throw ValidationError("Give the content to remember.") }
         }
 
         func run() async throws {
-            try await reportingErrors {
-                let kb = try KnowledgeBase.open(at: global.databasePath)
-                var options = limits.options
-                options.nearDuplicateThreshold = nearDuplicate
-                let draft = MemoryDraft(MemoryCommand.text(content), title: title, scope: try MemoryScope(scope), tags: tags.map { Tag($0) })
-                let result = try await kb.remember(draft, options: options, superseding: supersede, embedder: try embedder.choice())
+            try await reportingErrors(json: global.json) {
+                var request = RememberRequest(content: MemoryCommand.text(content))
+                request.title = title
+                request.tags = tags.isEmpty ? nil : tags
+                request.scope = scope
+                request.supersede = supersede
+                request.nearDuplicate = nearDuplicate
+                request = try checked(request, size.limits)
+                KnowledgeBase.configure(.latency)
+                let kb = try KnowledgeBase.open(at: global.databasePath, limits: size.limits)
+                let result = try await kb.remember(request, embedder: try embedder.choice())
                 if global.json {
                     try Terminal.printJSON(result)
                     return
@@ -127,7 +127,7 @@ struct MemoryCommand: AsyncParsableCommand {
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List memories, oldest first.")
 
         @OptionGroup var global: GlobalOptions
@@ -141,10 +141,15 @@ struct MemoryCommand: AsyncParsableCommand {
         @Flag(help: "Include memories superseded by newer ones.")
         var all = false
 
-        func run() throws {
-            try reportingErrors {
+        func run() async throws {
+            try await reportingErrors(json: global.json) {
+                var request = MemoryListRequest()
+                request.scopes = scopes.isEmpty ? nil : scopes
+                request.tags = tags.isEmpty ? nil : tags
+                request.includeSuperseded = all ? true : nil
+                request = try checked(request)
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                let memories = try kb.memories(scopes: try MemoryCommand.scopes(scopes), tags: tags.map { Tag($0) }, includeSuperseded: all)
+                let memories = try await kb.memories(request)
                 if global.json {
                     try Terminal.printJSON(memories)
                     return
@@ -159,7 +164,7 @@ struct MemoryCommand: AsyncParsableCommand {
         }
     }
 
-    struct Show: ParsableCommand {
+    struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show one memory, optionally with its earlier versions.")
 
         @OptionGroup var global: GlobalOptions
@@ -170,20 +175,15 @@ struct MemoryCommand: AsyncParsableCommand {
         @Argument(help: "The memory's id or a unique prefix.")
         var id: String
 
-        struct Output: Encodable {
-            var memory: Memory
-            var history: [MemoryVersion]?
-        }
-
-        func run() throws {
-            try reportingErrors {
+        func run() async throws {
+            try await reportingErrors(json: global.json) {
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                let memory = try kb.memory(id)
-                let versions = history ? try kb.memoryHistory(memory.id) : nil
+                let found = try await kb.memory(id, history: history)
                 if global.json {
-                    try Terminal.printJSON(Output(memory: memory, history: versions))
+                    try Terminal.printJSON(found)
                     return
                 }
+                let memory = found.memory, versions = found.history
                 MemoryCommand.printMemory(memory, long: true)
                 guard let versions else { return }
                 print("")
@@ -203,7 +203,7 @@ struct MemoryCommand: AsyncParsableCommand {
             abstract: "Change a memory; the previous version is kept (`kb memory show ID --history`).")
 
         @OptionGroup var global: GlobalOptions
-        @OptionGroup var limits: Limits
+        @OptionGroup var size: SizeLimit
 
         @Option(help: "New content ('-' reads stdin).")
         var content: String?
@@ -232,14 +232,16 @@ struct MemoryCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            try await reportingErrors {
-                let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                var change = MemoryChange()
-                change.content = content.map { MemoryCommand.text([$0]) }
-                if noTitle { change.title = .some(nil) } else if let title { change.title = .some(title) }
-                if noTags { change.tags = [] } else if !tags.isEmpty { change.tags = tags.map { Tag($0) } }
-                let before = try kb.memory(id)
-                let memory = try await kb.updateMemory(before.id, change, options: limits.options)
+            try await reportingErrors(json: global.json) {
+                var request = MemoryChangeRequest(id: id)
+                request.content = content.map { MemoryCommand.text([$0]) }
+                if noTitle { request.title = .some(nil) } else if let title { request.title = .some(title) }
+                if noTags { request.tags = [] } else if !tags.isEmpty { request.tags = tags }
+                request = try checked(request, size.limits)
+                KnowledgeBase.configure(.latency)
+                let kb = try KnowledgeBase.open(at: global.databasePath, create: false, limits: size.limits)
+                let before = try await kb.memory(id).memory
+                let memory = try await kb.changeMemory(request)
                 if global.json {
                     try Terminal.printJSON(memory)
                 } else if memory.version == before.version {
@@ -251,7 +253,7 @@ struct MemoryCommand: AsyncParsableCommand {
         }
     }
 
-    struct Delete: ParsableCommand {
+    struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete a memory with its history; searches stop finding it at once.")
 
@@ -260,14 +262,15 @@ struct MemoryCommand: AsyncParsableCommand {
         @Argument(help: "The memory's id or a unique prefix.")
         var id: String
 
-        func run() throws {
-            try reportingErrors {
+        func run() async throws {
+            try await reportingErrors(json: global.json) {
+                let request = try checked(ForgetRequest(id: id))
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                let memory = try kb.forget(id)
+                let deleted = try await kb.forget(request)
                 if global.json {
-                    try Terminal.printJSON(["deleted": memory.id])
+                    try Terminal.printJSON(deleted)
                 } else {
-                    print("Deleted memory \(memory.id).")
+                    print("Deleted memory \(deleted.deleted).")
                 }
             }
         }
@@ -285,8 +288,8 @@ struct MemoryCommand: AsyncParsableCommand {
 
         @OptionGroup var global: GlobalOptions
 
-        @Option(name: .short, help: "How many memories to return.")
-        var k = 8
+        @Option(name: .short, help: "How many memories to return. \(RecallRequest.valuesAndDefault("k"))")
+        var k: Int?
 
         @Option(name: .customLong("scope"), help: ArgumentHelp("Search this scope (repeatable).", valueName: "scope"))
         var scopes: [String] = []
@@ -294,8 +297,8 @@ struct MemoryCommand: AsyncParsableCommand {
         @Option(name: .customLong("tag"), help: ArgumentHelp("Only memories with this tag (repeatable; all must match).", valueName: "tag"))
         var tags: [String] = []
 
-        @Option(help: "Ranking: hybrid, vector or keyword.")
-        var mode: SearchMode = .hybrid
+        @Option(help: ArgumentHelp("Ranking. \(RecallRequest.valuesAndDefault("mode"))", valueName: "mode"))
+        var mode: String?
 
         @Option(name: .customLong("half-life"), help: ArgumentHelp("Prefer recent memories: 30d, 12h, 2w…", valueName: "duration"))
         var halfLife: String?
@@ -306,28 +309,25 @@ struct MemoryCommand: AsyncParsableCommand {
         @Argument(help: "What to recall.")
         var query: [String]
 
-        func validate() throws {
-            guard (1...1000).contains(k) else { throw ValidationError("-k must be between 1 and 1000.") }
-            if query.joined().trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("Give a query to search for.") }
-        }
-
         func run() async throws {
-            try await reportingErrors {
+            try await reportingErrors(json: global.json) {
+                var request = RecallRequest(query: query.joined(separator: " "))
+                request.k = k
+                request.scopes = scopes.isEmpty ? nil : scopes
+                request.tags = tags.isEmpty ? nil : tags
+                request.mode = mode
+                request.halfLife = halfLife
+                request.includeSuperseded = includeSuperseded ? true : nil
+                request = try checked(request)
+                KnowledgeBase.configure(.latency)
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                var recall = MemoryQuery(query.joined(separator: " "))
-                recall.limit = k
-                recall.scopes = try MemoryCommand.scopes(scopes)
-                recall.tags = tags.map { Tag($0) }
-                recall.mode = mode
-                recall.recency = try halfLife.map { try Recency($0) }
-                recall.includeSuperseded = includeSuperseded
-                let results = try await kb.recall(recall)
+                let results = try await kb.recall(request)
                 if global.json {
                     try Terminal.printJSON(results)
                     return
                 }
                 if results.hits.isEmpty {
-                    print("No memories match \"\(recall.text)\"\(scopes.isEmpty ? "" : " in " + scopes.joined(separator: ", ")).")
+                    print("No memories match \"\(results.query)\"\(scopes.isEmpty ? "" : " in " + scopes.joined(separator: ", ")).")
                     return
                 }
                 for hit in results.hits {
@@ -338,7 +338,7 @@ struct MemoryCommand: AsyncParsableCommand {
         }
     }
 
-    struct Export: ParsableCommand {
+    struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Write memories as JSON Lines (with history and superseded ones), oldest first.",
             discussion: "`kb memory import` reads the file back with the same ids, times and history.")
@@ -351,10 +351,10 @@ struct MemoryCommand: AsyncParsableCommand {
         @Option(name: [.short, .long], help: ArgumentHelp("Write to this file instead of stdout.", valueName: "file"))
         var output: String?
 
-        func run() throws {
-            try reportingErrors {
+        func run() async throws {
+            try await reportingErrors(json: global.json) {
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                let text = try kb.exportMemories(scopes: try MemoryCommand.scopes(scopes))
+                let text = try await kb.exportMemories(scopes: try scopes.map { try MemoryScope($0) })
                 guard let output else {
                     FileHandle.standardOutput.write(Data(text.utf8))
                     return
@@ -386,7 +386,7 @@ struct MemoryCommand: AsyncParsableCommand {
 
         @OptionGroup var global: GlobalOptions
         @OptionGroup var embedder: EmbedderOption
-        @OptionGroup var limits: Limits
+        @OptionGroup var size: SizeLimit
 
         @Flag(help: "Overwrite stored memories that have the same id but other data.")
         var replace = false
@@ -395,7 +395,7 @@ struct MemoryCommand: AsyncParsableCommand {
         var file: String
 
         func run() async throws {
-            try await reportingErrors {
+            try await reportingErrors(json: global.json) {
                 let text: String
                 if file == "-" {
                     text = MemoryCommand.text(["-"])
@@ -410,7 +410,9 @@ struct MemoryCommand: AsyncParsableCommand {
                     text = decoded
                 }
                 let kb = try KnowledgeBase.open(at: global.databasePath)
-                let report = try await kb.importMemories(text, options: limits.options, replacing: replace, embedder: try embedder.choice())
+                var options = MemoryOptions()
+                options.maxContentBytes = size.maxSize
+                let report = try await kb.importMemories(text, options: options, replacing: replace, embedder: try embedder.choice())
                 if global.json {
                     try Terminal.printJSON(report)
                 } else {

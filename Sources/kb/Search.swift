@@ -3,36 +3,37 @@ import Foundation
 public import KBCore
 import KBKit
 
-extension SearchMode: ExpressibleByArgument {}
-extension SourceKind: ExpressibleByArgument {}
-
 struct Search: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Find the snippets that best match a query.",
         discussion: """
             The query is plain words: quotes, *, -, :, parentheses and NEAR are not search syntax. \
             hybrid (the default) fuses keyword (FTS5 bm25) and vector (cosine) ranks with reciprocal rank \
-            fusion; on an index without vectors it runs as keyword. Filters apply before ranking. \
+            fusion; on an index without vectors it runs as keyword. Filters apply before ranking; --bot \
+            searches only that bot's knowledge sources. \
             Scores are higher for better matches and comparable only within one result list: keyword = \
             negated bm25, vector = cosine similarity, hybrid = sum of weight/(60 + rank).
             """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(name: .short, help: "How many hits to return.")
-    var k = 8
+    @Option(name: .short, help: "How many hits to return. \(SearchRequest.valuesAndDefault("k"))")
+    var k: Int?
 
     @Option(name: .customLong("tag"), help: ArgumentHelp("Only snippets with this tag (repeatable; all must match).", valueName: "tag"))
     var tags: [String] = []
 
-    @Option(name: .customLong("kind"), help: ArgumentHelp("Only sources of this kind: note, pdf or memory (repeatable). Memories are searched only when named.", valueName: "kind"))
-    var kinds: [SourceKind] = []
+    @Option(name: .customLong("kind"), help: ArgumentHelp("Only sources of this kind (repeatable). Memories are searched only when named. \(SearchRequest.valuesAndDefault("kinds"))", valueName: "kind"))
+    var kinds: [String] = []
 
     @Option(name: .customLong("source"), help: ArgumentHelp("Only sources whose path starts with this (a folder matches what is inside it; repeatable).", valueName: "path-prefix"))
     var sources: [String] = []
 
-    @Option(help: "Ranking: hybrid, vector or keyword.")
-    var mode: SearchMode = .hybrid
+    @Option(help: ArgumentHelp("Only what this bot may see (its knowledge sources).", valueName: "name"))
+    var bot: String?
+
+    @Option(help: ArgumentHelp("Ranking. \(SearchRequest.valuesAndDefault("mode"))", valueName: "mode"))
+    var mode: String?
 
     @Option(name: .customLong("group-by"), help: ArgumentHelp("Collapse hits: 'source' keeps the best snippet of each source.", valueName: "source"))
     var groupBy: String?
@@ -43,52 +44,49 @@ struct Search: AsyncParsableCommand {
     @Flag(help: "Scan an int8 copy of the vectors, then rescore the best candidates exactly (faster on large indexes).")
     var quantized = false
 
-    @Option(help: "Candidates each ranking contributes before fusion.")
-    var candidates = 50
+    @Option(help: "Candidates each ranking contributes before fusion. \(SearchRequest.valuesAndDefault("candidates"))")
+    var candidates: Int?
 
-    @Option(name: .customLong("keyword-weight"), help: "Weight of keyword ranks in hybrid fusion.")
-    var keywordWeight = 1.0
+    @Option(name: .customLong("keyword-weight"), help: "Weight of keyword ranks in hybrid fusion. \(SearchRequest.valuesAndDefault("keywordWeight"))")
+    var keywordWeight: Double?
 
-    @Option(name: .customLong("vector-weight"), help: "Weight of vector ranks in hybrid fusion.")
-    var vectorWeight = 1.0
+    @Option(name: .customLong("vector-weight"), help: "Weight of vector ranks in hybrid fusion. \(SearchRequest.valuesAndDefault("vectorWeight"))")
+    var vectorWeight: Double?
 
     @Argument(help: "What to look for.")
     var query: [String]
 
-    func validate() throws {
-        guard (1...1000).contains(k) else { throw ValidationError("-k must be between 1 and 1000.") }
-        if query.joined().trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("Give a query to search for.") }
-        if let groupBy, groupBy != "source" { throw ValidationError("--group-by takes 'source'.") }
-        if let diversity, !(0...1).contains(diversity) { throw ValidationError("--diversity must be between 0 and 1.") }
-        guard (1...10_000).contains(candidates) else { throw ValidationError("--candidates must be between 1 and 10000.") }
-        guard keywordWeight >= 0, vectorWeight >= 0, keywordWeight + vectorWeight > 0 else {
-            throw ValidationError("--keyword-weight and --vector-weight must be zero or more, and not both zero.")
-        }
+    /// The request these arguments make.
+    var request: SearchRequest {
+        var request = SearchRequest(query: query.joined(separator: " "))
+        request.k = k
+        request.tags = tags.isEmpty ? nil : tags
+        request.kinds = kinds.isEmpty ? nil : kinds
+        request.sources = sources.isEmpty ? nil : sources.map(KnowledgeBase.absolutePath)
+        request.bot = bot
+        request.mode = mode
+        request.groupBy = groupBy
+        request.diversity = diversity
+        request.candidates = candidates
+        request.keywordWeight = keywordWeight
+        request.vectorWeight = vectorWeight
+        request.quantized = quantized ? true : nil
+        return request
     }
 
     func run() async throws {
-        try await reportingErrors {
+        try await reportingErrors(json: global.json) {
+            let request = try checked(request)
+            KnowledgeBase.configure(.latency)
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-            var search = SearchQuery(query.joined(separator: " "))
-            search.limit = k
-            search.tags = tags.map { Tag($0) }
-            search.kinds = Set(kinds)
-            search.sourcePrefixes = sources.map(KnowledgeBase.sourcePrefix)
-            search.mode = mode
-            search.groupBySource = groupBy == "source"
-            search.diversity = diversity
-            search.candidates = candidates
-            search.keywordWeight = keywordWeight
-            search.vectorWeight = vectorWeight
-            search.quantized = quantized
-            let results = try await kb.search(search)
+            let results = try await kb.search(request)
             let hits = results.hits
             if global.json {
                 try Terminal.printJSON(results)
                 return
             }
             if hits.isEmpty {
-                print("No matches for \"\(search.text)\".")
+                print("No matches for \"\(results.query)\".")
                 return
             }
             for hit in hits {
@@ -102,9 +100,10 @@ struct Search: AsyncParsableCommand {
                 print("   " + Terminal.shorten(hit.excerpt.replacingOccurrences(of: "\n", with: " ")))
                 print("")
             }
-            if Terminal.stdoutIsTerminal || results.mode != mode {
+            let asked = SearchMode(rawValue: mode ?? "hybrid")
+            if Terminal.stdoutIsTerminal || results.mode != asked {
                 let how = results.embedder.map { "\(results.mode.rawValue) search with \($0)" } ?? "\(results.mode.rawValue) search"
-                FileHandle.standardError.write(Data("(\(how)\(results.mode != mode ? "; the index has no vectors" : ""))\n".utf8))
+                FileHandle.standardError.write(Data("(\(how)\(results.mode != asked ? "; the index has no vectors" : ""))\n".utf8))
             }
         }
     }

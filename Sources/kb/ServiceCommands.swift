@@ -32,7 +32,8 @@ struct Serve: AsyncParsableCommand {
     var maxBody = 1 << 20
 
     func run() async throws {
-        try await reportingErrors {
+        try await reportingErrors(json: global.json) {
+            KnowledgeBase.configure(.throughput)
             var configuration = ServiceConfiguration()
             configuration.host = host
             configuration.port = port
@@ -58,15 +59,20 @@ struct Serve: AsyncParsableCommand {
 struct MCP: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mcp",
-        abstract: "Run a Model Context Protocol server on stdio (tools: search, context, remember, recall, forget).",
+        abstract: "Run a Model Context Protocol server on stdio (tools: search, context, remember, recall, update_memory, forget).",
         discussion: "Point a desktop assistant at `kb mcp --db PATH`. Logs go to stderr; stdout carries only the protocol.")
 
     @OptionGroup var global: GlobalOptions
 
+    @Option(help: ArgumentHelp("A folder of report templates (*.yaml) the context tool may name.", valueName: "folder"))
+    var reports: String?
+
     func run() async throws {
-        try await reportingErrors {
+        try await reportingErrors(json: global.json) {
+            KnowledgeBase.configure(.throughput)
+            let templates = try reports.map { try ReportTemplate.loadAll(folder: $0) } ?? [:]
             let kb = try KnowledgeBase.open(at: global.databasePath, create: true)
-            try await MCPService(kb: kb).runOnStdio()
+            try await MCPService(kb: kb, reports: templates).runOnStdio()
         }
     }
 }
@@ -91,25 +97,22 @@ struct Context: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The user, for user:ID memories.", valueName: "id"))
     var user: String?
 
-    @Option(help: "Tokens the context may use.")
-    var budget = 1500
+    @Option(help: "Tokens the context may use. \(ContextRequest.valuesAndDefault("budget"))")
+    var budget: Int?
 
     @Argument(help: "The user's turn (bots), or words added to each section's query (reports).")
     var query: [String] = []
 
-    func validate() throws {
-        guard (bot == nil) != (report == nil) else { throw ValidationError("Give --bot NAME or --report FILE (one of them).") }
-        guard (1...ContextRequest.maximumBudget).contains(budget) else {
-            throw ValidationError("--budget must be between 1 and \(ContextRequest.maximumBudget).")
-        }
-        if bot != nil && query.joined().trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("Give the user's turn to find context for.") }
-    }
-
     func run() async throws {
-        try await reportingErrors {
+        try await reportingErrors(json: global.json) {
+            let template = try report.map { try ReportTemplate.load(file: $0) }
+            var request = ContextRequest(bot: bot, report: template?.name, query: query.isEmpty ? nil : query.joined(separator: " "))
+            request.user = user
+            request.budget = budget
+            request = try checked(request)
+            KnowledgeBase.configure(.latency)
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-            let target: ContextRequest.Target = try bot.map { .bot($0) } ?? .report(try ReportTemplate.load(file: report!))
-            let response = try await kb.context(ContextRequest(target, query: query.joined(separator: " "), user: user, budget: budget))
+            let response = try await kb.context(request, reports: template.map { [$0.name: $0] } ?? [:])
             if global.json {
                 try Terminal.printJSON(response)
                 return
@@ -120,7 +123,7 @@ struct Context: AsyncParsableCommand {
     }
 }
 
-struct BotCommand: ParsableCommand {
+struct BotCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bot",
         abstract: "Manage bots: a system prompt, the knowledge sources they may see, the memory scopes they read.",
@@ -138,33 +141,50 @@ struct BotCommand: ParsableCommand {
         for source in bot.sources { print("  \(source)") }
     }
 
-    struct Create: ParsableCommand {
+    /// A selector as typed, with a path made absolute against the current folder.
+    static func absolute(_ selector: String) -> String {
+        selector.hasPrefix("tag:") || selector.hasPrefix("kind:") ? selector : KnowledgeBase.absolutePath(selector)
+    }
+
+    /// Applies a change request to a bot and shows the result.
+    static func change(_ request: BotChangeRequest, global: GlobalOptions) async throws {
+        try await reportingErrors(json: global.json) {
+            let request = try checked(request)
+            let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+            try show(try await kb.changeBot(request), json: global.json)
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Make a bot.")
         @OptionGroup var global: GlobalOptions
         @Option(name: .customLong("system-prompt"), help: "The bot's system prompt.")
-        var systemPrompt = ""
+        var systemPrompt: String?
         @Option(name: .customLong("source"), help: ArgumentHelp("A knowledge source: a path or folder, tag:NAME or kind:note|pdf (repeatable).", valueName: "selector"))
         var sources: [String] = []
         @Option(name: .customLong("memory-scope"), help: ArgumentHelp("A memory scope it reads: user:{user}, bot:{name}, global… (repeatable; default user:{user} and bot:{name}).", valueName: "template"))
         var scopes: [String] = []
         @Argument var name: String
 
-        func run() throws {
-            try reportingErrors {
+        func run() async throws {
+            try await reportingErrors(json: global.json) {
+                var request = BotRequest(name: name)
+                request.systemPrompt = systemPrompt
+                request.sources = sources.isEmpty ? nil : sources.map(BotCommand.absolute).map(BotCommand.absolute)
+                request.memoryScopes = scopes.isEmpty ? nil : scopes
+                request = try checked(request)
                 let kb = try KnowledgeBase.open(at: global.databasePath)
-                let bot = try kb.createBot(name: name, systemPrompt: systemPrompt, sources: try sources.map(KnowledgeBase.selector),
-                                           memoryScopes: scopes.isEmpty ? Bot.defaultMemoryScopes : scopes)
-                try BotCommand.show(bot, json: global.json)
+                try BotCommand.show(try await kb.createBot(request), json: global.json)
             }
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the bots.")
         @OptionGroup var global: GlobalOptions
-        func run() throws {
-            try reportingErrors {
-                let bots = try KnowledgeBase.open(at: global.databasePath, create: false).bots()
+        func run() async throws {
+            try await reportingErrors(json: global.json) {
+                let bots = try await KnowledgeBase.open(at: global.databasePath, create: false).bots()
                 if global.json { return try Terminal.printJSON(bots) }
                 if bots.isEmpty { print("No bots. Make one with `kb bot create NAME --system-prompt TEXT`.") }
                 for bot in bots { print("\(bot.name)  (\(bot.sources.count) source(s)) \(Terminal.shorten(bot.systemPrompt, limit: 60))") }
@@ -172,42 +192,45 @@ struct BotCommand: ParsableCommand {
         }
     }
 
-    struct Show: ParsableCommand {
+    struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show a bot.")
         @OptionGroup var global: GlobalOptions
         @Argument var name: String
-        func run() throws {
-            try reportingErrors { try BotCommand.show(try KnowledgeBase.open(at: global.databasePath, create: false).bot(name), json: global.json) }
-        }
-    }
-
-    struct Update: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change a bot's system prompt or memory scopes.")
-        @OptionGroup var global: GlobalOptions
-        @Option(name: .customLong("system-prompt"), help: "The new system prompt.")
-        var systemPrompt: String?
-        @Option(name: .customLong("memory-scope"), help: ArgumentHelp("Replace the memory scopes (repeatable).", valueName: "template"))
-        var scopes: [String] = []
-        @Argument var name: String
-        func validate() throws {
-            if systemPrompt == nil && scopes.isEmpty { throw ValidationError("Nothing to update: give --system-prompt or --memory-scope.") }
-        }
-        func run() throws {
-            try reportingErrors {
-                let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                try BotCommand.show(try kb.updateBot(name, systemPrompt: systemPrompt, memoryScopes: scopes.isEmpty ? nil : scopes), json: global.json)
+        func run() async throws {
+            try await reportingErrors(json: global.json) {
+                try BotCommand.show(try await KnowledgeBase.open(at: global.databasePath, create: false).bot(name), json: global.json)
             }
         }
     }
 
-    struct Delete: ParsableCommand {
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a bot's system prompt, sources or memory scopes (one transaction: all of it or nothing).")
+        @OptionGroup var global: GlobalOptions
+        @Option(name: .customLong("system-prompt"), help: "The new system prompt.")
+        var systemPrompt: String?
+        @Option(name: .customLong("source"), help: ArgumentHelp("Replace the knowledge sources with these (repeatable).", valueName: "selector"))
+        var sources: [String] = []
+        @Option(name: .customLong("memory-scope"), help: ArgumentHelp("Replace the memory scopes (repeatable).", valueName: "template"))
+        var scopes: [String] = []
+        @Argument var name: String
+        func run() async throws {
+            var request = BotChangeRequest(name: name)
+            request.systemPrompt = systemPrompt
+            request.sources = sources.isEmpty ? nil : sources.map(BotCommand.absolute)
+            request.memoryScopes = scopes.isEmpty ? nil : scopes
+            try await BotCommand.change(request, global: global)
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a bot (its memories stay).")
         @OptionGroup var global: GlobalOptions
         @Argument var name: String
-        func run() throws {
-            try reportingErrors {
-                try KnowledgeBase.open(at: global.databasePath, create: false).deleteBot(name)
-                if global.json { try Terminal.printJSON(["deleted": name]) } else { print("Deleted bot \(name).") }
+        func run() async throws {
+            try await reportingErrors(json: global.json) {
+                let deleted = try await KnowledgeBase.open(at: global.databasePath, create: false).deleteBot(name)
+                if global.json { try Terminal.printJSON(deleted) } else { print("Deleted bot \(name).") }
             }
         }
     }
@@ -217,24 +240,25 @@ struct BotCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument var name: String
         @Argument(help: "A path or folder, tag:NAME or kind:note|pdf.") var selector: String
+    }
 
-        func run(_ change: (KnowledgeBase, String, SourceSelector) throws -> Bot) throws {
-            try reportingErrors {
-                let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                try BotCommand.show(try change(kb, name, try KnowledgeBase.selector(selector)), json: global.json)
-            }
+    struct AddSource: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "add-source", abstract: "Let a bot see a path or folder, tag:NAME or kind:note|pdf.")
+        @OptionGroup var change: SourceChange
+        func run() async throws {
+            var request = BotChangeRequest(name: change.name)
+            request.addSources = [BotCommand.absolute(change.selector)]
+            try await BotCommand.change(request, global: change.global)
         }
     }
 
-    struct AddSource: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "add-source", abstract: "Let a bot see a path or folder, tag:NAME or kind:note|pdf.")
-        @OptionGroup var change: SourceChange
-        func run() throws { try change.run { try $0.addBotSource($1, $2) } }
-    }
-
-    struct RemoveSource: ParsableCommand {
+    struct RemoveSource: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "remove-source", abstract: "Take a knowledge source away from a bot.")
         @OptionGroup var change: SourceChange
-        func run() throws { try change.run { try $0.removeBotSource($1, $2) } }
+        func run() async throws {
+            var request = BotChangeRequest(name: change.name)
+            request.removeSources = [BotCommand.absolute(change.selector)]
+            try await BotCommand.change(request, global: change.global)
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import KBCore
+import KBKit
 
 /// Where output goes: results to stdout, progress and errors to stderr.
 enum Terminal {
@@ -14,12 +15,9 @@ enum Terminal {
         FileHandle.standardError.write(Data(("warning: " + message + "\n").utf8))
     }
 
+    /// One JSON document on stdout: kb's shared encoding, indented.
     static func printJSON<T: Encodable>(_ value: T) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        let data = try encoder.encode(value)
-        FileHandle.standardOutput.write(data)
+        FileHandle.standardOutput.write(try KBJSON.encode(value, pretty: true))
         FileHandle.standardOutput.write(Data("\n".utf8))
     }
 

@@ -22,3 +22,11 @@ func document(_ path: String, title: String = "T", kind: SourceKind = .note, tag
     }
     return SourceDocument(source: source, snippets: snippets)
 }
+
+/// One-query reads for tests, each in a snapshot of its own.
+extension SQLiteStore {
+    func keywordSearch(_ query: SearchQuery) async throws -> [SearchHit] { try await snapshot { try $0.keywordSearch(query) } }
+    func meta(_ key: String) async throws -> String? { try await snapshot { try $0.meta(key) } }
+    func status() async throws -> IndexStatus { try await snapshot { try $0.status() } }
+    func contentHashes() async throws -> [String: String] { try await snapshot { try $0.contentHashes() } }
+}

@@ -5,16 +5,16 @@ import Testing
 @testable import KBIndex
 
 @Suite struct SQLiteStoreTests {
-    @Test func aNewIndexRecordsItsSchemaVersion() throws {
+    @Test func aNewIndexRecordsItsSchemaVersion() async throws {
         let store = try temporaryStore()
-        #expect(try store.meta("schema_version") == String(Schema.version))
-        #expect(try store.status().schemaVersion == Schema.version)
+        #expect(try await store.meta("schema_version") == String(Schema.version))
+        #expect(try await store.status().schemaVersion == Schema.version)
     }
 
-    @Test func keywordSearchFindsStoredSnippetsWithTheirMetadata() throws {
+    @Test func keywordSearchFindsStoredSnippetsWithTheirMetadata() async throws {
         let store = try temporaryStore()
-        try store.replace(document("/a.md", title: "Venus", tags: ["planet:venus"], snippets: ["Venus rules love and money.", "Nothing here."]))
-        let hits = try store.keywordSearch(SearchQuery("money"))
+        try await store.replace(document("/a.md", title: "Venus", tags: ["planet:venus"], snippets: ["Venus rules love and money.", "Nothing here."]))
+        let hits = try await store.keywordSearch(SearchQuery("money"))
         #expect(hits.count == 1)
         let hit = try #require(hits.first)
         #expect(hit.sourceTitle == "Venus")
@@ -25,93 +25,93 @@ import Testing
         #expect(hit.rank == 1 && hit.score > 0)
     }
 
-    @Test func titlesHeadingsAndKeywordsAreSearchable() throws {
+    @Test func titlesHeadingsAndKeywordsAreSearchable() async throws {
         let store = try temporaryStore()
         var doc = document("/a.md", title: "Saturn Return", snippets: ["Discipline."])
         doc.source.keywords = ["alias: Kronos"]
-        try store.replace(doc)
-        #expect(try store.keywordSearch(SearchQuery("saturn")).count == 1)
-        #expect(try store.keywordSearch(SearchQuery("kronos")).count == 1)
-        #expect(try store.keywordSearch(SearchQuery("sub")).count == 1)
+        try await store.replace(doc)
+        #expect(try await store.keywordSearch(SearchQuery("saturn")).count == 1)
+        #expect(try await store.keywordSearch(SearchQuery("kronos")).count == 1)
+        #expect(try await store.keywordSearch(SearchQuery("sub")).count == 1)
     }
 
-    @Test func replacingASourceReplacesItsKeywordIndexEntries() throws {
+    @Test func replacingASourceReplacesItsKeywordIndexEntries() async throws {
         let store = try temporaryStore()
-        try store.replace(document("/a.md", snippets: ["old words"]))
-        try store.replace(document("/a.md", snippets: ["new words"], hash: "h2"))
-        #expect(try store.keywordSearch(SearchQuery("old")).isEmpty)
-        #expect(try store.keywordSearch(SearchQuery("new")).count == 1)
-        #expect(try store.status().snippets == 1)
-        let ftsRows = try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM snippets_fts") }
+        try await store.replace(document("/a.md", snippets: ["old words"]))
+        try await store.replace(document("/a.md", snippets: ["new words"], hash: "h2"))
+        #expect(try await store.keywordSearch(SearchQuery("old")).isEmpty)
+        #expect(try await store.keywordSearch(SearchQuery("new")).count == 1)
+        #expect(try await store.status().snippets == 1)
+        let ftsRows = try await store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM snippets_fts") }
         #expect(ftsRows == 1)
     }
 
-    @Test func removingASourceRemovesItFromSearchAndUnusedTags() throws {
+    @Test func removingASourceRemovesItFromSearchAndUnusedTags() async throws {
         let store = try temporaryStore()
-        try store.replace(document("/dir/a.md", tags: ["x"], snippets: ["alpha"]))
-        try store.replace(document("/dir/sub/b.md", snippets: ["alpha"]))
-        try store.replace(document("/dirty.md", snippets: ["alpha"]))
-        let removed = try store.removeSources(matching: ["/dir"]).paths
+        try await store.replace(document("/dir/a.md", tags: ["x"], snippets: ["alpha"]))
+        try await store.replace(document("/dir/sub/b.md", snippets: ["alpha"]))
+        try await store.replace(document("/dirty.md", snippets: ["alpha"]))
+        let removed = try await store.removeSources(matching: ["/dir"]).paths
         #expect(Set(removed) == ["/dir/a.md", "/dir/sub/b.md"])
-        #expect(try store.keywordSearch(SearchQuery("alpha")).map(\.sourcePath) == ["/dirty.md"])
-        #expect(try store.status().tags == 0)
+        #expect(try await store.keywordSearch(SearchQuery("alpha")).map(\.sourcePath) == ["/dirty.md"])
+        #expect(try await store.status().tags == 0)
     }
 
     @Test(arguments: [
         "\"venus unbalanced", "venus*", "-venus", "title:venus", "(venus", "venus)", "NEAR(venus love)", "venus AND",
         "OR", "NOT love", "^venus", "'; DROP TABLE snippets; --", "{venus}", "venus + love", "💫 venus",
     ])
-    func hostileQueriesAreSearchedAsPlainWords(query: String) throws {
+    func hostileQueriesAreSearchedAsPlainWords(query: String) async throws {
         let store = try temporaryStore()
-        try store.replace(document("/a.md", snippets: ["Venus and love near the drop table or not."]))
-        let hits = try store.keywordSearch(SearchQuery(query))
+        try await store.replace(document("/a.md", snippets: ["Venus and love near the drop table or not."]))
+        let hits = try await store.keywordSearch(SearchQuery(query))
         #expect(hits.count == 1)
-        #expect(try store.status().snippets == 1)
+        #expect(try await store.status().snippets == 1)
     }
 
-    @Test func aQueryWithoutWordsIsAClearError() throws {
+    @Test func aQueryWithoutWordsIsAClearError() async throws {
         let store = try temporaryStore()
-        let error = try #require(throws: KBError.self) { try store.keywordSearch(SearchQuery("*** ()")) }
+        let error = try await #require(throws: KBError.self) { try await store.keywordSearch(SearchQuery("*** ()")) }
         #expect(error.code == .invalidArgument)
     }
 
-    @Test func tagFiltersApplyBeforeTheLimit() throws {
+    @Test func tagFiltersApplyBeforeTheLimit() async throws {
         let store = try temporaryStore()
         // 50 strongly matching snippets without the tag, 12 weakly matching ones with it.
         for i in 0..<50 {
-            try store.replace(document("/other/\(i).md", snippets: ["venus venus venus venus \(i)"]))
+            try await store.replace(document("/other/\(i).md", snippets: ["venus venus venus venus \(i)"]))
         }
         for i in 0..<12 {
-            try store.replace(document("/career/\(i).md", snippets: ["venus and a long text about work and ambition number \(i)"],
+            try await store.replace(document("/career/\(i).md", snippets: ["venus and a long text about work and ambition number \(i)"],
                                        snippetTags: [["area:career"]]))
         }
         var query = SearchQuery("venus")
         query.limit = 10
         query.tags = ["area:career"]
-        let hits = try store.keywordSearch(query)
+        let hits = try await store.keywordSearch(query)
         #expect(hits.count == 10)
         #expect(hits.allSatisfy { $0.snippet.tags.contains("area:career") })
     }
 
-    @Test func everyTagMustMatch() throws {
+    @Test func everyTagMustMatch() async throws {
         let store = try temporaryStore()
-        try store.replace(document("/a.md", snippets: ["moon"], snippetTags: [["a", "b"]]))
-        try store.replace(document("/b.md", snippets: ["moon"], snippetTags: [["a"]]))
+        try await store.replace(document("/a.md", snippets: ["moon"], snippetTags: [["a", "b"]]))
+        try await store.replace(document("/b.md", snippets: ["moon"], snippetTags: [["a"]]))
         var query = SearchQuery("moon")
         query.tags = ["a", "b"]
-        #expect(try store.keywordSearch(query).map(\.sourcePath) == ["/a.md"])
+        #expect(try await store.keywordSearch(query).map(\.sourcePath) == ["/a.md"])
     }
 
-    @Test func kindAndSourcePrefixFiltersNarrowResults() throws {
+    @Test func kindAndSourcePrefixFiltersNarrowResults() async throws {
         let store = try temporaryStore()
-        try store.replace(document("/notes/a.md", snippets: ["moon"]))
-        try store.replace(document("/books/b.pdf", kind: .pdf, snippets: ["moon"]))
+        try await store.replace(document("/notes/a.md", snippets: ["moon"]))
+        try await store.replace(document("/books/b.pdf", kind: .pdf, snippets: ["moon"]))
         var byKind = SearchQuery("moon")
         byKind.kinds = [.pdf]
-        #expect(try store.keywordSearch(byKind).map(\.sourcePath) == ["/books/b.pdf"])
+        #expect(try await store.keywordSearch(byKind).map(\.sourcePath) == ["/books/b.pdf"])
         var byPrefix = SearchQuery("moon")
         byPrefix.sourcePrefixes = ["/notes/"]
-        #expect(try store.keywordSearch(byPrefix).map(\.sourcePath) == ["/notes/a.md"])
+        #expect(try await store.keywordSearch(byPrefix).map(\.sourcePath) == ["/notes/a.md"])
     }
 
     @Test func aMissingIndexIsNotCreatedUnlessAsked() throws {
@@ -156,19 +156,19 @@ import Testing
         #expect(error.message.contains("Upgrade kb"))
     }
 
-    @Test func aFailedWriteLeavesTheSourceAsItWas() throws {
+    @Test func aFailedWriteLeavesTheSourceAsItWas() async throws {
         let store = try temporaryStore()
-        try store.replace(document("/a.md", snippets: ["original text"]))
+        try await store.replace(document("/a.md", snippets: ["original text"]))
         struct Boom: Error {}
-        #expect(throws: (any Error).self) {
-            try store.write { db in
+        await #expect(throws: (any Error).self) {
+            try await store.write { db in
                 _ = try SQLiteStore.replace(document("/a.md", snippets: ["replacement"], hash: "h2"), ingestedAt: Date(), in: db)
                 throw Boom()
             }
         }
-        #expect(try store.keywordSearch(SearchQuery("original")).count == 1)
-        #expect(try store.keywordSearch(SearchQuery("replacement")).isEmpty)
-        #expect(try store.contentHashes() == ["/a.md": "h"])
+        #expect(try await store.keywordSearch(SearchQuery("original")).count == 1)
+        #expect(try await store.keywordSearch(SearchQuery("replacement")).isEmpty)
+        #expect(try await store.contentHashes() == ["/a.md": "h"])
     }
 }
 

@@ -27,19 +27,20 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
 }
 
 @Suite struct EmbeddingIngestTests {
-    func vectorCount(_ kb: KnowledgeBase) throws -> Int { try kb.status().vectors.values.reduce(0, +) }
+    func vectorCount(_ kb: KnowledgeBase) async throws -> Int { try await kb.status().vectors.values.reduce(0, +) }
 
     @Test func ingestStoresOneVectorPerSnippetAndRecordsTheEmbedder() async throws {
         let ws = try Workspace()
         try ws.write("a.md", "# A\n\none.\n\n## B\n\ntwo.")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        let (embedder, record) = try kb.embedder(.hashing)
+        let (embedder, record) = try await kb.embedder(.hashing)
         let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
         #expect(report.failed.isEmpty)
-        let status = try kb.status()
+        let status = try await kb.status()
         #expect(status.embedder == EmbedderRecord(name: "hashing-384", dimension: 384, spec: "hashing"))
         #expect(status.vectors == ["hashing-384": 2])
-        let stored = try kb.store.vectorsByText(path: ws.path("a.md"), embedder: "hashing-384")
+        let path = ws.path("a.md")
+        let stored = try await kb.store.snapshot { try $0.vectorsByText(path: path, embedder: "hashing-384") }
         #expect(stored["two."] == HashingEmbedder().vector("two."))
     }
 
@@ -55,7 +56,7 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
         #expect(report.updated == 1)
         #expect(counting.texts == ["first paragraph.", "second paragraph.", "third paragraph.", "second paragraph, edited."])
-        #expect(try vectorCount(kb) == 3)
+        #expect(try await vectorCount(kb) == 3)
     }
 
     @Test func aFailingEmbedderLeavesTheSourcesItDidNotFinishAsTheyWere() async throws {
@@ -66,7 +67,7 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         let counting = CountingEmbedder()
         let record = EmbedderChoice.record(for: counting, choice: .hashing)
         _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
-        let before = try kb.sources()
+        let before = try await kb.sources()
 
         try ws.write("a.md", "alpha changed")
         try ws.write("b.md", "beta changed")
@@ -74,9 +75,9 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
         #expect(report.failed.count == 2)
         #expect(report.failed.allSatisfy { $0.message.contains("the embedding service is down") })
-        #expect(try kb.sources() == before)
+        #expect(try await kb.sources() == before)
         #expect(try await kb.search(.keyword("original")).hits.count == 2)
-        #expect(try vectorCount(kb) == 2)
+        #expect(try await vectorCount(kb) == 2)
 
         counting.failWhen = nil
         let retry = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
@@ -88,23 +89,23 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         let ws = try Workspace()
         try ws.write("a.md", "alpha")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        let (embedder, record) = try kb.embedder(.hashing)
+        let (embedder, record) = try await kb.embedder(.hashing)
         _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
-        let error = try #require(throws: KBError.self) { try kb.embedder(.keywordOnly) }
+        let error = try await #require(throws: KBError.self) { try await kb.embedder(.keywordOnly) }
         #expect(error.code == .embedderMismatch)
         #expect(error.message.contains("'hashing-384'"))
         // With no choice, the index's own embedder is used.
-        #expect(try kb.embedder(nil).record.name == "hashing-384")
+        #expect(try await kb.embedder(nil).record.name == "hashing-384")
     }
 
     @Test func aKeywordOnlyIndexStoresNoVectors() async throws {
         let ws = try Workspace()
         try ws.write("a.md", "alpha")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        let (embedder, record) = try kb.embedder(.keywordOnly)
+        let (embedder, record) = try await kb.embedder(.keywordOnly)
         _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
-        #expect(try kb.status().embedder == EmbedderRecord.none)
-        #expect(try vectorCount(kb) == 0)
-        #expect(throws: KBError.self) { try kb.embedder(.hashing) }
+        #expect(try await kb.status().embedder == EmbedderRecord.none)
+        #expect(try await vectorCount(kb) == 0)
+        await #expect(throws: KBError.self) { try await kb.embedder(.hashing) }
     }
 }

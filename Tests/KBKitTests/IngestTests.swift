@@ -46,11 +46,11 @@ struct Workspace {
         let third = await kb.ingest([ws.notes.path], options: options)
         #expect((third.added, third.updated, third.unchanged, third.removed) == (0, 1, 1, 0))
         #expect(third.missing == [ws.path("b.md")])
-        #expect(try kb.sources().count == 3)
+        #expect(try await kb.sources().count == 3)
 
         let fourth = await kb.ingest([ws.notes.path], options: options, prune: true)
         #expect((fourth.unchanged, fourth.removed) == (2, 1))
-        #expect(try kb.sources().map(\.path) == [ws.path("a.md"), ws.path("sub/c.txt")])
+        #expect(try await kb.sources().map(\.path) == [ws.path("a.md"), ws.path("sub/c.txt")])
         #expect(try await kb.search(.keyword("beta")).hits.isEmpty)
         #expect(try await kb.search(.keyword("changed")).hits.count == 1)
     }
@@ -61,7 +61,7 @@ struct Workspace {
         try ws.write("note.md", "---\ntitle: Note\n---\nthe first version")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         _ = await kb.ingest([ws.notes.path], options: IngestOptions())
-        let before = try kb.sources()
+        let before = try await kb.sources()
 
         try ws.write("note.md", "---\ntitle: [broken\n---\nthe second version")
         try ws.write("new.md", "# New\n\nnew text")
@@ -71,7 +71,7 @@ struct Workspace {
         #expect(report.added == 1 && report.unchanged == 1)
         #expect(try await kb.search(.keyword("first version")).hits.count == 1)
         #expect(try await kb.search(.keyword("second")).hits.isEmpty)
-        #expect(try kb.sources().first { $0.path == ws.path("note.md") } == before.first { $0.path == ws.path("note.md") })
+        #expect(try await kb.sources().first { $0.path == ws.path("note.md") } == before.first { $0.path == ws.path("note.md") })
     }
 
     @Test func missingPathsAndUnsupportedFilesAreReportedByName() async throws {
@@ -83,7 +83,7 @@ struct Workspace {
             "No such file or folder: \(ws.path("nope.md")). Check the path.",
             "\(ws.path("doc.docx")): kb does not read .docx files; it reads .md, .markdown, .txt, .pdf.",
         ])
-        #expect(try kb.status().sources == 0)
+        #expect(try await kb.status().sources == 0)
     }
 
     @Test func hiddenFilesAndFoldersAreSkipped() async throws {
@@ -103,7 +103,7 @@ struct Workspace {
         try ws.delete("a.md")
         let report = await kb.ingest([ws.path("a.md")], options: IngestOptions(), prune: true)
         #expect(report.removed == 1 && report.failed.isEmpty)
-        #expect(try kb.status().sources == 0)
+        #expect(try await kb.status().sources == 0)
     }
 
     @Test func removeRefusesPathsThatMatchNothingAndRemovesNothing() async throws {
@@ -111,9 +111,9 @@ struct Workspace {
         try ws.write("a.md", "alpha")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         _ = await kb.ingest([ws.notes.path], options: IngestOptions())
-        #expect(throws: KBError.self) { try kb.remove([ws.path("a.md"), ws.path("zzz.md")]) }
-        #expect(try kb.status().sources == 1)
-        #expect(try kb.remove([ws.notes.path]) == [ws.path("a.md")])
+        await #expect(throws: KBError.self) { try await kb.remove([ws.path("a.md"), ws.path("zzz.md")]) }
+        #expect(try await kb.status().sources == 1)
+        #expect(try await kb.remove([ws.notes.path]) == [ws.path("a.md")])
     }
 
     @Test func theDefaultLocationFollowsTheEnvironment() {
@@ -130,7 +130,7 @@ struct Workspace {
         #expect(!FileManager.default.fileExists(atPath: ws.dbPath))
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         _ = await kb.ingest([ws.path("a.md")], options: IngestOptions())
-        #expect(try kb.sources().first?.snippetCount == 2)
+        #expect(try await kb.sources().first?.snippetCount == 2)
     }
 }
 
@@ -146,7 +146,7 @@ struct Workspace {
         try ws.write("sub/kept.md", "kept")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         _ = await kb.ingest([ws.notes.path], options: IngestOptions())
-        #expect(try kb.sources().map(\.path) == [ws.path("kept.md"), ws.path("sub/kept.md")])
+        #expect(try await kb.sources().map(\.path) == [ws.path("kept.md"), ws.path("sub/kept.md")])
     }
 }
 

@@ -37,12 +37,12 @@ extension KnowledgeBase {
         let memory = result.memory
         #expect(UUID(uuidString: memory.id) != nil && memory.id == memory.id.lowercased())
         #expect(memory.version == 1 && memory.createdAt == memory.updatedAt)
-        #expect(try kb.memory(memory.id) == memory)
-        #expect(try kb.memory(String(memory.id.prefix(8))) == memory)
-        #expect(try kb.memories(scopes: [try .user("ada")], tags: ["preference"]) == [memory])
-        #expect(try kb.memories(scopes: [try .user("bob")]).isEmpty)
-        #expect(try kb.memories(tags: ["other"]).isEmpty)
-        let status = try kb.status()
+        #expect(try await kb.memory(memory.id).memory == memory)
+        #expect(try await kb.memory(String(memory.id.prefix(8))).memory == memory)
+        #expect(try await kb.memories(scopes: [try .user("ada")], tags: ["preference"]) == [memory])
+        #expect(try await kb.memories(scopes: [try .user("bob")]).isEmpty)
+        #expect(try await kb.memories(tags: ["other"]).isEmpty)
+        let status = try await kb.status()
         #expect(status.sourcesByKind["memory"] == 1)
         #expect(status.vectors["hashing-384"] == 1)
         for mode in SearchMode.allCases {
@@ -53,7 +53,7 @@ extension KnowledgeBase {
     @Test func knowledgeSearchLeavesMemoriesOutUnlessAskedFor() async throws {
         let (kb, ws) = try await memoryBase()
         try ws.write("units.md", "# Units\n\nThe metric system measures recipes in grams.")
-        let (embedder, record) = try kb.embedder(.hashing)
+        let (embedder, record) = try await kb.embedder(.hashing)
         _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
         let memory = try await kb.add("Prefers metric units for recipes and grams.").memory
         for mode in SearchMode.allCases {
@@ -89,7 +89,7 @@ extension KnowledgeBase {
         let again = try await kb.add("  Writes a thesis\non   Venus transits. ", scope: "user:a", title: "other title")
         #expect(!again.created)
         #expect(again.memory == first.memory)
-        #expect(try kb.memories().count == 1)
+        #expect(try await kb.memories().count == 1)
         let otherCase = try await kb.add("writes a thesis on venus transits.", scope: "user:a")
         #expect(otherCase.created)
     }
@@ -119,19 +119,19 @@ extension KnowledgeBase {
         let old = try await kb.add("Lives in Lisbon.", scope: "user:a").memory
         let new = try await kb.add("Lives in Porto since March.", scope: "user:a", superseding: String(old.id.prefix(6)))
         #expect(new.superseded == old.id)
-        #expect(try kb.memory(old.id).supersededBy == new.memory.id)
+        #expect(try await kb.memory(old.id).memory.supersededBy == new.memory.id)
         #expect(try await kb.recallIDs("lives Lisbon", scopes: ["user:a"]) == [new.memory.id])
         #expect(try await kb.recallIDs("Lisbon", scopes: ["user:a"], mode: .keyword).isEmpty)
         #expect(try await kb.recallIDs("Lisbon", scopes: ["user:a"], mode: .keyword, superseded: true) == [old.id])
-        #expect(try kb.memories().map(\.id) == [new.memory.id])
-        #expect(try kb.memories(includeSuperseded: true).count == 2)
+        #expect(try await kb.memories().map(\.id) == [new.memory.id])
+        #expect(try await kb.memories(includeSuperseded: true).count == 2)
         // A superseded memory cannot be superseded again, nor one of another scope.
         await #expect(throws: KBError.self) { try await kb.add("Lives in Faro.", scope: "user:a", superseding: old.id) }
         await #expect(throws: KBError.self) { try await kb.add("Lives in Faro.", scope: "user:b", superseding: new.memory.id) }
-        #expect(try kb.memories(includeSuperseded: true).count == 2)
+        #expect(try await kb.memories(includeSuperseded: true).count == 2)
         // Deleting the replacement makes the old memory current again.
-        try kb.forget(new.memory.id)
-        #expect(try kb.memory(old.id).supersededBy == nil)
+        try await kb.forget(new.memory.id)
+        #expect(try await kb.memory(old.id).memory.supersededBy == nil)
         #expect(try await kb.recallIDs("Lisbon", scopes: ["user:a"], mode: .keyword) == [old.id])
     }
 
@@ -144,14 +144,14 @@ extension KnowledgeBase {
         #expect(v3.version == 3 && v3.title == nil && v3.tags == ["diet", "drinks"])
         let unchanged = try await kb.updateMemory(memory.id, MemoryChange(content: " Drinks tea,  no coffee. "))
         #expect(unchanged.version == 3)
-        let history = try kb.memoryHistory(memory.id)
+        let history = try await kb.memory(memory.id, history: true).history!
         #expect(history.map(\.version) == [1, 2])
         #expect(history.map(\.content) == ["Drinks coffee black.", "Drinks tea, no coffee."])
         #expect(history[0].title == "Coffee" && history[0].tags == ["diet"])
         // Search sees only the current text.
         #expect(try await kb.recallIDs("black", mode: .keyword).isEmpty)
         #expect(try await kb.recallIDs("tea", mode: .keyword) == [memory.id])
-        #expect(try kb.status().vectors["hashing-384"] == 1)
+        #expect(try await kb.status().vectors["hashing-384"] == 1)
     }
 
     @Test func anUpdateCannotTakeTheContentOfAnotherMemory() async throws {
@@ -161,8 +161,8 @@ extension KnowledgeBase {
         let error = await #expect(throws: KBError.self) { try await kb.updateMemory(b.id, MemoryChange(content: "Likes  jazz.")) }
         #expect(error?.code == .conflict)
         #expect(error?.message.contains(a.id) == true)
-        #expect(try kb.memory(b.id) == b)
-        #expect(try kb.memoryHistory(b.id).isEmpty)
+        #expect(try await kb.memory(b.id).memory == b)
+        #expect(try await kb.memory(b.id, history: true).history!.isEmpty)
     }
 
     @Test func aDeletedMemoryLeavesNoGhostHits() async throws {
@@ -172,7 +172,7 @@ extension KnowledgeBase {
         _ = try await kb.updateMemory(gone.id, MemoryChange(content: "Plays the cello on Sundays and Mondays."))
         // Load the vectors into memory first, so the delete must update them in place.
         #expect(try await kb.recallIDs("cello Sundays", mode: .vector).first == gone.id)
-        let deleted = try kb.forget(gone.id)
+        let deleted = try await kb.forget(gone.id)
         #expect(deleted.id == gone.id)
         for mode in SearchMode.allCases {
             #expect(try await kb.recallIDs("cello Sundays Mondays", mode: mode).allSatisfy { $0 == keep.id }, "\(mode)")
@@ -181,10 +181,10 @@ extension KnowledgeBase {
         let fresh = try KnowledgeBase.open(at: kb.path, create: false)
         #expect(try await fresh.recallIDs("cello", mode: .vector) == [keep.id])
         #expect(try await fresh.recallIDs("cello", mode: .keyword).isEmpty)
-        #expect(try kb.store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM memory_versions") } == 0)
-        #expect(try kb.status().vectors["hashing-384"] == 1)
-        #expect(throws: KBError.self) { try kb.memory(gone.id) }
-        #expect(throws: KBError.self) { try kb.forget(gone.id) }
+        #expect(try await kb.store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM memory_versions") } == 0)
+        #expect(try await kb.status().vectors["hashing-384"] == 1)
+        await #expect(throws: KBError.self) { try await kb.memory(gone.id).memory }
+        await #expect(throws: KBError.self) { try await kb.forget(gone.id) }
     }
 
     @Test func badInputGetsClearErrorsAndChangesNothing() async throws {
@@ -198,14 +198,14 @@ extension KnowledgeBase {
             ("too large by default", { _ = try await kb.add(String(repeating: "x", count: 8193)) }),
             ("bad scope", { _ = try await kb.add("fine", scope: "everyone") }),
             ("unknown id", { _ = try await kb.updateMemory("00000000-0000-0000-0000-000000000000", MemoryChange(content: "x")) }),
-            ("malformed id", { _ = try kb.forget("../x") }),
+            ("malformed id", { _ = try await kb.forget("../x") }),
             ("unknown supersede", { _ = try await kb.add("fine", superseding: "abcdef12") }),
             ("nothing to update", { _ = try await kb.updateMemory("abcd", MemoryChange()) }),
         ]
         for (name, body) in cases {
             await #expect(throws: KBError.self, "\(name)") { try await body() }
         }
-        #expect(try kb.memories(includeSuperseded: true).count == 1)
+        #expect(try await kb.memories(includeSuperseded: true).count == 1)
         let error = await #expect(throws: KBError.self) { try await kb.add(String(repeating: "x", count: 8193)) }
         #expect(error?.code == .tooLarge)
         #expect(error?.message.contains("8192") == true)
@@ -218,7 +218,8 @@ extension KnowledgeBase {
         // Among 40 UUIDs two share a first hex digit; a 4-character prefix of one of them is usually unique.
         let byFirst = Dictionary(grouping: ids, by: { $0.prefix(1) })
         let shared = byFirst.values.first { $0.count > 1 }!
-        let error = #expect(throws: KBError.self) { try kb.store.memory(String(shared[0].prefix(1))) }
+        let prefix = String(shared[0].prefix(1))
+        let error = await #expect(throws: KBError.self) { try await kb.store.snapshot { try $0.memory(prefix) } }
         #expect(error?.message.contains("several") == true)
     }
 
@@ -230,7 +231,7 @@ extension KnowledgeBase {
         query.mode = .keyword
         #expect(try await kb.recall(query).hits.first?.memory.id == old.id)
         // Seen a year from the old memory's time, with the new one only written then.
-        try kb.store.write { db in
+        try await kb.store.write { db in
             try db.execute(sql: "UPDATE memories SET updated_at = updated_at - 365 * 86400 WHERE id = ?", arguments: [old.id])
         }
         query.recency = try Recency("30d")
@@ -247,28 +248,29 @@ extension KnowledgeBase {
         let b = try await kb.add("Speaks Portuguese.", scope: "user:ada").memory
         _ = try await kb.add("Speaks Portuguese and Spanish.", scope: "user:ada", superseding: b.id)
         _ = try await kb.add("Answers briefly.\nWith \"quotes\" and ünïcode ✓.", scope: "bot:helper")
-        let exported = try kb.exportMemories()
+        let exported = try await kb.exportMemories()
         #expect(exported.split(separator: "\n").count == 4)
 
         let (other, _) = try await memoryBase()
         let first = try await other.importMemories(exported, embedder: .hashing)
         #expect(first == MemoryImportReport(added: 4, unchanged: 0, replaced: 0, failed: []))
-        #expect(try other.exportMemories() == exported)
-        #expect(try other.memories(includeSuperseded: true) .map(\.id) == kb.memories(includeSuperseded: true).map(\.id))
-        #expect(try other.memoryHistory(a.id).map(\.content) == ["Prefers metric units."])
-        let generation = try other.store.generation()
+        #expect(try await other.exportMemories() == exported)
+        let expectedIDs = try await kb.memories(includeSuperseded: true).map(\.id)
+        #expect(try await other.memories(includeSuperseded: true).map(\.id) == expectedIDs)
+        #expect(try await other.memory(a.id, history: true).history!.map(\.content) == ["Prefers metric units."])
+        let generation = try await other.store.snapshot { try $0.generation() }
         let second = try await other.importMemories(exported, embedder: .hashing)
         #expect(second == MemoryImportReport(added: 0, unchanged: 4, replaced: 0, failed: []))
-        #expect(try other.store.generation() == generation)
-        #expect(try other.exportMemories() == exported)
+        #expect(try await other.store.snapshot { try $0.generation() } == generation)
+        #expect(try await other.exportMemories() == exported)
         #expect(try await other.recallIDs("Portuguese Spanish", scopes: ["user:ada"], mode: .keyword).count == 1)
-        #expect(try other.exportMemories(scopes: [try .bot("helper")]).split(separator: "\n").count == 1)
+        #expect(try await other.exportMemories(scopes: [try .bot("helper")]).split(separator: "\n").count == 1)
     }
 
     @Test func importReportsBadLinesAndConflictsAndStoresTheRest() async throws {
         let (kb, _) = try await memoryBase()
         let a = try await kb.add("Likes tea.").memory
-        let exported = try kb.exportMemories()
+        let exported = try await kb.exportMemories()
         let changed = exported.replacingOccurrences(of: "Likes tea.", with: "Likes green tea.")
         let clash = exported.replacingOccurrences(of: a.id, with: "11111111-2222-3333-4444-555555555555")
         let text = """
@@ -282,13 +284,13 @@ extension KnowledgeBase {
         #expect(report.failed.map(\.line) == [1, 2, 4])
         #expect(report.failed[1].message.contains("--replace"))
         #expect(report.failed[2].message.contains(a.id))
-        #expect(try kb.memory(a.id).content == "Likes tea.")
-        #expect(try kb.memories(scopes: [try .user("x")]).count == 1)
+        #expect(try await kb.memory(a.id).memory.content == "Likes tea.")
+        #expect(try await kb.memories(scopes: [try .user("x")]).count == 1)
         let replaced = try await kb.importMemories(changed, replacing: true, embedder: .hashing)
         #expect(replaced.replaced == 1)
-        #expect(try kb.memory(a.id).content == "Likes green tea.")
+        #expect(try await kb.memory(a.id).memory.content == "Likes green tea.")
         #expect(try await kb.recallIDs("tea", mode: .keyword) == [a.id])
-        #expect(try kb.status().vectors["hashing-384"] == 2)
+        #expect(try await kb.status().vectors["hashing-384"] == 2)
     }
 
     @Test func concurrentAddsFromManyTasksLoseNothingAndDuplicateNothing() async throws {
@@ -305,11 +307,11 @@ extension KnowledgeBase {
         let shared = results.filter { $0.memory.scope.name == "user:shared" }
         #expect(Set(shared.map(\.memory.id)).count == 1)
         #expect(shared.filter(\.created).count == 1)
-        #expect(try kb.memories().count == 1 + 24 + 1)
+        #expect(try await kb.memories().count == 1 + 24 + 1)
         for i in 0..<3 {
-            #expect(try kb.memories(scopes: [try .user("\(i)")]).count == 8)
+            #expect(try await kb.memories(scopes: [try .user("\(i)")]).count == 8)
         }
-        #expect(try kb.status().vectors["hashing-384"] == 26)
+        #expect(try await kb.status().vectors["hashing-384"] == 26)
         #expect(try await kb.recallIDs("distinct memory 17", scopes: ["user:2"], mode: .keyword).count == 8)
     }
 
@@ -318,7 +320,7 @@ extension KnowledgeBase {
         let ws = try Workspace()
         try FileManager.default.copyItem(atPath: fixture.path, toPath: ws.dbPath)
         let kb = try KnowledgeBase.open(at: ws.dbPath, create: false)
-        let status = try kb.status()
+        let status = try await kb.status()
         #expect(status.schemaVersion == 5)
         #expect(status.sources == 2 && status.vectors["hashing-384"] == 2)
         var query = SearchQuery("love beauty")

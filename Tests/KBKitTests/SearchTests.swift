@@ -9,7 +9,7 @@ import Testing
 @Suite struct SearchTests {
     func hashingKB(_ ws: Workspace) async throws -> KnowledgeBase {
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        let (embedder, record) = try kb.embedder(.hashing)
+        let (embedder, record) = try await kb.embedder(.hashing)
         let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
         #expect(report.failed.isEmpty)
         return kb
@@ -31,14 +31,14 @@ import Testing
 
         try ws.write("b.md", "delta epsilon")
         try ws.write("a.md", "zeta eta")
-        let (embedder, record) = try kb.embedder(nil)
+        let (embedder, record) = try await kb.embedder(nil)
         _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
         #expect(kb.searchState.lock.withLock { kb.searchState.index } === loaded, "the index was reloaded")
         #expect(loaded.count == 2)
         #expect(try await kb.search(vectorQuery("delta epsilon", k: 1)).hits.first?.sourcePath == ws.path("b.md"))
         #expect(try await kb.search(vectorQuery("zeta eta", k: 1)).hits.first?.snippet.text == "zeta eta")
 
-        try kb.remove([ws.path("b.md")])
+        try await kb.remove([ws.path("b.md")])
         #expect(kb.searchState.lock.withLock { kb.searchState.index } === loaded)
         #expect(loaded.count == 1)
         #expect(try await kb.search(vectorQuery("delta epsilon")).hits.map(\.sourcePath) == [ws.path("a.md")])
@@ -51,7 +51,7 @@ import Testing
         _ = try await reader.search(vectorQuery("alpha"))
         let writer = try KnowledgeBase.open(at: ws.dbPath)
         try ws.write("b.md", "omega psi")
-        let (embedder, record) = try writer.embedder(nil)
+        let (embedder, record) = try await writer.embedder(nil)
         _ = await writer.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
         #expect(try await reader.search(vectorQuery("omega psi", k: 1)).hits.first?.sourcePath == ws.path("b.md"))
     }
@@ -60,7 +60,7 @@ import Testing
         let ws = try Workspace()
         try ws.write("a.md", "alpha")
         let kb = try await hashingKB(ws)
-        try kb.store.setMeta("embedder_spec", "local")   // as if the index said to use the local model
+        try await kb.store.setMeta("embedder_spec", "local")   // as if the index said to use the local model
         let fresh = try KnowledgeBase.open(at: ws.dbPath)
         let error = try await #require(throws: KBError.self) { try await fresh.search(vectorQuery("alpha")) }
         #expect(error.code == .embedderMismatch)

@@ -118,7 +118,7 @@ func quickConfiguration(_ url: URL, attempts: Int = 4, timeout: Double = 30) -> 
         defer { server.stop() }
         var configuration = quickConfiguration(server.url)
         configuration.maxInputsPerRequest = 3
-        let embedder = try HTTPEmbedder.connect(configuration)
+        let embedder = try await HTTPEmbedder.connect(configuration)
         #expect(embedder.dimension == 384)
         let texts = (0..<20).map { "text number \($0)" }
         let vectors = try await embedder.embed(texts, role: .passage)
@@ -131,7 +131,7 @@ func quickConfiguration(_ url: URL, attempts: Int = 4, timeout: Double = 30) -> 
     }
 
     @Test func kbServesEmbeddingsThatEqualTheInProcessModel() async throws {
-        guard let local = try? EmbedderChoice.local.make() else {
+        guard let local = try? await EmbedderChoice.local.make() else {
             Issue.record("the local model is not installed; run scripts/install-model.sh")
             return
         }
@@ -140,11 +140,11 @@ func quickConfiguration(_ url: URL, attempts: Int = 4, timeout: Double = 30) -> 
         defer { server.stop() }
         var configuration = HTTPEmbedder.Configuration(model: "all-MiniLM-L6-v2", baseURL: server.url)
         configuration.encoding = "base64"
-        let remote = try HTTPEmbedder.connect(configuration)
+        let remote = try await HTTPEmbedder.connect(configuration)
         let texts = ["Venus rules love.", "Saturn returns every 29 years.", "Сатурн", "a much longer passage " + String(repeating: "about the houses ", count: 20)]
         #expect(try await remote.embed(texts, role: .passage) == (try await local.embed(texts, role: .passage)))
         configuration.encoding = "float"
-        let floats = try HTTPEmbedder.connect(configuration, dimension: 384)
+        let floats = try await HTTPEmbedder.connect(configuration, dimension: 384)
         #expect(try await floats.embed(texts, role: .query) == (try await local.embed(texts, role: .query)))
     }
 
@@ -152,7 +152,7 @@ func quickConfiguration(_ url: URL, attempts: Int = 4, timeout: Double = 30) -> 
         let script = FaultScript([.status(429, retryAfter: "0"), .status(500, retryAfter: nil), .status(503, retryAfter: nil), .ok])
         let server = try await faultServer(script)
         defer { server.stop() }
-        let embedder = try HTTPEmbedder.connect(quickConfiguration(server.url), dimension: 384)
+        let embedder = try await HTTPEmbedder.connect(quickConfiguration(server.url), dimension: 384)
         let vectors = try await embedder.embed(["one", "two"], role: .passage)
         #expect(vectors == ["one", "two"].map(HashingEmbedder().vector))
         #expect(await script.requests == 4)
@@ -162,7 +162,7 @@ func quickConfiguration(_ url: URL, attempts: Int = 4, timeout: Double = 30) -> 
         let script = FaultScript([.slow(seconds: 4), .slow(seconds: 4)])
         let server = try await faultServer(script)
         defer { server.stop() }
-        let embedder = try HTTPEmbedder.connect(quickConfiguration(server.url, attempts: 2, timeout: 1), dimension: 384)
+        let embedder = try await HTTPEmbedder.connect(quickConfiguration(server.url, attempts: 2, timeout: 1), dimension: 384)
         let started = Date()
         let error = await #expect(throws: KBError.self) { try await embedder.embed(["one"], role: .passage) }
         #expect(error?.message.contains("failed 2 times") == true)
@@ -180,7 +180,7 @@ func quickConfiguration(_ url: URL, attempts: Int = 4, timeout: Double = 30) -> 
         let script = FaultScript([.status(status, retryAfter: nil)])
         let server = try await faultServer(script)
         defer { server.stop() }
-        let embedder = try HTTPEmbedder.connect(quickConfiguration(server.url), dimension: 384)
+        let embedder = try await HTTPEmbedder.connect(quickConfiguration(server.url), dimension: 384)
         let error = await #expect(throws: KBError.self) { try await embedder.embed(["one"], role: .passage) }
         #expect(error?.message.contains(hint) == true, "\(error?.message ?? "")")
         #expect(error?.message.contains("sk-test-secret") == false)
@@ -194,7 +194,7 @@ func quickConfiguration(_ url: URL, attempts: Int = 4, timeout: Double = 30) -> 
         let script = FaultScript([reply])
         let server = try await faultServer(script)
         defer { server.stop() }
-        let embedder = try HTTPEmbedder.connect(quickConfiguration(server.url), dimension: 384)
+        let embedder = try await HTTPEmbedder.connect(quickConfiguration(server.url), dimension: 384)
         let error = await #expect(throws: KBError.self) { try await embedder.embed(["one", "two"], role: .passage) }
         #expect(error?.message.contains(message) == true, "\(error?.message ?? "")")
     }
@@ -202,7 +202,7 @@ func quickConfiguration(_ url: URL, attempts: Int = 4, timeout: Double = 30) -> 
     @Test func anUnreachableEndpointIsNamed() async throws {
         var configuration = quickConfiguration(URL(string: "http://127.0.0.1:9/v1")!, attempts: 2)
         configuration.timeout = 2
-        let error = #expect(throws: KBError.self) { try HTTPEmbedder.connect(configuration) }
+        let error = await #expect(throws: KBError.self) { try await HTTPEmbedder.connect(configuration) }
         #expect(error?.message.contains("127.0.0.1:9") == true)
     }
 
@@ -218,14 +218,14 @@ func quickConfiguration(_ url: URL, attempts: Int = 4, timeout: Double = 30) -> 
         var configuration = quickConfiguration(server.url, attempts: 2)
         configuration.maxInputsPerRequest = 16
         configuration.maxConcurrentRequests = 1
-        let embedder = try HTTPEmbedder.connect(configuration, dimension: 384)
+        let embedder = try await HTTPEmbedder.connect(configuration, dimension: 384)
         let record = EmbedderChoice.record(for: embedder, choice: .openAI(model: "test-model", url: server.url.absoluteString))
 
         // Everything in once; then one note changes and the service fails on it.
         let first = await kb.ingest([notes.path], options: IngestOptions(), embedder: embedder, record: record)
         #expect(first.added == 80 && first.failed.isEmpty)
-        let before = try kb.sources().map { "\($0.path) \($0.contentHash)" }
-        let vectorsBefore = try kb.status().vectors
+        let before = try await kb.sources().map { "\($0.path) \($0.contentHash)" }
+        let vectorsBefore = try await kb.status().vectors
         try "# Note 79\n\nChanged text, poison.".write(to: notes.appendingPathComponent("n79.md"), atomically: true, encoding: .utf8)
         for i in 100..<200 { try "# Note \(i)\n\nText of note number \(i).".write(to: notes.appendingPathComponent(String(format: "n%03d.md", i)), atomically: true, encoding: .utf8) }
         await script.setPoisonForTesting("poison")
@@ -233,12 +233,12 @@ func quickConfiguration(_ url: URL, attempts: Int = 4, timeout: Double = 30) -> 
         #expect(!failed.failed.isEmpty)
         // n79.md is as it was (old hash); nothing was half-written; the new notes are not in.
         let known = Set(before.map { $0.split(separator: " ")[0] })
-        let after = try kb.sources().filter { known.contains(Substring($0.path)) }.map { "\($0.path) \($0.contentHash)" }
+        let after = try await kb.sources().filter { known.contains(Substring($0.path)) }.map { "\($0.path) \($0.contentHash)" }
         #expect(after == before)
-        #expect(try kb.status().vectors == vectorsBefore)
-        #expect(try kb.sources().count == 80)
+        #expect(try await kb.status().vectors == vectorsBefore)
+        #expect(try await kb.sources().count == 80)
         // The first 64 new texts were answered before the failure, and are kept.
-        let cachedAfterFailure = try kb.status().cachedVectors["openai:test-model"] ?? 0
+        let cachedAfterFailure = try await kb.status().cachedVectors["openai:test-model"] ?? 0
         #expect(cachedAfterFailure == 80 + 64)
 
         // The service recovers: the re-run sends only texts it never answered.
@@ -248,11 +248,11 @@ func quickConfiguration(_ url: URL, attempts: Int = 4, timeout: Double = 30) -> 
         #expect(rerun.failed.isEmpty)
         let sentOnRerun = await script.inputs.count - sentBefore
         #expect(sentOnRerun == 101 - 64)
-        #expect(try kb.status().vectors["openai:test-model"] == 180)
-        #expect(try kb.status().tokensUsed["openai:test-model"] ?? 0 > 0)
+        #expect(try await kb.status().vectors["openai:test-model"] == 180)
+        #expect(try await kb.status().tokensUsed["openai:test-model"] ?? 0 > 0)
         // Re-ingesting the same texts into a fresh index through the same cache would cost nothing:
         let sentNow = await script.inputs.count
-        try kb.remove([notes.appendingPathComponent("n10.md").path])
+        try await kb.remove([notes.appendingPathComponent("n10.md").path])
         _ = await kb.ingest([notes.path], options: IngestOptions(), embedder: embedder, record: record)
         #expect(await script.inputs.count == sentNow)
     }
@@ -270,7 +270,7 @@ extension FaultScript {
         for i in 0..<300 { try "# Note \(i)\n\nPlanet note number \(i) about Venus and time.".write(to: notes.appendingPathComponent(String(format: "n%03d.md", i)), atomically: true, encoding: .utf8) }
         try "# Last\n\nThe poison paragraph.".write(to: notes.appendingPathComponent("z.md"), atomically: true, encoding: .utf8)
         let kb = try KnowledgeBase.open(at: root.appendingPathComponent("kb.sqlite").path)
-        let (local, localRecord) = try kb.embedder(.hashing)
+        let (local, localRecord) = try await kb.embedder(.hashing)
         _ = await kb.ingest([notes.path], options: IngestOptions(), embedder: local, record: localRecord)
         _ = try await kb.remember(MemoryDraft("Remember the poison-free fact."))
 
@@ -283,7 +283,7 @@ extension FaultScript {
 
         // The remote service fails on one snippet: the index still searches with the old vectors.
         await #expect(throws: KBError.self) { try await kb.reindex(to: choice) }
-        var status = try kb.status()
+        var status = try await kb.status()
         #expect(status.embedder?.name == "hashing-384")
         let partial = status.vectors["openai:remote"] ?? 0
         #expect(partial >= 256 && partial < 302)
@@ -298,7 +298,7 @@ extension FaultScript {
         #expect(report.switched)
         #expect(report.embedded == 302 - partial)
         #expect(await script.inputs.count - sentBefore == 1 + (302 - partial))   // 1: the dimension probe
-        status = try kb.status()
+        status = try await kb.status()
         #expect(status.embedder?.name == "openai:remote")
         #expect(status.embedder?.spec == "openai:remote@\(server.url.absoluteString)")
         #expect(status.vectors == ["hashing-384": 302, "openai:remote": 302])
@@ -309,7 +309,7 @@ extension FaultScript {
         // Back to the old embedder: its vectors are still there, nothing is embedded again.
         let back = try await kb.reindex(to: .hashing, dropOld: true)
         #expect(back.embedded == 0 && back.switched)
-        #expect(try kb.status().vectors == ["hashing-384": 302])
+        #expect(try await kb.status().vectors == ["hashing-384": 302])
         unsetenv("KB_EMBEDDINGS_MAX_ATTEMPTS")
         unsetenv("KB_EMBEDDINGS_TIMEOUT")
     }

@@ -8,7 +8,7 @@ import Testing
 @Suite struct MCPServiceTests {
     @Test func aClientInitializesListsToolsAndCallsThem() async throws {
         let fixture = try await Fixture()
-        let server = await MCPService(kb: fixture.kb).makeServer()
+        let server = try await MCPService(kb: fixture.kb).makeServer()
         let (clientTransport, serverTransport) = await InMemoryTransport.createConnectedPair()
         try await server.start(transport: serverTransport)
         let client = Client(name: "test", version: "1.0")
@@ -16,7 +16,7 @@ import Testing
         #expect(initialized.serverInfo.name == "kb")
 
         let (tools, _) = try await client.listTools()
-        #expect(Set(tools.map(\.name)) == ["search", "context", "remember", "recall", "forget"])
+        #expect(Set(tools.map(\.name)) == ["search", "context", "remember", "recall", "update_memory", "forget"])
         for tool in tools {
             #expect(tool.inputSchema.objectValue?["type"]?.stringValue == "object", "\(tool.name)")
         }
@@ -51,7 +51,7 @@ import Testing
         #expect(text(missing.content).contains("No memory has the id"))
         let bad = try await client.callTool(name: "search", arguments: ["k": 3])
         #expect(bad.isError == true)
-        #expect(text(bad.content).contains("\"query\" is required"))
+        #expect(text(bad.content).contains("\"query\" is missing"))
 
         await client.disconnect()
         await server.stop()

@@ -27,10 +27,14 @@ struct Fixture {
             try text.write(to: url, atomically: true, encoding: .utf8)
         }
         kb = try KnowledgeBase.open(at: root.appendingPathComponent("kb.sqlite").path)
-        let (embedder, record) = try kb.embedder(.hashing)
+        let (embedder, record) = try await kb.embedder(.hashing)
         _ = await kb.ingest([root.path], options: IngestOptions(), embedder: embedder, record: record)
-        _ = try kb.createBot(name: "astro", systemPrompt: "You are an astrology tutor.", sources: [.path(root.path + "/astro/")])
-        _ = try kb.createBot(name: "chef", systemPrompt: "You are a baker.", sources: [.path(root.path + "/cooking/")])
+        for (name, prompt, folder) in [("astro", "You are an astrology tutor.", "astro"), ("chef", "You are a baker.", "cooking")] {
+            var bot = BotRequest(name: name)
+            bot.systemPrompt = prompt
+            bot.sources = [root.path + "/\(folder)/"]
+            _ = try await kb.createBot(bot)
+        }
         _ = try await kb.remember(MemoryDraft("Ada has Venus in the tenth house and loves bread.", scope: try .user("ada")))
         _ = try await kb.remember(MemoryDraft("Bob has Saturn rising and hates bread.", scope: try .user("bob")))
     }
@@ -105,7 +109,9 @@ func errorCode(_ json: Any?) -> String? { ((json as? [String: Any])?["error"] as
 
     @Test func nothingRelevantGivesAnExplicitEmptyContext() async throws {
         let fixture = try await Fixture()
-        _ = try fixture.kb.createBot(name: "empty", systemPrompt: "Nothing to see.", sources: [], memoryScopes: [])
+        var empty = BotRequest(name: "empty")
+        empty.memoryScopes = []
+        _ = try await fixture.kb.createBot(empty)
         try await fixture.service().application().test(.router) { client in
             let body = try #require(try await client.call(.post, "/v1/context", ["bot": "empty", "query": "anything"]).json as? [String: Any])
             #expect((body["context"] as? String)?.contains("No reference material was found") == true)
@@ -268,7 +274,7 @@ func errorCode(_ json: Any?) -> String? { ((json as? [String: Any])?["error"] as
 
     @Test func theEmbeddingsEndpointSpeaksOpenAIAndMatchesTheLocalModel() async throws {
         let fixture = try await Fixture()
-        guard let local = try? EmbedderChoice.local.make() else {
+        guard let local = try? await EmbedderChoice.local.make() else {
             Issue.record("the local model is not installed; run scripts/install-model.sh")
             return
         }

@@ -41,11 +41,13 @@ struct CLI {
     }
 
     @discardableResult
-    func run(_ arguments: String..., environment extra: [String: String] = [:]) throws -> Result {
-        try run(arguments, environment: extra)
+    func run(_ arguments: String..., environment extra: [String: String] = [:]) async throws -> Result {
+        try await run(arguments, environment: extra)
     }
 
-    func run(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Result {
+    /// Runs kb and waits for it on a Dispatch thread: tests run on Swift's cooperative pool, and a
+    /// test blocked in `waitUntilExit` there would starve every other test's tasks.
+    func run(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> Result {
         let process = Process()
         process.executableURL = CLI.binary
         process.arguments = arguments
@@ -61,11 +63,15 @@ struct CLI {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                let outData = out.fileHandleForReading.readDataToEndOfFile()
+                let errData = err.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                                                      stderr: String(decoding: errData, as: UTF8.self)))
+            }
+        }
     }
 }
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 @Suite struct EndToEndTests {
-    func populated() throws -> CLI {
+    func populated() async throws -> CLI {
         let cli = try CLI()
         try cli.write("notes/venus.md", """
             ---
@@ -23,81 +23,81 @@ import Testing
         return cli
     }
 
-    @Test func ingestThenSearchFromTheBinary() throws {
-        let cli = try populated()
-        let ingest = try cli.run("ingest", "--db", "kb.sqlite", "notes")
+    @Test func ingestThenSearchFromTheBinary() async throws {
+        let cli = try await populated()
+        let ingest = try await cli.run("ingest", "--db", "kb.sqlite", "notes")
         #expect(ingest.status == 0, "\(ingest.stderr)")
         #expect(ingest.stdout.contains("3 added, 0 updated, 0 unchanged, 0 removed, 0 failed"))
         #expect(ingest.stderr.isEmpty, "piped stderr must carry no progress bar: \(ingest.stderr)")
 
-        let search = try cli.run("search", "--db", "kb.sqlite", "career", "in", "public")
+        let search = try await cli.run("search", "--db", "kb.sqlite", "career", "in", "public")
         #expect(search.status == 0)
         #expect(search.stdout.hasPrefix("1. Venus"))
         #expect(search.stdout.contains("notes/venus.md › Venus › In the tenth house"))
         #expect(search.stdout.contains("**career**"))
 
-        let again = try cli.run("ingest", "--db", "kb.sqlite", "notes")
+        let again = try await cli.run("ingest", "--db", "kb.sqlite", "notes")
         #expect(again.stdout.contains("0 added, 0 updated, 3 unchanged"))
     }
 
-    @Test func theDatabaseComesFromKB_DBWhenNoFlagIsGiven() throws {
-        let cli = try populated()
-        try cli.run("ingest", "notes", environment: ["KB_DB": cli.workdir.appendingPathComponent("env.sqlite").path])
+    @Test func theDatabaseComesFromKB_DBWhenNoFlagIsGiven() async throws {
+        let cli = try await populated()
+        try await cli.run("ingest", "notes", environment: ["KB_DB": cli.workdir.appendingPathComponent("env.sqlite").path])
         #expect(FileManager.default.fileExists(atPath: cli.workdir.appendingPathComponent("env.sqlite").path))
-        try cli.run("ingest", "notes")
+        try await cli.run("ingest", "notes")
         #expect(FileManager.default.fileExists(atPath: cli.workdir.appendingPathComponent("xdg/kb/kb.sqlite").path))
     }
 
-    @Test func jsonShapesStayStable() throws {
-        let cli = try populated()
-        let ingest = try cli.run("ingest", "--db", "kb.sqlite", "--json", "notes")
+    @Test func jsonShapesStayStable() async throws {
+        let cli = try await populated()
+        let ingest = try await cli.run("ingest", "--db", "kb.sqlite", "--json", "notes")
         try Snapshot.check(Snapshot.shape(ingest.jsonValue), named: "ingest.json.shape")
-        let search = try cli.run("search", "--db", "kb.sqlite", "--json", "venus")
+        let search = try await cli.run("search", "--db", "kb.sqlite", "--json", "venus")
         try Snapshot.check(Snapshot.shape(search.jsonValue), named: "search.json.shape")
-        let sources = try cli.run("sources", "--db", "kb.sqlite", "--json")
+        let sources = try await cli.run("sources", "--db", "kb.sqlite", "--json")
         try Snapshot.check(Snapshot.shape(sources.jsonValue), named: "sources.json.shape")
-        let status = try cli.run("status", "--db", "kb.sqlite", "--json")
+        let status = try await cli.run("status", "--db", "kb.sqlite", "--json")
         try Snapshot.check(Snapshot.shape(status.jsonValue), named: "status.json.shape")
-        let inspect = try cli.run("inspect", "--json", "notes/venus.md")
+        let inspect = try await cli.run("inspect", "--json", "notes/venus.md")
         try Snapshot.check(Snapshot.shape(inspect.jsonValue), named: "inspect.json.shape")
-        let remove = try cli.run("remove", "--db", "kb.sqlite", "--json", "notes/saturn.md")
+        let remove = try await cli.run("remove", "--db", "kb.sqlite", "--json", "notes/saturn.md")
         try Snapshot.check(Snapshot.shape(remove.jsonValue), named: "remove.json.shape")
     }
 
-    @Test func jsonValuesSayWhatHappened() throws {
-        let cli = try populated()
-        let ingest = try #require(try cli.run("ingest", "--db", "kb.sqlite", "--json", "notes").json as? [String: Any])
+    @Test func jsonValuesSayWhatHappened() async throws {
+        let cli = try await populated()
+        let ingest = try #require(try await cli.run("ingest", "--db", "kb.sqlite", "--json", "notes").json as? [String: Any])
         #expect(ingest["added"] as? Int == 3)
-        let status = try #require(try cli.run("status", "--db", "kb.sqlite", "--json").json as? [String: Any])
+        let status = try #require(try await cli.run("status", "--db", "kb.sqlite", "--json").json as? [String: Any])
         #expect(status["sources"] as? Int == 3)
         #expect(status["schemaVersion"] as? Int == 5)
-        let search = try #require(try cli.run("search", "--db", "kb.sqlite", "--json", "--tag", "area:love", "venus").json as? [String: Any])
+        let search = try #require(try await cli.run("search", "--db", "kb.sqlite", "--json", "--tag", "area:love", "venus").json as? [String: Any])
         let hits = try #require(search["hits"] as? [[String: Any]])
         #expect(hits.count == 2)
     }
 
-    @Test func helpTextStaysStable() throws {
+    @Test func helpTextStaysStable() async throws {
         let cli = try CLI()
         for command in [[], ["ingest"], ["search"], ["inspect"], ["memory"]] {
-            let result = try cli.run(command + ["--help"], environment: ["COLUMNS": "100"])
+            let result = try await cli.run(command + ["--help"], environment: ["COLUMNS": "100"])
             #expect(result.status == 0)
             try Snapshot.check(result.stdout, named: "help-\(command.first ?? "kb").txt")
         }
     }
 
-    @Test func searchingWithoutAnIndexSaysHowToMakeOne() throws {
+    @Test func searchingWithoutAnIndexSaysHowToMakeOne() async throws {
         let cli = try CLI()
-        let result = try cli.run("search", "--db", "missing.sqlite", "venus")
+        let result = try await cli.run("search", "--db", "missing.sqlite", "venus")
         #expect(result.status == 1)
         #expect(result.stderr.contains("No index at"))
         #expect(result.stderr.contains("kb ingest"))
         #expect(!FileManager.default.fileExists(atPath: cli.workdir.appendingPathComponent("missing.sqlite").path))
     }
 
-    @Test func aFileThatIsNotAnIndexIsNamedInTheError() throws {
+    @Test func aFileThatIsNotAnIndexIsNamedInTheError() async throws {
         let cli = try CLI()
         try cli.write("foo.sqlite", String(repeating: "not sqlite ", count: 200))
-        let result = try cli.run("status", "--db", "foo.sqlite")
+        let result = try await cli.run("status", "--db", "foo.sqlite")
         #expect(result.status == 1)
         #expect(result.stderr.contains("Not a kb index"))
         #expect(result.stderr.contains("foo.sqlite"))
@@ -105,53 +105,53 @@ import Testing
 
     @Test(arguments: [["search", "-k", "0", "venus"], ["ingest"], ["frobnicate"], ["search", "--mode", "fuzzy", "x"],
                       ["ingest", "--chunk-size", "10", "notes"]])
-    func badUsageExitsWith64(arguments: [String]) throws {
+    func badUsageExitsWith64(arguments: [String]) async throws {
         let cli = try CLI()
-        let result = try cli.run(arguments)
+        let result = try await cli.run(arguments)
         #expect(result.status == 64, "\(arguments): \(result.stderr)")
     }
 
-    @Test func aFailedFileMakesTheRunExit1AndNamesTheFile() throws {
-        let cli = try populated()
+    @Test func aFailedFileMakesTheRunExit1AndNamesTheFile() async throws {
+        let cli = try await populated()
         try cli.write("notes/bad.md", "---\ntitle: [oops\n---\nbody")
-        let result = try cli.run("ingest", "--db", "kb.sqlite", "notes")
+        let result = try await cli.run("ingest", "--db", "kb.sqlite", "notes")
         #expect(result.status == 1)
         #expect(result.stdout.contains("3 added"))
         #expect(result.stderr.contains("notes/bad.md: front matter is not valid YAML"))
     }
 
-    @Test func inspectPrintsSnippetsWithoutMakingAnIndex() throws {
-        let cli = try populated()
-        let result = try cli.run("inspect", "--chunk-size", "60", "notes/venus.md")
+    @Test func inspectPrintsSnippetsWithoutMakingAnIndex() async throws {
+        let cli = try await populated()
+        let result = try await cli.run("inspect", "--chunk-size", "60", "notes/venus.md")
         #expect(result.status == 0)
         #expect(result.stdout.contains("#0 ["))
         #expect(result.stdout.contains("Venus › In the tenth house"))
         #expect(!FileManager.default.fileExists(atPath: cli.workdir.appendingPathComponent("xdg/kb/kb.sqlite").path))
     }
 
-    @Test func removeTakesSourcesOutOfSearch() throws {
-        let cli = try populated()
-        try cli.run("ingest", "--db", "kb.sqlite", "notes")
-        #expect(try cli.run("remove", "--db", "kb.sqlite", "notes/saturn.md").status == 0)
-        #expect(try cli.run("search", "--db", "kb.sqlite", "--mode", "keyword", "discipline").stdout.hasPrefix("No matches"))
-        #expect(!(try cli.run("search", "--db", "kb.sqlite", "discipline").stdout.contains("saturn.md")))
-        #expect(try cli.run("remove", "--db", "kb.sqlite", "notes/saturn.md").status == 1)
+    @Test func removeTakesSourcesOutOfSearch() async throws {
+        let cli = try await populated()
+        try await cli.run("ingest", "--db", "kb.sqlite", "notes")
+        #expect(try await cli.run("remove", "--db", "kb.sqlite", "notes/saturn.md").status == 0)
+        #expect(try await cli.run("search", "--db", "kb.sqlite", "--mode", "keyword", "discipline").stdout.hasPrefix("No matches"))
+        #expect(!(try await cli.run("search", "--db", "kb.sqlite", "discipline").stdout.contains("saturn.md")))
+        #expect(try await cli.run("remove", "--db", "kb.sqlite", "notes/saturn.md").status == 1)
     }
 }
 
 @Suite struct EmbeddingEndToEndTests {
-    @Test func ingestStores384DimVectorsFromTheLocalModel() throws {
+    @Test func ingestStores384DimVectorsFromTheLocalModel() async throws {
         let cli = try CLI()
         try cli.write("notes/a.md", "# A\n\nThe Moon rules the home.\n")
-        let ingest = try cli.run("ingest", "--db", "kb.sqlite", "notes")
+        let ingest = try await cli.run("ingest", "--db", "kb.sqlite", "notes")
         #expect(ingest.status == 0, "\(ingest.stderr)")
-        let status = try cli.run("status", "--db", "kb.sqlite")
+        let status = try await cli.run("status", "--db", "kb.sqlite")
         #expect(status.stdout.contains("Embedder: all-MiniLM-L6-v2 (384-dim, 1 vectors)"))
     }
 
-    @Test func embedPrintsTheReferenceVector() throws {
+    @Test func embedPrintsTheReferenceVector() async throws {
         let cli = try CLI()
-        let result = try cli.run("embed", "--json", "Hello world")
+        let result = try await cli.run("embed", "--json", "Hello world")
         #expect(result.status == 0, "\(result.stderr)")
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         let vectors = object?["vectors"] as? [[Double]]
@@ -159,10 +159,10 @@ import Testing
         #expect(abs((vectors?.first?.first ?? 0) - (-0.0344772562)) < 1e-4)
     }
 
-    @Test func aMissingModelNamesTheInstallCommand() throws {
+    @Test func aMissingModelNamesTheInstallCommand() async throws {
         let cli = try CLI()
         try cli.write("notes/a.md", "text")
-        let result = try cli.run("ingest", "--db", "kb.sqlite", "notes", environment: ["KB_MODEL_DIR": "/nonexistent"])
+        let result = try await cli.run("ingest", "--db", "kb.sqlite", "notes", environment: ["KB_MODEL_DIR": "/nonexistent"])
         #expect(result.status == 1)
         #expect(result.stderr.contains("scripts/install-model.sh"))
         #expect(!FileManager.default.fileExists(atPath: cli.workdir.appendingPathComponent("kb.sqlite").path))
@@ -172,12 +172,13 @@ import Testing
 /// Hybrid search on the sample corpus with the real model: paraphrases that share no word with
 /// the answer, and exact names.
 @Suite struct CorpusSearchTests {
-    static let cli: CLI = {
-        let cli = try! CLI()
-        try! FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("corpus"), to: cli.workdir.appendingPathComponent("corpus"))
-        _ = try! cli.run("ingest", "--db", "kb.sqlite", "--tags-from", "corpus/tags.yaml", "corpus")
+    /// The corpus, ingested once for the whole suite.
+    static let prepared = Task {
+        let cli = try CLI()
+        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("corpus"), to: cli.workdir.appendingPathComponent("corpus"))
+        _ = try await cli.run("ingest", "--db", "kb.sqlite", "--tags-from", "corpus/tags.yaml", "corpus")
         return cli
-    }()
+    }
 
     @Test(arguments: [
         ("getting a PhD", "corpus/planets/jupiter.md"),
@@ -187,8 +188,8 @@ import Testing
         ("Uranus opposition", "corpus/planets/uranus.md"),
         ("sudden upheaval and rebellion", "corpus/planets/uranus.md"),
     ])
-    func theRightNoteComesFirst(query: String, expected: String) throws {
-        let result = try Self.cli.run("search", "--db", "kb.sqlite", "--json", "-k", "3", query)
+    func theRightNoteComesFirst(query: String, expected: String) async throws {
+        let result = try await Self.prepared.value.run("search", "--db", "kb.sqlite", "--json", "-k", "3", query)
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(object["mode"] as? String == "hybrid")
@@ -197,15 +198,15 @@ import Testing
         #expect(first?.hasSuffix(expected) == true, "\(query): first hit \(first ?? "none")")
     }
 
-    @Test func tagFiltersReturnKHitsWhenThatManyExist() throws {
-        let result = try Self.cli.run("search", "--db", "kb.sqlite", "--json", "-k", "5", "--tag", "area:career", "--mode", "vector", "love and beauty")
+    @Test func tagFiltersReturnKHitsWhenThatManyExist() async throws {
+        let result = try await Self.prepared.value.run("search", "--db", "kb.sqlite", "--json", "-k", "5", "--tag", "area:career", "--mode", "vector", "love and beauty")
         let hits = try #require((try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])?["hits"] as? [[String: Any]])
         #expect(hits.count == 4)   // career.md has exactly four snippets
         #expect(hits.allSatisfy { ($0["sourcePath"] as? String)?.hasSuffix("career.md") == true })
     }
 
-    @Test func groupBySourceKeepsOneSnippetPerSource() throws {
-        let result = try Self.cli.run("search", "--db", "kb.sqlite", "--json", "-k", "6", "--group-by", "source", "Venus")
+    @Test func groupBySourceKeepsOneSnippetPerSource() async throws {
+        let result = try await Self.prepared.value.run("search", "--db", "kb.sqlite", "--json", "-k", "6", "--group-by", "source", "Venus")
         let hits = try #require((try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])?["hits"] as? [[String: Any]])
         let paths = hits.compactMap { $0["sourcePath"] as? String }
         #expect(paths.count == 6)
@@ -214,7 +215,7 @@ import Testing
 }
 
 @Suite struct EvalEndToEndTests {
-    func tinyDataset(_ cli: CLI) throws {
+    func tinyDataset(_ cli: CLI) async throws {
         try cli.write("tiny/corpus.jsonl", """
             {"_id": "venus", "title": "Venus", "text": "Venus rules love, beauty and money."}
             {"_id": "saturn", "title": "Saturn", "text": "Saturn rules discipline, time and limits."}
@@ -228,10 +229,10 @@ import Testing
         try cli.write("tiny/qrels/test.tsv", "query-id\tcorpus-id\tscore\n1\tvenus\t2\n2\tsaturn\t1\n3\tmars\t0\n")
     }
 
-    @Test func evalReportsMetricsWritesRunFilesAndReportsAndGates() throws {
+    @Test func evalReportsMetricsWritesRunFilesAndReportsAndGates() async throws {
         let cli = try CLI()
-        try tinyDataset(cli)
-        let result = try cli.run("eval", "tiny", "--mode", "all", "--embedder", "hashing", "--json",
+        try await tinyDataset(cli)
+        let result = try await cli.run("eval", "tiny", "--mode", "all", "--embedder", "hashing", "--json",
                                  "--run-file", "run.txt", "--report", "report", "--db", "eval.sqlite")
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
@@ -246,16 +247,16 @@ import Testing
 
         // A re-run reuses the index; a baseline shows deltas; the gate fails the run.
         try result.stdout.write(to: cli.workdir.appendingPathComponent("base.json"), atomically: true, encoding: .utf8)
-        let gated = try cli.run("eval", "tiny", "--mode", "keyword", "--db", "eval.sqlite", "--baseline", "base.json",
+        let gated = try await cli.run("eval", "tiny", "--mode", "keyword", "--db", "eval.sqlite", "--baseline", "base.json",
                                 "--fail-below", "ndcg@10=1.01")
         #expect(gated.status == 1)
         #expect(gated.stdout.contains("1.0000 (+0.0000)"))
         #expect(gated.stderr.contains("below threshold: keyword: ndcg@10 = 1.0000 is below 1.0100"))
     }
 
-    @Test func aMissingDatasetIsAClearError() throws {
+    @Test func aMissingDatasetIsAClearError() async throws {
         let cli = try CLI()
-        let result = try cli.run("eval", "nowhere", "--embedder", "hashing")
+        let result = try await cli.run("eval", "nowhere", "--embedder", "hashing")
         #expect(result.status == 1)
         #expect(result.stderr.contains("No qrels for split 'test'"))
     }
@@ -263,54 +264,54 @@ import Testing
 
 /// The project's own labelled set stays above a quality floor.
 @Suite struct OwnEvaluationSetTests {
-    @Test func hybridRetrievalOnTheSampleCorpusStaysAboveTheFloor() throws {
+    @Test func hybridRetrievalOnTheSampleCorpusStaysAboveTheFloor() async throws {
         let cli = try CLI()
         let dataset = CLI.packageRoot.appendingPathComponent("evaluation/astrology").path
-        let result = try cli.run("eval", dataset, "--mode", "hybrid", "--fail-below", "ndcg@10=0.70", "--fail-below", "recall@10=0.90")
+        let result = try await cli.run("eval", dataset, "--mode", "hybrid", "--fail-below", "ndcg@10=0.70", "--fail-below", "recall@10=0.90")
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         #expect(result.stdout.contains("astrology (test): 54 queries, 27 documents"))
     }
 }
 
 @Suite struct PDFEndToEndTests {
-    func fixtures(_ cli: CLI) throws {
+    func fixtures(_ cli: CLI) async throws {
         try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("Tests/KBIngestTests/Fixtures/pdf"),
                                          to: cli.workdir.appendingPathComponent("books"))
     }
 
-    @Test func ingestingBooksIndexesTheGoodOnesAndNamesEveryFailure() throws {
+    @Test func ingestingBooksIndexesTheGoodOnesAndNamesEveryFailure() async throws {
         let cli = try CLI()
-        try fixtures(cli)
-        let result = try cli.run("ingest", "--db", "kb.sqlite", "--embedder", "hashing", "books")
+        try await fixtures(cli)
+        let result = try await cli.run("ingest", "--db", "kb.sqlite", "--embedder", "hashing", "books")
         #expect(result.status == 1)
         #expect(result.stdout.contains("4 added, 0 updated, 0 unchanged, 0 removed, 3 failed"))
         #expect(result.stderr.contains("books/encrypted.pdf is encrypted. Pass its password with --password."))
         #expect(result.stderr.contains("books/truncated.pdf is damaged or truncated"))
         #expect(result.stderr.contains("books/scanned.pdf: no text layer on 1 of 1 pages (scanned? OCR is not available yet)."))
         #expect(result.stderr.contains("warning: books/partly-scanned.pdf: no text on 1 of 3 pages (2)"))
-        let sources = try cli.run("sources", "--db", "kb.sqlite", "--json")
+        let sources = try await cli.run("sources", "--db", "kb.sqlite", "--json")
         #expect(!sources.stdout.contains("encrypted.pdf") && !sources.stdout.contains("/scanned.pdf\""))
 
-        let unlocked = try cli.run("ingest", "--db", "kb.sqlite", "--password", "secret", "books/encrypted.pdf")
+        let unlocked = try await cli.run("ingest", "--db", "kb.sqlite", "--password", "secret", "books/encrypted.pdf")
         #expect(unlocked.status == 0, "\(unlocked.stderr)")
     }
 
-    @Test func searchCitesThePrintedPageLabel() throws {
+    @Test func searchCitesThePrintedPageLabel() async throws {
         let cli = try CLI()
-        try fixtures(cli)
-        _ = try cli.run("ingest", "--db", "kb.sqlite", "--embedder", "hashing", "books/book.pdf")
-        let human = try cli.run("search", "--db", "kb.sqlite", "--mode", "keyword", "zebra quartz")
+        try await fixtures(cli)
+        _ = try await cli.run("ingest", "--db", "kb.sqlite", "--embedder", "hashing", "books/book.pdf")
+        let human = try await cli.run("search", "--db", "kb.sqlite", "--mode", "keyword", "zebra quartz")
         #expect(human.stdout.contains("books/book.pdf › 1 Chapter One › 1.2 The Known Page, p. 2"))
-        let json = try cli.run("search", "--db", "kb.sqlite", "--json", "--kind", "pdf", "zebra quartz")
+        let json = try await cli.run("search", "--db", "kb.sqlite", "--json", "--kind", "pdf", "zebra quartz")
         let hit = try #require(((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["hits"] as? [[String: Any]])?.first)
         let pages = try #require((hit["snippet"] as? [String: Any])?["pages"] as? [String: Any])
         #expect(pages["start"] as? Int == 4 && pages["startLabel"] as? String == "2")
     }
 
-    @Test func inspectShowsPagesWithoutWritingAnything() throws {
+    @Test func inspectShowsPagesWithoutWritingAnything() async throws {
         let cli = try CLI()
-        try fixtures(cli)
-        let result = try cli.run("inspect", "books/book.pdf")
+        try await fixtures(cli)
+        let result = try await cli.run("inspect", "books/book.pdf")
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("The Fixture Book  (pdf,"))
         #expect(result.stdout.contains("— p. 2"))

@@ -13,7 +13,7 @@ import Testing
         }.filter { $0.hasPrefix("kb ") }
     }
 
-    @Test func usageBlockCommandsRunOnTheSampleCorpus() throws {
+    @Test func usageBlockCommandsRunOnTheSampleCorpus() async throws {
         let commands = try Self.usageCommands()
         #expect(commands.count >= 5)
         let cli = try CLI()
@@ -21,7 +21,7 @@ import Testing
                                          to: cli.workdir.appendingPathComponent("corpus"))
         for command in commands {
             let arguments = try Self.split(String(command.dropFirst(3)))
-            let result = try cli.run(arguments, environment: ["KB_DB": cli.workdir.appendingPathComponent("readme.sqlite").path])
+            let result = try await cli.run(arguments, environment: ["KB_DB": cli.workdir.appendingPathComponent("readme.sqlite").path])
             #expect(result.status == 0, "`\(command)` exited \(result.status): \(result.stderr)")
             #expect(!result.stdout.contains("No matches"), "`\(command)` found nothing")
         }

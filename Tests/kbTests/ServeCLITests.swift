@@ -19,8 +19,8 @@ import Testing
         let cli = try CLI()
         try cli.write("notes/venus.md", "# Venus\n\nVenus in the tenth house favours a career in the arts.")
         try cli.write("private/diary.md", "# Diary\n\nA secret about the tenth house.")
-        #expect(try cli.run("ingest", "--db", "kb.sqlite", "--embedder", "hashing", "notes", "private").status == 0)
-        #expect(try cli.run("bot", "create", "--db", "kb.sqlite", "astro", "--system-prompt", "Be kind.", "--source", "notes").status == 0)
+        #expect(try await cli.run("ingest", "--db", "kb.sqlite", "--embedder", "hashing", "notes", "private").status == 0)
+        #expect(try await cli.run("bot", "create", "--db", "kb.sqlite", "astro", "--system-prompt", "Be kind.", "--source", "notes").status == 0)
         let token = "cli-test-token-0123456789"
         let port = Int.random(in: 20000...60000)
         let process = Process()
@@ -55,36 +55,36 @@ import Testing
         #expect((error?["error"] as? [String: Any])?["code"] as? String == "unauthorized")
     }
 
-    @Test func serveRefusesAPublicAddressWithoutAToken() throws {
+    @Test func serveRefusesAPublicAddressWithoutAToken() async throws {
         let cli = try CLI()
-        #expect(try cli.run("ingest", "--db", "kb.sqlite", "--embedder", "none", ".").status != 64)
-        let result = try cli.run("serve", "--db", "kb.sqlite", "--host", "0.0.0.0", environment: ["KB_API_TOKEN": ""])
+        #expect(try await cli.run("ingest", "--db", "kb.sqlite", "--embedder", "none", ".").status != 64)
+        let result = try await cli.run("serve", "--db", "kb.sqlite", "--host", "0.0.0.0", environment: ["KB_API_TOKEN": ""])
         #expect(result.status == 1)
         #expect(result.stderr.contains("without a token"))
     }
 
-    @Test func contextAndBotCommandsWorkFromTheCommandLine() throws {
+    @Test func contextAndBotCommandsWorkFromTheCommandLine() async throws {
         let cli = try CLI()
         try cli.write("notes/saturn.md", "---\ntags: [area:career]\n---\n# Saturn\n\nSaturn rules discipline and the long climb of a career.")
         try cli.write("report.yaml", "title: Outlook\nsections:\n  - name: Career\n    query: career discipline\n    tags: [area:career]\n    snippets: 2\n    share: 1\n")
-        #expect(try cli.run("ingest", "--db", "kb.sqlite", "--embedder", "hashing", "notes").status == 0)
-        #expect(try cli.run("bot", "create", "--db", "kb.sqlite", "tutor").status == 0)
-        let empty = try cli.run("context", "--db", "kb.sqlite", "--bot", "tutor", "career")
+        #expect(try await cli.run("ingest", "--db", "kb.sqlite", "--embedder", "hashing", "notes").status == 0)
+        #expect(try await cli.run("bot", "create", "--db", "kb.sqlite", "tutor").status == 0)
+        let empty = try await cli.run("context", "--db", "kb.sqlite", "--bot", "tutor", "career")
         #expect(empty.stdout.contains("No reference material was found"))
-        #expect(try cli.run("bot", "add-source", "--db", "kb.sqlite", "tutor", "tag:area:career").status == 0)
-        let context = try cli.run("context", "--db", "kb.sqlite", "--bot", "tutor", "--budget", "300", "--json", "career")
+        #expect(try await cli.run("bot", "add-source", "--db", "kb.sqlite", "tutor", "tag:area:career").status == 0)
+        let context = try await cli.run("context", "--db", "kb.sqlite", "--bot", "tutor", "--budget", "300", "--json", "career")
         let json = try #require(context.json as? [String: Any])
         #expect((json["citations"] as? [Any])?.count == 1)
         #expect((json["tokens"] as? Int ?? 999) <= 300)
-        let report = try cli.run("context", "--db", "kb.sqlite", "--report", "report.yaml")
+        let report = try await cli.run("context", "--db", "kb.sqlite", "--report", "report.yaml")
         #expect(report.stdout.contains("<section name=\"Career\">"))
-        let missing = try cli.run("context", "--db", "kb.sqlite", "--bot", "nobody", "x")
+        let missing = try await cli.run("context", "--db", "kb.sqlite", "--bot", "nobody", "x")
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("No bot is named nobody"))
-        let remove = try cli.run("bot", "remove-source", "--db", "kb.sqlite", "tutor", "tag:area:career")
+        let remove = try await cli.run("bot", "remove-source", "--db", "kb.sqlite", "tutor", "tag:area:career")
         #expect(remove.status == 0)
-        #expect(try cli.run("bot", "delete", "--db", "kb.sqlite", "tutor").status == 0)
-        #expect(try cli.run("bot", "show", "--db", "kb.sqlite", "tutor").status == 1)
+        #expect(try await cli.run("bot", "delete", "--db", "kb.sqlite", "tutor").status == 0)
+        #expect(try await cli.run("bot", "show", "--db", "kb.sqlite", "tutor").status == 1)
     }
 }
 
@@ -92,7 +92,7 @@ import Testing
     @Test func ingestingThroughKbServeGivesTheSameSearchResultsAsTheLocalModel() async throws {
         let cli = try CLI()
         try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("corpus"), to: cli.workdir.appendingPathComponent("corpus"))
-        #expect(try cli.run("ingest", "--db", "server.sqlite", "--embedder", "none", "corpus/README.md").status == 0)
+        #expect(try await cli.run("ingest", "--db", "server.sqlite", "--embedder", "none", "corpus/README.md").status == 0)
         let port = Int.random(in: 20000...60000)
         let process = Process()
         process.executableURL = CLI.binary
@@ -107,10 +107,10 @@ import Testing
             try await Task.sleep(nanoseconds: 100_000_000)
         }
         let url = "http://127.0.0.1:\(port)/v1"
-        let remote = try cli.run("ingest", "--db", "remote.sqlite", "--embedder", "openai:all-MiniLM-L6-v2", "--embedder-url", url, "corpus")
+        let remote = try await cli.run("ingest", "--db", "remote.sqlite", "--embedder", "openai:all-MiniLM-L6-v2", "--embedder-url", url, "corpus")
         #expect(remote.status == 0, "\(remote.stderr)")
-        #expect(try cli.run("ingest", "--db", "local.sqlite", "corpus").status == 0)
-        let status = try #require(try cli.run("status", "--db", "remote.sqlite", "--json").json as? [String: Any])
+        #expect(try await cli.run("ingest", "--db", "local.sqlite", "corpus").status == 0)
+        let status = try #require(try await cli.run("status", "--db", "remote.sqlite", "--json").json as? [String: Any])
         let embedder = try #require(status["embedder"] as? [String: Any])
         #expect(embedder["name"] as? String == "openai:all-MiniLM-L6-v2")
         #expect(embedder["spec"] as? String == "openai:all-MiniLM-L6-v2@\(url)")
@@ -118,8 +118,8 @@ import Testing
         for query in ["getting a PhD", "my mum", "wedding", "when does Saturn return"] {
             for mode in ["vector", "hybrid"] {
                 // No --embedder flag: the index remembers its endpoint.
-                let a = try #require(try cli.run("search", "--db", "remote.sqlite", "--mode", mode, "--json", query).json as? [String: Any])
-                let b = try #require(try cli.run("search", "--db", "local.sqlite", "--mode", mode, "--json", query).json as? [String: Any])
+                let a = try #require(try await cli.run("search", "--db", "remote.sqlite", "--mode", mode, "--json", query).json as? [String: Any])
+                let b = try #require(try await cli.run("search", "--db", "local.sqlite", "--mode", mode, "--json", query).json as? [String: Any])
                 let pathsA = (a["hits"] as? [[String: Any]] ?? []).map { $0["sourcePath"] as? String }
                 let pathsB = (b["hits"] as? [[String: Any]] ?? []).map { $0["sourcePath"] as? String }
                 #expect(!pathsA.isEmpty && pathsA == pathsB, "\(mode) \(query)")
@@ -127,7 +127,7 @@ import Testing
         }
         // A second ingest of the same files into a new index reuses nothing (new file), but an
         // unchanged re-run sends nothing at all.
-        let rerun = try cli.run("ingest", "--db", "remote.sqlite", "--json", "corpus")
+        let rerun = try await cli.run("ingest", "--db", "remote.sqlite", "--json", "corpus")
         #expect((rerun.json as? [String: Any])?["unchanged"] as? Int == 27)
     }
 }

@@ -1,0 +1,83 @@
+public import Foundation
+public import KBCore
+
+/// kb's one JSON form, for every adapter: answers are encoded with sorted keys, unescaped
+/// slashes and ISO 8601 dates; requests are decoded strictly (an unknown field is an error that
+/// names it, and every other problem names its field).
+///
+/// ```swift
+/// let request = try KBJSON.decode(SearchRequest.self, from: body)
+/// let data = try KBJSON.encode(try await kb.search(request))
+/// ```
+public enum KBJSON {
+    /// An answer as JSON; `pretty` indents it for people.
+    public static func encode<T: Encodable>(_ value: T, pretty: Bool = false) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted] : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return try encoder.encode(value)
+    }
+
+    /// An answer as JSON text.
+    public static func text<T: Encodable>(_ value: T, pretty: Bool = false) throws -> String {
+        String(decoding: try encode(value, pretty: pretty), as: UTF8.self)
+    }
+
+    /// A request from a JSON body. `adding` sets fields from outside the body (an HTTP path's
+    /// id or name); the body may repeat them only with the same value.
+    public static func decode<R: KBRequest>(_ type: R.Type, from data: Data, adding: [String: JSONValue] = [:]) throws -> R {
+        guard !data.isEmpty else { throw KBError(.invalidArgument, "The request needs a JSON body.") }
+        let value: JSONValue
+        do {
+            value = try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch {
+            throw KBError(.invalidArgument, "The body is not valid JSON.")
+        }
+        return try decode(type, from: value, adding: adding)
+    }
+
+    /// A request from a JSON value (an MCP tool call's arguments).
+    public static func decode<R: KBRequest>(_ type: R.Type, from value: JSONValue, adding: [String: JSONValue] = [:]) throws -> R {
+        guard case .object(var object) = value else {
+            throw KBError(.invalidArgument, "The request must be a JSON object, not \(value.kindName).")
+        }
+        let fields = Dictionary(uniqueKeysWithValues: R.fields(Limits()).map { ($0.name, $0) })
+        for (key, outside) in adding {
+            if let inside = object[key], inside != outside {
+                throw KBError(.invalidArgument, "\"\(key)\" is \(inside) in the body but \(outside) in the path; leave it out of the body.")
+            }
+            object[key] = outside
+        }
+        if let unknown = object.keys.sorted().first(where: { fields[$0] == nil }) {
+            throw KBError(.invalidArgument, "Unknown field \"\(unknown)\". This request takes \(fields.keys.sorted().joined(separator: ", ")).")
+        }
+        do {
+            return try JSONDecoder().decode(R.self, from: try encode(JSONValue.object(object)))
+        } catch let error as KBError {
+            throw error
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw KBError(.invalidArgument, "\"\(key.stringValue)\" is missing.")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw mismatch(context, object: object, fields: fields)
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw mismatch(context, object: object, fields: fields)
+        } catch let DecodingError.dataCorrupted(context) {
+            throw mismatch(context, object: object, fields: fields)
+        }
+    }
+
+    static func mismatch(_ context: DecodingError.Context, object: [String: JSONValue], fields: [String: RequestField]) -> KBError {
+        guard let name = context.codingPath.first?.stringValue, let field = fields[name] else {
+            return KBError(.invalidArgument, "The request does not match its schema (GET /openapi.json describes it).")
+        }
+        let got = object[name].map { " got \($0)" } ?? ""
+        return KBError(.invalidArgument, "\"\(name)\" must be \(field.expected);\(got).")
+    }
+}
+
+/// What a delete answers: the id or name of what is gone.
+public struct Deleted: Sendable, Hashable, Codable {
+    public var deleted: String
+
+    public init(_ deleted: String) { self.deleted = deleted }
+}

@@ -1,0 +1,25 @@
+/// The limits every way into kb applies — CLI, HTTP and MCP — declared once. Requests are
+/// checked against them where they enter `KnowledgeBase`, and the OpenAPI document and MCP tool
+/// schemas state them.
+///
+/// ```swift
+/// var limits = Limits()
+/// limits.maxResults = 50
+/// let kb = try KnowledgeBase.open(at: path, limits: limits)
+/// ```
+public struct Limits: Sendable, Hashable, Codable {
+    /// Most hits a search or recall returns (`k`). The default is 100.
+    public var maxResults = 100
+    /// Most candidates each ranking contributes before fusion (`candidates`). The default is 10,000.
+    public var maxCandidates = 10_000
+    /// Largest token budget of assembled context (`budget`). The default is 32,000.
+    public var maxBudget = 32_000
+    /// Longest query, in characters. The default is 4,000.
+    public var maxQueryCharacters = 4_000
+    /// Largest memory content, in UTF-8 bytes. The default is 8,192.
+    public var maxMemoryBytes = 8_192
+    /// Most entries in one list field (tags, kinds, sources, scopes). The default is 64.
+    public var maxListItems = 64
+
+    public init() {}
+}

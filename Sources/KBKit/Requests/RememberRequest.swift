@@ -1,0 +1,48 @@
+public import KBCore
+import KBMemory
+
+/// A memory to store: `kb memory add`, `POST /v1/memories` and the MCP tool `remember`.
+/// Content identical to a current memory of the scope returns that memory.
+///
+/// ```swift
+/// var request = RememberRequest(content: "Ada is allergic to peanuts.")
+/// request.scope = "user:ada"
+/// let result = try await kb.remember(request)
+/// ```
+public struct RememberRequest: KBRequest, Hashable {
+    public var content: String
+    public var title: String?
+    public var tags: [String]?
+    public var scope: String?
+    public var supersede: String?
+    public var nearDuplicate: Double?
+
+    public init(content: String) { self.content = content }
+
+    public static let schemaName = "RememberRequest"
+
+    public static func fields(_ limits: Limits) -> [RequestField] {
+        [
+            .string("content", "The fact to remember (at most \(limits.maxMemoryBytes) bytes).", required: true),
+            .string("title", "A short title, one line.", maxLength: 300),
+            .strings("tags", "Tags, e.g. diet or topic:health.", maxItems: limits.maxListItems),
+            .string("scope", "global (the default), user:ID or bot:NAME."),
+            .string("supersede", "Id of a memory of the same scope that this one replaces."),
+            .number("nearDuplicate", "Cosine similarity from which other memories are reported as near-duplicates.",
+                    default: Double(MemoryOptions().nearDuplicateThreshold), minimum: 0, maximum: 1),
+        ]
+    }
+
+    public func check(_ limits: Limits) throws { _ = try validated(limits) }
+
+    func validated(_ limits: Limits) throws -> (draft: MemoryDraft, options: MemoryOptions, supersede: String?) {
+        let rules = FieldRules(Self.self, limits)
+        var options = MemoryOptions()
+        options.maxContentBytes = limits.maxMemoryBytes
+        options.nearDuplicateThreshold = Float(try rules.number(nearDuplicate, "nearDuplicate") ?? Double(options.nearDuplicateThreshold))
+        let draft = MemoryDraft(
+            try MemoryRules.validContent(content, options: options), title: try rules.optionalText(title, "title"),
+            scope: try scope.map { try MemoryScope($0) } ?? .global, tags: try rules.list(tags, "tags").map { Tag($0) })
+        return (draft, options, try supersede.map(MemoryRules.idOrPrefix))
+    }
+}

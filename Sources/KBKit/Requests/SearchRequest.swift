@@ -1,0 +1,77 @@
+public import KBCore
+
+/// A search of the knowledge base, as a user or a program asks for it: `kb search`,
+/// `POST /v1/search` and the MCP tool `search`. Absent fields take their defaults.
+///
+/// ```swift
+/// var request = SearchRequest(query: "saturn return")
+/// request.k = 3
+/// let results = try await kb.search(request)
+/// ```
+public struct SearchRequest: KBRequest, Hashable {
+    public var query: String
+    public var k: Int?
+    public var tags: [String]?
+    public var kinds: [String]?
+    public var sources: [String]?
+    public var mode: String?
+    public var bot: String?
+    public var groupBy: String?
+    public var diversity: Double?
+    public var candidates: Int?
+    public var keywordWeight: Double?
+    public var vectorWeight: Double?
+    public var quantized: Bool?
+
+    public init(query: String) { self.query = query }
+
+    public static let schemaName = "SearchRequest"
+
+    public static func fields(_ limits: Limits) -> [RequestField] {
+        [
+            .string("query", "What to look for, in plain words (quotes, *, - and : are not search syntax).", required: true,
+                    maxLength: limits.maxQueryCharacters),
+            .integer("k", "How many hits to return.", default: 8, range: 1...limits.maxResults),
+            .strings("tags", "Only snippets with every one of these tags, e.g. area:career.", maxItems: limits.maxListItems),
+            .choices("kinds", "Only sources of these kinds; memories are searched only when named.", ["note", "pdf", "memory"],
+                     maxItems: limits.maxListItems),
+            .strings("sources", "Only sources whose absolute path starts with one of these (a folder matches what is inside it).",
+                     maxItems: limits.maxListItems),
+            .choice("mode", "Ranking: keyword (bm25), vector (cosine) or both fused.", ["hybrid", "vector", "keyword"], default: "hybrid"),
+            .string("bot", "Search only the knowledge sources of this bot."),
+            .choice("groupBy", "source keeps the best snippet of each source.", ["source"]),
+            .number("diversity", "Maximal marginal relevance λ (1 = relevance only, lower = more varied).", minimum: 0, maximum: 1),
+            .integer("candidates", "Candidates each ranking contributes before fusion.", default: 50, range: 1...limits.maxCandidates),
+            .number("keywordWeight", "Weight of keyword ranks in hybrid fusion.", default: 1, minimum: 0),
+            .number("vectorWeight", "Weight of vector ranks in hybrid fusion.", default: 1, minimum: 0),
+            .boolean("quantized", "Scan an int8 copy of the vectors, then rescore the best candidates exactly."),
+        ]
+    }
+
+    /// The search this request asks for, checked against `limits`. A bot's sources are looked up
+    /// by the caller.
+    public func check(_ limits: Limits) throws { _ = try validated(limits) }
+
+    func validated(_ limits: Limits) throws -> SearchQuery {
+        let rules = FieldRules(Self.self, limits)
+        var search = SearchQuery(try rules.text(query, "query"))
+        search.limit = try rules.integer(k, "k")
+        search.tags = try rules.list(tags, "tags").map { Tag($0) }
+        search.kinds = Set(try rules.choices(kinds, "kinds", as: SourceKind.self))
+        search.sourcePrefixes = try rules.list(sources, "sources").map(KnowledgeBase.absolutePrefix)
+        search.mode = try rules.choice(mode, "mode", as: SearchMode.self) ?? .hybrid
+        search.groupBySource = try rules.choice(groupBy, "groupBy", as: Grouping.self) == .source
+        search.diversity = try rules.number(diversity, "diversity")
+        search.candidates = try rules.integer(candidates, "candidates")
+        search.keywordWeight = try rules.number(keywordWeight, "keywordWeight") ?? 1
+        search.vectorWeight = try rules.number(vectorWeight, "vectorWeight") ?? 1
+        guard search.keywordWeight + search.vectorWeight > 0 else {
+            throw KBError(.invalidArgument, "\"keywordWeight\" and \"vectorWeight\" cannot both be 0.")
+        }
+        search.quantized = quantized ?? false
+        _ = try rules.optionalText(bot, "bot")
+        return search
+    }
+
+    enum Grouping: String { case source }
+}

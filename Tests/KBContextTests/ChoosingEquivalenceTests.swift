@@ -1,0 +1,104 @@
+import Foundation
+import KBCore
+import Testing
+@testable import KBContext
+
+/// The fast choosing code (interned word ids, incremental MMR, Character-array overlap) must
+/// choose exactly what the plain definitions choose. The definitions are here, written the
+/// straightforward way (string sets, MMR recomputed from scratch, `hasSuffix`).
+@Suite struct ChoosingEquivalenceTests {
+    static func words(_ text: String) -> Set<String> {
+        Set(text.lowercased().split { !$0.isLetter && !$0.isNumber }.map(String.init))
+    }
+
+    static func similarity(_ a: Set<String>, _ b: Set<String>) -> Double {
+        guard !a.isEmpty, !b.isEmpty else { return a.isEmpty && b.isEmpty ? 1 : 0 }
+        let shared = Double(a.intersection(b).count)
+        let containment = shared / Double(min(a.count, b.count))
+        return max(shared / Double(a.union(b).count), containment >= 0.95 && min(a.count, b.count) >= 8 ? containment : 0)
+    }
+
+    static func definedPrepare(_ items: [ContextItem], limit: Int, options: ContextOptions) -> [ContextItem] {
+        let ranked = items.enumerated().sorted { $0.element.score != $1.element.score ? $0.element.score > $1.element.score : $0.offset < $1.offset }
+        var kept: [(item: ContextItem, words: Set<String>)] = []
+        for (_, item) in ranked {
+            let set = words(item.text)
+            if !kept.contains(where: { similarity($0.words, set) >= options.duplicateThreshold }) { kept.append((item, set)) }
+        }
+        let merged = ContextAssembler.mergeNeighbours(kept.map(\.item))
+        guard merged.count > limit else { return merged.sorted { $0.score > $1.score } }
+        let sets = merged.map { words($0.text) }
+        let scale = max(merged.map(\.score).max() ?? 1, 0) > 0 ? merged.map(\.score).max()! : 1
+        var picked: [Int] = [], left = Array(merged.indices)
+        while picked.count < limit, !left.isEmpty {
+            var best = left[0], bestValue = -Double.infinity
+            for i in left {
+                let redundancy = picked.map { similarity(sets[i], sets[$0]) }.max() ?? 0
+                let value = options.diversity * merged[i].score / scale - (1 - options.diversity) * redundancy
+                if value > bestValue { best = i; bestValue = value }
+            }
+            picked.append(best)
+            left.removeAll { $0 == best }
+        }
+        return picked.map { merged[$0] }.sorted { $0.score > $1.score }
+    }
+
+    static func definedOverlap(_ a: String, _ b: String) -> Int {
+        let limit = min(a.count, b.count, 600)
+        guard limit >= 12 else { return 0 }
+        for k in stride(from: limit, through: 12, by: -1) {
+            let prefix = b.prefix(k)
+            if a.hasSuffix(prefix), k == b.count || b[b.index(b.startIndex, offsetBy: k)].isWhitespace || prefix.last!.isWhitespace {
+                return k
+            }
+        }
+        return 0
+    }
+
+    static let vocabulary = ["Venus", "rules", "VENUS", "Сатурн", "управляет", "الزهرة", "كوكب", "12", "café", "cafe\u{301}", "—", "✨",
+                             "house", "career", "\r\n", "\n", "(", "the", "reputation,", "naïve", "ǅemal", "x2", "déjà-vu"]
+
+    static func text(_ rng: inout SeededGenerator, words: ClosedRange<Int>) -> String {
+        (0..<Int.random(in: words, using: &rng)).map { _ in vocabulary.randomElement(using: &rng)! }.joined(separator: " ")
+    }
+
+    @Test func choosingMatchesTheDefinitionOverRandomItems() {
+        var rng = SeededGenerator(seed: 7)
+        let assembler = ContextAssembler(counter: ConservativeTokenCounter())
+        for round in 0..<400 {
+            // Some near-copies, so that deduplication and merging have work to do.
+            var items: [ContextItem] = []
+            for i in 0..<Int.random(in: 0...24, using: &rng) {
+                var text = Self.text(&rng, words: 1...60)
+                if i > 0, Bool.random(using: &rng) { text = items[i - 1].text + " " + Self.text(&rng, words: 0...3) }
+                items.append(item(text, score: Double(Int.random(in: 0...20, using: &rng)) / 20, path: "/s/\(i % 3)",
+                                  ordinal: Int.random(in: 0...5, using: &rng), kind: i % 7 == 0 ? .memory : .note,
+                                  memory: i % 7 == 0 ? "m\(i)" : nil))
+            }
+            let limit = Int.random(in: 0...10, using: &rng)
+            #expect(assembler.prepare(items, limit: limit) == Self.definedPrepare(items, limit: limit, options: assembler.options),
+                    "round \(round)")
+        }
+    }
+
+    @Test func wordSetsHoldTheDefinedWords() {
+        var rng = SeededGenerator(seed: 11)
+        for _ in 0..<300 {
+            let a = Self.text(&rng, words: 0...30), b = Self.text(&rng, words: 0...30)
+            var sets = WordSets()
+            let x = sets.words(a), y = sets.words(b)
+            #expect(x.count == Self.words(a).count)
+            #expect(WordSets.similarity(x, y) == Self.similarity(Self.words(a), Self.words(b)), "\(a) | \(b)")
+        }
+    }
+
+    @Test func overlapMatchesTheDefinition() {
+        var rng = SeededGenerator(seed: 3)
+        for round in 0..<400 {
+            let shared = Self.text(&rng, words: 0...12)
+            let a = Self.text(&rng, words: 0...8) + (Bool.random(using: &rng) ? " " : "") + shared
+            let b = shared + (Bool.random(using: &rng) ? " " : "") + Self.text(&rng, words: 0...8)
+            #expect(ContextAssembler.overlap(a, b) == Self.definedOverlap(a, b), "round \(round): \(a) | \(b)")
+        }
+    }
+}
