@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
-# Load benchmark of `kb serve`: starts the release build on loopback with the sample corpus (local
-# model), then drives POST /v1/context with wrk (from Debian) at 1, 8 and 64 connections and prints
-# requests/s, p50/p99 latency and error counts (socket errors, timeouts, non-2xx answers).
+# Load benchmark of `kb serve` with traffic that looks like a chat service's: the release build on
+# loopback with the sample corpus (local model), a bot over the corpus, 50 users with memories, and
+# POST /v1/context driven by wrk (from Debian) with QUERIES distinct user turns (the project's own
+# evaluation queries and templated questions, scripts/bench_serve_queries.py), cycled in order, at
+# 1, 8, 32 and 64 connections. Then a mixed run at 32 connections where one request in ten adds a
+# new memory; every add the server acknowledged must be there afterwards.
 #
-#   scripts/bench-serve.sh [SECONDS_PER_RUN]     (default 10)
+# Prints requests/s, p50/p99 latency and errors (socket errors and timeouts, non-2xx answers) per
+# run; writes them as JSON to bench-results/serve.json.
+#
+#   scripts/bench-serve.sh [SECONDS_PER_RUN]     (default 10; QUERIES=1200 distinct turns)
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
 ensure_swift
 ensure_system_packages wrk
 bash scripts/install-model.sh
 DURATION="${1:-10}"
+QUERIES="${QUERIES:-1200}"
+USERS=50
 
 say "Building kb (release)"
 swift build -c release --product kb >/dev/null
@@ -22,53 +30,127 @@ SERVER=""
 cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
 export KB_DB="$WORK/bench.sqlite"
+URL="http://127.0.0.1:$PORT"
 
 say "Indexing corpus/ with the local model"
 "$KB" ingest corpus --tags-from corpus/tags.yaml >/dev/null
 "$KB" bot create astro --system-prompt "You are a careful astrology tutor." --source corpus --json >/dev/null
-"$KB" memory add --scope user:ada "Ada has Venus in the tenth house and wants a career in music." >/dev/null
 
 "$KB" serve --port "$PORT" --token "$TOKEN" --reports corpus/reports 2>"$WORK/serve.log" &
 SERVER=$!
 for _ in $(seq 1 100); do
-    curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
+    curl -fsS "$URL/healthz" >/dev/null 2>&1 && break
     sleep 0.1
 done
-curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || { cat "$WORK/serve.log" >&2; echo "error: kb serve did not start" >&2; exit 1; }
+curl -fsS "$URL/healthz" >/dev/null || { cat "$WORK/serve.log" >&2; echo "error: kb serve did not start" >&2; exit 1; }
+
+say "Adding memories for $USERS users; writing $QUERIES distinct queries"
+python3 - "$URL" "$TOKEN" "$USERS" <<'PY'
+import json, sys, urllib.request
+url, token, users = sys.argv[1], sys.argv[2], int(sys.argv[3])
+facts = ["has Venus in the tenth house and wants a career in music", "is a Scorpio rising who hates surprises",
+         "asked about moving to Lisbon last month", "is studying for a PhD in chemistry", "has Saturn returning this year",
+         "worries about money and a new mortgage"]
+for u in range(users):
+    for f in range(3):
+        body = json.dumps({"content": f"User u{u} {facts[(u + f) % len(facts)]} (note {f}).", "scope": f"user:u{u}"}).encode()
+        request = urllib.request.Request(url + "/v1/memories", data=body, method="POST",
+                                         headers={"Content-Type": "application/json", "Authorization": "Bearer " + token})
+        urllib.request.urlopen(request).read()
+PY
+python3 scripts/bench_serve_queries.py evaluation/astrology/queries.jsonl "$QUERIES" > "$WORK/queries.txt"
+[ "$(sort -u "$WORK/queries.txt" | wc -l)" -eq "$QUERIES" ] || { echo "error: the queries are not $QUERIES distinct texts" >&2; exit 1; }
+
+# The request bodies, precomputed as Lua long strings.
+python3 - "$WORK/queries.txt" "$USERS" > "$WORK/bodies.lua" <<'PY'
+import json, sys
+users = int(sys.argv[2])
+print("bodies = {")
+for i, query in enumerate(open(sys.argv[1], encoding="utf-8").read().splitlines()):
+    body = json.dumps({"bot": "astro", "user": f"u{i % users}", "budget": 1200, "query": query})
+    print(f"  [==[{body}]==],")
+print("}")
+PY
 
 cat > "$WORK/context.lua" <<LUA
-wrk.method = "POST"
-wrk.path = "/v1/context"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer $TOKEN"
-local queries = {
-  "what does Venus in my tenth house mean for my job",
-  "when will Saturn return",
-  "is this a good year to marry",
-  "how do I read an ephemeris",
-  "my mum and the Moon",
-  "which planet rules higher education",
-}
-local n = 0
+dofile("$WORK/bodies.lua")
+local token = "$TOKEN"
+local mixed = os.getenv("KB_BENCH_MIXED") == "1"
+local threads = {}
+local counter = 0
+
+function setup(thread)
+  counter = counter + 1
+  thread:set("id", counter)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  n = (id - 1) * 397
+  added = ""
+  wrk.headers["Content-Type"] = "application/json"
+  wrk.headers["Authorization"] = "Bearer " .. token
+end
+
 request = function()
   n = n + 1
-  local q = queries[(n % #queries) + 1]
-  return wrk.format(nil, nil, nil, '{"bot":"astro","user":"ada","budget":1200,"query":"' .. q .. '"}')
+  if mixed and n % 10 == 0 then
+    local body = string.format('{"content":"Bench memory %d-%d: prefers tea at %d o\'clock.","scope":"user:u%d"}', id, n, n % 24, n % $USERS)
+    return wrk.format("POST", "/v1/memories", nil, body)
+  end
+  return wrk.format("POST", "/v1/context", nil, bodies[(n % #bodies) + 1])
 end
+
+response = function(status, headers, body)
+  if mixed and (status == 201 or status == 200) and body:find('"created"', 1, true) then
+    local id = body:match('"memory":{"content":"[^"]*","createdAt":"[^"]*","id":"([%x%-]+)"')
+    if id then added = added .. id .. "\n" end
+  end
+end
+
 done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format("RESULT %d %.2f %.2f %.2f %d %d\n",
     summary.requests, summary.requests / (summary.duration / 1e6),
     latency:percentile(50) / 1000, latency:percentile(99) / 1000,
     e.connect + e.read + e.write + e.timeout, e.status))
+  if mixed then
+    local file = io.open("$WORK/acknowledged.txt", "w")
+    for _, thread in ipairs(threads) do file:write(thread:get("added")) end
+    file:close()
+  end
 end
 LUA
 
-say "POST /v1/context, $DURATION s per run (kb serve on 127.0.0.1:$PORT, $(nproc) cores)"
-printf "%-12s %10s %12s %10s %10s %14s %12s\n" connections requests "requests/s" "p50 ms" "p99 ms" "socket errors" "non-2xx"
-for CONNECTIONS in 1 8 64; do
-    THREADS=$(( CONNECTIONS < 2 ? 1 : 2 ))
-    LINE=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --timeout 10s -s "$WORK/context.lua" "http://127.0.0.1:$PORT" | grep '^RESULT')
-    read -r _ REQUESTS RPS P50 P99 SOCKET STATUS <<<"$LINE"
-    printf "%-12s %10s %12s %10s %10s %14s %12s\n" "$CONNECTIONS" "$REQUESTS" "$RPS" "$P50" "$P99" "$SOCKET" "$STATUS"
-done
+say "POST /v1/context, $DURATION s per run, $QUERIES distinct queries (kb serve on 127.0.0.1:$PORT, $(nproc) cores)"
+printf "%-22s %10s %12s %10s %10s %14s %12s\n" run requests "requests/s" "p50 ms" "p99 ms" "socket errors" "non-2xx"
+RESULTS="["
+run() {   # NAME CONNECTIONS MIXED
+    local threads=$(( $2 < 2 ? 1 : 2 ))
+    local line
+    line=$(KB_BENCH_MIXED="$3" wrk -t"$threads" -c"$2" -d"${DURATION}s" --timeout 10s -s "$WORK/context.lua" "$URL" | grep '^RESULT')
+    read -r _ REQUESTS RPS P50 P99 SOCKET STATUS <<<"$line"
+    printf "%-22s %10s %12s %10s %10s %14s %12s\n" "$1" "$REQUESTS" "$RPS" "$P50" "$P99" "$SOCKET" "$STATUS"
+    RESULTS+="{\"run\":\"$1\",\"connections\":$2,\"requests\":$REQUESTS,\"rps\":$RPS,\"p50_ms\":$P50,\"p99_ms\":$P99,\"socket_errors\":$SOCKET,\"non_2xx\":$STATUS},"
+}
+for CONNECTIONS in 1 8 32 64; do run "context c=$CONNECTIONS" "$CONNECTIONS" 0; done
+run "mixed 10% adds c=32" 32 1
+
+say "Checking that every acknowledged memory is there"
+ACKNOWLEDGED=$(grep -c . "$WORK/acknowledged.txt" || true)
+MISSING=0
+while read -r id; do
+    [ -z "$id" ] && continue
+    code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$URL/v1/memories/$id")
+    [ "$code" = "200" ] || MISSING=$((MISSING + 1))
+done < "$WORK/acknowledged.txt"
+echo "acknowledged memory adds: $ACKNOWLEDGED; missing afterwards: $MISSING"
+grep -iE "error|warning" "$WORK/serve.log" | head -5 >&2 || true
+
+mkdir -p bench-results
+echo "${RESULTS%,}]" | python3 -c "
+import json, sys
+runs = json.load(sys.stdin)
+json.dump({'queries': $QUERIES, 'seconds_per_run': $DURATION, 'cores': $(nproc), 'runs': runs,
+           'acknowledged_adds': $ACKNOWLEDGED, 'missing_adds': $MISSING}, open('bench-results/serve.json', 'w'), indent=2)"
+[ "$MISSING" -eq 0 ] || { echo "error: $MISSING acknowledged memories are missing" >&2; exit 1; }

@@ -74,10 +74,13 @@ public struct AssembledContext: Sendable, Hashable, Codable {
 public struct ContextAssembler: Sendable {
     public var counter: any TokenCounter
     public var options: ContextOptions
+    /// Word sets kept between assemblies (the same choices, computed once per text); nil for none.
+    public var wordSets: WordSetCache?
 
-    public init(counter: any TokenCounter, options: ContextOptions = ContextOptions()) {
+    public init(counter: any TokenCounter, options: ContextOptions = ContextOptions(), wordSets: WordSetCache? = nil) {
         self.counter = counter
         self.options = options
+        self.wordSets = wordSets
     }
 
     static let header = """
@@ -145,7 +148,7 @@ public struct ContextAssembler: Sendable {
     func prepare(_ items: [ContextItem], limit: Int) -> [ContextItem] {
         let ranked = items.enumerated().sorted { $0.element.score != $1.element.score ? $0.element.score > $1.element.score : $0.offset < $1.offset }
             .map(\.element)
-        var sets = WordSets()
+        var sets = WordSets(cache: wordSets)
         var kept: [(item: ContextItem, words: [Int32])] = []
         for item in ranked {
             let words = sets.words(item.text)
@@ -160,7 +163,7 @@ public struct ContextAssembler: Sendable {
     /// Up to `limit` items by maximal marginal relevance: each round picks the item with the best
     /// λ·relevance − (1 − λ)·(its highest similarity to an item already picked).
     func mmr(_ items: [ContextItem], limit: Int) -> [ContextItem] {
-        var sets = WordSets()
+        var sets = WordSets(cache: wordSets)
         return mmr(items, limit: limit, sets: &sets)
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The distinct words of texts as sorted integer ids, for fast set similarity: words are
 /// lower-cased runs of letters and digits, interned per `WordSets` value, so two sets compare by
 /// merging arrays instead of hashing strings.
@@ -9,16 +11,26 @@
 /// ```
 struct WordSets {
     private var ids: [String: Int32] = [:]
+    /// Sets kept between calls, when the assembler has a cache.
+    private let cache: WordSetCache?
+
+    init(cache: WordSetCache? = nil) { self.cache = cache }
 
     /// The distinct words of `text`: what `Set(text.lowercased().split { !$0.isLetter && !$0.isNumber })`
     /// holds, as ids.
     mutating func words(_ text: String) -> [Int32] {
+        if let cache { return cache.words(text) }
+        return Self.words(text) { id($0) }
+    }
+
+    /// The sorted, distinct ids `intern` gives the words of `text`.
+    static func words(_ text: String, intern: (String) -> Int32) -> [Int32] {
         var result: [Int32] = []
         if let ascii = Self.asciiWords(text) {
             result.reserveCapacity(ascii.count)
-            for word in ascii { result.append(id(word)) }
+            for word in ascii { result.append(intern(word)) }
         } else {
-            for word in text.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }) { result.append(id(String(word))) }
+            for word in text.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }) { result.append(intern(String(word))) }
         }
         result.sort()
         var unique = 0
@@ -92,5 +104,42 @@ struct WordSets {
         let smaller = min(a.count, b.count)
         let containment = Double(shared) / Double(smaller)
         return max(jaccard, containment >= 0.95 && smaller >= 8 ? containment : 0)
+    }
+}
+
+/// Word-id sets of texts kept between context assemblies: the same snippets come back request
+/// after request, so their words are split and interned once. Bounded: past `capacity` texts
+/// (or a million distinct words) it starts afresh.
+///
+/// ```swift
+/// let assembler = ContextAssembler(counter: ConservativeTokenCounter(), wordSets: WordSetCache())
+/// ```
+///
+/// @unchecked Sendable: `ids` and `sets` are only touched under `lock`.
+public final class WordSetCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var ids: [String: Int32] = [:]
+    private var sets: [String: [Int32]] = [:]
+    private let capacity: Int
+
+    /// `capacity`: how many texts to keep. The default is 8,192.
+    public init(capacity: Int = 8192) { self.capacity = max(1, capacity) }
+
+    func words(_ text: String) -> [Int32] {
+        lock.withLock {
+            if let known = sets[text] { return known }
+            if sets.count >= capacity || ids.count >= 1_000_000 {
+                sets = [:]
+                if ids.count >= 1_000_000 { ids = [:] }
+            }
+            let result = WordSets.words(text) { word in
+                if let known = ids[word] { return known }
+                let next = Int32(ids.count)
+                ids[word] = next
+                return next
+            }
+            sets[text] = result
+            return result
+        }
     }
 }

@@ -62,7 +62,7 @@ extension SQLiteStore.Snapshot {
 
     /// The bot with this name.
     public func bot(named name: String) throws -> Bot {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM bots WHERE name = ?", arguments: [name]) else {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM bots WHERE name = ?"), arguments: [name]) else {
             throw KBError(.notFound, "No bot is named \(name). `kb bot list` shows the bots; `kb bot create NAME` makes one.")
         }
         return try SQLiteStore.bot(row)

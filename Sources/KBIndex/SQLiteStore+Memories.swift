@@ -280,10 +280,10 @@ extension SQLiteStore.Snapshot {
         let ids = paths.compactMap { $0.hasPrefix("memory:") ? String($0.dropFirst(7)) : nil }
         var result: [String: Memory] = [:]
         for chunk in stride(from: 0, to: ids.count, by: 500) {
-            let part = Array(ids[chunk..<min(chunk + 500, ids.count)])
-            for row in try Row.fetchAll(db, sql: """
-                SELECT \(SQLiteStore.memoryColumns) FROM memories WHERE id IN (\(part.map { _ in "?" }.joined(separator: ",")))
-                """, arguments: StatementArguments(part)) {
+            let list = SQLiteStore.inList(Array(ids[chunk..<min(chunk + 500, ids.count)]))
+            for row in try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT \(SQLiteStore.memoryColumns) FROM memories WHERE id IN (\(list.sql))
+                """), arguments: list.arguments) {
                 let memory = try SQLiteStore.memory(row)
                 result[memory.sourcePath] = memory
             }

@@ -47,18 +47,18 @@ extension SQLiteStore.Snapshot {
         }
         sql += filtered ? " ORDER BY rank, sn.id LIMIT ?" : " ORDER BY rank, snippets_fts.rowid LIMIT ?"
         arguments += [limit]
-        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { ($0[0], -($0[1] as Double)) }
+        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { ($0[0], -($0[1] as Double)) }
     }
 
     /// Source path and text of snippets: what grouping and near-duplicate checks need.
     public func snippetSummaries(_ ids: [Int64]) throws -> [Int64: (sourcePath: String, text: String)] {
         var result: [Int64: (String, String)] = [:]
         for chunk in stride(from: 0, to: ids.count, by: 500) {
-            let part = Array(ids[chunk..<min(chunk + 500, ids.count)])
-            for row in try Row.fetchAll(db, sql: """
+            let list = SQLiteStore.inList(Array(ids[chunk..<min(chunk + 500, ids.count)]))
+            for row in try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT sn.id, so.path, sn.text FROM snippets sn JOIN sources so ON so.id = sn.source_id
-                WHERE sn.id IN (\(part.map { _ in "?" }.joined(separator: ",")))
-                """, arguments: StatementArguments(part)) {
+                WHERE sn.id IN (\(list.sql))
+                """), arguments: list.arguments) {
                 result[row[0]] = (row[1], row[2])
             }
         }
@@ -123,10 +123,11 @@ extension SQLiteStore {
     static func tags(ofSnippets ids: [Int64], in db: Database) throws -> [Int64: [Tag]] {
         guard !ids.isEmpty else { return [:] }
         var result: [Int64: [Tag]] = [:]
-        let rows = try Row.fetchAll(db, sql: """
+        let list = inList(ids)
+        let rows = try Row.fetchAll(db.cachedStatement(sql: """
             SELECT st.snippet_id, t.name FROM snippet_tags st JOIN tags t ON t.id = st.tag_id
-            WHERE st.snippet_id IN (\(ids.map { _ in "?" }.joined(separator: ","))) ORDER BY t.name
-            """, arguments: StatementArguments(ids))
+            WHERE st.snippet_id IN (\(list.sql)) ORDER BY t.name
+            """), arguments: list.arguments)
         for row in rows { result[row[0], default: []].append(Tag(row[1] as String)) }
         return result
     }
@@ -135,6 +136,6 @@ extension SQLiteStore {
 extension SQLiteStore.Snapshot {
     /// Snippet ids of every memory (see `SQLiteStore.memorySnippetIDs`).
     public func memorySnippetIDs() throws -> Set<Int64> {
-        Set(try Int64.fetchAll(db, sql: SQLiteStore.memorySnippetIDs))
+        Set(try Int64.fetchAll(db.cachedStatement(sql: SQLiteStore.memorySnippetIDs)))
     }
 }

@@ -131,7 +131,7 @@ extension SQLiteStore {
     }
 
     static func generation(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM kb_meta WHERE key = 'generation'") ?? 0
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT CAST(value AS INTEGER) FROM kb_meta WHERE key = 'generation'")) ?? 0
     }
 
     /// Records a new modification time for a source whose content did not change.

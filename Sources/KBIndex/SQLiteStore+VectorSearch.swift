@@ -80,20 +80,20 @@ extension SQLiteStore.Snapshot {
             var result: [Int64: SearchHit] = [:]
             for chunk in stride(from: 0, to: ids.count, by: 500) {
                 let part = Array(ids[chunk..<min(chunk + 500, ids.count)])
-                let placeholders = part.map { _ in "?" }.joined(separator: ",")
-                let rows = try Row.fetchAll(db, sql: """
+                let list = SQLiteStore.inList(part)
+                let rows = try Row.fetchAll(db.cachedStatement(sql: """
                     SELECT sn.id, sn.ordinal, sn.text, sn.start_offset, sn.end_offset, sn.heading_path,
                            sn.page_start, sn.page_end, sn.page_label_start, sn.page_label_end,
                            so.path, so.title, so.kind, sn.text AS excerpt
                     FROM snippets sn JOIN sources so ON so.id = sn.source_id
-                    WHERE sn.id IN (\(placeholders))
-                    """, arguments: StatementArguments(part))
+                    WHERE sn.id IN (\(list.sql))
+                    """), arguments: list.arguments)
                 var excerpts: [Int64: String] = [:]
                 if let match {
-                    for row in try Row.fetchAll(db, sql: """
+                    for row in try Row.fetchAll(db.cachedStatement(sql: """
                         SELECT rowid, snippet(snippets_fts, 0, '**', '**', '…', 32) FROM snippets_fts
-                        WHERE snippets_fts MATCH ? AND rowid IN (\(placeholders))
-                        """, arguments: StatementArguments([match]) + StatementArguments(part)) {
+                        WHERE snippets_fts MATCH ? AND rowid IN (\(list.sql))
+                        """), arguments: StatementArguments([match]) + list.arguments) {
                         if let excerpt = row[1] as String?, excerpt.contains("**") { excerpts[row[0]] = excerpt }
                     }
                 }

@@ -59,7 +59,7 @@ extension SQLiteStore.Snapshot {
 
 extension SQLiteStore {
     static func embedderRecord(_ db: Database) throws -> EmbedderRecord? {
-        let rows = try Row.fetchAll(db, sql: "SELECT key, value FROM kb_meta WHERE key IN ('embedder', 'dimension', 'embedder_spec')")
+        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM kb_meta WHERE key IN ('embedder', 'dimension', 'embedder_spec')"))
         let values = rows.reduce(into: [String: String]()) { $0[$1["key"]] = $1["value"] }
         guard let name = values["embedder"] else { return nil }
         return EmbedderRecord(name: name, dimension: Int(values["dimension"] ?? "0") ?? 0, spec: values["embedder_spec"] ?? name)

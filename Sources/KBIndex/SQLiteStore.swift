@@ -153,3 +153,16 @@ extension SQLiteStore.Snapshot {
         try String.fetchOne(db, sql: "SELECT value FROM kb_meta WHERE key = ?", arguments: [key])
     }
 }
+
+extension SQLiteStore {
+    /// `?, ?, …` for an `IN (…)` list of `values`, padded with NULLs (which match nothing) to the
+    /// next power of two, with its arguments: lists of any length then share a few statements,
+    /// which `Database.cachedStatement` prepares once per connection instead of once per search.
+    static func inList(_ values: [some DatabaseValueConvertible & Sendable]) -> (sql: String, arguments: StatementArguments) {
+        var size = 1
+        while size < values.count { size *= 2 }
+        var arguments = StatementArguments(values)
+        arguments += StatementArguments(Array(repeating: DatabaseValue.null, count: size - values.count))
+        return (Array(repeating: "?", count: size).joined(separator: ","), arguments)
+    }
+}

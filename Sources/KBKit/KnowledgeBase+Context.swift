@@ -29,7 +29,7 @@ extension KnowledgeBase {
     public func context(_ request: ContextRequest, reports: [String: ReportTemplate] = [:], counter: any TokenCounter = ConservativeTokenCounter(),
                         options: ContextOptions = ContextOptions()) async throws -> ContextResponse {
         let (target, query, budget) = try request.validated(limits)
-        let assembler = ContextAssembler(counter: counter, options: options)
+        let assembler = ContextAssembler(counter: counter, options: options, wordSets: wordSets)
         switch target {
         case .bot(let name, let user):
             return try await botContext(name, query: query, user: user, budget: budget, assembler: assembler)
@@ -44,31 +44,26 @@ extension KnowledgeBase {
         }
     }
 
-    /// The bot's knowledge and memories, searched in one snapshot with one query embedding.
+    /// The bot's knowledge and memories: the query is embedded first, then one snapshot finds
+    /// the bot and runs both searches.
     func botContext(_ name: String, query: String, user: String?, budget: Int, assembler: ContextAssembler) async throws -> ContextResponse {
-        let (bot, record) = try await store.snapshot { snapshot in (try snapshot.bot(named: name), try snapshot.embedderRecord()) }
-        searchState.lock.withLock { searchState.knownRecord = .some(record) }
+        let (bot, knowledge, recalled) = try await withQueryVector(query, needed: true) { snapshot, vector, record in
+            let bot = try snapshot.bot(named: name)
+            var knowledge = SearchQuery(query)
+            knowledge.selectors = bot.sources
+            knowledge.limit = 24
+            knowledge.excerpts = false
+            var recall = MemoryQuery(query)
+            recall.scopes = bot.scopes(user: user)
+            recall.limit = 8
+            let found = bot.sources.isEmpty ? nil : try self.rank(knowledge, vector: vector, record: record, in: snapshot)
+            let recalled = try recall.scopes.isEmpty ? nil : self.rank(Self.recallSearch(recall), vector: vector, record: record, in: snapshot)
+            let memories = try recalled.map { try snapshot.memories(sourcePaths: $0.hits.map(\.sourcePath)) } ?? [:]
+            return (bot, found, recalled.map { Self.recalled(recall, $0, memories: memories) })
+        }
+        var items: [ContextItem] = knowledge?.hits.map(Self.item) ?? []
+        items += recalled?.hits.map(Self.item) ?? []
         let scopes = bot.scopes(user: user)
-        var searches: [SearchQuery] = []
-        if !bot.sources.isEmpty {
-            var search = SearchQuery(query)
-            search.selectors = bot.sources
-            search.limit = 24
-            search.excerpts = false
-            searches.append(search)
-        }
-        var recall = MemoryQuery(query)
-        recall.scopes = scopes
-        recall.limit = 8
-        if !scopes.isEmpty { searches.append(Self.recallSearch(recall)) }
-        var items: [ContextItem] = []
-        if !searches.isEmpty {
-            let (results, memories) = try await self.searches(searches) { snapshot, results in
-                scopes.isEmpty ? [:] : try snapshot.memories(sourcePaths: results.last!.hits.map(\.sourcePath))
-            }
-            if !bot.sources.isEmpty { items += results[0].hits.map(Self.item) }
-            if !scopes.isEmpty { items += Self.recalled(recall, results.last!, memories: memories).hits.map(Self.item) }
-        }
         let assembled = try assembler.assemble([ContextSection(items: items, budget: budget, maxItems: 10)], budget: budget)
         return ContextResponse(
             bot: bot.name, report: nil, system: bot.systemPrompt, query: query, context: assembled.context,

@@ -80,19 +80,33 @@ extension KnowledgeBase {
         _ queries: [SearchQuery], more: @escaping @Sendable (SQLiteStore.Snapshot, [SearchResults]) throws -> Extra
     ) async throws -> (searches: [SearchResults], extra: Extra) {
         for query in queries { try Self.check(query) }
+        guard let text = queries.first?.text else { return ([], try await store.snapshot { try more($0, []) }) }
+        let needsVector = queries.contains { $0.mode != .keyword }
+        return try await withQueryVector(text, needed: needsVector) { snapshot, vector, record in
+            let results = try queries.map { try self.rank($0, vector: vector, record: record, in: snapshot) }
+            return (results, try more(snapshot, results))
+        }
+    }
+
+    /// Embeds `text` (when `needed` and the index has vectors) with the embedder the index was
+    /// last known to use, then runs `body` in one snapshot with the vector and the index's actual
+    /// embedder record. Should the record have changed meanwhile (a reindex, a first ingest), it
+    /// embeds again and reruns, once.
+    func withQueryVector<T: Sendable>(
+        _ text: String, needed: Bool,
+        _ body: @escaping @Sendable (SQLiteStore.Snapshot, [Float]?, EmbedderRecord?) throws -> T
+    ) async throws -> T {
         var record = try await assumedRecord()
         for _ in 0..<2 {
-            let needsVector = queries.contains { $0.mode != .keyword } && (record?.dimension ?? 0) > 0
-            let vector = needsVector ? try await queryVector(queries[0].text, record: record) : nil
+            let vector = needed && (record?.dimension ?? 0) > 0 ? try await queryVector(text, record: record) : nil
             let assumed = record
-            let (actual, outcome) = try await store.snapshot { snapshot -> (EmbedderRecord?, ([SearchResults], Extra)?) in
+            let (actual, outcome) = try await store.snapshot { snapshot -> (EmbedderRecord?, T?) in
                 let actual = try snapshot.embedderRecord()
                 guard actual == assumed else { return (actual, nil) }
-                let results = try queries.map { try self.rank($0, vector: vector, record: actual, in: snapshot) }
-                return (actual, (results, try more(snapshot, results)))
+                return (actual, try body(snapshot, vector, actual))
             }
             searchState.lock.withLock { searchState.knownRecord = .some(actual) }
-            if let outcome { return (outcome.0, outcome.1) }
+            if let outcome { return outcome }
             record = actual
         }
         throw KBError(.database, "The index's embedder kept changing during the search; try again.")

@@ -1,4 +1,5 @@
 import Crypto
+import KBContext
 import KBEmbed
 public import Foundation
 public import KBCore
@@ -18,6 +19,8 @@ public final class KnowledgeBase: Sendable {
     /// What requests may ask for.
     public let limits: Limits
     let searchState = SearchState()
+    /// Word sets of the texts context assembly has seen.
+    let wordSets = WordSetCache()
 
     init(store: SQLiteStore, limits: Limits) {
         self.store = store

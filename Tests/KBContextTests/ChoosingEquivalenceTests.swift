@@ -65,6 +65,8 @@ import Testing
     @Test func choosingMatchesTheDefinitionOverRandomItems() {
         var rng = SeededGenerator(seed: 7)
         let assembler = ContextAssembler(counter: ConservativeTokenCounter())
+        // A small shared cache, so that rounds both reuse sets and start afresh.
+        let cached = ContextAssembler(counter: ConservativeTokenCounter(), wordSets: WordSetCache(capacity: 50))
         for round in 0..<400 {
             // Some near-copies, so that deduplication and merging have work to do.
             var items: [ContextItem] = []
@@ -76,8 +78,9 @@ import Testing
                                   memory: i % 7 == 0 ? "m\(i)" : nil))
             }
             let limit = Int.random(in: 0...10, using: &rng)
-            #expect(assembler.prepare(items, limit: limit) == Self.definedPrepare(items, limit: limit, options: assembler.options),
-                    "round \(round)")
+            let defined = Self.definedPrepare(items, limit: limit, options: assembler.options)
+            #expect(assembler.prepare(items, limit: limit) == defined, "round \(round)")
+            #expect(cached.prepare(items, limit: limit) == defined, "round \(round), cached word sets")
         }
     }
 
