@@ -113,6 +113,14 @@ let package = Package(
         .testTarget(
             name: "KBKitTests", dependencies: ["KBCore", "KBIngest", "KBKit", "KBMemory", "KBContext"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "kbTests", dependencies: ["KBCore", "KBKit"], exclude: ["Snapshots"], swiftSettings: strict),
+        .testTarget(
+            name: "kbTests",
+            dependencies: [
+                "KBCore", "KBKit", "KBServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "MCP", package: "swift-sdk"),
+            ],
+            exclude: ["Snapshots"], swiftSettings: strict),
     ]
 )

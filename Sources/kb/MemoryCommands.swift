@@ -226,9 +226,6 @@ struct MemoryCommand: AsyncParsableCommand {
         func validate() throws {
             if title != nil && noTitle { throw ValidationError("Give --title or --no-title, not both.") }
             if !tags.isEmpty && noTags { throw ValidationError("Give --tag or --no-tags, not both.") }
-            if content == nil && title == nil && !noTitle && tags.isEmpty && !noTags {
-                throw ValidationError("Nothing to update: give --content, --title, --no-title, --tag or --no-tags.")
-            }
         }
 
         func run() async throws {

@@ -36,7 +36,7 @@ public struct ContextRequest: KBRequest, Hashable {
             .string("query", "The user's turn (bots; required), or words added to each section's query (reports).",
                     maxLength: limits.maxQueryCharacters),
             .string("user", "The user's id, for the bot's user:{user} memory scopes."),
-            .integer("budget", "Tokens the context block may use, counted conservatively.", default: defaultBudget,
+            .integer("budget", "Tokens the context block may use, counted conservatively.", default: min(defaultBudget, limits.maxBudget),
                      range: 1...limits.maxBudget),
         ]
     }

@@ -1,5 +1,5 @@
 /// Any JSON value: what request bodies are checked as before they are decoded, and what request
-/// schemas are written in.
+/// schemas are written in. Numbers compare by value: `1` equals `1.0`, as in JSON.
 public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case null
     case bool(Bool)
@@ -38,6 +38,37 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
+        }
+    }
+
+    /// Integers and integral doubles as one form, so that equality follows JSON's numbers.
+    private var canonical: JSONValue {
+        if case .number(let value) = self, value == value.rounded(), abs(value) < 9e15 { return .integer(Int(value)) }
+        return self
+    }
+
+    public static func == (a: JSONValue, b: JSONValue) -> Bool {
+        switch (a.canonical, b.canonical) {
+        case (.null, .null): true
+        case (.bool(let x), .bool(let y)): x == y
+        case (.integer(let x), .integer(let y)): x == y
+        case (.number(let x), .number(let y)): x == y
+        case (.string(let x), .string(let y)): x == y
+        case (.array(let x), .array(let y)): x == y
+        case (.object(let x), .object(let y)): x == y
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch canonical {
+        case .null: hasher.combine(0)
+        case .bool(let value): hasher.combine(value)
+        case .integer(let value): hasher.combine(value)
+        case .number(let value): hasher.combine(value)
+        case .string(let value): hasher.combine(value)
+        case .array(let value): hasher.combine(value)
+        case .object(let value): hasher.combine(value)
         }
     }
 

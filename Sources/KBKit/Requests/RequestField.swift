@@ -42,9 +42,11 @@ public struct RequestField: Sendable, Hashable {
         RequestField(name: name, kind: .nullableString, summary: summary, maxLength: maxLength)
     }
 
+    /// A whole number in `range`; a default must lie in it (callers cap it by the limit).
     public static func integer(_ name: String, _ summary: String, default value: Int? = nil, range: ClosedRange<Int>) -> RequestField {
-        RequestField(name: name, kind: .integer, summary: summary, minimum: Double(range.lowerBound), maximum: Double(range.upperBound),
-                     defaultValue: value.map { .integer($0) })
+        precondition(value.map(range.contains) ?? true, "the default of \(name) is outside its range")
+        return RequestField(name: name, kind: .integer, summary: summary, minimum: Double(range.lowerBound), maximum: Double(range.upperBound),
+                            defaultValue: value.map { .integer($0) })
     }
 
     public static func number(_ name: String, _ summary: String, default value: Double? = nil, minimum: Double, maximum: Double? = nil) -> RequestField {

@@ -31,7 +31,7 @@ public struct SearchRequest: KBRequest, Hashable {
         [
             .string("query", "What to look for, in plain words (quotes, *, - and : are not search syntax).", required: true,
                     maxLength: limits.maxQueryCharacters),
-            .integer("k", "How many hits to return.", default: 8, range: 1...limits.maxResults),
+            .integer("k", "How many hits to return.", default: min(8, limits.maxResults), range: 1...limits.maxResults),
             .strings("tags", "Only snippets with every one of these tags, e.g. area:career.", maxItems: limits.maxListItems),
             .choices("kinds", "Only sources of these kinds; memories are searched only when named.", ["note", "pdf", "memory"],
                      maxItems: limits.maxListItems),
@@ -41,7 +41,8 @@ public struct SearchRequest: KBRequest, Hashable {
             .string("bot", "Search only the knowledge sources of this bot."),
             .choice("groupBy", "source keeps the best snippet of each source.", ["source"]),
             .number("diversity", "Maximal marginal relevance λ (1 = relevance only, lower = more varied).", minimum: 0, maximum: 1),
-            .integer("candidates", "Candidates each ranking contributes before fusion.", default: 50, range: 1...limits.maxCandidates),
+            .integer("candidates", "Candidates each ranking contributes before fusion.", default: min(50, limits.maxCandidates),
+                     range: 1...limits.maxCandidates),
             .number("keywordWeight", "Weight of keyword ranks in hybrid fusion.", default: 1, minimum: 0),
             .number("vectorWeight", "Weight of vector ranks in hybrid fusion.", default: 1, minimum: 0),
             .boolean("quantized", "Scan an int8 copy of the vectors, then rescore the best candidates exactly."),

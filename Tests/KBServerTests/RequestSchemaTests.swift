@@ -1,0 +1,134 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import KBCore
+import KBKit
+@testable import KBServer
+import MCP
+import Testing
+
+/// The request types, their declared fields, the OpenAPI document and the MCP tool schemas must
+/// say the same thing.
+@Suite struct RequestSchemaTests {
+    /// Each request type with a value that sets every field, and the smallest valid body.
+    static let samples: [(type: any KBRequest.Type, full: any KBRequest, minimal: [String: KBKit.JSONValue])] = {
+        var search = SearchRequest(query: "venus")
+        search.k = 3; search.tags = ["a"]; search.kinds = ["note"]; search.sources = ["/x"]; search.mode = "keyword"; search.bot = "b"
+        search.groupBy = "source"; search.diversity = 0.5; search.candidates = 10; search.keywordWeight = 1; search.vectorWeight = 1
+        search.quantized = true
+        var recall = RecallRequest(query: "q")
+        recall.scopes = ["global"]; recall.tags = ["a"]; recall.k = 2; recall.mode = "hybrid"; recall.halfLife = "3d"; recall.includeSuperseded = true
+        var remember = RememberRequest(content: "c")
+        remember.title = "t"; remember.tags = ["a"]; remember.scope = "global"; remember.supersede = "abcd"; remember.nearDuplicate = 0.9
+        var change = MemoryChangeRequest(id: "abcd")
+        change.content = "c"; change.title = .some(nil); change.tags = []
+        var list = MemoryListRequest()
+        list.scopes = ["global"]; list.tags = ["a"]; list.includeSuperseded = false
+        var context = ContextRequest(bot: "b", report: "r", query: "q")
+        context.user = "u"; context.budget = 100
+        var bot = BotRequest(name: "b")
+        bot.systemPrompt = "p"; bot.sources = ["tag:x"]; bot.memoryScopes = ["global"]
+        var botChange = BotChangeRequest(name: "b")
+        botChange.systemPrompt = "p"; botChange.sources = ["tag:x"]; botChange.addSources = ["tag:y"]; botChange.removeSources = ["tag:z"]
+        botChange.memoryScopes = ["global"]
+        return [
+            (SearchRequest.self, search, ["query": "venus"]),
+            (RecallRequest.self, recall, ["query": "q"]),
+            (RememberRequest.self, remember, ["content": "c"]),
+            (MemoryChangeRequest.self, change, ["id": "abcd", "content": "c"]),
+            (MemoryListRequest.self, list, [:]),
+            (ForgetRequest.self, ForgetRequest(id: "abcd"), ["id": "abcd"]),
+            (ContextRequest.self, context, ["bot": "b", "query": "q"]),
+            (BotRequest.self, bot, ["name": "b"]),
+            (BotChangeRequest.self, botChange, ["name": "b", "systemPrompt": "p"]),
+        ]
+    }()
+
+    @Test func everyCodableKeyIsADeclaredFieldAndEveryFieldACodableKey() throws {
+        for (type, full, _) in Self.samples {
+            guard case .object(let encoded) = try JSONDecoder().decode(KBKit.JSONValue.self, from: KBJSON.encode(full)) else {
+                Issue.record("\(type) does not encode as an object")
+                continue
+            }
+            #expect(Set(encoded.keys) == Set(type.fields(Limits()).map(\.name)), "\(type)")
+        }
+    }
+
+    /// Decodes a body into `type` and checks it against `limits`: what every adapter does first.
+    static func check(_ type: any KBRequest.Type, _ body: [String: KBKit.JSONValue], _ limits: Limits) throws {
+        try KBJSON.decode(type, from: .object(body)).check(limits)
+    }
+
+    @Test(arguments: [Limits(), { var l = Limits(); l.maxResults = 7; l.maxBudget = 500; l.maxCandidates = 20; return l }()])
+    func numericBoundsAreEnforcedExactlyAsDeclared(limits: Limits) throws {
+        for (type, _, minimal) in Self.samples {
+            for field in type.fields(limits) where field.kind == .integer || field.kind == .number {
+                let step = field.kind == .integer ? 1.0 : 0.5
+                func value(_ x: Double) -> KBKit.JSONValue { field.kind == .integer ? .integer(Int(x)) : .number(x) }
+                for edge in [field.minimum, field.maximum].compactMap({ $0 }) {
+                    var body = minimal
+                    body[field.name] = value(edge)
+                    #expect(throws: Never.self, "\(type).\(field.name) = \(edge)") { try Self.check(type, body, limits) }
+                }
+                for outside in [field.minimum.map { $0 - step }, field.maximum.map { $0 + step }].compactMap({ $0 }) {
+                    var body = minimal
+                    body[field.name] = value(outside)
+                    let error = #expect(throws: KBError.self, "\(type).\(field.name) = \(outside)") { try Self.check(type, body, limits) }
+                    #expect(error?.message.contains("\"\(field.name)\"") == true, "\(error?.message ?? "")")
+                }
+            }
+        }
+    }
+
+    @Test func choicesAreEnforcedAsDeclared() throws {
+        for (type, _, minimal) in Self.samples {
+            for field in type.fields(Limits()) {
+                guard case .choice(let values) = field.kind else { continue }
+                for value in values {
+                    var body = minimal
+                    body[field.name] = .string(value)
+                    #expect(throws: Never.self, "\(type).\(field.name) = \(value)") { try Self.check(type, body, Limits()) }
+                }
+                var body = minimal
+                body[field.name] = "no-such-value"
+                #expect(throws: KBError.self, "\(type).\(field.name)") { try Self.check(type, body, Limits()) }
+            }
+        }
+    }
+
+    @Test func anUnknownFieldIsRefusedByName() throws {
+        for (type, _, minimal) in Self.samples {
+            var body = minimal
+            body["surprise"] = 1
+            let error = #expect(throws: KBError.self, "\(type)") { try KBJSON.decode(type, from: .object(body)) }
+            #expect(error?.message.contains("\"surprise\"") == true)
+        }
+    }
+
+    @Test func theOpenAPIDocumentAndTheMCPToolsCarryTheRequestSchemas() async throws {
+        let fixture = try await Fixture()
+        try await fixture.service().application().test(.router) { client in
+            let document = try await client.execute(uri: "/openapi.json", method: .get, headers: [.authorization: "Bearer \(Fixture.token)"]) { response in
+                try JSONDecoder().decode(KBKit.JSONValue.self, from: Data(buffer: response.body))
+            }
+            guard case .object(let root) = document, case .object(let components)? = root["components"],
+                  case .object(let schemas)? = components["schemas"] else {
+                Issue.record("no components.schemas")
+                return
+            }
+            for type in [SearchRequest.self, RecallRequest.self, RememberRequest.self, ContextRequest.self, BotRequest.self] as [any KBRequest.Type] {
+                #expect(schemas[type.schemaName] == type.schema(fixture.kb.limits), "\(type)")
+            }
+        }
+        let tools = try MCPService(kb: fixture.kb).tools()
+        let expected: [String: any KBRequest.Type] = [
+            "search": SearchRequest.self, "context": ContextRequest.self, "remember": RememberRequest.self,
+            "recall": RecallRequest.self, "update_memory": MemoryChangeRequest.self, "forget": ForgetRequest.self,
+        ]
+        #expect(Set(tools.map(\.name)) == Set(expected.keys))
+        for tool in tools {
+            let schema = try JSONDecoder().decode(KBKit.JSONValue.self, from: JSONEncoder().encode(tool.inputSchema))
+            #expect(schema == expected[tool.name]!.schema(fixture.kb.limits), "\(tool.name)")
+        }
+    }
+}
