@@ -51,7 +51,7 @@ OMP_NUM_THREADS="$THREADS" HF_HUB_OFFLINE=1 "$VENV/bin/python" scripts/bench_emb
 python3 - "$WORK/kb.json" "$WORK/ref.json" <<'PY'
 import json, sys
 kb, ref = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-print(f"kb:        {kb['implementation']}, {kb['threads']} threads")
+print(f"kb:        {kb['implementation']}, {kb['cores']} cores")
 print(f"reference: {ref['implementation']}, {ref['threads']} threads\n")
 print(f"{'workload':<22}{'kb texts/s':>12}{'ref texts/s':>13}{'kb tokens/s':>13}{'ref tokens/s':>14}{'ratio':>8}")
 for key in ("passages_batch1", "passages_batch32", "sentences_batch1", "sentences_batch32"):
@@ -59,5 +59,5 @@ for key in ("passages_batch1", "passages_batch32", "sentences_batch1", "sentence
     print(f"{key:<22}{a['texts_per_s']:>12.1f}{b['texts_per_s']:>13.1f}{a['tokens_per_s']:>13.0f}{b['tokens_per_s']:>14.0f}{a['texts_per_s'] / b['texts_per_s']:>7.2f}x")
 print(f"\none query ({kb['query_tokens']} tokens): kb median {kb['query_ms_median']:.2f} ms (p95 {kb['query_ms_p95']:.2f}), "
       f"reference median {ref['query_ms_median']:.2f} ms (p95 {ref['query_ms_p95']:.2f}), ratio {ref['query_ms_median'] / kb['query_ms_median']:.2f}x")
-print(f"kb peak resident memory after a batch of 32 passages: {kb['peak_rss_mb_after_batch32']:.0f} MB")
+print(f"kb peak resident memory: {kb['peak_rss_mb']:.0f} MB")
 PY

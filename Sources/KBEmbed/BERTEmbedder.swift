@@ -81,6 +81,9 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
         role == .query ? folder.queryPrefix : folder.passagePrefix
     }
 
+    /// Threads that run forward passes.
+    public var workers: Int { queue.configuration.workers }
+
     /// Passes run and sequences embedded so far (for measurements and tests).
     public var passCount: Int { queue.statistics.passes }
     /// The most texts one pass has held so far.

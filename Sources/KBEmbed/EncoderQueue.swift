@@ -35,6 +35,10 @@ final class EncoderQueue: @unchecked Sendable {
         /// How long a worker that finds several requests waiting lets more join its pass, in
         /// seconds; 0 turns the window off. The default is 0.001.
         var collectionWindow: TimeInterval = 0.001
+        /// Tokens each idle worker's share must reach before waiting work is split among them:
+        /// below it a pass is bound by reading the weights, and one packed pass costs less than
+        /// several small ones side by side. The default is 256.
+        var minTokensPerShare = 256
 
         init(mode: ComputeMode, cores: Int = ProcessInfo.processInfo.activeProcessorCount) {
             let cores = max(1, cores)
@@ -76,6 +80,8 @@ final class EncoderQueue: @unchecked Sendable {
     private let pass: Pass
     private let condition = NSCondition()
     private var waiting: [Request] = []
+    /// Workers running a pass now.
+    private var busy = 0
     private var stats = Statistics()
     private var stopping = false
 
@@ -127,6 +133,8 @@ final class EncoderQueue: @unchecked Sendable {
                 while waitingSequences < configuration.maxSequencesPerPass && condition.wait(until: deadline) {}
             }
             let taken = take()
+            busy += 1
+            if !waiting.isEmpty { condition.signal() }   // what is left is another worker's
             stats.passes += 1
             stats.sequences += taken.count
             stats.largestPass = max(stats.largestPass, taken.count)
@@ -135,6 +143,7 @@ final class EncoderQueue: @unchecked Sendable {
             let vectors = pass(taken.map { $0.request.sequences[$0.index] }, scratch, configuration.threadsPerPass)
 
             condition.lock()
+            busy -= 1
             var finished: [Request] = []
             for ((request, index), vector) in zip(taken, vectors) {
                 request.results[index] = vector
@@ -152,13 +161,22 @@ final class EncoderQueue: @unchecked Sendable {
 
     /// The sequences of the next pass: up to four from each waiting request, oldest first, then
     /// more from the oldest, within the pass's limits (a lone sequence over the token limit goes
-    /// alone). Call with `condition` locked.
+    /// alone). When other workers are idle and there is enough waiting, a pass takes only its
+    /// share, so that one large request runs on every core. Call with `condition` locked.
     private func take() -> [(request: Request, index: Int)] {
         var taken: [(request: Request, index: Int)] = []
         var tokens = 0
+        let idle = max(1, configuration.workers - busy)
+        var limit = configuration.maxSequencesPerPass
+        if idle > 1 {
+            let waitingTokens = waiting.reduce(0) { sum, request in sum + request.sequences[request.next...].reduce(0) { $0 + $1.count } }
+            if waitingTokens >= idle * configuration.minTokensPerShare {
+                limit = max(1, min(limit, (waitingSequences + idle - 1) / idle))
+            }
+        }
         func fill(from request: Request, upTo share: Int) {
             var count = 0
-            while request.next < request.sequences.count, count < share, taken.count < configuration.maxSequencesPerPass {
+            while request.next < request.sequences.count, count < share, taken.count < limit {
                 let length = request.sequences[request.next].count
                 guard taken.isEmpty || tokens + length <= configuration.maxTokensPerPass else { return }
                 taken.append((request, request.next))

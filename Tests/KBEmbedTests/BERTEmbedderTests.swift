@@ -66,6 +66,25 @@ import Testing
         #expect(try await shared.embed(texts, role: .query) == expected)
     }
 
+    @Test func oneLargeCallIsSharedAmongTheWorkers() async throws {
+        let embedder = try BERTEmbedder(folder: try InstalledModel.get().folder, mode: .throughput)
+        let passage = "The tenth house describes career, reputation and public standing; planets there shape vocation."
+        let texts = (0..<32).map { "Passage \($0). " + passage + " " + passage }
+        let vectors = try await embedder.embed(texts, role: .passage)
+        #expect(vectors.count == 32)
+        // Each idle worker takes its share, so no pass holds more than a share of the call.
+        #expect(embedder.largestPass <= (32 + embedder.workers - 1) / embedder.workers)
+        #expect(embedder.passCount >= embedder.workers)
+    }
+
+    @Test func aFewShortTextsStayTogetherInOnePass() async throws {
+        // Too little to split: one packed pass reads the weights once.
+        let embedder = try BERTEmbedder(folder: try InstalledModel.get().folder, mode: .throughput)
+        _ = try await embedder.embed(["saturn return", "venus", "my mum", "a wedding"], role: .query)
+        #expect(embedder.passCount == 1)
+        #expect(embedder.largestPass == 4)
+    }
+
     @Test func passesRunOffTheCooperativePoolSoOtherTasksKeepRunning() async throws {
         // More concurrent callers than the pool has threads. If passes ran on the pool (or callers
         // blocked on a lock there), the ticker below would not run until they were all done.

@@ -1,3 +1,4 @@
+import Foundation
 public import KBCore
 
 /// One field of a request: its JSON type, meaning, default and bounds. Validation checks values
@@ -265,12 +266,7 @@ struct FieldRules {
 }
 
 extension String {
-    var trimmingWhitespace: String {
-        var scalars = Substring(self)
-        while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
-        while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
-        return String(scalars)
-    }
+    var trimmingWhitespace: String { trimmingCharacters(in: .whitespacesAndNewlines) }
 
     var lowercasedFirst: String { prefix(1).lowercased() + dropFirst() }
 }
