@@ -46,6 +46,9 @@ public final class SQLiteStore: Sendable {
         }
         var configuration = Configuration()
         configuration.busyMode = .timeout(30)
+        // Reads run on the readers' own queues (never on Swift's cooperative pool): two per core,
+        // so that a read waiting on the disk does not hold up the cores.
+        configuration.maximumReaderCount = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
