@@ -32,7 +32,8 @@ extension SQLiteStore {
             try change(&bot)
             bot.updatedAt = Date()
             try Self.saveBot(bot, db)
-            return bot
+            // As stored (times round-trip through seconds since 1970), so a later read is equal.
+            return try Self.bot(try Row.fetchOne(db, sql: "SELECT * FROM bots WHERE name = ?", arguments: [name])!)
         }
     }
 
