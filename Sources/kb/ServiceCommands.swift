@@ -17,10 +17,10 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     @Option(help: "The address to bind.")
-    var host = "127.0.0.1"
+    var host = ServiceConfiguration().host
 
     @Option(help: "The port.")
-    var port = 8080
+    var port = ServiceConfiguration().port
 
     @Option(help: ArgumentHelp("The API token (default: $KB_API_TOKEN).", valueName: "token"))
     var token: String?
@@ -29,7 +29,7 @@ struct Serve: AsyncParsableCommand {
     var reports: String?
 
     @Option(name: .customLong("max-body"), help: ArgumentHelp("Largest request body, in bytes.", valueName: "bytes"))
-    var maxBody = 1 << 20
+    var maxBody = ServiceConfiguration().maxBodyBytes
 
     func run() async throws {
         try await reportingErrors(json: global.json) {
