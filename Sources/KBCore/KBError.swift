@@ -4,33 +4,33 @@
 /// throw KBError(.noSuchFile, "No such file: notes/x.md. Check the path.")
 /// ```
 public struct KBError: Error, Sendable, CustomStringConvertible {
-    /// A machine-readable category. Extensible: new codes may appear in later versions.
-    public struct Code: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
-        public var rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
-
-        public static let noSuchFile = Code(rawValue: "no_such_file")
-        public static let unreadableFile = Code(rawValue: "unreadable_file")
-        public static let unsupportedFileType = Code(rawValue: "unsupported_file_type")
-        public static let invalidText = Code(rawValue: "invalid_text")
-        public static let invalidFrontMatter = Code(rawValue: "invalid_front_matter")
-        public static let invalidVocabulary = Code(rawValue: "invalid_vocabulary")
-        public static let invalidArgument = Code(rawValue: "invalid_argument")
-        public static let notAnIndex = Code(rawValue: "not_an_index")
-        public static let noIndex = Code(rawValue: "no_index")
-        public static let newerSchema = Code(rawValue: "newer_schema")
-        public static let database = Code(rawValue: "database")
-        public static let notFound = Code(rawValue: "not_found")
-        public static let unsupportedMode = Code(rawValue: "unsupported_mode")
-        public static let invalidModel = Code(rawValue: "invalid_model")
-        public static let modelMissing = Code(rawValue: "model_missing")
-        public static let embedderMismatch = Code(rawValue: "embedder_mismatch")
-        public static let embedding = Code(rawValue: "embedding")
+    /// A machine-readable category (its raw value is what JSON errors carry as `code`). A closed
+    /// set, so that every place that maps codes — the HTTP status of each, the CLI's exit code —
+    /// is checked by the compiler when one is added.
+    public enum Code: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        case noSuchFile = "no_such_file"
+        case unreadableFile = "unreadable_file"
+        case unsupportedFileType = "unsupported_file_type"
+        case invalidText = "invalid_text"
+        case invalidFrontMatter = "invalid_front_matter"
+        case invalidVocabulary = "invalid_vocabulary"
+        case invalidArgument = "invalid_argument"
+        case notAnIndex = "not_an_index"
+        case noIndex = "no_index"
+        case newerSchema = "newer_schema"
+        case database = "database"
+        case notFound = "not_found"
+        case unsupportedMode = "unsupported_mode"
+        case invalidModel = "invalid_model"
+        case modelMissing = "model_missing"
+        case embedderMismatch = "embedder_mismatch"
+        case embedding = "embedding"
         /// Input over a size limit (memory content, request bodies).
-        public static let tooLarge = Code(rawValue: "too_large")
+        case tooLarge = "too_large"
         /// The change clashes with what the index holds (same content, an id with other data).
-        public static let conflict = Code(rawValue: "conflict")
+        case conflict = "conflict"
+
+        public var description: String { rawValue }
     }
 
     public var code: Code

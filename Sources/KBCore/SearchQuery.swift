@@ -60,19 +60,31 @@ public struct SearchQuery: Sendable, Hashable {
     public var hasFilters: Bool { !tags.isEmpty || !kinds.isEmpty || !sourcePrefixes.isEmpty || !selectors.isEmpty }
 }
 
+/// Why an answer came from the keyword ranking alone: the query could not be embedded.
+public struct Degraded: Sendable, Hashable, Codable {
+    /// What went wrong, in a sentence (the embedder's own message).
+    public var reason: String
+
+    public init(reason: String) { self.reason = reason }
+}
+
 /// A ranked result list and how it was made.
 public struct SearchResults: Sendable, Hashable, Codable {
     public var query: String
-    /// The ranking actually used: `hybrid` on an index without vectors runs as `keyword`.
+    /// The ranking actually used: `hybrid` on an index without vectors, or while the embedder is
+    /// unavailable, runs as `keyword`.
     public var mode: SearchMode
     /// The embedder that embedded the query, when vectors were used.
     public var embedder: String?
     public var hits: [SearchHit]
+    /// Set when a hybrid search fell back to keywords because the query could not be embedded.
+    public var degraded: Degraded?
 
-    public init(query: String, mode: SearchMode, embedder: String?, hits: [SearchHit]) {
+    public init(query: String, mode: SearchMode, embedder: String?, hits: [SearchHit], degraded: Degraded? = nil) {
         self.query = query
         self.mode = mode
         self.embedder = embedder
         self.hits = hits
+        self.degraded = degraded
     }
 }

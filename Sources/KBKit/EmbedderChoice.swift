@@ -54,7 +54,11 @@ public enum EmbedderChoice: Sendable, Hashable {
 
     /// The embedder, loaded; nil for `.keywordOnly`. A remote embedder is asked for one vector
     /// to learn its dimension unless `dimension` is given (from the index's record).
-    public func make(environment: [String: String] = ProcessInfo.processInfo.environment, dimension: Int? = nil) async throws -> (any Embedder)? {
+    ///
+    /// With `forQueries`, a remote embedder gives up sooner (two tries, at most five seconds each):
+    /// a search then answers from keywords instead of waiting for a struggling endpoint.
+    public func make(environment: [String: String] = ProcessInfo.processInfo.environment, dimension: Int? = nil,
+                     forQueries: Bool = false) async throws -> (any Embedder)? {
         switch self {
         case .local: return try await KnowledgeBase.offPool { Result { try BERTEmbedder.installed(environment: environment) } }.get()
         case .keywordOnly: return nil
@@ -66,6 +70,10 @@ public enum EmbedderChoice: Sendable, Hashable {
             if let attempts = environment["KB_EMBEDDINGS_MAX_ATTEMPTS"].flatMap(Int.init), attempts > 0 { configuration.maxAttempts = attempts }
             if let concurrency = environment["KB_EMBEDDINGS_CONCURRENCY"].flatMap(Int.init), concurrency > 0 { configuration.maxConcurrentRequests = concurrency }
             if let batch = environment["KB_EMBEDDINGS_BATCH"].flatMap(Int.init), batch > 0 { configuration.maxInputsPerRequest = batch }
+            if forQueries {
+                configuration.maxAttempts = min(configuration.maxAttempts, 2)
+                configuration.timeout = min(configuration.timeout, 5)
+            }
             return try await HTTPEmbedder.connect(configuration, dimension: dimension)
         }
     }

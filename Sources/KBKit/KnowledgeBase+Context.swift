@@ -20,6 +20,9 @@ public struct ContextResponse: Sendable, Codable {
     public var counter: String
     /// Memory scopes read (bots only).
     public var scopes: [String]
+    /// Set when the snippets and memories came from keywords alone because the query could not
+    /// be embedded.
+    public var degraded: Degraded?
 }
 
 extension KnowledgeBase {
@@ -47,7 +50,7 @@ extension KnowledgeBase {
     /// The bot's knowledge and memories: the query is embedded first, then one snapshot finds
     /// the bot and runs both searches.
     func botContext(_ name: String, query: String, user: String?, budget: Int, assembler: ContextAssembler) async throws -> ContextResponse {
-        let (bot, knowledge, recalled) = try await withQueryVector(query, needed: true) { snapshot, vector, record in
+        let (bot, knowledge, recalled) = try await withQueryVector(query, needed: true, mayDegrade: true) { snapshot, vector, record, degraded in
             let bot = try snapshot.bot(named: name)
             var knowledge = SearchQuery(query)
             knowledge.selectors = bot.sources
@@ -56,8 +59,9 @@ extension KnowledgeBase {
             var recall = MemoryQuery(query)
             recall.scopes = bot.scopes(user: user)
             recall.limit = 8
-            let found = bot.sources.isEmpty ? nil : try self.rank(knowledge, vector: vector, record: record, in: snapshot)
-            let recalled = try recall.scopes.isEmpty ? nil : self.rank(Self.recallSearch(recall), vector: vector, record: record, in: snapshot)
+            let found = bot.sources.isEmpty ? nil : try self.rank(knowledge, vector: vector, record: record, degraded: degraded, in: snapshot)
+            let recalled = try recall.scopes.isEmpty ? nil
+                : self.rank(Self.recallSearch(recall), vector: vector, record: record, degraded: degraded, in: snapshot)
             let memories = try recalled.map { try snapshot.memories(sourcePaths: $0.hits.map(\.sourcePath)) } ?? [:]
             return (bot, found, recalled.map { Self.recalled(recall, $0, memories: memories) })
         }
@@ -68,19 +72,22 @@ extension KnowledgeBase {
         return ContextResponse(
             bot: bot.name, report: nil, system: bot.systemPrompt, query: query, context: assembled.context,
             citations: assembled.citations, items: assembled.items, tokens: assembled.tokens, budget: assembled.budget,
-            counter: assembled.counter, scopes: scopes.map(\.name))
+            counter: assembled.counter, scopes: scopes.map(\.name), degraded: knowledge?.degraded ?? recalled?.degraded)
     }
 
     /// A report's sections, each searched with its own query and tags.
     func reportContext(_ template: ReportTemplate, query: String, budget: Int, assembler: ContextAssembler) async throws -> ContextResponse {
         let room = max(0, budget - assembler.minimumBudget)
         var sections: [ContextSection] = []
+        var degraded: Degraded?
         for section in template.sections {
             var search = SearchQuery(query.isEmpty ? section.query : section.query + " " + query)
             search.tags = section.tags
             search.limit = max(section.snippets * 3, 8)
             search.excerpts = false
-            let hits = try await self.search(search).hits
+            let results = try await self.search(search)
+            let hits = results.hits
+            degraded = degraded ?? results.degraded
             sections.append(ContextSection(name: section.name, items: hits.map(Self.item),
                                            budget: Int(Double(room) * section.share), maxItems: section.snippets))
         }
@@ -88,7 +95,7 @@ extension KnowledgeBase {
         return ContextResponse(
             bot: nil, report: template.name, system: nil, query: query, context: assembled.context,
             citations: assembled.citations, items: assembled.items, tokens: assembled.tokens, budget: assembled.budget,
-            counter: assembled.counter, scopes: [])
+            counter: assembled.counter, scopes: [], degraded: degraded)
     }
 
     static func item(_ hit: SearchHit) -> ContextItem {

@@ -94,6 +94,8 @@ public struct MemoryResults: Sendable, Hashable, Codable {
     public var mode: SearchMode
     public var embedder: String?
     public var hits: [MemoryHit]
+    /// Set when a hybrid recall fell back to keywords because the query could not be embedded.
+    public var degraded: Degraded?
 }
 
 /// A memory and, when asked for, its earlier versions.
@@ -284,7 +286,7 @@ extension KnowledgeBase {
         }
         hits = Array(hits.prefix(query.limit))
         for i in hits.indices { hits[i].rank = i + 1 }
-        return MemoryResults(query: query.text, mode: results.mode, embedder: results.embedder, hits: hits)
+        return MemoryResults(query: query.text, mode: results.mode, embedder: results.embedder, hits: hits, degraded: results.degraded)
     }
 
     /// Memories as JSON Lines, oldest first, superseded ones and history included.

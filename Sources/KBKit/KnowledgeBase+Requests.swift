@@ -85,6 +85,11 @@ extension KnowledgeBase {
     /// What the index holds.
     public func status() async throws -> IndexStatus { try await store.snapshot { try $0.status() } }
 
+    /// What the index holds and whether this process can embed queries (`GET /v1/status`).
+    public func serviceStatus() async throws -> ServiceStatus {
+        ServiceStatus(index: try await status(), queryEmbedder: queryEmbedderStatus)
+    }
+
     /// Parses a selector given in a request: `tag:…`, `kind:…`, or an absolute path (a folder
     /// selects what is inside it). The CLI makes relative paths absolute before they get here.
     public static func selector(_ text: String) throws -> SourceSelector {
@@ -98,5 +103,20 @@ extension KnowledgeBase {
             throw KBError(.invalidArgument, "'\(text)' is not an absolute path. Give source paths from the root, e.g. /home/ada/notes.")
         }
         return sourcePrefix(text)
+    }
+}
+
+/// What the index holds, and whether queries can be embedded: the index's status with a
+/// `queryEmbedder` field.
+public struct ServiceStatus: Sendable, Encodable {
+    public var index: IndexStatus
+    public var queryEmbedder: QueryEmbedderStatus
+
+    enum Key: String, CodingKey { case queryEmbedder }
+
+    public func encode(to encoder: any Encoder) throws {
+        try index.encode(to: encoder)
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(queryEmbedder, forKey: .queryEmbedder)
     }
 }

@@ -82,8 +82,9 @@ extension KnowledgeBase {
         for query in queries { try Self.check(query) }
         guard let text = queries.first?.text else { return ([], try await store.snapshot { try more($0, []) }) }
         let needsVector = queries.contains { $0.mode != .keyword }
-        return try await withQueryVector(text, needed: needsVector) { snapshot, vector, record in
-            let results = try queries.map { try self.rank($0, vector: vector, record: record, in: snapshot) }
+        let mayDegrade = !queries.contains { $0.mode == .vector }
+        return try await withQueryVector(text, needed: needsVector, mayDegrade: mayDegrade) { snapshot, vector, record, degraded in
+            let results = try queries.map { try self.rank($0, vector: vector, record: record, degraded: degraded, in: snapshot) }
             return (results, try more(snapshot, results))
         }
     }
@@ -91,22 +92,26 @@ extension KnowledgeBase {
     /// Embeds `text` (when `needed` and the index has vectors) with the embedder the index was
     /// last known to use, then runs `body` in one snapshot with the vector and the index's actual
     /// embedder record. Should the record have changed meanwhile (a reindex, a first ingest), it
-    /// embeds again and reruns, once.
+    /// embeds again and reruns, once. When the query cannot be embedded and `mayDegrade`, `body`
+    /// gets no vector and the reason instead (searches then rank by keywords alone).
     func withQueryVector<T: Sendable>(
-        _ text: String, needed: Bool,
-        _ body: @escaping @Sendable (SQLiteStore.Snapshot, [Float]?, EmbedderRecord?) throws -> T
+        _ text: String, needed: Bool, mayDegrade: Bool,
+        _ body: @escaping @Sendable (SQLiteStore.Snapshot, [Float]?, EmbedderRecord?, Degraded?) throws -> T
     ) async throws -> T {
         var record = try await assumedRecord()
         for _ in 0..<2 {
-            let vector = needed && (record?.dimension ?? 0) > 0 ? try await queryVector(text, record: record) : nil
+            let (vector, degraded) = needed ? try await queryVectorOrDegraded(text, record: record, mayDegrade: mayDegrade) : (nil, nil)
             let assumed = record
             let (actual, outcome) = try await store.snapshot { snapshot -> (EmbedderRecord?, T?) in
                 let actual = try snapshot.embedderRecord()
                 guard actual == assumed else { return (actual, nil) }
-                return (actual, try body(snapshot, vector, actual))
+                return (actual, try body(snapshot, vector, actual, degraded))
             }
             searchState.lock.withLock { searchState.knownRecord = .some(actual) }
-            if let outcome { return outcome }
+            if let outcome {
+                if degraded != nil { health.countDegradedAnswer() }
+                return outcome
+            }
             record = actual
         }
         throw KBError(.database, "The index's embedder kept changing during the search; try again.")
@@ -124,11 +129,13 @@ extension KnowledgeBase {
         }
     }
 
-    /// One search inside a snapshot: filters, both rankings, fusion, near-duplicates, diversity, hits.
-    func rank(_ query: SearchQuery, vector given: [Float]?, record: EmbedderRecord?, in snapshot: SQLiteStore.Snapshot) throws -> SearchResults {
+    /// One search inside a snapshot: filters, both rankings, fusion, near-duplicates, diversity,
+    /// hits. A hybrid search whose query could not be embedded (`degraded`) ranks by keywords.
+    func rank(_ query: SearchQuery, vector given: [Float]?, record: EmbedderRecord?, degraded: Degraded? = nil,
+              in snapshot: SQLiteStore.Snapshot) throws -> SearchResults {
         let hasVectors = record.map { $0.dimension > 0 } ?? false
         var mode = query.mode
-        if mode == .hybrid && !hasVectors { mode = .keyword }
+        if mode == .hybrid && (!hasVectors || (given == nil && degraded != nil)) { mode = .keyword }
         if mode == .vector && !hasVectors {
             throw KBError(.unsupportedMode,
                 "This index has no vectors (it was built with --embedder none, or is empty), so vector search cannot run. Use --mode keyword.")
@@ -199,7 +206,8 @@ extension KnowledgeBase {
             hit.score = entry.score
             return hit
         }
-        return SearchResults(query: query.text, mode: mode, embedder: mode == .keyword ? nil : record?.name, hits: hits)
+        return SearchResults(query: query.text, mode: mode, embedder: mode == .keyword ? nil : record?.name, hits: hits,
+                             degraded: mode == .keyword && query.mode == .hybrid ? degraded : nil)
     }
 
     /// The snippets a query's filters let through (nil: all), kept per index generation.
@@ -238,12 +246,26 @@ extension KnowledgeBase {
         return ids
     }
 
+    /// The embedder an index records, at the endpoint this knowledge base was told to use
+    /// instead of the recorded one, if any.
+    func recordedChoice(_ record: EmbedderRecord) throws -> EmbedderChoice {
+        let choice = try EmbedderChoice(record.spec)
+        if case .openAI(let model, _) = choice, let embedderURL { return .openAI(model: model, url: embedderURL) }
+        if let given = givenEmbedderURL {
+            throw KBError(.invalidArgument,
+                "The endpoint \(given) was given, but this index was built with '\(record.name)', not an OpenAI-compatible endpoint; "
+              + "--embedder-url applies to indexes built with --embedder openai:MODEL.")
+        }
+        return choice
+    }
+
     /// The embedder for queries: the one the index records. Loaded once per knowledge base.
     func queryEmbedder(_ record: EmbedderRecord) async throws -> any Embedder {
         if let cached = searchState.lock.withLock({ searchState.embedderName == record.name ? searchState.embedder : nil }) {
             return cached
         }
-        guard let embedder = try await EmbedderChoice(record.spec).make(dimension: record.dimension > 0 ? record.dimension : nil) else {
+        guard let embedder = try await recordedChoice(record).make(environment: environment, dimension: record.dimension > 0 ? record.dimension : nil,
+                                                                   forQueries: true) else {
             throw KBError(.unsupportedMode, "This index has no vectors; use --mode keyword.")
         }
         guard embedder.id == record.name, embedder.dimension == record.dimension else {

@@ -18,13 +18,24 @@ public final class KnowledgeBase: Sendable {
     public var path: String { store.path }
     /// What requests may ask for.
     public let limits: Limits
+    /// Where embedders come from: `KB_MODEL_DIR`, `KB_EMBEDDINGS_*`.
+    let environment: [String: String]
+    /// The embeddings endpoint to use instead of the one an `openai:` index recorded (the model
+    /// name recorded stays the identity that must match): given when opening, else
+    /// `KB_EMBEDDINGS_URL`.
+    public var embedderURL: String? { givenEmbedderURL ?? environment["KB_EMBEDDINGS_URL"].flatMap { $0.isEmpty ? nil : $0 } }
+    /// The endpoint given when opening (an error on an index that is not `openai:`).
+    let givenEmbedderURL: String?
     let searchState = SearchState()
+    let health = EmbedderHealth()
     /// Word sets of the texts context assembly has seen.
     let wordSets = WordSetCache()
 
-    init(store: SQLiteStore, limits: Limits) {
+    init(store: SQLiteStore, limits: Limits, environment: [String: String], embedderURL: String?) {
         self.store = store
         self.limits = limits
+        self.environment = environment
+        self.givenEmbedderURL = embedderURL
     }
 
     /// Chooses how this process spends its cores on the model and on vector scans; call it once,
@@ -34,8 +45,34 @@ public final class KnowledgeBase: Sendable {
     public static func configure(_ mode: ComputeMode) -> Bool { ProcessCompute.set(mode) }
 
     /// Opens (or, with `create`, makes) the index file at `path`; requests are held to `limits`.
-    public static func open(at path: String, create: Bool = true, limits: Limits = Limits()) throws -> KnowledgeBase {
-        KnowledgeBase(store: try SQLiteStore.open(at: FileScanner.absolute(path), create: create), limits: limits)
+    ///
+    /// - Parameters:
+    ///   - environment: where embedders are configured from (`KB_MODEL_DIR`, `KB_EMBEDDINGS_URL`,
+    ///     `KB_EMBEDDINGS_API_KEY`, …). The default is the process's.
+    ///   - embedderURL: an embeddings endpoint to use instead of the one an `openai:` index
+    ///     recorded, for this knowledge base only (else `KB_EMBEDDINGS_URL`).
+    public static func open(at path: String, create: Bool = true, limits: Limits = Limits(),
+                            environment: [String: String] = ProcessInfo.processInfo.environment,
+                            embedderURL: String? = nil) throws -> KnowledgeBase {
+        KnowledgeBase(store: try SQLiteStore.open(at: FileScanner.absolute(path), create: create), limits: limits,
+                      environment: environment, embedderURL: embedderURL)
+    }
+
+    /// Opens the index for a service, making an empty one when there is none yet (so that a service
+    /// that only stores memories needs no ingest first). The folder must exist: a mistyped path
+    /// is an error, not a new directory tree. `created` says whether the file was made.
+    public static func openForService(at path: String, limits: Limits = Limits(), embedderURL: String? = nil) throws -> (kb: KnowledgeBase, created: Bool) {
+        let absolute = FileScanner.absolute(path)
+        if FileManager.default.fileExists(atPath: absolute) {
+            return (try open(at: absolute, create: false, limits: limits, embedderURL: embedderURL), false)
+        }
+        let folder = (absolute as NSString).deletingLastPathComponent
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw KBError(.noSuchFile,
+                "There is no index at \(absolute), and its folder \(folder) does not exist to make one in. Create the folder, or point --db (or KB_DB) at an index.")
+        }
+        return (try open(at: absolute, create: true, limits: limits, embedderURL: embedderURL), true)
     }
 
     /// Opens the index, runs `body`, and lets go of the file whatever happens.
@@ -101,10 +138,12 @@ public final class KnowledgeBase: Sendable {
     /// Fails, before any work, when `choice` differs from what the index holds.
     public func embedder(_ choice: EmbedderChoice?) async throws -> (embedder: (any Embedder)?, record: EmbedderRecord) {
         let recorded = try await store.snapshot { try $0.embedderRecord() }
-        let resolved = try choice ?? recorded.map { try EmbedderChoice($0.spec) } ?? .local
+        let resolved = try choice ?? recorded.map { try recordedChoice($0) } ?? .local
         // The index knows the dimension of the embedder it records: no need to ask a remote one.
-        let known = recorded.flatMap { $0.spec == resolved.spec && $0.dimension > 0 ? $0.dimension : nil }
-        let embedder = try await resolved.make(dimension: known)
+        let known = recorded.flatMap { record in
+            (try? recordedChoice(record)) == resolved && record.dimension > 0 ? record.dimension : nil
+        }
+        let embedder = try await resolved.make(environment: environment, dimension: known)
         let record = EmbedderChoice.record(for: embedder, choice: resolved)
         try await store.snapshot { try $0.checkEmbedder(record) }
         return (embedder, record)
@@ -112,16 +151,16 @@ public final class KnowledgeBase: Sendable {
 
     /// Opens (or creates) the index for an ingest, with its embedder. The embedder is loaded
     /// before a new index file is created, so a missing model leaves no empty index behind.
-    public static func openForIngest(at path: String, embedder choice: EmbedderChoice?)
+    public static func openForIngest(at path: String, embedder choice: EmbedderChoice?, embedderURL: String? = nil)
         async throws -> (kb: KnowledgeBase, embedder: (any Embedder)?, record: EmbedderRecord) {
         if FileManager.default.fileExists(atPath: FileScanner.absolute(path)) {
-            let kb = try open(at: path, create: false)
+            let kb = try open(at: path, create: false, embedderURL: embedderURL)
             let (embedder, record) = try await kb.embedder(choice)
             return (kb, embedder, record)
         }
         let resolved = choice ?? .local
         let embedder = try await resolved.make()
-        let kb = try open(at: path, create: true)
+        let kb = try open(at: path, create: true, embedderURL: embedderURL)
         return (kb, embedder, EmbedderChoice.record(for: embedder, choice: resolved))
     }
 

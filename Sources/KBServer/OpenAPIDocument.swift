@@ -116,6 +116,8 @@ enum OpenAPIDocument {
     ] }
 
     static let pageRange = object(["start": integer, "end": integer, "startLabel": string, "endLabel": string])
+    /// Present when an answer came from keywords alone because the query could not be embedded.
+    static let degraded = object(["reason": string], required: ["reason"])
     static let tags = array(string)
     static let mode: JSONValue = ["type": "string", "enum": ["hybrid", "vector", "keyword"]]
     static let kind: JSONValue = ["type": "string", "enum": ["note", "pdf", "memory"]]
@@ -140,7 +142,7 @@ enum OpenAPIDocument {
             "bot": string, "report": string, "system": string, "query": string, "context": string,
             "citations": array(ref("Citation")),
             "items": array(object(["number": integer, "section": string, "truncated": boolean, "item": ref("ContextItem")])),
-            "tokens": integer, "budget": integer, "counter": string, "scopes": tags,
+            "tokens": integer, "budget": integer, "counter": string, "scopes": tags, "degraded": degraded,
         ], required: ["query", "context", "citations", "items", "tokens", "budget", "counter", "scopes"]),
         "SearchHit": object([
             "rank": integer, "score": number, "snippetID": integer, "sourcePath": string, "sourceTitle": string, "kind": kind,
@@ -148,7 +150,7 @@ enum OpenAPIDocument {
                                "pages": pageRange, "tags": tags]),
             "excerpt": string,
         ]),
-        "SearchResults": object(["query": string, "mode": mode, "embedder": string, "hits": array(ref("SearchHit"))],
+        "SearchResults": object(["query": string, "mode": mode, "embedder": string, "hits": array(ref("SearchHit")), "degraded": degraded],
                                 required: ["query", "mode", "hits"]),
         "Memory": memory,
         "MemoryVersion": object(["version": integer, "title": string, "content": string, "tags": tags, "updatedAt": string]),
@@ -159,7 +161,7 @@ enum OpenAPIDocument {
         ], required: ["memory", "created", "nearDuplicates"]),
         "MemoryResults": object([
             "query": string, "mode": mode, "embedder": string,
-            "hits": array(object(["rank": integer, "score": number, "memory": ref("Memory")])),
+            "hits": array(object(["rank": integer, "score": number, "memory": ref("Memory")])), "degraded": degraded,
         ], required: ["query", "mode", "hits"]),
         "Bot": object([
             "name": string, "systemPrompt": string, "sources": tags, "memoryScopes": tags, "createdAt": string, "updatedAt": string,
@@ -176,6 +178,8 @@ enum OpenAPIDocument {
         "Status": object([
             "path": string, "schemaVersion": integer, "sources": integer, "sourcesByKind": ["type": "object"], "snippets": integer,
             "tags": integer, "embedder": ["type": "object"], "vectors": ["type": "object"], "sizeOnDisk": integer,
+            "queryEmbedder": object(["available": boolean, "problem": string, "since": string, "degradedAnswers": integer, "recoveries": integer],
+                                    required: ["available", "degradedAnswers", "recoveries"]),
         ]),
     ]
 

@@ -37,18 +37,33 @@ public struct RetrievalService: Sendable {
 
     /// The application, ready to run or to test.
     public func application(logger: Logger? = nil) -> some ApplicationProtocol {
-        var log = logger ?? Logger(label: "kb.serve")
-        if logger == nil { log.logLevel = .warning }
-        return Application(
+        Application(
             router: router(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "kb"),
-            logger: log)
+            logger: logger ?? Self.defaultLogger)
     }
 
-    /// Binds and serves until the process is stopped.
+    static var defaultLogger: Logger {
+        var log = Logger(label: "kb.serve")
+        log.logLevel = .warning
+        return log
+    }
+
+    /// Binds and serves until the process is stopped. While the query embedder is unavailable,
+    /// searches answer from keywords and a background probe brings it back; both changes are logged.
     public func run() async throws {
         try configuration.validate()
-        try await application().runService()
+        let logger = Self.defaultLogger
+        kb.recoverEmbedderInBackground()
+        kb.onEmbedderHealthChange { event in
+            switch event {
+            case .unavailable(let reason):
+                logger.warning("queries cannot be embedded; answering from keywords and retrying in the background: \(reason)")
+            case .recovered(let seconds):
+                logger.warning("queries can be embedded again (after \(Int(seconds.rounded())) s of keyword-only answers)")
+            }
+        }
+        try await application(logger: logger).runService()
     }
 
     public func router() -> Router<BasicRequestContext> {
@@ -62,7 +77,7 @@ public struct RetrievalService: Sendable {
             Response(status: .ok, headers: [.contentType: "application/json"],
                      body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json(kb.limits))))
         }
-        router.get("/v1/status") { _, _ in try Self.json(try await kb.status()) }
+        router.get("/v1/status") { _, _ in try Self.json(try await kb.serviceStatus()) }
         router.post("/v1/context") { request, _ in
             try await answer(ContextRequest.self, request) { try await kb.context($0, reports: configuration.reports) }
         }
@@ -174,93 +189,5 @@ public struct RetrievalService: Sendable {
     static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
         Response(status: status, headers: [.contentType: "application/json"],
                  body: .init(byteBuffer: ByteBuffer(bytes: try KBJSON.encode(value))))
-    }
-}
-
-// MARK: - Middleware
-
-/// Turns every error into `{"error": {"code", "message"}}` with the right status; internal
-/// errors are logged to stderr and answered without details.
-struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do {
-            return try await next(request, context)
-        } catch let error as KBError {
-            return Self.response(Self.status(error.code), code: error.code.rawValue, message: error.message)
-        } catch let error as HTTPError {
-            let message = error.body ?? (error.status == .notFound ? "No such endpoint: \(request.method) \(request.uri.path). GET /openapi.json lists them." : error.status.reasonPhrase)
-            return Self.response(error.status, code: Self.code(error.status), message: message)
-        } catch is NIOTooManyBytesError {
-            return Self.response(.contentTooLarge, code: "too_large", message: "The request body is over the service's limit.")
-        } catch {
-            context.logger.error("internal error on \(request.method) \(request.uri.path): \(String(describing: error))")
-            return Self.response(.internalServerError, code: "internal", message: "Something went wrong inside kb; the server log has the details.")
-        }
-    }
-
-    static func status(_ code: KBError.Code) -> HTTPResponse.Status {
-        switch code {
-        case .notFound, .noIndex: .notFound
-        case .tooLarge: .contentTooLarge
-        case .conflict: .conflict
-        case .unsupportedMode, .embedderMismatch: .unprocessableContent
-        case .invalidArgument, .invalidText: .badRequest
-        case .modelMissing, .embedding: .serviceUnavailable
-        default: .internalServerError
-        }
-    }
-
-    static func code(_ status: HTTPResponse.Status) -> String {
-        switch status.code {
-        case 400: "invalid_argument"
-        case 401: "unauthorized"
-        case 404: "not_found"
-        case 405: "method_not_allowed"
-        case 413: "too_large"
-        default: "http_\(status.code)"
-        }
-    }
-
-    static func response(_ status: HTTPResponse.Status, code: String, message: String) -> Response {
-        var response = (try? RetrievalService.json(API.ErrorBody(error: .init(code: code, message: message)), status: status))
-            ?? Response(status: status)
-        if status == .unauthorized { response.headers[.wwwAuthenticate] = "Bearer" }
-        return response
-    }
-}
-
-/// Requires `Authorization: Bearer TOKEN` on every route but `/healthz` when a token is set,
-/// comparing in constant time (SHA-256 of both, then every byte).
-struct AuthMiddleware<Context: RequestContext>: RouterMiddleware {
-    let expected: [UInt8]?
-
-    init(token: String?) {
-        expected = token.flatMap { $0.isEmpty ? nil : Array(SHA256.hash(data: Data($0.utf8))) }
-    }
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let expected, request.uri.path != "/healthz" else { return try await next(request, context) }
-        let header = request.headers[.authorization] ?? ""
-        let given = header.hasPrefix("Bearer ") ? String(header.dropFirst(7)) : ""
-        let digest = Array(SHA256.hash(data: Data(given.utf8)))
-        var difference: UInt8 = 0
-        for (a, b) in zip(digest, expected) { difference |= a ^ b }
-        guard difference == 0, !given.isEmpty else {
-            throw HTTPError(.unauthorized, message: "Send the API token as `Authorization: Bearer TOKEN`.")
-        }
-        return try await next(request, context)
-    }
-}
-
-/// Answers 413 before reading a body whose declared length is over the limit; bodies without a
-/// length are cut off at the limit when read.
-struct BodyLimitMiddleware<Context: RequestContext>: RouterMiddleware {
-    let limit: Int
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-            throw KBError(.tooLarge, "The request body is \(length) bytes; the limit is \(limit).")
-        }
-        return try await next(request, context)
     }
 }

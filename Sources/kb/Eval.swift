@@ -89,7 +89,8 @@ struct Eval: AsyncParsableCommand {
             }
             defer { if let temporary { try? FileManager.default.removeItem(at: temporary) } }
 
-            let (kb, embedder, record) = try await KnowledgeBase.openForIngest(at: dbPath, embedder: try embedderOption.choice())
+            let (kb, embedder, record) = try await KnowledgeBase.openForIngest(at: dbPath, embedder: try embedderOption.choice(),
+                                                                               embedderURL: embedderOption.endpoint)
             let showProgress = Terminal.stderrIsTerminal && !global.json
             let loadBar = ProgressBar(label: "corpus", enabled: showProgress)
             _ = try await kb.loadCorpus(of: folder, data, options: options, embedder: embedder, record: record) { p in

@@ -30,7 +30,8 @@ struct Ingest: AsyncParsableCommand {
         try await reportingErrors {
             let options = try ingest.makeOptions()
             let choice = try embedderOption.choice()
-            let (kb, embedder, record) = try await KnowledgeBase.openForIngest(at: global.databasePath, embedder: choice)
+            let (kb, embedder, record) = try await KnowledgeBase.openForIngest(at: global.databasePath, embedder: choice,
+                                                                               embedderURL: embedderOption.endpoint)
             let bar = ProgressBar(label: "ingest", enabled: Terminal.stderrIsTerminal && !global.json)
             let report = await kb.ingest(paths, options: options, embedder: embedder, record: record, prune: prune) { progress in
                 bar.update(done: progress.done, total: progress.total,

@@ -77,14 +77,27 @@ struct EmbedderOption: ParsableArguments {
     var embedder: String?
 
     @Option(name: .customLong("embedder-url"), help: ArgumentHelp(
-        "The OpenAI-compatible API for --embedder openai:MODEL (default https://api.openai.com/v1); the key comes from $KB_EMBEDDINGS_API_KEY.",
+        "The OpenAI-compatible API for --embedder openai:MODEL (default https://api.openai.com/v1; the key comes from $KB_EMBEDDINGS_API_KEY); alone, a new endpoint for an index built with one.",
         valueName: "url"))
     var embedderURL: String?
 
+    /// The embedder named; nil leaves the index's own (or the local model for a new index).
     func choice() throws -> EmbedderChoice? {
-        if embedderURL != nil && !(embedder ?? "").lowercased().hasPrefix("openai:") {
-            throw KBError(.invalidArgument, "--embedder-url goes with --embedder openai:MODEL.")
+        if embedderURL != nil, let embedder, !embedder.lowercased().hasPrefix("openai:") {
+            throw KBError(.invalidArgument, "--embedder-url goes with --embedder openai:MODEL, or alone for an index built with one.")
         }
         return try embedder.map { try EmbedderChoice($0, url: embedderURL) }
     }
+
+    /// Without --embedder, --embedder-url points an `openai:` index at a new endpoint.
+    var endpoint: String? { embedder == nil ? embedderURL : nil }
+}
+
+/// `--embedder-url` for the commands that embed queries: where an index built with
+/// `--embedder openai:MODEL` finds its endpoint now.
+struct EndpointOption: ParsableArguments {
+    @Option(name: .customLong("embedder-url"), help: ArgumentHelp(
+        "Embed with this OpenAI-compatible endpoint instead of the one the index recorded (default: $KB_EMBEDDINGS_URL); the model stays the one recorded.",
+        valueName: "url"))
+    var url: String?
 }

@@ -105,7 +105,7 @@ struct MemoryCommand: AsyncParsableCommand {
                 request.nearDuplicate = nearDuplicate
                 request = try checked(request, size.limits)
                 KnowledgeBase.configure(.latency)
-                let kb = try KnowledgeBase.open(at: global.databasePath, limits: size.limits)
+                let kb = try KnowledgeBase.open(at: global.databasePath, limits: size.limits, embedderURL: embedder.endpoint)
                 let result = try await kb.remember(request, embedder: try embedder.choice())
                 if global.json {
                     try Terminal.printJSON(result)
@@ -204,6 +204,7 @@ struct MemoryCommand: AsyncParsableCommand {
 
         @OptionGroup var global: GlobalOptions
         @OptionGroup var size: SizeLimit
+        @OptionGroup var endpoint: EndpointOption
 
         @Option(help: "New content ('-' reads stdin).")
         var content: String?
@@ -236,7 +237,7 @@ struct MemoryCommand: AsyncParsableCommand {
                 if noTags { request.tags = [] } else if !tags.isEmpty { request.tags = tags }
                 request = try checked(request, size.limits)
                 KnowledgeBase.configure(.latency)
-                let kb = try KnowledgeBase.open(at: global.databasePath, create: false, limits: size.limits)
+                let kb = try KnowledgeBase.open(at: global.databasePath, create: false, limits: size.limits, embedderURL: endpoint.url)
                 let before = try await kb.memory(id).memory
                 let memory = try await kb.changeMemory(request)
                 if global.json {
@@ -284,6 +285,7 @@ struct MemoryCommand: AsyncParsableCommand {
                 """)
 
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var endpoint: EndpointOption
 
         @Option(name: .short, help: "How many memories to return. \(RecallRequest.valuesAndDefault("k"))")
         var k: Int?
@@ -317,12 +319,13 @@ struct MemoryCommand: AsyncParsableCommand {
                 request.includeSuperseded = includeSuperseded ? true : nil
                 request = try checked(request)
                 KnowledgeBase.configure(.latency)
-                let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+                let kb = try KnowledgeBase.open(at: global.databasePath, create: false, embedderURL: endpoint.url)
                 let results = try await kb.recall(request)
                 if global.json {
                     try Terminal.printJSON(results)
                     return
                 }
+                Terminal.warn(results.degraded)
                 if results.hits.isEmpty {
                     print("No memories match \"\(results.query)\"\(scopes.isEmpty ? "" : " in " + scopes.joined(separator: ", ")).")
                     return
@@ -406,7 +409,7 @@ struct MemoryCommand: AsyncParsableCommand {
                     }
                     text = decoded
                 }
-                let kb = try KnowledgeBase.open(at: global.databasePath)
+                let kb = try KnowledgeBase.open(at: global.databasePath, embedderURL: embedder.endpoint)
                 var options = MemoryOptions()
                 options.maxContentBytes = size.maxSize
                 let report = try await kb.importMemories(text, options: options, replacing: replace, embedder: try embedder.choice())

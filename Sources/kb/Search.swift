@@ -16,6 +16,7 @@ struct Search: AsyncParsableCommand {
             """)
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var endpoint: EndpointOption
 
     @Option(name: .short, help: "How many hits to return. \(SearchRequest.valuesAndDefault("k"))")
     var k: Int?
@@ -78,13 +79,14 @@ struct Search: AsyncParsableCommand {
         try await reportingErrors(json: global.json) {
             let request = try checked(request)
             KnowledgeBase.configure(.latency)
-            let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+            let kb = try KnowledgeBase.open(at: global.databasePath, create: false, embedderURL: endpoint.url)
             let results = try await kb.search(request)
             let hits = results.hits
             if global.json {
                 try Terminal.printJSON(results)
                 return
             }
+            Terminal.warn(results.degraded)
             if hits.isEmpty {
                 print("No matches for \"\(results.query)\".")
                 return
@@ -101,7 +103,7 @@ struct Search: AsyncParsableCommand {
                 print("")
             }
             let asked = SearchMode(rawValue: mode ?? "hybrid")
-            if Terminal.stdoutIsTerminal || results.mode != asked {
+            if (Terminal.stdoutIsTerminal || results.mode != asked) && results.degraded == nil {
                 let how = results.embedder.map { "\(results.mode.rawValue) search with \($0)" } ?? "\(results.mode.rawValue) search"
                 FileHandle.standardError.write(Data("(\(how)\(results.mode != asked ? "; the index has no vectors" : ""))\n".utf8))
             }

@@ -9,12 +9,14 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the HTTP retrieval service (context, search, memories, bots, embeddings).",
         discussion: """
-            Binds 127.0.0.1:8080 by default. Every request but GET /healthz needs `Authorization: Bearer TOKEN` \
+            Binds 127.0.0.1:8080 by default. An index that does not exist yet is created (in an existing folder). \
+            Every request but GET /healthz needs `Authorization: Bearer TOKEN` \
             when a token is set (--token or KB_API_TOKEN); kb refuses to bind to any other address without one. \
             GET /openapi.json describes every endpoint. Report templates are read once, at start, from --reports.
             """)
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var endpoint: EndpointOption
 
     @Option(help: "The address to bind.")
     var host = ServiceConfiguration().host
@@ -41,7 +43,8 @@ struct Serve: AsyncParsableCommand {
             configuration.maxBodyBytes = maxBody
             if let reports { configuration.reports = try ReportTemplate.loadAll(folder: reports) }
             try configuration.validate()
-            let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+            let (kb, created) = try KnowledgeBase.openForService(at: global.databasePath, embedderURL: endpoint.url)
+            if created { FileHandle.standardError.write(Data("kb serve: created a new, empty index at \(kb.path)\n".utf8)) }
             FileHandle.standardError.write(Data((
                 "kb serve: http://\(host):\(port) (index \(kb.path); \(configuration.reports.count) report template(s); "
               + (configuration.token == nil ? "no token" : "bearer token required") + ")\n").utf8))
@@ -63,6 +66,7 @@ struct MCP: AsyncParsableCommand {
         discussion: "Point a desktop assistant at `kb mcp --db PATH`. Logs go to stderr; stdout carries only the protocol.")
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var endpoint: EndpointOption
 
     @Option(help: ArgumentHelp("A folder of report templates (*.yaml) the context tool may name.", valueName: "folder"))
     var reports: String?
@@ -71,7 +75,8 @@ struct MCP: AsyncParsableCommand {
         try await reportingErrors(json: global.json) {
             KnowledgeBase.configure(.throughput)
             let templates = try reports.map { try ReportTemplate.loadAll(folder: $0) } ?? [:]
-            let kb = try KnowledgeBase.open(at: global.databasePath, create: true)
+            let kb = try KnowledgeBase.open(at: global.databasePath, create: true, embedderURL: endpoint.url)
+            kb.recoverEmbedderInBackground()
             try await MCPService(kb: kb, reports: templates).runOnStdio()
         }
     }
@@ -87,6 +92,7 @@ struct Context: AsyncParsableCommand {
             """)
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var endpoint: EndpointOption
 
     @Option(help: ArgumentHelp("The bot to assemble context for.", valueName: "name"))
     var bot: String?
@@ -111,12 +117,13 @@ struct Context: AsyncParsableCommand {
             request.budget = budget
             request = try checked(request)
             KnowledgeBase.configure(.latency)
-            let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+            let kb = try KnowledgeBase.open(at: global.databasePath, create: false, embedderURL: endpoint.url)
             let response = try await kb.context(request, reports: template.map { [$0.name: $0] } ?? [:])
             if global.json {
                 try Terminal.printJSON(response)
                 return
             }
+            Terminal.warn(response.degraded)
             print(response.context)
             FileHandle.standardError.write(Data("(\(response.tokens) of \(response.budget) tokens, \(response.citations.count) source(s))\n".utf8))
         }

@@ -15,6 +15,12 @@ enum Terminal {
         FileHandle.standardError.write(Data(("warning: " + message + "\n").utf8))
     }
 
+    /// One line saying that results came from keywords alone, when they did.
+    static func warn(_ degraded: Degraded?) {
+        guard let degraded else { return }
+        warning("the query could not be embedded, so these are keyword results only: \(degraded.reason)")
+    }
+
     /// One JSON document on stdout: kb's shared encoding, indented.
     static func printJSON<T: Encodable>(_ value: T) throws {
         FileHandle.standardOutput.write(try KBJSON.encode(value, pretty: true))

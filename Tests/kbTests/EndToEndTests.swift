@@ -205,6 +205,25 @@ import Testing
         #expect(hits.allSatisfy { ($0["sourcePath"] as? String)?.hasSuffix("career.md") == true })
     }
 
+    @Test func withoutTheModelASearchAnswersFromKeywordsAndSaysSo() async throws {
+        let cli = try await Self.prepared.value
+        let missing = ["KB_MODEL_DIR": "/nonexistent/all-MiniLM-L6-v2"]
+        let human = try await cli.run(["search", "--db", "kb.sqlite", "when does Saturn return"], environment: missing)
+        #expect(human.status == 0)
+        #expect(human.stdout.contains("Saturn"))
+        #expect(human.stderr.split(separator: "\n").filter { $0.hasPrefix("warning:") }.count == 1)
+        #expect(human.stderr.contains("keyword results only") && human.stderr.contains("not installed"))
+        let json = try #require(try await cli.run(["search", "--db", "kb.sqlite", "--json", "when does Saturn return"], environment: missing).json
+            as? [String: Any])
+        #expect(json["mode"] as? String == "keyword")
+        #expect((json["degraded"] as? [String: Any])?["reason"] as? String != nil)
+        #expect((json["hits"] as? [Any])?.isEmpty == false)
+        // Vector mode has nothing to fall back to.
+        let vector = try await cli.run(["search", "--db", "kb.sqlite", "--mode", "vector", "Saturn"], environment: missing)
+        #expect(vector.status == 1)
+        #expect(vector.stderr.contains("scripts/install-model.sh"))
+    }
+
     @Test func groupBySourceKeepsOneSnippetPerSource() async throws {
         let result = try await Self.prepared.value.run("search", "--db", "kb.sqlite", "--json", "-k", "6", "--group-by", "source", "Venus")
         let hits = try #require((try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])?["hits"] as? [[String: Any]])
