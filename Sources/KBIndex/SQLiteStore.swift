@@ -152,6 +152,11 @@ public final class SQLiteStore: Sendable {
 }
 
 extension SQLiteStore.Snapshot {
+    /// SQLite's own check of the whole file: "ok", or what is damaged.
+    public func integrityCheck() throws -> String {
+        try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ")
+    }
+
     public func meta(_ key: String) throws -> String? {
         try String.fetchOne(db, sql: "SELECT value FROM kb_meta WHERE key = ?", arguments: [key])
     }

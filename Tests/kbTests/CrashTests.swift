@@ -1,0 +1,121 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import KBKit
+import Testing
+
+/// kill -9 in the middle of memory adds and context requests loses no acknowledged memory and
+/// leaves a sound index (scripts/crash-test.sh runs ten rounds with the local model).
+@Suite struct CrashTests {
+    /// A running `kb serve` on a free port.
+    struct Server {
+        let process: Process
+        let base: URL
+
+        static func start(_ cli: CLI) async throws -> Server {
+            for _ in 0..<5 {
+                let port = Int.random(in: 20000...60000)
+                let process = Process()
+                process.executableURL = CLI.binary
+                process.arguments = ["serve", "--db", "kb.sqlite", "--port", String(port)]
+                process.currentDirectoryURL = cli.workdir
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                let base = URL(string: "http://127.0.0.1:\(port)")!
+                for _ in 0..<100 where process.isRunning {
+                    if let (_, response) = try? await CrashTests.session.data(from: base.appendingPathComponent("healthz")),
+                       (response as? HTTPURLResponse)?.statusCode == 200 {
+                        return Server(process: process, base: base)
+                    }
+                    try await Task.sleep(nanoseconds: 50_000_000)
+                }
+                process.terminate()   // the port was taken: try another
+            }
+            throw CocoaError(.fileReadUnknown)
+        }
+
+        func kill() {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// Short timeouts: requests in flight when the server is killed must not hold the test up.
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 5
+        configuration.timeoutIntervalForResource = 10
+        return URLSession(configuration: configuration)
+    }()
+
+    static func send(_ base: URL, _ method: String, _ path: String, _ body: [String: Any]? = nil) async throws -> (Int, [String: Any]) {
+        var request = URLRequest(url: base.appendingPathComponent(path), timeoutInterval: 5)
+        request.httpMethod = method
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try body.map { try JSONSerialization.data(withJSONObject: $0) }
+        let (data, response) = try await session.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:])
+    }
+
+    @Test func killingTheServerMidLoadLosesNoAcknowledgedMemory() async throws {
+        let cli = try CLI()
+        try cli.write("notes/tea.md", "# Tea\n\nTea at five o'clock, with Saturn in the sixth house.")
+        #expect(try await cli.run("ingest", "--db", "kb.sqlite", "--embedder", "hashing", "notes").status == 0)
+        #expect(try await cli.run("bot", "create", "--db", "kb.sqlite", "astro", "--source", "notes").status == 0)
+        let acknowledged = LockedDictionary()
+        for round in 0..<2 {
+            let server = try await Server.start(cli)
+            let base = server.base
+            let load = Task {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for worker in 0..<6 {
+                        group.addTask {
+                            var n = 0
+                            while !Task.isCancelled {
+                                n += 1
+                                let content = "Round \(round) worker \(worker) fact \(n)."
+                                if worker < 4 {
+                                    guard let (status, body) = try? await Self.send(base, "POST", "v1/memories", ["content": content, "scope": "user:u\(worker)"]),
+                                          status == 200 || status == 201, let id = (body["memory"] as? [String: Any])?["id"] as? String else { continue }
+                                    acknowledged.set(id, content)
+                                } else {
+                                    _ = try? await Self.send(base, "POST", "v1/context", ["bot": "astro", "user": "u\(worker)", "query": "tea and Saturn"])
+                                }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            // Kill mid-load: once this round has had some adds acknowledged, while more are in flight.
+            let before = acknowledged.count
+            let deadline = Date().addingTimeInterval(60)
+            while acknowledged.count < before + 20 && Date() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
+            server.kill()
+            load.cancel()
+            _ = await load.result
+            #expect(acknowledged.count >= before + 20, "round \(round): too few adds were acknowledged before the kill")
+
+            let kb = try KnowledgeBase.open(at: cli.workdir.appendingPathComponent("kb.sqlite").path, create: false)
+            #expect(try await kb.store.snapshot { try $0.integrityCheck() } == "ok", "round \(round)")
+            let restarted = try await Server.start(cli)
+            for (id, content) in acknowledged.all {
+                let (status, body) = try await Self.send(restarted.base, "GET", "v1/memories/\(id)")
+                #expect(status == 200 && (body["memory"] as? [String: Any])?["content"] as? String == content, "round \(round): \(id) lost")
+            }
+            restarted.kill()
+        }
+    }
+}
+
+/// Acknowledged adds, written by concurrent tasks.
+final class LockedDictionary: @unchecked Sendable {
+    // @unchecked: `values` is guarded by `lock`.
+    private let lock = NSLock()
+    private var values: [String: String] = [:]
+    func set(_ key: String, _ value: String) { lock.withLock { values[key] = value } }
+    var count: Int { lock.withLock { values.count } }
+    var all: [String: String] { lock.withLock { values } }
+}
