@@ -119,7 +119,7 @@ let package = Package(
         .testTarget(
             name: "kbTests",
             dependencies: [
-                "KBCore", "KBKit", "KBServer",
+                "KBCore", "KBKit", "KBServer", "KBEmbed",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "MCP", package: "swift-sdk"),

@@ -16,18 +16,23 @@ public enum SourceSelector: Sendable, Hashable, Codable, CustomStringConvertible
     /// Parses `tag:…`, `kind:…` or a path. Paths must already be absolute (the caller resolves
     /// relative ones against its working folder).
     public init(_ text: String) throws {
+        // Prefixes are matched on scalars: a mark after `:` or `/` joins it into one character.
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if trimmed.hasPrefix("tag:") {
-            let tag = Tag(String(trimmed.dropFirst(4)))
+        func after(_ prefix: String) -> String? {
+            trimmed.unicodeScalars.starts(with: prefix.unicodeScalars)
+                ? String(trimmed.unicodeScalars.dropFirst(prefix.unicodeScalars.count)) : nil
+        }
+        if let name = after("tag:") {
+            let tag = Tag(name)
             guard !tag.isEmpty else { throw KBError(.invalidArgument, "'\(text)' names no tag. Write tag:NAME, e.g. tag:area:career.") }
             self = .tag(tag)
-        } else if trimmed.hasPrefix("kind:") {
-            guard let kind = SourceKind(rawValue: String(trimmed.dropFirst(5))), kind != .memory else {
+        } else if let name = after("kind:") {
+            guard let kind = SourceKind(rawValue: name), kind != .memory else {
                 throw KBError(.invalidArgument,
                     "'\(text)' is not a kind selector. Use kind:note or kind:pdf (memories come from the bot's memory scopes).")
             }
             self = .kind(kind)
-        } else if trimmed.hasPrefix("/") {
+        } else if trimmed.isAbsolutePath {
             self = .path(trimmed)
         } else {
             throw KBError(.invalidArgument, "'\(text)' is not a selector. Use a path (or folder), tag:NAME or kind:note|pdf.")

@@ -29,6 +29,9 @@ public struct KBError: Error, Sendable, CustomStringConvertible {
         case tooLarge = "too_large"
         /// The change clashes with what the index holds (same content, an id with other data).
         case conflict = "conflict"
+        /// A well-formed request that cannot be carried out as asked: fields that do not go
+        /// together, nothing to change, a keyword query without words.
+        case unprocessable = "unprocessable"
 
         public var description: String { rawValue }
     }

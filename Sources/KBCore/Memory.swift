@@ -12,24 +12,20 @@ public struct MemoryScope: Sendable, Hashable, Codable, CustomStringConvertible,
     /// The scope memories go to when none is named.
     public static let global = MemoryScope(validated: "global")
 
-    /// Checks the form: `global`, or `user:` / `bot:` followed by 1–200 characters without
-    /// whitespace or control characters.
+    /// What a scope looks like: `global`, or `user:` / `bot:` followed by 1–200 characters without
+    /// white space or control characters (the same regular expression the API's schemas state).
+    public static let pattern = "^(global|(user|bot):[^\\s\\x00-\\x1f\\x7f-\\x9f]{1,200})$"
+    private static let expression = try! NSRegularExpression(pattern: pattern)
+
+    /// Checks the form against `pattern`.
     public init(_ text: String) throws {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if trimmed == "global" {
-            self.name = trimmed
-            return
+        let whole = NSRange(text.startIndex..., in: text)
+        // ICU's `$` also matches before a final line break; the match must reach the end.
+        guard let match = Self.expression.firstMatch(in: text, range: whole), match.range == whole else {
+            throw KBError(.invalidArgument,
+                "'\(text)' is not a memory scope. Use global, user:ID or bot:NAME (no spaces), e.g. user:ada.")
         }
-        for prefix in ["user:", "bot:"] where trimmed.hasPrefix(prefix) {
-            let rest = trimmed.dropFirst(prefix.count)
-            guard !rest.isEmpty, rest.count <= 200,
-                  !rest.unicodeScalars.contains(where: { CharacterSet.whitespacesAndNewlines.contains($0) || CharacterSet.controlCharacters.contains($0) })
-            else { break }
-            self.name = trimmed
-            return
-        }
-        throw KBError(.invalidArgument,
-            "'\(text)' is not a memory scope. Use global, user:ID or bot:NAME (no spaces), e.g. user:ada.")
+        self.name = text
     }
 
     init(validated name: String) { self.name = name }

@@ -14,9 +14,9 @@ public struct Tag: Hashable, Comparable, Sendable, Codable, CustomStringConverti
     public init(key: String, value: String) { self.init(key + ":" + value) }
 
     /// The part before the first `:`, if any.
-    public var key: String? { name.firstIndex(of: ":").map { String(name[..<$0]) } }
+    public var key: String? { Tag.splitAtColon(name).map { $0.key } }
     /// The part after the first `:`, or the whole tag.
-    public var value: String { name.firstIndex(of: ":").map { String(name[name.index(after: $0)...]) } ?? name }
+    public var value: String { Tag.splitAtColon(name)?.value ?? name }
     public var isEmpty: Bool { name.isEmpty || name == ":" }
     public var description: String { name }
 
@@ -30,13 +30,16 @@ public struct Tag: Hashable, Comparable, Sendable, Codable, CustomStringConverti
         try container.encode(name)
     }
 
+    /// Splits at the first `:` scalar, even one a following mark joins into one character
+    /// (`:` then a skin-tone modifier), so every tag with a colon has a key.
+    static func splitAtColon(_ text: String) -> (key: String, value: String)? {
+        let scalars = text.unicodeScalars
+        guard let colon = scalars.firstIndex(of: ":") else { return nil }
+        return (String(scalars[..<colon]), String(scalars[scalars.index(after: colon)...]))
+    }
+
     static func normalize(_ raw: String) -> String {
-        var parts: [String] = []
-        if let colon = raw.firstIndex(of: ":") {
-            parts = [String(raw[..<colon]), String(raw[raw.index(after: colon)...])]
-        } else {
-            parts = [raw]
-        }
+        let parts = Tag.splitAtColon(raw).map { [$0.key, $0.value] } ?? [raw]
         let cleaned = parts.map { part in
             part.lowercased().split(whereSeparator: { $0.isWhitespace }).joined(separator: "-")
         }

@@ -165,7 +165,7 @@ public final class HTTPEmbedder: Embedder, Sendable {
             attempt += 1
             let outcome: Attempt
             do {
-                let (data, response) = try await session.data(for: try request(inputs))
+                let (data, response) = try await session.dataCancellingSafely(for: try request(inputs))
                 outcome = try interpret(data, response)
             } catch let error as URLError {
                 outcome = .retry(after: nil, reason: Self.describe(error))

@@ -7,9 +7,14 @@ extension SQLiteStore {
         let sources: String = row["sources"], scopes: String = row["memory_scopes"]
         return Bot(
             name: row["name"], systemPrompt: row["system_prompt"],
-            sources: try sources.split(separator: "\n").map { try SourceSelector(String($0)) },
+            sources: try JSONDecoder().decode([String].self, from: Data(sources.utf8)).map(SourceSelector.init),
             memoryScopes: scopes.split(separator: "\n").map(String.init),
             createdAt: Date(timeIntervalSince1970: row["created_at"]), updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+    }
+
+    /// A bot's selectors as stored: a JSON array of strings (a path may hold a line break).
+    static func storedText(_ selectors: [SourceSelector]) throws -> String {
+        String(decoding: try JSONEncoder().encode(selectors.map(\.description)), as: UTF8.self)
     }
 
     /// Stores a new bot; fails when the name is taken.
@@ -42,7 +47,7 @@ extension SQLiteStore {
             INSERT INTO bots (name, system_prompt, sources, memory_scopes, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT(name) DO UPDATE SET system_prompt = excluded.system_prompt, sources = excluded.sources,
                 memory_scopes = excluded.memory_scopes, updated_at = excluded.updated_at
-            """, arguments: [bot.name, bot.systemPrompt, bot.sources.map(\.description).joined(separator: "\n"),
+            """, arguments: [bot.name, bot.systemPrompt, try storedText(bot.sources),
                              bot.memoryScopes.joined(separator: "\n"), bot.createdAt.timeIntervalSince1970, bot.updatedAt.timeIntervalSince1970])
     }
 

@@ -54,7 +54,7 @@ extension SQLiteStore {
         if matches.isEmpty {
             throw KBError(.notFound, "No memory has the id \(idOrPrefix). `kb memory list` shows the memories and their ids.")
         }
-        throw KBError(.invalidArgument,
+        throw KBError(.unprocessable,
             "\(idOrPrefix) matches several memories (\(matches.prefix(5).joined(separator: ", "))…); give more of the id.")
     }
 
@@ -146,7 +146,7 @@ extension SQLiteStore {
                 let id = try Self.resolveMemoryID(superseding, db)
                 guard let old = try Self.fetchMemory(id: id, db) else { throw KBError(.notFound, "No memory has the id \(superseding).") }
                 guard old.scope == write.memory.scope else {
-                    throw KBError(.invalidArgument,
+                    throw KBError(.unprocessable,
                         "The memory \(id) is in scope \(old.scope), the new one in \(write.memory.scope); a memory can only supersede one of its own scope.")
                 }
                 if let newer = old.supersededBy {

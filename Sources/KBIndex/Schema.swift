@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// The index file's schema: named, forward-only migrations. Never edit a shipped migration;
@@ -5,7 +6,8 @@ import GRDB
 enum Schema {
     /// The schema version an up-to-date index records in `kb_meta`.
     static var version: Int { migrationNames.count }
-    static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors", "v3-memories", "v4-bots", "v5-embedding-cache"]
+    static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors", "v3-memories", "v4-bots", "v5-embedding-cache",
+                                 "v6-bot-sources-json"]
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -158,6 +160,15 @@ enum Schema {
                     tokens INTEGER NOT NULL DEFAULT 0
                 ) WITHOUT ROWID;
                 """)
+        }
+        migrator.registerMigration(migrationNames[5]) { db in
+            // A bot's sources as a JSON array of strings, not one per line: a path may hold a line break.
+            for row in try Row.fetchAll(db, sql: "SELECT name, sources FROM bots") {
+                let sources: String = row["sources"]
+                let lines = sources.split(separator: "\n").map(String.init)
+                let json = String(decoding: try JSONEncoder().encode(lines), as: UTF8.self)
+                try db.execute(sql: "UPDATE bots SET sources = ? WHERE name = ?", arguments: [json, row["name"]])
+            }
         }
         return migrator
     }

@@ -23,7 +23,7 @@ struct FileScanner {
 
     static func absolute(_ path: String) -> String {
         let expanded = (path as NSString).expandingTildeInPath
-        let url = expanded.hasPrefix("/")
+        let url = expanded.isAbsolutePath
             ? URL(fileURLWithPath: expanded)
             : URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(expanded)
         var standardized = url.standardizedFileURL.path

@@ -65,7 +65,7 @@ extension KnowledgeBase {
             for selector in added where !bot.sources.contains(selector) { bot.sources.append(selector) }
             for selector in removed {
                 guard bot.sources.contains(selector) else {
-                    throw KBError(.notFound, "Bot \(name) has no source \(selector). `kb bot show \(name)` lists its sources.")
+                    throw KBError(.unprocessable, "Bot \(name) has no source \(selector). `kb bot show \(name)` lists its sources.")
                 }
                 bot.sources.removeAll { $0 == selector }
             }
@@ -74,13 +74,16 @@ extension KnowledgeBase {
 
     /// Deletes a bot (its memories stay: they belong to their scopes).
     public func deleteBot(_ name: String) async throws -> Deleted {
-        try await store.deleteBot(named: name)
+        try await store.deleteBot(named: try Bot.validName(name))
         return Deleted(name)
     }
 
     public func bots() async throws -> [Bot] { try await store.snapshot { try $0.bots() } }
 
-    public func bot(_ name: String) async throws -> Bot { try await store.snapshot { try $0.bot(named: name) } }
+    public func bot(_ name: String) async throws -> Bot {
+        let name = try Bot.validName(name)
+        return try await store.snapshot { try $0.bot(named: name) }
+    }
 
     /// What the index holds.
     public func status() async throws -> IndexStatus { try await store.snapshot { try $0.status() } }
@@ -93,13 +96,13 @@ extension KnowledgeBase {
     /// Parses a selector given in a request: `tag:…`, `kind:…`, or an absolute path (a folder
     /// selects what is inside it). The CLI makes relative paths absolute before they get here.
     public static func selector(_ text: String) throws -> SourceSelector {
-        guard text.hasPrefix("/") else { return try SourceSelector(text) }
+        guard text.isAbsolutePath else { return try SourceSelector(text) }
         return try SourceSelector(sourcePrefix(text))
     }
 
     /// An absolute path prefix given in a request (a folder matches what is inside it).
     static func absolutePrefix(_ text: String) throws -> String {
-        guard text.hasPrefix("/") else {
+        guard text.isAbsolutePath else {
             throw KBError(.invalidArgument, "'\(text)' is not an absolute path. Give source paths from the root, e.g. /home/ada/notes.")
         }
         return sourcePrefix(text)

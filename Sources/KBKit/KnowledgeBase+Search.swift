@@ -151,7 +151,7 @@ extension KnowledgeBase {
         if mode != .vector {
             do {
                 keywordRanking = try snapshot.keywordRanking(query, limit: depth)
-            } catch let error as KBError where error.code == .invalidArgument && mode == .hybrid {
+            } catch let error as KBError where error.code == .unprocessable && mode == .hybrid {
                 keywordRanking = []   // no words to match; the vector ranking still runs
             }
         }

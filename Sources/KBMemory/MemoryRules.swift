@@ -49,7 +49,7 @@ public enum MemoryRules {
 
     /// Checks a memory id (a UUID) or an id prefix of at least 4 hex digits, lower-cased.
     public static func idOrPrefix(_ text: String) throws -> String {
-        let lowered = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let lowered = text.lowercased()
         guard lowered.count >= 4, lowered.count <= 36,
               lowered.allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
             throw KBError(.invalidArgument,

@@ -41,6 +41,15 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 ? "The embedder is unavailable right now (request \(id)). Try again later, or search with mode keyword."
                 : "Something went wrong inside kb (request \(id)); the server log has the details.")
         case let error as HTTPError:
+            if error.status == .notFound, error.body == nil {
+                let allowed = RetrievalService.methods(for: request.uri.path)
+                if !allowed.isEmpty {
+                    var answer = response(.methodNotAllowed, code: code(.methodNotAllowed),
+                                          message: "\(request.uri.path) answers \(allowed.joined(separator: ", ")), not \(request.method).")
+                    answer.headers[.allow] = allowed.joined(separator: ", ")
+                    return answer
+                }
+            }
             let message = error.body ?? (error.status == .notFound
                 ? "No such endpoint: \(request.method) \(request.uri.path). GET /openapi.json lists them." : error.status.reasonPhrase)
             return response(error.status, code: code(error.status), message: message)
@@ -59,7 +68,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         case .notFound: .notFound
         case .conflict: .conflict
         case .tooLarge: .contentTooLarge
-        case .unsupportedMode, .embedderMismatch: .unprocessableContent
+        case .unsupportedMode, .embedderMismatch, .unprocessable: .unprocessableContent
         case .modelMissing, .invalidModel, .embedding: .serviceUnavailable
         case .noSuchFile, .unreadableFile, .notAnIndex, .noIndex, .newerSchema, .database: .internalServerError
         }

@@ -1,11 +1,13 @@
 import Foundation
 import KBKit
+import KBCore
 
 /// The OpenAPI 3.1 description of `kb serve`, served at `GET /openapi.json`. Request bodies are
 /// the schemas of KBKit's request types, with the service's limits; answers are described here.
 enum OpenAPIDocument {
-    static func json(_ limits: Limits) -> String {
-        (try? KBJSON.text(document(limits), pretty: true)) ?? "{}"
+    /// - Parameter dimension: what `/v1/embeddings` returns (the local model's width), when known.
+    static func json(_ limits: Limits, maxEmbeddingInputs: Int = ServiceConfiguration().maxEmbeddingInputs, dimension: Int? = nil) -> String {
+        (try? KBJSON.text(document(limits, maxEmbeddingInputs: maxEmbeddingInputs, dimension: dimension), pretty: true)) ?? "{}"
     }
 
     static func ref(_ name: String) -> JSONValue { ["$ref": .string("#/components/schemas/\(name)")] }
@@ -24,8 +26,9 @@ enum OpenAPIDocument {
         ["required": true, "content": ["application/json": ["schema": ref(schema)]]]
     }
 
-    static func responses(_ ok: (String, JSONValue), errors: [Int] = [400]) -> JSONValue {
-        var result: [String: JSONValue] = [ok.0: ["description": "Success", "content": ["application/json": ["schema": ok.1]]]]
+    static func responses(_ ok: (String, JSONValue), also: [String] = [], errors: [Int] = [400]) -> JSONValue {
+        var result: [String: JSONValue] = [:]
+        for code in [ok.0] + also { result[code] = ["description": "Success", "content": ["application/json": ["schema": ok.1]]] }
         let descriptions = [400: "Bad input", 401: "Missing or wrong bearer token", 404: "Not found", 409: "Conflict",
                             413: "Body too large", 422: "Cannot be done with this index", 500: "Internal error", 503: "Embedder unavailable"]
         for code in Set(errors + [401, 500]).sorted() {
@@ -34,18 +37,23 @@ enum OpenAPIDocument {
         return .object(result)
     }
 
-    static func operation(_ id: String, _ summary: String, body: String? = nil, ok: (String, JSONValue), errors: [Int] = [400],
-                          parameters: [JSONValue] = [], open: Bool = false) -> JSONValue {
-        var op: [String: JSONValue] = ["operationId": .string(id), "summary": .string(summary), "responses": responses(ok, errors: errors)]
+    static func operation(_ id: String, _ summary: String, body: String? = nil, ok: (String, JSONValue), also: [String] = [],
+                          errors: [Int] = [400], parameters: [JSONValue] = [], open: Bool = false) -> JSONValue {
+        var op: [String: JSONValue] = ["operationId": .string(id), "summary": .string(summary),
+                                       "responses": responses(ok, also: also, errors: errors)]
         if let body { op["requestBody"] = self.body(body) }
         if !parameters.isEmpty { op["parameters"] = .array(parameters) }
         if open { op["security"] = [] }
         return .object(op)
     }
 
-    static func pathParameter(_ name: String, _ description: String) -> JSONValue {
-        ["name": .string(name), "in": "path", "required": true, "description": .string(description), "schema": string]
+    static func pathParameter(_ name: String, _ description: String, pattern: String) -> JSONValue {
+        ["name": .string(name), "in": "path", "required": true, "description": .string(description),
+         "schema": ["type": "string", "pattern": .string(pattern)]]
     }
+
+    static func memoryID(_ description: String) -> JSONValue { pathParameter("id", description, pattern: Pattern.memoryID) }
+    static let botName = pathParameter("name", "The bot's name.", pattern: Pattern.botName)
 
     static func queryParameter(_ name: String, _ description: String, schema: JSONValue) -> JSONValue {
         ["name": .string(name), "in": "query", "required": false, "description": .string(description), "schema": schema]
@@ -63,6 +71,7 @@ enum OpenAPIDocument {
             properties[key] = nil
             schema["properties"] = .object(properties)
             schema["required"] = nil
+            schema["minProperties"] = 1   // something to change
             schemas[type.schemaName] = .object(schema)
         }
         return schemas
@@ -80,38 +89,38 @@ enum OpenAPIDocument {
             ok: ("200", ref("SearchResults")), errors: [400, 404, 413, 422, 503])],
         "/v1/embeddings": ["post": operation(
             "embeddings", "OpenAI-compatible embeddings from the local model.", body: "EmbeddingsRequest",
-            ok: ("200", ref("EmbeddingsResponse")), errors: [400, 404, 413, 503])],
+            ok: ("200", ref("EmbeddingsResponse")), errors: [400, 404, 413, 422, 503])],
         "/v1/memories": [
             "get": operation("listMemories", "Memories, oldest first.", ok: ("200", array(ref("Memory"))), parameters: [
-                queryParameter("scope", "Only this scope (repeatable).", schema: string),
-                queryParameter("tag", "Only memories with this tag (repeatable; all must match).", schema: string),
+                queryParameter("scope", "Only this scope (repeatable).", schema: ["type": "string", "pattern": .string(Pattern.scope)]),
+                queryParameter("tag", "Only memories with this tag (repeatable; all must match).", schema: ["type": "string", "pattern": .string(Pattern.tag)]),
                 queryParameter("all", "true to include superseded memories.", schema: boolean),
             ]),
             "post": operation("addMemory", "Remember something (200 with created: false when the same content exists).",
-                              body: "RememberRequest", ok: ("201", ref("RememberResult")), errors: [400, 404, 409, 413, 503]),
+                              body: "RememberRequest", ok: ("201", ref("RememberResult")), also: ["200"], errors: [400, 404, 409, 413, 422, 503]),
         ],
         "/v1/memories/search": ["post": operation(
             "searchMemories", "Recall memories of the given scopes.", body: "RecallRequest",
             ok: ("200", ref("MemoryResults")), errors: [400, 413, 422, 503])],
         "/v1/memories/{id}": [
-            "get": operation("getMemory", "A memory with its earlier versions.", ok: ("200", ref("MemoryWithHistory")), errors: [400, 404],
-                             parameters: [pathParameter("id", "The memory's id or a unique prefix (4+ characters).")]),
+            "get": operation("getMemory", "A memory with its earlier versions.", ok: ("200", ref("MemoryWithHistory")), errors: [400, 404, 422],
+                             parameters: [memoryID("The memory's id or a unique prefix (4+ characters).")]),
             "patch": operation("updateMemory", "Change a memory; the previous version is kept.", body: "MemoryChangeRequest",
-                               ok: ("200", ref("Memory")), errors: [400, 404, 409, 413, 503],
-                               parameters: [pathParameter("id", "The memory's id or a unique prefix.")]),
+                               ok: ("200", ref("Memory")), errors: [400, 404, 409, 413, 422, 503],
+                               parameters: [memoryID("The memory's id or a unique prefix.")]),
             "delete": operation("deleteMemory", "Delete a memory and its history.", ok: ("200", object(["deleted": string])),
-                                errors: [400, 404], parameters: [pathParameter("id", "The memory's id or a unique prefix.")]),
+                                errors: [400, 404, 422], parameters: [memoryID("The memory's id or a unique prefix.")]),
         ],
         "/v1/bots": [
             "get": operation("listBots", "Every bot.", ok: ("200", array(ref("Bot"))), errors: []),
-            "post": operation("createBot", "Make a bot.", body: "BotRequest", ok: ("201", ref("Bot")), errors: [400, 409, 413]),
+            "post": operation("createBot", "Make a bot.", body: "BotRequest", ok: ("201", ref("Bot")), errors: [400, 409, 413, 422]),
         ],
         "/v1/bots/{name}": [
-            "get": operation("getBot", "One bot.", ok: ("200", ref("Bot")), errors: [404], parameters: [pathParameter("name", "The bot's name.")]),
+            "get": operation("getBot", "One bot.", ok: ("200", ref("Bot")), errors: [400, 404], parameters: [botName]),
             "patch": operation("updateBot", "Change a bot's system prompt, sources or memory scopes, in one transaction.", body: "BotChangeRequest",
-                               ok: ("200", ref("Bot")), errors: [400, 404, 413], parameters: [pathParameter("name", "The bot's name.")]),
+                               ok: ("200", ref("Bot")), errors: [400, 404, 413, 422], parameters: [botName]),
             "delete": operation("deleteBot", "Delete a bot (its memories stay).", ok: ("200", object(["deleted": string])),
-                                errors: [404], parameters: [pathParameter("name", "The bot's name.")]),
+                                errors: [400, 404], parameters: [botName]),
         ],
     ] }
 
@@ -127,8 +136,8 @@ enum OpenAPIDocument {
         "updatedAt": string, "version": integer, "supersededBy": string,
     ], required: ["id", "scope", "content", "tags", "createdAt", "updatedAt", "version"])
 
-    /// What the service answers with.
-    static let answers: [String: JSONValue] = [
+    /// What the service answers with, and the embeddings request (OpenAI's shape, not a kb request).
+    static func answers(maxEmbeddingInputs: Int, dimension: Int?) -> [String: JSONValue] { [
         "Error": object(["error": object(["code": string, "message": string], required: ["code", "message"])], required: ["error"]),
         "Citation": object([
             "number": integer, "kind": kind, "title": string, "path": string, "pages": pageRange, "pageLabel": string,
@@ -167,8 +176,14 @@ enum OpenAPIDocument {
             "name": string, "systemPrompt": string, "sources": tags, "memoryScopes": tags, "createdAt": string, "updatedAt": string,
         ], required: ["name", "systemPrompt", "sources", "memoryScopes"]),
         "EmbeddingsRequest": object([
-            "input": ["anyOf": [string, array(string)]], "model": string,
-            "encoding_format": ["type": "string", "enum": ["float", "base64"]], "dimensions": integer, "user": string,
+            "input": ["anyOf": [["type": "string", "minLength": 1],
+                                ["type": "array", "items": ["type": "string", "minLength": 1], "minItems": 1,
+                                 "maxItems": .integer(maxEmbeddingInputs)]]],
+            // OpenAI's optional fields may be sent as null, as some clients do.
+            "model": ["type": ["string", "null"]],
+            "encoding_format": ["type": ["string", "null"], "enum": ["float", "base64", .null]],
+            "dimensions": dimension.map { ["type": ["integer", "null"], "enum": [.integer($0), .null]] } ?? ["type": ["integer", "null"]],
+            "user": ["type": ["string", "null"]],
         ], required: ["input"]),
         "EmbeddingsResponse": object([
             "object": string,
@@ -181,9 +196,9 @@ enum OpenAPIDocument {
             "queryEmbedder": object(["available": boolean, "problem": string, "since": string, "degradedAnswers": integer, "recoveries": integer],
                                     required: ["available", "degradedAnswers", "recoveries"]),
         ]),
-    ]
+    ] }
 
-    static func document(_ limits: Limits) -> JSONValue { [
+    static func document(_ limits: Limits, maxEmbeddingInputs: Int, dimension: Int?) -> JSONValue { [
         "openapi": "3.1.0",
         "info": [
             "title": "kb retrieval service",
@@ -194,7 +209,7 @@ enum OpenAPIDocument {
         "security": [["bearer": []]],
         "paths": paths(limits),
         "components": [
-            "schemas": .object(answers.merging(requests(limits)) { first, _ in first }),
+            "schemas": .object(answers(maxEmbeddingInputs: maxEmbeddingInputs, dimension: dimension).merging(requests(limits)) { first, _ in first }),
             "securitySchemes": ["bearer": ["type": "http", "scheme": "bearer", "description": "Required when kb serve has a token (--token or KB_API_TOKEN)."]],
         ],
     ] }

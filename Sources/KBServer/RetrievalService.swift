@@ -35,6 +35,19 @@ public struct RetrievalService: Sendable {
         ("GET", "/v1/bots/{name}"), ("PATCH", "/v1/bots/{name}"), ("DELETE", "/v1/bots/{name}"),
     ]
 
+    /// The methods a path answers (empty for a path the service does not have): those of the
+    /// most specific route it matches (`/v1/memories/search` before `/v1/memories/{id}`).
+    static func methods(for path: String) -> [String] {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        let matching = routes.compactMap { route -> (method: String, parameters: Int)? in
+            let template = route.path.split(separator: "/", omittingEmptySubsequences: false)
+            guard template.count == segments.count, zip(template, segments).allSatisfy({ $0.hasPrefix("{") || $0 == $1 }) else { return nil }
+            return (route.method, template.filter { $0.hasPrefix("{") }.count)
+        }
+        let fewest = matching.map(\.parameters).min()
+        return matching.filter { $0.parameters == fewest }.map(\.method)
+    }
+
     /// The application, ready to run or to test.
     public func application(logger: Logger? = nil) -> some ApplicationProtocol {
         Application(
@@ -75,7 +88,8 @@ public struct RetrievalService: Sendable {
         router.get("/healthz") { _, _ in try Self.json(["status": "ok"]) }
         router.get("/openapi.json") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/json"],
-                     body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json(kb.limits))))
+                     body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json(
+                        kb.limits, maxEmbeddingInputs: configuration.maxEmbeddingInputs, dimension: embeddings.declaredDimension))))
         }
         router.get("/v1/status") { _, _ in try Self.json(try await kb.serviceStatus()) }
         router.post("/v1/context") { request, _ in
@@ -167,8 +181,9 @@ public struct RetrievalService: Sendable {
         if let asked = body.model, !["local", model, model.lowercased(), "sentence-transformers/" + model].contains(asked) {
             throw KBError(.notFound, "The model '\(asked)' does not exist here; this service embeds with \(model).")
         }
-        if let dimensions = body.dimensions, dimensions != 384 {
-            throw KBError(.invalidArgument, "\(model) returns 384 dimensions; it cannot return \(dimensions).")
+        let width = try await embeddings.dimension()
+        if let dimensions = body.dimensions, dimensions != width {
+            throw KBError(.unprocessable, "\(model) returns \(width) dimensions; it cannot return \(dimensions).")
         }
         let (vectors, tokens) = try await embeddings.embed(texts)
         let data = vectors.enumerated().map { index, vector in

@@ -69,10 +69,34 @@ import Testing
         #expect(try await store.status().snippets == 1)
     }
 
+    @Test func botSourcesRoundTripWhateverTheirPathsHold() async throws {
+        let store = try temporaryStore()
+        let bot = Bot(name: "b", systemPrompt: "", sources: [.path("/notes/a\nb.md"), .path("/x/\u{1F3FB}/"), .tag(Tag("area:love"))],
+                      memoryScopes: ["global"], createdAt: Date(timeIntervalSince1970: 1), updatedAt: Date(timeIntervalSince1970: 2))
+        try await store.createBot(bot)
+        #expect(try await store.snapshot { try $0.bots() } == [bot])
+    }
+
+    @Test func botSourcesStoredOnePerLineAreMigrated() async throws {
+        let path = temporaryPath("kb.sqlite")
+        let queue = try DatabaseQueue(path: path)
+        try Schema.migrator.migrate(queue, upTo: "v5-embedding-cache")
+        try await queue.write { db in
+            try db.execute(sql: "INSERT INTO kb_meta (key, value) VALUES ('schema_version', '5')")
+            try db.execute(sql: "INSERT INTO bots (name, system_prompt, sources, memory_scopes, created_at, updated_at) VALUES (?, '', ?, 'global', 1, 2)",
+                           arguments: ["old", "/notes/\ntag:area:love\nkind:pdf"])
+        }
+        try queue.close()
+        let store = try SQLiteStore.open(at: path, create: false)
+        let bots = try await store.snapshot { try $0.bots() }
+        #expect(bots.map { $0.sources.map(\.description) } == [["/notes/", "tag:area:love", "kind:pdf"]])
+        #expect(try await store.status().schemaVersion == Schema.version)
+    }
+
     @Test func aQueryWithoutWordsIsAClearError() async throws {
         let store = try temporaryStore()
         let error = try await #require(throws: KBError.self) { try await store.keywordSearch(SearchQuery("*** ()")) }
-        #expect(error.code == .invalidArgument)
+        #expect(error.code == .unprocessable)
     }
 
     @Test func tagFiltersApplyBeforeTheLimit() async throws {

@@ -36,7 +36,7 @@ import Testing
         change.sources = ["kind:note"]
         change.removeSources = ["tag:not-there"]   // fails after the prompt and sources were applied
         let error = await #expect(throws: KBError.self) { try await kb.changeBot(change) }
-        #expect(error?.code == .notFound)
+        #expect(error?.code == .unprocessable)
         #expect(try await kb.bot("astro") == before)
     }
 

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Hummingbird
 import Logging
 import KBCore
@@ -312,5 +315,40 @@ extension FaultScript {
         #expect(try await kb.status().vectors == ["hashing-384": 302])
         unsetenv("KB_EMBEDDINGS_MAX_ATTEMPTS")
         unsetenv("KB_EMBEDDINGS_TIMEOUT")
+    }
+
+    /// Cancelling a request as its answer arrives deadlocked URLSession.data(for:) on Linux
+    /// (swift-corelibs-foundation#5412); dataCancellingSafely must finish every time, with the
+    /// answer or URLError(.cancelled).
+    @Test func cancellingRequestsAsTheyFinishNeverHangs() async throws {
+        let router = Router()
+        router.get("/v1/wait/:micros") { _, context -> String in
+            try await Task.sleep(nanoseconds: UInt64(context.parameters.get("micros", as: Int.self) ?? 0) * 1000)
+            return "done"
+        }
+        let server = try await LiveServer.start(router)
+        defer { server.stop() }
+        let session = URLSession(configuration: .ephemeral)
+        var answered = 0, cancelled = 0
+        for round in 0..<300 {
+            let url = server.url.appendingPathComponent("wait/\(round % 7 * 150)")
+            let call = Task { try await session.dataCancellingSafely(from: url) }
+            try await Task.sleep(nanoseconds: UInt64(round % 5) * 200_000)
+            call.cancel()
+            do {
+                let (data, _) = try await call.value
+                #expect(String(decoding: data, as: UTF8.self) == "done")
+                answered += 1
+            } catch let error as URLError {
+                #expect(error.code == .cancelled)
+                cancelled += 1
+            }
+        }
+        #expect(answered + cancelled == 300)
+        // A request the server never answers in time ends when cancelled.
+        let slow = Task { try await session.dataCancellingSafely(from: server.url.appendingPathComponent("wait/30000000")) }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        slow.cancel()
+        await #expect(throws: URLError.self) { try await slow.value }
     }
 }

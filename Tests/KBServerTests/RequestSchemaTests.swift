@@ -96,6 +96,49 @@ import Testing
         }
     }
 
+    /// Values each pattern must accept and refuse; odd Unicode included, since a mark after `:`
+    /// or `/` joins it into one Swift character (a skin-tone modifier, U+1F3FB).
+    static let patternExamples: [String: (valid: [String], invalid: [String])] = [
+        Pattern.someText: (["x", "\u{1F3FB}", " a "], ["", " \n\t"]),
+        Pattern.scope: (["global", "user:ada", "bot:astro", "user:\u{1F3FB}x"], ["everyone", "user:", "user:a b", " global", "global\n"]),
+        Pattern.memoryID: (["abcd", "0123ABCD-0000-4000-8000-000000000000"], ["abc", "../..", "abcd\n"]),
+        Pattern.botName: (["a", "astro-1.x_y"], ["", "bad name!", "a\n"]),
+        Pattern.userID: (["ada", "u-\u{1F3FB}"], ["a b", "", "a\u{1}"]),
+        Pattern.tag: (["diet", "area:career", ":\u{1F3FB}", "\u{1F3FB}", "a\u{1}b", "::"], ["", "  ", ":", " : "]),
+        Pattern.selector: (["/x", "/\u{1F3FB}\u{A9}", "tag:\u{1F3FB};x", "tag:a", "tag:\u{14}:\u{1}", "kind:note", "kind:pdf"],
+                           ["relative/path", "tag:", "tag::", "tag: : ", "kind:memory", "kind:x", " /x"]),
+        Pattern.absolutePath: (["/x", "/\u{1F3FB}"], ["x", "./x", ""]),
+        Pattern.halfLife: (["30d", "1.5h", "7", "0.5w"], ["0d", "-1d", "d", "3y"]),
+        Pattern.oneLine: (["a title", "  t  "], ["a\nb", "a\u{2028}b"]),
+    ]
+
+    @Test func patternsAreEnforcedAsDeclared() throws {
+        var seen = Set<String>()
+        for (type, _, minimal) in Self.samples {
+            for field in type.fields(Limits()) {
+                guard let pattern = field.pattern else { continue }
+                seen.insert(pattern)
+                let examples = try #require(Self.patternExamples[pattern], "no examples for \(pattern) (\(type).\(field.name))")
+                func body(_ value: String) -> [String: KBKit.JSONValue] {
+                    var body = minimal
+                    body[field.name] = field.kind == .strings ? .array([.string(value)]) : .string(value)
+                    if field.name == "report" { body["bot"] = nil }   // a bot or a report, not both
+                    return body
+                }
+                for value in examples.valid {
+                    #expect(throws: Never.self, "\(type).\(field.name) = \(value.debugDescription)") { try Self.check(type, body(value), Limits()) }
+                }
+                for value in examples.invalid {
+                    let error = #expect(throws: KBError.self, "\(type).\(field.name) = \(value.debugDescription)") {
+                        try Self.check(type, body(value), Limits())
+                    }
+                    #expect(error?.code == .invalidArgument, "\(type).\(field.name) = \(value.debugDescription)")
+                }
+            }
+        }
+        #expect(seen == Set(Self.patternExamples.keys))
+    }
+
     @Test func anUnknownFieldIsRefusedByName() throws {
         for (type, _, minimal) in Self.samples {
             var body = minimal

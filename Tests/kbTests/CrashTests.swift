@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import KBEmbed
 import KBKit
 import Testing
 
@@ -25,7 +26,7 @@ import Testing
                 try process.run()
                 let base = URL(string: "http://127.0.0.1:\(port)")!
                 for _ in 0..<100 where process.isRunning {
-                    if let (_, response) = try? await CrashTests.session.data(from: base.appendingPathComponent("healthz")),
+                    if let (_, response) = try? await CrashTests.session.dataCancellingSafely(from: base.appendingPathComponent("healthz")),
                        (response as? HTTPURLResponse)?.statusCode == 200 {
                         return Server(process: process, base: base)
                     }
@@ -55,7 +56,7 @@ import Testing
         request.httpMethod = method
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try body.map { try JSONSerialization.data(withJSONObject: $0) }
-        let (data, response) = try await session.data(for: request)
+        let (data, response) = try await session.dataCancellingSafely(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:])
     }
 

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import KBEmbed
 import Testing
 
 @Suite struct ServeCLITests {
@@ -11,7 +12,7 @@ import Testing
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         request.httpBody = try JSONSerialization.data(withJSONObject: body)
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let (data, response) = try await URLSession.shared.dataCancellingSafely(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 
@@ -35,7 +36,7 @@ import Testing
         let base = URL(string: "http://127.0.0.1:\(port)")!
         var healthy = false
         for _ in 0..<100 where !healthy {
-            if let (_, response) = try? await URLSession.shared.data(from: base.appendingPathComponent("healthz")),
+            if let (_, response) = try? await URLSession.shared.dataCancellingSafely(from: base.appendingPathComponent("healthz")),
                (response as? HTTPURLResponse)?.statusCode == 200 {
                 healthy = true
             } else {
@@ -103,7 +104,7 @@ import Testing
         try process.run()
         defer { process.terminate(); process.waitUntilExit() }
         for _ in 0..<100 {
-            if (try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/healthz")!)) != nil { break }
+            if (try? await URLSession.shared.dataCancellingSafely(from: URL(string: "http://127.0.0.1:\(port)/healthz")!)) != nil { break }
             try await Task.sleep(nanoseconds: 100_000_000)
         }
         let url = "http://127.0.0.1:\(port)/v1"

@@ -21,10 +21,12 @@ public struct BotRequest: KBRequest, Hashable {
 
     public static func fields(_ limits: Limits) -> [RequestField] {
         [
-            .string("name", "1–64 letters, digits, '-', '_' or '.'.", required: true),
-            .string("systemPrompt", "The bot's system prompt."),
-            .strings("sources", "What the bot may see: absolute paths or folders, tag:NAME, kind:note or kind:pdf.", maxItems: limits.maxListItems),
-            .strings("memoryScopes", "Memory scopes it reads, as templates (default user:{user} and bot:{name}).", maxItems: limits.maxListItems),
+            .string("name", "1–64 letters, digits, '-', '_' or '.'.", required: true, pattern: Pattern.botName),
+            .string("systemPrompt", "The bot's system prompt.", pattern: nil),
+            .strings("sources", "What the bot may see: absolute paths or folders, tag:NAME, kind:note or kind:pdf.", maxItems: limits.maxListItems,
+                     pattern: Pattern.selector),
+            .strings("memoryScopes", "Memory scopes it reads, as templates (default user:{user} and bot:{name}).", maxItems: limits.maxListItems,
+                     pattern: Pattern.scope),
         ]
     }
 
@@ -32,7 +34,7 @@ public struct BotRequest: KBRequest, Hashable {
 
     func validated(_ limits: Limits) throws -> Bot {
         let rules = FieldRules(Self.self, limits)
-        return Bot(name: try Bot.validName(name), systemPrompt: systemPrompt ?? "",
+        return Bot(name: try Bot.validName(try rules.text(name, "name")), systemPrompt: systemPrompt ?? "",
                    sources: try rules.list(sources, "sources").map(KnowledgeBase.selector),
                    memoryScopes: try (memoryScopes.map { try rules.list($0, "memoryScopes") } ?? Bot.defaultMemoryScopes)
                        .map(Bot.validScopeTemplate))
@@ -56,12 +58,13 @@ public struct BotChangeRequest: KBRequest, Hashable {
 
     public static func fields(_ limits: Limits) -> [RequestField] {
         [
-            .string("name", "The bot to change.", required: true),
-            .string("systemPrompt", "A new system prompt."),
-            .strings("sources", "New sources, replacing the old ones.", maxItems: limits.maxListItems),
-            .strings("addSources", "Sources to add.", maxItems: limits.maxListItems),
-            .strings("removeSources", "Sources to take away (each must be one of the bot's).", maxItems: limits.maxListItems),
-            .strings("memoryScopes", "New memory scope templates, replacing the old ones.", maxItems: limits.maxListItems),
+            .string("name", "The bot to change.", required: true, pattern: Pattern.botName),
+            .string("systemPrompt", "A new system prompt.", pattern: nil),
+            .strings("sources", "New sources, replacing the old ones.", maxItems: limits.maxListItems, pattern: Pattern.selector),
+            .strings("addSources", "Sources to add.", maxItems: limits.maxListItems, pattern: Pattern.selector),
+            .strings("removeSources", "Sources to take away (each must be one of the bot's).", maxItems: limits.maxListItems,
+                     pattern: Pattern.selector),
+            .strings("memoryScopes", "New memory scope templates, replacing the old ones.", maxItems: limits.maxListItems, pattern: Pattern.scope),
         ]
     }
 
@@ -71,13 +74,13 @@ public struct BotChangeRequest: KBRequest, Hashable {
     func validated(_ limits: Limits) throws
         -> (sources: [SourceSelector]?, added: [SourceSelector], removed: [SourceSelector], scopes: [String]?, prompt: String?) {
         let rules = FieldRules(Self.self, limits)
-        _ = try Bot.validName(name)
+        _ = try Bot.validName(try rules.text(name, "name"))
         let sources = try self.sources.map { try rules.list($0, "sources").map(KnowledgeBase.selector) }
         let added = try rules.list(addSources, "addSources").map(KnowledgeBase.selector)
         let removed = try rules.list(removeSources, "removeSources").map(KnowledgeBase.selector)
         let scopes = try memoryScopes.map { try rules.list($0, "memoryScopes").map(Bot.validScopeTemplate) }
-        guard systemPrompt != nil || sources != nil || !added.isEmpty || !removed.isEmpty || scopes != nil else {
-            throw KBError(.invalidArgument,
+        guard systemPrompt != nil || sources != nil || addSources != nil || removeSources != nil || scopes != nil else {
+            throw KBError(.unprocessable,
                 "Nothing to change: give \"systemPrompt\", \"sources\", \"addSources\", \"removeSources\" or \"memoryScopes\".")
         }
         return (sources, added, removed, scopes, systemPrompt)

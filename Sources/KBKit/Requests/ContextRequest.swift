@@ -1,4 +1,5 @@
 public import KBCore
+import KBContext
 
 /// Prompt context to assemble: for a bot's turn (its knowledge sources and the memories of its
 /// scopes) or for a report (section by section, as its template says). `kb context`,
@@ -29,16 +30,24 @@ public struct ContextRequest: KBRequest, Hashable {
     /// Tokens a context may use when the request does not say.
     public static let defaultBudget = 1500
 
+    /// The fewest tokens a context can use: the frame around the material (conservative count).
+    public static let minimumBudget = ContextAssembler(counter: ConservativeTokenCounter()).minimumBudget
+
     public static func fields(_ limits: Limits) -> [RequestField] {
         [
-            .string("bot", "The bot to assemble context for (give bot or report)."),
-            .string("report", "The report template to assemble context for (give bot or report)."),
+            .string("bot", "The bot to assemble context for (give bot or report).", pattern: Pattern.botName),
+            .string("report", "The report template to assemble context for (give bot or report).", pattern: Pattern.botName),
             .string("query", "The user's turn (bots; required), or words added to each section's query (reports).",
                     maxLength: limits.maxQueryCharacters),
-            .string("user", "The user's id, for the bot's user:{user} memory scopes."),
-            .integer("budget", "Tokens the context block may use, counted conservatively.", default: min(defaultBudget, limits.maxBudget),
-                     range: 1...limits.maxBudget),
+            .string("user", "The user's id, for the bot's user:{user} memory scopes.", pattern: Pattern.userID),
+            .integer("budget", "Tokens the context block may use, counted conservatively.",
+                     default: min(max(defaultBudget, minimumBudget), limits.maxBudget), range: minimumBudget...max(minimumBudget, limits.maxBudget)),
         ]
+    }
+
+    /// A bot with the user's turn, or a report; not both.
+    public static func constraints(_ limits: Limits) -> [String: JSONValue] {
+        ["anyOf": [["required": ["bot", "query"]], ["required": ["report"]]], "not": ["required": ["bot", "report"]]]
     }
 
     public func check(_ limits: Limits) throws { _ = try validated(limits) }
@@ -55,16 +64,16 @@ public struct ContextRequest: KBRequest, Hashable {
         switch (bot, report) {
         case (let name?, nil):
             guard !text.isEmpty else {
-                throw KBError(.invalidArgument, "\"query\" is \(query == nil ? "missing" : "empty"); give the user's turn to find context for.")
+                throw KBError(.unprocessable, "\"query\" is missing; give the user's turn to find context for.")
             }
             let user = try rules.optionalText(user, "user")
             if let user { _ = try MemoryScope.user(user) }   // a user id must make a valid scope
             return (.bot(try rules.text(name, "bot"), user: user), text, budget)
         case (nil, let name?):
-            guard user == nil else { throw KBError(.invalidArgument, "\"user\" goes with \"bot\"; a report reads no memories.") }
+            _ = try rules.optionalText(user, "user")   // a report reads no memories: a user changes nothing
             return (.report(try rules.text(name, "report")), text, budget)
         default:
-            throw KBError(.invalidArgument, "Give either \"bot\" or \"report\" (one of them).")
+            throw KBError(.unprocessable, "Give either \"bot\" or \"report\" (one of them).")
         }
     }
 }

@@ -10,8 +10,8 @@ public struct ForgetRequest: KBRequest, Hashable {
     public static let schemaName = "ForgetRequest"
 
     public static func fields(_ limits: Limits) -> [RequestField] {
-        [.string("id", "The memory's id, or a unique prefix of 4 or more characters.", required: true)]
+        [.string("id", "The memory's id, or a unique prefix of 4 or more characters.", required: true, pattern: Pattern.memoryID)]
     }
 
-    public func check(_ limits: Limits) throws { _ = try MemoryRules.idOrPrefix(id) }
+    public func check(_ limits: Limits) throws { _ = try MemoryRules.idOrPrefix(try FieldRules(Self.self, limits).text(id, "id")) }
 }

@@ -51,6 +51,10 @@ public enum KBJSON {
         if let unknown = object.keys.sorted().first(where: { fields[$0] == nil }) {
             throw KBError(.invalidArgument, "Unknown field \"\(unknown)\". This request takes \(fields.keys.sorted().joined(separator: ", ")).")
         }
+        // null means "remove" only where a field says so; elsewhere leave the field out.
+        if let null = object.keys.sorted().first(where: { object[$0] == .null && fields[$0]?.kind != .nullableString }) {
+            throw KBError(.invalidArgument, "\"\(null)\" must be \(fields[null]!.expected), not null; leave it out for its default.")
+        }
         do {
             return try JSONDecoder().decode(R.self, from: try encode(JSONValue.object(object)))
         } catch let error as KBError {

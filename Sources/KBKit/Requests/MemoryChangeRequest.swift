@@ -23,10 +23,10 @@ public struct MemoryChangeRequest: KBRequest, Hashable {
 
     public static func fields(_ limits: Limits) -> [RequestField] {
         [
-            .string("id", "The memory's id, or a unique prefix of 4 or more characters.", required: true),
+            .string("id", "The memory's id, or a unique prefix of 4 or more characters.", required: true, pattern: Pattern.memoryID),
             .string("content", "New content (at most \(limits.maxMemoryBytes) bytes)."),
-            .nullableString("title", "New title; null removes it.", maxLength: 300),
-            .strings("tags", "New tags, replacing the old ones; [] removes them all.", maxItems: limits.maxListItems),
+            .nullableString("title", "New title; null removes it.", maxLength: 300, pattern: Pattern.oneLine),
+            .strings("tags", "New tags, replacing the old ones; [] removes them all.", maxItems: limits.maxListItems, pattern: Pattern.tag),
         ]
     }
 
@@ -60,12 +60,13 @@ public struct MemoryChangeRequest: KBRequest, Hashable {
         let rules = FieldRules(Self.self, limits)
         var options = MemoryOptions()
         options.maxContentBytes = limits.maxMemoryBytes
+        let id = try MemoryRules.idOrPrefix(try rules.text(id, "id"))
         guard content != nil || title != nil || tags != nil else {
-            throw KBError(.invalidArgument, "Nothing to change: give \"content\", \"title\" or \"tags\".")
+            throw KBError(.unprocessable, "Nothing to change: give \"content\", \"title\" or \"tags\".")
         }
-        var change = MemoryChange(content: content)
+        var change = MemoryChange(content: try content.map { _ in try rules.text(content, "content") })
         if let title { change.title = .some(try rules.optionalText(title, "title")) }
         if tags != nil { change.tags = try rules.list(tags, "tags").map { Tag($0) } }
-        return (try MemoryRules.idOrPrefix(id), change, options)
+        return (id, change, options)
     }
 }

@@ -13,8 +13,8 @@ public struct MemoryListRequest: KBRequest, Hashable {
 
     public static func fields(_ limits: Limits) -> [RequestField] {
         [
-            .strings("scopes", "Only these scopes (all when none).", maxItems: limits.maxListItems),
-            .strings("tags", "Only memories with every one of these tags.", maxItems: limits.maxListItems),
+            .strings("scopes", "Only these scopes (all when none).", maxItems: limits.maxListItems, pattern: Pattern.scope),
+            .strings("tags", "Only memories with every one of these tags.", maxItems: limits.maxListItems, pattern: Pattern.tag),
             .boolean("includeSuperseded", "Also list memories replaced by newer ones."),
         ]
     }

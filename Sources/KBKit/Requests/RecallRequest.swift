@@ -24,11 +24,12 @@ public struct RecallRequest: KBRequest, Hashable {
     public static func fields(_ limits: Limits) -> [RequestField] {
         [
             .string("query", "What to recall, in plain words.", required: true, maxLength: limits.maxQueryCharacters),
-            .strings("scopes", "Scopes to search: global, user:ID, bot:NAME (all when none).", maxItems: limits.maxListItems),
-            .strings("tags", "Only memories with every one of these tags.", maxItems: limits.maxListItems),
+            .strings("scopes", "Scopes to search: global, user:ID, bot:NAME (all when none).", maxItems: limits.maxListItems,
+                     pattern: Pattern.scope),
+            .strings("tags", "Only memories with every one of these tags.", maxItems: limits.maxListItems, pattern: Pattern.tag),
             .integer("k", "How many memories to return.", default: min(8, limits.maxResults), range: 1...limits.maxResults),
             .choice("mode", "Ranking: keyword (bm25), vector (cosine) or both fused.", ["hybrid", "vector", "keyword"], default: "hybrid"),
-            .string("halfLife", "Prefer recent memories: scores halve every 30d, 12h, 2w…"),
+            .string("halfLife", "Prefer recent memories: scores halve every 30d, 12h, 2w…", pattern: Pattern.halfLife),
             .boolean("includeSuperseded", "Also search memories replaced by newer ones."),
         ]
     }

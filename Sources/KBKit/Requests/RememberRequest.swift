@@ -24,10 +24,10 @@ public struct RememberRequest: KBRequest, Hashable {
     public static func fields(_ limits: Limits) -> [RequestField] {
         [
             .string("content", "The fact to remember (at most \(limits.maxMemoryBytes) bytes).", required: true),
-            .string("title", "A short title, one line.", maxLength: 300),
-            .strings("tags", "Tags, e.g. diet or topic:health.", maxItems: limits.maxListItems),
-            .string("scope", "global (the default), user:ID or bot:NAME."),
-            .string("supersede", "Id of a memory of the same scope that this one replaces."),
+            .string("title", "A short title, one line.", maxLength: 300, pattern: Pattern.oneLine),
+            .strings("tags", "Tags, e.g. diet or topic:health.", maxItems: limits.maxListItems, pattern: Pattern.tag),
+            .string("scope", "global (the default), user:ID or bot:NAME.", pattern: Pattern.scope),
+            .string("supersede", "Id of a memory of the same scope that this one replaces.", pattern: Pattern.memoryID),
             .number("nearDuplicate", "Cosine similarity from which other memories are reported as near-duplicates.",
                     default: Double(MemoryOptions().nearDuplicateThreshold), minimum: 0, maximum: 1),
         ]
@@ -40,9 +40,11 @@ public struct RememberRequest: KBRequest, Hashable {
         var options = MemoryOptions()
         options.maxContentBytes = limits.maxMemoryBytes
         options.nearDuplicateThreshold = Float(try rules.number(nearDuplicate, "nearDuplicate") ?? Double(options.nearDuplicateThreshold))
+        _ = try rules.text(content, "content")
         let draft = MemoryDraft(
             try MemoryRules.validContent(content, options: options), title: try rules.optionalText(title, "title"),
-            scope: try scope.map { try MemoryScope($0) } ?? .global, tags: try rules.list(tags, "tags").map { Tag($0) })
-        return (draft, options, try supersede.map(MemoryRules.idOrPrefix))
+            scope: try rules.optionalText(scope, "scope").map { try MemoryScope($0) } ?? .global,
+            tags: try rules.list(tags, "tags").map { Tag($0) })
+        return (draft, options, try rules.optionalText(supersede, "supersede").map(MemoryRules.idOrPrefix))
     }
 }

@@ -32,15 +32,18 @@ public struct RequestField: Sendable, Hashable {
     public var maximum: Double?
     /// What an absent field means.
     public var defaultValue: JSONValue?
-    /// Longest string, in characters, or most list entries.
+    /// Longest string, in characters (Unicode code points, as JSON Schema counts), or most list entries.
     public var maxLength: Int?
+    /// A regular expression a string (or every entry of a list) must contain a match of.
+    public var pattern: String?
 
-    public static func string(_ name: String, _ summary: String, required: Bool = false, maxLength: Int? = nil) -> RequestField {
-        RequestField(name: name, kind: .string, summary: summary, required: required, maxLength: maxLength)
+    public static func string(_ name: String, _ summary: String, required: Bool = false, maxLength: Int? = nil,
+                              pattern: String? = Pattern.someText) -> RequestField {
+        RequestField(name: name, kind: .string, summary: summary, required: required, maxLength: maxLength, pattern: pattern)
     }
 
-    public static func nullableString(_ name: String, _ summary: String, maxLength: Int? = nil) -> RequestField {
-        RequestField(name: name, kind: .nullableString, summary: summary, maxLength: maxLength)
+    public static func nullableString(_ name: String, _ summary: String, maxLength: Int? = nil, pattern: String? = nil) -> RequestField {
+        RequestField(name: name, kind: .nullableString, summary: summary, maxLength: maxLength, pattern: pattern)
     }
 
     /// A whole number in `range`; a default must lie in it (callers cap it by the limit).
@@ -58,8 +61,8 @@ public struct RequestField: Sendable, Hashable {
         RequestField(name: name, kind: .boolean, summary: summary, defaultValue: .bool(value))
     }
 
-    public static func strings(_ name: String, _ summary: String, maxItems: Int) -> RequestField {
-        RequestField(name: name, kind: .strings, summary: summary, maxLength: maxItems)
+    public static func strings(_ name: String, _ summary: String, maxItems: Int, pattern: String? = Pattern.someText) -> RequestField {
+        RequestField(name: name, kind: .strings, summary: summary, maxLength: maxItems, pattern: pattern)
     }
 
     public static func choice(_ name: String, _ summary: String, _ values: [String], default value: String? = nil) -> RequestField {
@@ -79,12 +82,15 @@ public struct RequestField: Sendable, Hashable {
         case .integer: schema["type"] = "integer"
         case .number: schema["type"] = "number"
         case .boolean: schema["type"] = "boolean"
-        case .strings: schema["type"] = "array"; schema["items"] = ["type": "string"]
+        case .strings:
+            schema["type"] = "array"
+            schema["items"] = pattern.map { ["type": "string", "pattern": .string($0)] } ?? ["type": "string"]
         case .choice(let values): schema["type"] = "string"; schema["enum"] = .array(values.map { .string($0) })
         case .choices(let values):
             schema["type"] = "array"
             schema["items"] = ["type": "string", "enum": .array(values.map { .string($0) })]
         }
+        if let pattern, kind == .string || kind == .nullableString { schema["pattern"] = .string(pattern) }
         if let minimum { schema["minimum"] = kind == .integer ? .integer(Int(minimum)) : .number(minimum) }
         if let maximum { schema["maximum"] = kind == .integer ? .integer(Int(maximum)) : .number(maximum) }
         if let defaultValue { schema["default"] = defaultValue }
@@ -110,6 +116,32 @@ public struct RequestField: Sendable, Hashable {
     }
 }
 
+/// Regular expressions request fields are checked with (ECMA-262 and ICU alike, so the schemas
+/// state exactly what is accepted). A field's value must contain a match.
+public enum Pattern {
+    /// Some text besides white space.
+    public static let someText = "\\S"
+    /// `global`, `user:ID` or `bot:NAME` (1–200 characters without white space or control characters).
+    public static let scope = MemoryScope.pattern
+    /// A memory id: a UUID or a prefix of 4 or more of its characters.
+    public static let memoryID = "^[0-9a-fA-F-]{4,36}$"
+    /// A user's id, as it goes into `user:ID` scopes: 1–195 characters without white space or
+    /// control characters.
+    public static let userID = "^[^\\s\\x00-\\x1f\\x7f]{1,195}$"
+    /// A bot's name.
+    public static let botName = "^[A-Za-z0-9._-]{1,64}$"
+    /// A tag: text with something in it besides white space and one colon.
+    public static let tag = "[^\\s:]|:[\\s\\S]*:"
+    /// A bot's knowledge source: an absolute path, `tag:NAME` or `kind:note|pdf`.
+    public static let selector = "^(/[\\s\\S]*|tag:[\\s\\S]*([^\\s:]|:[\\s\\S]*:)[\\s\\S]*|kind:(note|pdf))$"
+    /// An absolute path.
+    public static let absolutePath = "^/"
+    /// A positive duration: a number and s, m, h, d or w (days without a unit).
+    public static let halfLife = "^([0-9]*[1-9][0-9]*(\\.[0-9]+)?|[0-9]+\\.[0-9]*[1-9][0-9]*)[smhdw]?$"
+    /// One line (white space around it aside).
+    public static let oneLine = "^\\s*[^\\n\\r\\u000b\\u000c\\u0085\\u2028\\u2029]*\\s*$"
+}
+
 /// A request kb answers: a Codable value decoded from a CLI's arguments, an HTTP body or an MCP
 /// tool call, with its fields declared once.
 public protocol KBRequest: Codable, Sendable {
@@ -117,12 +149,17 @@ public protocol KBRequest: Codable, Sendable {
     static var schemaName: String { get }
     /// The fields, with the limits in force.
     static func fields(_ limits: Limits) -> [RequestField]
+    /// Rules across fields, as JSON Schema keywords (`anyOf`, `not`, `minProperties`), that the
+    /// request's check enforces too. None by default.
+    static func constraints(_ limits: Limits) -> [String: JSONValue]
     /// Checks every value against the fields and `limits` (what answering the request checks
     /// first), without touching an index.
     func check(_ limits: Limits) throws
 }
 
 extension KBRequest {
+    public static func constraints(_ limits: Limits) -> [String: JSONValue] { [:] }
+
     /// A field's allowed values and default, for command-line help: `(values: hybrid, vector,
     /// keyword; default: hybrid)`, `(default: 8)`, or "" when it has neither.
     public static func valuesAndDefault(_ name: String) -> String {
@@ -151,6 +188,7 @@ extension KBRequest {
         ]
         let required = fields.filter(\.required).map { JSONValue.string($0.name) }
         if !required.isEmpty { schema["required"] = .array(required) }
+        schema.merge(constraints(limits)) { _, rule in rule }
         return .object(schema)
     }
 }
@@ -200,39 +238,74 @@ struct FieldRules {
         }
     }
 
-    /// Text with something in it besides whitespace, within the field's length; trimmed.
+    /// Text with something in it besides whitespace, within the field's length and pattern; trimmed.
     func text(_ value: String?, _ name: String) throws -> String {
         let field = field(name)
-        let trimmed = (value ?? "").trimmingWhitespace
-        guard !trimmed.isEmpty else {
-            throw KBError(.invalidArgument, value == nil ? "\"\(name)\" is missing." : "\"\(name)\" is empty; \(field.summary.lowercasedFirst)")
+        guard let value else { throw KBError(.invalidArgument, "\"\(name)\" is missing.") }
+        guard !value.trimmingWhitespace.isEmpty else {
+            throw KBError(.invalidArgument, "\"\(name)\" is empty; \(field.summary.lowercasedFirst)")
         }
-        return try length(trimmed, field)
+        return try checked(value, field).trimmingWhitespace
     }
 
-    /// Optional text within the field's length (not trimmed); nil stays nil.
+    /// Optional text within the field's length and pattern (not trimmed); nil stays nil.
     func optionalText(_ value: String?, _ name: String) throws -> String? {
-        try value.map { try length($0, field(name)) }
+        try value.map { try checked($0, field(name)) }
     }
 
-    private func length(_ value: String, _ field: RequestField) throws -> String {
-        if let limit = field.maxLength, value.count > limit {
-            throw KBError(.invalidArgument, "\"\(field.name)\" is \(value.count) characters long; the limit is \(limit).")
+    private func checked(_ value: String, _ field: RequestField, entry: Bool = false) throws -> String {
+        if !entry, let limit = field.maxLength, value.unicodeScalars.count > limit {
+            throw KBError(.invalidArgument, "\"\(field.name)\" is \(value.unicodeScalars.count) characters long; the limit is \(limit).")
+        }
+        if let pattern = field.pattern, !FieldRules.matches(value, pattern) {
+            let shown = value.unicodeScalars.count > 60 ? String(String.UnicodeScalarView(value.unicodeScalars.prefix(60))) + "…" : value
+            throw KBError(.invalidArgument, "\"\(field.name)\" \(entry ? "holds" : "is") '\(shown)', \(FieldRules.meaning(pattern)).")
         }
         return value
     }
 
-    /// A list within the field's length, empty entries refused; empty when nil.
+    /// A list within the field's length, every entry matching its pattern; empty when nil.
     func list(_ values: [String]?, _ name: String) throws -> [String] {
         let field = field(name)
         let values = values ?? []
         if let limit = field.maxLength, values.count > limit {
             throw KBError(.invalidArgument, "\"\(name)\" holds \(values.count) entries; the limit is \(limit).")
         }
-        if values.contains(where: { $0.trimmingWhitespace.isEmpty }) {
-            throw KBError(.invalidArgument, "\"\(name)\" holds an empty entry; every entry needs some text.")
-        }
+        for value in values { _ = try checked(value, field, entry: true) }
         return values
+    }
+
+    /// Compiled patterns, shared: a request checks a handful of them.
+    private static let compiled = LockedValue([String: NSRegularExpression]())
+
+    static func matches(_ value: String, _ pattern: String) -> Bool {
+        let expression = compiled.withLock { cache -> NSRegularExpression in
+            if let known = cache[pattern] { return known }
+            let made = try! NSRegularExpression(pattern: pattern)
+            cache[pattern] = made
+            return made
+        }
+        let whole = NSRange(value.startIndex..., in: value)
+        guard let match = expression.firstMatch(in: value, range: whole) else { return false }
+        // ICU's `$` also matches before a final line break; JSON Schema's (ECMA-262) does not.
+        return !pattern.hasSuffix("$") || match.range.upperBound == whole.upperBound
+    }
+
+    /// What a pattern asks for, in words.
+    static func meaning(_ pattern: String) -> String {
+        switch pattern {
+        case Pattern.someText: "which has no text"
+        case Pattern.scope: "which is not a memory scope: use global, user:ID or bot:NAME (no spaces), e.g. user:ada"
+        case Pattern.memoryID: "which is not a memory id: give the id `kb memory add` printed (a UUID), or its first 4 or more characters"
+        case Pattern.userID: "which is not a user id: use 1–195 characters without spaces or control characters"
+        case Pattern.botName: "which is not a bot name: use 1–64 letters, digits, '-', '_' or '.'"
+        case Pattern.tag: "which is not a tag: use a word or key:value, e.g. diet or area:career"
+        case Pattern.selector: "which is not a knowledge source: use an absolute path (or folder), tag:NAME or kind:note|pdf"
+        case Pattern.absolutePath: "which is not an absolute path: give paths from the root, e.g. /home/ada/notes"
+        case Pattern.halfLife: "which is not a half-life: use a positive number and a unit, e.g. 30d, 12h, 90m, 2w"
+        case Pattern.oneLine: "which is more than one line"
+        default: "which does not match \(pattern)"
+        }
     }
 
     /// One of the field's values, or its default (nil when none) when nil.

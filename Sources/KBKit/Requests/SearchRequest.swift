@@ -32,13 +32,13 @@ public struct SearchRequest: KBRequest, Hashable {
             .string("query", "What to look for, in plain words (quotes, *, - and : are not search syntax).", required: true,
                     maxLength: limits.maxQueryCharacters),
             .integer("k", "How many hits to return.", default: min(8, limits.maxResults), range: 1...limits.maxResults),
-            .strings("tags", "Only snippets with every one of these tags, e.g. area:career.", maxItems: limits.maxListItems),
+            .strings("tags", "Only snippets with every one of these tags, e.g. area:career.", maxItems: limits.maxListItems, pattern: Pattern.tag),
             .choices("kinds", "Only sources of these kinds; memories are searched only when named.", ["note", "pdf", "memory"],
                      maxItems: limits.maxListItems),
             .strings("sources", "Only sources whose absolute path starts with one of these (a folder matches what is inside it).",
-                     maxItems: limits.maxListItems),
+                     maxItems: limits.maxListItems, pattern: Pattern.absolutePath),
             .choice("mode", "Ranking: keyword (bm25), vector (cosine) or both fused.", ["hybrid", "vector", "keyword"], default: "hybrid"),
-            .string("bot", "Search only the knowledge sources of this bot."),
+            .string("bot", "Search only the knowledge sources of this bot.", pattern: Pattern.botName),
             .choice("groupBy", "source keeps the best snippet of each source.", ["source"]),
             .number("diversity", "Maximal marginal relevance λ (1 = relevance only, lower = more varied).", minimum: 0, maximum: 1),
             .integer("candidates", "Candidates each ranking contributes before fusion.", default: min(50, limits.maxCandidates),
@@ -47,6 +47,12 @@ public struct SearchRequest: KBRequest, Hashable {
             .number("vectorWeight", "Weight of vector ranks in hybrid fusion.", default: 1, minimum: 0),
             .boolean("quantized", "Scan an int8 copy of the vectors, then rescore the best candidates exactly."),
         ]
+    }
+
+    /// The two fusion weights cannot both be 0.
+    public static func constraints(_ limits: Limits) -> [String: JSONValue] {
+        ["not": ["required": ["keywordWeight", "vectorWeight"],
+                 "properties": ["keywordWeight": ["const": 0], "vectorWeight": ["const": 0]]]]
     }
 
     /// The search this request asks for, checked against `limits`. A bot's sources are looked up
@@ -67,7 +73,7 @@ public struct SearchRequest: KBRequest, Hashable {
         search.keywordWeight = try rules.number(keywordWeight, "keywordWeight") ?? 1
         search.vectorWeight = try rules.number(vectorWeight, "vectorWeight") ?? 1
         guard search.keywordWeight + search.vectorWeight > 0 else {
-            throw KBError(.invalidArgument, "\"keywordWeight\" and \"vectorWeight\" cannot both be 0.")
+            throw KBError(.unprocessable, "\"keywordWeight\" and \"vectorWeight\" cannot both be 0.")
         }
         search.quantized = quantized ?? false
         _ = try rules.optionalText(bot, "bot")

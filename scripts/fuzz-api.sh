@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Fuzzes `kb serve` against its own OpenAPI document with Schemathesis (from PyPI, in a throwaway
+# virtualenv): the release build on loopback with the sample corpus (local model), a bot, a memory
+# and a report template; every operation, every check (no server errors, answers match their
+# schemas and statuses, schema-valid requests accepted, schema-violating ones refused, created
+# resources found; scripts/fuzz-api.toml says why 422 answers valid data). Exits 1 on any
+# failure or if the server died; afterwards the index must pass PRAGMA integrity_check. The full
+# output goes to bench-results/fuzz-api.log.
+#
+#   scripts/fuzz-api.sh [EXAMPLES_PER_OPERATION]     (default 100)
+. "$(dirname "$0")/lib.sh"
+cd "$KB_ROOT"
+ensure_swift
+ensure_system_packages python3-venv
+bash scripts/install-model.sh
+EXAMPLES="${1:-100}"
+SCHEMATHESIS_VERSION="4.32.5"
+
+say "Building kb (release)"
+swift build -c release --product kb >/dev/null
+KB="$KB_ROOT/.build/release/kb"
+
+WORK="$(mktemp -d)"
+PORT=$(( 20000 + RANDOM % 20000 ))
+TOKEN="fuzz-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+SERVER=""
+cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+export KB_DB="$WORK/fuzz.sqlite"
+URL="http://127.0.0.1:$PORT"
+
+say "Installing Schemathesis $SCHEMATHESIS_VERSION into a throwaway virtualenv"
+python3 -m venv "$WORK/venv"
+"$WORK/venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+
+say "Indexing corpus/ with the local model"
+"$KB" ingest corpus --tags-from corpus/tags.yaml >/dev/null
+"$KB" bot create astro --system-prompt "You are a careful astrology tutor." --source corpus --json >/dev/null
+"$KB" memory add "Ada prefers short answers." --scope user:ada --json >/dev/null
+
+"$KB" serve --port "$PORT" --token "$TOKEN" --reports corpus/reports 2>"$WORK/serve.log" &
+SERVER=$!
+for _ in $(seq 300); do curl -sf "$URL/healthz" >/dev/null && break; sleep 0.1; done
+curl -sf "$URL/healthz" >/dev/null || { cat "$WORK/serve.log" >&2; echo "error: kb serve did not start" >&2; exit 1; }
+
+say "Fuzzing $URL ($EXAMPLES examples per operation)"
+mkdir -p bench-results
+status=0
+"$WORK/venv/bin/schemathesis" --config-file scripts/fuzz-api.toml run "$URL/openapi.json" \
+    --header "Authorization: Bearer $TOKEN" --checks all --max-examples "$EXAMPLES" --no-color \
+    > bench-results/fuzz-api.log 2>&1 || status=$?
+sed -n '/^Test cases:/,$p' bench-results/fuzz-api.log | sed '/^$/d'
+
+if ! kill -0 "$SERVER" 2>/dev/null || ! curl -sf "$URL/healthz" >/dev/null; then
+    echo "error: kb serve is not answering after the run; see its log:" >&2
+    tail -20 "$WORK/serve.log" >&2
+    exit 1
+fi
+kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=""
+integrity="$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA integrity_check").fetchone()[0])' "$KB_DB")"
+echo "index integrity: $integrity"
+[ "$integrity" = "ok" ] || exit 1
+if [ "$status" -ne 0 ]; then
+    echo "error: Schemathesis found failures; bench-results/fuzz-api.log has each with a curl command to reproduce it." >&2
+    exit 1
+fi
