@@ -19,30 +19,8 @@ DURATION="${1:-10}"
 QUERIES="${QUERIES:-1200}"
 USERS=50
 
-say "Building kb (release)"
-swift build -c release --product kb >/dev/null
-KB="$KB_ROOT/.build/release/kb"
-
-WORK="$(mktemp -d)"
-PORT=$(( 20000 + RANDOM % 20000 ))
-TOKEN="bench-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-SERVER=""
-cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; }
-trap cleanup EXIT
-export KB_DB="$WORK/bench.sqlite"
-URL="http://127.0.0.1:$PORT"
-
-say "Indexing corpus/ with the local model"
-"$KB" ingest corpus --tags-from corpus/tags.yaml >/dev/null
-"$KB" bot create astro --system-prompt "You are a careful astrology tutor." --source corpus --json >/dev/null
-
-"$KB" serve --port "$PORT" --token "$TOKEN" --reports corpus/reports 2>"$WORK/serve.log" &
-SERVER=$!
-for _ in $(seq 1 100); do
-    curl -fsS "$URL/healthz" >/dev/null 2>&1 && break
-    sleep 0.1
-done
-curl -fsS "$URL/healthz" >/dev/null || { cat "$WORK/serve.log" >&2; echo "error: kb serve did not start" >&2; exit 1; }
+prepare_sample_service bench
+start_sample_server
 
 say "Adding memories for $USERS users; writing $QUERIES distinct queries"
 python3 - "$URL" "$TOKEN" "$USERS" <<'PY'

@@ -16,32 +16,14 @@ bash scripts/install-model.sh
 EXAMPLES="${1:-100}"
 SCHEMATHESIS_VERSION="4.32.5"
 
-say "Building kb (release)"
-swift build -c release --product kb >/dev/null
-KB="$KB_ROOT/.build/release/kb"
-
-WORK="$(mktemp -d)"
-PORT=$(( 20000 + RANDOM % 20000 ))
-TOKEN="fuzz-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-SERVER=""
-cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; }
-trap cleanup EXIT
-export KB_DB="$WORK/fuzz.sqlite"
-URL="http://127.0.0.1:$PORT"
+prepare_sample_service fuzz
 
 say "Installing Schemathesis $SCHEMATHESIS_VERSION into a throwaway virtualenv"
 python3 -m venv "$WORK/venv"
 "$WORK/venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
 
-say "Indexing corpus/ with the local model"
-"$KB" ingest corpus --tags-from corpus/tags.yaml >/dev/null
-"$KB" bot create astro --system-prompt "You are a careful astrology tutor." --source corpus --json >/dev/null
 "$KB" memory add "Ada prefers short answers." --scope user:ada --json >/dev/null
-
-"$KB" serve --port "$PORT" --token "$TOKEN" --reports corpus/reports 2>"$WORK/serve.log" &
-SERVER=$!
-for _ in $(seq 300); do curl -sf "$URL/healthz" >/dev/null && break; sleep 0.1; done
-curl -sf "$URL/healthz" >/dev/null || { cat "$WORK/serve.log" >&2; echo "error: kb serve did not start" >&2; exit 1; }
+start_sample_server
 
 say "Fuzzing $URL ($EXAMPLES examples per operation)"
 mkdir -p bench-results
@@ -56,7 +38,7 @@ if ! kill -0 "$SERVER" 2>/dev/null || ! curl -sf "$URL/healthz" >/dev/null; then
     tail -20 "$WORK/serve.log" >&2
     exit 1
 fi
-kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=""
+stop_sample_server
 integrity="$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA integrity_check").fetchone()[0])' "$KB_DB")"
 echo "index integrity: $integrity"
 [ "$integrity" = "ok" ] || exit 1

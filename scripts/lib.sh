@@ -24,3 +24,40 @@ ensure_system_packages() {
 ensure_swift() {
     command -v swift >/dev/null || { echo "error: swift is not on PATH. Install the Swift toolchain (swift.org) first." >&2; exit 1; }
 }
+
+# For the scripts that drive a live `kb serve`: builds the release kb and indexes the sample
+# corpus (local model) with the bot `astro` into a throwaway folder, removed on exit with the
+# server. Sets KB, WORK, PORT, TOKEN, URL and exports KB_DB; `$1` names the index file.
+prepare_sample_service() {
+    say "Building kb (release)"
+    swift build -c release --product kb >/dev/null
+    KB="$KB_ROOT/.build/release/kb"
+    WORK="$(mktemp -d)"
+    PORT=$(( 20000 + RANDOM % 20000 ))
+    TOKEN="$1-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+    URL="http://127.0.0.1:$PORT"
+    SERVER=""
+    trap 'stop_sample_server; rm -rf "$WORK"' EXIT
+    export KB_DB="$WORK/$1.sqlite"
+    say "Indexing corpus/ with the local model"
+    "$KB" ingest corpus --tags-from corpus/tags.yaml >/dev/null
+    "$KB" bot create astro --system-prompt "You are a careful astrology tutor." --source corpus --json >/dev/null
+}
+
+# Starts `kb serve` on the prepared index (token, the sample reports) and waits until it answers;
+# its log is $WORK/serve.log, its pid $SERVER.
+start_sample_server() {
+    "$KB" serve --port "$PORT" --token "$TOKEN" --reports corpus/reports 2>"$WORK/serve.log" &
+    SERVER=$!
+    for _ in $(seq 300); do curl -sf "$URL/healthz" >/dev/null && return 0; sleep 0.1; done
+    cat "$WORK/serve.log" >&2
+    echo "error: kb serve did not start" >&2
+    exit 1
+}
+
+stop_sample_server() {
+    [ -n "${SERVER:-}" ] || return 0
+    kill "$SERVER" 2>/dev/null || true
+    wait "$SERVER" 2>/dev/null || true
+    SERVER=""
+}

@@ -13,8 +13,9 @@ public struct MemoryScope: Sendable, Hashable, Codable, CustomStringConvertible,
     public static let global = MemoryScope(validated: "global")
 
     /// What a scope looks like: `global`, or `user:` / `bot:` followed by 1–200 characters without
-    /// white space or control characters (the same regular expression the API's schemas state).
-    public static let pattern = "^(global|(user|bot):[^\\s\\x00-\\x1f\\x7f-\\x9f]{1,200})$"
+    /// white space (ICU's or ECMA-262's: U+FEFF is only the latter's) or control characters (the
+    /// same regular expression the API's schemas state).
+    public static let pattern = "^(global|(user|bot):[^\\s\\x00-\\x1f\\x7f-\\x9f\\uFEFF]{1,200})$"
     private static let expression = try! NSRegularExpression(pattern: pattern)
 
     /// Checks the form against `pattern`.

@@ -100,10 +100,10 @@ import Testing
     /// or `/` joins it into one Swift character (a skin-tone modifier, U+1F3FB).
     static let patternExamples: [String: (valid: [String], invalid: [String])] = [
         Pattern.someText: (["x", "\u{1F3FB}", " a "], ["", " \n\t"]),
-        Pattern.scope: (["global", "user:ada", "bot:astro", "user:\u{1F3FB}x"], ["everyone", "user:", "user:a b", " global", "global\n"]),
+        Pattern.scope: (["global", "user:ada", "bot:astro", "user:\u{1F3FB}x"], ["everyone", "user:", "user:a b", " global", "global\n", "user:a\u{90}", "user:\u{FEFF}"]),
         Pattern.memoryID: (["abcd", "0123ABCD-0000-4000-8000-000000000000"], ["abc", "../..", "abcd\n"]),
         Pattern.botName: (["a", "astro-1.x_y"], ["", "bad name!", "a\n"]),
-        Pattern.userID: (["ada", "u-\u{1F3FB}"], ["a b", "", "a\u{1}"]),
+        Pattern.userID: (["ada", "u-\u{1F3FB}", "\u{B1}3\u{F443}d\u{105}"], ["a b", "", "a\u{1}", "a\u{90}", "\u{FEFF}"]),
         Pattern.tag: (["diet", "area:career", ":\u{1F3FB}", "\u{1F3FB}", "a\u{1}b", "::"], ["", "  ", ":", " : "]),
         Pattern.selector: (["/x", "/\u{1F3FB}\u{A9}", "tag:\u{1F3FB};x", "tag:a", "tag:\u{14}:\u{1}", "kind:note", "kind:pdf"],
                            ["relative/path", "tag:", "tag::", "tag: : ", "kind:memory", "kind:x", " /x"]),
@@ -137,6 +137,18 @@ import Testing
             }
         }
         #expect(seen == Set(Self.patternExamples.keys))
+    }
+
+    /// A context request's `user` becomes the scope `user:ID`: whatever the one pattern accepts,
+    /// the other must accept too, or a valid request fails late.
+    @Test func everyValidUserIDMakesAValidScope() throws {
+        let (valid, invalid) = try #require(Self.patternExamples[Pattern.userID])
+        for id in valid {
+            #expect(throws: Never.self, "\(id.debugDescription)") { try MemoryScope.user(id) }
+        }
+        for id in invalid where !id.isEmpty {
+            #expect(throws: KBError.self, "\(id.debugDescription)") { try MemoryScope.user(id) }
+        }
     }
 
     @Test func anUnknownFieldIsRefusedByName() throws {

@@ -126,8 +126,8 @@ public enum Pattern {
     /// A memory id: a UUID or a prefix of 4 or more of its characters.
     public static let memoryID = "^[0-9a-fA-F-]{4,36}$"
     /// A user's id, as it goes into `user:ID` scopes: 1–195 characters without white space or
-    /// control characters.
-    public static let userID = "^[^\\s\\x00-\\x1f\\x7f]{1,195}$"
+    /// control characters (the same classes as `scope`, so every valid id makes a valid scope).
+    public static let userID = "^[^\\s\\x00-\\x1f\\x7f-\\x9f\\uFEFF]{1,195}$"
     /// A bot's name.
     public static let botName = "^[A-Za-z0-9._-]{1,64}$"
     /// A tag: text with something in it besides white space and one colon.
