@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/modelcontextprotocol/swift-sdk", from: "0.12.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // Vocabulary, no I/O.
@@ -59,11 +61,21 @@ let package = Package(
         .target(name: "KBMemory", dependencies: ["KBCore"], swiftSettings: strict),
         // Context assembly for bots and reports: dedupe, merge, diversity, token budget, citations. Pure.
         .target(name: "KBContext", dependencies: ["KBCore"], swiftSettings: strict),
+        // The PostgreSQL + pgvector store (the second implementation of KBIndex's IndexStore).
+        .target(
+            name: "KBPostgres",
+            dependencies: [
+                "KBCore", "KBIndex",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         // The facade that the CLI and library users call.
         .target(
             name: "KBKit",
             dependencies: [
-                "KBCore", "KBIngest", "KBIndex", "KBEmbed", "KBEval", "KBMemory", "KBContext",
+                "KBCore", "KBIngest", "KBIndex", "KBPostgres", "KBEmbed", "KBEval", "KBMemory", "KBContext",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
             ],

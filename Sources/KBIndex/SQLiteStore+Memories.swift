@@ -139,7 +139,7 @@ extension SQLiteStore {
     /// Adds a memory in one transaction, unless a current memory of its scope holds the same
     /// content (then that one comes back and nothing changes). With `superseding`, that memory
     /// (same scope, still current) is marked as replaced by the new one.
-    public func addMemory(_ write: MemoryWrite, superseding: String? = nil) async throws -> MemoryAddOutcome {
+    public func addMemory(_ write: MemoryWrite, superseding: String?) async throws -> MemoryAddOutcome {
         try await self.write { db in
             var supersededID: String?
             if let superseding {
@@ -208,32 +208,13 @@ extension SQLiteStore {
         }
     }
 
-    /// Equal, with times compared to the millisecond (what is stored and exported).
-    static func sameToTheMillisecond(_ a: Memory, _ b: Memory) -> Bool {
-        var b2 = b
-        b2.createdAt = a.createdAt
-        b2.updatedAt = a.updatedAt
-        return a == b2 && close(a.createdAt, b.createdAt) && close(a.updatedAt, b.updatedAt)
-    }
-
-    static func sameToTheMillisecond(_ a: [MemoryVersion], _ b: [MemoryVersion]) -> Bool {
-        a.count == b.count && zip(a, b).allSatisfy { x, y in
-            var y2 = y
-            y2.updatedAt = x.updatedAt
-            return x == y2 && close(x.updatedAt, y.updatedAt)
-        }
-    }
-
-    static func close(_ a: Date, _ b: Date) -> Bool { abs(a.timeIntervalSince1970 - b.timeIntervalSince1970) < 0.0005 }
-
     /// Stores an imported memory with its history. The same memory already stored, unchanged,
     /// is left alone; one stored with different data is a conflict unless `replacing`.
     public func importMemory(_ write: MemoryWrite, history: [MemoryVersion], replacing: Bool) async throws -> (MemoryImportOutcome, WriteEffect?) {
         try await self.write { db in
             var outcome = MemoryImportOutcome.added
             if let stored = try Self.fetchMemory(id: write.memory.id, db) {
-                if Self.sameToTheMillisecond(stored, write.memory),
-                   Self.sameToTheMillisecond(try Self.history(stored.id, db), history) {
+                if StoredMemory.same(stored, write.memory), StoredMemory.same(try Self.history(stored.id, db), history) {
                     return (.unchanged, nil)
                 }
                 guard replacing else {

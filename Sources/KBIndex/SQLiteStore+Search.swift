@@ -8,19 +8,6 @@ extension SQLiteStore {
 }
 
 extension SQLiteStore.Snapshot {
-    /// Keyword search with FTS5 bm25. Filters (tags, kinds, source prefixes) apply before the
-    /// limit, so a filtered search returns `limit` hits whenever that many match.
-    public func keywordSearch(_ query: SearchQuery) throws -> [SearchHit] {
-        let ranking = try keywordRanking(query, limit: query.limit)
-        let hits = try self.hits(for: ranking.map(\.id), highlighting: query.text)
-        return ranking.enumerated().compactMap { index, entry in
-            guard var hit = hits[entry.id] else { return nil }
-            hit.rank = index + 1
-            hit.score = entry.score
-            return hit
-        }
-    }
-
     /// Snippet ids and scores (negated bm25, higher is better) of the best keyword matches.
     public func keywordRanking(_ query: SearchQuery, limit: Int) throws -> [(id: Int64, score: Double)] {
         guard let match = KeywordQuery.match(for: query.text) else {

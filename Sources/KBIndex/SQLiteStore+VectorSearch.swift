@@ -56,6 +56,17 @@ extension SQLiteStore.Snapshot {
         return result
     }
 
+    /// The nearest snippets by an exact scan of the stored vectors (`ranksVectors` is false, so
+    /// searches use the in-memory `VectorIndex`; this serves tools and comparisons).
+    public func vectorRanking(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?,
+                              excluded: Set<Int64>) throws -> [(id: Int64, score: Float)] {
+        let loaded = try loadVectors(embedder: embedder)
+        let index = VectorIndex(dimension: embedder.dimension)
+        index.reset(ids: loaded.ids, matrix: loaded.matrix)
+        let passing = allowed.map { $0.subtracting(excluded) } ?? (excluded.isEmpty ? nil : Set(loaded.ids).subtracting(excluded))
+        return index.search(vector, k: k, allowed: passing).map { ($0.id, $0.score) }
+    }
+
     /// Snippet ids of the sources a path belongs to (exactly) — what an update replaces.
     public func snippetIDs(ofSource path: String) throws -> [Int64] {
         try SQLiteStore.snippetIDs(ofPath: path, db)

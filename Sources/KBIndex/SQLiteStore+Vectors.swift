@@ -101,7 +101,7 @@ extension SQLiteStore {
     /// Stores a source, its snippets and their vectors in one transaction. `vectors` holds
     /// one vector per snippet, in order, from `embedder`; pass nil for a keyword-only index.
     @discardableResult
-    public func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord, ingestedAt: Date = Date()) async throws -> WriteEffect {
+    public func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord, ingestedAt: Date) async throws -> WriteEffect {
         if let vectors {
             guard vectors.count == document.snippets.count else {
                 throw KBError(.embedding, "\(document.source.path): \(vectors.count) vectors for \(document.snippets.count) snippets.")

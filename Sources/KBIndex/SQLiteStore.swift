@@ -10,8 +10,11 @@ import KBCore
 /// try store.replace(document)
 /// let hits = try store.keywordSearch(SearchQuery("venus"))
 /// ```
-public final class SQLiteStore: Sendable {
+public final class SQLiteStore: IndexStore {
     public let path: String
+    public var location: String { path }
+    /// Searches load the vectors and rank them in memory (`VectorIndex`).
+    public var ranksVectors: Bool { false }
     let pool: DatabasePool
 
     private init(path: String, pool: DatabasePool) {
@@ -102,10 +105,11 @@ public final class SQLiteStore: Sendable {
     /// A consistent view of the index for the length of one read transaction: every query made
     /// through it sees the same state, whatever other connections write meanwhile. Only valid
     /// inside the `snapshot` call that hands it out.
-    public struct Snapshot {
+    public struct Snapshot: IndexSnapshot {
         let db: Database
         /// The index file.
         public let path: String
+        public var location: String { path }
     }
 
     /// Runs `body` in one read transaction on one of GRDB's reader queues — never on the
@@ -114,7 +118,7 @@ public final class SQLiteStore: Sendable {
     /// ```swift
     /// let (record, generation) = try await store.snapshot { try ($0.embedderRecord(), $0.generation()) }
     /// ```
-    public func snapshot<T: Sendable>(_ body: @Sendable (Snapshot) throws -> T) async throws -> T {
+    public func snapshot<T: Sendable>(_ body: @Sendable (any IndexSnapshot) throws -> T) async throws -> T {
         let path = self.path
         return try await wrap { try await pool.read { db in try body(Snapshot(db: db, path: path)) } }
     }

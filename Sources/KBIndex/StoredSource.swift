@@ -13,6 +13,20 @@ public struct StoredSource: Sendable, Hashable, Codable {
     public var ingestedAt: Date
     public var snippetCount: Int
     public var tags: [Tag]
+
+    public init(id: Int64, path: String, kind: SourceKind, title: String, contentHash: String, size: Int, modifiedAt: Date?,
+                ingestedAt: Date, snippetCount: Int, tags: [Tag]) {
+        self.id = id
+        self.path = path
+        self.kind = kind
+        self.title = title
+        self.contentHash = contentHash
+        self.size = size
+        self.modifiedAt = modifiedAt
+        self.ingestedAt = ingestedAt
+        self.snippetCount = snippetCount
+        self.tags = tags
+    }
 }
 
 /// What the index holds, for `kb status`.
@@ -31,8 +45,25 @@ public struct IndexStatus: Sendable, Hashable, Codable {
     public var tokensUsed: [String: Int] = [:]
     /// Vectors kept in the embedding cache, by embedder name.
     public var cachedVectors: [String: Int] = [:]
-    /// Bytes on disk: the database file plus its WAL and shared-memory files.
+    /// Bytes on disk: the database file plus its WAL and shared-memory files (for PostgreSQL, the
+    /// database's size).
     public var sizeOnDisk: Int64
+
+    public init(path: String, schemaVersion: Int, sources: Int, sourcesByKind: [String: Int], snippets: Int, tags: Int,
+                embedder: EmbedderRecord?, vectors: [String: Int], tokensUsed: [String: Int], cachedVectors: [String: Int],
+                sizeOnDisk: Int64) {
+        self.path = path
+        self.schemaVersion = schemaVersion
+        self.sources = sources
+        self.sourcesByKind = sourcesByKind
+        self.snippets = snippets
+        self.tags = tags
+        self.embedder = embedder
+        self.vectors = vectors
+        self.tokensUsed = tokensUsed
+        self.cachedVectors = cachedVectors
+        self.sizeOnDisk = sizeOnDisk
+    }
 }
 
 /// What one write transaction changed, for whoever keeps vectors in memory.

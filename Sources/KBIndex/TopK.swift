@@ -10,6 +10,11 @@ public struct TopK: Sendable {
     public struct Entry: Sendable, Hashable {
         public var id: Int64
         public var score: Float
+
+        public init(id: Int64, score: Float) {
+            self.id = id
+            self.score = score
+        }
     }
 
     public let k: Int

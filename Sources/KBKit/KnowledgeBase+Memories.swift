@@ -292,7 +292,7 @@ extension KnowledgeBase {
     /// Memories as JSON Lines, oldest first, superseded ones and history included.
     public func exportMemories(scopes: [MemoryScope] = []) async throws -> String {
         let records = try await store.snapshot { snapshot in
-            try snapshot.memories(scopes: scopes, includeSuperseded: true).map { MemoryRecord(memory: $0, history: try snapshot.memoryHistory($0.id)) }
+            try snapshot.memories(scopes: scopes, tags: [], includeSuperseded: true).map { MemoryRecord(memory: $0, history: try snapshot.memoryHistory($0.id)) }
         }
         return try records.map { try MemoryArchive.encode($0) + "\n" }.joined()
     }

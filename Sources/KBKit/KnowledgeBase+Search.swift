@@ -77,7 +77,7 @@ extension KnowledgeBase {
     /// `more` in the same snapshot. When the index's embedder changed since it was last read,
     /// embeds again and reruns.
     func searches<Extra: Sendable>(
-        _ queries: [SearchQuery], more: @escaping @Sendable (SQLiteStore.Snapshot, [SearchResults]) throws -> Extra
+        _ queries: [SearchQuery], more: @escaping @Sendable (any IndexSnapshot, [SearchResults]) throws -> Extra
     ) async throws -> (searches: [SearchResults], extra: Extra) {
         for query in queries { try Self.check(query) }
         guard let text = queries.first?.text else { return ([], try await store.snapshot { try more($0, []) }) }
@@ -96,7 +96,7 @@ extension KnowledgeBase {
     /// gets no vector and the reason instead (searches then rank by keywords alone).
     func withQueryVector<T: Sendable>(
         _ text: String, needed: Bool, mayDegrade: Bool,
-        _ body: @escaping @Sendable (SQLiteStore.Snapshot, [Float]?, EmbedderRecord?, Degraded?) throws -> T
+        _ body: @escaping @Sendable (any IndexSnapshot, [Float]?, EmbedderRecord?, Degraded?) throws -> T
     ) async throws -> T {
         var record = try await assumedRecord()
         for _ in 0..<2 {
@@ -132,7 +132,7 @@ extension KnowledgeBase {
     /// One search inside a snapshot: filters, both rankings, fusion, near-duplicates, diversity,
     /// hits. A hybrid search whose query could not be embedded (`degraded`) ranks by keywords.
     func rank(_ query: SearchQuery, vector given: [Float]?, record: EmbedderRecord?, degraded: Degraded? = nil,
-              in snapshot: SQLiteStore.Snapshot) throws -> SearchResults {
+              in snapshot: any IndexSnapshot) throws -> SearchResults {
         let hasVectors = record.map { $0.dimension > 0 } ?? false
         var mode = query.mode
         if mode == .hybrid && (!hasVectors || (given == nil && degraded != nil)) { mode = .keyword }
@@ -161,10 +161,15 @@ extension KnowledgeBase {
             guard let vector = given, vector.count == record.dimension else {
                 throw KBError(.embedding, "No query vector of \(record.dimension) dimensions for \(record.name).")
             }
-            index = try vectorIndex(record, generation: generation, in: snapshot)
-            if query.quantized { index!.enableQuantization() }
-            vectorEntries = index!.search(vector, k: depth + excluded.count, allowed: allowed, quantized: query.quantized)
-            if !excluded.isEmpty { vectorEntries = Array(vectorEntries.filter { !excluded.contains($0.id) }.prefix(depth)) }
+            if store.ranksVectors {
+                vectorEntries = try snapshot.vectorRanking(vector, embedder: record, k: depth, allowed: allowed, excluded: excluded)
+                    .map { TopK.Entry(id: $0.id, score: $0.score) }
+            } else {
+                index = try vectorIndex(record, generation: generation, in: snapshot)
+                if query.quantized { index!.enableQuantization() }
+                vectorEntries = index!.search(vector, k: depth + excluded.count, allowed: allowed, quantized: query.quantized)
+                if !excluded.isEmpty { vectorEntries = Array(vectorEntries.filter { !excluded.contains($0.id) }.prefix(depth)) }
+            }
         }
 
         // One ordering with scores.
@@ -187,7 +192,11 @@ extension KnowledgeBase {
         // Keyword mode compares texts only; the vector modes also compare vectors. (A mode's results
         // must not depend on whether an earlier search happened to load the vectors.)
         var vectors: [Int64: [Float]] = [:]
-        if let index { for (id, _) in ordered { vectors[id] = index.vector(for: id) } }
+        if let index {
+            for (id, _) in ordered { vectors[id] = index.vector(for: id) }
+        } else if mode != .keyword, let record {
+            vectors = try snapshot.vectors(of: ordered.map(\.id), embedder: record)
+        }
 
         // Near-duplicates go (keeping enough candidates for diversity to choose from).
         let wanted = query.diversity == nil ? query.limit : max(query.limit, query.candidates)
@@ -211,7 +220,7 @@ extension KnowledgeBase {
     }
 
     /// The snippets a query's filters let through (nil: all), kept per index generation.
-    func allowedSnippets(_ query: SearchQuery, generation: Int64, in snapshot: SQLiteStore.Snapshot) throws -> Set<Int64>? {
+    func allowedSnippets(_ query: SearchQuery, generation: Int64, in snapshot: any IndexSnapshot) throws -> Set<Int64>? {
         guard query.hasFilters else { return nil }
         let key = FilterKey(query)
         if let cached = searchState.lock.withLock({ searchState.filtersGeneration == generation ? searchState.filters[key] : nil }) {
@@ -231,7 +240,7 @@ extension KnowledgeBase {
     }
 
     /// Snippet ids of every memory, kept per index generation.
-    func memorySnippets(generation: Int64, in snapshot: SQLiteStore.Snapshot) throws -> Set<Int64> {
+    func memorySnippets(generation: Int64, in snapshot: any IndexSnapshot) throws -> Set<Int64> {
         if let cached = searchState.lock.withLock({ searchState.filtersGeneration == generation ? searchState.memorySnippets : nil }) {
             return cached
         }
@@ -285,7 +294,7 @@ extension KnowledgeBase {
     /// process wrote meanwhile) serves as it is: snippets the snapshot does not hold drop out of
     /// the results with their summaries. One load at a time: a search that finds a load under
     /// way waits for it rather than loading the same vectors again.
-    func vectorIndex(_ record: EmbedderRecord, generation: Int64, in snapshot: SQLiteStore.Snapshot) throws -> VectorIndex {
+    func vectorIndex(_ record: EmbedderRecord, generation: Int64, in snapshot: any IndexSnapshot) throws -> VectorIndex {
         func current() -> VectorIndex? {
             searchState.lock.withLock {
                 searchState.record == record && searchState.generation >= generation ? searchState.index : nil

@@ -5,6 +5,7 @@ public import Foundation
 public import KBCore
 public import KBIndex
 public import KBIngest
+import KBPostgres
 
 /// A knowledge base: one SQLite file, and everything kb does with it.
 ///
@@ -14,8 +15,8 @@ public import KBIngest
 /// let hits = try kb.search(SearchQuery("venus in the tenth house"))
 /// ```
 public final class KnowledgeBase: Sendable {
-    public let store: SQLiteStore
-    public var path: String { store.path }
+    public let store: any IndexStore
+    public var path: String { store.location }
     /// What requests may ask for.
     public let limits: Limits
     /// Where embedders come from: `KB_MODEL_DIR`, `KB_EMBEDDINGS_*`.
@@ -31,7 +32,7 @@ public final class KnowledgeBase: Sendable {
     /// Word sets of the texts context assembly has seen.
     let wordSets = WordSetCache()
 
-    init(store: SQLiteStore, limits: Limits, environment: [String: String], embedderURL: String?) {
+    init(store: any IndexStore, limits: Limits, environment: [String: String], embedderURL: String?) {
         self.store = store
         self.limits = limits
         self.environment = environment
@@ -54,14 +55,28 @@ public final class KnowledgeBase: Sendable {
     public static func open(at path: String, create: Bool = true, limits: Limits = Limits(),
                             environment: [String: String] = ProcessInfo.processInfo.environment,
                             embedderURL: String? = nil) throws -> KnowledgeBase {
-        KnowledgeBase(store: try SQLiteStore.open(at: FileScanner.absolute(path), create: create), limits: limits,
+        KnowledgeBase(store: try openStore(path, create: create, environment: environment), limits: limits,
                       environment: environment, embedderURL: embedderURL)
+    }
+
+    /// The store `location` names: a PostgreSQL database for `postgres://…` (its pool holds
+    /// `KB_DB_POOL` connections, default 8), else the SQLite file at that path.
+    static func openStore(_ location: String, create: Bool, environment: [String: String]) throws -> any IndexStore {
+        if PostgresStore.isURL(location) {
+            let pool = environment["KB_DB_POOL"].map { Int($0) ?? 0 } ?? 8
+            return try PostgresStore.open(url: location, create: create, connections: pool,
+                                          textSearchConfig: environment["KB_TEXT_SEARCH"] ?? "simple", environment: environment)
+        }
+        return try SQLiteStore.open(at: FileScanner.absolute(location), create: create)
     }
 
     /// Opens the index for a service, making an empty one when there is none yet (so that a service
     /// that only stores memories needs no ingest first). The folder must exist: a mistyped path
     /// is an error, not a new directory tree. `created` says whether the file was made.
     public static func openForService(at path: String, limits: Limits = Limits(), embedderURL: String? = nil) throws -> (kb: KnowledgeBase, created: Bool) {
+        if PostgresStore.isURL(path) {
+            return (try open(at: path, create: true, limits: limits, embedderURL: embedderURL), false)
+        }
         let absolute = FileScanner.absolute(path)
         if FileManager.default.fileExists(atPath: absolute) {
             return (try open(at: absolute, create: false, limits: limits, embedderURL: embedderURL), false)
@@ -190,7 +205,7 @@ public final class KnowledgeBase: Sendable {
                 return try snapshot.contentHashes()
             }
         } catch {
-            report.failed.append(.init(path: store.path, message: "\(error)"))
+            report.failed.append(.init(path: store.location, message: "\(error)"))
             return report
         }
 
@@ -237,7 +252,7 @@ public final class KnowledgeBase: Sendable {
                 // A vanished argument whose sources were just pruned is not a failure.
                 report.failed.removeAll { accountedFor.contains(FileScanner.absolute($0.path)) }
             } catch {
-                report.failed.append(.init(path: store.path, message: "\(error)"))
+                report.failed.append(.init(path: store.location, message: "\(error)"))
             }
         } else {
             report.missing = gone.sorted()

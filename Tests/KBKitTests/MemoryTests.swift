@@ -181,7 +181,7 @@ extension KnowledgeBase {
         let fresh = try KnowledgeBase.open(at: kb.path, create: false)
         #expect(try await fresh.recallIDs("cello", mode: .vector) == [keep.id])
         #expect(try await fresh.recallIDs("cello", mode: .keyword).isEmpty)
-        #expect(try await kb.store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM memory_versions") } == 0)
+        #expect(try await (kb.store as! SQLiteStore).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM memory_versions") } == 0)
         #expect(try await kb.status().vectors["hashing-384"] == 1)
         await #expect(throws: KBError.self) { try await kb.memory(gone.id).memory }
         await #expect(throws: KBError.self) { try await kb.forget(gone.id) }
@@ -231,7 +231,7 @@ extension KnowledgeBase {
         query.mode = .keyword
         #expect(try await kb.recall(query).hits.first?.memory.id == old.id)
         // Seen a year from the old memory's time, with the new one only written then.
-        try await kb.store.write { db in
+        try await (kb.store as! SQLiteStore).write { db in
             try db.execute(sql: "UPDATE memories SET updated_at = updated_at - 365 * 86400 WHERE id = ?", arguments: [old.id])
         }
         query.recency = try Recency("30d")

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import KBCore
+import KBIndex
 import KBIngest
 import KBKit
 import KBServer
@@ -128,7 +129,7 @@ import Testing
 
     @Test func aDatabaseErrorIsA500WithARequestIDAndNoInternals() async throws {
         let fixture = try await Fixture()
-        try await fixture.kb.store.write { db in try db.execute(sql: "DROP TABLE bots") }
+        try await (fixture.kb.store as! SQLiteStore).write { db in try db.execute(sql: "DROP TABLE bots") }
         try await fixture.service().application().test(.router) { client in
             let (status, header, body) = try await client.execute(uri: "/v1/bots", method: .get,
                                                                    headers: [.authorization: "Bearer \(Fixture.token)"]) {

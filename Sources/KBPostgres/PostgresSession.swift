@@ -1,0 +1,120 @@
+import Dispatch
+import Foundation
+import KBCore
+import Logging
+import PostgresNIO
+
+/// A value bound to a statement parameter.
+enum PGValue: Sendable {
+    case text(String?)
+    case int(Int64?)
+    case double(Double?)
+    case bytes(Data?)
+    case texts([String])
+    case ints([Int64])
+    case floats([Float])
+}
+
+/// SQL with `$n` parameters, built up with the values they stand for.
+struct SQL {
+    var text: String
+    var values: [PGValue] = []
+
+    init(_ text: String = "") { self.text = text }
+
+    /// Appends `value` and returns its placeholder.
+    mutating func bind(_ value: PGValue) -> String {
+        values.append(value)
+        return "$\(values.count)"
+    }
+
+    static func += (sql: inout SQL, text: String) { sql.text += text }
+
+    var query: PostgresQuery {
+        var bindings = PostgresBindings(capacity: values.count)
+        for value in values {
+            switch value {
+            case .text(let v): if let v { bindings.append(v) } else { bindings.appendNull() }
+            case .int(let v): if let v { bindings.append(v) } else { bindings.appendNull() }
+            case .double(let v): if let v { bindings.append(v) } else { bindings.appendNull() }
+            case .bytes(let v): if let v { try! bindings.append(v) } else { bindings.appendNull() }
+            case .texts(let v): bindings.append(v)
+            case .ints(let v): bindings.append(v)
+            case .floats(let v): bindings.append(v)
+            }
+        }
+        return PostgresQuery(unsafeSQL: text, binds: bindings)
+    }
+}
+
+/// One leased connection inside one transaction, used from one of the store's own threads: each
+/// call sends a statement and blocks that thread (never a thread of Swift's cooperative pool)
+/// until the rows are in.
+///
+/// @unchecked Sendable: used by one thread at a time, inside the call that leased it.
+final class PGSession: @unchecked Sendable {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    init(_ connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Every row of `sql`.
+    func rows(_ sql: SQL) throws -> [PostgresRandomAccessRow] {
+        let query = sql.query
+        let connection = connection, logger = logger
+        return try blocking {
+            try await connection.query(query, logger: logger).collect().map { $0.makeRandomAccess() }
+        }
+    }
+
+    func rows(_ text: String, _ values: PGValue...) throws -> [PostgresRandomAccessRow] {
+        var sql = SQL(text)
+        sql.values = values
+        return try rows(sql)
+    }
+
+    /// Runs a statement; returns the rows it reported.
+    func execute(_ text: String, _ values: PGValue...) throws {
+        var sql = SQL(text)
+        sql.values = values
+        _ = try rows(sql)
+    }
+
+    /// The first column of the first row, if any.
+    func value<T: PostgresDecodable>(_ type: T.Type, _ text: String, _ values: PGValue...) throws -> T? where T._DecodableType == T {
+        var sql = SQL(text)
+        sql.values = values
+        guard let row = try rows(sql).first else { return nil }
+        return try row[0].decode(Optional<T>.self)
+    }
+}
+
+/// Waits on the calling thread (one of the store's own) for async work on the connection.
+func blocking<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
+    let done = DispatchSemaphore(value: 0)
+    let box = ResultBox<T>()
+    Task {
+        do { box.result = .success(try await work()) } catch { box.result = .failure(error) }
+        done.signal()
+    }
+    done.wait()
+    return try box.result!.get()
+}
+
+/// @unchecked Sendable: written once before the semaphore is signalled, read after the wait.
+private final class ResultBox<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
+}
+
+extension PostgresRandomAccessRow {
+    func get<T: PostgresDecodable>(_ column: String, _ type: T.Type = T.self) throws -> T {
+        try self[column].decode(T.self)
+    }
+
+    func get<T: PostgresDecodable>(_ index: Int, _ type: T.Type = T.self) throws -> T {
+        try self[index].decode(T.self)
+    }
+}

@@ -1,0 +1,294 @@
+import Foundation
+import KBCore
+import KBIndex
+import PostgresNIO
+
+/// One REPEATABLE READ transaction of a `PostgresStore`.
+struct PostgresSnapshot: IndexSnapshot {
+    let session: PGSession
+    let location: String
+    let textSearchConfig: String
+
+    func generation() throws -> Int64 { try PostgresRows.generation(session) }
+
+    func meta(_ key: String) throws -> String? { try PostgresSchema.meta(key, session) }
+
+    func status() throws -> IndexStatus {
+        let byKind = try session.rows("SELECT kind, count(*) FROM sources GROUP BY kind")
+            .reduce(into: [String: Int]()) { $0[try $1.get(0, String.self)] = Int(try $1.get(1, Int64.self)) }
+        let snippets = try session.value(Int64.self, "SELECT count(*) FROM snippets") ?? 0
+        let tags = try session.value(Int64.self, "SELECT count(*) FROM tags") ?? 0
+        let vectors = try session.rows("SELECT e.name, count(*) FROM vectors v JOIN embedders e ON e.id = v.embedder_id GROUP BY e.name")
+            .reduce(into: [String: Int]()) { $0[try $1.get(0, String.self)] = Int(try $1.get(1, Int64.self)) }
+        let tokens = try session.rows("SELECT embedder, tokens FROM embedder_usage")
+            .reduce(into: [String: Int]()) { $0[try $1.get(0, String.self)] = Int(try $1.get(1, Int64.self)) }
+        let cached = try session.rows("SELECT embedder, count(*) FROM embedding_cache GROUP BY embedder")
+            .reduce(into: [String: Int]()) { $0[try $1.get(0, String.self)] = Int(try $1.get(1, Int64.self)) }
+        let size = try session.value(Int64.self, "SELECT pg_database_size(current_database())") ?? 0
+        return IndexStatus(
+            path: location, schemaVersion: Int(try meta("schema_version") ?? "0") ?? 0, sources: byKind.values.reduce(0, +),
+            sourcesByKind: byKind, snippets: Int(snippets), tags: Int(tags), embedder: try embedderRecord(), vectors: vectors,
+            tokensUsed: tokens, cachedVectors: cached, sizeOnDisk: size)
+    }
+
+    /// kb's own invariants (PostgreSQL keeps its files consistent itself): every memory has its
+    /// source, every vector its embedder's dimension.
+    func integrityCheck() throws -> String {
+        var problems: [String] = []
+        let orphans = try session.value(Int64.self, "SELECT count(*) FROM memories m WHERE NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = m.source_id)") ?? 0
+        if orphans > 0 { problems.append("\(orphans) memories without their source") }
+        let wrong = try session.value(Int64.self, "SELECT count(*) FROM vectors v JOIN embedders e ON e.id = v.embedder_id WHERE vector_dims(v.embedding) != e.dimension") ?? 0
+        if wrong > 0 { problems.append("\(wrong) vectors of the wrong dimension") }
+        return problems.isEmpty ? "ok" : problems.joined(separator: "; ")
+    }
+
+    // MARK: - Sources
+
+    func contentHashes() throws -> [String: String] {
+        try session.rows("SELECT path, content_hash FROM sources")
+            .reduce(into: [String: String]()) { $0[try $1.get(0, String.self)] = try $1.get(1, String.self) }
+    }
+
+    func sourcePaths(under prefix: String) throws -> [String] {
+        try session.rows("SELECT path FROM sources WHERE left(path, $1) = $2 ORDER BY path COLLATE \"C\"",
+                         .int(Int64(prefix.count)), .text(prefix)).map { try $0.get(0, String.self) }
+    }
+
+    func sources() throws -> [StoredSource] {
+        var tagsBySource: [Int64: [Tag]] = [:]
+        for row in try session.rows("SELECT st.source_id, t.name FROM source_tags st JOIN tags t ON t.id = st.tag_id ORDER BY t.name COLLATE \"C\"") {
+            tagsBySource[try row.get(0, Int64.self), default: []].append(Tag(try row.get(1, String.self)))
+        }
+        return try session.rows("""
+            SELECT s.id, s.path, s.kind, s.title, s.content_hash, s.size, s.modified_at, s.ingested_at,
+                   (SELECT count(*) FROM snippets n WHERE n.source_id = s.id) AS snippet_count
+            FROM sources s ORDER BY s.path COLLATE "C"
+            """).map { row in
+            let id = try row.get("id", Int64.self)
+            return StoredSource(
+                id: id, path: try row.get("path"), kind: SourceKind(rawValue: try row.get("kind", String.self)) ?? .note,
+                title: try row.get("title"), contentHash: try row.get("content_hash"), size: Int(try row.get("size", Int64.self)),
+                modifiedAt: try row.get("modified_at", Double?.self).map(Date.init(timeIntervalSince1970:)),
+                ingestedAt: Date(timeIntervalSince1970: try row.get("ingested_at", Double.self)),
+                snippetCount: Int(try row.get("snippet_count", Int64.self)), tags: tagsBySource[id] ?? [])
+        }
+    }
+
+    // MARK: - Embedders and vectors
+
+    func embedderRecord() throws -> EmbedderRecord? { try PostgresRows.embedderRecord(session) }
+
+    func checkEmbedder(_ record: EmbedderRecord) throws {
+        if let existing = try embedderRecord(), existing.name != record.name || existing.dimension != record.dimension {
+            throw KBError(.embedderMismatch, SQLiteStore.mismatchMessage(index: existing, requested: record))
+        }
+    }
+
+    func vectorsByText(path: String, embedder: String) throws -> [String: [Float]] {
+        try session.rows("""
+            SELECT sn.text, v.embedding::real[] FROM snippets sn
+            JOIN sources so ON so.id = sn.source_id
+            JOIN vectors v ON v.snippet_id = sn.id JOIN embedders e ON e.id = v.embedder_id
+            WHERE so.path = $1 AND e.name = $2
+            """, .text(path), .text(embedder)).reduce(into: [String: [Float]]()) {
+            $0[try $1.get(0, String.self)] = try $1.get(1, [Float].self)
+        }
+    }
+
+    func cachedVectors(embedder: EmbedderRecord, hashes: [Data]) throws -> [Data: [Float]] {
+        guard !hashes.isEmpty else { return [:] }
+        var result: [Data: [Float]] = [:]
+        for row in try session.rows("""
+            SELECT text_hash, data FROM embedding_cache
+            WHERE embedder = $1 AND text_hash = ANY (SELECT decode(h, 'hex') FROM unnest($2::text[]) h)
+            """, .text(embedder.name), .texts(hashes.map(PostgresRows.hex))) {
+            if let vector = VectorCoding.decode(try row.get(1, Data.self), dimension: embedder.dimension) {
+                result[try row.get(0, Data.self)] = vector
+            }
+        }
+        return result
+    }
+
+    func snippetsWithoutVectors(embedder: EmbedderRecord, limit: Int) throws -> [SnippetText] {
+        try session.rows("""
+            SELECT sn.id, sn.text FROM snippets sn
+            WHERE NOT EXISTS (SELECT 1 FROM vectors v JOIN embedders e ON e.id = v.embedder_id WHERE v.snippet_id = sn.id AND e.name = $1)
+            ORDER BY sn.id LIMIT $2
+            """, .text(embedder.name), .int(Int64(limit))).map { SnippetText(id: try $0.get(0), text: try $0.get(1)) }
+    }
+
+    func loadVectors(embedder: EmbedderRecord) throws -> (ids: [Int64], matrix: [Float], generation: Int64) {
+        var ids: [Int64] = []
+        var matrix: [Float] = []
+        for row in try session.rows("""
+            SELECT v.snippet_id, v.embedding::real[] FROM vectors v JOIN embedders e ON e.id = v.embedder_id
+            WHERE e.name = $1 ORDER BY v.snippet_id
+            """, .text(embedder.name)) {
+            ids.append(try row.get(0))
+            matrix += try row.get(1, [Float].self)
+        }
+        return (ids, matrix, try generation())
+    }
+
+    /// Ranked by the database: negative inner product (`<#>`; the vectors are unit length, so this
+    /// orders as cosine), exact unless an HNSW index on the embedder's vectors exists and the
+    /// query has no filter. Filters are conditions of the same statement, so they apply before the limit.
+    func vectorRanking(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?,
+                       excluded: Set<Int64>) throws -> [(id: Int64, score: Float)] {
+        guard k > 0 else { return [] }
+        if let allowed, allowed.isEmpty { return [] }
+        guard let embedderID = try session.value(Int64.self, "SELECT id FROM embedders WHERE name = $1", .text(embedder.name)) else { return [] }
+        var sql = SQL()
+        let d = embedder.dimension
+        let query = sql.bind(.text(PostgresRows.vectorLiteral(vector)))
+        sql += "SELECT snippet_id, -((embedding::vector(\(d))) <#> \(query)::vector(\(d))) FROM vectors WHERE embedder_id = \(sql.bind(.int(embedderID)))"
+        if let allowed { sql += " AND snippet_id = ANY (\(sql.bind(.ints(allowed.sorted()))))" }
+        if !excluded.isEmpty { sql += " AND NOT (snippet_id = ANY (\(sql.bind(.ints(excluded.sorted())))))" }
+        sql += " ORDER BY (embedding::vector(\(d))) <#> \(query)::vector(\(d)), snippet_id LIMIT \(sql.bind(.int(Int64(k))))"
+        return try session.rows(sql).map { (try $0.get(0, Int64.self), Float(try $0.get(1, Double.self))) }
+    }
+
+    func vectors(of snippetIDs: [Int64], embedder: EmbedderRecord) throws -> [Int64: [Float]] {
+        guard !snippetIDs.isEmpty else { return [:] }
+        return try session.rows("""
+            SELECT v.snippet_id, v.embedding::real[] FROM vectors v JOIN embedders e ON e.id = v.embedder_id
+            WHERE e.name = $1 AND v.snippet_id = ANY ($2)
+            """, .text(embedder.name), .ints(snippetIDs)).reduce(into: [Int64: [Float]]()) {
+            $0[try $1.get(0, Int64.self)] = try $1.get(1, [Float].self)
+        }
+    }
+
+    // MARK: - Search
+
+    /// Keyword ranking with `ts_rank_cd` over the snippets' `tsvector`s: the query's words (as
+    /// `KeywordQuery` finds them) ORed; scores are higher for better matches.
+    func keywordRanking(_ query: SearchQuery, limit: Int) throws -> [(id: Int64, score: Double)] {
+        guard let words = PostgresRows.keywordWords(query.text) else {
+            throw KBError(.unprocessable, "The query \"\(query.text)\" has no words to search for. Type some words.")
+        }
+        guard limit > 0 else { return [] }
+        var sql = SQL()
+        let tsquery = PostgresRows.tsquery(words, config: textSearchConfig, sql: &sql)
+        sql += """
+            SELECT sn.id, ts_rank_cd('{0.1, 0.5, 0.75, 1.0}', sn.fts, q.query) AS rank
+            FROM snippets sn JOIN sources so ON so.id = sn.source_id, (SELECT \(tsquery) AS query) q
+            WHERE sn.fts @@ q.query
+            """
+        PostgresRows.appendFilters(query, to: &sql)
+        sql += " ORDER BY rank DESC, sn.id LIMIT \(sql.bind(.int(Int64(limit))))"
+        return try session.rows(sql).map { (try $0.get(0, Int64.self), Double(try $0.get(1, Float.self))) }
+    }
+
+    func filteredSnippetIDs(_ query: SearchQuery) throws -> Set<Int64>? {
+        guard query.hasFilters else { return nil }
+        var sql = SQL("SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE true")
+        PostgresRows.appendFilters(query, to: &sql)
+        return Set(try session.rows(sql).map { try $0.get(0, Int64.self) })
+    }
+
+    func memorySnippetIDs() throws -> Set<Int64> {
+        Set(try session.rows("SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE so.kind = 'memory'")
+            .map { try $0.get(0, Int64.self) })
+    }
+
+    func hits(for ids: [Int64], highlighting text: String?) throws -> [Int64: SearchHit] {
+        guard !ids.isEmpty else { return [:] }
+        var sql = SQL()
+        let idList = sql.bind(.ints(ids))
+        var excerpt = "NULL::text"
+        if let text, let words = PostgresRows.keywordWords(text) {
+            let tsquery = PostgresRows.tsquery(words, config: textSearchConfig, sql: &sql)
+            excerpt = """
+                CASE WHEN sn.fts @@ \(tsquery) THEN ts_headline('\(textSearchConfig)'::regconfig, sn.text, \(tsquery),
+                    'StartSel=**, StopSel=**, MaxWords=32, MinWords=12, MaxFragments=1, FragmentDelimiter=…') END
+                """
+        }
+        sql += """
+            SELECT sn.id, sn.ordinal, sn.text, sn.start_offset, sn.end_offset, sn.heading_path,
+                   sn.page_start, sn.page_end, sn.page_label_start, sn.page_label_end,
+                   so.path, so.title, so.kind, \(excerpt) AS excerpt
+            FROM snippets sn JOIN sources so ON so.id = sn.source_id
+            WHERE sn.id = ANY (\(idList))
+            """
+        let rows = try session.rows(sql)
+        let tags = try PostgresRows.tags(ofSnippets: ids, session)
+        var result: [Int64: SearchHit] = [:]
+        for row in rows {
+            let id = try row.get(0, Int64.self)
+            var pages: PageRange?
+            if let start = try row.get(6, Int32?.self), let end = try row.get(7, Int32?.self) {
+                pages = PageRange(start: Int(start), end: Int(end), startLabel: try row.get(8), endLabel: try row.get(9))
+            }
+            let heading = try row.get(5, String.self)
+            let snippet = Snippet(
+                ordinal: Int(try row.get(1, Int32.self)), text: try row.get(2), start: Int(try row.get(3, Int32.self)),
+                end: Int(try row.get(4, Int32.self)),
+                headingPath: heading.isEmpty ? [] : heading.components(separatedBy: Snippet.headingSeparator),
+                pages: pages, tags: tags[id] ?? [])
+            let highlighted = try row.get(13, String?.self)
+            result[id] = SearchHit(
+                rank: 0, score: 0, snippetID: id, sourcePath: try row.get(10), sourceTitle: try row.get(11),
+                kind: SourceKind(rawValue: try row.get(12, String.self)) ?? .note, snippet: snippet,
+                excerpt: highlighted.flatMap { $0.contains("**") ? $0 : nil } ?? snippet.text)
+        }
+        return result
+    }
+
+    func snippetSummaries(_ ids: [Int64]) throws -> [Int64: (sourcePath: String, text: String)] {
+        guard !ids.isEmpty else { return [:] }
+        var result: [Int64: (sourcePath: String, text: String)] = [:]
+        for row in try session.rows("""
+            SELECT sn.id, so.path, sn.text FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE sn.id = ANY ($1)
+            """, .ints(ids)) {
+            result[try row.get(0, Int64.self)] = (try row.get(1), try row.get(2))
+        }
+        return result
+    }
+
+    // MARK: - Memories
+
+    func memory(_ idOrPrefix: String) throws -> Memory {
+        let id = try PostgresRows.resolveMemoryID(idOrPrefix, session)
+        guard let memory = try PostgresRows.fetchMemory(id: id, session) else {
+            throw KBError(.notFound, "The memory \(id) was deleted while it was being read.")
+        }
+        return memory
+    }
+
+    func memories(scopes: [MemoryScope], tags: [Tag], includeSuperseded: Bool) throws -> [Memory] {
+        var sql = SQL("SELECT \(PostgresRows.memoryColumns) FROM memories m WHERE true")
+        if !includeSuperseded { sql += " AND superseded_by IS NULL" }
+        if !scopes.isEmpty { sql += " AND scope = ANY (\(sql.bind(.texts(scopes.map(\.name)))))" }
+        for tag in tags {
+            sql += " AND m.source_id IN (SELECT st.source_id FROM source_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = \(sql.bind(.text(tag.name))))"
+        }
+        sql += " ORDER BY created_at, id COLLATE \"C\""
+        return try session.rows(sql).map(PostgresRows.memory)
+    }
+
+    func memories(sourcePaths paths: [String]) throws -> [String: Memory] {
+        let ids = paths.compactMap { $0.hasPrefix("memory:") ? String($0.dropFirst(7)) : nil }
+        guard !ids.isEmpty else { return [:] }
+        return try session.rows("SELECT \(PostgresRows.memoryColumns) FROM memories WHERE id = ANY ($1)", .texts(ids))
+            .map(PostgresRows.memory).reduce(into: [String: Memory]()) { $0[$1.sourcePath] = $1 }
+    }
+
+    func memoryHistory(_ id: String) throws -> [MemoryVersion] { try PostgresRows.history(id, session) }
+
+    func memory(contentKey: String, scope: MemoryScope) throws -> Memory? {
+        try PostgresRows.current(contentKey: contentKey, scope: scope, session)
+    }
+
+    // MARK: - Bots
+
+    func bots() throws -> [Bot] {
+        try session.rows("SELECT * FROM bots ORDER BY name COLLATE \"C\"").map(PostgresRows.bot)
+    }
+
+    func bot(named name: String) throws -> Bot {
+        guard let row = try session.rows("SELECT * FROM bots WHERE name = $1", .text(name)).first else {
+            throw KBError(.notFound, "No bot is named \(name). `kb bot list` shows the bots; `kb bot create NAME` makes one.")
+        }
+        return try PostgresRows.bot(row)
+    }
+}

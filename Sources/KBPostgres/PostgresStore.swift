@@ -1,0 +1,196 @@
+public import Foundation
+public import KBCore
+public import KBIndex
+import Logging
+import NIOPosix
+import PostgresNIO
+
+/// A knowledge base in PostgreSQL with the pgvector extension, for several `kb serve` replicas
+/// on one database: every read is one REPEATABLE READ transaction (a consistent view), vectors
+/// are ranked by the database (`vector` columns, exact by default, an HNSW index when built), and
+/// nothing is cached per process, so each replica sees the others' writes in its next request.
+/// Writes take one advisory lock for their transaction (one writer at a time, as in SQLite), so
+/// rules such as "identical memories collapse into one" hold across replicas.
+///
+/// ```swift
+/// let store = try await PostgresStore.open(url: "postgres://kb@127.0.0.1:5432/kb", create: true)
+/// ```
+public final class PostgresStore: IndexStore {
+    /// The URL without its password.
+    public let location: String
+    public var ranksVectors: Bool { true }
+
+    let client: PostgresClient
+    let threads: NIOThreadPool
+    let logger: Logger
+    private let running: Task<Void, Never>
+    /// The schema made ready (created or migrated) before the first transaction; its value is the
+    /// text search configuration the index records.
+    private let ready: Task<String, any Error>
+
+    /// Whether a `--db` value names a PostgreSQL database rather than a file.
+    public static func isURL(_ text: String) -> Bool {
+        text.hasPrefix("postgres://") || text.hasPrefix("postgresql://")
+    }
+
+    private init(location: String, create: Bool, textSearchConfig: String, client: PostgresClient, threads: NIOThreadPool, logger: Logger) {
+        self.location = location
+        self.client = client
+        self.threads = threads
+        self.logger = logger
+        self.running = Task { await client.run() }
+        self.ready = Task {
+            try await Self.transaction(client: client, threads: threads, logger: logger, location: location, write: true) { session in
+                try PostgresSchema.prepare(session, create: create, location: location, textSearchConfig: textSearchConfig)
+            }
+        }
+    }
+
+    deinit {
+        running.cancel()
+        threads.shutdownGracefully { _ in }
+    }
+
+    /// The text search configuration keyword ranking uses (`simple` unless chosen when the index
+    /// was made).
+    public func textSearchConfig() async throws -> String { try await ready.value }
+
+    /// Prepares to connect to the database at `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`; the
+    /// password may also come from `PGPASSWORD`), creating kb's tables when `create` is true and
+    /// migrating older ones forward, before the first transaction (so connection errors surface
+    /// there). `connections` bounds the pool (and the threads that wait on it).
+    public static func open(url: String, create: Bool, connections: Int = 8, textSearchConfig: String = "simple",
+                            environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresStore {
+        guard let parts = URLComponents(string: url), isURL(url), let host = parts.host, !host.isEmpty else {
+            throw KBError(.invalidArgument, "\(url) is not a PostgreSQL URL. Use postgres://USER@HOST:PORT/DATABASE.")
+        }
+        let database = String(parts.path.drop(while: { $0 == "/" }))
+        guard !database.isEmpty else {
+            throw KBError(.invalidArgument, "\(url) names no database. Use postgres://USER@HOST:PORT/DATABASE.")
+        }
+        let user = parts.user ?? environment["PGUSER"] ?? "postgres"
+        let password = parts.password ?? environment["PGPASSWORD"]
+        var safe = parts
+        safe.password = nil
+        let location = safe.string ?? "postgres://\(host)/\(database)"
+        guard (1...1_000).contains(connections) else {
+            throw KBError(.invalidArgument, "The pool size must be between 1 and 1000; got \(connections).")
+        }
+        var configuration = PostgresClient.Configuration(
+            host: host, port: parts.port ?? 5432, username: user, password: password, database: database, tls: .disable)
+        configuration.options.maximumConnections = connections
+        configuration.options.minimumConnections = 0
+        var logger = Logger(label: "kb.postgres")
+        logger.logLevel = .critical
+        let threads = NIOThreadPool(numberOfThreads: connections)
+        threads.start()
+        return PostgresStore(location: location, create: create, textSearchConfig: textSearchConfig,
+                             client: PostgresClient(configuration: configuration, backgroundLogger: logger),
+                             threads: threads, logger: logger)
+    }
+
+    // MARK: - Transactions
+
+    /// Runs `body` on one of the store's threads inside one transaction on a leased connection:
+    /// REPEATABLE READ READ ONLY for reads; for writes, after taking the write lock.
+    func transaction<T: Sendable>(write: Bool, _ body: @Sendable (PGSession) throws -> T) async throws -> T {
+        _ = try await ready.value
+        return try await Self.transaction(client: client, threads: threads, logger: logger, location: location, write: write, body)
+    }
+
+    private static func transaction<T: Sendable>(client: PostgresClient, threads: NIOThreadPool, logger: Logger, location: String,
+                                                 write: Bool, _ body: @Sendable (PGSession) throws -> T) async throws -> T {
+        try await wrap(location) {
+            try await client.withConnection { connection in
+                let session = PGSession(connection, logger: logger)
+                return try await withoutActuallyEscaping(body) { body in
+                    // The thread pool keeps its work item a little after the work is done; it holds
+                    // `lent`, which lets go of `body` before this block returns.
+                    let lent = Lent(body)
+                    defer { lent.release() }
+                    return try await threads.runIfActive {
+                        let body = try lent.take()
+                        try session.execute(write ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                        do {
+                            if write { try session.execute("SELECT pg_advisory_xact_lock(\(Self.writeLock))") }
+                            let result = try body(session)
+                            try session.execute("COMMIT")
+                            return result
+                        } catch {
+                            try? session.execute("ROLLBACK")
+                            throw error
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The advisory lock every write holds (an arbitrary constant: "kb" in ASCII, and 1).
+    static let writeLock: Int64 = 0x6B62_0001
+
+    public func snapshot<T: Sendable>(_ body: @Sendable (any IndexSnapshot) throws -> T) async throws -> T {
+        let location = location, config = try await textSearchConfig()
+        return try await transaction(write: false) { session in
+            try body(PostgresSnapshot(session: session, location: location, textSearchConfig: config))
+        }
+    }
+
+    /// Runs `body` in one write transaction; it gets the session and the text search configuration.
+    func write<T: Sendable>(_ body: @Sendable (PGSession, String) throws -> T) async throws -> T {
+        let config = try await textSearchConfig()
+        return try await transaction(write: true) { session in try body(session, config) }
+    }
+
+    static func wrap<T>(_ location: String, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as KBError {
+            throw error
+        } catch {
+            throw kbError(error, location: location)
+        }
+    }
+
+    static func kbError(_ error: any Error, location: String) -> KBError {
+        if let error = error as? PSQLError {
+            if error.code == .connectionError || error.code == .serverClosedConnection || error.code == .clientClosedConnection {
+                return KBError(.database, "Cannot reach the database \(location): \(String(reflecting: error)). Check that PostgreSQL runs there and the URL is right.", cause: error)
+            }
+            if let message = error.serverInfo?[.message] {
+                return KBError(.database, "The database \(location) could not be used: \(message) (SQLSTATE \(error.serverInfo?[.sqlState] ?? "?")).", cause: error)
+            }
+            return KBError(.database, "The database \(location) could not be used: \(String(reflecting: error)).", cause: error)
+        }
+        return KBError(.database, "The database \(location) could not be used: \(error).", cause: error)
+    }
+
+    /// Whether an error is PostgreSQL's unique violation.
+    static func isUniqueViolation(_ error: any Error) -> Bool {
+        (error as? PSQLError)?.serverInfo?[.sqlState] == "23505"
+    }
+
+    // MARK: - Schema
+
+    public func setMeta(_ key: String, _ value: String) async throws {
+        try await write { session, _ in try PostgresSchema.setMeta(key, value, session) }
+    }
+}
+
+/// A closure lent to another thread for the length of one call.
+///
+/// @unchecked Sendable: `take` runs on the pool's thread while the lender awaits it; `release`
+/// runs after that; the lock orders them.
+private final class Lent<Body>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var body: Body?
+
+    init(_ body: Body) { self.body = body }
+
+    func take() throws -> Body {
+        guard let body = lock.withLock({ self.body }) else { throw CancellationError() }
+        return body
+    }
+
+    func release() { lock.withLock { body = nil } }
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL 16 with pgvector for tests and benchmarks: the binaries come from the
+# PyPI package pgserver (which bundles them, pgvector 0.6 included, for Linux x86_64), installed
+# into .venv-pg; the cluster lives in a temporary folder and listens on a free loopback port.
+#
+#   scripts/postgres.sh start [FOLDER]   initdb + start; prints the URL (also in FOLDER/url)
+#   scripts/postgres.sh stop FOLDER      stops it and deletes FOLDER
+#
+# As root (PostgreSQL refuses to run as root) the server runs as the system user kbpg.
+. "$(dirname "$0")/lib.sh"
+PGSERVER_VERSION="0.1.4"
+
+install_pgserver() {
+    ensure_system_packages python3-venv
+    local venv="$KB_ROOT/.venv-pg"
+    # find_spec locates the package without running it (importing it sets up logging and folders).
+    local locate='import importlib.util, os, sys; spec = importlib.util.find_spec("pgserver"); sys.exit(1) if spec is None else print(os.path.join(os.path.dirname(spec.origin), "pginstall", "bin"))'
+    if ! "$venv/bin/python" -c "$locate" >/dev/null 2>&1; then
+        say "Installing PostgreSQL + pgvector (PyPI pgserver $PGSERVER_VERSION) into .venv-pg"
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install --quiet --disable-pip-version-check "pgserver==$PGSERVER_VERSION"
+    fi
+    PG_BIN="$("$venv/bin/python" -c "$locate")"
+    chmod -R a+rX "$venv"
+}
+
+as_server_user() {
+    if [ "$(id -u)" -eq 0 ]; then
+        runuser -u kbpg -- "$@"
+    else
+        "$@"
+    fi
+}
+
+case "${1:-}" in
+start)
+    install_pgserver
+    FOLDER="${2:-$(mktemp -d)}"
+    mkdir -p "$FOLDER"
+    if [ "$(id -u)" -eq 0 ]; then
+        id kbpg >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin kbpg
+        chown kbpg "$FOLDER"
+    fi
+    chmod 755 "$FOLDER"
+    PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    as_server_user "$PG_BIN/initdb" -D "$FOLDER/data" -U kb --auth=trust -E UTF8 --no-locale >"$FOLDER/initdb.log" 2>&1 \
+        || { cat "$FOLDER/initdb.log" >&2; echo "error: initdb failed" >&2; exit 1; }
+    as_server_user "$PG_BIN/pg_ctl" -D "$FOLDER/data" -l "$FOLDER/server.log" -w -t 60 \
+        -o "-p $PORT -k $FOLDER -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start >/dev/null \
+        || { cat "$FOLDER/server.log" >&2; echo "error: PostgreSQL did not start" >&2; exit 1; }
+    "$PG_BIN/createdb" -h 127.0.0.1 -p "$PORT" -U kb kb
+    echo "postgres://kb@127.0.0.1:$PORT/kb" | tee "$FOLDER/url"
+    ;;
+stop)
+    [ -n "${2:-}" ] || { echo "usage: scripts/postgres.sh stop FOLDER" >&2; exit 64; }
+    install_pgserver
+    [ -d "$2/data" ] && as_server_user "$PG_BIN/pg_ctl" -D "$2/data" -m immediate stop >/dev/null 2>&1 || true
+    rm -rf "$2"
+    ;;
+*)
+    echo "usage: scripts/postgres.sh start [FOLDER] | stop FOLDER" >&2
+    exit 64
+    ;;
+esac
