@@ -105,6 +105,8 @@ let package = Package(
             dependencies: ["KBCore", "KBEmbed", "KBIndex", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/kb-bench",
             swiftSettings: strict),
+        // Which backend the tests run against (SQLite, or PostgreSQL when scripts/test.sh says so).
+        .target(name: "KBTestSupport", path: "Tests/KBTestSupport", swiftSettings: strict),
         .testTarget(name: "KBIngestTests", dependencies: ["KBCore", "KBIngest"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "KBIndexTests",
@@ -116,7 +118,7 @@ let package = Package(
         .testTarget(
             name: "KBServerTests",
             dependencies: [
-                "KBCore", "KBKit", "KBServer", "KBContext", "KBEmbed", "KBIngest",
+                "KBCore", "KBKit", "KBServer", "KBContext", "KBEmbed", "KBIngest", "KBTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -126,12 +128,12 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "KBMemoryTests", dependencies: ["KBCore", "KBMemory"], swiftSettings: strict),
         .testTarget(
-            name: "KBKitTests", dependencies: ["KBCore", "KBIngest", "KBKit", "KBMemory", "KBContext"],
+            name: "KBKitTests", dependencies: ["KBCore", "KBIngest", "KBKit", "KBMemory", "KBContext", "KBTestSupport"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "kbTests",
             dependencies: [
-                "KBCore", "KBKit", "KBServer", "KBEmbed",
+                "KBCore", "KBKit", "KBServer", "KBEmbed", "KBTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "MCP", package: "swift-sdk"),

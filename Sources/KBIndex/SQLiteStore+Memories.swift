@@ -49,7 +49,7 @@ extension SQLiteStore {
     /// The full id of the memory an id or id prefix names; throws when none or several match.
     static func resolveMemoryID(_ idOrPrefix: String, _ db: Database) throws -> String {
         let matches = try String.fetchAll(db, sql: "SELECT id FROM memories WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 6",
-                                          arguments: [idOrPrefix.count, idOrPrefix])
+                                          arguments: [idOrPrefix.unicodeScalars.count, idOrPrefix])
         if matches.count == 1 { return matches[0] }
         if matches.isEmpty {
             throw KBError(.notFound, "No memory has the id \(idOrPrefix). `kb memory list` shows the memories and their ids.")

@@ -77,7 +77,7 @@ extension SQLiteStore {
         }
         if !query.sourcePrefixes.isEmpty {
             sql += " AND (" + query.sourcePrefixes.map { _ in "substr(so.path, 1, ?) = ?" }.joined(separator: " OR ") + ")"
-            for prefix in query.sourcePrefixes { arguments += [prefix.count, prefix] }
+            for prefix in query.sourcePrefixes { arguments += [prefix.unicodeScalars.count, prefix] }
         }
         for tag in query.tags {
             sql += " AND sn.id IN (SELECT st.snippet_id FROM snippet_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = ?)"
@@ -90,7 +90,7 @@ extension SQLiteStore {
                 case .path(let path):
                     let folder = path.hasSuffix("/") ? path : path + "/"
                     clauses.append("so.path = ? OR substr(so.path, 1, ?) = ?")
-                    arguments += [path, folder.count, folder]
+                    arguments += [path, folder.unicodeScalars.count, folder]
                 case .tag(let tag):
                     clauses.append("sn.id IN (SELECT st.snippet_id FROM snippet_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = ?)")
                     arguments += [tag.name]

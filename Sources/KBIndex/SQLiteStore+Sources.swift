@@ -17,7 +17,7 @@ extension SQLiteStore.Snapshot {
     /// Paths of stored sources that start with `prefix`.
     public func sourcePaths(under prefix: String) throws -> [String] {
         try String.fetchAll(db, sql: "SELECT path FROM sources WHERE substr(path, 1, ?) = ? ORDER BY path",
-                            arguments: [prefix.count, prefix])
+                            arguments: [prefix.unicodeScalars.count, prefix])
     }
 
     /// Every stored source, by path, with its snippet count and tags.
@@ -152,7 +152,7 @@ extension SQLiteStore {
                 let folder = path.hasSuffix("/") ? path : path + "/"
                 let matches = try String.fetchAll(db, sql: """
                     SELECT path FROM sources WHERE path = ? OR substr(path, 1, ?) = ?
-                    """, arguments: [path, folder.count, folder])
+                    """, arguments: [path, folder.unicodeScalars.count, folder])
                 for match in matches where !removed.contains(match) {
                     effect.removedSnippets += try Self.snippetIDs(ofPath: match, db)
                     try db.execute(sql: "DELETE FROM sources WHERE path = ?", arguments: [match])

@@ -168,7 +168,14 @@ public final class KnowledgeBase: Sendable {
     /// before a new index file is created, so a missing model leaves no empty index behind.
     public static func openForIngest(at path: String, embedder choice: EmbedderChoice?, embedderURL: String? = nil)
         async throws -> (kb: KnowledgeBase, embedder: (any Embedder)?, record: EmbedderRecord) {
-        if FileManager.default.fileExists(atPath: FileScanner.absolute(path)) {
+        if PostgresStore.isURL(path) {
+            // A database is only known to hold an index once it has been asked.
+            do {
+                let kb = try open(at: path, create: false, embedderURL: embedderURL)
+                let (embedder, record) = try await kb.embedder(choice)
+                return (kb, embedder, record)
+            } catch let error as KBError where error.code == .noIndex {}
+        } else if FileManager.default.fileExists(atPath: FileScanner.absolute(path)) {
             let kb = try open(at: path, create: false, embedderURL: embedderURL)
             let (embedder, record) = try await kb.embedder(choice)
             return (kb, embedder, record)

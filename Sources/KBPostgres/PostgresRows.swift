@@ -72,7 +72,7 @@ enum PostgresRows {
         }
         if !query.sourcePrefixes.isEmpty {
             let clauses = query.sourcePrefixes.map { prefix in
-                "left(so.path, \(sql.bind(.int(Int64(prefix.count))))) = \(sql.bind(.text(prefix)))"
+                "starts_with(so.path, \(sql.bind(.text(prefix))))"
             }
             sql += " AND (" + clauses.joined(separator: " OR ") + ")"
         }
@@ -85,7 +85,7 @@ enum PostgresRows {
                 switch selector {
                 case .path(let path):
                     let folder = path.hasSuffix("/") ? path : path + "/"
-                    clauses.append("so.path = \(sql.bind(.text(path))) OR left(so.path, \(sql.bind(.int(Int64(folder.count))))) = \(sql.bind(.text(folder)))")
+                    clauses.append("so.path = \(sql.bind(.text(path))) OR starts_with(so.path, \(sql.bind(.text(folder))))")
                 case .tag(let tag):
                     clauses.append("sn.id IN (SELECT st.snippet_id FROM snippet_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = \(sql.bind(.text(tag.name))))")
                 case .kind(let kind):
@@ -128,8 +128,8 @@ enum PostgresRows {
     }
 
     static func resolveMemoryID(_ idOrPrefix: String, _ session: PGSession) throws -> String {
-        let matches = try session.rows("SELECT id FROM memories WHERE left(id, $1) = $2 ORDER BY id COLLATE \"C\" LIMIT 6",
-                                       .int(Int64(idOrPrefix.count)), .text(idOrPrefix)).map { try $0.get(0, String.self) }
+        let matches = try session.rows("SELECT id FROM memories WHERE starts_with(id, $1) ORDER BY id COLLATE \"C\" LIMIT 6",
+                                       .text(idOrPrefix)).map { try $0.get(0, String.self) }
         if matches.count == 1 { return matches[0] }
         if matches.isEmpty {
             throw KBError(.notFound, "No memory has the id \(idOrPrefix). `kb memory list` shows the memories and their ids.")

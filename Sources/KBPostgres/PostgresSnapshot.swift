@@ -50,8 +50,8 @@ struct PostgresSnapshot: IndexSnapshot {
     }
 
     func sourcePaths(under prefix: String) throws -> [String] {
-        try session.rows("SELECT path FROM sources WHERE left(path, $1) = $2 ORDER BY path COLLATE \"C\"",
-                         .int(Int64(prefix.count)), .text(prefix)).map { try $0.get(0, String.self) }
+        try session.rows("SELECT path FROM sources WHERE starts_with(path, $1) ORDER BY path COLLATE \"C\"",
+                         .text(prefix)).map { try $0.get(0, String.self) }
     }
 
     func sources() throws -> [StoredSource] {
@@ -200,7 +200,7 @@ struct PostgresSnapshot: IndexSnapshot {
             let tsquery = PostgresRows.tsquery(words, config: textSearchConfig, sql: &sql)
             excerpt = """
                 CASE WHEN sn.fts @@ \(tsquery) THEN ts_headline('\(textSearchConfig)'::regconfig, sn.text, \(tsquery),
-                    'StartSel=**, StopSel=**, MaxWords=32, MinWords=12, MaxFragments=1, FragmentDelimiter=…') END
+                    'StartSel=**, StopSel=**, MaxWords=32, MinWords=12') END
                 """
         }
         sql += """

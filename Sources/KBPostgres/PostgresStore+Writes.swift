@@ -109,8 +109,8 @@ extension PostgresStore {
             var effect = WriteEffect()
             for path in paths {
                 let folder = path.hasSuffix("/") ? path : path + "/"
-                let matches = try session.rows("SELECT path FROM sources WHERE path = $1 OR left(path, $2) = $3 ORDER BY path COLLATE \"C\"",
-                                               .text(path), .int(Int64(folder.count)), .text(folder)).map { try $0.get(0, String.self) }
+                let matches = try session.rows("SELECT path FROM sources WHERE path = $1 OR starts_with(path, $2) ORDER BY path COLLATE \"C\"",
+                                               .text(path), .text(folder)).map { try $0.get(0, String.self) }
                 for match in matches where !removed.contains(match) {
                     effect.removedSnippets += try PostgresRows.snippetIDs(ofPath: match, session)
                     try session.execute("DELETE FROM sources WHERE path = $1", .text(match))

@@ -33,16 +33,21 @@ public final class PostgresStore: IndexStore {
         text.hasPrefix("postgres://") || text.hasPrefix("postgresql://")
     }
 
-    private init(location: String, create: Bool, textSearchConfig: String, client: PostgresClient, threads: NIOThreadPool, logger: Logger) {
+    private init(location: String, server: PostgresConnection.Configuration, create: Bool, textSearchConfig: String,
+                 client: PostgresClient, threads: NIOThreadPool, logger: Logger) {
         self.location = location
         self.client = client
         self.threads = threads
         self.logger = logger
         self.running = Task { await client.run() }
         self.ready = Task {
-            try await Self.transaction(client: client, threads: threads, logger: logger, location: location, write: true) { session in
-                try PostgresSchema.prepare(session, create: create, location: location, textSearchConfig: textSearchConfig)
+            func prepare() async throws -> String {
+                try await Self.transaction(client: client, threads: threads, logger: logger, location: location, write: true) { session in
+                    try PostgresSchema.prepare(session, create: create, location: location, textSearchConfig: textSearchConfig)
+                }
             }
+            try await Self.probe(server, create: create, logger: logger, location: location)
+            return try await prepare()
         }
     }
 
@@ -84,7 +89,12 @@ public final class PostgresStore: IndexStore {
         logger.logLevel = .critical
         let threads = NIOThreadPool(numberOfThreads: connections)
         threads.start()
-        return PostgresStore(location: location, create: create, textSearchConfig: textSearchConfig,
+        guard textSearchConfig.range(of: "^[A-Za-z_][A-Za-z0-9_]{0,62}$", options: .regularExpression) != nil else {
+            throw KBError(.invalidArgument, "\(textSearchConfig) is not a text search configuration name (e.g. simple, english).")
+        }
+        let server = PostgresConnection.Configuration(
+            host: host, port: parts.port ?? 5432, username: user, password: password, database: database, tls: .disable)
+        return PostgresStore(location: location, server: server, create: create, textSearchConfig: textSearchConfig,
                              client: PostgresClient(configuration: configuration, backgroundLogger: logger),
                              threads: threads, logger: logger)
     }
@@ -163,6 +173,48 @@ public final class PostgresStore: IndexStore {
             return KBError(.database, "The database \(location) could not be used: \(String(reflecting: error)).", cause: error)
         }
         return KBError(.database, "The database \(location) could not be used: \(error).", cause: error)
+    }
+
+    /// Connects once, outside the pool (whose errors hide the cause), so that an unreachable
+    /// server, a refused login or a missing database gets its own message; with `create`, a
+    /// missing database is created.
+    static func probe(_ server: PostgresConnection.Configuration, create: Bool, logger: Logger, location: String) async throws {
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(configuration: server, id: 0, logger: logger)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "3D000" {
+            guard create else {
+                throw KBError(.noIndex, "No database \(server.database ?? "?") at \(location). Create one with `kb ingest PATH… --db \(location)` (or createdb), or point --db at an existing index.")
+            }
+            try await createDatabase(server, logger: logger, location: location)
+            return
+        } catch let error as PSQLError where error.serverInfo != nil {
+            throw KBError(.database, "PostgreSQL at \(location) refused the connection: \(error.serverInfo?[.message] ?? "?") (SQLSTATE \(error.serverInfo?[.sqlState] ?? "?")). Check the user, password (PGPASSWORD) and database in the URL.", cause: error)
+        } catch {
+            throw KBError(.database, "Cannot reach PostgreSQL at \(location): \(String(describing: error.self is PSQLError ? (error as! PSQLError).underlying ?? error : error)). Check that the server runs and the host and port are right.", cause: error)
+        }
+        try? await connection.close()
+    }
+
+    /// Creates the database `server` names, through the server's `postgres` database (the user
+    /// needs the CREATEDB privilege; the error says so otherwise).
+    static func createDatabase(_ server: PostgresConnection.Configuration, logger: Logger, location: String) async throws {
+        guard let name = server.database else { return }
+        var maintenance = server
+        maintenance.database = "postgres"
+        try await wrap(location) {
+            let connection = try await PostgresConnection.connect(configuration: maintenance, id: 0, logger: logger)
+            do {
+                let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(quoted)"), logger: logger)
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P04" {
+                // made meanwhile by another process
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try await connection.close()
+        }
     }
 
     /// Whether an error is PostgreSQL's unique violation.

@@ -1,6 +1,7 @@
 import Foundation
 import KBCore
 import KBIngest
+import KBTestSupport
 import Testing
 @testable import KBKit
 
@@ -8,11 +9,13 @@ import Testing
 struct Workspace {
     let root: URL
     let notes: URL
-    var dbPath: String { root.appendingPathComponent("kb.sqlite").path }
+    /// The index: `kb.sqlite` in `root`, or a database of its own (see `TestBackend`).
+    let dbPath: String
 
     init() throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("kb-kit-\(UUID().uuidString)")
         notes = root.appendingPathComponent("notes")
+        dbPath = TestBackend.freshIndex(in: root)
         try FileManager.default.createDirectory(at: notes, withIntermediateDirectories: true)
     }
 

@@ -6,6 +6,7 @@ import KBCore
 import KBIngest
 import KBKit
 import KBServer
+import KBTestSupport
 import Testing
 
 /// A small knowledge base (hashing embedder) with two folders, a bot per folder and memories.
@@ -26,7 +27,7 @@ struct Fixture {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try text.write(to: url, atomically: true, encoding: .utf8)
         }
-        kb = try KnowledgeBase.open(at: root.appendingPathComponent("kb.sqlite").path)
+        kb = try KnowledgeBase.open(at: TestBackend.freshIndex(in: root))
         let (embedder, record) = try await kb.embedder(.hashing)
         _ = await kb.ingest([root.path], options: IngestOptions(), embedder: embedder, record: record)
         for (name, prompt, folder) in [("astro", "You are an astrology tutor.", "astro"), ("chef", "You are a baker.", "cooking")] {

@@ -146,7 +146,7 @@ import Testing
             let result = try await cli.run(arguments + ["--db", "kb.sqlite"])
             guard result.status == 0 else { throw KBError(.invalidArgument, "setup failed: \(arguments): \(result.stderr)") }
         }
-        let kb = try KnowledgeBase.open(at: cli.workdir.appendingPathComponent("kb.sqlite").path, create: false)
+        let kb = try KnowledgeBase.open(at: cli.index, create: false)
         return (cli, kb, try ReportTemplate.loadAll(folder: cli.workdir.appendingPathComponent("reports").path))
     }
 

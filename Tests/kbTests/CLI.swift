@@ -1,5 +1,6 @@
 import Foundation
 import KBCore
+import KBTestSupport
 import Testing
 
 /// Runs the built `kb` executable as a user would.
@@ -13,10 +14,14 @@ struct CLI {
     }
 
     let workdir: URL
+    /// The index that `--db kb.sqlite` names in a test: that file in `workdir`, or a PostgreSQL
+    /// database of its own when the suite runs against PostgreSQL (`TestBackend`).
+    let index: String
 
     init() throws {
         workdir = FileManager.default.temporaryDirectory.appendingPathComponent("kb-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: workdir, withIntermediateDirectories: true)
+        index = TestBackend.freshIndex(in: workdir)
     }
 
     /// The `kb` binary beside the test bundle, or `KB_BINARY`.
@@ -50,7 +55,10 @@ struct CLI {
     func run(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> Result {
         let process = Process()
         process.executableURL = CLI.binary
-        process.arguments = arguments
+        // `--db kb.sqlite` names this test's index, whichever backend the suite runs against.
+        process.arguments = arguments.indices.map { i in
+            i > 0 && arguments[i] == "kb.sqlite" && arguments[i - 1] == "--db" ? index : arguments[i]
+        }
         process.currentDirectoryURL = workdir
         var environment = ProcessInfo.processInfo.environment
         environment["HOME"] = workdir.path

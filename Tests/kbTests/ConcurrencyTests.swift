@@ -9,7 +9,7 @@ import Testing
         let cli = try CLI()
         let sections = 5
         try cli.write("seed/seed.md", "# Seed\n\n## A\n\nVenus seed text.\n")
-        let db = cli.workdir.appendingPathComponent("kb.sqlite").path
+        let db = cli.index
         #expect(try await cli.run("ingest", "--db", db, "--embedder", "hashing", "seed").status == 0)
         let kb = try KnowledgeBase.open(at: db, create: false)
 

@@ -19,7 +19,7 @@ import Testing
                 let port = Int.random(in: 20000...60000)
                 let process = Process()
                 process.executableURL = CLI.binary
-                process.arguments = ["serve", "--db", "kb.sqlite", "--port", String(port)]
+                process.arguments = ["serve", "--db", cli.index, "--port", String(port)]
                 process.currentDirectoryURL = cli.workdir
                 process.standardOutput = FileHandle.nullDevice
                 process.standardError = FileHandle.nullDevice
@@ -99,7 +99,7 @@ import Testing
             _ = await load.result
             #expect(acknowledged.count >= before + 20, "round \(round): too few adds were acknowledged before the kill")
 
-            let kb = try KnowledgeBase.open(at: cli.workdir.appendingPathComponent("kb.sqlite").path, create: false)
+            let kb = try KnowledgeBase.open(at: cli.index, create: false)
             #expect(try await kb.store.snapshot { try $0.integrityCheck() } == "ok", "round \(round)")
             let restarted = try await Server.start(cli)
             for (id, content) in acknowledged.all {

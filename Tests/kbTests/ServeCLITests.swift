@@ -26,7 +26,7 @@ import Testing
         let port = Int.random(in: 20000...60000)
         let process = Process()
         process.executableURL = CLI.binary
-        process.arguments = ["serve", "--db", "kb.sqlite", "--port", String(port), "--token", token]
+        process.arguments = ["serve", "--db", cli.index, "--port", String(port), "--token", token]
         process.currentDirectoryURL = cli.workdir
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

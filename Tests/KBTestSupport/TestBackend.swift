@@ -1,0 +1,29 @@
+public import Foundation
+
+/// Which storage backend the suite runs against. By default every index is an SQLite file;
+/// with `KB_TEST_BACKEND=postgres` and `KB_TEST_POSTGRES_URL=postgres://USER@HOST:PORT/DB`
+/// (scripts/test.sh starts a throwaway server and sets both) the same tests run against
+/// PostgreSQL, each index a database of its own, made on first use.
+public enum TestBackend {
+    /// The PostgreSQL server the suite runs against; nil for SQLite.
+    public static let postgresServer: String? = {
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["KB_TEST_BACKEND"] == "postgres" else { return nil }
+        guard let url = environment["KB_TEST_POSTGRES_URL"], !url.isEmpty else {
+            fatalError("KB_TEST_BACKEND=postgres needs KB_TEST_POSTGRES_URL (scripts/test.sh starts a server and sets it).")
+        }
+        return url
+    }()
+
+    public static var isSQLite: Bool { postgresServer == nil }
+    public static var isPostgres: Bool { postgresServer != nil }
+
+    /// A new, empty index: `folder/name` for SQLite, else a new database on the test server.
+    public static func freshIndex(in folder: URL, name: String = "kb.sqlite") -> String {
+        guard let server = postgresServer, var parts = URLComponents(string: server) else {
+            return folder.appendingPathComponent(name).path
+        }
+        parts.path = "/kb_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(24)
+        return parts.string!
+    }
+}
