@@ -119,9 +119,30 @@ public protocol IndexSnapshot {
     // Bots
     func bots() throws -> [Bot]
     func bot(named name: String) throws -> Bot
+
+    // Copying a whole index (`kb export`)
+    /// A stored source's metadata (tags and keywords included), or nil.
+    func source(path: String) throws -> Source?
+    /// Ids of a source's snippets, in ordinal order.
+    func snippetIDs(ofSource path: String) throws -> [Int64]
+    /// Every embedder with vectors in the index (the current one and any kept by a reindex).
+    func embedders() throws -> [EmbedderRecord]
+    /// The embedding cache of one embedder: text hash and vector.
+    func cacheEntries(embedder: EmbedderRecord) throws -> [(hash: Data, vector: [Float])]
 }
 
 extension IndexSnapshot {
+    /// A stored source with its snippets, as ingest wrote it; nil when there is none at `path`.
+    public func document(path: String) throws -> SourceDocument? {
+        guard let source = try source(path: path) else { return nil }
+        let ids = try snippetIDs(ofSource: path)
+        let hits = try self.hits(for: ids, highlighting: nil)
+        return SourceDocument(source: source, snippets: try ids.map { id in
+            guard let hit = hits[id] else { throw KBError(.database, "The snippet \(id) of \(path) vanished while it was being read.") }
+            return hit.snippet
+        })
+    }
+
     public func memories(scopes: [MemoryScope] = [], tags: [Tag] = []) throws -> [Memory] {
         try memories(scopes: scopes, tags: tags, includeSuperseded: false)
     }

@@ -166,7 +166,7 @@ extension SQLiteStore {
     }
 
     static func snippetIDs(ofPath path: String, _ db: Database) throws -> [Int64] {
-        try Int64.fetchAll(db, sql: "SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE so.path = ?",
+        try Int64.fetchAll(db, sql: "SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE so.path = ? ORDER BY sn.ordinal",
                            arguments: [path])
     }
 

@@ -73,9 +73,13 @@ public final class KnowledgeBase: Sendable {
     /// Opens the index for a service, making an empty one when there is none yet (so that a service
     /// that only stores memories needs no ingest first). The folder must exist: a mistyped path
     /// is an error, not a new directory tree. `created` says whether the file was made.
-    public static func openForService(at path: String, limits: Limits = Limits(), embedderURL: String? = nil) throws -> (kb: KnowledgeBase, created: Bool) {
+    /// A PostgreSQL index keeps `databasePool` connections (default `KB_DB_POOL`, else 8).
+    public static func openForService(at path: String, limits: Limits = Limits(), embedderURL: String? = nil,
+                                      databasePool: Int? = nil) throws -> (kb: KnowledgeBase, created: Bool) {
         if PostgresStore.isURL(path) {
-            return (try open(at: path, create: true, limits: limits, embedderURL: embedderURL), false)
+            var environment = ProcessInfo.processInfo.environment
+            if let databasePool { environment["KB_DB_POOL"] = String(databasePool) }
+            return (try open(at: path, create: true, limits: limits, environment: environment, embedderURL: embedderURL), false)
         }
         let absolute = FileScanner.absolute(path)
         if FileManager.default.fileExists(atPath: absolute) {

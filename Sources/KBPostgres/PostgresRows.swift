@@ -109,7 +109,7 @@ enum PostgresRows {
     }
 
     static func snippetIDs(ofPath path: String, _ session: PGSession) throws -> [Int64] {
-        try session.rows("SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE so.path = $1", .text(path))
+        try session.rows("SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE so.path = $1 ORDER BY sn.ordinal", .text(path))
             .map { try $0.get(0, Int64.self) }
     }
 

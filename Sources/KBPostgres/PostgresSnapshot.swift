@@ -291,4 +291,41 @@ struct PostgresSnapshot: IndexSnapshot {
         }
         return try PostgresRows.bot(row)
     }
+
+    // MARK: - Copying
+
+    func source(path: String) throws -> Source? {
+        guard let row = try session.rows("""
+            SELECT id, path, kind, title, content_hash, size, modified_at, keywords FROM sources WHERE path = $1
+            """, .text(path)).first else { return nil }
+        let tags = try session.rows("""
+            SELECT t.name FROM source_tags st JOIN tags t ON t.id = st.tag_id WHERE st.source_id = $1 ORDER BY t.name COLLATE "C"
+            """, .int(try row.get("id", Int64.self))).map { Tag(try $0.get(0, String.self)) }
+        let keywords = try row.get("keywords", String.self)
+        return Source(
+            path: try row.get("path"), kind: SourceKind(rawValue: try row.get("kind", String.self)) ?? .note, title: try row.get("title"),
+            contentHash: try row.get("content_hash"), size: Int(try row.get("size", Int64.self)),
+            modifiedAt: try row.get("modified_at", Double?.self).map(Date.init(timeIntervalSince1970:)), tags: tags,
+            keywords: keywords.isEmpty ? [] : keywords.components(separatedBy: "\n"))
+    }
+
+    func snippetIDs(ofSource path: String) throws -> [Int64] { try PostgresRows.snippetIDs(ofPath: path, session) }
+
+    func embedders() throws -> [EmbedderRecord] {
+        let current = try embedderRecord()
+        return try session.rows("""
+            SELECT name, dimension FROM embedders e WHERE EXISTS (SELECT 1 FROM vectors v WHERE v.embedder_id = e.id) ORDER BY name COLLATE "C"
+            """).map { row in
+            let name = try row.get(0, String.self)
+            return EmbedderRecord(name: name, dimension: Int(try row.get(1, Int32.self)), spec: current?.name == name ? current!.spec : name)
+        }
+    }
+
+    func cacheEntries(embedder: EmbedderRecord) throws -> [(hash: Data, vector: [Float])] {
+        try session.rows("SELECT text_hash, data FROM embedding_cache WHERE embedder = $1 ORDER BY text_hash", .text(embedder.name))
+            .compactMap { row in
+                let hash = try row.get(0, Data.self)
+                return VectorCoding.decode(try row.get(1, Data.self), dimension: embedder.dimension).map { (hash, $0) }
+            }
+    }
 }

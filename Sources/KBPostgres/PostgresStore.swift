@@ -79,7 +79,7 @@ public final class PostgresStore: IndexStore {
         safe.password = nil
         let location = safe.string ?? "postgres://\(host)/\(database)"
         guard (1...1_000).contains(connections) else {
-            throw KBError(.invalidArgument, "The pool size must be between 1 and 1000; got \(connections).")
+            throw KBError(.invalidArgument, "The PostgreSQL pool size (--db-pool or KB_DB_POOL) must be between 1 and 1000; got \(connections).")
         }
         var configuration = PostgresClient.Configuration(
             host: host, port: parts.port ?? 5432, username: user, password: password, database: database, tls: .disable)

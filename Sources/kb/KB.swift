@@ -14,7 +14,7 @@ struct KB: AsyncParsableCommand {
             Exit codes: 0 success, 1 failure, 64 bad usage (a bad option or value; nothing was done).
             """,
         version: KBVersion.current,
-        subcommands: [Ingest.self, Search.self, Sources.self, Remove.self, Status.self, Inspect.self, Embed.self, Eval.self, MemoryCommand.self, BotCommand.self, Context.self, Serve.self, MCP.self, Reindex.self])
+        subcommands: [Ingest.self, Search.self, Sources.self, Remove.self, Status.self, Inspect.self, Embed.self, Eval.self, MemoryCommand.self, BotCommand.self, Context.self, Serve.self, MCP.self, Reindex.self, Export.self])
 }
 
 enum KBVersion {
@@ -23,7 +23,7 @@ enum KBVersion {
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The index file.", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("The index: a file, or a PostgreSQL database as postgres://USER@HOST:PORT/DATABASE (default: $KB_DB, else ~/.local/share/kb/kb.sqlite).", valueName: "index"))
     var db: String?
 
     @Flag(name: .long, help: "Print one JSON document on stdout instead of text.")

@@ -24,6 +24,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The port.")
     var port = ServiceConfiguration().port
 
+    @Option(name: .customLong("db-pool"), help: ArgumentHelp(
+        "Connections to a PostgreSQL index (--db postgres://…), and threads waiting on them (default: $KB_DB_POOL, else 8).",
+        valueName: "n"))
+    var databasePool: Int?
+
     @Option(help: ArgumentHelp("The API token (default: $KB_API_TOKEN).", valueName: "token"))
     var token: String?
 
@@ -43,7 +48,7 @@ struct Serve: AsyncParsableCommand {
             configuration.maxBodyBytes = maxBody
             if let reports { configuration.reports = try ReportTemplate.loadAll(folder: reports) }
             try configuration.validate()
-            let (kb, created) = try KnowledgeBase.openForService(at: global.databasePath, embedderURL: endpoint.url)
+            let (kb, created) = try KnowledgeBase.openForService(at: global.databasePath, embedderURL: endpoint.url, databasePool: databasePool)
             if created { FileHandle.standardError.write(Data("kb serve: created a new, empty index at \(kb.path)\n".utf8)) }
             FileHandle.standardError.write(Data((
                 "kb serve: http://\(host):\(port) (index \(kb.path); \(configuration.reports.count) report template(s); "

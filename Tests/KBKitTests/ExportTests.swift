@@ -1,0 +1,61 @@
+import Foundation
+import KBCore
+import KBIngest
+import KBTestSupport
+import Testing
+@testable import KBKit
+
+/// `kb export`: an SQLite index copied into the backend under test and back gives the same index.
+@Suite struct ExportTests {
+    @Test func anIndexWithMemoriesAndBotsRoundTripsWithTheSameSearchResults() async throws {
+        let ws = try Workspace()
+        try ws.write("venus.md", "---\ntags: [area:love]\n---\n# Venus\n\nVenus rules love, beauty and money.\n\n## In the tenth house\n\nVenus in the tenth house favours the arts.")
+        try ws.write("saturn.md", "---\ntags: [area:career]\n---\n# Saturn\n\nSaturn rules discipline, time and the long climb of a career.")
+        try ws.write("bread.md", "# Bread\n\nBread needs flour, water, salt and time. Knead the dough until it is smooth.")
+        // The original is always an SQLite file; the copy is in the backend under test.
+        let original = try KnowledgeBase.open(at: ws.root.appendingPathComponent("original.sqlite").path)
+        let (embedder, record) = try await original.embedder(.hashing)
+        #expect(await original.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        let tea = try await original.add("Ada likes tea.", scope: "user:ada", tags: [Tag("diet")]).memory
+        _ = try await original.updateMemory(tea.id, MemoryChange(content: "Ada likes green tea."))
+        let coffee = try await original.add("Ada likes coffee.", scope: "user:ada").memory
+        _ = try await original.add("Ada drinks coffee at night.", scope: "user:ada", superseding: coffee.id)
+        var bot = BotRequest(name: "astro")
+        bot.systemPrompt = "You are an astrology tutor."
+        bot.sources = [ws.path("venus.md"), "tag:area:career"]
+        _ = try await original.createBot(bot)
+
+        let middle = TestBackend.freshIndex(in: ws.root, name: "middle.sqlite")
+        let there = try await original.export(to: middle)
+        #expect(there.sources == 3 && there.memories == 3 && there.memoryVersions == 1 && there.bots == 1)
+        let copy = try KnowledgeBase.open(at: middle, create: false)
+        let back = ws.root.appendingPathComponent("back.sqlite").path
+        _ = try await copy.export(to: back)
+        let roundTripped = try KnowledgeBase.open(at: back, create: false)
+
+        for mode in SearchMode.allCases {
+            for text in ["venus tenth house", "career discipline", "flour and salt", "love money"] {
+                var query = SearchQuery(text)
+                query.mode = mode
+                let expected = try await original.search(query).hits
+                let got = try await roundTripped.search(query).hits
+                #expect(got.map(\.sourcePath) == expected.map(\.sourcePath), "\(mode) \(text)")
+                #expect(got.map(\.snippet) == expected.map(\.snippet), "\(mode) \(text)")
+                #expect(got.map(\.score) == expected.map(\.score), "\(mode) \(text)")
+                if mode == .vector {   // the middle copy ranks the same vectors the same way
+                    #expect(try await copy.search(query).hits.map(\.snippet) == expected.map(\.snippet), "\(text)")
+                }
+            }
+        }
+        #expect(try await roundTripped.exportMemories() == (try await original.exportMemories()))
+        #expect(try await copy.exportMemories() == (try await original.exportMemories()))
+        #expect(try await roundTripped.bots() == (try await original.bots()))
+        #expect(try await copy.bots() == (try await original.bots()))
+        let status = try await roundTripped.status()
+        #expect(status.vectors == (try await original.status()).vectors)
+
+        // Only into an empty index.
+        let error = await #expect(throws: KBError.self) { try await original.export(to: back) }
+        #expect(error?.code == .conflict)
+    }
+}
