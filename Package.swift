@@ -95,14 +95,14 @@ let package = Package(
         .executableTarget(
             name: "kb",
             dependencies: [
-                "KBCore", "KBKit", "KBEval", "KBIngest", "KBMemory", "KBContext", "KBServer",
+                "KBCore", "KBKit", "KBEval", "KBIngest", "KBMemory", "KBContext", "KBServer", "KBPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
         // Measurements run by scripts/bench-*.sh; kept apart from the tests.
         .executableTarget(
             name: "kb-bench",
-            dependencies: ["KBCore", "KBEmbed", "KBIndex", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["KBCore", "KBEmbed", "KBIndex", "KBPostgres", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/kb-bench",
             swiftSettings: strict),
         // Which backend the tests run against (SQLite, or PostgreSQL when scripts/test.sh says so).
@@ -128,7 +128,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "KBMemoryTests", dependencies: ["KBCore", "KBMemory"], swiftSettings: strict),
         .testTarget(
-            name: "KBKitTests", dependencies: ["KBCore", "KBIngest", "KBKit", "KBMemory", "KBContext", "KBTestSupport"],
+            name: "KBKitTests", dependencies: ["KBCore", "KBIngest", "KBKit", "KBMemory", "KBContext", "KBPostgres", "KBTestSupport"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "kbTests",

@@ -4,6 +4,7 @@
 //   kb-bench encoder-profile [THREADS]             (per-stage time of one forward pass)
 //   kb-bench search N WORKDIR                     (writes WORKDIR/vectors.f32 and queries.f32 for the reference)
 //   kb-bench quantized-recall INDEX.sqlite QUERIES.jsonl   (int8 scan recall@10 on real embeddings)
+//   kb-bench postgres-vectors URL N QUERIES        (exact vs HNSW top-10 in PostgreSQL: latency, recall@10)
 import Foundation
 import GRDB
 import KBCore
@@ -262,8 +263,14 @@ do {
         let output = try await benchSearch(count: count, workdir: arguments[arguments.startIndex + 2])
         let data = try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys])
         print(String(decoding: data, as: UTF8.self))
+    case "postgres-vectors" where arguments.count == 4:
+        guard let count = Int(arguments[arguments.startIndex + 2]), let queries = Int(arguments[arguments.startIndex + 3]), count > 0, queries > 0 else {
+            throw KBError(.invalidArgument, "N and QUERIES must be positive counts")
+        }
+        let output = try await benchPostgresVectors(url: arguments[arguments.startIndex + 1], count: count, queries: queries)
+        print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
     default:
-        FileHandle.standardError.write(Data("usage: kb-bench embed PASSAGES.txt SENTENCES.txt | kb-bench search N WORKDIR\n".utf8))
+        FileHandle.standardError.write(Data("usage: kb-bench embed PASSAGES.txt SENTENCES.txt | kb-bench search N WORKDIR | kb-bench postgres-vectors URL N QUERIES\n".utf8))
         exit(64)
     }
 } catch {

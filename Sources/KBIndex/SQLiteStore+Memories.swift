@@ -48,14 +48,8 @@ extension SQLiteStore {
 
     /// The full id of the memory an id or id prefix names; throws when none or several match.
     static func resolveMemoryID(_ idOrPrefix: String, _ db: Database) throws -> String {
-        let matches = try String.fetchAll(db, sql: "SELECT id FROM memories WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 6",
-                                          arguments: [idOrPrefix.unicodeScalars.count, idOrPrefix])
-        if matches.count == 1 { return matches[0] }
-        if matches.isEmpty {
-            throw KBError(.notFound, "No memory has the id \(idOrPrefix). `kb memory list` shows the memories and their ids.")
-        }
-        throw KBError(.unprocessable,
-            "\(idOrPrefix) matches several memories (\(matches.prefix(5).joined(separator: ", "))…); give more of the id.")
+        try MemoryIDs.resolved(try String.fetchAll(db, sql: "SELECT id FROM memories WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 6",
+                                                   arguments: [idOrPrefix.unicodeScalars.count, idOrPrefix]), for: idOrPrefix)
     }
 
     static func fetchMemory(id: String, _ db: Database) throws -> Memory? {
@@ -136,96 +130,61 @@ extension SQLiteStore {
             """, arguments: [id, v.version, v.title, v.content, v.tags.map(\.name).joined(separator: "\n"), v.updatedAt.timeIntervalSince1970])
     }
 
-    /// Adds a memory in one transaction, unless a current memory of its scope holds the same
-    /// content (then that one comes back and nothing changes). With `superseding`, that memory
-    /// (same scope, still current) is marked as replaced by the new one.
+    // The rules are MemoryTransaction's; each call is one write transaction.
+
     public func addMemory(_ write: MemoryWrite, superseding: String?) async throws -> MemoryAddOutcome {
-        try await self.write { db in
-            var supersededID: String?
-            if let superseding {
-                let id = try Self.resolveMemoryID(superseding, db)
-                guard let old = try Self.fetchMemory(id: id, db) else { throw KBError(.notFound, "No memory has the id \(superseding).") }
-                guard old.scope == write.memory.scope else {
-                    throw KBError(.unprocessable,
-                        "The memory \(id) is in scope \(old.scope), the new one in \(write.memory.scope); a memory can only supersede one of its own scope.")
-                }
-                if let newer = old.supersededBy {
-                    throw KBError(.conflict, "The memory \(id) was already superseded by \(newer). Supersede that one instead.")
-                }
-                supersededID = id
-            }
-            if let existing = try Self.current(contentKey: write.contentKey, scope: write.memory.scope, db) {
-                if let supersededID, supersededID != existing.id {
-                    try db.execute(sql: "UPDATE memories SET superseded_by = ? WHERE id = ?", arguments: [existing.id, supersededID])
-                }
-                return .existing(existing)
-            }
-            let neighbours = write.vector == nil ? [] :
-                try Self.memoryVectors(scope: write.memory.scope, embedder: write.embedder, excluding: write.memory.id, db)
-            let effect = try Self.storeMemory(write, history: [], db)
-            if let supersededID {
-                try db.execute(sql: "UPDATE memories SET superseded_by = ? WHERE id = ?", arguments: [write.memory.id, supersededID])
-            }
-            return .added(effect, neighbours: neighbours)
-        }
+        try await self.write { db in try SQLiteMemoryTransaction(db: db).addMemory(write, superseding: superseding) }
     }
 
-    /// Replaces a memory with a new version, keeping the previous one in its history. Fails
-    /// when the memory changed since `expectedVersion` was read (a concurrent update).
     public func updateMemory(_ write: MemoryWrite, expectedVersion: Int) async throws -> WriteEffect {
-        try await self.write { db in
-            guard let current = try Self.fetchMemory(id: write.memory.id, db) else {
-                throw KBError(.notFound, "No memory has the id \(write.memory.id); it may have just been deleted.")
-            }
-            guard current.version == expectedVersion else {
-                throw KBError(.conflict,
-                    "The memory \(current.id) changed while it was being updated (now version \(current.version)). Show it and try again.")
-            }
-            var history = try Self.history(current.id, db)
-            history.append(current.currentVersion)
-            return try Self.storeMemory(write, history: history, db)
-        }
+        try await self.write { db in try SQLiteMemoryTransaction(db: db).updateMemory(write, expectedVersion: expectedVersion) }
     }
 
-    /// Deletes a memory with its history, vector and keyword entries, in one transaction.
-    /// Memories it had superseded become current again (unless their content is current
-    /// elsewhere in the scope). Returns the deleted memory.
     public func deleteMemory(_ idOrPrefix: String) async throws -> (memory: Memory, effect: WriteEffect) {
-        try await write { db in
-            let id = try Self.resolveMemoryID(idOrPrefix, db)
-            guard let memory = try Self.fetchMemory(id: id, db) else { throw KBError(.notFound, "No memory has the id \(idOrPrefix).") }
-            var effect = WriteEffect()
-            effect.removedSnippets = try Self.snippetIDs(ofPath: memory.sourcePath, db)
-            try db.execute(sql: "DELETE FROM sources WHERE path = ?", arguments: [memory.sourcePath])
-            for row in try Row.fetchAll(db, sql: "SELECT id, scope, content_key FROM memories WHERE superseded_by = ?", arguments: [id]) {
-                let scope = try MemoryScope(row["scope"] as String)
-                let clash = try Self.current(contentKey: row["content_key"], scope: scope, db)
-                try db.execute(sql: "UPDATE memories SET superseded_by = ? WHERE id = ?", arguments: [clash?.id, row["id"] as String])
-            }
-            effect.generation = try Self.bumpGeneration(db)
-            try Self.deleteUnusedTags(db)
-            return (memory, effect)
-        }
+        try await write { db in try SQLiteMemoryTransaction(db: db).deleteMemory(idOrPrefix) }
     }
 
-    /// Stores an imported memory with its history. The same memory already stored, unchanged,
-    /// is left alone; one stored with different data is a conflict unless `replacing`.
     public func importMemory(_ write: MemoryWrite, history: [MemoryVersion], replacing: Bool) async throws -> (MemoryImportOutcome, WriteEffect?) {
-        try await self.write { db in
-            var outcome = MemoryImportOutcome.added
-            if let stored = try Self.fetchMemory(id: write.memory.id, db) {
-                if StoredMemory.same(stored, write.memory), StoredMemory.same(try Self.history(stored.id, db), history) {
-                    return (.unchanged, nil)
-                }
-                guard replacing else {
-                    throw KBError(.conflict,
-                        "The memory \(stored.id) already exists with different data (version \(stored.version)). "
-                      + "Import with --replace to overwrite it, or delete it first.")
-                }
-                outcome = .replaced
-            }
-            return (outcome, try Self.storeMemory(write, history: history, db))
-        }
+        try await self.write { db in try SQLiteMemoryTransaction(db: db).importMemory(write, history: history, replacing: replacing) }
+    }
+}
+
+/// The steps of memory writes in one SQLite write transaction.
+struct SQLiteMemoryTransaction: MemoryTransaction {
+    let db: Database
+
+    func resolveMemoryID(_ idOrPrefix: String) throws -> String { try SQLiteStore.resolveMemoryID(idOrPrefix, db) }
+    func fetchMemory(id: String) throws -> Memory? { try SQLiteStore.fetchMemory(id: id, db) }
+    func currentMemory(contentKey: String, scope: MemoryScope) throws -> Memory? { try SQLiteStore.current(contentKey: contentKey, scope: scope, db) }
+    func memoryHistory(_ id: String) throws -> [MemoryVersion] { try SQLiteStore.history(id, db) }
+
+    func memoriesSuperseded(by id: String) throws -> [(id: String, scope: MemoryScope, contentKey: String)] {
+        try Row.fetchAll(db, sql: "SELECT id, scope, content_key FROM memories WHERE superseded_by = ? ORDER BY id", arguments: [id])
+            .map { (id: $0["id"], scope: try MemoryScope($0["scope"] as String), contentKey: $0["content_key"]) }
+    }
+
+    func setSupersededBy(_ newer: String?, of id: String) throws {
+        try db.execute(sql: "UPDATE memories SET superseded_by = ? WHERE id = ?", arguments: [newer, id])
+    }
+
+    func memoryVectors(scope: MemoryScope, embedder: EmbedderRecord, excluding id: String?) throws -> [(id: String, vector: [Float])] {
+        try SQLiteStore.memoryVectors(scope: scope, embedder: embedder, excluding: id, db)
+    }
+
+    func storeMemory(_ write: MemoryWrite, history: [MemoryVersion]) throws -> WriteEffect {
+        try SQLiteStore.storeMemory(write, history: history, db)
+    }
+
+    func deleteMemorySource(_ memory: Memory) throws -> [Int64] {
+        let removed = try SQLiteStore.snippetIDs(ofPath: memory.sourcePath, db)
+        try db.execute(sql: "DELETE FROM sources WHERE path = ?", arguments: [memory.sourcePath])
+        return removed
+    }
+
+    func finishDelete() throws -> Int64 {
+        let generation = try SQLiteStore.bumpGeneration(db)
+        try SQLiteStore.deleteUnusedTags(db)
+        return generation
     }
 }
 

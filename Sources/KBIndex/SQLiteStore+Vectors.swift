@@ -18,6 +18,18 @@ public struct EmbedderRecord: Sendable, Hashable, Codable {
     }
 
     public static let none = EmbedderRecord(name: "none", dimension: 0, spec: "none")
+
+    /// Checks that `vectors` holds one vector of this embedder's dimension per snippet of
+    /// `document` (nil, for a keyword-only index, passes).
+    public func check(_ vectors: [[Float]]?, for document: SourceDocument) throws {
+        guard let vectors else { return }
+        guard vectors.count == document.snippets.count else {
+            throw KBError(.embedding, "\(document.source.path): \(vectors.count) vectors for \(document.snippets.count) snippets.")
+        }
+        if let bad = vectors.first(where: { $0.count != dimension }) {
+            throw KBError(.embedding, "\(name) returned a \(bad.count)-dim vector; the index holds \(dimension)-dim vectors.")
+        }
+    }
 }
 
 extension SQLiteStore.Snapshot {
@@ -102,14 +114,7 @@ extension SQLiteStore {
     /// one vector per snippet, in order, from `embedder`; pass nil for a keyword-only index.
     @discardableResult
     public func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord, ingestedAt: Date) async throws -> WriteEffect {
-        if let vectors {
-            guard vectors.count == document.snippets.count else {
-                throw KBError(.embedding, "\(document.source.path): \(vectors.count) vectors for \(document.snippets.count) snippets.")
-            }
-            if let bad = vectors.first(where: { $0.count != embedder.dimension }) {
-                throw KBError(.embedding, "\(embedder.name) returned a \(bad.count)-dim vector; the index holds \(embedder.dimension)-dim vectors.")
-            }
-        }
+        try embedder.check(vectors, for: document)
         return try await write { db in
             try Self.recordEmbedder(vectors == nil ? .none : embedder, db)
             let effect = try Self.replace(document, ingestedAt: ingestedAt, in: db)

@@ -128,14 +128,8 @@ enum PostgresRows {
     }
 
     static func resolveMemoryID(_ idOrPrefix: String, _ session: PGSession) throws -> String {
-        let matches = try session.rows("SELECT id FROM memories WHERE starts_with(id, $1) ORDER BY id COLLATE \"C\" LIMIT 6",
-                                       .text(idOrPrefix)).map { try $0.get(0, String.self) }
-        if matches.count == 1 { return matches[0] }
-        if matches.isEmpty {
-            throw KBError(.notFound, "No memory has the id \(idOrPrefix). `kb memory list` shows the memories and their ids.")
-        }
-        throw KBError(.unprocessable,
-            "\(idOrPrefix) matches several memories (\(matches.prefix(5).joined(separator: ", "))…); give more of the id.")
+        try MemoryIDs.resolved(try session.rows("SELECT id FROM memories WHERE starts_with(id, $1) ORDER BY id COLLATE \"C\" LIMIT 6",
+                                                .text(idOrPrefix)).map { try $0.get(0, String.self) }, for: idOrPrefix)
     }
 
     static func fetchMemory(id: String, _ session: PGSession) throws -> Memory? {

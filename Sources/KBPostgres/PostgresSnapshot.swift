@@ -131,20 +131,35 @@ struct PostgresSnapshot: IndexSnapshot {
     }
 
     /// Ranked by the database: negative inner product (`<#>`; the vectors are unit length, so this
-    /// orders as cosine), exact unless an HNSW index on the embedder's vectors exists and the
-    /// query has no filter. Filters are conditions of the same statement, so they apply before the limit.
+    /// orders as cosine). Exact by default. When `kb index build --hnsw` made an HNSW index for
+    /// the embedder, a query without `allowed` walks it (approximate, `hnsw.ef_search` as
+    /// recorded); a filtered query stays exact, because HNSW filters after its walk and could
+    /// return fewer than `k`. Filters are conditions of the same statement, applied before the limit.
     func vectorRanking(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?,
                        excluded: Set<Int64>) throws -> [(id: Int64, score: Float)] {
         guard k > 0 else { return [] }
         if let allowed, allowed.isEmpty { return [] }
         guard let embedderID = try session.value(Int64.self, "SELECT id FROM embedders WHERE name = $1", .text(embedder.name)) else { return [] }
+        let hnsw = try HNSWSettings.recorded(for: embedderID, session)
+        let approximate = hnsw != nil && allowed == nil
+        if let hnsw, approximate { try session.execute("SET LOCAL hnsw.ef_search = \(hnsw.efSearch)") }
+        if hnsw != nil && !approximate { try session.execute("SET LOCAL enable_indexscan = off") }
+        defer { if hnsw != nil && !approximate { try? session.execute("SET LOCAL enable_indexscan = on") } }
+        return try Self.nearest(vector, dimension: embedder.dimension, embedderID: embedderID, k: k, allowed: allowed,
+                                excluded: excluded, tieBreak: !approximate, session)
+    }
+
+    /// The nearest vectors of one embedder. Without `tieBreak` the order is the distance alone,
+    /// the form an HNSW index can answer.
+    static func nearest(_ vector: [Float], dimension d: Int, embedderID: Int64, k: Int, allowed: Set<Int64>?, excluded: Set<Int64>,
+                        tieBreak: Bool, _ session: PGSession) throws -> [(id: Int64, score: Float)] {
         var sql = SQL()
-        let d = embedder.dimension
         let query = sql.bind(.text(PostgresRows.vectorLiteral(vector)))
-        sql += "SELECT snippet_id, -((embedding::vector(\(d))) <#> \(query)::vector(\(d))) FROM vectors WHERE embedder_id = \(sql.bind(.int(embedderID)))"
+        // The embedder id is written into the statement so that it matches the partial HNSW index.
+        sql += "SELECT snippet_id, -((embedding::vector(\(d))) <#> \(query)::vector(\(d))) FROM vectors WHERE embedder_id = \(embedderID)"
         if let allowed { sql += " AND snippet_id = ANY (\(sql.bind(.ints(allowed.sorted()))))" }
         if !excluded.isEmpty { sql += " AND NOT (snippet_id = ANY (\(sql.bind(.ints(excluded.sorted())))))" }
-        sql += " ORDER BY (embedding::vector(\(d))) <#> \(query)::vector(\(d)), snippet_id LIMIT \(sql.bind(.int(Int64(k))))"
+        sql += " ORDER BY (embedding::vector(\(d))) <#> \(query)::vector(\(d))\(tieBreak ? ", snippet_id" : "") LIMIT \(sql.bind(.int(Int64(k))))"
         return try session.rows(sql).map { (try $0.get(0, Int64.self), Float(try $0.get(1, Double.self))) }
     }
 

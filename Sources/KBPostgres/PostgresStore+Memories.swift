@@ -4,87 +4,25 @@ public import KBIndex
 import PostgresNIO
 
 extension PostgresStore {
-    // MARK: - Memories (the same rules as SQLiteStore's, in PostgreSQL's dialect)
+    // MARK: - Memories (the rules are MemoryTransaction's; each call is one write transaction)
 
     public func addMemory(_ write: MemoryWrite, superseding: String?) async throws -> MemoryAddOutcome {
-        try await self.write { session, config in
-            var supersededID: String?
-            if let superseding {
-                let id = try PostgresRows.resolveMemoryID(superseding, session)
-                guard let old = try PostgresRows.fetchMemory(id: id, session) else { throw KBError(.notFound, "No memory has the id \(superseding).") }
-                guard old.scope == write.memory.scope else {
-                    throw KBError(.unprocessable,
-                        "The memory \(id) is in scope \(old.scope), the new one in \(write.memory.scope); a memory can only supersede one of its own scope.")
-                }
-                if let newer = old.supersededBy {
-                    throw KBError(.conflict, "The memory \(id) was already superseded by \(newer). Supersede that one instead.")
-                }
-                supersededID = id
-            }
-            if let existing = try PostgresRows.current(contentKey: write.contentKey, scope: write.memory.scope, session) {
-                if let supersededID, supersededID != existing.id {
-                    try session.execute("UPDATE memories SET superseded_by = $1 WHERE id = $2", .text(existing.id), .text(supersededID))
-                }
-                return .existing(existing)
-            }
-            let neighbours = write.vector == nil ? [] :
-                try Self.memoryVectors(scope: write.memory.scope, embedder: write.embedder, excluding: write.memory.id, session)
-            let effect = try Self.storeMemory(write, history: [], config: config, session)
-            if let supersededID {
-                try session.execute("UPDATE memories SET superseded_by = $1 WHERE id = $2", .text(write.memory.id), .text(supersededID))
-            }
-            return .added(effect, neighbours: neighbours)
-        }
+        try await self.write { session, config in try PostgresMemoryTransaction(session: session, config: config).addMemory(write, superseding: superseding) }
     }
 
     public func updateMemory(_ write: MemoryWrite, expectedVersion: Int) async throws -> WriteEffect {
         try await self.write { session, config in
-            guard let current = try PostgresRows.fetchMemory(id: write.memory.id, session) else {
-                throw KBError(.notFound, "No memory has the id \(write.memory.id); it may have just been deleted.")
-            }
-            guard current.version == expectedVersion else {
-                throw KBError(.conflict,
-                    "The memory \(current.id) changed while it was being updated (now version \(current.version)). Show it and try again.")
-            }
-            var history = try PostgresRows.history(current.id, session)
-            history.append(current.currentVersion)
-            return try Self.storeMemory(write, history: history, config: config, session)
+            try PostgresMemoryTransaction(session: session, config: config).updateMemory(write, expectedVersion: expectedVersion)
         }
     }
 
     public func deleteMemory(_ idOrPrefix: String) async throws -> (memory: Memory, effect: WriteEffect) {
-        try await write { session, _ in
-            let id = try PostgresRows.resolveMemoryID(idOrPrefix, session)
-            guard let memory = try PostgresRows.fetchMemory(id: id, session) else { throw KBError(.notFound, "No memory has the id \(idOrPrefix).") }
-            var effect = WriteEffect()
-            effect.removedSnippets = try PostgresRows.snippetIDs(ofPath: memory.sourcePath, session)
-            try session.execute("DELETE FROM sources WHERE path = $1", .text(memory.sourcePath))
-            for row in try session.rows("SELECT id, scope, content_key FROM memories WHERE superseded_by = $1 ORDER BY id", .text(id)) {
-                let scope = try MemoryScope(try row.get(1, String.self))
-                let clash = try PostgresRows.current(contentKey: try row.get(2), scope: scope, session)
-                try session.execute("UPDATE memories SET superseded_by = $1 WHERE id = $2", .text(clash?.id), .text(try row.get(0, String.self)))
-            }
-            effect.generation = try PostgresRows.bumpGeneration(session)
-            try Self.deleteUnusedTags(session)
-            return (memory, effect)
-        }
+        try await write { session, config in try PostgresMemoryTransaction(session: session, config: config).deleteMemory(idOrPrefix) }
     }
 
     public func importMemory(_ write: MemoryWrite, history: [MemoryVersion], replacing: Bool) async throws -> (MemoryImportOutcome, WriteEffect?) {
         try await self.write { session, config in
-            var outcome = MemoryImportOutcome.added
-            if let stored = try PostgresRows.fetchMemory(id: write.memory.id, session) {
-                if StoredMemory.same(stored, write.memory), StoredMemory.same(try PostgresRows.history(stored.id, session), history) {
-                    return (.unchanged, nil)
-                }
-                guard replacing else {
-                    throw KBError(.conflict,
-                        "The memory \(stored.id) already exists with different data (version \(stored.version)). "
-                      + "Import with --replace to overwrite it, or delete it first.")
-                }
-                outcome = .replaced
-            }
-            return (outcome, try Self.storeMemory(write, history: history, config: config, session))
+            try PostgresMemoryTransaction(session: session, config: config).importMemory(write, history: history, replacing: replacing)
         }
     }
 
@@ -177,5 +115,45 @@ extension PostgresStore {
                 throw KBError(.notFound, "No bot is named \(name). `kb bot list` shows the bots.")
             }
         }
+    }
+}
+
+/// The steps of memory writes in one PostgreSQL write transaction.
+struct PostgresMemoryTransaction: MemoryTransaction {
+    let session: PGSession
+    let config: String
+
+    func resolveMemoryID(_ idOrPrefix: String) throws -> String { try PostgresRows.resolveMemoryID(idOrPrefix, session) }
+    func fetchMemory(id: String) throws -> Memory? { try PostgresRows.fetchMemory(id: id, session) }
+    func currentMemory(contentKey: String, scope: MemoryScope) throws -> Memory? { try PostgresRows.current(contentKey: contentKey, scope: scope, session) }
+    func memoryHistory(_ id: String) throws -> [MemoryVersion] { try PostgresRows.history(id, session) }
+
+    func memoriesSuperseded(by id: String) throws -> [(id: String, scope: MemoryScope, contentKey: String)] {
+        try session.rows("SELECT id, scope, content_key FROM memories WHERE superseded_by = $1 ORDER BY id COLLATE \"C\"", .text(id))
+            .map { (id: try $0.get(0, String.self), scope: try MemoryScope(try $0.get(1, String.self)), contentKey: try $0.get(2, String.self)) }
+    }
+
+    func setSupersededBy(_ newer: String?, of id: String) throws {
+        try session.execute("UPDATE memories SET superseded_by = $1 WHERE id = $2", .text(newer), .text(id))
+    }
+
+    func memoryVectors(scope: MemoryScope, embedder: EmbedderRecord, excluding id: String?) throws -> [(id: String, vector: [Float])] {
+        try PostgresStore.memoryVectors(scope: scope, embedder: embedder, excluding: id, session)
+    }
+
+    func storeMemory(_ write: MemoryWrite, history: [MemoryVersion]) throws -> WriteEffect {
+        try PostgresStore.storeMemory(write, history: history, config: config, session)
+    }
+
+    func deleteMemorySource(_ memory: Memory) throws -> [Int64] {
+        let removed = try PostgresRows.snippetIDs(ofPath: memory.sourcePath, session)
+        try session.execute("DELETE FROM sources WHERE path = $1", .text(memory.sourcePath))
+        return removed
+    }
+
+    func finishDelete() throws -> Int64 {
+        let generation = try PostgresRows.bumpGeneration(session)
+        try PostgresStore.deleteUnusedTags(session)
+        return generation
     }
 }

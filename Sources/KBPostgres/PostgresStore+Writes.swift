@@ -8,14 +8,7 @@ extension PostgresStore {
 
     @discardableResult
     public func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord, ingestedAt: Date) async throws -> WriteEffect {
-        if let vectors {
-            guard vectors.count == document.snippets.count else {
-                throw KBError(.embedding, "\(document.source.path): \(vectors.count) vectors for \(document.snippets.count) snippets.")
-            }
-            if let bad = vectors.first(where: { $0.count != embedder.dimension }) {
-                throw KBError(.embedding, "\(embedder.name) returned a \(bad.count)-dim vector; the index holds \(embedder.dimension)-dim vectors.")
-            }
-        }
+        try embedder.check(vectors, for: document)
         return try await write { session, config in
             try Self.recordEmbedder(vectors == nil ? .none : embedder, session)
             let effect = try Self.replace(document, ingestedAt: ingestedAt, config: config, session)

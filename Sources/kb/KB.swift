@@ -14,7 +14,7 @@ struct KB: AsyncParsableCommand {
             Exit codes: 0 success, 1 failure, 64 bad usage (a bad option or value; nothing was done).
             """,
         version: KBVersion.current,
-        subcommands: [Ingest.self, Search.self, Sources.self, Remove.self, Status.self, Inspect.self, Embed.self, Eval.self, MemoryCommand.self, BotCommand.self, Context.self, Serve.self, MCP.self, Reindex.self, Export.self])
+        subcommands: [Ingest.self, Search.self, Sources.self, Remove.self, Status.self, Inspect.self, Embed.self, Eval.self, MemoryCommand.self, BotCommand.self, Context.self, Serve.self, MCP.self, Reindex.self, Export.self, IndexCommand.self])
 }
 
 enum KBVersion {

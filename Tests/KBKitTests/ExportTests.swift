@@ -1,6 +1,7 @@
 import Foundation
 import KBCore
 import KBIngest
+import KBPostgres
 import KBTestSupport
 import Testing
 @testable import KBKit
@@ -57,5 +58,34 @@ import Testing
         // Only into an empty index.
         let error = await #expect(throws: KBError.self) { try await original.export(to: back) }
         #expect(error?.code == .conflict)
+    }
+}
+
+/// `kb index build --hnsw`: PostgreSQL builds the index and measures it; SQLite says it scans exactly.
+@Suite struct HNSWTests {
+    @Test func anHNSWIndexAnswersLikeTheExactScanOnASmallIndexAndSQLiteRefusesOne() async throws {
+        let ws = try Workspace()
+        for i in 0..<40 { try ws.write("n\(i).md", "# Note \(i)\n\nNote \(i) is about \(["venus", "saturn", "bread", "tea"][i % 4]) and number \(i).") }
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let (embedder, record) = try await kb.embedder(.hashing)
+        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        var query = SearchQuery("saturn number")
+        query.mode = .vector
+        let exact = try await kb.search(query).hits
+        #expect(exact.count == query.limit)
+        guard TestBackend.isPostgres else {
+            let error = await #expect(throws: KBError.self) { try await kb.buildVectorIndex(HNSWSettings()) }
+            #expect(error?.code == .unsupportedMode)
+            return
+        }
+        let report = try await kb.buildVectorIndex(HNSWSettings(m: 8, efConstruction: 32, efSearch: 200), sample: 20)
+        #expect(report.vectors == 40 && report.sampled == 20 && report.settings.m == 8)
+        #expect(report.recallAt10 > 0.9)   // 40 vectors, ef_search 200: the walk sees them all
+        // The same top hits (hashing vectors tie a lot, and ties may come in another order).
+        #expect(try await kb.search(query).hits.map(\.score) == exact.map(\.score))
+        await #expect(throws: KBError.self) { try await kb.buildVectorIndex(HNSWSettings(m: 1)) }
+        #expect(try await kb.dropVectorIndex())
+        #expect(try await !kb.dropVectorIndex())
+        #expect(try await kb.search(query).hits.map(\.snippetID) == exact.map(\.snippetID))
     }
 }

@@ -1,0 +1,113 @@
+public import Foundation
+public import KBCore
+
+/// The steps memory writes are made of, inside one write transaction of a store. The rules that
+/// combine them — superseding, identical content, versions, reviving what a deleted memory had
+/// superseded — are written once, in this protocol's extension, for every store.
+public protocol MemoryTransaction {
+    /// The full id of the memory an id or id prefix names; throws when none or several match.
+    func resolveMemoryID(_ idOrPrefix: String) throws -> String
+    func fetchMemory(id: String) throws -> Memory?
+    /// The current memory of a scope that holds this content key, if any.
+    func currentMemory(contentKey: String, scope: MemoryScope) throws -> Memory?
+    /// Memories that `id` supersedes: id, scope and content key.
+    func memoriesSuperseded(by id: String) throws -> [(id: String, scope: MemoryScope, contentKey: String)]
+    func setSupersededBy(_ newer: String?, of id: String) throws
+    func memoryHistory(_ id: String) throws -> [MemoryVersion]
+    /// Vectors of the current memories of a scope from one embedder, but `excluding`'s.
+    func memoryVectors(scope: MemoryScope, embedder: EmbedderRecord, excluding id: String?) throws -> [(id: String, vector: [Float])]
+    /// Writes the source, snippet, vector and memory row of `write`, and its history.
+    func storeMemory(_ write: MemoryWrite, history: [MemoryVersion]) throws -> WriteEffect
+    /// Deletes a memory's source (its snippet, vector and memory row go with it); returns the snippet ids.
+    func deleteMemorySource(_ memory: Memory) throws -> [Int64]
+    /// Ends a delete: a new generation, unused tags dropped.
+    func finishDelete() throws -> Int64
+}
+
+extension MemoryTransaction {
+    /// Adds a memory unless a current memory of its scope holds the same content (then that one
+    /// comes back and nothing changes). With `superseding`, that memory (same scope, still
+    /// current) is marked as replaced by the new one.
+    public func addMemory(_ write: MemoryWrite, superseding: String?) throws -> MemoryAddOutcome {
+        var supersededID: String?
+        if let superseding {
+            let id = try resolveMemoryID(superseding)
+            guard let old = try fetchMemory(id: id) else { throw KBError(.notFound, "No memory has the id \(superseding).") }
+            guard old.scope == write.memory.scope else {
+                throw KBError(.unprocessable,
+                    "The memory \(id) is in scope \(old.scope), the new one in \(write.memory.scope); a memory can only supersede one of its own scope.")
+            }
+            if let newer = old.supersededBy {
+                throw KBError(.conflict, "The memory \(id) was already superseded by \(newer). Supersede that one instead.")
+            }
+            supersededID = id
+        }
+        if let existing = try currentMemory(contentKey: write.contentKey, scope: write.memory.scope) {
+            if let supersededID, supersededID != existing.id { try setSupersededBy(existing.id, of: supersededID) }
+            return .existing(existing)
+        }
+        let neighbours = write.vector == nil ? [] : try memoryVectors(scope: write.memory.scope, embedder: write.embedder, excluding: write.memory.id)
+        let effect = try storeMemory(write, history: [])
+        if let supersededID { try setSupersededBy(write.memory.id, of: supersededID) }
+        return .added(effect, neighbours: neighbours)
+    }
+
+    /// Replaces a memory with a new version, keeping the previous one in its history. Fails
+    /// when the memory changed since `expectedVersion` was read (a concurrent update).
+    public func updateMemory(_ write: MemoryWrite, expectedVersion: Int) throws -> WriteEffect {
+        guard let current = try fetchMemory(id: write.memory.id) else {
+            throw KBError(.notFound, "No memory has the id \(write.memory.id); it may have just been deleted.")
+        }
+        guard current.version == expectedVersion else {
+            throw KBError(.conflict,
+                "The memory \(current.id) changed while it was being updated (now version \(current.version)). Show it and try again.")
+        }
+        return try storeMemory(write, history: try memoryHistory(current.id) + [current.currentVersion])
+    }
+
+    /// Deletes a memory with its history, vector and keyword entries. Memories it had superseded
+    /// become current again (unless their content is current elsewhere in the scope).
+    public func deleteMemory(_ idOrPrefix: String) throws -> (memory: Memory, effect: WriteEffect) {
+        let id = try resolveMemoryID(idOrPrefix)
+        guard let memory = try fetchMemory(id: id) else { throw KBError(.notFound, "No memory has the id \(idOrPrefix).") }
+        var effect = WriteEffect()
+        effect.removedSnippets = try deleteMemorySource(memory)
+        for older in try memoriesSuperseded(by: id) {
+            try setSupersededBy(try currentMemory(contentKey: older.contentKey, scope: older.scope)?.id, of: older.id)
+        }
+        effect.generation = try finishDelete()
+        return (memory, effect)
+    }
+
+    /// Stores an imported memory with its history. The same memory already stored, unchanged,
+    /// is left alone; one stored with different data is a conflict unless `replacing`.
+    public func importMemory(_ write: MemoryWrite, history: [MemoryVersion], replacing: Bool) throws -> (MemoryImportOutcome, WriteEffect?) {
+        var outcome = MemoryImportOutcome.added
+        if let stored = try fetchMemory(id: write.memory.id) {
+            if StoredMemory.same(stored, write.memory), StoredMemory.same(try memoryHistory(stored.id), history) {
+                return (.unchanged, nil)
+            }
+            guard replacing else {
+                throw KBError(.conflict,
+                    "The memory \(stored.id) already exists with different data (version \(stored.version)). "
+                  + "Import with --replace to overwrite it, or delete it first.")
+            }
+            outcome = .replaced
+        }
+        return (outcome, try storeMemory(write, history: history))
+    }
+}
+
+/// Memory ids as stores resolve them.
+public enum MemoryIDs {
+    /// The one id that `matches` (the ids starting with `idOrPrefix`, at most a few) leaves, or
+    /// the error saying there is none or more than one.
+    public static func resolved(_ matches: [String], for idOrPrefix: String) throws -> String {
+        if matches.count == 1 { return matches[0] }
+        if matches.isEmpty {
+            throw KBError(.notFound, "No memory has the id \(idOrPrefix). `kb memory list` shows the memories and their ids.")
+        }
+        throw KBError(.unprocessable,
+            "\(idOrPrefix) matches several memories (\(matches.prefix(5).joined(separator: ", "))…); give more of the id.")
+    }
+}

@@ -1,0 +1,105 @@
+public import Foundation
+public import KBCore
+public import KBIndex
+import PostgresNIO
+
+/// An HNSW index's parameters, as `kb index build --hnsw` records them in `kb_meta`.
+public struct HNSWSettings: Sendable, Hashable, Codable {
+    /// Links per node (pgvector's `m`).
+    public var m: Int
+    /// Candidates kept while building (`ef_construction`).
+    public var efConstruction: Int
+    /// Candidates kept while searching (`hnsw.ef_search`); more is slower and closer to exact.
+    public var efSearch: Int
+
+    public init(m: Int = 16, efConstruction: Int = 64, efSearch: Int = 100) {
+        self.m = m
+        self.efConstruction = efConstruction
+        self.efSearch = efSearch
+    }
+
+    static func key(_ embedderID: Int64) -> String { "hnsw:\(embedderID)" }
+    static func indexName(_ embedderID: Int64) -> String { "vectors_hnsw_e\(embedderID)" }
+
+    static func recorded(for embedderID: Int64, _ session: PGSession) throws -> HNSWSettings? {
+        guard let text = try PostgresSchema.meta(key(embedderID), session) else { return nil }
+        return try JSONDecoder().decode(HNSWSettings.self, from: Data(text.utf8))
+    }
+}
+
+/// What building an HNSW index did, and how close its answers are to the exact ones.
+public struct HNSWReport: Sendable, Hashable, Codable {
+    public var embedder: String
+    public var settings: HNSWSettings
+    public var vectors: Int
+    public var seconds: Double
+    /// Mean share of the exact top 10 that the index returns, over `sampled` stored vectors used as queries.
+    public var recallAt10: Double
+    public var sampled: Int
+}
+
+extension PostgresStore {
+    /// Builds (or rebuilds) an HNSW index over the current embedder's vectors and records its
+    /// parameters; unfiltered vector searches then walk it. Measures recall@10 against the exact
+    /// ranking with `sample` stored vectors as queries.
+    public func buildHNSW(_ settings: HNSWSettings, sample: Int = 100) async throws -> HNSWReport {
+        guard (2...100).contains(settings.m), (4...1_000).contains(settings.efConstruction), settings.efConstruction >= 2 * settings.m,
+              (1...1_000).contains(settings.efSearch) else {
+            throw KBError(.invalidArgument,
+                "HNSW parameters out of range: m 2–100, ef-construction 4–1000 and at least 2 × m, ef-search 1–1000.")
+        }
+        let started = Date()
+        let (embedder, embedderID, vectors) = try await write { session, _ -> (EmbedderRecord, Int64, Int) in
+            guard let record = try PostgresRows.embedderRecord(session), record.dimension > 0,
+                  let id = try session.value(Int64.self, "SELECT id FROM embedders WHERE name = $1", .text(record.name)) else {
+                throw KBError(.unsupportedMode, "This index has no vectors, so there is nothing for an HNSW index to hold. Ingest with an embedder first.")
+            }
+            let count = try session.value(Int64.self, "SELECT count(*) FROM vectors WHERE embedder_id = \(id)") ?? 0
+            try session.execute("SET LOCAL maintenance_work_mem = '512MB'")
+            try session.execute("DROP INDEX IF EXISTS \(HNSWSettings.indexName(id))")
+            try session.execute("""
+                CREATE INDEX \(HNSWSettings.indexName(id)) ON vectors
+                USING hnsw ((embedding::vector(\(record.dimension))) vector_ip_ops)
+                WITH (m = \(settings.m), ef_construction = \(settings.efConstruction))
+                WHERE embedder_id = \(id)
+                """)
+            try PostgresSchema.setMeta(HNSWSettings.key(id), String(decoding: try JSONEncoder().encode(settings), as: UTF8.self), session)
+            // Fresh statistics, so that the planner knows how many vectors there are and walks the index.
+            try session.execute("ANALYZE vectors")
+            return (record, id, Int(count))
+        }
+        let seconds = Date().timeIntervalSince(started)
+        let recall = try await transaction(write: false) { session -> (Double, Int) in
+            let queries = try session.rows("""
+                SELECT embedding::real[] FROM vectors WHERE embedder_id = \(embedderID) ORDER BY hashint8(snippet_id) LIMIT \(max(1, sample))
+                """).map { try $0.get(0, [Float].self) }
+            guard !queries.isEmpty else { return (1, 0) }
+            try session.execute("SET LOCAL hnsw.ef_search = \(settings.efSearch)")
+            var total = 0.0
+            for query in queries {
+                try session.execute("SET LOCAL enable_indexscan = off")
+                let exact = try PostgresSnapshot.nearest(query, dimension: embedder.dimension, embedderID: embedderID, k: 10,
+                                                         allowed: nil, excluded: [], tieBreak: true, session)
+                try session.execute("SET LOCAL enable_indexscan = on")
+                let approximate = try PostgresSnapshot.nearest(query, dimension: embedder.dimension, embedderID: embedderID, k: 10,
+                                                               allowed: nil, excluded: [], tieBreak: false, session)
+                total += Double(Set(exact.map(\.id)).intersection(approximate.map(\.id)).count) / Double(max(1, exact.count))
+            }
+            return (total / Double(queries.count), queries.count)
+        }
+        return HNSWReport(embedder: embedder.name, settings: settings, vectors: vectors, seconds: seconds,
+                          recallAt10: recall.0, sampled: recall.1)
+    }
+
+    /// Drops the current embedder's HNSW index: vector searches are exact again.
+    public func dropHNSW() async throws -> Bool {
+        try await write { session, _ in
+            guard let record = try PostgresRows.embedderRecord(session),
+                  let id = try session.value(Int64.self, "SELECT id FROM embedders WHERE name = $1", .text(record.name)),
+                  try HNSWSettings.recorded(for: id, session) != nil else { return false }
+            try session.execute("DROP INDEX IF EXISTS \(HNSWSettings.indexName(id))")
+            try session.execute("DELETE FROM kb_meta WHERE key = $1", .text(HNSWSettings.key(id)))
+            return true
+        }
+    }
+}
