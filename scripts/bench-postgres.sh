@@ -24,8 +24,8 @@ swift build -c release --product kb-bench >/dev/null
 KB="$KB_ROOT/.build/release/kb"
 BENCH="$KB_ROOT/.build/release/kb-bench"
 WORK="$(mktemp -d)"
-PG_FOLDER="$WORK/postgres"
-trap 'bash "$KB_ROOT/scripts/postgres.sh" stop "$PG_FOLDER" >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
+PG_FOLDER="$(mktemp -d)"   # not inside $WORK: the server's user must reach it
+trap 'bash "$KB_ROOT/scripts/postgres.sh" stop "$PG_FOLDER" >/dev/null 2>&1 || true; rm -rf "$WORK" "$PG_FOLDER"' EXIT
 SERVER="$(bash scripts/postgres.sh start "$PG_FOLDER")"
 BASE="${SERVER%/*}"
 mkdir -p bench-results

@@ -40,6 +40,8 @@ start)
     if [ "$(id -u)" -eq 0 ]; then
         id kbpg >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin kbpg
         chown kbpg "$FOLDER"
+        runuser -u kbpg -- test -w "$FOLDER" \
+            || { echo "error: the user kbpg cannot reach $FOLDER (a parent folder is private); use a folder under /tmp." >&2; exit 1; }
     fi
     chmod 755 "$FOLDER"
     PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"

@@ -44,6 +44,10 @@ extension KnowledgeBase {
                 try await target.setMeta(key, value)
             }
         }
+        // What else the index remembers about itself: the corpus `kb eval` loaded into it.
+        for key in ["eval_corpus"] {
+            if let value = try await store.snapshot({ try $0.meta(key) }) { try await target.setMeta(key, value) }
+        }
         let others = embedders.filter { $0.name != record?.name }
         let total = sources.count + bots.count
         for (index, stored) in sources.enumerated() {

@@ -7,7 +7,9 @@ import PostgresNIO
 /// pgvector `vector` columns and a `tsvector` per snippet for keyword ranking. Never edit a
 /// shipped migration; add a new one.
 enum PostgresSchema {
-    static let migrations: [(name: String, sql: String)] = [
+    /// Each migration is a list of statements (the extended query protocol takes one at a time);
+    /// v1's are written as one script split at `;` line ends.
+    static let migrations: [(name: String, statements: [String])] = [
         ("v1-kb", """
             CREATE EXTENSION IF NOT EXISTS vector;
             CREATE TABLE kb_meta (
@@ -120,7 +122,47 @@ enum PostgresSchema {
                 embedder text PRIMARY KEY,
                 tokens bigint NOT NULL DEFAULT 0
             );
-            """),
+            """.components(separatedBy: ";\n").filter { $0.contains(where: { !$0.isWhitespace }) }),
+        // BM25 for keyword ranking: each snippet's length in (column-weighted) tokens, and how
+        // many snippets hold each lexeme, kept by triggers inside the writing transaction.
+        ("v2-bm25-statistics", [
+            "ALTER TABLE snippets ADD COLUMN fts_length real NOT NULL DEFAULT 0",
+            "CREATE TABLE term_stats (lexeme text PRIMARY KEY, snippets bigint NOT NULL)",
+            """
+            CREATE FUNCTION kb_weighted_length(v tsvector) RETURNS real LANGUAGE sql IMMUTABLE AS $$
+                SELECT coalesce(sum(CASE w WHEN 'A' THEN 2.0 WHEN 'B' THEN 1.5 ELSE 1.0 END), 0)::real
+                FROM unnest(v) u, unnest(u.weights) w
+            $$
+            """,
+            """
+            CREATE FUNCTION kb_snippet_statistics() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'INSERT' THEN
+                    NEW.fts_length := kb_weighted_length(NEW.fts);
+                    INSERT INTO term_stats (lexeme, snippets) SELECT lexeme, 1 FROM unnest(NEW.fts)
+                    ON CONFLICT (lexeme) DO UPDATE SET snippets = term_stats.snippets + 1;
+                    UPDATE kb_meta SET value = (value::float8 + CASE key WHEN 'fts_snippets' THEN 1 ELSE NEW.fts_length END)::text
+                    WHERE key IN ('fts_snippets', 'fts_total_length');
+                    RETURN NEW;
+                END IF;
+                UPDATE term_stats SET snippets = snippets - 1 WHERE lexeme IN (SELECT lexeme FROM unnest(OLD.fts));
+                UPDATE kb_meta SET value = greatest(value::float8 - CASE key WHEN 'fts_snippets' THEN 1 ELSE OLD.fts_length END, 0)::text
+                WHERE key IN ('fts_snippets', 'fts_total_length');
+                RETURN OLD;
+            END
+            $$
+            """,
+            "CREATE TRIGGER snippets_statistics_insert BEFORE INSERT ON snippets FOR EACH ROW EXECUTE FUNCTION kb_snippet_statistics()",
+            "CREATE TRIGGER snippets_statistics_delete AFTER DELETE ON snippets FOR EACH ROW EXECUTE FUNCTION kb_snippet_statistics()",
+            "UPDATE snippets SET fts_length = kb_weighted_length(fts)",
+            "INSERT INTO term_stats (lexeme, snippets) SELECT lexeme, count(*) FROM snippets, unnest(fts) GROUP BY lexeme",
+            """
+            INSERT INTO kb_meta (key, value)
+            SELECT 'fts_total_length', coalesce(sum(fts_length), 0)::text FROM snippets
+            UNION ALL SELECT 'fts_snippets', count(*)::text FROM snippets
+            ON CONFLICT (key) DO UPDATE SET value = excluded.value
+            """,
+        ]),
     ]
 
     static var version: Int { migrations.count }
@@ -152,10 +194,7 @@ enum PostgresSchema {
             throw KBError(.newerSchema, "\(location) was written by a newer kb (migration \(unknown)). Upgrade kb to open it.")
         }
         for migration in migrations where !applied.contains(migration.name) {
-            // One statement at a time: the extended query protocol takes one per message.
-            for statement in migration.sql.components(separatedBy: ";\n") where statement.contains(where: { !$0.isWhitespace }) {
-                try session.execute(statement)
-            }
+            for statement in migration.statements { try session.execute(statement) }
             try session.execute("INSERT INTO kb_migrations (name, applied_at) VALUES ($1, $2)",
                                 .text(migration.name), .double(Date().timeIntervalSince1970))
         }
