@@ -3,14 +3,46 @@ import KBCore
 import KBIndex
 import KBPostgres
 
-/// N random unit vectors (d = 384) in a PostgreSQL index, then Q random unit queries: exact
-/// top-10 latency, then an HNSW index's build time, latency and recall@10 against exact.
-func benchPostgresVectors(url: String, count: Int, queries queryCount: Int) async throws -> [String: Any] {
+/// Vectors in `clusters` groups, as embeddings of related texts are: a random centre plus
+/// `noise` times a random unit vector, normalised (noise 0.7: cosine ≈ 0.82 to the centre).
+func clusteredUnitVectors(_ count: Int, _ d: Int, clusters: Int, noise: Float, seed: UInt64) -> [Float] {
+    let centres = randomUnitVectors(clusters, d, seed: 99)
+    let jitter = randomUnitVectors(count, d, seed: seed)
+    var out = [Float](repeating: 0, count: count * d)
+    for r in 0..<count {
+        let c = (r &* 7_919) % clusters
+        var norm: Float = 0
+        for j in 0..<d {
+            let v = centres[c * d + j] + noise * jitter[r * d + j]
+            out[r * d + j] = v
+            norm += v * v
+        }
+        let inverse = 1 / norm.squareRoot()
+        for j in 0..<d { out[r * d + j] *= inverse }
+    }
+    return out
+}
+
+/// Both kinds of data: uniform random unit vectors (the worst case for any approximate index:
+/// every vector is nearly as far as every other) and clustered ones, like real embeddings.
+func benchPostgresVectors(url: String, count: Int, queries: Int) async throws -> [String: Any] {
+    [
+        "uniform": try await benchPostgresVectors(url: url + "_uniform", matrix: randomUnitVectors(count, 384, seed: 42),
+                                                  queries: randomUnitVectors(queries, 384, seed: 7), count: count, queryCount: queries),
+        "clustered": try await benchPostgresVectors(url: url + "_clustered",
+                                                    matrix: clusteredUnitVectors(count, 384, clusters: max(1, count / 100), noise: 0.7, seed: 42),
+                                                    queries: clusteredUnitVectors(queries, 384, clusters: max(1, count / 100), noise: 0.7, seed: 7),
+                                                    count: count, queryCount: queries),
+    ]
+}
+
+/// N unit vectors (d = 384) in a PostgreSQL index, then Q queries: exact top-10 latency, then
+/// an HNSW index's build time, latency and recall@10 against exact.
+func benchPostgresVectors(url: String, matrix: [Float], queries: [Float], count: Int, queryCount: Int) async throws -> [String: Any] {
     let d = 384
     let store = try PostgresStore.open(url: url, create: true)
     let record = EmbedderRecord(name: "random-384", dimension: d, spec: "hashing")
     let perSource = 1_000
-    let matrix = randomUnitVectors(count, d, seed: 42)
     var start = now()
     for first in stride(from: 0, to: count, by: perSource) {
         let n = min(perSource, count - first)
@@ -21,7 +53,6 @@ func benchPostgresVectors(url: String, count: Int, queries queryCount: Int) asyn
         try await store.replace(document, vectors: vectors, embedder: record)
     }
     let loadSeconds = now() - start
-    let queries = randomUnitVectors(queryCount, d, seed: 7)
     func run() async throws -> (latencies: [Double], results: [[Int64]]) {
         var latencies: [Double] = [], results: [[Int64]] = []
         for q in 0..<queryCount {
