@@ -163,6 +163,35 @@ enum PostgresSchema {
             ON CONFLICT (key) DO UPDATE SET value = excluded.value
             """,
         ]),
+        // An inverted index for BM25: each snippet's lexemes with their column-weighted frequency,
+        // so that scoring reads only the postings of the query's lexemes.
+        ("v3-postings", [
+            """
+            CREATE TABLE postings (
+                lexeme text NOT NULL,
+                snippet_id bigint NOT NULL REFERENCES snippets (id) ON DELETE CASCADE,
+                tf real NOT NULL,
+                PRIMARY KEY (lexeme, snippet_id)
+            )
+            """,
+            "CREATE INDEX postings_by_snippet ON postings (snippet_id)",
+            """
+            CREATE FUNCTION kb_snippet_postings() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                INSERT INTO postings (lexeme, snippet_id, tf)
+                SELECT u.lexeme, NEW.id, (SELECT sum(CASE w WHEN 'A' THEN 2.0 WHEN 'B' THEN 1.5 ELSE 1.0 END) FROM unnest(u.weights) w)
+                FROM unnest(NEW.fts) u;
+                RETURN NULL;
+            END
+            $$
+            """,
+            "CREATE TRIGGER snippets_postings AFTER INSERT ON snippets FOR EACH ROW EXECUTE FUNCTION kb_snippet_postings()",
+            """
+            INSERT INTO postings (lexeme, snippet_id, tf)
+            SELECT u.lexeme, sn.id, (SELECT sum(CASE w WHEN 'A' THEN 2.0 WHEN 'B' THEN 1.5 ELSE 1.0 END) FROM unnest(u.weights) w)
+            FROM snippets sn, unnest(sn.fts) u
+            """,
+        ]),
     ]
 
     static var version: Int { migrations.count }

@@ -175,39 +175,35 @@ struct PostgresSnapshot: IndexSnapshot {
 
     // MARK: - Search
 
-    /// Keyword ranking: the snippets whose `tsvector` holds any of the query's words (as
-    /// `KeywordQuery` finds them), scored with BM25 (k1 1.2, b 0.75) over column-weighted term
-    /// frequencies (title 2, heading path and keywords 1.5, text 1, as SQLite's bm25 weighs the
-    /// columns), from the lexeme and length statistics the triggers keep. Higher is better.
+    /// Keyword ranking: the snippets holding any of the query's words (as `KeywordQuery` finds
+    /// them, normalised by the index's text search configuration), scored with BM25 (k1 1.2,
+    /// b 0.75) over column-weighted term frequencies (title 2, heading path and keywords 1.5,
+    /// text 1, as SQLite's bm25 weighs the columns), read from the postings of those words and the
+    /// statistics the triggers keep. Higher is better.
     func keywordRanking(_ query: SearchQuery, limit: Int) throws -> [(id: Int64, score: Double)] {
         guard let words = PostgresRows.keywordWords(query.text) else {
             throw KBError(.unprocessable, "The query \"\(query.text)\" has no words to search for. Type some words.")
         }
         guard limit > 0 else { return [] }
         var sql = SQL()
-        let tsquery = PostgresRows.tsquery(words, config: textSearchConfig, sql: &sql)
         let lexemes = "ARRAY(SELECT lexeme FROM unnest(to_tsvector(\(sql.bind(.text(textSearchConfig)))::regconfig, \(sql.bind(.text(words.joined(separator: " ")))))))"
         sql += """
-            WITH q AS (SELECT \(tsquery) AS query, \(lexemes) AS lexemes),
+            WITH q AS (SELECT \(lexemes) AS lexemes),
             stats AS (
                 SELECT max(CASE key WHEN 'fts_snippets' THEN value::float8 END) AS n,
-                       max(CASE key WHEN 'fts_total_length' THEN value::float8 END) AS total
-                FROM kb_meta WHERE key IN ('fts_snippets', 'fts_total_length')),
-            matched AS (
-                SELECT sn.id, sn.fts, sn.fts_length FROM snippets sn JOIN sources so ON so.id = sn.source_id, q
-                WHERE sn.fts @@ q.query
+                       greatest(max(CASE key WHEN 'fts_total_length' THEN value::float8 END)
+                                / greatest(max(CASE key WHEN 'fts_snippets' THEN value::float8 END), 1), 1) AS average
+                FROM kb_meta WHERE key IN ('fts_snippets', 'fts_total_length'))
+            SELECT p.snippet_id, sum(ln(1 + (st.n - ts.snippets + 0.5) / (ts.snippets + 0.5))
+                                     * (p.tf * 2.2) / (p.tf + 1.2 * (0.25 + 0.75 * sn.fts_length / st.average))) AS score
+            FROM q, stats st, postings p
+            JOIN term_stats ts ON ts.lexeme = p.lexeme
+            JOIN snippets sn ON sn.id = p.snippet_id
+            JOIN sources so ON so.id = sn.source_id
+            WHERE p.lexeme = ANY (q.lexemes)
             """
         PostgresRows.appendFilters(query, to: &sql)
-        sql += """
-            )
-            SELECT m.id, sum(ln(1 + (st.n - ts.snippets + 0.5) / (ts.snippets + 0.5))
-                             * (t.tf * 2.2) / (t.tf + 1.2 * (0.25 + 0.75 * m.fts_length / greatest(st.total / greatest(st.n, 1), 1)))) AS score
-            FROM matched m, q, stats st,
-                 LATERAL (SELECT u.lexeme, (SELECT sum(CASE w WHEN 'A' THEN 2.0 WHEN 'B' THEN 1.5 ELSE 1.0 END) FROM unnest(u.weights) w) AS tf
-                          FROM unnest(m.fts) u WHERE u.lexeme = ANY (q.lexemes)) t
-            JOIN term_stats ts ON ts.lexeme = t.lexeme
-            GROUP BY m.id ORDER BY score DESC, m.id LIMIT \(sql.bind(.int(Int64(limit))))
-            """
+        sql += " GROUP BY p.snippet_id ORDER BY score DESC, p.snippet_id LIMIT \(sql.bind(.int(Int64(limit))))"
         return try session.rows(sql).map { (try $0.get(0, Int64.self), try $0.get(1, Double.self)) }
     }
 
