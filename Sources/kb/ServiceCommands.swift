@@ -24,10 +24,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The port.")
     var port = ServiceConfiguration().port
 
-    @Option(name: .customLong("db-pool"), help: ArgumentHelp(
-        "Connections to a PostgreSQL index (--db postgres://…), and threads waiting on them (default: $KB_DB_POOL, else 8).",
-        valueName: "n"))
-    var databasePool: Int?
+    @OptionGroup var pool: DatabasePoolOption
 
     @Option(help: ArgumentHelp("The API token (default: $KB_API_TOKEN).", valueName: "token"))
     var token: String?
@@ -48,7 +45,7 @@ struct Serve: AsyncParsableCommand {
             configuration.maxBodyBytes = maxBody
             if let reports { configuration.reports = try ReportTemplate.loadAll(folder: reports) }
             try configuration.validate()
-            let (kb, created) = try KnowledgeBase.openForService(at: global.databasePath, embedderURL: endpoint.url, databasePool: databasePool)
+            let (kb, created) = try KnowledgeBase.openForService(at: global.databasePath, embedderURL: endpoint.url, databasePool: pool.size)
             if created { FileHandle.standardError.write(Data("kb serve: created a new, empty index at \(kb.path)\n".utf8)) }
             FileHandle.standardError.write(Data((
                 "kb serve: http://\(host):\(port) (index \(kb.path); \(configuration.reports.count) report template(s); "
@@ -72,6 +69,7 @@ struct MCP: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var endpoint: EndpointOption
+    @OptionGroup var pool: DatabasePoolOption
 
     @Option(help: ArgumentHelp("A folder of report templates (*.yaml) the context tool may name.", valueName: "folder"))
     var reports: String?
@@ -80,7 +78,9 @@ struct MCP: AsyncParsableCommand {
         try await reportingErrors(json: global.json) {
             KnowledgeBase.configure(.throughput)
             let templates = try reports.map { try ReportTemplate.loadAll(folder: $0) } ?? [:]
-            let kb = try KnowledgeBase.open(at: global.databasePath, create: true, embedderURL: endpoint.url)
+            var environment = ProcessInfo.processInfo.environment
+            if let size = pool.size { environment["KB_DB_POOL"] = String(size) }
+            let kb = try KnowledgeBase.open(at: global.databasePath, create: true, environment: environment, embedderURL: endpoint.url)
             kb.recoverEmbedderInBackground()
             try await MCPService(kb: kb, reports: templates).runOnStdio()
         }
@@ -273,4 +273,12 @@ struct BotCommand: AsyncParsableCommand {
             try await BotCommand.change(request, global: change.global)
         }
     }
+}
+
+/// `--db-pool`, for the long-running commands that serve many requests at once.
+struct DatabasePoolOption: ParsableArguments {
+    @Option(name: .customLong("db-pool"), help: ArgumentHelp(
+        "Connections to a PostgreSQL index (--db postgres://…), and threads waiting on them (default: $KB_DB_POOL, else 8).",
+        valueName: "n"))
+    var size: Int?
 }

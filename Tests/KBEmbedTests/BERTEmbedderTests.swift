@@ -99,7 +99,7 @@ import Testing
             }
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<callers { group.addTask { _ = try await embedder.embed(Array(repeating: passage, count: 48), role: .passage) } }
+            for _ in 0..<callers { group.addTask { _ = try await embedder.embed(Array(repeating: passage, count: 96), role: .passage) } }
             try await group.waitForAll()
         }
         done.withLock { $0 = true }

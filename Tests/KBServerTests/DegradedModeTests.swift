@@ -33,7 +33,7 @@ import Testing
 
     @Test func aMissingModelDegradesToKeywordsAndTheServiceRecoversByItself() async throws {
         let root = try Self.notes()
-        let path = root.appendingPathComponent("kb.sqlite").path
+        let path = TestBackend.freshIndex(in: root)
         let built = try KnowledgeBase.open(at: path)
         let (embedder, record) = try await built.embedder(.local)
         #expect(await built.ingest([root.appendingPathComponent("notes").path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
@@ -95,7 +95,7 @@ import Testing
 
     @Test func aRemoteIndexIsSearchedThroughAMovedEndpoint() async throws {
         let root = try Self.notes()
-        let path = root.appendingPathComponent("kb.sqlite").path
+        let path = TestBackend.freshIndex(in: root)
         let old = try await faultServer(FaultScript())
         let built = try KnowledgeBase.open(at: path)
         let (embedder, record) = try await built.embedder(.openAI(model: "test-model", url: old.url.absoluteString))
@@ -120,7 +120,7 @@ import Testing
         #expect(try await stale.search(SearchQuery("discipline")).degraded != nil)
         await #expect(throws: KBError.self) { try await stale.search(query) }
         // An endpoint given for an index that is not remote is a mistake, named.
-        let local = try KnowledgeBase.open(at: root.appendingPathComponent("other.sqlite").path, environment: environment,
+        let local = try KnowledgeBase.open(at: TestBackend.freshIndex(in: root, name: "other.sqlite"), environment: environment,
                                            embedderURL: moved.url.absoluteString)
         let (hashing, hashingRecord) = try await local.embedder(.hashing)
         _ = await local.ingest([root.appendingPathComponent("notes").path], options: IngestOptions(), embedder: hashing, record: hashingRecord)

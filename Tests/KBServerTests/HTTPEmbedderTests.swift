@@ -9,12 +9,15 @@ import KBEmbed
 import KBIngest
 import KBKit
 import KBServer
+import KBTestSupport
 import NIOCore
+import ServiceLifecycle
 import Testing
 
 /// A real HTTP server on 127.0.0.1 (a free port), for client tests.
 struct LiveServer {
     let url: URL
+    let group: ServiceGroup
     let task: Task<Void, any Error>
 
     static func start(_ router: Router<BasicRequestContext>) async throws -> LiveServer {
@@ -24,13 +27,19 @@ struct LiveServer {
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "test"),
             onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) }, logger: logger)
-        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        let task = Task { try await group.run() }
         var iterator = stream.makeAsyncIterator()
         let port = await iterator.next() ?? 0
-        return LiveServer(url: URL(string: "http://127.0.0.1:\(port)/v1")!, task: task)
+        return LiveServer(url: URL(string: "http://127.0.0.1:\(port)/v1")!, group: group, task: task)
     }
 
-    func stop() { task.cancel() }
+    /// Shuts the server down gracefully: connections in progress are finished and closed (a
+    /// cancelled server task can drop an accepted connection unclosed, which NIO traps on).
+    func stop() {
+        let group = group
+        Task { await group.triggerGracefulShutdown() }
+    }
 }
 
 /// What the fault-injecting server does with each request, and what it saw.
@@ -217,7 +226,7 @@ func quickConfiguration(_ url: URL, attempts: Int = 4, timeout: Double = 30) -> 
         let script = FaultScript()
         let server = try await faultServer(script)
         defer { server.stop() }
-        let kb = try KnowledgeBase.open(at: root.appendingPathComponent("kb.sqlite").path)
+        let kb = try KnowledgeBase.open(at: TestBackend.freshIndex(in: root))
         var configuration = quickConfiguration(server.url, attempts: 2)
         configuration.maxInputsPerRequest = 16
         configuration.maxConcurrentRequests = 1
@@ -272,7 +281,7 @@ extension FaultScript {
         try FileManager.default.createDirectory(at: notes, withIntermediateDirectories: true)
         for i in 0..<300 { try "# Note \(i)\n\nPlanet note number \(i) about Venus and time.".write(to: notes.appendingPathComponent(String(format: "n%03d.md", i)), atomically: true, encoding: .utf8) }
         try "# Last\n\nThe poison paragraph.".write(to: notes.appendingPathComponent("z.md"), atomically: true, encoding: .utf8)
-        let kb = try KnowledgeBase.open(at: root.appendingPathComponent("kb.sqlite").path)
+        let kb = try KnowledgeBase.open(at: TestBackend.freshIndex(in: root))
         let (local, localRecord) = try await kb.embedder(.hashing)
         _ = await kb.ingest([notes.path], options: IngestOptions(), embedder: local, record: localRecord)
         _ = try await kb.remember(MemoryDraft("Remember the poison-free fact."))
@@ -346,7 +355,7 @@ extension FaultScript {
         }
         #expect(answered + cancelled == 300)
         // A request the server never answers in time ends when cancelled.
-        let slow = Task { try await session.dataCancellingSafely(from: server.url.appendingPathComponent("wait/30000000")) }
+        let slow = Task { try await session.dataCancellingSafely(from: server.url.appendingPathComponent("wait/2000000")) }
         try await Task.sleep(nanoseconds: 50_000_000)
         slow.cancel()
         await #expect(throws: URLError.self) { try await slow.value }

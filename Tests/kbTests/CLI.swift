@@ -14,14 +14,32 @@ struct CLI {
     }
 
     let workdir: URL
-    /// The index that `--db kb.sqlite` names in a test: that file in `workdir`, or a PostgreSQL
-    /// database of its own when the suite runs against PostgreSQL (`TestBackend`).
-    let index: String
+    private let indexes = IndexNames()
 
     init() throws {
         workdir = FileManager.default.temporaryDirectory.appendingPathComponent("kb-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: workdir, withIntermediateDirectories: true)
-        index = TestBackend.freshIndex(in: workdir)
+    }
+
+    /// The index that `--db NAME` (a bare `*.sqlite` name) means in a test: that file in
+    /// `workdir`, or a PostgreSQL database of its own per name when the suite runs against
+    /// PostgreSQL (`TestBackend`).
+    func index(named name: String) -> String {
+        indexes.lock.withLock {
+            if let known = indexes.byName[name] { return known }
+            let made = TestBackend.freshIndex(in: workdir, name: name)
+            indexes.byName[name] = made
+            return made
+        }
+    }
+
+    /// The index `--db kb.sqlite` names.
+    var index: String { index(named: "kb.sqlite") }
+
+    /// @unchecked Sendable: `byName` is guarded by `lock`.
+    private final class IndexNames: @unchecked Sendable {
+        let lock = NSLock()
+        var byName: [String: String] = [:]
     }
 
     /// The `kb` binary beside the test bundle, or `KB_BINARY`.
@@ -55,9 +73,10 @@ struct CLI {
     func run(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> Result {
         let process = Process()
         process.executableURL = CLI.binary
-        // `--db kb.sqlite` names this test's index, whichever backend the suite runs against.
+        // `--db NAME.sqlite` names one of this test's indexes, whichever backend the suite runs against.
         process.arguments = arguments.indices.map { i in
-            i > 0 && arguments[i] == "kb.sqlite" && arguments[i - 1] == "--db" ? index : arguments[i]
+            let value = arguments[i]
+            return i > 0 && arguments[i - 1] == "--db" && value.hasSuffix(".sqlite") && !value.contains("/") ? index(named: value) : value
         }
         process.currentDirectoryURL = workdir
         var environment = ProcessInfo.processInfo.environment

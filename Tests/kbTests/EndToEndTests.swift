@@ -86,7 +86,8 @@ import Testing
         }
     }
 
-    @Test func searchingWithoutAnIndexSaysHowToMakeOne() async throws {
+    @Test(.enabled(if: TestBackend.isSQLite, "about index files"))
+    func searchingWithoutAnIndexSaysHowToMakeOne() async throws {
         let cli = try CLI()
         let result = try await cli.run("search", "--db", "missing.sqlite", "venus")
         #expect(result.status == 1)
@@ -95,7 +96,8 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: cli.workdir.appendingPathComponent("missing.sqlite").path))
     }
 
-    @Test func aFileThatIsNotAnIndexIsNamedInTheError() async throws {
+    @Test(.enabled(if: TestBackend.isSQLite, "about index files"))
+    func aFileThatIsNotAnIndexIsNamedInTheError() async throws {
         let cli = try CLI()
         try cli.write("foo.sqlite", String(repeating: "not sqlite ", count: 200))
         let result = try await cli.run("status", "--db", "foo.sqlite")

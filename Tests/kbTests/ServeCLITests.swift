@@ -97,7 +97,7 @@ import Testing
         let port = Int.random(in: 20000...60000)
         let process = Process()
         process.executableURL = CLI.binary
-        process.arguments = ["serve", "--db", "server.sqlite", "--port", String(port)]
+        process.arguments = ["serve", "--db", cli.index(named: "server.sqlite"), "--port", String(port)]
         process.currentDirectoryURL = cli.workdir
         process.environment = ProcessInfo.processInfo.environment.merging(["KB_API_TOKEN": ""]) { $1 }
         process.standardError = FileHandle.nullDevice
