@@ -88,7 +88,7 @@ extension SQLiteStore {
             for selector in query.selectors {
                 switch selector {
                 case .path(let path):
-                    let folder = path.hasSuffix("/") ? path : path + "/"
+                    let folder = path.folderPrefix
                     clauses.append("so.path = ? OR substr(so.path, 1, ?) = ?")
                     arguments += [path, folder.unicodeScalars.count, folder]
                 case .tag(let tag):

@@ -149,7 +149,7 @@ extension SQLiteStore {
             var removed: [String] = []
             var effect = WriteEffect()
             for path in paths {
-                let folder = path.hasSuffix("/") ? path : path + "/"
+                let folder = path.folderPrefix
                 let matches = try String.fetchAll(db, sql: """
                     SELECT path FROM sources WHERE path = ? OR substr(path, 1, ?) = ?
                     """, arguments: [path, folder.unicodeScalars.count, folder])

@@ -84,7 +84,7 @@ enum PostgresRows {
             for selector in query.selectors {
                 switch selector {
                 case .path(let path):
-                    let folder = path.hasSuffix("/") ? path : path + "/"
+                    let folder = path.folderPrefix
                     clauses.append("so.path = \(sql.bind(.text(path))) OR starts_with(so.path, \(sql.bind(.text(folder))))")
                 case .tag(let tag):
                     clauses.append("sn.id IN (SELECT st.snippet_id FROM snippet_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = \(sql.bind(.text(tag.name))))")

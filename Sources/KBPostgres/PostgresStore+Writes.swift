@@ -101,7 +101,7 @@ extension PostgresStore {
             var removed: [String] = []
             var effect = WriteEffect()
             for path in paths {
-                let folder = path.hasSuffix("/") ? path : path + "/"
+                let folder = path.folderPrefix
                 let matches = try session.rows("SELECT path FROM sources WHERE path = $1 OR starts_with(path, $2) ORDER BY path COLLATE \"C\"",
                                                .text(path), .text(folder)).map { try $0.get(0, String.self) }
                 for match in matches where !removed.contains(match) {
