@@ -32,7 +32,7 @@ let package = Package(
         // Loaders, chunker, tagger: pure functions of their input.
         .target(
             name: "KBIngest",
-            dependencies: ["KBCore", "CPoppler", .product(name: "Yams", package: "Yams")],
+            dependencies: ["KBCore", "CPoppler", "CTesseract", .product(name: "Yams", package: "Yams")],
             swiftSettings: strict),
         // OpenBLAS's CBLAS interface (libopenblas-dev). KBIndex (the vector scan) uses it.
         .systemLibrary(name: "COpenBLAS", providers: [.apt(["libopenblas-dev"])]),
@@ -41,6 +41,12 @@ let package = Package(
             name: "CPoppler",
             cxxSettings: [.unsafeFlags(["-std=c++17"])],
             linkerSettings: [.linkedLibrary("poppler-cpp"), .linkedLibrary("stdc++")]),
+        // A plain C interface over Tesseract's C API and Leptonica (libtesseract-dev, libleptonica-dev):
+        // page images and recognition. Only KBIngest (and the tests' scan maker) import it.
+        .target(
+            name: "CTesseract",
+            cSettings: [.unsafeFlags(["-I/usr/include/leptonica"])],
+            linkerSettings: [.linkedLibrary("tesseract"), .linkedLibrary("lept"), .linkedLibrary("gomp")]),
         // int8 kernels in C (clang vectorises them; Swift's SIMD widening does not). Only KBIndex imports it.
         .target(name: "CKBKernels", cSettings: [.unsafeFlags(["-O3"])]),
         // The encoder's numeric kernels in C: packed-weight matrix products and attention, with
@@ -103,12 +109,15 @@ let package = Package(
         // Measurements run by scripts/bench-*.sh; kept apart from the tests.
         .executableTarget(
             name: "kb-bench",
-            dependencies: ["KBCore", "KBEmbed", "KBIndex", "KBPostgres", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["KBCore", "KBEmbed", "KBIndex", "KBIngest", "KBPostgres", "KBTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/kb-bench",
             swiftSettings: strict),
-        // Which backend the tests run against (SQLite, or PostgreSQL when scripts/test.sh says so).
-        .target(name: "KBTestSupport", path: "Tests/KBTestSupport", swiftSettings: strict),
-        .testTarget(name: "KBIngestTests", dependencies: ["KBCore", "KBIngest"], resources: [.copy("Fixtures")], swiftSettings: strict),
+        // Which backend the tests run against (SQLite, or PostgreSQL when scripts/test.sh says so),
+        // and the scans with known text the OCR tests and scripts/bench-ocr.sh make.
+        .target(name: "KBTestSupport", dependencies: ["CPoppler", "CTesseract"], path: "Tests/KBTestSupport", swiftSettings: strict),
+        .testTarget(
+            name: "KBIngestTests", dependencies: ["KBCore", "KBIngest", "KBTestSupport"], resources: [.copy("Fixtures")],
+            swiftSettings: strict),
         .testTarget(
             name: "KBIndexTests",
             dependencies: ["KBCore", "KBIndex", .product(name: "GRDB", package: "GRDB.swift")],

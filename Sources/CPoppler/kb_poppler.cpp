@@ -2,7 +2,9 @@
 
 #include <poppler/cpp/poppler-document.h>
 #include <poppler/cpp/poppler-global.h>
+#include <poppler/cpp/poppler-image.h>
 #include <poppler/cpp/poppler-page.h>
+#include <poppler/cpp/poppler-page-renderer.h>
 #include <poppler/cpp/poppler-toc.h>
 
 #include <algorithm>
@@ -167,6 +169,45 @@ char *kb_pdf_outline_title(const kb_pdf *pdf, int index) {
     try {
         if (!pdf || index < 0 || index >= static_cast<int>(pdf->outline.size())) return nullptr;
         return copy(pdf->outline[index].second);
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+int kb_pdf_page_size(const kb_pdf *pdf, int index, double *width, double *height) {
+    try {
+        if (!pdf || index < 0 || index >= pdf->document->pages()) return 0;
+        std::unique_ptr<poppler::page> page(pdf->document->create_page(index));
+        if (!page) return 0;
+        poppler::rectf box = page->page_rect(poppler::crop_box);
+        bool turned = page->orientation() == poppler::page::landscape || page->orientation() == poppler::page::seascape;
+        *width = turned ? box.height() : box.width();
+        *height = turned ? box.width() : box.height();
+        return 1;
+    } catch (...) {
+        return 0;
+    }
+}
+
+unsigned char *kb_pdf_render_gray(const kb_pdf *pdf, int index, int dpi, int *width, int *height, int *stride) {
+    try {
+        if (!pdf || index < 0 || index >= pdf->document->pages() || dpi <= 0) return nullptr;
+        std::unique_ptr<poppler::page> page(pdf->document->create_page(index));
+        if (!page) return nullptr;
+        poppler::page_renderer renderer;
+        renderer.set_image_format(poppler::image::format_gray8);
+        renderer.set_render_hint(poppler::page_renderer::antialiasing, true);
+        renderer.set_render_hint(poppler::page_renderer::text_antialiasing, true);
+        poppler::image image = renderer.render_page(page.get(), dpi, dpi);
+        if (!image.is_valid() || image.format() != poppler::image::format_gray8) return nullptr;
+        size_t bytes = static_cast<size_t>(image.bytes_per_row()) * static_cast<size_t>(image.height());
+        unsigned char *out = static_cast<unsigned char *>(std::malloc(bytes));
+        if (!out) return nullptr;
+        std::memcpy(out, image.const_data(), bytes);
+        *width = image.width();
+        *height = image.height();
+        *stride = image.bytes_per_row();
+        return out;
     } catch (...) {
         return nullptr;
     }

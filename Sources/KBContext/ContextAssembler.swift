@@ -227,6 +227,7 @@ public struct ContextAssembler: Sendable {
             joined.pages = PageRange(start: first.start, end: second.end, startLabel: first.startLabel, endLabel: second.endLabel)
         }
         joined.headingPath = zip(a.headingPath, b.headingPath).prefix { $0 == $1 }.map(\.0)
+        joined.ocr = OCRMark.weakest(a.ocr, b.ocr)
         return joined
     }
 
@@ -283,6 +284,7 @@ public struct ContextAssembler: Sendable {
             var location = item.headingPath.joined(separator: " › ")
             if let pages = item.pages { location += (location.isEmpty ? "" : ", ") + pages.citation }
             if !location.isEmpty { attributes += " location=\"\(attribute(location))\"" }
+            if let ocr = item.ocr { attributes += " ocr=\"\(Int(ocr.confidence.rounded()))%\"" }
         }
         return "<source \(attributes)>\n\(body(item.text))\n</source>\n"
     }
@@ -328,7 +330,7 @@ public struct ContextAssembler: Sendable {
             let item = entry.item
             citations.append(Citation(
                 number: number, kind: item.kind, title: item.displayTitle, path: item.sourcePath, pages: item.pages,
-                headingPath: item.headingPath, memoryID: item.memoryID, scope: item.scope, section: entry.section))
+                headingPath: item.headingPath, memoryID: item.memoryID, scope: item.scope, section: entry.section, ocr: item.ocr))
             items.append(AssembledItem(number: number, section: entry.section, truncated: entry.truncated, item: item))
         }
         if case .some(.some) = open { text += "</section>\n" }

@@ -17,11 +17,13 @@ public struct ContextItem: Sendable, Hashable, Codable {
     public var tags: [Tag]
     public var memoryID: String?
     public var scope: String?
+    /// Set when (part of) the text was read by OCR: the weakest confidence among its pages.
+    public var ocr: OCRMark?
 
     public init(
         kind: SourceKind, text: String, score: Double, sourcePath: String, sourceTitle: String, ordinal: Int = 0,
         snippetIDs: [Int64] = [], pages: PageRange? = nil, headingPath: [String] = [], tags: [Tag] = [],
-        memoryID: String? = nil, scope: String? = nil
+        memoryID: String? = nil, scope: String? = nil, ocr: OCRMark? = nil
     ) {
         self.kind = kind
         self.text = text
@@ -35,6 +37,7 @@ public struct ContextItem: Sendable, Hashable, Codable {
         self.tags = tags
         self.memoryID = memoryID
         self.scope = scope
+        self.ocr = ocr
     }
 
     /// The title a reader sees: the source's, or for an untitled memory the start of its text.

@@ -35,7 +35,7 @@ public enum SourceSelector: Sendable, Hashable, Codable, CustomStringConvertible
         } else if trimmed.isAbsolutePath {
             self = .path(trimmed)
         } else {
-            throw KBError(.invalidArgument, "'\(text)' is not a selector. Use a path (or folder), tag:NAME or kind:note|pdf.")
+            throw KBError(.invalidArgument, "'\(text)' is not a selector. Use a path (or folder), tag:NAME or kind:note|pdf|image.")
         }
     }
 

@@ -19,10 +19,12 @@ public struct Citation: Sendable, Hashable, Codable {
     public var scope: String?
     /// The report section the item belongs to, for reports.
     public var section: String?
+    /// Set when the text was read from page images by OCR, with the weakest page confidence.
+    public var ocr: OCRMark?
 
     public init(
         number: Int, kind: SourceKind, title: String, path: String, pages: PageRange? = nil, headingPath: [String] = [],
-        memoryID: String? = nil, scope: String? = nil, section: String? = nil
+        memoryID: String? = nil, scope: String? = nil, section: String? = nil, ocr: OCRMark? = nil
     ) {
         self.number = number
         self.kind = kind
@@ -34,5 +36,6 @@ public struct Citation: Sendable, Hashable, Codable {
         self.memoryID = memoryID
         self.scope = scope
         self.section = section
+        self.ocr = ocr
     }
 }

@@ -14,10 +14,12 @@ public struct Snippet: Hashable, Sendable, Codable {
     public var pages: PageRange?
     /// Tags of the snippet, its source's tags included.
     public var tags: [Tag]
+    /// Set when (part of) the text was read from page images by OCR, with its confidence.
+    public var ocr: OCRMark?
 
     public init(
         ordinal: Int, text: String, start: Int, end: Int,
-        headingPath: [String] = [], pages: PageRange? = nil, tags: [Tag] = []
+        headingPath: [String] = [], pages: PageRange? = nil, tags: [Tag] = [], ocr: OCRMark? = nil
     ) {
         self.ordinal = ordinal
         self.text = text
@@ -26,6 +28,7 @@ public struct Snippet: Hashable, Sendable, Codable {
         self.headingPath = headingPath
         self.pages = pages
         self.tags = tags
+        self.ocr = ocr
     }
 
     /// The separator used when a heading path is shown or stored as one string.

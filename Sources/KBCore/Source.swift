@@ -15,10 +15,14 @@ public struct Source: Hashable, Sendable, Codable {
     public var tags: [Tag]
     /// Other names and short descriptions, searchable by keyword but not shown as text.
     public var keywords: [String]
+    /// How OCR read the source's page images (`OCRSettings.record`): nil when every page had a
+    /// text layer, `never` when pages without one were left unread, else the mode, languages and
+    /// resolution (`auto eng+ukr 300`). A re-run with other OCR settings reads the file again.
+    public var ocr: String?
 
     public init(
         path: String, kind: SourceKind, title: String, contentHash: String, size: Int,
-        modifiedAt: Date? = nil, tags: [Tag] = [], keywords: [String] = []
+        modifiedAt: Date? = nil, tags: [Tag] = [], keywords: [String] = [], ocr: String? = nil
     ) {
         self.path = path
         self.kind = kind
@@ -28,6 +32,7 @@ public struct Source: Hashable, Sendable, Codable {
         self.modifiedAt = modifiedAt
         self.tags = tags
         self.keywords = keywords
+        self.ocr = ocr
     }
 }
 

@@ -30,6 +30,9 @@ public protocol IndexStore: AnyObject, Sendable {
     /// Removes the sources at exactly these paths.
     func removeSources(exactly paths: [String]) async throws -> (count: Int, effect: WriteEffect)
     func deleteUnusedTags() async throws
+    /// Keeps one page Tesseract recognised, by file hash, settings (`OCRSettings.cacheKey`) and
+    /// page, until no source has that hash any more.
+    func cacheOCRPage(_ page: OCRPage, contentHash: String, key: String) async throws
 
     // Vectors
     /// Stores remote vectors by (embedder, SHA-256 of the text) and the tokens they cost.
@@ -79,6 +82,10 @@ public protocol IndexSnapshot {
     func contentHashes() throws -> [String: String]
     func sourcePaths(under prefix: String) throws -> [String]
     func sources() throws -> [StoredSource]
+    /// How OCR read each source it read (`Source.ocr`), by path.
+    func ocrRecords() throws -> [String: String]
+    /// Pages recognised earlier in the file with this hash, under the same settings.
+    func ocrPages(contentHash: String, key: String) throws -> [OCRPage]
 
     // Embedders and vectors
     /// The embedder the index records, or nil for an index nothing was ingested into yet.

@@ -13,7 +13,7 @@ extension SQLiteStore.Snapshot {
         return Source(
             path: row["path"], kind: SourceKind(rawValue: row["kind"]) ?? .note, title: row["title"], contentHash: row["content_hash"],
             size: row["size"], modifiedAt: (row["modified_at"] as Double?).map(Date.init(timeIntervalSince1970:)), tags: tags,
-            keywords: keywords.isEmpty ? [] : keywords.components(separatedBy: "\n"))
+            keywords: keywords.isEmpty ? [] : keywords.components(separatedBy: "\n"), ocr: row["ocr"])
     }
 
     public func embedders() throws -> [EmbedderRecord] {

@@ -38,7 +38,23 @@ extension SQLiteStore.Snapshot {
                 title: row["title"], contentHash: row["content_hash"], size: row["size"],
                 modifiedAt: (row["modified_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
                 ingestedAt: Date(timeIntervalSince1970: row["ingested_at"]),
-                snippetCount: row["snippet_count"], tags: tagsBySource[id] ?? [])
+                snippetCount: row["snippet_count"], tags: tagsBySource[id] ?? [], ocr: row["ocr"])
+        }
+    }
+
+    /// How OCR read each source it read (`Source.ocr`), by path.
+    public func ocrRecords() throws -> [String: String] {
+        var result: [String: String] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT path, ocr FROM sources WHERE ocr IS NOT NULL") { result[row[0]] = row[1] }
+        return result
+    }
+
+    /// Pages recognised earlier in the file with this hash, with the same settings.
+    public func ocrPages(contentHash: String, key: String) throws -> [OCRPage] {
+        try Row.fetchAll(db, sql: """
+            SELECT page, text, confidence, words, quarter_turns FROM ocr_pages WHERE content_hash = ? AND settings = ? ORDER BY page
+            """, arguments: [contentHash, key]).map { row in
+            OCRPage(page: row[0], text: row[1], confidence: row[2], words: row[3], quarterTurns: row[4])
         }
     }
 
@@ -71,16 +87,16 @@ extension SQLiteStore {
     static func replace(_ document: SourceDocument, ingestedAt: Date, in db: Database) throws -> WriteEffect {
         let source = document.source
         try db.execute(sql: """
-            INSERT INTO sources (path, kind, title, content_hash, size, modified_at, ingested_at, keywords)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO sources (path, kind, title, content_hash, size, modified_at, ingested_at, keywords, ocr)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(path) DO UPDATE SET
                 kind = excluded.kind, title = excluded.title, content_hash = excluded.content_hash,
                 size = excluded.size, modified_at = excluded.modified_at,
-                ingested_at = excluded.ingested_at, keywords = excluded.keywords
+                ingested_at = excluded.ingested_at, keywords = excluded.keywords, ocr = excluded.ocr
             """,
             arguments: [source.path, source.kind.rawValue, source.title, source.contentHash, source.size,
                         source.modifiedAt?.timeIntervalSince1970, ingestedAt.timeIntervalSince1970,
-                        source.keywords.joined(separator: "\n")])
+                        source.keywords.joined(separator: "\n"), source.ocr])
         guard let sourceID = try Int64.fetchOne(db, sql: "SELECT id FROM sources WHERE path = ?", arguments: [source.path]) else {
             throw KBError(.database, "The source \(source.path) vanished while it was being written.")
         }
@@ -102,14 +118,14 @@ extension SQLiteStore {
 
         let insertSnippet = try db.cachedStatement(sql: """
             INSERT INTO snippets (source_id, ordinal, text, start_offset, end_offset, heading_path,
-                                  page_start, page_end, page_label_start, page_label_end)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  page_start, page_end, page_label_start, page_label_end, ocr_confidence)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let snippetTag = try db.cachedStatement(sql: "INSERT OR IGNORE INTO snippet_tags (snippet_id, tag_id) VALUES (?, ?)")
         for snippet in document.snippets {
             try insertSnippet.execute(arguments: [
                 sourceID, snippet.ordinal, snippet.text, snippet.start, snippet.end, snippet.headingPathString,
-                snippet.pages?.start, snippet.pages?.end, snippet.pages?.startLabel, snippet.pages?.endLabel,
+                snippet.pages?.start, snippet.pages?.end, snippet.pages?.startLabel, snippet.pages?.endLabel, snippet.ocr?.confidence,
             ])
             let snippetID = db.lastInsertedRowID
             effect.insertedSnippets.append(snippetID)
@@ -132,6 +148,17 @@ extension SQLiteStore {
 
     static func generation(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT CAST(value AS INTEGER) FROM kb_meta WHERE key = 'generation'")) ?? 0
+    }
+
+    /// Keeps one recognised page (see `ocrPages`).
+    public func cacheOCRPage(_ page: OCRPage, contentHash: String, key: String) async throws {
+        try await write { db in
+            try db.execute(sql: """
+                INSERT INTO ocr_pages (content_hash, settings, page, text, confidence, words, quarter_turns) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (content_hash, settings, page) DO UPDATE SET
+                    text = excluded.text, confidence = excluded.confidence, words = excluded.words, quarter_turns = excluded.quarter_turns
+                """, arguments: [contentHash, key, page.page, page.text, page.confidence, page.words, page.quarterTurns])
+        }
     }
 
     /// Records a new modification time for a source whose content did not change.

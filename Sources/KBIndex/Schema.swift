@@ -7,7 +7,7 @@ enum Schema {
     /// The schema version an up-to-date index records in `kb_meta`.
     static var version: Int { migrationNames.count }
     static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors", "v3-memories", "v4-bots", "v5-embedding-cache",
-                                 "v6-bot-sources-json"]
+                                 "v6-bot-sources-json", "v7-ocr"]
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -169,6 +169,64 @@ enum Schema {
                 let json = String(decoding: try JSONEncoder().encode(lines), as: UTF8.self)
                 try db.execute(sql: "UPDATE bots SET sources = ? WHERE name = ?", arguments: [json, row["name"]])
             }
+        }
+        migrator.registerMigration(migrationNames[6]) { db in
+            // Scanned images become sources of kind 'image': SQLite cannot change a CHECK constraint,
+            // so `sources` is rebuilt (the migrator runs with foreign keys off and checks them after).
+            try db.execute(sql: """
+                DROP TRIGGER snippets_after_insert;
+                CREATE TABLE sources_v7 (
+                    id INTEGER PRIMARY KEY,
+                    path TEXT NOT NULL UNIQUE,
+                    kind TEXT NOT NULL CHECK (kind IN ('note', 'pdf', 'image', 'memory')),
+                    title TEXT NOT NULL,
+                    content_hash TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    modified_at REAL,
+                    ingested_at REAL NOT NULL,
+                    keywords TEXT NOT NULL DEFAULT '',
+                    -- How OCR read the source (`auto eng 300`), 'never' when it left pages unread; NULL otherwise.
+                    ocr TEXT
+                );
+                INSERT INTO sources_v7 (id, path, kind, title, content_hash, size, modified_at, ingested_at, keywords)
+                    SELECT id, path, kind, title, content_hash, size, modified_at, ingested_at, keywords FROM sources;
+                DROP TABLE sources;
+                ALTER TABLE sources_v7 RENAME TO sources;
+                CREATE INDEX sources_by_kind ON sources(kind);
+                CREATE INDEX sources_by_content_hash ON sources(content_hash);
+                CREATE TRIGGER snippets_after_insert AFTER INSERT ON snippets BEGIN
+                    INSERT INTO snippets_fts (rowid, text, title, heading_path, keywords)
+                    SELECT new.id, new.text, s.title, new.heading_path, s.keywords
+                    FROM sources s WHERE s.id = new.source_id;
+                END;
+
+                -- The weakest OCR confidence (0-100) among the pages a snippet spans; NULL when no
+                -- page of it was read by OCR.
+                ALTER TABLE snippets ADD COLUMN ocr_confidence REAL;
+
+                -- Pages Tesseract recognised, by file hash, settings (languages@dpi) and page, so an
+                -- interrupted ingest of a long scan does not recognise them again. Rows go when no
+                -- source has the hash any more (the triggers below).
+                CREATE TABLE ocr_pages (
+                    content_hash TEXT NOT NULL,
+                    settings TEXT NOT NULL,
+                    page INTEGER NOT NULL,
+                    text TEXT NOT NULL,
+                    confidence REAL NOT NULL,
+                    words INTEGER NOT NULL,
+                    quarter_turns INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (content_hash, settings, page)
+                ) WITHOUT ROWID;
+                CREATE TRIGGER sources_drop_ocr_pages_after_delete AFTER DELETE ON sources BEGIN
+                    DELETE FROM ocr_pages WHERE content_hash = old.content_hash
+                        AND NOT EXISTS (SELECT 1 FROM sources WHERE content_hash = old.content_hash);
+                END;
+                CREATE TRIGGER sources_drop_ocr_pages_after_update AFTER UPDATE OF content_hash ON sources
+                WHEN old.content_hash != new.content_hash BEGIN
+                    DELETE FROM ocr_pages WHERE content_hash = old.content_hash
+                        AND NOT EXISTS (SELECT 1 FROM sources WHERE content_hash = old.content_hash);
+                END;
+                """)
         }
         return migrator
     }

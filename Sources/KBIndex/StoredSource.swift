@@ -13,9 +13,11 @@ public struct StoredSource: Sendable, Hashable, Codable {
     public var ingestedAt: Date
     public var snippetCount: Int
     public var tags: [Tag]
+    /// How OCR read it (`Source.ocr`); nil when it did not.
+    public var ocr: String?
 
     public init(id: Int64, path: String, kind: SourceKind, title: String, contentHash: String, size: Int, modifiedAt: Date?,
-                ingestedAt: Date, snippetCount: Int, tags: [Tag]) {
+                ingestedAt: Date, snippetCount: Int, tags: [Tag], ocr: String? = nil) {
         self.id = id
         self.path = path
         self.kind = kind
@@ -26,6 +28,7 @@ public struct StoredSource: Sendable, Hashable, Codable {
         self.ingestedAt = ingestedAt
         self.snippetCount = snippetCount
         self.tags = tags
+        self.ocr = ocr
     }
 }
 

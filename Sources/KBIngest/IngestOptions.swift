@@ -10,6 +10,8 @@ public struct IngestOptions: Sendable {
     public var vocabulary: TagVocabulary?
     /// Opens encrypted PDFs (`--password`). The default is none.
     public var password: String?
+    /// How pages without a text layer, and images, are read (`--ocr`, `--ocr-lang`, `--ocr-dpi`).
+    public var ocr = OCRSettings()
 
     public init(chunker: Chunker? = nil, tags: [Tag] = [], vocabulary: TagVocabulary? = nil) {
         self.chunker = chunker ?? (try! Chunker())
@@ -23,14 +25,17 @@ public enum FileTypes {
     public static let markdown: Set<String> = ["md", "markdown"]
     public static let text: Set<String> = ["txt"]
     public static let pdf: Set<String> = ["pdf"]
+    /// Scans, read by OCR.
+    public static let image: Set<String> = ["png", "jpg", "jpeg", "tif", "tiff"]
 
     /// The kind of source a file with this extension becomes, or nil if kb does not read it.
     public static func kind(forExtension ext: String) -> SourceKind? {
         let e = ext.lowercased()
         if markdown.contains(e) || text.contains(e) { return .note }
         if pdf.contains(e) { return .pdf }
+        if image.contains(e) { return .image }
         return nil
     }
 
-    public static var supportedList: String { ".md, .markdown, .txt, .pdf" }
+    public static var supportedList: String { ".md, .markdown, .txt, .pdf, .png, .jpg, .jpeg, .tif, .tiff" }
 }

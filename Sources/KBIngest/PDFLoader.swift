@@ -1,4 +1,5 @@
 import CPoppler
+import CTesseract
 public import Foundation
 public import KBCore
 
@@ -12,16 +13,22 @@ public import KBCore
 /// - Heading paths come from the outline (bookmarks): poppler's C++ API gives no destination
 ///   pages for outline entries, so each title is placed where its text first occurs after the
 ///   previous entry's place; entries whose title cannot be found are skipped.
-/// - A PDF without any text layer fails (`no text layer on N of M pages`); pages without text
+/// - Pages without a usable text layer (no letter or digit in it) are rendered and read by OCR
+///   when `ocr` allows it (`--ocr auto`, the default; `--ocr force` reads every page), in page
+///   order with the text-layer pages; snippets from OCR pages carry an `OCRMark`. Without OCR, a
+///   PDF without any text layer fails (`no text layer on N of M pages`) and pages without text
 ///   are named in a warning.
 public struct PDFLoader: Sendable {
     public var options: IngestOptions
     /// Opens encrypted PDFs. The default is none.
     public var password: String?
+    /// Reads pages without a text layer; nil leaves them empty (as `--ocr never`).
+    public var ocr: OCRSession?
 
-    public init(options: IngestOptions, password: String? = nil) {
+    public init(options: IngestOptions, password: String? = nil, ocr: OCRSession? = nil) {
         self.options = options
         self.password = password
+        self.ocr = ocr
     }
 
     public func load(path: String, displayName: String? = nil, contentHash: String, size: Int, modifiedAt: Date? = nil) throws -> SourceDocument {
@@ -48,13 +55,47 @@ public struct PDFLoader: Sendable {
             pages = pages.map(PDFText.repairCP1251)
             warnings.append("\(name): its fonts map Cyrillic to Latin-1 code points; the text was re-read as CP1251.")
         }
+
+        // Pages without a usable text layer (or every page, forced) go through OCR.
+        let mode = ocr?.settings.mode ?? .never
+        let textless = mode == .auto ? Self.pagesWithoutUsableText(pages, labels: labels) : []
+        let wanted = mode == .force ? Array(1...count) : textless
+        var marks: [Int: OCRMark] = [:]
+        var ocrRecord: String?
+        if let ocr, !wanted.isEmpty {
+            try ocr.checkUsable(file: name, pages: wanted.count)
+            let (path, password, dpi) = (path, password, ocr.settings.dpi)
+            let recognised = OCRPages.recognise(
+                wanted, file: name, contentHash: contentHash, session: ocr,
+                open: { () -> SendablePDF? in
+                    var status = KB_PDF_OK
+                    return kb_pdf_open(path, password, &status).map(SendablePDF.init)
+                },
+                close: { kb_pdf_close($0.pointer) },
+                image: { pdf, page in try Self.render(pdf.pointer, page: page, dpi: dpi) })
+            for (number, page) in recognised.pages where page.hasText {
+                pages[number - 1] = page.text
+                marks[number] = OCRMark(confidence: page.confidence)
+            }
+            warnings += recognised.warnings(file: name, floor: ocr.settings.confidenceFloor)
+            ocrRecord = ocr.settings.record
+        }
         let document = PDFText.assemble(pages: pages, labels: labels)
         if document.emptyPages.count == count {
-            throw KBError(.invalidText, "\(name): no text layer on \(count) of \(count) pages (scanned? OCR is not available yet).")
+            if !wanted.isEmpty {
+                throw KBError(.invalidText, "\(name): no text found on any of its \(count) pages, neither in a text layer nor by OCR"
+                    + " (\(ocr!.settings.languageList)); blank pages, or pictures without words?"
+                    + warnings.map { " " + $0 }.joined())
+            }
+            let hint = ocr == nil ? "OCR is not enabled" : "OCR is off (--ocr never); run with --ocr auto to read the pages"
+            throw KBError(.invalidText, "\(name): no text layer on \(count) of \(count) pages (scanned? \(hint)).")
         }
-        if !document.emptyPages.isEmpty {
-            let list = document.emptyPages.prefix(20).map(String.init).joined(separator: ", ") + (document.emptyPages.count > 20 ? ", …" : "")
-            warnings.append("\(name): no text on \(document.emptyPages.count) of \(count) pages (\(list)); images only?")
+        let unread = document.emptyPages.filter { !wanted.contains($0) }
+        if !unread.isEmpty {
+            let list = unread.prefix(20).map(String.init).joined(separator: ", ") + (unread.count > 20 ? ", …" : "")
+            warnings.append("\(name): no text on \(unread.count) of \(count) pages (\(list)); images only?"
+                + (mode == .never && ocr != nil ? " OCR is off (--ocr never)." : ""))
+            if mode == .never && ocr != nil { ocrRecord = OCRMode.never.rawValue }
         }
 
         let scalars = Array(document.text.unicodeScalars)
@@ -86,9 +127,19 @@ public struct PDFLoader: Sendable {
             if let value = Self.take(kb_pdf_info(pdf, key)), !value.isEmpty { descriptions.append(value) }
         }
         let source = Source(path: path, kind: .pdf, title: title, contentHash: contentHash, size: size,
-                            modifiedAt: modifiedAt ?? created, tags: sourceTags, keywords: descriptions)
+                            modifiedAt: modifiedAt ?? created, tags: sourceTags, keywords: descriptions, ocr: ocrRecord)
+        let snippets = Self.snippets(spans, scalars: scalars, document: document, labels: labels, marks: marks,
+                                     title: title, sourceTags: sourceTags, options: options)
+        return SourceDocument(source: source, snippets: snippets, warnings: warnings)
+    }
 
-        let snippets = spans.enumerated().map { ordinal, span -> Snippet in
+    /// Snippets of a paged document (a PDF or a scanned image): each with the pages it spans,
+    /// their printed labels, and the weakest OCR mark among its pages.
+    static func snippets(
+        _ spans: [Chunker.Span], scalars: [Unicode.Scalar], document: PDFText.Document, labels: [String], marks: [Int: OCRMark],
+        title: String, sourceTags: [Tag], options: IngestOptions
+    ) -> [Snippet] {
+        spans.enumerated().map { ordinal, span -> Snippet in
             let text = String(String.UnicodeScalarView(scalars[span.range]))
             let first = document.page(at: span.range.lowerBound), last = document.page(at: max(span.range.lowerBound, span.range.upperBound - 1))
             var tags = sourceTags
@@ -98,9 +149,46 @@ public struct PDFLoader: Sendable {
             return Snippet(ordinal: ordinal, text: text, start: span.range.lowerBound, end: span.range.upperBound,
                            headingPath: span.headingPath,
                            pages: PageRange(start: first, end: last, startLabel: labels[first - 1], endLabel: labels[last - 1]),
-                           tags: tags)
+                           tags: tags, ocr: (first...last).reduce(nil) { OCRMark.weakest($0, marks[$1]) })
         }
-        return SourceDocument(source: source, snippets: snippets, warnings: warnings)
+    }
+
+    /// Pages (1-based) whose text layer, once running headers, footers and page numbers are
+    /// removed, holds fewer than 10 letters: scans (perhaps with a scanner's page number or
+    /// stamp) and pages that are one picture.
+    static func pagesWithoutUsableText(_ pages: [String], labels: [String]) -> [Int] {
+        let document = PDFText.assemble(pages: pages, labels: labels)
+        let scalars = Array(document.text.unicodeScalars)
+        return (1...pages.count).filter { page in
+            let start = document.pageStarts[page - 1], end = page < pages.count ? document.pageStarts[page] : scalars.count
+            return scalars[start..<max(start, end)].lazy.filter(\.properties.isAlphabetic).prefix(10).count < 10
+        }
+    }
+
+    /// Pages are rendered at most this many pixels along their longer side (posters and maps
+    /// are rendered at a lower resolution); a page that would fall under 70 dpi fails alone.
+    static let maximumRenderSide = 12_000
+
+    /// Renders a page (1-based) as a grey image for OCR, at `dpi` or less for oversized pages.
+    static func render(_ pdf: OpaquePointer, page: Int, dpi: Int) throws -> OpaquePointer {
+        var width = 0.0, height = 0.0
+        guard kb_pdf_page_size(pdf, Int32(page - 1), &width, &height) != 0, width > 0, height > 0 else {
+            throw KBError(.invalidText, "poppler cannot read the page's size")
+        }
+        let longest = max(width, height) / 72
+        let fitted = min(dpi, Int(Double(maximumRenderSide) / longest))
+        guard fitted >= 70 else {
+            throw KBError(.invalidText, String(format: "the page is %.0f × %.0f in, too large to render for OCR", width / 72, height / 72))
+        }
+        var w: Int32 = 0, h: Int32 = 0, stride: Int32 = 0
+        guard let pixels = kb_pdf_render_gray(pdf, Int32(page - 1), Int32(fitted), &w, &h, &stride) else {
+            throw KBError(.invalidText, "poppler cannot render it")
+        }
+        defer { kb_pdf_free(pixels) }
+        guard let image = kb_image_from_gray(pixels, w, h, stride, Int32(fitted)) else {
+            throw KBError(.invalidText, "its image (\(w) × \(h) px) could not be made")
+        }
+        return image
     }
 
     /// Page texts and labels. Long documents are split between the cores; each worker opens its

@@ -16,6 +16,10 @@ public struct IngestReport: Sendable, Hashable, Codable {
     public var warnings: [String] = []
     /// Snippets written by this run.
     public var snippets = 0
+    /// Page images Tesseract recognised in this run, and pages whose text came from the index's
+    /// OCR page cache (recognised by an earlier, perhaps interrupted, run).
+    public var ocrPages = 0
+    public var ocrCachedPages = 0
     public var seconds = 0.0
 
     public init() {}
@@ -28,6 +32,8 @@ public struct IngestProgress: Sendable {
         case reading
         /// Counting snippets embedded and written.
         case embedding
+        /// Counting page images recognised by OCR (while files are read).
+        case recognising
     }
     public var phase: Phase
     public var done: Int

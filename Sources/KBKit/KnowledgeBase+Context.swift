@@ -102,7 +102,7 @@ extension KnowledgeBase {
         ContextItem(
             kind: hit.kind, text: hit.snippet.text, score: hit.score, sourcePath: hit.sourcePath, sourceTitle: hit.sourceTitle,
             ordinal: hit.snippet.ordinal, snippetIDs: [hit.snippetID], pages: hit.snippet.pages,
-            headingPath: hit.snippet.headingPath, tags: hit.snippet.tags)
+            headingPath: hit.snippet.headingPath, tags: hit.snippet.tags, ocr: hit.snippet.ocr)
     }
 
     static func item(_ hit: MemoryHit) -> ContextItem {

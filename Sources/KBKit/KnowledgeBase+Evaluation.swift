@@ -41,7 +41,7 @@ extension KnowledgeBase {
     /// (same corpus file or notes, same chunking): re-runs only re-run the queries.
     public func loadCorpus(
         of datasetFolder: String, _ dataset: BEIRDataset, options: EvaluationOptions,
-        embedder: (any Embedder)?, record: EmbedderRecord, progress: @Sendable (IngestProgress) -> Void = { _ in }
+        embedder: (any Embedder)?, record: EmbedderRecord, progress: @escaping @Sendable (IngestProgress) -> Void = { _ in }
     ) async throws -> IngestReport {
         if let notes = Self.notesCorpus(of: datasetFolder) {
             var ingestOptions = IngestOptions(chunker: options.chunker)

@@ -108,8 +108,13 @@ public final class KnowledgeBase: Sendable {
 
     // MARK: - Reading files
 
-    /// What ingest would store for one file, without touching any index.
-    public static func inspect(_ file: String, options: IngestOptions) throws -> SourceDocument {
+    /// What ingest would store for one file, without touching any index. Parsing (and OCR) runs
+    /// on a Dispatch thread, off the cooperative pool.
+    public static func inspect(_ file: String, options: IngestOptions) async throws -> SourceDocument {
+        try await offPool { Result { try readDocument(file, options: options) } }.get()
+    }
+
+    static func readDocument(_ file: String, options: IngestOptions) throws -> SourceDocument {
         let path = FileScanner.absolute(file)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
@@ -123,15 +128,22 @@ public final class KnowledgeBase: Sendable {
             throw KBError(.unsupportedFileType, "\(file): kb does not read .\(ext) files; it reads \(FileTypes.supportedList).")
         }
         let (data, modified) = try readFile(path, displayName: file)
-        return try loadDocument(data, path: path, displayName: file, contentHash: contentHash(data), modifiedAt: modified, options: options)
+        return try loadDocument(data, path: path, displayName: file, contentHash: contentHash(data), modifiedAt: modified, options: options,
+                                ocr: OCRSession(settings: options.ocr))
     }
 
     /// Parses one file with the loader its extension calls for.
     static func loadDocument(_ data: Data, path: String, displayName: String, contentHash: String, modifiedAt: Date?,
-                             options: IngestOptions) throws -> SourceDocument {
-        if FileTypes.kind(forExtension: URL(fileURLWithPath: path).pathExtension) == .pdf {
-            return try PDFLoader(options: options, password: options.password)
+                             options: IngestOptions, ocr: OCRSession) throws -> SourceDocument {
+        switch FileTypes.kind(forExtension: URL(fileURLWithPath: path).pathExtension) {
+        case .pdf?:
+            return try PDFLoader(options: options, password: options.password, ocr: ocr)
                 .load(path: path, displayName: displayName, contentHash: contentHash, size: data.count, modifiedAt: modifiedAt)
+        case .image?:
+            return try ImageLoader(options: options, ocr: ocr)
+                .load(path: path, displayName: displayName, contentHash: contentHash, size: data.count, modifiedAt: modifiedAt)
+        default:
+            break
         }
         return try NoteLoader(options: options).load(data, path: path, displayName: displayName, contentHash: contentHash, modifiedAt: modifiedAt)
     }
@@ -202,22 +214,32 @@ public final class KnowledgeBase: Sendable {
     ///   - progress: called as files are read and as snippets are embedded and written.
     public func ingest(
         _ paths: [String], options: IngestOptions, embedder: (any Embedder)? = nil, record: EmbedderRecord = .none,
-        prune: Bool = false, progress: @Sendable (IngestProgress) -> Void = { _ in }
+        prune: Bool = false, progress: @escaping @Sendable (IngestProgress) -> Void = { _ in }
     ) async -> IngestReport {
         let started = Date()
         var report = IngestReport()
         let scan = FileScanner.scan(paths)
         report.failed = scan.failures
 
-        let known: [String: String]
+        let known: [String: String], ocrRecords: [String: String]
         do {
-            known = try await store.snapshot { snapshot in
+            (known, ocrRecords) = try await store.snapshot { snapshot in
                 try snapshot.checkEmbedder(record)
-                return try snapshot.contentHashes()
+                return (try snapshot.contentHashes(), try snapshot.ocrRecords())
             }
         } catch {
             report.failed.append(.init(path: store.location, message: "\(error)"))
             return report
+        }
+        let pages = LockedValue((queued: 0, done: 0))
+        let ocr = OCRSession(settings: options.ocr, cache: StoreOCRCache(store: store)) { event in
+            let (done, total, file) = pages.withLock { counts -> (Int, Int, String) in
+                switch event {
+                case .queued(let file, let count): counts.queued += count; return (counts.done, counts.queued, file)
+                case .finished(let file): counts.done += 1; return (counts.done, counts.queued, file)
+                }
+            }
+            progress(IngestProgress(phase: .recognising, done: done, total: total, current: file))
         }
 
         // 1. Read, hash and parse on all cores (off the cooperative pool); keep what changed.
@@ -226,7 +248,7 @@ public final class KnowledgeBase: Sendable {
         for batchStart in stride(from: 0, to: scan.files.count, by: batchSize) {
             let batch = Array(scan.files[batchStart..<min(batchStart + batchSize, scan.files.count)])
             progress(IngestProgress(phase: .reading, done: batchStart, total: scan.files.count, current: batch[0].displayName))
-            let outcomes = await Self.offPool { Self.load(batch, options: options, known: known) }
+            let outcomes = await Self.offPool { Self.load(batch, options: options, known: known, ocrRecords: ocrRecords, ocr: ocr) }
             for (candidate, outcome) in zip(batch, outcomes) {
                 switch outcome {
                 case .unchanged: report.unchanged += 1
@@ -239,6 +261,8 @@ public final class KnowledgeBase: Sendable {
         // 2. Embed and write, a group of files at a time; each file in its own transaction.
         await write(changed.map { (name: $0.candidate.displayName, document: $0.document, isNew: known[$0.candidate.path] == nil) },
                     embedder: embedder, record: record, into: &report, progress: progress)
+        report.ocrPages = pages.withLock { $0.done }
+        report.ocrCachedPages = ocr.cachedPagesUsed
 
         // Sources the index holds whose files are gone: under scanned folders, or named directly.
         let seen = Set(scan.files.map(\.path))
@@ -379,7 +403,8 @@ public final class KnowledgeBase: Sendable {
     }
 
     /// Reads, hashes and parses a batch of files on all cores.
-    static func load(_ batch: [FileScanner.Candidate], options: IngestOptions, known: [String: String]) -> [LoadOutcome] {
+    static func load(_ batch: [FileScanner.Candidate], options: IngestOptions, known: [String: String], ocrRecords: [String: String],
+                     ocr: OCRSession) -> [LoadOutcome] {
         let results = ConcurrentSlots<LoadOutcome>(count: batch.count)
         DispatchQueue.concurrentPerform(iterations: batch.count) { index in
             let candidate = batch[index]
@@ -387,12 +412,13 @@ public final class KnowledgeBase: Sendable {
             do {
                 let (data, modified) = try readFile(candidate.path, displayName: candidate.displayName)
                 let hash = contentHash(data)
-                if known[candidate.path] == hash {
+                let paged = [.pdf, .image].contains(FileTypes.kind(forExtension: URL(fileURLWithPath: candidate.path).pathExtension))
+                if known[candidate.path] == hash && !(paged && options.ocr.needsRereading(recorded: ocrRecords[candidate.path])) {
                     outcome = .unchanged
                 } else {
                     outcome = .loaded(try loadDocument(
                         data, path: candidate.path, displayName: candidate.displayName,
-                        contentHash: hash, modifiedAt: modified, options: options))
+                        contentHash: hash, modifiedAt: modified, options: options, ocr: ocr))
                 }
             } catch {
                 outcome = .failed("\(error)")
@@ -436,4 +462,53 @@ public final class KnowledgeBase: Sendable {
         followWrite(effect, vectors: nil, record: nil)
         return removed
     }
+}
+
+/// The index's OCR page cache, for loaders running on Dispatch threads: each call waits (on
+/// that thread, never on the cooperative pool) for the store's async call.
+final class StoreOCRCache: OCRPageCache {
+    let store: any IndexStore
+
+    init(store: any IndexStore) { self.store = store }
+
+    func pages(contentHash: String, key: String) -> [Int: OCRPage] {
+        let store = self.store
+        let pages = Self.wait { try await store.snapshot { try $0.ocrPages(contentHash: contentHash, key: key) } } ?? []
+        return Dictionary(pages.map { ($0.page, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    func store(_ page: OCRPage, contentHash: String, key: String) {
+        let store = self.store
+        _ = Self.wait { try await store.cacheOCRPage(page, contentHash: contentHash, key: key) }
+    }
+
+    /// Runs async work and blocks the calling (Dispatch) thread until it is done; nil on error.
+    static func wait<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) -> T? {
+        let result = LockedValue<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let value = try? await work()
+            result.withLock { $0 = value }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0 }
+    }
+}
+
+extension KnowledgeBase {
+    /// The OCR languages for an ingest: `given` (then recorded as the index's), else English
+    /// plus the languages the index was given before.
+    public func ocrLanguages(given: [String]?) async throws -> [String] {
+        let recorded = try await store.snapshot { try $0.meta(Self.ocrLanguagesKey) }
+        if let given {
+            let list = given.joined(separator: "+")
+            if recorded != list { try await store.setMeta(Self.ocrLanguagesKey, list) }
+            return given
+        }
+        let before = (recorded ?? "").split(separator: "+").map(String.init)
+        return (["eng"] + before).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+    }
+
+    static let ocrLanguagesKey = "ocr_languages"
 }

@@ -192,6 +192,40 @@ enum PostgresSchema {
             FROM snippets sn, unnest(sn.fts) u
             """,
         ]),
+        // OCR: scanned images as sources of kind 'image', how OCR read each source, the weakest
+        // OCR confidence of each snippet, and the recognised-page cache (dropped with the last
+        // source of its file hash).
+        ("v4-ocr", [
+            "ALTER TABLE sources DROP CONSTRAINT sources_kind_check",
+            "ALTER TABLE sources ADD CONSTRAINT sources_kind_check CHECK (kind IN ('note', 'pdf', 'image', 'memory'))",
+            "ALTER TABLE sources ADD COLUMN ocr text",
+            "CREATE INDEX sources_by_content_hash ON sources (content_hash)",
+            "ALTER TABLE snippets ADD COLUMN ocr_confidence double precision",
+            """
+            CREATE TABLE ocr_pages (
+                content_hash text NOT NULL,
+                settings text NOT NULL,
+                page integer NOT NULL,
+                text text NOT NULL,
+                confidence double precision NOT NULL,
+                words integer NOT NULL,
+                quarter_turns integer NOT NULL DEFAULT 0,
+                PRIMARY KEY (content_hash, settings, page)
+            )
+            """,
+            """
+            CREATE FUNCTION kb_drop_ocr_pages() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'DELETE' OR OLD.content_hash IS DISTINCT FROM NEW.content_hash THEN
+                    DELETE FROM ocr_pages WHERE content_hash = OLD.content_hash
+                        AND NOT EXISTS (SELECT 1 FROM sources WHERE content_hash = OLD.content_hash);
+                END IF;
+                RETURN NULL;
+            END
+            $$
+            """,
+            "CREATE TRIGGER sources_drop_ocr_pages AFTER DELETE OR UPDATE OF content_hash ON sources FOR EACH ROW EXECUTE FUNCTION kb_drop_ocr_pages()",
+        ]),
     ]
 
     static var version: Int { migrations.count }

@@ -60,7 +60,7 @@ struct PostgresSnapshot: IndexSnapshot {
             tagsBySource[try row.get(0, Int64.self), default: []].append(Tag(try row.get(1, String.self)))
         }
         return try session.rows("""
-            SELECT s.id, s.path, s.kind, s.title, s.content_hash, s.size, s.modified_at, s.ingested_at,
+            SELECT s.id, s.path, s.kind, s.title, s.content_hash, s.size, s.modified_at, s.ingested_at, s.ocr,
                    (SELECT count(*) FROM snippets n WHERE n.source_id = s.id) AS snippet_count
             FROM sources s ORDER BY s.path COLLATE "C"
             """).map { row in
@@ -70,7 +70,22 @@ struct PostgresSnapshot: IndexSnapshot {
                 title: try row.get("title"), contentHash: try row.get("content_hash"), size: Int(try row.get("size", Int64.self)),
                 modifiedAt: try row.get("modified_at", Double?.self).map(Date.init(timeIntervalSince1970:)),
                 ingestedAt: Date(timeIntervalSince1970: try row.get("ingested_at", Double.self)),
-                snippetCount: Int(try row.get("snippet_count", Int64.self)), tags: tagsBySource[id] ?? [])
+                snippetCount: Int(try row.get("snippet_count", Int64.self)), tags: tagsBySource[id] ?? [],
+                ocr: try row.get("ocr", String?.self))
+        }
+    }
+
+    func ocrRecords() throws -> [String: String] {
+        try session.rows("SELECT path, ocr FROM sources WHERE ocr IS NOT NULL")
+            .reduce(into: [String: String]()) { $0[try $1.get(0, String.self)] = try $1.get(1, String.self) }
+    }
+
+    func ocrPages(contentHash: String, key: String) throws -> [OCRPage] {
+        try session.rows("""
+            SELECT page, text, confidence, words, quarter_turns FROM ocr_pages WHERE content_hash = $1 AND settings = $2 ORDER BY page
+            """, .text(contentHash), .text(key)).map { row in
+            OCRPage(page: Int(try row.get(0, Int32.self)), text: try row.get(1), confidence: try row.get(2, Double.self),
+                    words: Int(try row.get(3, Int32.self)), quarterTurns: Int(try row.get(4, Int32.self)))
         }
     }
 
@@ -234,7 +249,7 @@ struct PostgresSnapshot: IndexSnapshot {
         sql += """
             SELECT sn.id, sn.ordinal, sn.text, sn.start_offset, sn.end_offset, sn.heading_path,
                    sn.page_start, sn.page_end, sn.page_label_start, sn.page_label_end,
-                   so.path, so.title, so.kind, \(excerpt) AS excerpt
+                   so.path, so.title, so.kind, \(excerpt) AS excerpt, sn.ocr_confidence
             FROM snippets sn JOIN sources so ON so.id = sn.source_id
             WHERE sn.id = ANY (\(idList))
             """
@@ -252,7 +267,7 @@ struct PostgresSnapshot: IndexSnapshot {
                 ordinal: Int(try row.get(1, Int32.self)), text: try row.get(2), start: Int(try row.get(3, Int32.self)),
                 end: Int(try row.get(4, Int32.self)),
                 headingPath: heading.isEmpty ? [] : heading.components(separatedBy: Snippet.headingSeparator),
-                pages: pages, tags: tags[id] ?? [])
+                pages: pages, tags: tags[id] ?? [], ocr: try row.get(14, Double?.self).map(OCRMark.init(confidence:)))
             let highlighted = try row.get(13, String?.self)
             result[id] = SearchHit(
                 rank: 0, score: 0, snippetID: id, sourcePath: try row.get(10), sourceTitle: try row.get(11),
@@ -324,7 +339,7 @@ struct PostgresSnapshot: IndexSnapshot {
 
     func source(path: String) throws -> Source? {
         guard let row = try session.rows("""
-            SELECT id, path, kind, title, content_hash, size, modified_at, keywords FROM sources WHERE path = $1
+            SELECT id, path, kind, title, content_hash, size, modified_at, keywords, ocr FROM sources WHERE path = $1
             """, .text(path)).first else { return nil }
         let tags = try session.rows("""
             SELECT t.name FROM source_tags st JOIN tags t ON t.id = st.tag_id WHERE st.source_id = $1 ORDER BY t.name COLLATE "C"
@@ -334,7 +349,7 @@ struct PostgresSnapshot: IndexSnapshot {
             path: try row.get("path"), kind: SourceKind(rawValue: try row.get("kind", String.self)) ?? .note, title: try row.get("title"),
             contentHash: try row.get("content_hash"), size: Int(try row.get("size", Int64.self)),
             modifiedAt: try row.get("modified_at", Double?.self).map(Date.init(timeIntervalSince1970:)), tags: tags,
-            keywords: keywords.isEmpty ? [] : keywords.components(separatedBy: "\n"))
+            keywords: keywords.isEmpty ? [] : keywords.components(separatedBy: "\n"), ocr: try row.get("ocr", String?.self))
     }
 
     func snippetIDs(ofSource path: String) throws -> [Int64] { try PostgresRows.snippetIDs(ofPath: path, session) }

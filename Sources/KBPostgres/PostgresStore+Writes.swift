@@ -21,16 +21,16 @@ extension PostgresStore {
         let source = document.source
         let keywords = source.keywords.joined(separator: "\n")
         guard let sourceID = try session.value(Int64.self, """
-            INSERT INTO sources (path, kind, title, content_hash, size, modified_at, ingested_at, keywords)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+            INSERT INTO sources (path, kind, title, content_hash, size, modified_at, ingested_at, keywords, ocr)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
             ON CONFLICT (path) DO UPDATE SET
                 kind = excluded.kind, title = excluded.title, content_hash = excluded.content_hash,
                 size = excluded.size, modified_at = excluded.modified_at,
-                ingested_at = excluded.ingested_at, keywords = excluded.keywords
+                ingested_at = excluded.ingested_at, keywords = excluded.keywords, ocr = excluded.ocr
             RETURNING id
             """, .text(source.path), .text(source.kind.rawValue), .text(source.title), .text(source.contentHash),
             .int(Int64(source.size)), .double(source.modifiedAt?.timeIntervalSince1970), .double(ingestedAt.timeIntervalSince1970),
-            .text(keywords)) else {
+            .text(keywords), .text(source.ocr)) else {
             throw KBError(.database, "The source \(source.path) vanished while it was being written.")
         }
         var effect = WriteEffect(sourceID: sourceID)
@@ -53,21 +53,23 @@ extension PostgresStore {
         let fts = PostgresRows.ftsExpression(config: config, text: "u.text", title: sql.bind(.text(source.title)),
                                              heading: "u.heading_path", keywords: sql.bind(.text(keywords)))
         let sourceParameter = sql.bind(.int(sourceID))
-        // Labels and pages absent are sent as chr(1) and -1 (arrays of one type), and stored as NULL.
+        // Labels, pages and OCR confidences absent are sent as chr(1) and -1 (arrays of one type),
+        // and stored as NULL.
         sql += """
             INSERT INTO snippets (source_id, ordinal, text, start_offset, end_offset, heading_path,
-                                  page_start, page_end, page_label_start, page_label_end, fts)
+                                  page_start, page_end, page_label_start, page_label_end, ocr_confidence, fts)
             SELECT \(sourceParameter), u.ordinal, u.text, u.start_offset, u.end_offset, u.heading_path,
                    NULLIF(u.page_start, -1), NULLIF(u.page_end, -1), NULLIF(u.label_start, chr(1)), NULLIF(u.label_end, chr(1)),
-                   \(fts)
+                   NULLIF(u.ocr_confidence, -1), \(fts)
             FROM unnest(\(sql.bind(.ints(snippets.map { Int64($0.ordinal) })))::bigint[], \(sql.bind(.texts(snippets.map(\.text))))::text[],
                         \(sql.bind(.ints(snippets.map { Int64($0.start) })))::bigint[], \(sql.bind(.ints(snippets.map { Int64($0.end) })))::bigint[],
                         \(sql.bind(.texts(snippets.map(\.headingPathString))))::text[],
                         \(sql.bind(.ints(snippets.map { Int64($0.pages?.start ?? -1) })))::bigint[],
                         \(sql.bind(.ints(snippets.map { Int64($0.pages?.end ?? -1) })))::bigint[],
                         \(sql.bind(.texts(snippets.map { $0.pages?.startLabel ?? "\u{1}" })))::text[],
-                        \(sql.bind(.texts(snippets.map { $0.pages?.endLabel ?? "\u{1}" })))::text[])
-                 AS u(ordinal, text, start_offset, end_offset, heading_path, page_start, page_end, label_start, label_end)
+                        \(sql.bind(.texts(snippets.map { $0.pages?.endLabel ?? "\u{1}" })))::text[],
+                        \(sql.bind(.floats(snippets.map { Float($0.ocr?.confidence ?? -1) })))::real[])
+                 AS u(ordinal, text, start_offset, end_offset, heading_path, page_start, page_end, label_start, label_end, ocr_confidence)
             ORDER BY u.ordinal
             RETURNING id, ordinal
             """
@@ -127,6 +129,17 @@ extension PostgresStore {
             if count > 0 { effect.generation = try PostgresRows.bumpGeneration(session) }
             try Self.deleteUnusedTags(session)
             return (count, effect)
+        }
+    }
+
+    public func cacheOCRPage(_ page: OCRPage, contentHash: String, key: String) async throws {
+        try await write { session, _ in
+            try session.execute("""
+                INSERT INTO ocr_pages (content_hash, settings, page, text, confidence, words, quarter_turns) VALUES ($1, $2, $3, $4, $5, $6, $7)
+                ON CONFLICT (content_hash, settings, page) DO UPDATE SET
+                    text = excluded.text, confidence = excluded.confidence, words = excluded.words, quarter_turns = excluded.quarter_turns
+                """, .text(contentHash), .text(key), .int(Int64(page.page)), .text(page.text), .double(page.confidence),
+                .int(Int64(page.words)), .int(Int64(page.quarterTurns)))
         }
     }
 

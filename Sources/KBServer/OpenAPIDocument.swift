@@ -129,7 +129,9 @@ enum OpenAPIDocument {
     static let degraded = object(["reason": string], required: ["reason"])
     static let tags = array(string)
     static let mode: JSONValue = ["type": "string", "enum": ["hybrid", "vector", "keyword"]]
-    static let kind: JSONValue = ["type": "string", "enum": ["note", "pdf", "memory"]]
+    static let kind: JSONValue = ["type": "string", "enum": ["note", "pdf", "image", "memory"]]
+    /// Present on text read from page images by OCR: the weakest page confidence, 0–100.
+    static let ocr = object(["confidence": number], required: ["confidence"])
 
     static let memory = object([
         "id": string, "scope": string, "title": string, "content": string, "tags": tags, "createdAt": string,
@@ -141,11 +143,12 @@ enum OpenAPIDocument {
         "Error": object(["error": object(["code": string, "message": string], required: ["code", "message"])], required: ["error"]),
         "Citation": object([
             "number": integer, "kind": kind, "title": string, "path": string, "pages": pageRange, "pageLabel": string,
-            "headingPath": tags, "memoryID": string, "scope": string, "section": string,
+            "headingPath": tags, "memoryID": string, "scope": string, "section": string, "ocr": ocr,
         ], required: ["number", "kind", "title", "path", "headingPath"]),
         "ContextItem": object([
             "kind": kind, "text": string, "score": number, "sourcePath": string, "sourceTitle": string, "ordinal": integer,
             "snippetIDs": array(integer), "pages": pageRange, "headingPath": tags, "tags": tags, "memoryID": string, "scope": string,
+            "ocr": ocr,
         ]),
         "ContextResponse": object([
             "bot": string, "report": string, "system": string, "query": string, "context": string,
@@ -156,7 +159,7 @@ enum OpenAPIDocument {
         "SearchHit": object([
             "rank": integer, "score": number, "snippetID": integer, "sourcePath": string, "sourceTitle": string, "kind": kind,
             "snippet": object(["ordinal": integer, "text": string, "start": integer, "end": integer, "headingPath": tags,
-                               "pages": pageRange, "tags": tags]),
+                               "pages": pageRange, "tags": tags, "ocr": ocr]),
             "excerpt": string,
         ]),
         "SearchResults": object(["query": string, "mode": mode, "embedder": string, "hits": array(ref("SearchHit")), "degraded": degraded],

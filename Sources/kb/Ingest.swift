@@ -5,11 +5,15 @@ import KBKit
 
 struct Ingest: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Add or update notes (.md, .markdown, .txt) and books (.pdf) from files and folders.",
+        abstract: "Add or update notes (.md, .markdown, .txt), books (.pdf) and scans (.png, .jpg, .tif) from files and folders.",
         discussion: """
             Folders are read recursively; hidden files are skipped. Unchanged files (same content hash) \
             are not read again. Each file is stored in its own transaction: a bad file fails alone and \
             leaves the index as it was. Exits 1 if any file failed.
+
+            PDF pages without a text layer, and images, are read by OCR (Tesseract), which is slow: \
+            seconds per page on each core. Recognised pages are kept in the index, so an interrupted \
+            run does not recognise them again. --ocr never turns OCR off.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -28,14 +32,19 @@ struct Ingest: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let options = try ingest.makeOptions()
+            var options = try ingest.makeOptions()
             let choice = try embedderOption.choice()
             let (kb, embedder, record) = try await KnowledgeBase.openForIngest(at: global.databasePath, embedder: choice,
                                                                                embedderURL: embedderOption.endpoint)
+            options.ocr.languages = try await kb.ocrLanguages(given: try ingest.givenOCRLanguages())
             let bar = ProgressBar(label: "ingest", enabled: Terminal.stderrIsTerminal && !global.json)
             let report = await kb.ingest(paths, options: options, embedder: embedder, record: record, prune: prune) { progress in
-                bar.update(done: progress.done, total: progress.total,
-                           item: (progress.phase == .reading ? "reading " : "embedding ") + progress.current)
+                let phase = switch progress.phase {
+                case .reading: "reading "
+                case .recognising: "OCR pages · "
+                case .embedding: "embedding "
+                }
+                bar.update(done: progress.done, total: progress.total, item: phase + progress.current)
             }
             bar.finish()
             if global.json {
@@ -52,6 +61,10 @@ struct Ingest: AsyncParsableCommand {
         print(String(format: "Ingested %d file%@ in %.2f s: %d added, %d updated, %d unchanged, %d removed, %d failed (%d snippets written).",
                      total, total == 1 ? "" : "s", report.seconds, report.added, report.updated, report.unchanged,
                      report.removed, report.failed.count, report.snippets))
+        if report.ocrPages + report.ocrCachedPages > 0 {
+            print("OCR: \(report.ocrPages) page\(report.ocrPages == 1 ? "" : "s") recognised"
+                  + (report.ocrCachedPages > 0 ? ", \(report.ocrCachedPages) taken from the index's OCR cache." : "."))
+        }
         for warning in report.warnings { Terminal.warning(warning) }
         if !report.missing.isEmpty {
             Terminal.warning("\(report.missing.count) indexed file(s) are gone from disk; run again with --prune to remove them from the index.")

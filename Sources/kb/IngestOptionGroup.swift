@@ -1,7 +1,7 @@
-import ArgumentParser
+public import ArgumentParser
 import Foundation
 import KBCore
-import KBIngest
+public import KBIngest
 
 /// How files become snippets: shared by `ingest` and `inspect`.
 struct IngestOptionGroup: ParsableArguments {
@@ -21,6 +21,22 @@ struct IngestOptionGroup: ParsableArguments {
     @Option(help: ArgumentHelp("The password of encrypted PDFs.", valueName: "password"))
     var password: String?
 
+    @Option(help: ArgumentHelp(
+        "When to read page images with OCR (Tesseract): auto (pages without a text layer, and images), never, or force (every page).",
+        valueName: "mode"))
+    var ocr: OCRMode = .auto
+
+    @Option(name: .customLong("ocr-lang"), help: ArgumentHelp(
+        "OCR languages, joined with + (eng, ukr, rus, ara, …). Default: eng plus the languages this index was given before.",
+        valueName: "languages"))
+    var ocrLanguages: String?
+
+    @Option(name: .customLong("ocr-dpi"), help: "The resolution PDF pages are rendered at for OCR.")
+    var ocrDPI = OCRSettings.defaultDPI
+
+    @Option(name: .customLong("ocr-workers"), help: "Pages recognised at once (default: one per core).")
+    var ocrWorkers: Int?
+
     func validate() throws {
         guard chunkSize >= Chunker.minimumTarget else {
             throw ValidationError("--chunk-size must be at least \(Chunker.minimumTarget).")
@@ -28,6 +44,16 @@ struct IngestOptionGroup: ParsableArguments {
         if let overlap = chunkOverlap, overlap < 0 || overlap > chunkSize / 2 {
             throw ValidationError("--chunk-overlap must be between 0 and half of --chunk-size (\(chunkSize / 2)).")
         }
+        guard (70...1200).contains(ocrDPI) else { throw ValidationError("--ocr-dpi must be between 70 and 1200 (300 suits most scans).") }
+        if let ocrWorkers, !(1...256).contains(ocrWorkers) { throw ValidationError("--ocr-workers must be between 1 and 256.") }
+    }
+
+    /// The languages given with --ocr-lang, checked against the installed language data.
+    func givenOCRLanguages() throws -> [String]? {
+        guard let ocrLanguages else { return nil }
+        let languages = try OCRSettings.languages(ocrLanguages)
+        if ocr != .never { try OCRSettings(languages: languages).checkLanguages() }
+        return languages
     }
 
     func makeOptions() throws -> IngestOptions {
@@ -41,6 +67,9 @@ struct IngestOptionGroup: ParsableArguments {
         }
         var options = IngestOptions(chunker: chunker, tags: tags.map { Tag($0) }, vocabulary: vocabulary)
         options.password = password
+        options.ocr = OCRSettings(mode: ocr, languages: try givenOCRLanguages() ?? ["eng"], dpi: ocrDPI,
+                                  workers: ocrWorkers ?? ProcessInfo.processInfo.activeProcessorCount)
         return options
     }
 }
+extension OCRMode: ExpressibleByArgument {}

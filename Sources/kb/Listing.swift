@@ -106,7 +106,7 @@ struct Inspect: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors(json: global.json) {
-            let document = try KnowledgeBase.inspect(file, options: try ingest.makeOptions())
+            let document = try await KnowledgeBase.inspect(file, options: try ingest.makeOptions())
             if global.json {
                 try Terminal.printJSON(document)
                 return
@@ -115,12 +115,14 @@ struct Inspect: AsyncParsableCommand {
             print("\(Terminal.bold(source.title))  (\(source.kind.rawValue), \(source.size) bytes, \(document.snippets.count) snippets)")
             if !source.tags.isEmpty { print("tags: " + source.tags.map(\.name).joined(separator: ", ")) }
             if !source.keywords.isEmpty { print("keywords: " + source.keywords.joined(separator: " | ")) }
+            if let ocr = source.ocr { print("OCR: " + ocr) }
             for warning in document.warnings { Terminal.warning(warning) }
             for snippet in document.snippets {
                 print("")
                 var header = "#\(snippet.ordinal) [\(snippet.start)..<\(snippet.end)] \(snippet.text.unicodeScalars.count) chars"
                 if !snippet.headingPath.isEmpty { header += " — " + snippet.headingPathString }
                 if let pages = snippet.pages { header += " — " + pages.citation }
+                if let ocr = snippet.ocr { header += " — " + ocr.label }
                 print(Terminal.bold(header))
                 let extra = snippet.tags.filter { !source.tags.contains($0) }
                 if !extra.isEmpty { print("tags: +" + extra.map(\.name).joined(separator: ", +")) }

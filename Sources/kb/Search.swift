@@ -95,6 +95,7 @@ struct Search: AsyncParsableCommand {
                 var location = Terminal.display(hit.sourcePath)
                 if !hit.snippet.headingPath.isEmpty { location += " › " + hit.snippet.headingPathString }
                 if let pages = hit.snippet.pages { location += ", " + pages.citation }
+                if let ocr = hit.snippet.ocr { location += " (" + ocr.label + ")" }
                 let title = hit.sourceTitle.isEmpty && hit.kind == .memory ? "memory \(hit.sourcePath.dropFirst(7).prefix(8))" : hit.sourceTitle
                 print("\(hit.rank). \(Terminal.bold(title))  (score \(String(format: "%.3f", hit.score)))")
                 print("   \(location)")

@@ -113,7 +113,7 @@ enum PDFFixture {
     }
 
     @Test func aScannedPDFFailsAndAPartlyScannedOneWarnsByPage() throws {
-        #expect(PDFFixture.error("scanned") == "scanned.pdf: no text layer on 1 of 1 pages (scanned? OCR is not available yet).")
+        #expect(PDFFixture.error("scanned") == "scanned.pdf: no text layer on 1 of 1 pages (scanned? OCR is not enabled).")
         let partly = try PDFFixture.load("partly-scanned")
         #expect(partly.warnings == ["partly-scanned.pdf: no text on 1 of 3 pages (2); images only?"])
         #expect(partly.snippets.map { $0.pages! } == [PageRange(start: 1, end: 3)])

@@ -84,7 +84,7 @@ struct Workspace {
         let report = await kb.ingest([ws.path("nope.md"), ws.path("doc.docx")], options: IngestOptions())
         #expect(report.failed.map(\.message) == [
             "No such file or folder: \(ws.path("nope.md")). Check the path.",
-            "\(ws.path("doc.docx")): kb does not read .docx files; it reads .md, .markdown, .txt, .pdf.",
+            "\(ws.path("doc.docx")): kb does not read .docx files; it reads .md, .markdown, .txt, .pdf, .png, .jpg, .jpeg, .tif, .tiff.",
         ])
         #expect(try await kb.status().sources == 0)
     }
@@ -128,7 +128,7 @@ struct Workspace {
     @Test func inspectWritesNothingAndMatchesWhatIngestStores() async throws {
         let ws = try Workspace()
         try ws.write("a.md", "---\ntags: [x]\n---\n# A\n\none. two.\n\n## B\n\nthree.")
-        let document = try KnowledgeBase.inspect(ws.path("a.md"), options: IngestOptions())
+        let document = try await KnowledgeBase.inspect(ws.path("a.md"), options: IngestOptions())
         #expect(document.snippets.map(\.text) == ["one. two.", "three."])
         #expect(!FileManager.default.fileExists(atPath: ws.dbPath))
         let kb = try KnowledgeBase.open(at: ws.dbPath)

@@ -71,7 +71,7 @@ import Testing
         #expect(ingest["added"] as? Int == 3)
         let status = try #require(try await cli.run("status", "--db", "kb.sqlite", "--json").json as? [String: Any])
         #expect(status["sources"] as? Int == 3)
-        #expect(status["schemaVersion"] as? Int == (TestBackend.isSQLite ? 6 : 3))   // each backend numbers its own migrations
+        #expect(status["schemaVersion"] as? Int == (TestBackend.isSQLite ? 7 : 4))   // each backend numbers its own migrations
         let search = try #require(try await cli.run("search", "--db", "kb.sqlite", "--json", "--tag", "area:love", "venus").json as? [String: Any])
         let hits = try #require(search["hits"] as? [[String: Any]])
         #expect(hits.count == 2)
@@ -309,13 +309,20 @@ import Testing
         #expect(result.stdout.contains("4 added, 0 updated, 0 unchanged, 0 removed, 3 failed"))
         #expect(result.stderr.contains("books/encrypted.pdf is encrypted. Pass its password with --password."))
         #expect(result.stderr.contains("books/truncated.pdf is damaged or truncated"))
-        #expect(result.stderr.contains("books/scanned.pdf: no text layer on 1 of 1 pages (scanned? OCR is not available yet)."))
-        #expect(result.stderr.contains("warning: books/partly-scanned.pdf: no text on 1 of 3 pages (2)"))
+        // The scans hold a drawing without words: OCR reads them and finds nothing.
+        #expect(result.stderr.contains("books/scanned.pdf: no text found on any of its 1 pages, neither in a text layer nor by OCR (eng)"))
+        #expect(result.stderr.contains("warning: books/partly-scanned.pdf: OCR found no text on page 2 (blank?)."))
         let sources = try await cli.run("sources", "--db", "kb.sqlite", "--json")
         #expect(!sources.stdout.contains("encrypted.pdf") && !sources.stdout.contains("/scanned.pdf\""))
 
         let unlocked = try await cli.run("ingest", "--db", "kb.sqlite", "--password", "secret", "books/encrypted.pdf")
         #expect(unlocked.status == 0, "\(unlocked.stderr)")
+
+        // Without OCR, scans are refused as before, saying how to read them.
+        let never = try await cli.run("ingest", "--db", "other.sqlite", "--embedder", "hashing", "--ocr", "never", "books/scanned.pdf", "books/partly-scanned.pdf")
+        #expect(never.status == 1)
+        #expect(never.stderr.contains("books/scanned.pdf: no text layer on 1 of 1 pages (scanned? OCR is off (--ocr never); run with --ocr auto to read the pages)."))
+        #expect(never.stderr.contains("warning: books/partly-scanned.pdf: no text on 1 of 3 pages (2); images only? OCR is off (--ocr never)."))
     }
 
     @Test func searchCitesThePrintedPageLabel() async throws {

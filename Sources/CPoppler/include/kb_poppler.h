@@ -44,6 +44,12 @@ int kb_pdf_outline_count(const kb_pdf *pdf);
 int kb_pdf_outline_level(const kb_pdf *pdf, int index);
 char *kb_pdf_outline_title(const kb_pdf *pdf, int index);
 
+/// The page's size in points (1/72 inch) as it is displayed (its /Rotate applied). 0 on failure.
+int kb_pdf_page_size(const kb_pdf *pdf, int index, double *width, double *height);
+/// Renders a page (0-based) as 8-bit grey at `dpi`, antialiased: `*height` rows of `*stride`
+/// bytes, top to bottom, `*width` pixels each. NULL on failure. Free with kb_pdf_free.
+unsigned char *kb_pdf_render_gray(const kb_pdf *pdf, int index, int dpi, int *width, int *height, int *stride);
+
 void kb_pdf_free(void *pointer);
 
 #ifdef __cplusplus

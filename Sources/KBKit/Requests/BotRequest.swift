@@ -10,7 +10,7 @@ public import KBCore
 public struct BotRequest: KBRequest, Hashable {
     public var name: String
     public var systemPrompt: String?
-    /// Knowledge sources: absolute paths or folders, `tag:NAME`, `kind:note|pdf`.
+    /// Knowledge sources: absolute paths or folders, `tag:NAME`, `kind:note|pdf|image`.
     public var sources: [String]?
     /// Memory scope templates; `{user}` and `{name}` are filled in per request.
     public var memoryScopes: [String]?

@@ -132,8 +132,8 @@ public enum Pattern {
     public static let botName = "^[A-Za-z0-9._-]{1,64}$"
     /// A tag: text with something in it besides white space and one colon.
     public static let tag = "[^\\s:]|:[\\s\\S]*:"
-    /// A bot's knowledge source: an absolute path, `tag:NAME` or `kind:note|pdf`.
-    public static let selector = "^(/[\\s\\S]*|tag:[\\s\\S]*([^\\s:]|:[\\s\\S]*:)[\\s\\S]*|kind:(note|pdf))$"
+    /// A bot's knowledge source: an absolute path, `tag:NAME` or `kind:note|pdf|image`.
+    public static let selector = "^(/[\\s\\S]*|tag:[\\s\\S]*([^\\s:]|:[\\s\\S]*:)[\\s\\S]*|kind:(note|pdf|image))$"
     /// An absolute path.
     public static let absolutePath = "^/"
     /// A positive duration: a number and s, m, h, d or w (days without a unit).
@@ -300,7 +300,7 @@ struct FieldRules {
         case Pattern.userID: "which is not a user id: use 1–195 characters without spaces or control characters"
         case Pattern.botName: "which is not a bot name: use 1–64 letters, digits, '-', '_' or '.'"
         case Pattern.tag: "which is not a tag: use a word or key:value, e.g. diet or area:career"
-        case Pattern.selector: "which is not a knowledge source: use an absolute path (or folder), tag:NAME or kind:note|pdf"
+        case Pattern.selector: "which is not a knowledge source: use an absolute path (or folder), tag:NAME or kind:note|pdf|image"
         case Pattern.absolutePath: "which is not an absolute path: give paths from the root, e.g. /home/ada/notes"
         case Pattern.halfLife: "which is not a half-life: use a positive number and a unit, e.g. 30d, 12h, 90m, 2w"
         case Pattern.oneLine: "which is more than one line"

@@ -1,0 +1,64 @@
+import CTesseract
+public import Foundation
+public import KBCore
+
+/// Turns a scanned image (PNG, JPEG, or TIFF — a multi-page TIFF is a book) into a source and
+/// its snippets through OCR, page by page, with the same chunking and page ranges as a PDF.
+/// The title is the file name; every snippet carries an `OCRMark`.
+public struct ImageLoader: Sendable {
+    public var options: IngestOptions
+    /// Reads the pages; nil (or `--ocr never`) fails, since an image has no text layer.
+    public var ocr: OCRSession?
+
+    public init(options: IngestOptions, ocr: OCRSession?) {
+        self.options = options
+        self.ocr = ocr
+    }
+
+    public func load(path: String, displayName: String? = nil, contentHash: String, size: Int, modifiedAt: Date? = nil) throws -> SourceDocument {
+        let name = displayName ?? path
+        guard size > 0 else { throw KBError(.invalidText, "\(name) is empty (0 bytes), not an image.") }
+        let count = Int(kb_image_count(path))
+        guard count > 0 else {
+            throw KBError(.invalidText, "\(name) cannot be read as a PNG, JPEG or TIFF image (damaged, truncated, or another format).")
+        }
+        guard let ocr, ocr.settings.mode != .never else {
+            throw KBError(.invalidText, "\(name) is an image, which only OCR can read, and OCR is off (--ocr never). Run with --ocr auto to read it.")
+        }
+        try ocr.checkUsable(file: name, pages: count)
+        let recognised = OCRPages.recognise(
+            Array(1...count), file: name, contentHash: contentHash, session: ocr,
+            open: { () -> String? in path }, close: { _ in },
+            image: { path, page in
+                guard let image = kb_image_read(path, Int32(page - 1)) else { throw KBError(.invalidText, "the image cannot be decoded") }
+                let (width, height) = (kb_image_width(image), kb_image_height(image))
+                guard max(width, height) <= 32_000 else {
+                    kb_image_free(image)
+                    throw KBError(.invalidText, "the image is \(width) × \(height) px, larger than OCR reads (32,000 px a side)")
+                }
+                return image
+            })
+        var pages = Array(repeating: "", count: count)
+        var marks: [Int: OCRMark] = [:]
+        for (number, page) in recognised.pages where page.hasText {
+            pages[number - 1] = page.text
+            marks[number] = OCRMark(confidence: page.confidence)
+        }
+        let warnings = recognised.warnings(file: name, floor: ocr.settings.confidenceFloor)
+        let labels = (1...count).map(String.init)
+        let document = PDFText.assemble(pages: pages, labels: labels)
+        if document.emptyPages.count == count {
+            throw KBError(.invalidText, "\(name): OCR found no text on \(count == 1 ? "the image" : "any of its \(count) pages")"
+                + " (\(ocr.settings.languageList)); a blank page, or a picture without words?" + warnings.map { " " + $0 }.joined())
+        }
+        let scalars = Array(document.text.unicodeScalars)
+        let sections = PDFLoader.sections(scalars, outline: [])
+        let spans = options.chunker.chunk(scalars, sections: sections, lineBreaksEndSentences: false)
+        let title = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        let source = Source(path: path, kind: .image, title: title, contentHash: contentHash, size: size,
+                            modifiedAt: modifiedAt, tags: options.tags, ocr: ocr.settings.record)
+        let snippets = PDFLoader.snippets(spans, scalars: scalars, document: document, labels: labels, marks: marks,
+                                          title: title, sourceTags: options.tags, options: options)
+        return SourceDocument(source: source, snippets: snippets, warnings: warnings)
+    }
+}

@@ -1,0 +1,330 @@
+import CPoppler
+import CTesseract
+public import Foundation
+public import KBCore
+
+/// When page images are read by OCR.
+public enum OCRMode: String, Sendable, CaseIterable, Hashable {
+    /// Only pages with no usable text layer (no letter or digit in it), and image files.
+    case auto
+    /// Never: pages without a text layer stay empty and an image-only file fails.
+    case never
+    /// Every page of every PDF, text layer or not.
+    case force
+}
+
+/// How OCR reads page images: `--ocr`, `--ocr-lang`, `--ocr-dpi`.
+public struct OCRSettings: Sendable, Hashable {
+    public var mode: OCRMode
+    /// Tesseract language codes (`eng`, `ukr`, `rus`, `ara`), tried together.
+    public var languages: [String]
+    /// Resolution PDF pages are rendered at. Image files keep their own resolution.
+    public var dpi: Int
+    /// Pages recognised at once (one Tesseract instance each), shared by every file of an ingest.
+    public var workers: Int
+    /// Pages whose mean word confidence is below this are named in the ingest warnings.
+    public var confidenceFloor: Double
+    /// A page that takes longer than this fails alone.
+    public var pageTimeout: TimeInterval
+    /// Where Tesseract's `*.traineddata` files are; nil for `$TESSDATA_PREFIX` or Debian's folder.
+    public var dataPath: String?
+
+    public static let defaultDPI = 300
+    /// Measured on kb's generated scans (scripts/bench-ocr.sh): clean pages score 88–96, pages
+    /// whose words come out wrong score below 70.
+    public static let defaultConfidenceFloor = 70.0
+
+    public init(mode: OCRMode = .auto, languages: [String] = ["eng"], dpi: Int = OCRSettings.defaultDPI,
+                workers: Int = ProcessInfo.processInfo.activeProcessorCount,
+                confidenceFloor: Double = OCRSettings.defaultConfidenceFloor, pageTimeout: TimeInterval = 300,
+                dataPath: String? = nil) {
+        self.mode = mode
+        self.languages = languages
+        self.dpi = dpi
+        self.workers = max(1, workers)
+        self.confidenceFloor = confidenceFloor
+        self.pageTimeout = pageTimeout
+        self.dataPath = dataPath
+    }
+
+    /// `eng+ukr`, as Tesseract takes it.
+    public var languageList: String { languages.joined(separator: "+") }
+
+    /// What a page recognised with these settings is cached under: same languages, same resolution.
+    public var cacheKey: String { "\(languageList)@\(dpi)" }
+
+    /// What a source records when OCR read some of its pages (`Source.ocr`).
+    public var record: String { "\(mode.rawValue) \(languageList) \(dpi)" }
+
+    /// Whether a source ingested with OCR record `recorded` must be read again under these
+    /// settings although its bytes did not change: OCR was off then and is on now, another mode,
+    /// other languages or another resolution. `never` never re-reads.
+    public func needsRereading(recorded: String?) -> Bool {
+        switch mode {
+        case .never: return false
+        case .auto: return recorded != nil && recorded != record
+        case .force: return recorded != record
+        }
+    }
+
+    /// Parses `eng+ukr` (also `eng,ukr`): lower-case Tesseract codes, each once, in order.
+    public static func languages(_ text: String) throws -> [String] {
+        var result: [String] = []
+        for part in text.split(whereSeparator: { $0 == "+" || $0 == "," || $0 == " " }) {
+            let code = part.lowercased()
+            guard code.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }) else {
+                throw KBError(.invalidArgument, "\"\(part)\" is not a Tesseract language code. Use codes such as eng, ukr, rus, ara, joined with +.")
+            }
+            if !result.contains(code) { result.append(code) }
+        }
+        guard !result.isEmpty else { throw KBError(.invalidArgument, "No OCR language given. Use codes such as eng, ukr, rus, ara, joined with +.") }
+        return result
+    }
+
+    /// The folder Tesseract reads language data from.
+    public var resolvedDataPath: String { dataPath ?? String(cString: kb_ocr_default_datapath()) }
+
+    /// Language codes with data installed.
+    public func installedLanguages() -> [String] {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: resolvedDataPath)) ?? []
+        return files.filter { $0.hasSuffix(".traineddata") }.map { String($0.dropLast(12)) }.filter { $0 != "osd" }.sorted()
+    }
+
+    /// Fails, naming the package to install, when a language has no data.
+    public func checkLanguages() throws {
+        let installed = Set(installedLanguages())
+        for code in languages where !installed.contains(code) {
+            let have = installed.isEmpty ? "none is installed" : "installed: \(installed.sorted().joined(separator: ", "))"
+            throw KBError(.invalidArgument, "OCR language \"\(code)\" is not installed (no \(code).traineddata in \(resolvedDataPath); \(have)). "
+                + "Install it with `apt-get install tesseract-ocr-\(code.replacingOccurrences(of: "_", with: "-"))`, or choose another with --ocr-lang.")
+        }
+    }
+}
+
+/// Recognised page text kept in the index by file hash and page, so an interrupted ingest of a
+/// long scan does not recognise the same pages again. Calls block their (non-cooperative) thread.
+public protocol OCRPageCache: Sendable {
+    /// Pages already recognised in the file with this hash under `key` (`OCRSettings.cacheKey`).
+    func pages(contentHash: String, key: String) -> [Int: OCRPage]
+    /// Keeps one recognised page; failing to keep it costs only time on a re-run.
+    func store(_ page: OCRPage, contentHash: String, key: String)
+}
+
+/// What OCR is doing, for a progress display.
+public enum OCREvent: Sendable {
+    /// A file has this many pages to recognise (pages found in the cache not counted).
+    case queued(file: String, pages: Int)
+    /// One page was recognised (or failed).
+    case finished(file: String)
+}
+
+/// One ingest's OCR: the settings, a pool of Tesseract instances (at most `workers`, shared
+/// by every file loaded at once, started on first use and kept for the next file), the page
+/// cache and a progress callback. Its calls block: use it off Swift's cooperative pool.
+public final class OCRSession: @unchecked Sendable {
+    public let settings: OCRSettings
+    let cache: (any OCRPageCache)?
+    let events: @Sendable (OCREvent) -> Void
+    private let condition = NSCondition()
+    private var idle: [OpaquePointer] = []
+    private var started = 0
+    private var startFailure: String?
+    let cachedPages = LockedValue(0)
+    /// Why OCR cannot run with these settings (a language without data), or nil.
+    public let problem: String?
+
+    public init(settings: OCRSettings, cache: (any OCRPageCache)? = nil, events: @escaping @Sendable (OCREvent) -> Void = { _ in }) {
+        self.settings = settings
+        self.cache = cache
+        self.events = events
+        do {
+            try settings.checkLanguages()
+            problem = nil
+        } catch {
+            problem = (error as? KBError)?.message ?? "\(error)"
+        }
+    }
+
+    /// Pages whose text came from the cache instead of Tesseract.
+    public var cachedPagesUsed: Int { cachedPages.withLock { $0 } }
+
+    /// Fails with `problem` when pages need OCR that cannot run.
+    func checkUsable(file: String, pages: Int) throws {
+        guard let problem else { return }
+        throw KBError(.invalidArgument, "\(file): \(pages == 1 ? "1 page needs" : "\(pages) pages need") OCR, but: \(problem)")
+    }
+
+    deinit {
+        for ocr in idle { kb_ocr_delete(ocr) }
+    }
+
+    /// Runs `body` with a Tesseract instance of its own, waiting while all are busy.
+    func withEngine<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
+        condition.lock()
+        var engine: OpaquePointer?
+        while engine == nil {
+            if let failure = startFailure {
+                condition.unlock()
+                throw KBError(.invalidArgument, failure)
+            }
+            if let free = idle.popLast() {
+                engine = free
+            } else if started < settings.workers {
+                started += 1
+                condition.unlock()
+                let made = kb_ocr_new(settings.resolvedDataPath, settings.languageList)
+                condition.lock()
+                if made == nil {
+                    started -= 1
+                    startFailure = "Tesseract could not start with languages \(settings.languageList) from \(settings.resolvedDataPath). "
+                        + "Check that the tesseract-ocr-* language packages are installed."
+                    condition.broadcast()
+                }
+                engine = made
+            } else {
+                condition.wait()
+            }
+        }
+        condition.unlock()
+        defer {
+            condition.lock()
+            idle.append(engine!)
+            condition.signal()
+            condition.unlock()
+        }
+        return try body(engine!)
+    }
+
+    /// Recognises one page image. When the page reads poorly, asks Tesseract's orientation
+    /// detection whether it is sideways or upside down and, if turning it reads better, keeps that.
+    func recognise(_ image: OpaquePointer, page: Int) throws -> OCRPage {
+        try withEngine { ocr in
+            var best = try Self.read(ocr, image, page: page, turns: 0, timeout: settings.pageTimeout)
+            if best.words < 3 || best.confidence < settings.confidenceFloor {
+                var quarters: Int32 = 0
+                var confidence: Float = 0
+                if kb_ocr_detect_orientation(ocr, image, &quarters, &confidence) != 0, quarters != 0,
+                   let turned = kb_image_rotated(image, quarters) {
+                    defer { kb_image_free(turned) }
+                    let again = try Self.read(ocr, turned, page: page, turns: Int(quarters), timeout: settings.pageTimeout)
+                    if again.words > 0 && again.confidence > best.confidence { best = again }
+                }
+            }
+            return best
+        }
+    }
+
+    static func read(_ ocr: OpaquePointer, _ image: OpaquePointer, page: Int, turns: Int, timeout: TimeInterval) throws -> OCRPage {
+        var result = kb_ocr_result()
+        let status = kb_ocr_recognize(ocr, image, Int32(min(timeout * 1000, Double(Int32.max))), &result)
+        defer { kb_ocr_free_text(result.text) }
+        switch status {
+        case KB_OCR_OK:
+            let text = result.text.map { String(cString: $0) } ?? ""
+            return OCRPage(page: page, text: text, confidence: Double(result.confidence), words: Int(result.words), quarterTurns: turns)
+        case KB_OCR_TIMEOUT:
+            throw KBError(.invalidText, "recognition took longer than \(Int(timeout)) s")
+        default:
+            throw KBError(.invalidText, "Tesseract could not recognise it")
+        }
+    }
+}
+
+/// The outcome of reading a file's pages through OCR: pages recognised (from the cache or now)
+/// and pages that failed, with why.
+struct OCRPages {
+    var pages: [Int: OCRPage] = [:]
+    var failures: [(page: Int, reason: String)] = []
+
+    /// Recognises `pages` (1-based) on up to `settings.workers` threads, taking what the cache
+    /// holds and caching what is new. `image(page)` renders or reads one page; each worker calls
+    /// `open` once for a handle of its own (a poppler document must not be shared between threads).
+    static func recognise<Handle>(
+        _ wanted: [Int], file: String, contentHash: String, session: OCRSession,
+        open: @escaping @Sendable () -> Handle?, close: @escaping @Sendable (Handle) -> Void,
+        image: @escaping @Sendable (Handle, Int) throws -> OpaquePointer
+    ) -> OCRPages {
+        var outcome = OCRPages()
+        let key = session.settings.cacheKey
+        let cached = session.cache?.pages(contentHash: contentHash, key: key) ?? [:]
+        let todo = wanted.filter { cached[$0] == nil }
+        for page in wanted { if let hit = cached[page] { outcome.pages[page] = hit } }
+        session.cachedPages.withLock { $0 += outcome.pages.count }
+        guard !todo.isEmpty else { return outcome }
+        session.events(.queued(file: file, pages: todo.count))
+        let results = ConcurrentSlots<Result<OCRPage, any Error>>(count: todo.count)
+        let next = LockedValue(0)
+        /// The next page index no worker has taken yet.
+        let claim: @Sendable () -> Int? = {
+            next.withLock { n in
+                guard n < todo.count else { return nil }
+                n += 1
+                return n - 1
+            }
+        }
+        let workers = min(session.settings.workers, todo.count)
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            guard let handle = open() else {
+                while let i = claim() {
+                    results.set(i, .failure(KBError(.invalidText, "the file could not be opened again")))
+                    session.events(.finished(file: file))
+                }
+                return
+            }
+            defer { close(handle) }
+            while let i = claim() {
+                let page = todo[i]
+                results.set(i, Result {
+                    let picture = try image(handle, page)
+                    defer { kb_image_free(picture) }
+                    let recognised = try session.recognise(picture, page: page)
+                    session.cache?.store(recognised, contentHash: contentHash, key: key)
+                    return recognised
+                })
+                session.events(.finished(file: file))
+            }
+        }
+        for (i, result) in results.values.enumerated() {
+            switch result {
+            case .success(let page)?: outcome.pages[page.page] = page
+            case .failure(let error)?: outcome.failures.append((todo[i], (error as? KBError)?.message ?? "\(error)"))
+            case nil: outcome.failures.append((todo[i], "not recognised"))
+            }
+        }
+        outcome.failures.sort { $0.page < $1.page }
+        return outcome
+    }
+
+    /// Warnings about what OCR found: pages that failed, pages with no words, pages read with
+    /// low confidence, pages turned upright.
+    func warnings(file: String, floor: Double) -> [String] {
+        var out: [String] = []
+        for failure in failures {
+            out.append("\(file): page \(failure.page) could not be read by OCR (\(failure.reason)); it was left out.")
+        }
+        let ordered = pages.values.sorted { $0.page < $1.page }
+        let blank = ordered.filter { !$0.hasText }.map(\.page)
+        if !blank.isEmpty { out.append("\(file): OCR found no text on \(Self.list(blank)) (blank?).") }
+        let weak = ordered.filter { $0.hasText && $0.confidence < floor }
+        if !weak.isEmpty {
+            let detail = weak.prefix(20).map { "\($0.page) (\(Int($0.confidence.rounded())))" }.joined(separator: ", ") + (weak.count > 20 ? ", …" : "")
+            out.append("\(file): OCR confidence below \(Int(floor)) on \(weak.count == 1 ? "page" : "pages") \(detail); "
+                + "check the scan, or the languages (--ocr-lang).")
+        }
+        let turned = ordered.filter { $0.quarterTurns != 0 }
+        if !turned.isEmpty {
+            out.append("\(file): \(Self.list(turned.map(\.page))) \(turned.count == 1 ? "was" : "were") scanned sideways or upside down "
+                + "and \(turned.count == 1 ? "was" : "were") turned upright for OCR.")
+        }
+        return out
+    }
+
+    static func list(_ pages: [Int]) -> String {
+        (pages.count == 1 ? "page " : "pages ") + pages.prefix(20).map(String.init).joined(separator: ", ") + (pages.count > 20 ? ", …" : "")
+    }
+}
+
+extension OCRPage {
+    /// Whether Tesseract found words with letters (a page number or specks alone are not text).
+    var hasText: Bool { words > 0 && text.unicodeScalars.contains { $0.properties.isAlphabetic } }
+}
