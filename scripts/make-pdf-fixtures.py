@@ -140,6 +140,41 @@ def scanned(path, text_pages=()):
     pdf.output(path)
 
 
+def text_image(lines, width_in=6.5, dpi=200, size=15):
+    """A grey PNG of typeset lines (DejaVu Sans, `size` pt), as a scanner would see a printed page."""
+    from PIL import ImageFont
+    font = ImageFont.truetype(FONT, int(size * dpi / 72))
+    line_height = int(size * dpi / 72 * 1.5)
+    image = Image.new("L", (int(width_in * dpi), line_height * (len(lines) + 1)), 255)
+    draw = ImageDraw.Draw(image)
+    for i, line in enumerate(lines):
+        draw.text((int(0.1 * dpi), int(line_height * (i + 0.5))), line, font=font, fill=20)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", dpi=(dpi, dpi))
+    buffer.seek(0)
+    return buffer
+
+
+def mixed_scan(path):
+    """Text-layer pages around one scanned page (an image of printed text, with only its page
+    number in the text layer): OCR must read page 2 and keep the order and printed labels."""
+    pdf = new_book("Harbour Records")
+    pdf.add_page()
+    pdf.set_page_label(label_style="r")
+    heading(pdf, "Harbour Records", 0, 16)
+    para(pdf, "The first page has a text layer about lighthouses, harbours and the keepers who tended the lamps.")
+    pdf.add_page()
+    pdf.set_page_label(label_style="D", label_start=1)
+    pdf.image(text_image([
+        "The walrus ledger phrase is printed on the scanned",
+        "second page. Harbour masters kept ledgers of every",
+        "ship that entered the port, with its cargo and crew.",
+    ]), x=15, y=30, w=165)
+    pdf.add_page()
+    para(pdf, "The third page has a text layer again and closes the records with a note on tides.")
+    pdf.output(path)
+
+
 def corpus_booklet(path):
     pdf = new_book("Reading an Ephemeris", header="Reading an Ephemeris")
     pdf.set_keywords("technique:ephemeris, method")
@@ -169,6 +204,9 @@ def corpus_booklet(path):
 
 
 def main():
+    if sys.argv[1:] == ["mixed-scan"]:
+        mixed_scan(os.path.join(OUT, "mixed-scan.pdf"))
+        return
     os.makedirs(OUT, exist_ok=True)
     os.makedirs(CORPUS, exist_ok=True)
     good = book(os.path.join(OUT, "book.pdf"))
@@ -177,6 +215,7 @@ def main():
     encrypted(os.path.join(OUT, "encrypted.pdf"))
     scanned(os.path.join(OUT, "scanned.pdf"))
     scanned(os.path.join(OUT, "partly-scanned.pdf"), text_pages=(0, 2))
+    mixed_scan(os.path.join(OUT, "mixed-scan.pdf"))
     data = open(good, "rb").read()
     open(os.path.join(OUT, "truncated.pdf"), "wb").write(data[: len(data) // 2])
     corpus_booklet(os.path.join(CORPUS, "reading-an-ephemeris.pdf"))

@@ -7,4 +7,4 @@ ensure_system_packages fonts-dejavu-core
 VENV="$KB_ROOT/.venv-fixtures"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/python" -c "import fpdf, uharfbuzz" 2>/dev/null || "$VENV/bin/pip" install --quiet fpdf2 uharfbuzz
-"$VENV/bin/python" scripts/make-pdf-fixtures.py
+"$VENV/bin/python" scripts/make-pdf-fixtures.py "$@"

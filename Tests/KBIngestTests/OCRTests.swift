@@ -1,0 +1,252 @@
+import Foundation
+import KBCore
+import KBTestSupport
+import Testing
+
+@testable import KBIngest
+
+/// OCR on scans the tests make themselves: pages of the committed text PDFs (English with a
+/// Ukrainian paragraph, Arabic) rendered to images at 150–200 dpi and written as image-only
+/// PDFs, PNG and TIFF files. The text layer of the originals is the truth.
+@Suite struct OCRTests {
+    /// Word accuracy every clean generated scan must reach. Measured: 0.93–1.00 per page at
+    /// 150–300 dpi (scripts/bench-ocr.sh; the misses are page numbers and running headers).
+    static let accuracyFloor = 0.9
+
+    let folder: URL
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("kb-ocr-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    static func fixture(_ name: String) -> String {
+        Bundle.module.url(forResource: name, withExtension: "pdf", subdirectory: "Fixtures/pdf")!.path
+    }
+
+    func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    static func session(_ languages: [String] = ["eng"], mode: OCRMode = .auto, dpi: Int = 200, cache: (any OCRPageCache)? = nil)
+        -> OCRSession {
+        OCRSession(settings: OCRSettings(mode: mode, languages: languages, dpi: dpi), cache: cache)
+    }
+
+    static func options(chunk: Int = 500) throws -> IngestOptions {
+        IngestOptions(chunker: try Chunker(targetCharacters: chunk, overlapCharacters: 0))
+    }
+
+    func load(_ file: String, session: OCRSession?, chunk: Int = 500) throws -> SourceDocument {
+        let size = (try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+        if file.hasSuffix(".pdf") {
+            return try PDFLoader(options: try Self.options(chunk: chunk), ocr: session)
+                .load(path: file, displayName: URL(fileURLWithPath: file).lastPathComponent, contentHash: "hash-\(file)", size: size)
+        }
+        return try ImageLoader(options: try Self.options(chunk: chunk), ocr: session)
+            .load(path: file, displayName: URL(fileURLWithPath: file).lastPathComponent, contentHash: "hash-\(file)", size: size)
+    }
+
+    func error(_ body: () throws -> SourceDocument) -> String? {
+        do {
+            _ = try body()
+            return nil
+        } catch let error as KBError {
+            return error.message
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    // MARK: - Recognition
+
+    @Test func anImageOnlyBookIsReadWithItsPagesInOrder() throws {
+        let book = Self.fixture("book")
+        let scan = path("book-scan.pdf")
+        try ScanMaker.writePDF(try ScanMaker.render(pdf: book, dpi: 200), to: scan, jpeg: true)
+        let document = try load(scan, session: Self.session(["eng", "ukr"]), chunk: 200)
+        #expect(document.source.ocr == "auto eng+ukr 200")
+        #expect(document.snippets.allSatisfy { $0.ocr != nil && $0.ocr!.confidence > 80 })
+        // The phrase printed on the fourth physical page is found there.
+        let zebra = try #require(document.snippets.first { $0.text.contains("zebra quartz") })
+        #expect(zebra.pages!.start <= 4 && 4 <= zebra.pages!.end)
+        let chapterTwo = try #require(document.snippets.first { $0.text.contains("nebula catalogue") })
+        #expect(chapterTwo.pages!.end == 6)
+        // Word accuracy against the text layer of the original, English and Ukrainian together.
+        let truth = try ScanMaker.text(pdf: book).joined(separator: "\n")
+        let text = document.snippets.map(\.text).joined(separator: "\n")
+        #expect(ScanMaker.wordAccuracy(recognised: text, truth: truth) >= Self.accuracyFloor)
+        #expect(text.contains("Київ") && text.contains("українською"))
+    }
+
+    @Test func arabicIsReadInLogicalOrder() throws {
+        let image = path("arabic.png")
+        try ScanMaker.render(pdf: Self.fixture("arabic"), pages: [1], dpi: 200)[0].write(to: image, format: .png)
+        let document = try load(image, session: Self.session(["ara"]))
+        #expect(document.source.kind == .image)
+        #expect(document.source.title == "arabic")
+        let text = document.snippets.map(\.text).joined(separator: "\n")
+        #expect(text.contains("مرحبا بالعالم"))
+        let truth = try ScanMaker.text(pdf: Self.fixture("arabic"))[0]
+        #expect(ScanMaker.wordAccuracy(recognised: text, truth: truth) >= Self.accuracyFloor)
+    }
+
+    @Test func aMixedPDFKeepsItsTextLayerAndReadsOnlyTheScannedPage() throws {
+        let document = try load(Self.fixture("mixed-scan"), session: Self.session(), chunk: 100)
+        let walrus = try #require(document.snippets.first { $0.text.contains("walrus ledger") })
+        #expect(walrus.pages?.end == 2 && walrus.pages?.endLabel == "1")
+        #expect(walrus.ocr != nil)
+        // Text-layer pages stay as they were, before and after the scan, without an OCR mark.
+        let first = try #require(document.snippets.first { $0.text.contains("lighthouses") })
+        #expect(first.pages == PageRange(start: 1, end: 1, startLabel: "i", endLabel: "i") && first.ocr == nil)
+        let last = try #require(document.snippets.last)
+        #expect(last.text.contains("closes the records") && last.pages?.start == 3 && last.ocr == nil)
+        #expect(document.snippets.map(\.start) == document.snippets.map(\.start).sorted())
+        #expect(document.warnings.isEmpty, "\(document.warnings)")
+    }
+
+    @Test func forceReadsEveryPageAndNeverReadsNone() throws {
+        let mixed = Self.fixture("mixed-scan")
+        let forced = try load(mixed, session: Self.session(mode: .force), chunk: 100)
+        #expect(forced.snippets.allSatisfy { $0.ocr != nil })
+        #expect(forced.source.ocr == "force eng 200")
+        #expect(forced.snippets.contains { $0.text.contains("lighthouses") })
+
+        let never = try load(mixed, session: Self.session(mode: .never), chunk: 100)
+        #expect(!never.snippets.contains { $0.text.contains("walrus") })
+        #expect(never.source.ocr == "never")
+        #expect(never.warnings == ["mixed-scan.pdf: no text on 1 of 3 pages (2); images only? OCR is off (--ocr never)."])
+
+        let scan = path("scan.pdf")
+        try ScanMaker.writePDF(try ScanMaker.render(pdf: mixed, pages: [2], dpi: 150), to: scan)
+        #expect(error { try load(scan, session: Self.session(mode: .never)) }
+            == "scan.pdf: no text layer on 1 of 1 pages (scanned? OCR is off (--ocr never); run with --ocr auto to read the pages).")
+        let image = path("scan.png")
+        try ScanMaker.render(pdf: mixed, pages: [2], dpi: 150)[0].write(to: image, format: .png)
+        #expect(error { try load(image, session: Self.session(mode: .never)) }?.contains("OCR is off (--ocr never)") == true)
+    }
+
+    // MARK: - Pages that go wrong
+
+    @Test func aBlankPageIsNamedAndABlankImageFails() throws {
+        let pages = try ScanMaker.render(pdf: Self.fixture("mixed-scan"), pages: [2], dpi: 150)
+        let scan = path("with-blank.pdf")
+        try ScanMaker.writePDF([pages[0], ScanMaker.blank(dpi: 150)], to: scan)
+        let document = try load(scan, session: Self.session())
+        #expect(document.warnings == ["with-blank.pdf: OCR found no text on page 2 (blank?)."])
+        #expect(document.snippets.allSatisfy { $0.pages?.end == 1 })
+
+        let blank = path("blank.png")
+        try ScanMaker.blank(dpi: 150).write(to: blank, format: .png)
+        #expect(error { try load(blank, session: Self.session()) }?.hasPrefix("blank.png: OCR found no text on the image (eng)") == true)
+    }
+
+    @Test func anUpsideDownPageIsTurnedUpright() throws {
+        let page = try ScanMaker.render(pdf: Self.fixture("mixed-scan"), pages: [2], dpi: 200)[0]
+        let scan = path("upside-down.pdf")
+        try ScanMaker.writePDF([page.rotated(2)], to: scan)
+        let document = try load(scan, session: Self.session())
+        #expect(document.snippets.contains { $0.text.contains("walrus ledger") })
+        #expect(document.warnings == ["upside-down.pdf: page 1 was scanned sideways or upside down and was turned upright for OCR."])
+    }
+
+    @Test func aPageThatCannotBeReadFailsAlone() throws {
+        let page = try ScanMaker.render(pdf: Self.fixture("mixed-scan"), pages: [2], dpi: 150)[0]
+        // A 300-pixel image at 1 dpi makes a page 300 inches wide: too large to render for OCR.
+        let scan = path("poster.pdf")
+        try ScanMaker.writePDF([page, ScanMaker.blank(dpi: 150).withResolution(1), page], to: scan)
+        let document = try load(scan, session: Self.session())
+        #expect(document.warnings.count == 1)
+        #expect(document.warnings[0].hasPrefix("poster.pdf: page 2 could not be read by OCR (the page is "))
+        #expect(document.warnings[0].hasSuffix("in, too large to render for OCR); it was left out."))
+        #expect(document.snippets.contains { $0.pages?.start == 1 } && document.snippets.contains { $0.pages?.end == 3 })
+    }
+
+    @Test func lowConfidencePagesAreNamed() throws {
+        // Arabic read with the English model comes out as guesses with low confidence.
+        let image = path("arabic.png")
+        try ScanMaker.render(pdf: Self.fixture("arabic"), pages: [1], dpi: 200)[0].write(to: image, format: .png)
+        let document = try load(image, session: Self.session(["eng"]))
+        let warning = try #require(document.warnings.first { $0.contains("OCR confidence below 70 on page 1 (") })
+        #expect(warning.hasSuffix("check the scan, or the languages (--ocr-lang)."))
+        #expect(document.snippets.allSatisfy { $0.ocr!.confidence < OCRSettings.defaultConfidenceFloor })
+    }
+
+    @Test func aMissingLanguageIsNamedWithItsPackage() throws {
+        #expect(throws: KBError.self) { try OCRSettings.languages("eng+ukr!") }
+        #expect(try OCRSettings.languages("eng+ukr,eng") == ["eng", "ukr"])
+        let session = Self.session(["xyz"])
+        #expect(session.problem?.contains("apt-get install tesseract-ocr-xyz") == true)
+        let scan = path("scan.pdf")
+        try ScanMaker.writePDF(try ScanMaker.render(pdf: Self.fixture("mixed-scan"), pages: [2], dpi: 150), to: scan)
+        #expect(error { try load(scan, session: session) }?.hasPrefix("scan.pdf: 1 page needs OCR, but: OCR language \"xyz\" is not installed") == true)
+        // A PDF with a text layer does not need the language.
+        #expect(try load(Self.fixture("book"), session: session).snippets.count > 0)
+    }
+
+    // MARK: - Images and the cache
+
+    @Test func aMultiPageTIFFIsABook() throws {
+        let pages = try ScanMaker.render(pdf: Self.fixture("book"), pages: [3, 6], dpi: 150)
+        let tiff = path("two.tif")
+        try ScanMaker.writeTIFF(pages, to: tiff)
+        let document = try load(tiff, session: Self.session(), chunk: 100)
+        #expect(document.source.kind == .image)
+        let chapterTwo = try #require(document.snippets.first { $0.text.contains("nebula catalogue") })
+        #expect(chapterTwo.pages == PageRange(start: 2, end: 2))
+        #expect(document.snippets.first?.pages?.start == 1)
+
+        let jpeg = path("page.jpg")
+        try pages[1].write(to: jpeg, format: .jpeg)
+        #expect(try load(jpeg, session: Self.session()).snippets.contains { $0.text.contains("nebula catalogue") })
+        let broken = path("broken.png")
+        try Data("\u{89}PNG\r\n\u{1A}\nnot an image".utf8).write(to: URL(fileURLWithPath: broken))
+        #expect(error { try load(broken, session: Self.session()) }
+            == "broken.png cannot be read as a PNG, JPEG or TIFF image (damaged, truncated, or another format).")
+    }
+
+    /// Counts what the loaders ask of the cache.
+    final class MemoryCache: OCRPageCache, @unchecked Sendable {
+        let lock = NSLock()
+        var stored: [String: [Int: OCRPage]] = [:]
+        var writes = 0
+
+        func pages(contentHash: String, key: String) -> [Int: OCRPage] {
+            lock.withLock { stored[contentHash + " " + key] ?? [:] }
+        }
+
+        func store(_ page: OCRPage, contentHash: String, key: String) {
+            lock.withLock {
+                stored[contentHash + " " + key, default: [:]][page.page] = page
+                writes += 1
+            }
+        }
+    }
+
+    @Test func recognisedPagesComeBackFromTheCache() throws {
+        let scan = path("cached.pdf")
+        try ScanMaker.writePDF(try ScanMaker.render(pdf: Self.fixture("book"), pages: [1, 3, 6], dpi: 150), to: scan)
+        let cache = MemoryCache()
+        let first = Self.session(cache: cache)
+        let read = try load(scan, session: first)
+        #expect(cache.writes == 3 && first.cachedPagesUsed == 0)
+
+        let second = Self.session(cache: cache)
+        let again = try load(scan, session: second)
+        #expect(cache.writes == 3 && second.cachedPagesUsed == 3)
+        #expect(again.snippets == read.snippets)
+        // Other languages are other text: not taken from the cache.
+        let other = Self.session(["eng", "ukr"], cache: cache)
+        _ = try load(scan, session: other)
+        #expect(cache.writes == 6 && other.cachedPagesUsed == 0)
+    }
+
+    @Test func sourcesAreReadAgainOnlyWhenTheirOCRWouldChange() {
+        let auto = OCRSettings(mode: .auto, languages: ["eng"])
+        #expect(!auto.needsRereading(recorded: nil))   // every page had a text layer
+        #expect(!auto.needsRereading(recorded: "auto eng 300"))
+        #expect(auto.needsRereading(recorded: "never"))
+        #expect(auto.needsRereading(recorded: "auto eng+ukr 300"))
+        #expect(auto.needsRereading(recorded: "force eng 300"))
+        #expect(OCRSettings(mode: .force).needsRereading(recorded: nil))
+        #expect(!OCRSettings(mode: .never).needsRereading(recorded: "auto eng 300"))
+    }
+}
