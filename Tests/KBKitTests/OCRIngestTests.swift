@@ -1,0 +1,125 @@
+import Foundation
+import KBCore
+import KBIndex
+import KBIngest
+import KBTestSupport
+import Testing
+@testable import KBKit
+
+/// OCR through the index (SQLite, or PostgreSQL under scripts/test.sh): marks in search results
+/// and context, the page cache surviving a failed run and going with its source, re-reading
+/// when the OCR settings change, and the languages an index remembers.
+@Suite struct OCRIngestTests {
+    static let pdfFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("KBIngestTests/Fixtures/pdf")
+
+    /// An image-only PDF: the scanned page of mixed-scan.pdf (the walrus ledger), then the last
+    /// page of book.pdf (the nebula catalogue), at 150 dpi.
+    static func makeScan(_ ws: Workspace, name: String = "scan.pdf") throws -> String {
+        let pages = try ScanMaker.render(pdf: pdfFixtures.appendingPathComponent("mixed-scan.pdf").path, pages: [2], dpi: 150)
+            + ScanMaker.render(pdf: pdfFixtures.appendingPathComponent("book.pdf").path, pages: [6], dpi: 150)
+        try FileManager.default.createDirectory(at: ws.notes, withIntermediateDirectories: true)
+        try ScanMaker.writePDF(pages, to: ws.path(name))
+        return ws.path(name)
+    }
+
+    static func options(_ mode: OCRMode = .auto, languages: [String] = ["eng"]) -> IngestOptions {
+        var options = IngestOptions()
+        options.ocr = OCRSettings(mode: mode, languages: languages, dpi: 150)
+        return options
+    }
+
+    func cachedPages(_ kb: KnowledgeBase, hash: String, key: String = "eng@150") async throws -> [OCRPage] {
+        try await kb.store.snapshot { try $0.ocrPages(contentHash: hash, key: key) }
+    }
+
+    @Test func aScanIsSearchableAndItsSnippetsSayTheyCameFromOCR() async throws {
+        let ws = try Workspace()
+        let scan = try Self.makeScan(ws)
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let (embedder, record) = try await kb.embedder(.hashing)
+        let report = await kb.ingest([scan], options: Self.options(), embedder: embedder, record: record)
+        #expect(report.failed.isEmpty && report.added == 1, "\(report.failed)")
+        #expect(report.ocrPages == 2 && report.ocrCachedPages == 0)
+
+        let hits = try await kb.search(.keyword("walrus ledger")).hits
+        let hit = try #require(hits.first)
+        #expect(hit.snippet.pages?.start == 1)
+        #expect(hit.snippet.ocr.map { $0.confidence > 80 } == true)
+        let nebula = try #require(try await kb.search(.keyword("nebula catalogue")).hits.first)
+        #expect(nebula.snippet.pages?.end == 2)
+        #expect(try await kb.sources().first?.ocr == "auto eng 150")
+
+        var bot = BotRequest(name: "clerk")
+        bot.sources = ["kind:pdf"]
+        _ = try await kb.createBot(bot)
+        let context = try await kb.context(ContextRequest(bot: "clerk", query: "walrus ledger"))
+        let citation = try #require(context.citations.first)
+        #expect(citation.ocr != nil)
+        #expect(context.context.contains("ocr=\"\(Int(citation.ocr!.confidence.rounded()))%\""))
+    }
+
+    @Test func pagesRecognisedByAFailedRunAreNotRecognisedAgain() async throws {
+        let ws = try Workspace()
+        let scan = try Self.makeScan(ws)
+        let hash = KnowledgeBase.contentHash(try Data(contentsOf: URL(fileURLWithPath: scan)))
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let counting = CountingEmbedder()
+        let record = EmbedderChoice.record(for: counting, choice: .hashing)
+        counting.failWhen = { _ in true }
+        let failed = await kb.ingest([scan], options: Self.options(), embedder: counting, record: record)
+        #expect(failed.failed.count == 1 && failed.ocrPages == 2)
+        #expect(try await kb.sources().isEmpty)
+        #expect(try await cachedPages(kb, hash: hash).map(\.page) == [1, 2])
+
+        counting.failWhen = nil
+        let retry = await kb.ingest([scan], options: Self.options(), embedder: counting, record: record)
+        #expect(retry.added == 1 && retry.failed.isEmpty)
+        #expect(retry.ocrPages == 0 && retry.ocrCachedPages == 2)
+        #expect(try await kb.search(.keyword("walrus")).hits.count == 1)
+
+        // The cache goes with the source.
+        try await kb.remove([scan])
+        #expect(try await cachedPages(kb, hash: hash).isEmpty)
+    }
+
+    @Test func aChangedScanDropsTheOldPagesFromTheCache() async throws {
+        let ws = try Workspace()
+        let scan = try Self.makeScan(ws)
+        let oldHash = KnowledgeBase.contentHash(try Data(contentsOf: URL(fileURLWithPath: scan)))
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        _ = await kb.ingest([scan], options: Self.options())
+        #expect(try await cachedPages(kb, hash: oldHash).count == 2)
+        let page = try ScanMaker.render(pdf: Self.pdfFixtures.appendingPathComponent("book.pdf").path, pages: [6], dpi: 150)
+        try ScanMaker.writePDF(page, to: scan)
+        let report = await kb.ingest([scan], options: Self.options())
+        #expect(report.updated == 1)
+        #expect(try await cachedPages(kb, hash: oldHash).isEmpty)
+        #expect(try await kb.search(.keyword("walrus")).hits.isEmpty)
+    }
+
+    @Test func otherOCRSettingsReadAScanAgainAndNeverLeavesItAlone() async throws {
+        let ws = try Workspace()
+        let scan = try Self.makeScan(ws)
+        try ws.write("plain.md", "# Plain\n\nA note OCR has nothing to do with.")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let never = await kb.ingest([ws.notes.path], options: Self.options(.never))
+        #expect(never.failed.count == 1 && never.added == 1)   // the scan fails: OCR is off
+        let auto = await kb.ingest([ws.notes.path], options: Self.options())
+        #expect(auto.added == 1 && auto.unchanged == 1)
+        let same = await kb.ingest([ws.notes.path], options: Self.options())
+        #expect(same.unchanged == 2 && same.ocrPages == 0)
+        let more = await kb.ingest([ws.notes.path], options: Self.options(languages: ["eng", "ukr"]))
+        #expect(more.updated == 1 && more.unchanged == 1 && more.ocrPages == 2)
+        let off = await kb.ingest([ws.notes.path], options: Self.options(.never))
+        #expect(off.unchanged == 2)
+        #expect(try await kb.search(.keyword("walrus")).hits.count == 1)
+    }
+
+    @Test func anIndexRemembersItsOCRLanguages() async throws {
+        let kb = try KnowledgeBase.open(at: try Workspace().dbPath)
+        #expect(try await kb.ocrLanguages(given: nil) == ["eng"])
+        #expect(try await kb.ocrLanguages(given: ["ukr", "ara"]) == ["ukr", "ara"])
+        #expect(try await kb.ocrLanguages(given: nil) == ["eng", "ukr", "ara"])
+    }
+}
