@@ -5,11 +5,14 @@
 //   kb-bench search N WORKDIR                     (writes WORKDIR/vectors.f32 and queries.f32 for the reference)
 //   kb-bench quantized-recall INDEX.sqlite QUERIES.jsonl   (int8 scan recall@10 on real embeddings)
 //   kb-bench postgres-vectors URL N QUERIES        (exact vs HNSW top-10 in PostgreSQL: latency, recall@10)
+//   kb-bench ocr-scan BOOK.pdf FIRST COUNT DPI OUT.pdf   (an image-only scan of COUNT pages, truth in OUT.pdf.json)
+//   kb-bench ocr SCAN.pdf WORKERS LANGUAGES         (OCR of that scan: pages/s, word accuracy against the truth)
 import Foundation
 import GRDB
 import KBCore
 import KBEmbed
 import KBIndex
+import KBIngest
 
 func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
@@ -269,8 +272,19 @@ do {
         }
         let output = try await benchPostgresVectors(url: arguments[arguments.startIndex + 1], count: count, queries: queries)
         print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
+    case "ocr-scan" where arguments.count == 6:
+        let a = Array(arguments)
+        guard let first = Int(a[2]), let count = Int(a[3]), let dpi = Int(a[4]) else { throw KBError(.invalidArgument, "FIRST, COUNT and DPI are numbers") }
+        let output = try makeOCRScan(book: a[1], first: first, count: count, dpi: dpi, output: a[5])
+        print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
+    case "ocr" where arguments.count == 4:
+        let a = Array(arguments)
+        guard let workers = Int(a[2]) else { throw KBError(.invalidArgument, "WORKERS is a number") }
+        let output = try benchOCR(scan: a[1], workers: workers, languages: try OCRSettings.languages(a[3]))
+        print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
     default:
-        FileHandle.standardError.write(Data("usage: kb-bench embed PASSAGES.txt SENTENCES.txt | kb-bench search N WORKDIR | kb-bench postgres-vectors URL N QUERIES\n".utf8))
+        FileHandle.standardError.write(Data(("usage: kb-bench embed PASSAGES.txt SENTENCES.txt | kb-bench search N WORKDIR | "
+            + "kb-bench postgres-vectors URL N QUERIES | kb-bench ocr-scan BOOK FIRST COUNT DPI OUT.pdf | kb-bench ocr SCAN WORKERS LANGUAGES\n").utf8))
         exit(64)
     }
 } catch {
