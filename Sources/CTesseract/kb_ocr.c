@@ -12,10 +12,11 @@
 
 // Tesseract runs parts of its LSTM with OpenMP teams of a fixed size (num_threads clauses, which
 // omp_set_num_threads does not override); on two cores that oversubscribes the machine and is ~6x
-// slower than one thread. kb runs one Tesseract per worker thread instead, so OpenMP parallel
-// regions are made inactive process-wide (max active levels 0: every region runs on its caller's
-// thread). Nothing else in kb uses OpenMP (OpenBLAS is the pthreads build).
+// slower than one thread. kb runs one Tesseract per worker thread instead, so every thread that
+// calls Tesseract first makes OpenMP parallel regions inactive for itself (max active levels 0,
+// a per-thread setting in libgomp: every region then runs on the calling thread alone).
 extern void omp_set_max_active_levels(int);
+static void single_threaded(void) { omp_set_max_active_levels(0); }
 
 struct kb_image {
     PIX *pix;
@@ -29,10 +30,7 @@ struct kb_ocr {
 };
 
 static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
-static void make_quiet(void) {
-    setMsgSeverity(L_SEVERITY_NONE);
-    omp_set_max_active_levels(0);
-}
+static void make_quiet(void) { setMsgSeverity(L_SEVERITY_NONE); }
 static void quiet(void) { pthread_once(&quiet_once, make_quiet); }
 
 static kb_image *wrap(PIX *pix) {
@@ -188,6 +186,7 @@ static TessBaseAPI *start(const char *datapath, const char *languages, TessPageS
 
 kb_ocr *kb_ocr_new(const char *datapath, const char *languages) {
     quiet();
+    single_threaded();
     if (!languages || !*languages) return NULL;
     const char *path = datapath && *datapath ? datapath : kb_ocr_default_datapath();
     TessBaseAPI *api = start(path, languages, PSM_AUTO);
@@ -232,6 +231,7 @@ static void set_resolution(TessBaseAPI *api, const kb_image *image) {
 kb_ocr_status kb_ocr_recognize(kb_ocr *ocr, const kb_image *image, int timeout_ms, kb_ocr_result *result) {
     if (!ocr || !image || !result) return KB_OCR_FAILED;
     memset(result, 0, sizeof *result);
+    single_threaded();
     TessBaseAPISetImage2(ocr->api, image->pix);
     set_resolution(ocr->api, image);
     ETEXT_DESC *monitor = TessMonitorCreate();
@@ -269,6 +269,7 @@ int kb_ocr_detect_orientation(kb_ocr *ocr, const kb_image *image, int *quarters,
             return 0;
         }
     }
+    single_threaded();
     TessBaseAPISetImage2(ocr->osd, image->pix);
     set_resolution(ocr->osd, image);
     int degrees = 0;
