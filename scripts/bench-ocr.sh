@@ -21,11 +21,7 @@ COUNT="${3:-20}"
 LANGUAGES="${4:-eng}"
 [ -f "$BOOK" ] || { echo "error: no PDF at $BOOK; pass one with a text layer" >&2; exit 1; }
 
-say "Building kb and kb-bench (release)"
-swift build -c release --product kb >/dev/null
-swift build -c release --product kb-bench >/dev/null
-KB="$KB_ROOT/.build/release/kb"
-BENCH="$KB_ROOT/.build/release/kb-bench"
+build_release_tools
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p bench-results

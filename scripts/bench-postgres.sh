@@ -19,11 +19,7 @@ DATASET="${1:-$KB_ROOT/../shared/datasets/scifact}"
 VECTORS="${2:-100000}"
 [ -d "$DATASET" ] || { echo "error: no dataset at $DATASET (a BEIR folder: corpus.jsonl, queries.jsonl, qrels/)" >&2; exit 1; }
 
-say "Building kb and kb-bench (release)"
-swift build -c release --product kb >/dev/null
-swift build -c release --product kb-bench >/dev/null
-KB="$KB_ROOT/.build/release/kb"
-BENCH="$KB_ROOT/.build/release/kb-bench"
+build_release_tools
 WORK="$(mktemp -d)"
 PG_FOLDER="$(mktemp -d)"   # not inside $WORK: the server's user must reach it
 trap 'bash "$KB_ROOT/scripts/postgres.sh" stop "$PG_FOLDER" >/dev/null 2>&1 || true; rm -rf "$WORK" "$PG_FOLDER"' EXIT

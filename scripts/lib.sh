@@ -22,6 +22,15 @@ ensure_system_packages() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# Builds the release kb and kb-bench for a benchmark and sets KB and BENCH to them.
+build_release_tools() {
+    say "Building kb and kb-bench (release)"
+    swift build -c release --product kb >/dev/null
+    swift build -c release --product kb-bench >/dev/null
+    KB="$KB_ROOT/.build/release/kb"
+    BENCH="$KB_ROOT/.build/release/kb-bench"
+}
+
 ensure_swift() {
     command -v swift >/dev/null || { echo "error: swift is not on PATH. Install the Swift toolchain (swift.org) first." >&2; exit 1; }
 }
