@@ -31,7 +31,9 @@ struct FileScanner {
         return standardized
     }
 
-    static func scan(_ arguments: [String]) -> Result {
+    /// - Parameter skippingInFolders: kinds of file left out of folders (named files are kept):
+    ///   images under `--ocr never`, which only OCR could read.
+    static func scan(_ arguments: [String], skippingInFolders skipped: Set<SourceKind> = []) -> Result {
         var result = Result()
         var seen = Set<String>()
         let fm = FileManager.default
@@ -64,7 +66,7 @@ struct FileScanner {
             let ignore = IgnoreRules(folder: root)
             var found: [Candidate] = []
             for case let url as URL in enumerator {
-                guard FileTypes.kind(forExtension: url.pathExtension) != nil else { continue }
+                guard let kind = FileTypes.kind(forExtension: url.pathExtension), !skipped.contains(kind) else { continue }
                 guard (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true else { continue }
                 let path = absolute(url.path)
                 let relative = path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path

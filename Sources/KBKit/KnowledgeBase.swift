@@ -218,7 +218,8 @@ public final class KnowledgeBase: Sendable {
     ) async -> IngestReport {
         let started = Date()
         var report = IngestReport()
-        let scan = FileScanner.scan(paths)
+        // Under --ocr never, images in folders are left alone (as before OCR existed); named ones fail.
+        let scan = FileScanner.scan(paths, skippingInFolders: options.ocr.mode == .never ? [.image] : [])
         report.failed = scan.failures
 
         let known: [String: String], ocrRecords: [String: String]

@@ -116,6 +116,17 @@ import Testing
         #expect(try await kb.search(.keyword("walrus")).hits.count == 1)
     }
 
+    @Test func withOCROffImagesInFoldersAreLeftAloneAndNamedOnesFail() async throws {
+        let ws = try Workspace()
+        try ws.write("note.md", "# Note\n\nText.")
+        try ScanMaker.blank(dpi: 100).write(to: ws.path("photo.png"), format: .png)
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let folder = await kb.ingest([ws.notes.path], options: Self.options(.never))
+        #expect(folder.added == 1 && folder.failed.isEmpty)
+        let named = await kb.ingest([ws.path("photo.png")], options: Self.options(.never))
+        #expect(named.failed.first?.message.contains("OCR is off (--ocr never)") == true)
+    }
+
     @Test func anIndexRemembersItsOCRLanguages() async throws {
         let kb = try KnowledgeBase.open(at: try Workspace().dbPath)
         #expect(try await kb.ocrLanguages(given: nil) == ["eng"])
