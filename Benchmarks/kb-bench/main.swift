@@ -209,7 +209,7 @@ func benchQuantizedRecall(index path: String, queriesFile: String) async throws 
 /// queries alone, a micro-batch of queries, and passages at batch 32.
 func benchEncoderProfile(threads: Int) throws -> [String: Any] {
     let embedder = try BERTEmbedder.installed()
-    let vocabulary = Int32(embedder.tokenizer.tokens.count)
+    let vocabulary = Int32(embedder.tokenizer.vocabularySize)
     var state: UInt64 = 0x9E3779B97F4A7C15
     func sequence(_ length: Int) -> [Int32] {
         (0..<length).map { position in

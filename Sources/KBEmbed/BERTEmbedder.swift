@@ -1,7 +1,8 @@
 public import Foundation
 public import KBCore
 
-/// kb's local embedder: a BERT-family sentence model run in-process.
+/// kb's local embedder: a BERT-family sentence model (BERT, or XLM-RoBERTa such as
+/// multilingual-e5-small) run in-process.
 ///
 /// ```swift
 /// let embedder = try BERTEmbedder.installed()
@@ -18,7 +19,7 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     public let id: String
     public let dimension: Int
     public let folder: ModelFolder
-    public let tokenizer: WordPieceTokenizer
+    public let tokenizer: any TextTokenizer
     /// How passes are scheduled.
     public var mode: ComputeMode { configuredMode }
     private let configuredMode: ComputeMode
@@ -38,7 +39,7 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
         self.folder = folder
         self.id = folder.name
         self.dimension = folder.config.hiddenSize
-        tokenizer = try WordPieceTokenizer(vocabulary: try folder.vocabulary(), lowercase: folder.lowercase)
+        tokenizer = try folder.tokenizer()
         let encoder = try BERTEncoder(folder: folder)
         self.encoder = encoder
         configuredMode = mode ?? ProcessCompute.mode

@@ -91,8 +91,10 @@ final class BERTEncoder: @unchecked Sendable {
         guard config.heads > 0, h % config.heads == 0 else {
             throw KBError(.invalidModel, "The model in \(folder.path) has \(config.heads) attention heads, which do not divide its hidden size \(h).")
         }
-        let prefix = tensors.tensors["embeddings.word_embeddings.weight"] == nil && tensors.tensors["bert.embeddings.word_embeddings.weight"] != nil ? "bert." : ""
+        // Checkpoints saved from a task model name their encoder's tensors `bert.…` or `roberta.…`.
         let t = tensors
+        let prefix = t.tensors["embeddings.word_embeddings.weight"] != nil ? ""
+            : ["bert.", "roberta."].first { t.tensors[$0 + "embeddings.word_embeddings.weight"] != nil } ?? ""
         func w(_ name: String, _ shape: [Int]) throws -> UnsafeBufferPointer<Float> { try t.floats(prefix + name, shape: shape) }
         wordEmbeddings = try w("embeddings.word_embeddings.weight", [config.vocabularySize, h])
         positionEmbeddings = try w("embeddings.position_embeddings.weight", [config.maxPositions, h])
@@ -188,13 +190,13 @@ final class BERTEncoder: @unchecked Sendable {
         let X = scratch.x, QKV = scratch.qkv, C = scratch.context, P = scratch.projected, I = scratch.intermediate
         let eps = config.layerNormEpsilon
 
-        // Embeddings: word + position + token type 0, then LayerNorm.
+        // Embeddings: word + position (from the model's offset) + token type 0, then LayerNorm.
         profile.time(.embeddings) {
             for (s, ids) in sequences.enumerated() {
                 for (position, id) in ids.enumerated() {
                     let row = X + (Int(offsets[s]) + position) * h
                     let word = wordEmbeddings.baseAddress! + Int(id) * h
-                    let pos = positionEmbeddings.baseAddress! + position * h
+                    let pos = positionEmbeddings.baseAddress! + (position + config.positionOffset) * h
                     let type = typeEmbeddings.baseAddress!
                     for j in 0..<h { row[j] = word[j] + pos[j] + type[j] }
                 }

@@ -2,7 +2,9 @@ import Foundation
 import KBCore
 
 /// A Hugging Face sentence-model folder: `config.json`, `vocab.txt` (or `tokenizer.json`),
-/// `model.safetensors`, and the sentence-transformers files that say how to pool.
+/// `model.safetensors`, and the sentence-transformers files that say how to pool. BERT models
+/// (WordPiece) and XLM-RoBERTa / RoBERTa models (SentencePiece Unigram `tokenizer.json`, position
+/// ids counted from the padding id + 1) both run on kb's encoder.
 ///
 /// ```swift
 /// let folder = try ModelFolder(path: "~/.local/share/kb/models/all-MiniLM-L6-v2")
@@ -17,6 +19,9 @@ public struct ModelFolder: Sendable {
         public var maxPositions: Int
         public var typeVocabularySize: Int
         public var vocabularySize: Int
+        /// The position id of a sequence's first token: 0 for BERT; for RoBERTa-family models,
+        /// the padding id + 1 (their positions are counted after the padding id).
+        public var positionOffset: Int = 0
     }
 
     public enum Pooling: String, Sendable { case mean, cls }
@@ -62,8 +67,10 @@ public struct ModelFolder: Sendable {
             if let fallback { return fallback }
             throw KBError(.invalidModel, "\(root)/config.json has no '\(key)'; is this a BERT model?")
         }
-        if let type = c["model_type"] as? String, type != "bert" {
-            throw KBError(.invalidModel, "\(root) holds a '\(type)' model; kb's local embedder runs BERT-architecture models.")
+        let type = c["model_type"] as? String ?? "bert"
+        guard Self.modelTypes.contains(type) else {
+            throw KBError(.invalidModel, "\(root) holds a '\(type)' model; kb's local embedder runs BERT-architecture models "
+                + "(\(Self.modelTypes.sorted().joined(separator: ", "))).")
         }
         if let act = c["hidden_act"] as? String, act != "gelu" {
             throw KBError(.invalidModel, "\(root) uses the '\(act)' activation; kb's local embedder implements exact GELU only.")
@@ -73,12 +80,17 @@ public struct ModelFolder: Sendable {
             intermediateSize: try int("intermediate_size"),
             layerNormEpsilon: Float((c["layer_norm_eps"] as? Double) ?? 1e-12),
             maxPositions: try int("max_position_embeddings"), typeVocabularySize: try int("type_vocab_size", 2),
-            vocabularySize: try int("vocab_size"))
+            vocabularySize: try int("vocab_size"),
+            positionOffset: type == "bert" ? 0 : try int("pad_token_id", 1) + 1)
+        guard config.maxPositions > config.positionOffset else {
+            throw KBError(.invalidModel, "\(root)/config.json: max_position_embeddings \(config.maxPositions) leaves no room after the padding id.")
+        }
         guard config.hiddenSize % config.heads == 0 else {
             throw KBError(.invalidModel, "\(root)/config.json: hidden_size \(config.hiddenSize) is not a multiple of num_attention_heads \(config.heads).")
         }
         let sentence = try json("sentence_bert_config.json", required: false) as? [String: Any]
-        maxSequenceLength = min((sentence?["max_seq_length"] as? Int) ?? config.maxPositions, config.maxPositions)
+        let positions = config.maxPositions - config.positionOffset
+        maxSequenceLength = min((sentence?["max_seq_length"] as? Int) ?? positions, positions)
         let poolingConfig = try json("1_Pooling/config.json", required: false) as? [String: Any]
         pooling = (poolingConfig?["pooling_mode_cls_token"] as? Bool) == true ? .cls : .mean
         let modules = try json("modules.json", required: false) as? [[String: Any]]
@@ -89,6 +101,21 @@ public struct ModelFolder: Sendable {
         let prompts = stConfig?["prompts"] as? [String: String] ?? [:]
         queryPrefix = prompts["query"] ?? ""
         passagePrefix = prompts["passage"] ?? prompts["document"] ?? ""
+    }
+
+    /// The model types kb's encoder runs (`model_type` in config.json).
+    public static let modelTypes: Set<String> = ["bert", "xlm-roberta", "roberta"]
+
+    /// The model's tokenizer: SentencePiece Unigram when `tokenizer.json` holds one (XLM-R
+    /// family), else WordPiece from `vocab.txt` or `tokenizer.json`.
+    public func tokenizer() throws -> any TextTokenizer {
+        let file = path + "/tokenizer.json"
+        if let data = FileManager.default.contents(atPath: file),
+           let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+           ((json["model"] as? [String: Any])?["type"] as? String) == "Unigram" {
+            return try UnigramTokenizer(json: data, source: file)
+        }
+        return try WordPieceTokenizer(vocabulary: try vocabulary(), lowercase: lowercase)
     }
 
     /// The vocabulary as `vocab.txt` bytes, from `vocab.txt` or else `tokenizer.json`.

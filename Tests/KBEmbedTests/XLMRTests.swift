@@ -1,0 +1,71 @@
+import Foundation
+import KBCore
+import Testing
+@testable import KBEmbed
+
+/// `tiny-xlmr`: a 2-layer XLM-RoBERTa-style sentence model with random weights and a SentencePiece
+/// Unigram tokenizer trained on English, Ukrainian and Arabic text, made by
+/// scripts/make-xlmr-fixture.sh with Hugging Face `tokenizers` and `transformers`;
+/// `tiny-xlmr-reference.json` holds their token ids and embeddings (mean pooling, L2-normalised).
+struct XLMRReference: Decodable {
+    struct Sample: Decodable {
+        var text: String
+        var ids: [Int32]
+        var pieces: [String]
+        var embedding: [Float]
+        var query_ids: [Int32]
+        var query_embedding: [Float]
+        var passage_ids: [Int32]
+        var passage_embedding: [Float]
+    }
+    var samples: [Sample]
+
+    static let folder = Bundle.module.url(forResource: "tiny-xlmr", withExtension: nil, subdirectory: "Fixtures")!.path
+    static let shared: XLMRReference = {
+        let url = Bundle.module.url(forResource: "tiny-xlmr-reference", withExtension: "json", subdirectory: "Fixtures")!
+        return try! JSONDecoder().decode(XLMRReference.self, from: Data(contentsOf: url))
+    }()
+}
+
+@Suite struct XLMRTests {
+    static func tokenizer() throws -> UnigramTokenizer {
+        try UnigramTokenizer(json: try Data(contentsOf: URL(fileURLWithPath: XLMRReference.folder + "/tokenizer.json")), source: "tokenizer.json")
+    }
+
+    @Test(arguments: XLMRReference.shared.samples.indices)
+    func tokenIDsMatchTheReference(_ index: Int) throws {
+        let sample = XLMRReference.shared.samples[index]
+        let tokenizer = try Self.tokenizer()
+        #expect(tokenizer.encode(sample.text, maxLength: 128) == sample.ids, "\(sample.text.prefix(60)): \(sample.pieces.prefix(30))")
+        #expect(tokenizer.encode("query: " + sample.text, maxLength: 128) == sample.query_ids)
+    }
+}
+
+extension XLMRTests {
+    static let embedder: Result<BERTEmbedder, any Error> = Result {
+        try BERTEmbedder(folder: ModelFolder(path: XLMRReference.folder), maxSequencesPerPass: 8)
+    }
+
+    @Test func theFolderReadsAsAnXLMRModelWithItsPrompts() throws {
+        let folder = try ModelFolder(path: XLMRReference.folder)
+        #expect(folder.config.positionOffset == 2)
+        #expect(folder.maxSequenceLength == 128)
+        #expect(folder.queryPrefix == "query: " && folder.passagePrefix == "passage: ")
+        #expect(try folder.tokenizer() is UnigramTokenizer)
+    }
+
+    @Test func embeddingsMatchTheReference() async throws {
+        let embedder = try Self.embedder.get()
+        let samples = XLMRReference.shared.samples
+        // The model's prompts: queries get `query: `, passages `passage: `.
+        let queries = try await embedder.embed(samples.map(\.text), role: .query)
+        let passages = try await embedder.embed(samples.map(\.text), role: .passage)
+        for (i, sample) in samples.enumerated() {
+            #expect(embedder.tokenIDs(sample.text, role: .query) == sample.query_ids)
+            #expect(cosine(queries[i], sample.query_embedding) >= 0.9999, "\(sample.text.prefix(40))")
+            #expect(cosine(passages[i], sample.passage_embedding) >= 0.9999, "\(sample.text.prefix(40))")
+        }
+        // Distinct texts get distinct vectors (the check above could not pass with a constant).
+        #expect(cosine(queries[0], queries[1]) < 0.99)
+    }
+}

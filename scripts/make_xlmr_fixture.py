@@ -1,0 +1,165 @@
+"""Makes Tests/KBEmbedTests/Fixtures/tiny-xlmr: a tiny XLM-RoBERTa-style sentence model in the
+standard Hugging Face layout, and the reference token ids and embeddings kb's Swift tests must
+reproduce. Run through scripts/make-xlmr-fixture.sh (transformers, tokenizers, sentencepiece and
+torch in a throwaway venv). The output is committed; CI does not run this.
+
+- The tokenizer is a SentencePiece Unigram model trained on the multilingual text below (English,
+  Ukrainian, Arabic; written for kb) with the `nmt_nfkc` rule, turned into tokenizer.json the way
+  transformers' XLM-R converter does it (fairseq ids: <s> 0, <pad> 1, </s> 2, <unk> 3, pieces
+  after, <mask> last): the precompiled charsmap normaliser and a space-run Replace, Metaspace,
+  Unigram with scores, `<s> … </s>`, as in the multilingual-e5 and paraphrase-multilingual files.
+- The model is XLMRobertaModel with 2 layers and random (seeded) weights.
+- The reference embeddings are sentence-transformers' recipe: mean pooling, then L2 normalisation,
+  with the `query: ` / `passage: ` prompts of config_sentence_transformers.json.
+"""
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+import sentencepiece as spm
+import torch
+from sentencepiece import sentencepiece_model_pb2
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaModel
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "Tests", "KBEmbedTests", "Fixtures", "tiny-xlmr")
+
+TRAINING = """
+The Moon moves about thirteen degrees a day, so its sign changes every two or three days.
+An ephemeris is a table of planetary positions, one row per day, read from left to right.
+Saturn returns to the place it held at birth after about twenty-nine years.
+Venus rules relationships, pleasure and money; Mars rules action, courage and conflict.
+A transit becomes exact when the moving planet reaches the degree of the natal planet.
+Місяць проходить близько тринадцяти градусів на добу, тому його знак змінюється кожні два-три дні.
+Ефемериди — це таблиця положень планет, по одному рядку на кожен день.
+Сатурн повертається на місце, яке він займав при народженні, приблизно через двадцять дев'ять років.
+Венера керує стосунками, насолодою та грошима; Марс керує дією, мужністю та конфліктами.
+Транзит стає точним, коли рухома планета досягає градуса натальної планети.
+Астрологічна бібліотека зберігає книги про планети, знаки, будинки та аспекти.
+يتحرك القمر نحو ثلاث عشرة درجة في اليوم، لذلك يتغير برجه كل يومين أو ثلاثة أيام.
+التقويم الفلكي جدول لمواقع الكواكب، صف واحد لكل يوم.
+يعود زحل إلى موضعه عند الولادة بعد نحو تسع وعشرين سنة.
+الزهرة تحكم العلاقات والمتعة والمال، والمريخ يحكم الفعل والشجاعة والصراع.
+يصبح العبور دقيقًا عندما يصل الكوكب المتحرك إلى درجة الكوكب الأصلي.
+الكتب الكلاسيكية في علم الفلك تشرح حركة الشمس والقمر والكواكب.
+"""
+
+# Texts whose ids and embeddings the Swift tests check: the three languages, text the
+# normaliser changes (full-width letters, ligatures, compatibility forms, combining marks,
+# runs of spaces, tabs and line breaks, Arabic presentation forms and tatweel), words the
+# vocabulary does not hold, and a text long enough to be truncated.
+SAMPLES = [
+    "What does Saturn rule?",
+    "Місяць змінює знак кожні два-три дні.",
+    "Чому Сатурн повертається через двадцять дев'ять років?",
+    "يتحرك القمر نحو ثلاث عشرة درجة في اليوم.",
+    "الكواكب والنجوم",
+    "Ｆｕｌｌ-width ＡＢＣ １２３ and the ﬁ ligature, ½ and ™",
+    "Cafe\u0301 and café, Å and Å",
+    "  leading   and    many     spaces\tand\ttabs\nand lines  ",
+    "\u0640\u0627\u0644\u0640\u0640\u0642\u0645\u0631 and ﻻ ﷲ",
+    "Zebra quartz xylophone 🚀 emoji ☃ and ⅻ",
+    "special tokens in text: <s> and <mask> stay special",
+    "",
+    "a",
+    " ".join(["Venus rules relationships, pleasure and money, and Mars rules action."] * 30),
+]
+
+
+def main():
+    torch.manual_seed(20261123)
+    work = tempfile.mkdtemp()
+    try:
+        corpus = os.path.join(work, "train.txt")
+        with open(corpus, "w", encoding="utf-8") as f:
+            f.write(TRAINING.strip() + "\n")
+        prefix = os.path.join(work, "spm")
+        spm.SentencePieceTrainer.train(
+            input=corpus, model_prefix=prefix, model_type="unigram", vocab_size=400,
+            normalization_rule_name="nmt_nfkc", character_coverage=1.0, hard_vocab_limit=False,
+            bos_id=1, eos_id=2, unk_id=0, pad_id=-1, num_threads=1)
+        proto = sentencepiece_model_pb2.ModelProto()
+        with open(prefix + ".model", "rb") as f:
+            proto.ParseFromString(f.read())
+    finally:
+        shutil.rmtree(work)
+    vocab = [("<s>", 0.0), ("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0)]
+    vocab += [(piece.piece, piece.score) for piece in proto.pieces[3:]]
+    vocab += [("<mask>", 0.0)]
+    tokenizer = Tokenizer(models.Unigram(vocab, unk_id=3, byte_fallback=False))
+    tokenizer.normalizer = normalizers.Sequence([
+        normalizers.Precompiled(proto.normalizer_spec.precompiled_charsmap),
+        normalizers.Replace(Regex(" {2,}"), " "),
+    ])
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
+    tokenizer.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, model_max_length=128, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
+        sep_token="</s>", cls_token="<s>", pad_token="<pad>", mask_token="<mask>")
+
+    if os.path.exists(OUT):
+        shutil.rmtree(OUT)
+    os.makedirs(OUT)
+    fast.save_pretrained(OUT)
+    for name in ["sentencepiece.bpe.model", "special_tokens_map.json"]:
+        path = os.path.join(OUT, name)
+        if os.path.exists(path):
+            os.remove(path)
+
+    config = XLMRobertaConfig(
+        vocab_size=len(fast), hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+        max_position_embeddings=128 + 2, type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+        layer_norm_eps=1e-5, hidden_act="gelu", hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    model = XLMRobertaModel(config, add_pooling_layer=False).eval()
+    with torch.no_grad():
+        # Larger weights than the default initialisation, so that texts map to distinct vectors.
+        for parameter in model.parameters():
+            if parameter.dim() > 1:
+                parameter.normal_(0.0, 0.2)
+    model.save_pretrained(OUT, safe_serialization=True)
+
+    with open(os.path.join(OUT, "modules.json"), "w") as f:
+        json.dump([
+            {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+            {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
+        ], f, indent=2)
+    os.makedirs(os.path.join(OUT, "1_Pooling"))
+    with open(os.path.join(OUT, "1_Pooling", "config.json"), "w") as f:
+        json.dump({"word_embedding_dimension": 32, "pooling_mode_cls_token": False, "pooling_mode_mean_tokens": True}, f, indent=2)
+    with open(os.path.join(OUT, "sentence_bert_config.json"), "w") as f:
+        json.dump({"max_seq_length": 128, "do_lower_case": False}, f, indent=2)
+    with open(os.path.join(OUT, "config_sentence_transformers.json"), "w") as f:
+        json.dump({"prompts": {"query": "query: ", "passage": "passage: "}, "default_prompt_name": None}, f, indent=2)
+
+    def embed(text):
+        encoded = fast(text, truncation=True, max_length=128, return_tensors="pt")
+        with torch.no_grad():
+            hidden = model(**encoded).last_hidden_state[0]
+        mask = encoded["attention_mask"][0].unsqueeze(-1).float()
+        pooled = (hidden * mask).sum(0) / mask.sum()
+        return encoded["input_ids"][0].tolist(), torch.nn.functional.normalize(pooled, dim=0).tolist()
+
+    references = []
+    for text in SAMPLES:
+        ids, vector = embed(text)
+        query_ids, query_vector = embed("query: " + text)
+        passage_ids, passage_vector = embed("passage: " + text)
+        references.append({
+            "text": text, "ids": ids, "pieces": fast.convert_ids_to_tokens(ids), "embedding": vector,
+            "query_ids": query_ids, "query_embedding": query_vector,
+            "passage_ids": passage_ids, "passage_embedding": passage_vector,
+        })
+    with open(os.path.join(OUT, "..", "tiny-xlmr-reference.json"), "w", encoding="utf-8") as f:
+        json.dump({"model": "tiny-xlmr", "samples": references}, f, ensure_ascii=False, indent=1)
+    for name in sorted(os.listdir(OUT)):
+        print(name, os.path.getsize(os.path.join(OUT, name)) if os.path.isfile(os.path.join(OUT, name)) else "", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
