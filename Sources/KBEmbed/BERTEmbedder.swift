@@ -73,6 +73,12 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
         return await queue.encode(texts.map { tokenIDs($0, role: role) })
     }
 
+    /// Vectors with `prefix` before every text instead of the model's own prompts.
+    public func embed(_ texts: [String], prefix: String) async throws -> [[Float]] {
+        guard !texts.isEmpty else { return [] }
+        return await queue.encode(texts.map { tokenizer.encode(prefix + $0, maxLength: folder.maxSequenceLength) })
+    }
+
     /// Token ids of one input as the model sees it (prefix, specials, truncation).
     public func tokenIDs(_ text: String, role: EmbeddingRole = .passage) -> [Int32] {
         tokenizer.encode(prefix(role) + text, maxLength: folder.maxSequenceLength)

@@ -10,16 +10,55 @@ public import KBIndex
 /// - `hashing`: a deterministic bag-of-words embedder, for tests and debugging.
 /// - `openai:MODEL`: an OpenAI-compatible embeddings endpoint (`--embedder-url`, key from
 ///   `$KB_EMBEDDINGS_API_KEY`).
+/// - any of these with prefixes put before queries and passages (`--query-prefix`,
+///   `--passage-prefix`: e5 and nomic-style models want `query: ` / `passage: `), recorded with
+///   the index as `SPEC|query=…|passage=…` (percent-encoded).
 public enum EmbedderChoice: Sendable, Hashable {
     case local
     case keywordOnly
     case hashing
     /// An OpenAI-compatible endpoint: `openai:MODEL`, with the API's base URL.
     case openAI(model: String, url: String)
+    /// Another choice with the texts put before every query and every passage.
+    indirect case prefixed(EmbedderChoice, query: String, passage: String)
+
+    /// The embedder without prefixes.
+    public var base: EmbedderChoice {
+        if case .prefixed(let base, _, _) = self { return base.base }
+        return self
+    }
+
+    /// The same choice with its OpenAI-compatible endpoint moved to `url` (others unchanged).
+    public func movingEndpoint(to url: String) -> EmbedderChoice {
+        switch self {
+        case .openAI(let model, _): .openAI(model: model, url: url)
+        case .prefixed(let base, let query, let passage): .prefixed(base.movingEndpoint(to: url), query: query, passage: passage)
+        default: self
+        }
+    }
+
+    /// `choice` with prefixes, when any is given (a model's own prompts give way to them).
+    public static func with(_ choice: EmbedderChoice, queryPrefix: String?, passagePrefix: String?) throws -> EmbedderChoice {
+        guard queryPrefix != nil || passagePrefix != nil else { return choice }
+        guard choice.base != .keywordOnly else {
+            throw KBError(.invalidArgument, "--query-prefix and --passage-prefix need an embedder; --embedder none makes no vectors.")
+        }
+        return .prefixed(choice.base, query: queryPrefix ?? "", passage: passagePrefix ?? "")
+    }
+
+    static let prefixSeparators = (query: "|query=", passage: "|passage=")
+    static let prefixAllowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
 
     /// Parses `local`, `none`, `hashing`, `openai:MODEL` (with `url`, default OpenAI's) or the
     /// recorded form `openai:MODEL@URL`.
     public init(_ spec: String, url: String? = nil) throws {
+        if let query = spec.range(of: Self.prefixSeparators.query), let passage = spec.range(of: Self.prefixSeparators.passage),
+           query.upperBound <= passage.lowerBound,
+           let queryPrefix = String(spec[query.upperBound..<passage.lowerBound]).removingPercentEncoding,
+           let passagePrefix = String(spec[passage.upperBound...]).removingPercentEncoding {
+            self = .prefixed(try EmbedderChoice(String(spec[..<query.lowerBound]), url: url), query: queryPrefix, passage: passagePrefix)
+            return
+        }
         if spec.lowercased().hasPrefix("openai:") {
             let rest = String(spec.dropFirst(7))
             if let at = rest.range(of: "@http") {
@@ -49,6 +88,9 @@ public enum EmbedderChoice: Sendable, Hashable {
         case .keywordOnly: "none"
         case .hashing: "hashing"
         case .openAI(let model, let url): "openai:\(model)@\(url)"
+        case .prefixed(let base, let query, let passage):
+            base.spec + Self.prefixSeparators.query + (query.addingPercentEncoding(withAllowedCharacters: Self.prefixAllowed) ?? "")
+                + Self.prefixSeparators.passage + (passage.addingPercentEncoding(withAllowedCharacters: Self.prefixAllowed) ?? "")
         }
     }
 
@@ -60,6 +102,9 @@ public enum EmbedderChoice: Sendable, Hashable {
     public func make(environment: [String: String] = ProcessInfo.processInfo.environment, dimension: Int? = nil,
                      forQueries: Bool = false) async throws -> (any Embedder)? {
         switch self {
+        case .prefixed(let base, let query, let passage):
+            guard let inner = try await base.make(environment: environment, dimension: dimension, forQueries: forQueries) else { return nil }
+            return PrefixedEmbedder(inner, queryPrefix: query, passagePrefix: passage)
         case .local: return try await KnowledgeBase.offPool { Result { try BERTEmbedder.installed(environment: environment) } }.get()
         case .keywordOnly: return nil
         case .hashing: return HashingEmbedder()

@@ -259,7 +259,7 @@ extension KnowledgeBase {
     /// instead of the recorded one, if any.
     func recordedChoice(_ record: EmbedderRecord) throws -> EmbedderChoice {
         let choice = try EmbedderChoice(record.spec)
-        if case .openAI(let model, _) = choice, let embedderURL { return .openAI(model: model, url: embedderURL) }
+        if case .openAI = choice.base, let embedderURL { return choice.movingEndpoint(to: embedderURL) }
         if let given = givenEmbedderURL {
             throw KBError(.invalidArgument,
                 "The endpoint \(given) was given, but this index was built with '\(record.name)', not an OpenAI-compatible endpoint; "

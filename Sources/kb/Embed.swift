@@ -30,7 +30,7 @@ struct Embed: AsyncParsableCommand {
                let record = try await KnowledgeBase.open(at: global.databasePath, create: false).status().embedder {
                 choice = try EmbedderChoice(record.spec)
                 let moved = embedderOption.endpoint ?? ProcessInfo.processInfo.environment["KB_EMBEDDINGS_URL"].flatMap { $0.isEmpty ? nil : $0 }
-                if case .openAI(let model, _)? = choice, let moved { choice = .openAI(model: model, url: moved) }
+                if let moved { choice = choice?.movingEndpoint(to: moved) }
             }
             guard let embedder = try await (choice ?? .local).make() else {
                 throw KBError(.invalidArgument, "The embedder 'none' makes no vectors. Use --embedder local.")

@@ -81,12 +81,25 @@ struct EmbedderOption: ParsableArguments {
         valueName: "url"))
     var embedderURL: String?
 
-    /// The embedder named; nil leaves the index's own (or the local model for a new index).
+    @Option(name: .customLong("query-prefix"), help: ArgumentHelp(
+        "Text put before every query, e.g. 'query: ' for e5 models (replaces the local model's own prompt; recorded with the index).",
+        valueName: "text"))
+    var queryPrefix: String?
+
+    @Option(name: .customLong("passage-prefix"), help: ArgumentHelp(
+        "Text put before every passage, e.g. 'passage: ' for e5 models (replaces the local model's own prompt; recorded with the index).",
+        valueName: "text"))
+    var passagePrefix: String?
+
+    /// The embedder named (with prefixes, when given: then the local model unless another is
+    /// named); nil leaves the index's own (or the local model for a new index).
     func choice() throws -> EmbedderChoice? {
         if embedderURL != nil, let embedder, !embedder.lowercased().hasPrefix("openai:") {
             throw KBError(.invalidArgument, "--embedder-url goes with --embedder openai:MODEL, or alone for an index built with one.")
         }
-        return try embedder.map { try EmbedderChoice($0, url: embedderURL) }
+        let named = try embedder.map { try EmbedderChoice($0, url: embedderURL) }
+        guard queryPrefix != nil || passagePrefix != nil else { return named }
+        return try EmbedderChoice.with(named ?? .local, queryPrefix: queryPrefix, passagePrefix: passagePrefix)
     }
 
     /// Without --embedder, --embedder-url points an `openai:` index at a new endpoint.

@@ -82,7 +82,7 @@ struct Status: AsyncParsableCommand {
             if let embedder = status.embedder {
                 let count = status.vectors[embedder.name] ?? 0
                 print("Embedder: \(embedder.name)\(embedder.dimension > 0 ? " (\(embedder.dimension)-dim, \(count) vectors)" : " (keyword-only index)")")
-                if embedder.spec.hasPrefix("openai:") { print("Endpoint: \(embedder.spec.split(separator: "@", maxSplits: 1).last ?? "")") }
+                if case .openAI(_, let url)? = (try? EmbedderChoice(embedder.spec))?.base { print("Endpoint: \(url)") }
             }
             // Price per million tokens, for an estimate: $KB_EMBEDDINGS_PRICE (e.g. 0.02).
             let price = ProcessInfo.processInfo.environment["KB_EMBEDDINGS_PRICE"].flatMap(Double.init)

@@ -69,3 +69,18 @@ extension XLMRTests {
         #expect(cosine(queries[0], queries[1]) < 0.99)
     }
 }
+
+extension XLMRTests {
+    @Test func givenPrefixesReplaceTheModelsOwnPrompts() async throws {
+        let embedder = try Self.embedder.get()
+        let sample = XLMRReference.shared.samples[1]
+        // The model's prompts, given explicitly, change nothing; swapped, queries embed as passages.
+        let same = PrefixedEmbedder(embedder, queryPrefix: "query: ", passagePrefix: "passage: ")
+        #expect(cosine(try await same.embed([sample.text], role: .query)[0], sample.query_embedding) >= 0.9999)
+        let swapped = PrefixedEmbedder(embedder, queryPrefix: "passage: ", passagePrefix: "query: ")
+        #expect(cosine(try await swapped.embed([sample.text], role: .query)[0], sample.passage_embedding) >= 0.9999)
+        let none = PrefixedEmbedder(embedder, queryPrefix: "", passagePrefix: "")
+        #expect(cosine(try await none.embed([sample.text], role: .query)[0], sample.embedding) >= 0.9999)
+        #expect(none.id == #"tiny-xlmr [query: "", passage: ""]"#)
+    }
+}

@@ -361,3 +361,37 @@ extension FaultScript {
         await #expect(throws: URLError.self) { try await slow.value }
     }
 }
+
+@Suite struct EmbedderPrefixTests {
+    @Test func aRemoteEmbedderGetsItsPrefixesAndTheIndexRemembersThem() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("kb-prefix-\(UUID().uuidString)")
+        let notes = root.appendingPathComponent("notes")
+        try FileManager.default.createDirectory(at: notes, withIntermediateDirectories: true)
+        try "# Saturn\n\nSaturn returns after twenty-nine years.".write(to: notes.appendingPathComponent("saturn.md"), atomically: true, encoding: .utf8)
+        let script = FaultScript()
+        let server = try await faultServer(script)
+        defer { server.stop() }
+        let choice = try EmbedderChoice.with(.openAI(model: "test-model", url: server.url.absoluteString),
+                                             queryPrefix: "search_query: ", passagePrefix: "search_document: ")
+        #expect(try EmbedderChoice(choice.spec) == choice)
+        let path = TestBackend.freshIndex(in: root)
+        let kb = try KnowledgeBase.open(at: path)
+        let (embedder, record) = try await kb.embedder(choice)
+        #expect(record.name == #"openai:test-model [query: "search_query: ", passage: "search_document: "]"#)
+        let report = await kb.ingest([notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        #expect(report.failed.isEmpty)
+        #expect(await script.inputs.contains("search_document: Saturn returns after twenty-nine years."))
+
+        // A new process finds the prefixes in the index: queries get theirs.
+        let reopened = try KnowledgeBase.open(at: path)
+        #expect(try await reopened.status().embedder?.spec == choice.spec)
+        var query = SearchQuery("when does Saturn return")
+        query.mode = .vector
+        let results = try await reopened.search(query)
+        #expect(results.hits.first?.sourceTitle == "Saturn")
+        #expect(await script.inputs.contains("search_query: when does Saturn return"))
+        // Other prefixes are another embedder: the index refuses to mix them.
+        let other = try EmbedderChoice.with(.openAI(model: "test-model", url: server.url.absoluteString), queryPrefix: "query: ", passagePrefix: nil)
+        await #expect(throws: KBError.self) { _ = try await reopened.embedder(other) }
+    }
+}
