@@ -30,6 +30,9 @@ public protocol IndexStore: AnyObject, Sendable {
     /// Removes the sources at exactly these paths.
     func removeSources(exactly paths: [String]) async throws -> (count: Int, effect: WriteEffect)
     func deleteUnusedTags() async throws
+    /// Tunes keyword search for a language, rebuilding the keyword index; false when it already was.
+    @discardableResult
+    func setKeywordLanguage(_ language: KeywordLanguage) async throws -> Bool
     /// Keeps one page Tesseract recognised, by file hash, settings (`OCRSettings.cacheKey`) and
     /// page, until no source has that hash any more.
     func cacheOCRPage(_ page: OCRPage, contentHash: String, key: String) async throws
@@ -82,6 +85,8 @@ public protocol IndexSnapshot {
     func contentHashes() throws -> [String: String]
     func sourcePaths(under prefix: String) throws -> [String]
     func sources() throws -> [StoredSource]
+    /// The language keyword search is tuned for.
+    func keywordLanguage() throws -> KeywordLanguage
     /// How OCR read each source it read (`Source.ocr`), by path.
     func ocrRecords() throws -> [String: String]
     /// Pages recognised earlier in the file with this hash, under the same settings.

@@ -9,11 +9,13 @@
 /// KeywordQuery.match(for: "venus -career (NEAR") // "\"venus\" OR \"career\" OR \"near\""
 /// ```
 public enum KeywordQuery {
-    /// The FTS5 MATCH expression, or nil when the text has no words.
-    public static func match(for text: String) -> String? {
+    /// The FTS5 MATCH expression, or nil when the text has no words. The keyword table's own
+    /// tokenizer folds and stems the quoted words, as it did the indexed text.
+    public static func match(for text: String, language: KeywordLanguage = .english) -> String? {
         let all = self.words(in: text)
         guard !all.isEmpty else { return nil }
-        let content = all.filter { !stopwords.contains($0) }
+        let stopwords = language.stopwords
+        let content = all.filter { !stopwords.contains(language == .arabic ? KeywordLanguage.foldArabic($0) : $0) }
         return (content.isEmpty ? all : content).map { "\"\($0)\"" }.joined(separator: " OR ")
     }
 

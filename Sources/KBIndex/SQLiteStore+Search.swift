@@ -10,7 +10,7 @@ extension SQLiteStore {
 extension SQLiteStore.Snapshot {
     /// Snippet ids and scores (negated bm25, higher is better) of the best keyword matches.
     public func keywordRanking(_ query: SearchQuery, limit: Int) throws -> [(id: Int64, score: Double)] {
-        guard let match = KeywordQuery.match(for: query.text) else {
+        guard let match = KeywordQuery.match(for: query.text, language: try keywordLanguage()) else {
             throw KBError(.unprocessable, "The query \"\(query.text)\" has no words to search for. Type some words.")
         }
         guard limit > 0 else { return [] }

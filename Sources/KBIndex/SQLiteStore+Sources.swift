@@ -42,6 +42,11 @@ extension SQLiteStore.Snapshot {
         }
     }
 
+    /// The language keyword search is tuned for (`kb_meta` `language`; English by default).
+    public func keywordLanguage() throws -> KeywordLanguage {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM kb_meta WHERE key = 'language'")).flatMap { try? KeywordLanguage($0) } ?? .english
+    }
+
     /// How OCR read each source it read (`Source.ocr`), by path.
     public func ocrRecords() throws -> [String: String] {
         var result: [String: String] = [:]
@@ -69,10 +74,12 @@ extension SQLiteStore.Snapshot {
             let attributes = try? FileManager.default.attributesOfItem(atPath: path + suffix)
             return total + ((attributes?[.size] as? NSNumber)?.int64Value ?? 0)
         }
-        return IndexStatus(
+        var status = IndexStatus(
             path: path, schemaVersion: version, sources: byKind.values.reduce(0, +), sourcesByKind: byKind,
             snippets: snippets, tags: tags, embedder: try embedderRecord(), vectors: try vectorCounts(),
             tokensUsed: try tokensUsed(), cachedVectors: try cachedVectorCounts(), sizeOnDisk: size)
+        status.keywordLanguage = try keywordLanguage().rawValue
+        return status
     }
 }
 
@@ -148,6 +155,25 @@ extension SQLiteStore {
 
     static func generation(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT CAST(value AS INTEGER) FROM kb_meta WHERE key = 'generation'")) ?? 0
+    }
+
+    /// Tunes keyword search for `language`: the keyword table is rebuilt with that language's
+    /// tokenizer from the stored snippets, in one transaction. False when it already was.
+    @discardableResult
+    public func setKeywordLanguage(_ language: KeywordLanguage) async throws -> Bool {
+        try await write { db in
+            let current = try String.fetchOne(db, sql: "SELECT value FROM kb_meta WHERE key = 'language'").flatMap { try? KeywordLanguage($0) } ?? .english
+            guard current != language else { return false }
+            try db.execute(sql: """
+                DROP TABLE snippets_fts;
+                CREATE VIRTUAL TABLE snippets_fts USING fts5(text, title, heading_path, keywords, tokenize = '\(language.ftsTokenizer)');
+                INSERT INTO snippets_fts (rowid, text, title, heading_path, keywords)
+                    SELECT sn.id, sn.text, so.title, sn.heading_path, so.keywords FROM snippets sn JOIN sources so ON so.id = sn.source_id;
+                INSERT INTO kb_meta (key, value) VALUES ('language', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value;
+                """, arguments: [language.rawValue])
+            try Self.bumpGeneration(db)
+            return true
+        }
     }
 
     /// Keeps one recognised page (see `ocrPages`).

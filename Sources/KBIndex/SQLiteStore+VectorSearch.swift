@@ -86,7 +86,8 @@ extension SQLiteStore.Snapshot {
     /// its words get an FTS5 excerpt with the matches in `**`; others show their text.
     public func hits(for ids: [Int64], highlighting text: String? = nil) throws -> [Int64: SearchHit] {
         guard !ids.isEmpty else { return [:] }
-        let match = text.flatMap(KeywordQuery.match(for:))
+        let language = try keywordLanguage()
+        let match = text.flatMap { KeywordQuery.match(for: $0, language: language) }
         do {
             var result: [Int64: SearchHit] = [:]
             for chunk in stride(from: 0, to: ids.count, by: 500) {

@@ -54,6 +54,7 @@ public final class SQLiteStore: IndexStore {
         configuration.maximumReaderCount = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            db.add(tokenizer: FoldingTokenizer.self)
         }
         let pool: DatabasePool
         do {

@@ -51,6 +51,8 @@ public struct IndexStatus: Sendable, Hashable, Codable {
     /// Bytes on disk: the database file plus its WAL and shared-memory files (for PostgreSQL, the
     /// database's size).
     public var sizeOnDisk: Int64
+    /// The language keyword search is tuned for (`KeywordLanguage`).
+    public var keywordLanguage = KeywordLanguage.english.rawValue
 
     public init(path: String, schemaVersion: Int, sources: Int, sourcesByKind: [String: Int], snippets: Int, tags: Int,
                 embedder: EmbedderRecord?, vectors: [String: Int], tokensUsed: [String: Int], cachedVectors: [String: Int],

@@ -513,3 +513,12 @@ extension KnowledgeBase {
 
     static let ocrLanguagesKey = "ocr_languages"
 }
+
+extension KnowledgeBase {
+    /// Tunes keyword search for `language` (recorded with the index); rebuilds the keyword index
+    /// when it was tuned for another. False when nothing changed.
+    @discardableResult
+    public func setKeywordLanguage(_ language: KeywordLanguage) async throws -> Bool {
+        try await store.setKeywordLanguage(language)
+    }
+}

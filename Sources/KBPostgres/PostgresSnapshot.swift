@@ -25,10 +25,12 @@ struct PostgresSnapshot: IndexSnapshot {
         let cached = try session.rows("SELECT embedder, count(*) FROM embedding_cache GROUP BY embedder")
             .reduce(into: [String: Int]()) { $0[try $1.get(0, String.self)] = Int(try $1.get(1, Int64.self)) }
         let size = try session.value(Int64.self, "SELECT pg_database_size(current_database())") ?? 0
-        return IndexStatus(
+        var status = IndexStatus(
             path: location, schemaVersion: Int(try meta("schema_version") ?? "0") ?? 0, sources: byKind.values.reduce(0, +),
             sourcesByKind: byKind, snippets: Int(snippets), tags: Int(tags), embedder: try embedderRecord(), vectors: vectors,
             tokensUsed: tokens, cachedVectors: cached, sizeOnDisk: size)
+        status.keywordLanguage = try keywordLanguage().rawValue
+        return status
     }
 
     /// kb's own invariants (PostgreSQL keeps its files consistent itself): every memory has its
@@ -73,6 +75,11 @@ struct PostgresSnapshot: IndexSnapshot {
                 snippetCount: Int(try row.get("snippet_count", Int64.self)), tags: tagsBySource[id] ?? [],
                 ocr: try row.get("ocr", String?.self))
         }
+    }
+
+    /// The keyword language follows the text search configuration the index was made with.
+    func keywordLanguage() throws -> KeywordLanguage {
+        PostgresStore.keywordLanguage(textSearchConfig: textSearchConfig)
     }
 
     func ocrRecords() throws -> [String: String] {

@@ -132,6 +132,37 @@ extension PostgresStore {
         }
     }
 
+    /// The text search configuration is chosen when the index is made (`KB_TEXT_SEARCH`); kb does
+    /// not rebuild a PostgreSQL index's keyword data for another one.
+    @discardableResult
+    public func setKeywordLanguage(_ language: KeywordLanguage) async throws -> Bool {
+        let config = try await textSearchConfig()
+        guard Self.keywordLanguage(textSearchConfig: config) != language else { return false }
+        throw KBError(.unsupportedMode,
+            "This PostgreSQL index searches keywords with the '\(config)' text search configuration, chosen when it was made. "
+          + "Make a new index with KB_TEXT_SEARCH=\(Self.textSearchConfig(for: language)) for \(language.rawValue) keywords.")
+    }
+
+    /// The keyword language a text search configuration stands for.
+    static func keywordLanguage(textSearchConfig config: String) -> KeywordLanguage {
+        switch config {
+        case "english": .english
+        case "russian": .russian
+        case "arabic": .arabic
+        default: .simple
+        }
+    }
+
+    /// The text search configuration closest to a keyword language (PostgreSQL has no Ukrainian stemmer).
+    static func textSearchConfig(for language: KeywordLanguage) -> String {
+        switch language {
+        case .english: "english"
+        case .russian: "russian"
+        case .arabic: "arabic"
+        case .ukrainian, .simple: "simple"
+        }
+    }
+
     public func cacheOCRPage(_ page: OCRPage, contentHash: String, key: String) async throws {
         try await write { session, _ in
             try session.execute("""

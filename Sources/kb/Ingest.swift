@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KBCore
+import KBIndex
 import KBKit
 
 struct Ingest: AsyncParsableCommand {
@@ -23,6 +24,11 @@ struct Ingest: AsyncParsableCommand {
     @Flag(help: "Remove indexed sources under the given folders whose files are gone.")
     var prune = false
 
+    @Option(help: ArgumentHelp(
+        "Tune keyword search for this language: english (the default: Porter stemming), ukrainian, russian, arabic (folding and light stemming), or simple. Recorded with the index; changing it rebuilds the keyword index.",
+        valueName: "language"))
+    var language: String?
+
     @Argument(help: ArgumentHelp("Files and folders to ingest.", valueName: "path"))
     var paths: [String]
 
@@ -37,6 +43,9 @@ struct Ingest: AsyncParsableCommand {
             let (kb, embedder, record) = try await KnowledgeBase.openForIngest(at: global.databasePath, embedder: choice,
                                                                                embedderURL: embedderOption.endpoint)
             options.ocr.languages = try await kb.ocrLanguages(given: try ingest.givenOCRLanguages())
+            if let language, try await kb.setKeywordLanguage(try KeywordLanguage(language)), !global.json {
+                FileHandle.standardError.write(Data("Keyword search is now tuned for \(try KeywordLanguage(language).rawValue); the keyword index was rebuilt.\n".utf8))
+            }
             let bar = ProgressBar(label: "ingest", enabled: Terminal.stderrIsTerminal && !global.json)
             let report = await kb.ingest(paths, options: options, embedder: embedder, record: record, prune: prune) { progress in
                 let phase = switch progress.phase {

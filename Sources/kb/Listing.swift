@@ -79,6 +79,7 @@ struct Status: AsyncParsableCommand {
             print("Sources:  \(status.sources)\(kinds.isEmpty ? "" : " (\(kinds))")")
             print("Snippets: \(status.snippets)")
             print("Tags:     \(status.tags)")
+            print("Keywords: \(status.keywordLanguage)")
             if let embedder = status.embedder {
                 let count = status.vectors[embedder.name] ?? 0
                 print("Embedder: \(embedder.name)\(embedder.dimension > 0 ? " (\(embedder.dimension)-dim, \(count) vectors)" : " (keyword-only index)")")
