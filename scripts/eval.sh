@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Retrieval quality: runs `kb eval --mode all` on the project's own set (evaluation/astrology)
-# and on the public sets in ../shared/datasets when present (SciFact train, Cranfield, CISI).
+# Retrieval quality: runs `kb eval --mode all` on the project's own sets (evaluation/astrology,
+# evaluation/multilingual) and on the public sets in ../shared/datasets when present (SciFact
+# train, Cranfield, CISI). KB_MODEL_DIR chooses the local model (e.g. a multilingual one).
 #
 #   scripts/eval.sh [OUT]      reports (Markdown, SVG, JSON, TREC run files) go to OUT
 #                              (default .build/eval-reports); indexes are kept in OUT too, so
@@ -15,12 +16,21 @@ say "Building kb (release)"
 swift build -c release --product kb >/dev/null 2>&1 || swift build -c release --product kb
 KB="$KB_ROOT/.build/release/kb"
 
-run() {  # name folder split
-    say "kb eval $2 --split $3"
-    "$KB" eval "$2" --split "$3" --mode all --db "$OUT/$1.sqlite" --report "$OUT/$1" --run-file "$OUT/$1/run.txt"
+run() {  # name folder split [kb eval options…]
+    local name="$1" folder="$2" split="$3"
+    shift 3
+    say "kb eval $folder --split $split $*"
+    "$KB" eval "$folder" --split "$split" --mode all --db "$OUT/$name.sqlite" --report "$OUT/$name" --run-file "$OUT/$name/run.txt" "$@"
     echo
 }
 run astrology evaluation/astrology test
+# Ukrainian and Arabic, with English keyword tuning (the default) and with their own; then
+# English queries over the Ukrainian notes (cross-lingual).
+run multilingual-uk-english evaluation/multilingual uk
+run multilingual-uk evaluation/multilingual uk --language ukrainian
+run multilingual-ar-english evaluation/multilingual ar
+run multilingual-ar evaluation/multilingual ar --language arabic
+run multilingual-cross evaluation/multilingual cross --language ukrainian
 [ -d "$SHARED/scifact" ] && run scifact "$SHARED/scifact" train
 [ -d "$SHARED/cranfield" ] && run cranfield "$SHARED/cranfield" test
 [ -d "$SHARED/cisi" ] && run cisi "$SHARED/cisi" test

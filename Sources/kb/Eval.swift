@@ -3,6 +3,7 @@ import Foundation
 import KBCore
 import KBEval
 import KBIngest
+import KBIndex
 import KBKit
 
 struct Eval: AsyncParsableCommand {
@@ -24,6 +25,9 @@ struct Eval: AsyncParsableCommand {
 
     @Option(help: "Which qrels/<split>.tsv to use.")
     var split = "test"
+
+    @Option(help: ArgumentHelp("Tune the evaluation index's keyword search for this language (see `kb ingest --language`).", valueName: "language"))
+    var language: String?
 
     @Option(help: "hybrid, vector, keyword, or all.")
     var mode = "hybrid"
@@ -91,6 +95,7 @@ struct Eval: AsyncParsableCommand {
 
             let (kb, embedder, record) = try await KnowledgeBase.openForIngest(at: dbPath, embedder: try embedderOption.choice(),
                                                                                embedderURL: embedderOption.endpoint)
+            if let language { try await kb.setKeywordLanguage(try KeywordLanguage(language)) }
             let showProgress = Terminal.stderrIsTerminal && !global.json
             let loadBar = ProgressBar(label: "corpus", enabled: showProgress)
             _ = try await kb.loadCorpus(of: folder, data, options: options, embedder: embedder, record: record) { p in
