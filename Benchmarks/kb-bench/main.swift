@@ -7,6 +7,7 @@
 //   kb-bench postgres-vectors URL N QUERIES        (exact vs HNSW top-10 in PostgreSQL: latency, recall@10)
 //   kb-bench ocr-scan BOOK.pdf FIRST COUNT DPI OUT.pdf   (an image-only scan of COUNT pages, truth in OUT.pdf.json)
 //   kb-bench ocr SCAN.pdf WORKERS LANGUAGES         (OCR of that scan: pages/s, word accuracy against the truth)
+//   kb-bench unigram-tokenizer TOKENIZER.json PIECES (the Unigram tokenizer grown to PIECES: load time, memory, speed)
 import Foundation
 import GRDB
 import KBCore
@@ -276,6 +277,11 @@ do {
         let a = Array(arguments)
         guard let first = Int(a[2]), let count = Int(a[3]), let dpi = Int(a[4]) else { throw KBError(.invalidArgument, "FIRST, COUNT and DPI are numbers") }
         let output = try makeOCRScan(book: a[1], first: first, count: count, dpi: dpi, output: a[5])
+        print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
+    case "unigram-tokenizer" where arguments.count == 3:
+        let a = Array(arguments)
+        guard let pieces = Int(a[2]), pieces > 0 else { throw KBError(.invalidArgument, "PIECES is a positive count") }
+        let output = try benchUnigramTokenizer(fixture: a[1], pieces: pieces)
         print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
     case "ocr" where arguments.count == 4:
         let a = Array(arguments)
