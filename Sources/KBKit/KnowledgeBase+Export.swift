@@ -44,10 +44,16 @@ extension KnowledgeBase {
                 try await target.setMeta(key, value)
             }
         }
-        // What else the index remembers about itself: the corpus `kb eval` loaded into it.
-        for key in ["eval_corpus"] {
+        // What else the index remembers about itself: the corpus `kb eval` loaded into it, the
+        // languages OCR was given.
+        for key in ["eval_corpus", Self.ocrLanguagesKey] {
             if let value = try await store.snapshot({ try $0.meta(key) }) { try await target.setMeta(key, value) }
         }
+        // Keyword tuning, before any snippet is copied. A PostgreSQL target keeps the text search
+        // configuration it was made with (KB_TEXT_SEARCH) and refuses another: that is not a
+        // reason to stop the copy.
+        let language = try await store.snapshot { try $0.keywordLanguage() }
+        if target is SQLiteStore, language != .english { try await target.setKeywordLanguage(language) }
         let others = embedders.filter { $0.name != record?.name }
         let total = sources.count + bots.count
         for (index, stored) in sources.enumerated() {

@@ -74,3 +74,15 @@ struct KeywordLanguageTests {
         #expect(KeywordLanguage.arabic.normalize("الكَوَاكِبُ") == KeywordLanguage.arabic.normalize("كواكب"))
     }
 }
+
+extension KeywordLanguageTests {
+    @Test func anExportKeepsTheKeywordLanguage() async throws {
+        let kb = try await index(["books.md": "# Бібліотека\n\nКнига про планети."])
+        try await kb.setKeywordLanguage(.ukrainian)
+        let copy = try Workspace().root.appendingPathComponent("copy.sqlite").path
+        _ = try await kb.export(to: copy)
+        let exported = try KnowledgeBase.open(at: copy)
+        #expect(try await exported.status().keywordLanguage == "ukrainian")
+        #expect(try await titles(exported, "книгою") == ["Бібліотека"])
+    }
+}
