@@ -3,8 +3,9 @@ standard Hugging Face layout, and the reference token ids and embeddings kb's Sw
 reproduce. Run through scripts/make-xlmr-fixture.sh (transformers, tokenizers, sentencepiece and
 torch in a throwaway venv). The output is committed; CI does not run this.
 
-- The tokenizer is a SentencePiece Unigram model trained on the multilingual text below (English,
-  Ukrainian, Arabic; written for kb) with the `nmt_nfkc` rule, turned into tokenizer.json the way
+- The tokenizer is a SentencePiece Unigram model trained on kb's sample corpus (the English planet
+  notes and the Ukrainian and Arabic notes in corpus/multilingual, front matter left out) with the
+  `nmt_nfkc` rule, turned into tokenizer.json the way
   transformers' XLM-R converter does it (fairseq ids: <s> 0, <pad> 1, </s> 2, <unk> 3, pieces
   after, <mask> last): the precompiled charsmap normaliser and a space-run Replace, Metaspace,
   Unigram with scores, `<s> … </s>`, as in the multilingual-e5 and paraphrase-multilingual files.
@@ -12,6 +13,7 @@ torch in a throwaway venv). The output is committed; CI does not run this.
 - The reference embeddings are sentence-transformers' recipe: mean pooling, then L2 normalisation,
   with the `query: ` / `passage: ` prompts of config_sentence_transformers.json.
 """
+import glob
 import json
 import os
 import shutil
@@ -27,25 +29,17 @@ from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaMo
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "Tests", "KBEmbedTests", "Fixtures", "tiny-xlmr")
 
-TRAINING = """
-The Moon moves about thirteen degrees a day, so its sign changes every two or three days.
-An ephemeris is a table of planetary positions, one row per day, read from left to right.
-Saturn returns to the place it held at birth after about twenty-nine years.
-Venus rules relationships, pleasure and money; Mars rules action, courage and conflict.
-A transit becomes exact when the moving planet reaches the degree of the natal planet.
-Місяць проходить близько тринадцяти градусів на добу, тому його знак змінюється кожні два-три дні.
-Ефемериди — це таблиця положень планет, по одному рядку на кожен день.
-Сатурн повертається на місце, яке він займав при народженні, приблизно через двадцять дев'ять років.
-Венера керує стосунками, насолодою та грошима; Марс керує дією, мужністю та конфліктами.
-Транзит стає точним, коли рухома планета досягає градуса натальної планети.
-Астрологічна бібліотека зберігає книги про планети, знаки, будинки та аспекти.
-يتحرك القمر نحو ثلاث عشرة درجة في اليوم، لذلك يتغير برجه كل يومين أو ثلاثة أيام.
-التقويم الفلكي جدول لمواقع الكواكب، صف واحد لكل يوم.
-يعود زحل إلى موضعه عند الولادة بعد نحو تسع وعشرين سنة.
-الزهرة تحكم العلاقات والمتعة والمال، والمريخ يحكم الفعل والشجاعة والصراع.
-يصبح العبور دقيقًا عندما يصل الكوكب المتحرك إلى درجة الكوكب الأصلي.
-الكتب الكلاسيكية في علم الفلك تشرح حركة الشمس والقمر والكواكب.
-"""
+def training_text():
+    """The body text of the corpus notes the tokenizer learns from (front matter dropped)."""
+    lines = []
+    for pattern in ["planets/*.md", "multilingual/uk/*.md", "multilingual/ar/*.md"]:
+        for path in sorted(glob.glob(os.path.join(ROOT, "corpus", pattern))):
+            text = open(path, encoding="utf-8").read()
+            if text.startswith("---"):
+                text = text.split("---", 2)[2]
+            lines += [line.lstrip("# ").strip() for line in text.splitlines() if line.strip()]
+    return "\n".join(lines)
+
 
 # Texts whose ids and embeddings the Swift tests check: the three languages, text the
 # normaliser changes (full-width letters, ligatures, compatibility forms, combining marks,
@@ -75,10 +69,10 @@ def main():
     try:
         corpus = os.path.join(work, "train.txt")
         with open(corpus, "w", encoding="utf-8") as f:
-            f.write(TRAINING.strip() + "\n")
+            f.write(training_text() + "\n")
         prefix = os.path.join(work, "spm")
         spm.SentencePieceTrainer.train(
-            input=corpus, model_prefix=prefix, model_type="unigram", vocab_size=400,
+            input=corpus, model_prefix=prefix, model_type="unigram", vocab_size=600,
             normalization_rule_name="nmt_nfkc", character_coverage=1.0, hard_vocab_limit=False,
             bos_id=1, eos_id=2, unk_id=0, pad_id=-1, num_threads=1)
         proto = sentencepiece_model_pb2.ModelProto()
