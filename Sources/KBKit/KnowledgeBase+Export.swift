@@ -49,11 +49,13 @@ extension KnowledgeBase {
         for key in ["eval_corpus", Self.ocrLanguagesKey] {
             if let value = try await store.snapshot({ try $0.meta(key) }) { try await target.setMeta(key, value) }
         }
-        // Keyword tuning, before any snippet is copied. A PostgreSQL target keeps the text search
-        // configuration it was made with (KB_TEXT_SEARCH) and refuses another: that is not a
-        // reason to stop the copy.
-        let language = try await store.snapshot { try $0.keywordLanguage() }
-        if target is SQLiteStore, language != .english { try await target.setKeywordLanguage(language) }
+        // Keyword tuning chosen with --language (SQLite records it), before any snippet is copied.
+        // A PostgreSQL target keeps the text search configuration it was made with
+        // (KB_TEXT_SEARCH), and a PostgreSQL source has none to give: neither stops the copy.
+        if target is SQLiteStore, let recorded = try await store.snapshot({ try $0.meta("language") }),
+           let language = try? KeywordLanguage(recorded) {
+            try await target.setKeywordLanguage(language)
+        }
         let others = embedders.filter { $0.name != record?.name }
         let total = sources.count + bots.count
         for (index, stored) in sources.enumerated() {
