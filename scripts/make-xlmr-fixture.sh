@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates Tests/KBEmbedTests/Fixtures/tiny-xlmr (a tiny XLM-R-style sentence model with a
-# SentencePiece Unigram tokenizer) and tiny-xlmr-reference.json with scripts/make_xlmr_fixture.py,
+# Regenerates Tests/KBEmbedTests/Fixtures/tiny-xlmr (the configuration and SentencePiece Unigram
+# tokenizer of a tiny XLM-R-style sentence model, and its tensor shapes; the weights are not
+# written: the tests generate them, TinyXLMR.swift) and tiny-xlmr-reference.json with scripts/make_xlmr_fixture.py,
 # in a throwaway venv: transformers, tokenizers, sentencepiece, protobuf from PyPI, and torch
 # (CPU). The outputs are committed; CI does not run this.
 . "$(dirname "$0")/lib.sh"

@@ -9,7 +9,9 @@ torch in a throwaway venv). The output is committed; CI does not run this.
   transformers' XLM-R converter does it (fairseq ids: <s> 0, <pad> 1, </s> 2, <unk> 3, pieces
   after, <mask> last): the precompiled charsmap normaliser and a space-run Replace, Metaspace,
   Unigram with scores, `<s> … </s>`, as in the multilingual-e5 and paraphrase-multilingual files.
-- The model is XLMRobertaModel with 2 layers and random (seeded) weights.
+- The model is XLMRobertaModel with 2 layers whose weights come from a tiny deterministic generator
+  (`fixture_weights`: SplitMix64 per tensor, seeded by the tensor's name), which kb's tests
+  re-implement to write model.safetensors themselves: no weights are committed.
 - The reference embeddings are sentence-transformers' recipe: mean pooling, then L2 normalisation,
   with the `query: ` / `passage: ` prompts of config_sentence_transformers.json.
 """
@@ -63,8 +65,43 @@ SAMPLES = [
 ]
 
 
+SEED = 20261123
+
+
+def fnv1a64(text):
+    value = 0xCBF29CE484222325
+    for byte in text.encode("utf-8"):
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return value
+
+
+def splitmix64(state):
+    state = (state + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return state, z ^ (z >> 31)
+
+
+def fixture_tensor(name, count):
+    """The values of one tensor, as Tests/KBEmbedTests/TinyXLMR.swift makes them: uniform around
+    1 (LayerNorm weights, ±0.1), 0 (biases, ±0.1) or 0 (matrices, ±0.35), each from 24 random bits."""
+    if name.endswith("LayerNorm.weight"):
+        center, scale = 1.0, 0.1
+    elif name.endswith(".bias"):
+        center, scale = 0.0, 0.1
+    else:
+        center, scale = 0.0, 0.35
+    state = fnv1a64(name) ^ SEED
+    values = []
+    for _ in range(count):
+        state, bits = splitmix64(state)
+        unit = (bits >> 40) * (1.0 / 16777216.0)
+        values.append(center + scale * (2.0 * unit - 1.0))
+    return values
+
+
 def main():
-    torch.manual_seed(20261123)
     work = tempfile.mkdtemp()
     try:
         corpus = os.path.join(work, "train.txt")
@@ -111,11 +148,13 @@ def main():
         layer_norm_eps=1e-5, hidden_act="gelu", hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     model = XLMRobertaModel(config, add_pooling_layer=False).eval()
     with torch.no_grad():
-        # Larger weights than the default initialisation, so that texts map to distinct vectors.
-        for parameter in model.parameters():
-            if parameter.dim() > 1:
-                parameter.normal_(0.0, 0.2)
-    model.save_pretrained(OUT, safe_serialization=True)
+        for name, parameter in model.state_dict().items():
+            values = torch.tensor(fixture_tensor(name, parameter.numel()), dtype=torch.float64).to(torch.float32)
+            parameter.copy_(values.reshape(parameter.shape))
+    # config.json only: the weights are made again by the tests (TinyXLMR.swift).
+    config.save_pretrained(OUT)
+    with open(os.path.join(OUT, "tensors.json"), "w") as f:
+        json.dump({name: list(p.shape) for name, p in model.state_dict().items()}, f, indent=1, sort_keys=True)
 
     with open(os.path.join(OUT, "modules.json"), "w") as f:
         json.dump([

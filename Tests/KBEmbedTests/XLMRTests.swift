@@ -3,7 +3,7 @@ import KBCore
 import Testing
 @testable import KBEmbed
 
-/// `tiny-xlmr`: a 2-layer XLM-RoBERTa-style sentence model with random weights and a SentencePiece
+/// `tiny-xlmr`: a 2-layer XLM-RoBERTa-style sentence model with generated weights and a SentencePiece
 /// Unigram tokenizer trained on English, Ukrainian and Arabic text, made by
 /// scripts/make-xlmr-fixture.sh with Hugging Face `tokenizers` and `transformers`;
 /// `tiny-xlmr-reference.json` holds their token ids and embeddings (mean pooling, L2-normalised).
@@ -20,7 +20,8 @@ struct XLMRReference: Decodable {
     }
     var samples: [Sample]
 
-    static let folder = Bundle.module.url(forResource: "tiny-xlmr", withExtension: nil, subdirectory: "Fixtures")!.path
+    /// The committed files (configuration, tokenizer, tensor shapes); `TinyXLMR.folder` adds the weights.
+    static let fixtureFolder = Bundle.module.url(forResource: "tiny-xlmr", withExtension: nil, subdirectory: "Fixtures")!.path
     static let shared: XLMRReference = {
         let url = Bundle.module.url(forResource: "tiny-xlmr-reference", withExtension: "json", subdirectory: "Fixtures")!
         return try! JSONDecoder().decode(XLMRReference.self, from: Data(contentsOf: url))
@@ -29,7 +30,7 @@ struct XLMRReference: Decodable {
 
 @Suite struct XLMRTests {
     static func tokenizer() throws -> UnigramTokenizer {
-        try UnigramTokenizer(json: try Data(contentsOf: URL(fileURLWithPath: XLMRReference.folder + "/tokenizer.json")), source: "tokenizer.json")
+        try UnigramTokenizer(json: try Data(contentsOf: URL(fileURLWithPath: XLMRReference.fixtureFolder + "/tokenizer.json")), source: "tokenizer.json")
     }
 
     @Test(arguments: XLMRReference.shared.samples.indices)
@@ -43,11 +44,11 @@ struct XLMRReference: Decodable {
 
 extension XLMRTests {
     static let embedder: Result<BERTEmbedder, any Error> = Result {
-        try BERTEmbedder(folder: ModelFolder(path: XLMRReference.folder), maxSequencesPerPass: 8)
+        try BERTEmbedder(folder: ModelFolder(path: TinyXLMR.folder.get()), maxSequencesPerPass: 8)
     }
 
     @Test func theFolderReadsAsAnXLMRModelWithItsPrompts() throws {
-        let folder = try ModelFolder(path: XLMRReference.folder)
+        let folder = try ModelFolder(path: TinyXLMR.folder.get())
         #expect(folder.config.positionOffset == 2)
         #expect(folder.maxSequenceLength == 128)
         #expect(folder.queryPrefix == "query: " && folder.passagePrefix == "passage: ")
