@@ -86,8 +86,7 @@ extension SQLiteStore.Snapshot {
     /// its words get an FTS5 excerpt with the matches in `**`; others show their text.
     public func hits(for ids: [Int64], highlighting text: String? = nil) throws -> [Int64: SearchHit] {
         guard !ids.isEmpty else { return [:] }
-        let language = try keywordLanguage()
-        let match = text.flatMap { KeywordQuery.match(for: $0, language: language) }
+        let match = try text.flatMap { KeywordQuery.match(for: $0, language: try keywordLanguage()) }
         do {
             var result: [Int64: SearchHit] = [:]
             for chunk in stride(from: 0, to: ids.count, by: 500) {

@@ -39,11 +39,7 @@ public struct ImageLoader: Sendable {
                 return image
             })
         var pages = Array(repeating: "", count: count)
-        var marks: [Int: OCRMark] = [:]
-        for (number, page) in recognised.pages where page.hasText {
-            pages[number - 1] = page.text
-            marks[number] = OCRMark(confidence: page.confidence)
-        }
+        let marks = recognised.apply(to: &pages)
         let warnings = recognised.warnings(file: name, floor: ocr.settings.confidenceFloor)
         let labels = (1...count).map(String.init)
         let document = PDFText.assemble(pages: pages, labels: labels)

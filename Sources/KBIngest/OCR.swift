@@ -295,6 +295,17 @@ struct OCRPages {
         return outcome
     }
 
+    /// Puts the text of every page where OCR found words into `pages` (1-based numbers, 0-based
+    /// array) and returns those pages' marks.
+    func apply(to pages: inout [String]) -> [Int: OCRMark] {
+        var marks: [Int: OCRMark] = [:]
+        for (number, page) in self.pages where page.hasText {
+            pages[number - 1] = page.text
+            marks[number] = OCRMark(confidence: page.confidence)
+        }
+        return marks
+    }
+
     /// Warnings about what OCR found: pages that failed, pages with no words, pages read with
     /// low confidence, pages turned upright.
     func warnings(file: String, floor: Double) -> [String] {

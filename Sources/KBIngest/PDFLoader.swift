@@ -57,9 +57,11 @@ public struct PDFLoader: Sendable {
         }
 
         // Pages without a usable text layer (or every page, forced) go through OCR.
+        // The text layer, assembled once: it decides which pages need OCR, and it is the document
+        // itself when none get any text from OCR.
+        var document = PDFText.assemble(pages: pages, labels: labels)
         let mode = ocr?.settings.mode ?? .never
-        let textless = mode == .auto ? Self.pagesWithoutUsableText(pages, labels: labels) : []
-        let wanted = mode == .force ? Array(1...count) : textless
+        let wanted = mode == .force ? Array(1...count) : mode == .auto ? Self.pagesWithoutUsableText(document, pageCount: count) : []
         var marks: [Int: OCRMark] = [:]
         var ocrRecord: String?
         if let ocr, !wanted.isEmpty {
@@ -73,14 +75,11 @@ public struct PDFLoader: Sendable {
                 },
                 close: { kb_pdf_close($0.pointer) },
                 image: { pdf, page in try Self.render(pdf.pointer, page: page, dpi: dpi) })
-            for (number, page) in recognised.pages where page.hasText {
-                pages[number - 1] = page.text
-                marks[number] = OCRMark(confidence: page.confidence)
-            }
+            marks = recognised.apply(to: &pages)
+            if !marks.isEmpty { document = PDFText.assemble(pages: pages, labels: labels) }
             warnings += recognised.warnings(file: name, floor: ocr.settings.confidenceFloor)
             ocrRecord = ocr.settings.record
         }
-        let document = PDFText.assemble(pages: pages, labels: labels)
         if document.emptyPages.count == count {
             if !wanted.isEmpty {
                 throw KBError(.invalidText, "\(name): no text found on any of its \(count) pages, neither in a text layer nor by OCR"
@@ -156,11 +155,10 @@ public struct PDFLoader: Sendable {
     /// Pages (1-based) whose text layer, once running headers, footers and page numbers are
     /// removed, holds fewer than 10 letters: scans (perhaps with a scanner's page number or
     /// stamp) and pages that are one picture.
-    static func pagesWithoutUsableText(_ pages: [String], labels: [String]) -> [Int] {
-        let document = PDFText.assemble(pages: pages, labels: labels)
+    static func pagesWithoutUsableText(_ document: PDFText.Document, pageCount: Int) -> [Int] {
         let scalars = Array(document.text.unicodeScalars)
-        return (1...pages.count).filter { page in
-            let start = document.pageStarts[page - 1], end = page < pages.count ? document.pageStarts[page] : scalars.count
+        return (1...pageCount).filter { page in
+            let start = document.pageStarts[page - 1], end = page < pageCount ? document.pageStarts[page] : scalars.count
             return scalars[start..<max(start, end)].lazy.filter(\.properties.isAlphabetic).prefix(10).count < 10
         }
     }
