@@ -331,7 +331,8 @@ struct OCRPages {
     }
 
     static func list(_ pages: [Int]) -> String {
-        (pages.count == 1 ? "page " : "pages ") + pages.prefix(20).map(String.init).joined(separator: ", ") + (pages.count > 20 ? ", …" : "")
+        (pages.count == 1 ? "page " : "pages ") + pages.prefix(20).map(String.init).joined(separator: ", ")
+            + (pages.count > 20 ? ", … (\(pages.count) pages)" : "")
     }
 }
 
