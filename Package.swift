@@ -13,6 +13,14 @@ let package = Package(
         .executable(name: "kb", targets: ["kb"]),
         .library(name: "KBKit", targets: ["KBKit"]),
     ],
+    // What a package that depends on kb may leave out. With none of them, KBKit needs only SQLite,
+    // OpenBLAS, poppler and the model: `.package(path: "…/kb", traits: [])`.
+    traits: [
+        .trait(name: "PostgreSQL", description: "Indexes in PostgreSQL with pgvector (postgres:// URLs), for several servers on one index."),
+        .trait(name: "OCR", description: "Scans and PDF pages without a text layer read by Tesseract (libtesseract-dev, libleptonica-dev)."),
+        .trait(name: "Server", description: "kb serve (HTTP retrieval service, Hummingbird) and kb mcp (Model Context Protocol)."),
+        .default(enabledTraits: ["PostgreSQL", "OCR", "Server"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
@@ -57,22 +65,26 @@ let package = Package(
             name: "KBEmbed",
             dependencies: ["KBCore", "CKBEncoder"],
             swiftSettings: strict + [.unsafeFlags(["-Ounchecked"])]),
-        // The SQLite file: schema, migrations, snippets, tags, FTS5.
+        // The storage contract: what KBKit asks of an index, the types both stores share, and the
+        // rules every store's writes follow, written once over per-store steps. No I/O.
+        .target(name: "KBStore", dependencies: ["KBCore"], swiftSettings: strict),
+        // The SQLite store: schema, migrations, snippets, tags, FTS5, and the vectors in memory.
         .target(
             name: "KBIndex",
-            dependencies: ["KBCore", "COpenBLAS", "CKBKernels", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["KBCore", "KBStore", "COpenBLAS", "CKBKernels", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict + [.unsafeFlags(["-Ounchecked"])]),
         // Retrieval evaluation: BEIR datasets, trec_eval metrics, reports. Pure.
         .target(name: "KBEval", dependencies: ["KBCore"], swiftSettings: strict),
         // Memories: validation, duplicates, recency, the JSON Lines archive. Pure.
         .target(name: "KBMemory", dependencies: ["KBCore"], swiftSettings: strict),
-        // Context assembly for bots and reports: dedupe, merge, diversity, token budget, citations. Pure.
+        // Ranking and context: rank fusion, near-duplicates and diversity; context assembly for bots
+        // and reports (merge, token budget, citations). Pure.
         .target(name: "KBContext", dependencies: ["KBCore"], swiftSettings: strict),
-        // The PostgreSQL + pgvector store (the second implementation of KBIndex's IndexStore).
+        // The PostgreSQL + pgvector store (the second implementation of KBStore's IndexStore).
         .target(
             name: "KBPostgres",
             dependencies: [
-                "KBCore", "KBIndex",
+                "KBCore", "KBStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -82,7 +94,8 @@ let package = Package(
         .target(
             name: "KBKit",
             dependencies: [
-                "KBCore", "KBIngest", "KBIndex", "KBPostgres", "KBEmbed", "KBEval", "KBMemory", "KBContext",
+                "KBCore", "KBStore", "KBIngest", "KBIndex", "KBEmbed", "KBEval", "KBMemory", "KBContext",
+                .target(name: "KBPostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
             ],
@@ -102,14 +115,14 @@ let package = Package(
         .executableTarget(
             name: "kb",
             dependencies: [
-                "KBCore", "KBKit", "KBEval", "KBIngest", "KBMemory", "KBContext", "KBServer", "KBPostgres",
+                "KBCore", "KBStore", "KBKit", "KBEval", "KBIngest", "KBMemory", "KBContext", "KBServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
         // Measurements run by scripts/bench-*.sh; kept apart from the tests.
         .executableTarget(
             name: "kb-bench",
-            dependencies: ["KBCore", "KBEmbed", "KBIndex", "KBIngest", "KBPostgres", "KBTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["KBCore", "KBStore", "KBEmbed", "KBIndex", "KBIngest", "KBPostgres", "KBTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/kb-bench",
             swiftSettings: strict),
         // Which backend the tests run against (SQLite, or PostgreSQL when scripts/test.sh says so),
@@ -120,7 +133,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "KBIndexTests",
-            dependencies: ["KBCore", "KBIndex", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["KBCore", "KBStore", "KBIndex", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(name: "KBEmbedTests", dependencies: ["KBCore", "KBEmbed", "CKBEncoder"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "KBEvalTests", dependencies: ["KBCore", "KBEval"], swiftSettings: strict),
@@ -128,7 +141,7 @@ let package = Package(
         .testTarget(
             name: "KBServerTests",
             dependencies: [
-                "KBCore", "KBKit", "KBServer", "KBContext", "KBEmbed", "KBIngest", "KBTestSupport",
+                "KBCore", "KBStore", "KBIndex", "KBKit", "KBServer", "KBContext", "KBEmbed", "KBIngest", "KBTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -139,7 +152,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "KBMemoryTests", dependencies: ["KBCore", "KBMemory"], swiftSettings: strict),
         .testTarget(
-            name: "KBKitTests", dependencies: ["KBCore", "KBIngest", "KBKit", "KBMemory", "KBContext", "KBPostgres", "KBTestSupport"],
+            name: "KBKitTests", dependencies: ["KBCore", "KBStore", "KBIndex", "KBIngest", "KBKit", "KBMemory", "KBContext", "KBPostgres", "KBTestSupport"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "kbTests",

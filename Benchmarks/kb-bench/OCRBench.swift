@@ -40,10 +40,9 @@ func benchOCR(scan: String, workers: Int, languages: [String]) throws -> [String
     let settings = OCRSettings(mode: .auto, languages: languages, dpi: dpi, workers: workers)
     var options = IngestOptions()
     options.ocr = settings
-    let size = (try FileManager.default.attributesOfItem(atPath: scan)[.size] as? Int) ?? 0
     let start = now()
     let document = try PDFLoader(options: options, ocr: OCRSession(settings: settings))
-        .load(path: scan, contentHash: "bench", size: size)
+        .load(path: scan, contentHash: "bench")
     let seconds = now() - start
     let text = document.snippets.map(\.text).joined(separator: "\n")
     let confidences = document.snippets.compactMap { $0.ocr?.confidence }

@@ -1,6 +1,6 @@
 import Foundation
 import KBCore
-import KBIndex
+import KBStore
 import KBPostgres
 
 /// Vectors in `clusters` groups, as embeddings of related texts are: a random centre plus
@@ -58,7 +58,7 @@ func benchPostgresVectors(url: String, matrix: [Float], queries: [Float], count:
         for q in 0..<queryCount {
             let query = Array(queries[q * d..<(q + 1) * d])
             let began = now()
-            let top = try await store.snapshot { try $0.vectorRanking(query, embedder: record, k: 10, allowed: nil, excluded: []) }
+            let top = try await store.snapshot { try $0.vectorRanking(query, embedder: record, k: 10, allowed: nil, excluded: [], quantized: false) }
             latencies.append((now() - began) * 1000)
             results.append(top.map(\.id))
         }
@@ -67,7 +67,7 @@ func benchPostgresVectors(url: String, matrix: [Float], queries: [Float], count:
     _ = try await run()   // warm the cache
     let exact = try await run()
     start = now()
-    let built = try await store.buildHNSW(HNSWSettings(), sample: 0)
+    let built = try await store.buildApproximateIndex(HNSWSettings(), sample: 0)
     let buildSeconds = now() - start
     _ = try await run()
     let approximate = try await run()

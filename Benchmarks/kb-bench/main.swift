@@ -13,6 +13,7 @@ import GRDB
 import KBCore
 import KBEmbed
 import KBIndex
+import KBStore
 import KBIngest
 
 func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
@@ -136,19 +137,19 @@ func benchSearch(count: Int, workdir: String) async throws -> [String: Any] {
 
     // Load from SQLite into the in-memory matrix, as a search does on first use.
     let loadStart = now()
-    let loaded = try await store.snapshot { try $0.loadVectors(embedder: record) }
+    let loaded = try await store.loadVectors(embedder: record)
     let index = VectorIndex(dimension: d)
-    index.reset(ids: loaded.ids, matrix: loaded.matrix)
+    try index.reset(ids: loaded.ids, matrix: loaded.matrix)
     let loadSeconds = now() - loadStart
     let afterLoad = residentMB()
 
     let queryVectors = (0..<264).map { Array(queries[$0 * d..<($0 + 1) * d]) }
-    for q in queryVectors.prefix(10) { _ = index.search(q, k: k) }
+    for q in queryVectors.prefix(10) { _ = try index.search(q, k: k) }
     var latencies: [Double] = []
     var topIDs: [[Int64]] = []
     for q in queryVectors.prefix(200) {
         let start = now()
-        let result = index.search(q, k: k)
+        let result = try index.search(q, k: k)
         latencies.append((now() - start) * 1000)
         topIDs.append(result.map { $0.id - 1 })   // row numbers, as the reference reports them
     }
@@ -160,14 +161,14 @@ func benchSearch(count: Int, workdir: String) async throws -> [String: Any] {
     var recalled = 0
     for (q, exact) in zip(queryVectors.prefix(200), topIDs) {
         let start = now()
-        let result = index.search(q, k: k, quantized: true)
+        let result = try index.search(q, k: k, quantized: true)
         quantizedLatencies.append((now() - start) * 1000)
         recalled += Set(result.map { $0.id - 1 }).intersection(exact).count
     }
     let batches = Array(queryVectors.prefix(256))
-    _ = index.search(batch: Array(batches.prefix(64)), k: k)
+    _ = try index.search(batch: Array(batches.prefix(64)), k: k)
     let batchStart = now()
-    for b in stride(from: 0, to: batches.count, by: 64) { _ = index.search(batch: Array(batches[b..<b + 64]), k: k) }
+    for b in stride(from: 0, to: batches.count, by: 64) { _ = try index.search(batch: Array(batches[b..<b + 64]), k: k) }
     let batchSeconds = now() - batchStart
     return [
         "implementation": "kb VectorIndex (OpenBLAS sgemv/sgemm + heap)", "vectors": count, "dimension": d,
@@ -188,9 +189,9 @@ func benchQuantizedRecall(index path: String, queriesFile: String) async throws 
     guard let record = try await store.snapshot({ try $0.embedderRecord() }), record.dimension > 0 else {
         throw KBError(.invalidArgument, "\(path) has no vectors.")
     }
-    let loaded = try await store.snapshot { try $0.loadVectors(embedder: record) }
+    let loaded = try await store.loadVectors(embedder: record)
     let index = VectorIndex(dimension: record.dimension)
-    index.reset(ids: loaded.ids, matrix: loaded.matrix)
+    try index.reset(ids: loaded.ids, matrix: loaded.matrix)
     index.enableQuantization()
     let texts = lines(queriesFile).compactMap { line -> String? in
         (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["text"] as? String
@@ -199,8 +200,8 @@ func benchQuantizedRecall(index path: String, queriesFile: String) async throws 
     let queries = try await embedder.embed(texts, role: .query)
     var found = 0
     for q in queries {
-        let exact = Set(index.search(q, k: 10).map(\.id))
-        found += Set(index.search(q, k: 10, quantized: true).map(\.id)).intersection(exact).count
+        let exact = Set(try index.search(q, k: 10).map(\.id))
+        found += Set(try index.search(q, k: 10, quantized: true).map(\.id)).intersection(exact).count
     }
     return ["index": path, "vectors": loaded.ids.count, "queries": queries.count, "embedder": record.name,
             "quantized_recall_at_10": Double(found) / Double(10 * max(1, queries.count))]

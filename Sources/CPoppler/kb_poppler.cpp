@@ -47,25 +47,49 @@ void flatten(const poppler::toc_item *item, int level, std::vector<std::pair<int
 
 extern "C" {
 
+}  // extern "C"
+
+namespace {
+
+// Takes a loaded document (or nullptr) and makes the handle, or says why there is none.
+kb_pdf *wrap(poppler::document *loaded, kb_pdf_status *status) {
+    std::unique_ptr<poppler::document> document(loaded);
+    if (!document) {
+        if (status) *status = KB_PDF_DAMAGED;
+        return nullptr;
+    }
+    if (document->is_locked()) {
+        if (status) *status = KB_PDF_LOCKED;
+        return nullptr;
+    }
+    auto pdf = new kb_pdf();
+    pdf->document = std::move(document);
+    std::unique_ptr<poppler::toc> toc(pdf->document->create_toc());
+    if (toc && toc->root()) flatten(toc->root(), 1, pdf->outline);
+    if (status) *status = KB_PDF_OK;
+    return pdf;
+}
+
+}  // namespace
+
+extern "C" {
+
 kb_pdf *kb_pdf_open(const char *path, const char *password, kb_pdf_status *status) {
     try {
         poppler::set_debug_error_function(silent, nullptr);
         std::string pass = password ? password : "";
-        std::unique_ptr<poppler::document> document(poppler::document::load_from_file(path, pass, pass));
-        if (!document) {
-            if (status) *status = KB_PDF_DAMAGED;
-            return nullptr;
-        }
-        if (document->is_locked()) {
-            if (status) *status = KB_PDF_LOCKED;
-            return nullptr;
-        }
-        auto pdf = new kb_pdf();
-        pdf->document = std::move(document);
-        std::unique_ptr<poppler::toc> toc(pdf->document->create_toc());
-        if (toc && toc->root()) flatten(toc->root(), 1, pdf->outline);
-        if (status) *status = KB_PDF_OK;
-        return pdf;
+        return wrap(poppler::document::load_from_file(path, pass, pass), status);
+    } catch (...) {
+        if (status) *status = KB_PDF_INTERNAL;
+        return nullptr;
+    }
+}
+
+kb_pdf *kb_pdf_open_data(const char *bytes, int length, const char *password, kb_pdf_status *status) {
+    try {
+        poppler::set_debug_error_function(silent, nullptr);
+        std::string pass = password ? password : "";
+        return wrap(poppler::document::load_from_raw_data(bytes, length, pass, pass), status);
     } catch (...) {
         if (status) *status = KB_PDF_INTERNAL;
         return nullptr;

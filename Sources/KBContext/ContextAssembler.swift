@@ -144,18 +144,17 @@ public struct ContextAssembler: Sendable {
 
     // MARK: - Choosing
 
-    /// Deduplicated, merged, chosen by MMR and ordered by score.
+    /// Deduplicated, merged, chosen by MMR and ordered by score: the one place context items are
+    /// deduplicated and diversified (the searches that feed it leave both to it), with
+    /// `RankFusion`'s rules over word-set similarity.
     func prepare(_ items: [ContextItem], limit: Int) -> [ContextItem] {
         let ranked = items.enumerated().sorted { $0.element.score != $1.element.score ? $0.element.score > $1.element.score : $0.offset < $1.offset }
             .map(\.element)
         var sets = WordSets(cache: wordSets)
-        var kept: [(item: ContextItem, words: [Int32])] = []
-        for item in ranked {
-            let words = sets.words(item.text)
-            if kept.contains(where: { WordSets.similarity($0.words, words) >= options.duplicateThreshold }) { continue }
-            kept.append((item, words))
-        }
-        var merged = options.mergeAdjacent ? Self.mergeNeighbours(kept.map(\.item)) : kept.map(\.item)
+        let words = ranked.map { sets.words($0.text) }
+        let kept = RankFusion.distinct(ranked.count) { i, j in WordSets.similarity(words[j], words[i]) >= options.duplicateThreshold }
+            .map { ranked[$0] }
+        var merged = options.mergeAdjacent ? Self.mergeNeighbours(kept) : kept
         merged = mmr(merged, limit: max(0, limit), sets: &sets)
         return merged.sorted { $0.score > $1.score }
     }
@@ -172,21 +171,9 @@ public struct ContextAssembler: Sendable {
         let words = items.map { sets.words($0.text) }
         let top = items.map(\.score).max() ?? 1
         let scale = top > 0 ? top : 1
-        var picked: [Int] = []
-        var left = Array(items.indices)
-        // Each item's highest similarity to the picked ones, updated as items are picked.
-        var redundancy = [Double](repeating: 0, count: items.count)
-        while picked.count < limit, !left.isEmpty {
-            var best = left[0], bestValue = -Double.infinity
-            for i in left {
-                let value = options.diversity * items[i].score / scale - (1 - options.diversity) * redundancy[i]
-                if value > bestValue { best = i; bestValue = value }
-            }
-            picked.append(best)
-            left.removeAll { $0 == best }
-            for i in left { redundancy[i] = max(redundancy[i], WordSets.similarity(words[i], words[best])) }
-        }
-        return picked.map { items[$0] }
+        return RankFusion.maximalMarginalRelevance(items.map { $0.score / scale }, lambda: options.diversity, k: limit) { i, j in
+            WordSets.similarity(words[i], words[j])
+        }.map { items[$0] }
     }
 
     /// Joins snippets of one source whose ordinals follow each other, removing the text the

@@ -4,8 +4,24 @@ public enum SearchMode: String, Sendable, Codable, CaseIterable {
     case hybrid
     /// Cosine similarity of embeddings only.
     case vector
-    /// SQLite FTS5 bm25 only.
+    /// Keyword ranking only (bm25).
     case keyword
+
+    /// The ranking a search that asks for this mode runs — decided here and nowhere else: hybrid
+    /// runs as keyword on an index without vectors, or when the query could not be embedded (a
+    /// degraded answer); vector search on an index without vectors is an error that says what to do.
+    public func effective(indexHasVectors: Bool, queryEmbedded: Bool) throws -> SearchMode {
+        switch self {
+        case .hybrid: return indexHasVectors && queryEmbedded ? .hybrid : .keyword
+        case .keyword: return .keyword
+        case .vector:
+            guard indexHasVectors else {
+                throw KBError(.unsupportedMode,
+                    "This index has no vectors (it was built with --embedder none, or is empty), so vector search cannot run. Use --mode keyword.")
+            }
+            return .vector
+        }
+    }
 }
 
 /// What to look for and where.

@@ -1,4 +1,5 @@
 import GRDB
+import KBStore
 
 /// kb's FTS5 tokenizer for keyword languages other than English (`kb_fold LANGUAGE`): unicode61
 /// with `remove_diacritics 2` splits and lower-cases, keeping combining marks inside words

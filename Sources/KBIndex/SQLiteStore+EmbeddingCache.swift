@@ -1,6 +1,7 @@
 public import Foundation
 import GRDB
-import KBCore
+public import KBCore
+public import KBStore
 
 extension SQLiteStore.Snapshot {
     /// Cached vectors of one embedder by text hash (32-byte SHA-256).
@@ -27,27 +28,4 @@ extension SQLiteStore.Snapshot {
     public func cachedVectorCounts() throws -> [String: Int] {
         try Row.fetchAll(db, sql: "SELECT embedder, count(*) FROM embedding_cache GROUP BY embedder").reduce(into: [String: Int]()) { $0[$1[0]] = $1[1] }
     }
-}
-
-extension SQLiteStore {
-    /// Keeps vectors of one embedder by text hash, and adds the tokens the call used.
-    public func cacheVectors(embedder: EmbedderRecord, _ entries: [(hash: Data, vector: [Float])], tokens: Int) async throws {
-        let entries = entries.map { CachedVector(hash: $0.hash, vector: $0.vector) }
-        try await write { db in
-            let insert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO embedding_cache (embedder, text_hash, data) VALUES (?, ?, ?)")
-            for entry in entries { try insert.execute(arguments: [embedder.name, entry.hash, VectorCoding.encode(entry.vector)]) }
-            if tokens > 0 {
-                try db.execute(sql: """
-                    INSERT INTO embedder_usage (embedder, tokens) VALUES (?, ?)
-                    ON CONFLICT(embedder) DO UPDATE SET tokens = tokens + excluded.tokens
-                    """, arguments: [embedder.name, tokens])
-            }
-        }
-    }
-}
-
-/// One embedding-cache entry (a Sendable pair for the write closure).
-struct CachedVector: Sendable {
-    var hash: Data
-    var vector: [Float]
 }

@@ -1,6 +1,7 @@
 public import Foundation
 import GRDB
 public import KBCore
+public import KBStore
 
 extension SQLiteStore.Snapshot {
     public func source(path: String) throws -> Source? {
@@ -16,14 +17,10 @@ extension SQLiteStore.Snapshot {
             keywords: keywords.isEmpty ? [] : keywords.components(separatedBy: "\n"), ocr: row["ocr"])
     }
 
-    public func embedders() throws -> [EmbedderRecord] {
-        let current = try embedderRecord()
-        return try Row.fetchAll(db, sql: """
+    public func embedderDimensions() throws -> [(name: String, dimension: Int)] {
+        try Row.fetchAll(db, sql: """
             SELECT name, dimension FROM embedders e WHERE EXISTS (SELECT 1 FROM vectors v WHERE v.embedder_id = e.id) ORDER BY name
-            """).map { row in
-            let name: String = row[0]
-            return EmbedderRecord(name: name, dimension: row[1], spec: current?.name == name ? current!.spec : name)
-        }
+            """).map { ($0[0], $0[1]) }
     }
 
     public func cacheEntries(embedder: EmbedderRecord) throws -> [(hash: Data, vector: [Float])] {

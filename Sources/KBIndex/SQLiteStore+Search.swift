@@ -1,6 +1,7 @@
-import Foundation
+public import Foundation
 import GRDB
 public import KBCore
+public import KBStore
 
 extension SQLiteStore {
     /// Column weights for bm25: snippet text, source title, heading path, source keywords.
@@ -26,13 +27,14 @@ extension SQLiteStore.Snapshot {
             SELECT snippets_fts.rowid, bm25(snippets_fts, \(SQLiteStore.bm25Weights)) AS rank
             FROM snippets_fts WHERE snippets_fts MATCH ?
             """
-        var arguments: StatementArguments = [match]
+        var dialect = SQLiteDialect(arguments: [match])
         if filtered {
-            SQLiteStore.appendFilters(query, to: &sql, arguments: &arguments)
+            sql += FilterSQL.conditions(query, &dialect)
         } else {
             sql += " AND snippets_fts.rowid NOT IN (\(SQLiteStore.memorySnippetIDs))"
         }
         sql += filtered ? " ORDER BY rank, sn.id LIMIT ?" : " ORDER BY rank, snippets_fts.rowid LIMIT ?"
+        var arguments = dialect.arguments
         arguments += [limit]
         return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { ($0[0], -($0[1] as Double)) }
     }
@@ -54,58 +56,33 @@ extension SQLiteStore.Snapshot {
 
 }
 
-extension SQLiteStore {
-    /// Adds `AND …` clauses for the query's filters; `sn` is the snippet alias, `so` the source alias.
-    /// Memories are searched only when asked for (`kinds` names `.memory`); then only current
-    /// ones (unless `includeSuperseded`) of the query's scopes (all when none are named).
-    static func appendFilters(_ query: SearchQuery, to sql: inout String, arguments: inout StatementArguments) {
-        if query.kinds.isEmpty {
-            sql += " AND so.kind != 'memory'"
-        } else {
-            let kinds = query.kinds.map(\.rawValue).sorted()
-            sql += " AND so.kind IN (\(kinds.map { _ in "?" }.joined(separator: ", ")))"
-            arguments += StatementArguments(kinds)
+/// SQLite's way of binding values (`?`, positional), "starts with" (`substr`, which compares
+/// exactly, where LIKE would fold case and treat `%` and `_` as patterns) and "is one of" (`IN`),
+/// for `FilterSQL`.
+struct SQLiteDialect: SQLDialect {
+    var arguments = StatementArguments()
+
+    mutating func bind(_ value: SQLValue) -> String {
+        switch value {
+        case .text(let text): arguments += [text]
+        case .int(let number): arguments += [number]
         }
-        if query.kinds.contains(.memory) && (!query.scopes.isEmpty || !query.includeSuperseded) {
-            var memories = "SELECT source_id FROM memories WHERE 1"
-            if !query.includeSuperseded { memories += " AND superseded_by IS NULL" }
-            if !query.scopes.isEmpty {
-                memories += " AND scope IN (\(query.scopes.map { _ in "?" }.joined(separator: ", ")))"
-                arguments += StatementArguments(query.scopes.map(\.name))
-            }
-            sql += " AND (so.kind != 'memory' OR so.id IN (\(memories)))"
-        }
-        if !query.sourcePrefixes.isEmpty {
-            sql += " AND (" + query.sourcePrefixes.map { _ in "substr(so.path, 1, ?) = ?" }.joined(separator: " OR ") + ")"
-            for prefix in query.sourcePrefixes { arguments += [prefix.unicodeScalars.count, prefix] }
-        }
-        for tag in query.tags {
-            sql += " AND sn.id IN (SELECT st.snippet_id FROM snippet_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = ?)"
-            arguments += [tag.name]
-        }
-        if !query.selectors.isEmpty {
-            var clauses: [String] = []
-            for selector in query.selectors {
-                switch selector {
-                case .path(let path):
-                    let folder = path.folderPrefix
-                    clauses.append("so.path = ? OR substr(so.path, 1, ?) = ?")
-                    arguments += [path, folder.unicodeScalars.count, folder]
-                case .tag(let tag):
-                    clauses.append("sn.id IN (SELECT st.snippet_id FROM snippet_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = ?)")
-                    arguments += [tag.name]
-                case .kind(let kind):
-                    clauses.append("so.kind = ?")
-                    arguments += [kind.rawValue]
-                }
-            }
-            sql += " AND (" + clauses.map { "(\($0))" }.joined(separator: " OR ") + ")"
-        }
+        return "?"
     }
 
+    mutating func startsWith(_ column: String, _ prefix: String) -> String {
+        let length = bind(.int(Int64(prefix.unicodeScalars.count)))
+        return "substr(\(column), 1, \(length)) = \(bind(.text(prefix)))"
+    }
+
+    mutating func isOneOf(_ column: String, _ values: [String]) -> String {
+        "\(column) IN (" + values.map { bind(.text($0)) }.joined(separator: ", ") + ")"
+    }
+}
+
+extension SQLiteStore {
     /// SQL for the snippet ids of every memory: what a search leaves out unless it asks for memories.
     static let memorySnippetIDs = "SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE so.kind = 'memory'"
-
 
     static func tags(ofSnippets ids: [Int64], in db: Database) throws -> [Int64: [Tag]] {
         guard !ids.isEmpty else { return [:] }

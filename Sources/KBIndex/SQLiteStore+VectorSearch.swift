@@ -1,48 +1,50 @@
 public import Foundation
 import GRDB
 public import KBCore
+public import KBStore
 
 extension SQLiteStore.Snapshot {
     /// Every vector of an embedder as one row-major matrix, with the snippet ids in row order
     /// and the generation they were read at.
     public func loadVectors(embedder: EmbedderRecord) throws -> (ids: [Int64], matrix: [Float], generation: Int64) {
-        do {
-            guard let embedderID = try Int64.fetchOne(db, sql: "SELECT id FROM embedders WHERE name = ?", arguments: [embedder.name]) else {
-                return ([], [], try SQLiteStore.generation(db))
-            }
-            let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM vectors WHERE embedder_id = ?", arguments: [embedderID]) ?? 0
-            let d = embedder.dimension
-            var ids: [Int64] = []
-            ids.reserveCapacity(count)
-            var matrix = [Float](repeating: 0, count: count * d)
-            let rows = try Row.fetchCursor(db, sql: "SELECT snippet_id, data FROM vectors WHERE embedder_id = ?", arguments: [embedderID])
-            try matrix.withUnsafeMutableBytes { m in
-                var offset = 0
-                while let row = try rows.next() {
-                    guard ids.count < count else { break }
-                    let bytes = try row.withUnsafeData(atIndex: 1) { data -> Int in
-                        guard let data, data.count == d * 4 else { return -1 }
-                        data.copyBytes(to: UnsafeMutableRawBufferPointer(rebasing: m[offset..<offset + d * 4]))
-                        return d * 4
-                    }
-                    if bytes < 0 {
-                        throw KBError(.database, "A stored vector of snippet \(row[0] as Int64) does not hold \(d) floats; the index is damaged. Re-ingest its source.")
-                    }
-                    ids.append(row[0])
-                    offset += bytes
+        guard let embedderID = try embedderID(named: embedder.name) else { return ([], [], try generation()) }
+        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM vectors WHERE embedder_id = ?", arguments: [embedderID]) ?? 0
+        let d = embedder.dimension
+        var ids: [Int64] = []
+        ids.reserveCapacity(count)
+        var matrix = [Float](repeating: 0, count: count * d)
+        let rows = try Row.fetchCursor(db, sql: "SELECT snippet_id, data FROM vectors WHERE embedder_id = ?", arguments: [embedderID])
+        try matrix.withUnsafeMutableBytes { m in
+            var offset = 0
+            while let row = try rows.next() {
+                guard ids.count < count else { break }
+                let bytes = try row.withUnsafeData(atIndex: 1) { data -> Int in
+                    guard let data, data.count == d * 4 else { return -1 }
+                    data.copyBytes(to: UnsafeMutableRawBufferPointer(rebasing: m[offset..<offset + d * 4]))
+                    return d * 4
                 }
+                if bytes < 0 {
+                    throw KBError(.database, "A stored vector of snippet \(row[0] as Int64) does not hold \(d) floats; the index is damaged. Re-ingest its source.")
+                }
+                ids.append(row[0])
+                offset += bytes
             }
-            #if _endian(big)
-            matrix = matrix.map { Float(bitPattern: UInt32(littleEndian: $0.bitPattern)) }
-            #endif
-            if ids.count * d != matrix.count { matrix.removeLast(matrix.count - ids.count * d) }   // rows vanished mid-read
-            return (ids, matrix, try SQLiteStore.generation(db))
         }
+        #if _endian(big)
+        matrix = matrix.map { Float(bitPattern: UInt32(littleEndian: $0.bitPattern)) }
+        #endif
+        if ids.count * d != matrix.count { matrix.removeLast(matrix.count - ids.count * d) }   // rows vanished mid-read
+        return (ids, matrix, try generation())
     }
 
-    /// Vectors of the given snippets from one embedder, for snippets changed since a load.
+    /// Vectors of the given snippets from one embedder: from memory when the store's copy is
+    /// current for this snapshot, else from the file (the same values either way).
     public func vectors(of snippetIDs: [Int64], embedder: EmbedderRecord) throws -> [Int64: [Float]] {
         var result: [Int64: [Float]] = [:]
+        if let index = vectors.current(embedder, try generation()) {
+            for id in snippetIDs { result[id] = index.vector(for: id) }
+            return result
+        }
         for chunk in stride(from: 0, to: snippetIDs.count, by: 500) {
             let part = Array(snippetIDs[chunk..<min(chunk + 500, snippetIDs.count)])
             let rows = try Row.fetchAll(db, sql: """
@@ -56,30 +58,26 @@ extension SQLiteStore.Snapshot {
         return result
     }
 
-    /// The nearest snippets by an exact scan of the stored vectors (`ranksVectors` is false, so
-    /// searches use the in-memory `VectorIndex`; this serves tools and comparisons).
+    /// The nearest snippets by an exact scan of the vectors in memory (loaded when the store's
+    /// copy is older than this snapshot), or of their int8 copy with exact rescoring when
+    /// `quantized`. `excluded` snippets (memories, when a search does not ask for them) are left
+    /// out after scanning deeper by their number, so they never shrink `k`.
     public func vectorRanking(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?,
-                              excluded: Set<Int64>) throws -> [(id: Int64, score: Float)] {
-        let loaded = try loadVectors(embedder: embedder)
-        let index = VectorIndex(dimension: embedder.dimension)
-        index.reset(ids: loaded.ids, matrix: loaded.matrix)
-        let passing = allowed.map { $0.subtracting(excluded) } ?? (excluded.isEmpty ? nil : Set(loaded.ids).subtracting(excluded))
-        return index.search(vector, k: k, allowed: passing).map { ($0.id, $0.score) }
-    }
-
-    /// Snippet ids of the sources a path belongs to (exactly) — what an update replaces.
-    public func snippetIDs(ofSource path: String) throws -> [Int64] {
-        try SQLiteStore.snippetIDs(ofPath: path, db)
+                              excluded: Set<Int64>, quantized: Bool) throws -> [(id: Int64, score: Float)] {
+        let index = try vectors.index(for: embedder, generation: try generation()) { try loadVectors(embedder: embedder) }
+        if quantized { index.enableQuantization() }
+        var entries = try index.search(vector, k: k + excluded.count, allowed: allowed, quantized: quantized)
+        if !excluded.isEmpty { entries = Array(entries.filter { !excluded.contains($0.id) }.prefix(k)) }
+        return entries.map { ($0.id, $0.score) }
     }
 
     /// Ids of the snippets that pass a query's filters (tags, kinds, source prefixes); nil when
     /// the query has no filters (everything passes).
     public func filteredSnippetIDs(_ query: SearchQuery) throws -> Set<Int64>? {
         guard query.hasFilters else { return nil }
-        var sql = "SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE 1"
-        var arguments = StatementArguments()
-        SQLiteStore.appendFilters(query, to: &sql, arguments: &arguments)
-        return Set(try Int64.fetchAll(db, sql: sql, arguments: arguments))
+        var dialect = SQLiteDialect()
+        let sql = "SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE 1 = 1" + FilterSQL.conditions(query, &dialect)
+        return Set(try Int64.fetchAll(db, sql: sql, arguments: dialect.arguments))
     }
 
     /// Hits for snippet ids (score and rank left at 0). With `highlighting`, snippets that match
@@ -87,38 +85,35 @@ extension SQLiteStore.Snapshot {
     public func hits(for ids: [Int64], highlighting text: String? = nil) throws -> [Int64: SearchHit] {
         guard !ids.isEmpty else { return [:] }
         let match = try text.flatMap { KeywordQuery.match(for: $0, language: try keywordLanguage()) }
-        do {
-            var result: [Int64: SearchHit] = [:]
-            for chunk in stride(from: 0, to: ids.count, by: 500) {
-                let part = Array(ids[chunk..<min(chunk + 500, ids.count)])
-                let list = SQLiteStore.inList(part)
-                let rows = try Row.fetchAll(db.cachedStatement(sql: """
-                    SELECT sn.id, sn.ordinal, sn.text, sn.start_offset, sn.end_offset, sn.heading_path,
-                           sn.page_start, sn.page_end, sn.page_label_start, sn.page_label_end,
-                           so.path, so.title, so.kind, sn.text AS excerpt, sn.ocr_confidence
-                    FROM snippets sn JOIN sources so ON so.id = sn.source_id
-                    WHERE sn.id IN (\(list.sql))
-                    """), arguments: list.arguments)
-                var excerpts: [Int64: String] = [:]
-                if let match {
-                    for row in try Row.fetchAll(db.cachedStatement(sql: """
-                        SELECT rowid, snippet(snippets_fts, 0, '**', '**', '…', 32) FROM snippets_fts
-                        WHERE snippets_fts MATCH ? AND rowid IN (\(list.sql))
-                        """), arguments: StatementArguments([match]) + list.arguments) {
-                        if let excerpt = row[1] as String?, excerpt.contains("**") { excerpts[row[0]] = excerpt }
-                    }
-                }
-                let tags = try SQLiteStore.tags(ofSnippets: part, in: db)
-                for row in rows {
-                    var hit = SQLiteStore.hit(row, rank: 0, score: 0, tags: tags)
-                    if let excerpt = excerpts[hit.snippetID] { hit.excerpt = excerpt }
-                    result[hit.snippetID] = hit
+        var result: [Int64: SearchHit] = [:]
+        for chunk in stride(from: 0, to: ids.count, by: 500) {
+            let part = Array(ids[chunk..<min(chunk + 500, ids.count)])
+            let list = SQLiteStore.inList(part)
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT sn.id, sn.ordinal, sn.text, sn.start_offset, sn.end_offset, sn.heading_path,
+                       sn.page_start, sn.page_end, sn.page_label_start, sn.page_label_end,
+                       so.path, so.title, so.kind, sn.text AS excerpt, sn.ocr_confidence
+                FROM snippets sn JOIN sources so ON so.id = sn.source_id
+                WHERE sn.id IN (\(list.sql))
+                """), arguments: list.arguments)
+            var excerpts: [Int64: String] = [:]
+            if let match {
+                for row in try Row.fetchAll(db.cachedStatement(sql: """
+                    SELECT rowid, snippet(snippets_fts, 0, '**', '**', '…', 32) FROM snippets_fts
+                    WHERE snippets_fts MATCH ? AND rowid IN (\(list.sql))
+                    """), arguments: StatementArguments([match]) + list.arguments) {
+                    if let excerpt = row[1] as String?, excerpt.contains("**") { excerpts[row[0]] = excerpt }
                 }
             }
-            return result
+            let tags = try SQLiteStore.tags(ofSnippets: part, in: db)
+            for row in rows {
+                var hit = SQLiteStore.hit(row, rank: 0, score: 0, tags: tags)
+                if let excerpt = excerpts[hit.snippetID] { hit.excerpt = excerpt }
+                result[hit.snippetID] = hit
+            }
         }
+        return result
     }
-
 }
 
 extension SQLiteStore {

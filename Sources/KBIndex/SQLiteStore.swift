@@ -1,21 +1,24 @@
-import Foundation
+public import Foundation
 public import GRDB
-import KBCore
+public import KBCore
+public import KBStore
 
 /// One knowledge base: a single SQLite file in WAL mode, read and written through a
 /// `DatabasePool` (readers never block the writer, and never see a half-written source).
+/// Vectors are ranked in memory: the searched embedder's vectors are loaded once into a
+/// `VectorIndex` and follow every write this process makes (see `VectorCache`).
 ///
 /// ```swift
 /// let store = try SQLiteStore.open(at: "/tmp/kb.sqlite", create: true)
-/// try store.replace(document)
-/// let hits = try store.keywordSearch(SearchQuery("venus"))
+/// try await store.replace(document, vectors: nil, embedder: .none)
+/// let hits = try await store.snapshot { try $0.keywordSearch(SearchQuery("venus")) }
 /// ```
-public final class SQLiteStore: IndexStore {
+public final class SQLiteStore: TransactionalStore {
     public let path: String
     public var location: String { path }
-    /// Searches load the vectors and rank them in memory (`VectorIndex`).
-    public var ranksVectors: Bool { false }
     let pool: DatabasePool
+    /// The searched embedder's vectors in memory.
+    let vectors = VectorCache()
 
     private init(path: String, pool: DatabasePool) {
         self.path = path
@@ -106,11 +109,13 @@ public final class SQLiteStore: IndexStore {
     /// A consistent view of the index for the length of one read transaction: every query made
     /// through it sees the same state, whatever other connections write meanwhile. Only valid
     /// inside the `snapshot` call that hands it out.
-    public struct Snapshot: IndexSnapshot {
+    public struct Snapshot: IndexSnapshot, SQLiteReads {
         let db: Database
         /// The index file.
         public let path: String
         public var location: String { path }
+        /// The store's vectors in memory.
+        let vectors: VectorCache
     }
 
     /// Runs `body` in one read transaction on one of GRDB's reader queues — never on the
@@ -120,14 +125,46 @@ public final class SQLiteStore: IndexStore {
     /// let (record, generation) = try await store.snapshot { try ($0.embedderRecord(), $0.generation()) }
     /// ```
     public func snapshot<T: Sendable>(_ body: @Sendable (any IndexSnapshot) throws -> T) async throws -> T {
-        let path = self.path
-        return try await wrap { try await pool.read { db in try body(Snapshot(db: db, path: path)) } }
+        let path = self.path, vectors = self.vectors
+        return try await wrap { try await pool.read { db in try body(Snapshot(db: db, path: path, vectors: vectors)) } }
     }
 
     /// Runs `body` in one write transaction on GRDB's writer queue (never on the caller's thread):
-    /// all of it is committed, or none.
+    /// all of it is committed, or none. Once it is committed, still on the writer queue (so in
+    /// the order of the writes), the vectors in memory follow what it did.
+    public func transaction<T: Sendable>(_ body: @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
+        let vectors = self.vectors
+        return try await wrap {
+            try await pool.writeWithoutTransaction { db in
+                let transaction = SQLiteTransaction(db: db)
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    result = try body(transaction)
+                    return .commit
+                }
+                vectors.follow(transaction.log)
+                guard let result else { throw KBError(.database, "A write transaction ended without a result.") }
+                return result
+            }
+        }
+    }
+
+    /// Runs `body` in one write transaction with the raw connection (for tests and tools; kb's
+    /// own writes go through `transaction`). The vectors in memory are reloaded at the next search.
     public func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
-        try await wrap { try await pool.write(body) }
+        let vectors = self.vectors
+        return try await wrap {
+            let result = try await pool.write(body)
+            vectors.invalidate()
+            return result
+        }
+    }
+
+    /// Every vector of an embedder as one row-major matrix, read in one transaction (for tools
+    /// and benchmarks; searches use the vectors in memory).
+    public func loadVectors(embedder: EmbedderRecord) async throws -> (ids: [Int64], matrix: [Float], generation: Int64) {
+        let path = self.path, vectors = self.vectors
+        return try await wrap { try await pool.read { db in try Snapshot(db: db, path: path, vectors: vectors).loadVectors(embedder: embedder) } }
     }
 
     /// Runs `body` in one read transaction on a reader queue, with the raw connection (for tests
@@ -146,13 +183,14 @@ public final class SQLiteStore: IndexStore {
         }
     }
 
-    // MARK: - kb_meta
+    /// SQLite ranks vectors exactly, in memory; there is no approximate index to build.
+    public func buildApproximateIndex(_ settings: HNSWSettings, sample: Int) async throws -> HNSWReport {
+        throw KBError(.unsupportedMode,
+            "HNSW indexes are built in PostgreSQL (--db postgres://…). An SQLite index scans every vector exactly; scripts/bench-search.sh shows how fast that is.")
+    }
 
-    public func setMeta(_ key: String, _ value: String) async throws {
-        try await write { db in
-            try db.execute(sql: "INSERT INTO kb_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                           arguments: [key, value])
-        }
+    public func dropApproximateIndex() async throws -> Bool {
+        throw KBError(.unsupportedMode, "Only PostgreSQL indexes have HNSW indexes; an SQLite index scans exactly.")
     }
 }
 
@@ -160,10 +198,6 @@ extension SQLiteStore.Snapshot {
     /// SQLite's own check of the whole file: "ok", or what is damaged.
     public func integrityCheck() throws -> String {
         try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ")
-    }
-
-    public func meta(_ key: String) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT value FROM kb_meta WHERE key = ?", arguments: [key])
     }
 }
 

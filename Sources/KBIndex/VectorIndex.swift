@@ -72,11 +72,12 @@ public final class VectorIndex: @unchecked Sendable {
         for j in 0..<dimension { quantizedRows[base + j] = Int8((matrix[base + j] / scale).rounded()) }
     }
 
-    /// Adds or replaces vectors by snippet id.
-    public func upsert(_ entries: [(id: Int64, vector: [Float])]) {
+    /// Adds or replaces vectors by snippet id. A vector of another dimension is an error, and
+    /// then nothing changes.
+    public func upsert(_ entries: [(id: Int64, vector: [Float])]) throws {
+        if let bad = entries.first(where: { $0.vector.count != dimension }) { throw wrongDimension(bad.vector.count, "vector") }
         lock.write {
             for (id, vector) in entries {
-                precondition(vector.count == dimension, "vector of \(vector.count) values in a \(dimension)-dim index")
                 let row: Int
                 if let existing = rowOf[id] {
                     row = existing
@@ -126,9 +127,11 @@ public final class VectorIndex: @unchecked Sendable {
         }
     }
 
-    /// Replaces everything (a reload).
-    public func reset(ids newIDs: [Int64], matrix newMatrix: [Float]) {
-        precondition(newMatrix.count == newIDs.count * dimension)
+    /// Replaces everything (a reload). A matrix that does not hold one row per id is an error.
+    public func reset(ids newIDs: [Int64], matrix newMatrix: [Float]) throws {
+        guard newMatrix.count == newIDs.count * dimension else {
+            throw KBError(.database, "\(newMatrix.count) values are not \(newIDs.count) vectors of \(dimension) dimensions.")
+        }
         lock.write {
             ids = newIDs
             matrix = newMatrix
@@ -151,8 +154,8 @@ public final class VectorIndex: @unchecked Sendable {
 
     /// The `k` rows with the highest inner product with `query`, best first.
     /// - Parameter allowed: when given, only these snippet ids may be returned.
-    public func search(_ query: [Float], k: Int, allowed: Set<Int64>? = nil) -> [TopK.Entry] {
-        precondition(query.count == dimension)
+    public func search(_ query: [Float], k: Int, allowed: Set<Int64>? = nil) throws -> [TopK.Entry] {
+        guard query.count == dimension else { throw wrongDimension(query.count, "query") }
         return lock.read {
             let n = ids.count
             guard n > 0, k > 0 else { return [] }
@@ -189,13 +192,13 @@ public final class VectorIndex: @unchecked Sendable {
     /// as int8·int8 with int32 sums on all cores, the best `max(k·10, 100)` candidates are rescored
     /// exactly in float32, and the best `k` of those are returned with exact scores. Falls back to
     /// the exact scan when the copy is not kept or few rows are allowed.
-    public func search(_ query: [Float], k: Int, allowed: Set<Int64>? = nil, quantized: Bool) -> [TopK.Entry] {
-        guard quantized else { return search(query, k: k, allowed: allowed) }
+    public func search(_ query: [Float], k: Int, allowed: Set<Int64>? = nil, quantized: Bool) throws -> [TopK.Entry] {
+        guard quantized else { return try search(query, k: k, allowed: allowed) }
         let fallback: Bool = lock.read {
             !quantizedEnabled || (allowed.map { Self.gathers(allowed: $0.count, of: ids.count) } ?? false)
         }
-        if fallback { return search(query, k: k, allowed: allowed) }
-        precondition(query.count == dimension)
+        if fallback { return try search(query, k: k, allowed: allowed) }
+        guard query.count == dimension else { throw wrongDimension(query.count, "query") }
         return lock.read {
             let n = ids.count
             guard n > 0, k > 0 else { return [] }
@@ -246,12 +249,13 @@ public final class VectorIndex: @unchecked Sendable {
 
     /// Top-K for many queries at once (no filters). Workers take blocks of rows, score each with
     /// one `sgemm` into their own heaps, and the heaps are merged.
-    public func search(batch queries: [[Float]], k: Int) -> [[TopK.Entry]] {
-        lock.read {
+    public func search(batch queries: [[Float]], k: Int) throws -> [[TopK.Entry]] {
+        if let bad = queries.first(where: { $0.count != dimension }) { throw wrongDimension(bad.count, "query") }
+        return lock.read {
             let n = ids.count, q = queries.count
             guard n > 0, q > 0, k > 0 else { return queries.map { _ in [] } }
             var flat = [Float](); flat.reserveCapacity(q * dimension)
-            for query in queries { precondition(query.count == dimension); flat.append(contentsOf: query) }
+            for query in queries { flat.append(contentsOf: query) }
             let block = Self.batchBlockRows
             let blocks = (n + block - 1) / block
             // One worker per core when each sgemm is single-threaded (`.throughput`); one worker
@@ -291,6 +295,10 @@ public final class VectorIndex: @unchecked Sendable {
             }
             return partial.merged()
         }
+    }
+
+    func wrongDimension(_ count: Int, _ what: String) -> KBError {
+        KBError(.embedding, "A \(count)-dim \(what) for a \(dimension)-dim vector index.")
     }
 
     static func scores(_ matrix: [Float], rows: Int, dimension: Int, query: [Float]) -> [Float] {

@@ -67,6 +67,15 @@ public struct OCRSettings: Sendable, Hashable {
         }
     }
 
+    /// The OCR languages of an ingest, decided here and nowhere else: the `given` ones
+    /// (`--ocr-lang`), else English plus the languages the index recorded before (`recorded`,
+    /// joined with `+`; nil for none or for no index).
+    public static func languages(given: [String]?, recorded: String?) -> [String] {
+        if let given { return given }
+        let before = (recorded ?? "").split(separator: "+").map(String.init)
+        return (["eng"] + before).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+    }
+
     /// Parses `eng+ukr` (also `eng,ukr`): lower-case Tesseract codes, each once, in order.
     public static func languages(_ text: String) throws -> [String] {
         var result: [String] = []
@@ -105,9 +114,10 @@ public struct OCRSettings: Sendable, Hashable {
 /// long scan does not recognise the same pages again. Calls block their (non-cooperative) thread.
 public protocol OCRPageCache: Sendable {
     /// Pages already recognised in the file with this hash under `key` (`OCRSettings.cacheKey`).
-    func pages(contentHash: String, key: String) -> [Int: OCRPage]
-    /// Keeps one recognised page; failing to keep it costs only time on a re-run.
-    func store(_ page: OCRPage, contentHash: String, key: String)
+    func pages(contentHash: String, key: String) throws -> [Int: OCRPage]
+    /// Keeps one recognised page. A failure costs only time on a re-run; it is reported in the
+    /// ingest's warnings.
+    func store(_ page: OCRPage, contentHash: String, key: String) throws
 }
 
 /// What OCR is doing, for a progress display.
@@ -235,6 +245,8 @@ public final class OCRSession: @unchecked Sendable {
 struct OCRPages {
     var pages: [Int: OCRPage] = [:]
     var failures: [(page: Int, reason: String)] = []
+    /// What went wrong with the index's OCR page cache, if anything (recognition went on).
+    var cacheProblems: [String] = []
 
     /// Recognises `pages` (1-based) on up to `settings.workers` threads, taking what the cache
     /// holds and caching what is new. `image(page)` renders or reads one page; each worker calls
@@ -246,13 +258,19 @@ struct OCRPages {
     ) -> OCRPages {
         var outcome = OCRPages()
         let key = session.settings.cacheKey
-        let cached = session.cache?.pages(contentHash: contentHash, key: key) ?? [:]
+        var cached: [Int: OCRPage] = [:]
+        do {
+            cached = try session.cache?.pages(contentHash: contentHash, key: key) ?? [:]
+        } catch {
+            outcome.cacheProblems.append("could not be read (\((error as? KBError)?.message ?? "\(error)"))")
+        }
         let todo = wanted.filter { cached[$0] == nil }
         for page in wanted { if let hit = cached[page] { outcome.pages[page] = hit } }
         session.cachedPages.withLock { $0 += outcome.pages.count }
         guard !todo.isEmpty else { return outcome }
         session.events(.queued(file: file, pages: todo.count))
         let results = ConcurrentSlots<Result<OCRPage, any Error>>(count: todo.count)
+        let storeFailure = LockedValue<String?>(nil)
         let next = LockedValue(0)
         /// The next page index no worker has taken yet.
         let claim: @Sendable () -> Int? = {
@@ -278,7 +296,11 @@ struct OCRPages {
                     let picture = try image(handle, page)
                     defer { kb_image_free(picture) }
                     let recognised = try session.recognise(picture, page: page)
-                    session.cache?.store(recognised, contentHash: contentHash, key: key)
+                    do {
+                        try session.cache?.store(recognised, contentHash: contentHash, key: key)
+                    } catch {
+                        storeFailure.withLock { $0 = $0 ?? ((error as? KBError)?.message ?? "\(error)") }
+                    }
                     return recognised
                 })
                 session.events(.finished(file: file))
@@ -292,6 +314,7 @@ struct OCRPages {
             }
         }
         outcome.failures.sort { $0.page < $1.page }
+        if let failure = storeFailure.withLock({ $0 }) { outcome.cacheProblems.append("could not keep recognised pages (\(failure))") }
         return outcome
     }
 
@@ -309,7 +332,9 @@ struct OCRPages {
     /// Warnings about what OCR found: pages that failed, pages with no words, pages read with
     /// low confidence, pages turned upright.
     func warnings(file: String, floor: Double) -> [String] {
-        var out: [String] = []
+        var out: [String] = cacheProblems.map {
+            "\(file): the index's OCR page cache \($0); the text is indexed, but an interrupted run would recognise these pages again."
+        }
         for failure in failures {
             out.append("\(file): page \(failure.page) could not be read by OCR (\(failure.reason)); it was left out.")
         }

@@ -31,11 +31,43 @@ public struct PDFLoader: Sendable {
         self.ocr = ocr
     }
 
-    public func load(path: String, displayName: String? = nil, contentHash: String, size: Int, modifiedAt: Date? = nil) throws -> SourceDocument {
+    /// Reads the PDF at `path` from disk and loads it (for tools and tests; ingest reads each file
+    /// once and calls `load(_:path:…)` with its bytes).
+    public func load(path: String, displayName: String? = nil, contentHash: String, modifiedAt: Date? = nil) throws -> SourceDocument {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path), options: [.mappedIfSafe])
+        } catch {
+            throw KBError(.unreadableFile, "Cannot read \(displayName ?? path). Check that it exists and is readable.")
+        }
+        return try load(data, path: path, displayName: displayName, contentHash: contentHash, modifiedAt: modifiedAt)
+    }
+
+    /// Loads the PDF whose bytes are `data` (the file at `path`, read once by the caller, which
+    /// hashed them): the signature check and poppler read these bytes, not the file again.
+    public func load(_ data: Data, path: String, displayName: String? = nil, contentHash: String, modifiedAt: Date? = nil) throws -> SourceDocument {
         let name = displayName ?? path
-        try Self.checkSignature(path: path, name: name, size: size)
+        try Self.checkSignature(data, name: name)
+        guard data.count <= Int(Int32.max) else {
+            throw KBError(.invalidText, "\(name) is larger than 2 GB, more than poppler reads from memory. Split the PDF.")
+        }
+        return try data.withUnsafeBytes { raw in
+            // The bytes stay valid, unchanged, for the whole of this closure; every document opened
+            // from them (one per worker) is closed before it returns.
+            let bytes = PDFBytes(base: raw.baseAddress!.assumingMemoryBound(to: CChar.self), count: Int32(data.count))
+            let password = self.password
+            return try load(name: name, path: path, contentHash: contentHash, size: data.count, modifiedAt: modifiedAt) { status in
+                kb_pdf_open_data(bytes.base, bytes.count, password, &status)
+            }
+        }
+    }
+
+    /// Loads a PDF that `open` opens (once for the document, and once more for each worker that
+    /// reads pages on another thread: a poppler document must not be shared between threads).
+    func load(name: String, path: String, contentHash: String, size: Int, modifiedAt: Date?,
+              open: @escaping @Sendable (inout kb_pdf_status) -> OpaquePointer?) throws -> SourceDocument {
         var status = KB_PDF_OK
-        guard let pdf = kb_pdf_open(path, password, &status) else {
+        guard let pdf = open(&status) else {
             switch status {
             case KB_PDF_LOCKED where password == nil:
                 throw KBError(.invalidText, "\(name) is encrypted. Pass its password with --password.")
@@ -49,7 +81,7 @@ public struct PDFLoader: Sendable {
 
         let count = Int(kb_pdf_page_count(pdf))
         guard count > 0 else { throw KBError(.invalidText, "\(name) has no pages.") }
-        var (pages, labels) = Self.extractPages(pdf, count: count, path: path, password: password)
+        var (pages, labels) = Self.extractPages(pdf, count: count, open: open)
         var warnings: [String] = []
         if PDFText.looksLikeCP1251AsLatin1(pages) {
             pages = pages.map(PDFText.repairCP1251)
@@ -66,12 +98,12 @@ public struct PDFLoader: Sendable {
         var ocrRecord: String?
         if let ocr, !wanted.isEmpty {
             try ocr.checkUsable(file: name, pages: wanted.count)
-            let (path, password, dpi) = (path, password, ocr.settings.dpi)
+            let dpi = ocr.settings.dpi
             let recognised = OCRPages.recognise(
                 wanted, file: name, contentHash: contentHash, session: ocr,
                 open: { () -> SendablePDF? in
                     var status = KB_PDF_OK
-                    return kb_pdf_open(path, password, &status).map(SendablePDF.init)
+                    return open(&status).map(SendablePDF.init)
                 },
                 close: { kb_pdf_close($0.pointer) },
                 image: { pdf, page in try Self.render(pdf.pointer, page: page, dpi: dpi) })
@@ -191,7 +223,7 @@ public struct PDFLoader: Sendable {
 
     /// Page texts and labels. Long documents are split between the cores; each worker opens its
     /// own copy of the document, because a poppler document must not be shared between threads.
-    static func extractPages(_ pdf: OpaquePointer, count: Int, path: String, password: String?) -> ([String], [String]) {
+    static func extractPages(_ pdf: OpaquePointer, count: Int, open: @Sendable (inout kb_pdf_status) -> OpaquePointer?) -> ([String], [String]) {
         let workers = count >= 64 ? max(1, ProcessInfo.processInfo.activeProcessorCount) : 1
         let pages = ConcurrentSlots<(text: String, label: String)>(count: count)
         let chunk = (count + workers - 1) / workers
@@ -200,7 +232,7 @@ public struct PDFLoader: Sendable {
             let range = w * chunk..<min(count, (w + 1) * chunk)
             guard !range.isEmpty else { return }
             var status = KB_PDF_OK
-            let own = w == 0 ? nil : kb_pdf_open(path, password, &status)
+            let own = w == 0 ? nil : open(&status)
             defer { if let own { kb_pdf_close(own) } }
             let document = own ?? shared.pointer
             for index in range {
@@ -220,14 +252,10 @@ public struct PDFLoader: Sendable {
         return !text.unicodeScalars.contains { (0x0590...0x08FF).contains($0.value) || (0xFB1D...0xFEFC).contains($0.value) }
     }
 
-    /// Checks, before poppler sees it, that the file is not empty and starts like a PDF.
-    static func checkSignature(path: String, name: String, size: Int) throws {
-        guard size > 0 else { throw KBError(.invalidText, "\(name) is empty (0 bytes), not a PDF.") }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw KBError(.unreadableFile, "Cannot read \(name). Check that it exists and is readable.")
-        }
-        defer { try? handle.close() }
-        let head = (try? handle.read(upToCount: 1024)) ?? Data()
+    /// Checks, before poppler sees them, that the bytes are not empty and start like a PDF.
+    static func checkSignature(_ data: Data, name: String) throws {
+        guard !data.isEmpty else { throw KBError(.invalidText, "\(name) is empty (0 bytes), not a PDF.") }
+        let head = data.prefix(1024)
         guard head.range(of: Data("%PDF-".utf8)) != nil else {
             let start = String(decoding: head.prefix(16), as: UTF8.self).unicodeScalars
                 .map { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0xFFFD ? "·" : String($0) }.joined()
@@ -355,6 +383,14 @@ public struct PDFLoader: Sendable {
 
 /// The first worker's document handle, used only by that worker.
 /// @unchecked Sendable: no two threads use the pointer at once.
+/// A PDF's bytes in memory, handed to the threads that open documents from them.
+/// @unchecked Sendable: the bytes are only read, and outlive every thread that reads them
+/// (`PDFLoader.load(_:path:…)` keeps them for the whole load).
+struct PDFBytes: @unchecked Sendable {
+    let base: UnsafePointer<CChar>
+    let count: Int32
+}
+
 struct SendablePDF: @unchecked Sendable {
     let pointer: OpaquePointer
     init(_ pointer: OpaquePointer) { self.pointer = pointer }

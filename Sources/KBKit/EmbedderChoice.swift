@@ -1,7 +1,7 @@
 public import Foundation
 public import KBCore
 import KBEmbed
-public import KBIndex
+public import KBStore
 
 /// Which embedder an ingest or search uses, as named on the command line (`--embedder`).
 ///
@@ -105,7 +105,7 @@ public enum EmbedderChoice: Sendable, Hashable {
         case .prefixed(let base, let query, let passage):
             guard let inner = try await base.make(environment: environment, dimension: dimension, forQueries: forQueries) else { return nil }
             return PrefixedEmbedder(inner, queryPrefix: query, passagePrefix: passage)
-        case .local: return try await KnowledgeBase.offPool { Result { try BERTEmbedder.installed(environment: environment) } }.get()
+        case .local: return try await OffPool.run { try BERTEmbedder.installed(environment: environment) }
         case .keywordOnly: return nil
         case .hashing: return HashingEmbedder()
         case .openAI(let model, let url):

@@ -1,6 +1,6 @@
 public import Foundation
 public import KBCore
-import KBIndex
+import KBStore
 
 /// Whether this process can embed queries, as `/v1/status` reports it.
 public struct QueryEmbedderStatus: Sendable, Hashable, Codable {
@@ -128,7 +128,7 @@ extension KnowledgeBase {
     /// The query's vector, or — when the embedder is unavailable and `mayDegrade` — nil and why.
     /// Without `mayDegrade` the embedder's error is thrown: there is nothing to fall back to.
     func queryVectorOrDegraded(_ text: String, record: EmbedderRecord?, mayDegrade: Bool) async throws -> ([Float]?, Degraded?) {
-        guard let record, record.dimension > 0 else { return (nil, nil) }
+        guard let record, record.hasVectors else { return (nil, nil) }
         if let known = health.skip() {
             guard mayDegrade else { throw known }
             return (nil, Degraded(reason: known.message))

@@ -3,17 +3,11 @@ import KBCore
 import KBIngest
 
 /// Finds the files an ingest should read: given files as they are, folders recursively
-/// (hidden files and folders skipped), keeping only the types kb reads.
+/// (hidden files and folders skipped), keeping only the types kb reads, each with its kind.
+/// It walks the file system: call it off the cooperative pool (`OffPool.run`).
 struct FileScanner {
-    struct Candidate: Hashable {
-        /// Absolute, standardised path: the source's identity in the index.
-        var path: String
-        /// The path as the user would write it, for messages.
-        var displayName: String
-    }
-
-    struct Result {
-        var files: [Candidate] = []
+    struct Result: Sendable {
+        var files: [SourceFile] = []
         /// Absolute folders that were scanned (for pruning).
         var folders: [String] = []
         var failures: [IngestReport.Failure] = []
@@ -46,16 +40,14 @@ struct FileScanner {
                 continue
             }
             if !isDirectory.boolValue {
-                let ext = URL(fileURLWithPath: root).pathExtension
-                guard FileTypes.kind(forExtension: ext) != nil else {
-                    result.failures.append(.init(path: argument,
-                        message: "\(argument): kb does not read .\(ext.isEmpty ? "(no extension)" : ext) files; it reads \(FileTypes.supportedList)."))
-                    continue
+                do {
+                    let kind = try DocumentReader.kind(of: root, displayName: argument)
+                    if seen.insert(root).inserted { result.files.append(SourceFile(path: root, displayName: argument, kind: kind)) }
+                } catch {
+                    result.failures.append(.init(path: argument, message: (error as? KBError)?.message ?? "\(error)"))
                 }
-                if seen.insert(root).inserted { result.files.append(Candidate(path: root, displayName: argument)) }
                 continue
             }
-            result.folders.append(root)
             guard let enumerator = fm.enumerator(
                 at: URL(fileURLWithPath: root, isDirectory: true),
                 includingPropertiesForKeys: [.isRegularFileKey],
@@ -63,8 +55,16 @@ struct FileScanner {
                 result.failures.append(.init(path: argument, message: "Cannot read the folder \(argument). Check its permissions."))
                 continue
             }
-            let ignore = IgnoreRules(folder: root)
-            var found: [Candidate] = []
+            let ignore: IgnoreRules
+            do {
+                ignore = try IgnoreRules(folder: root)
+            } catch {
+                // Without its rules, the folder would be ingested with what it excludes: leave it alone.
+                result.failures.append(.init(path: argument, message: (error as? KBError)?.message ?? "\(error)"))
+                continue
+            }
+            result.folders.append(root)
+            var found: [SourceFile] = []
             for case let url as URL in enumerator {
                 guard let kind = FileTypes.kind(forExtension: url.pathExtension), !skipped.contains(kind) else { continue }
                 guard (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true else { continue }
@@ -72,7 +72,7 @@ struct FileScanner {
                 let relative = path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
                 guard !ignore.ignores(relative), seen.insert(path).inserted else { continue }
                 let base = argument.hasSuffix("/") ? String(argument.dropLast()) : argument
-                found.append(Candidate(path: path, displayName: base + "/" + relative))
+                found.append(SourceFile(path: path, displayName: base + "/" + relative, kind: kind))
             }
             result.files += found.sorted { $0.path < $1.path }
         }
@@ -86,9 +86,19 @@ struct FileScanner {
 struct IgnoreRules {
     let patterns: [String]
 
-    init(folder: String) {
+    /// Reads the folder's `.kbignore`, if it has one; one that exists but cannot be read is an
+    /// error (ingesting the folder without it would index what it excludes).
+    init(folder: String) throws {
         let file = folder + "/.kbignore"
-        let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        var text = ""
+        if FileManager.default.fileExists(atPath: file) {
+            do {
+                text = try String(contentsOfFile: file, encoding: .utf8)
+            } catch {
+                throw KBError(.unreadableFile,
+                    "Cannot read \(file) (\(error.localizedDescription)), so the folder is left alone: ingesting it would index what the file excludes. Fix its permissions or its encoding (UTF-8).")
+            }
+        }
         patterns = text.split(whereSeparator: \.isNewline)
             .map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty && !$0.hasPrefix("#") }

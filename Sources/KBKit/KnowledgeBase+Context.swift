@@ -1,7 +1,7 @@
 public import Foundation
 public import KBContext
 public import KBCore
-import KBIndex
+import KBStore
 import KBMemory
 
 /// A prompt block with its citations, for a bot or a report.
@@ -48,7 +48,8 @@ extension KnowledgeBase {
     }
 
     /// The bot's knowledge and memories: the query is embedded first, then one snapshot finds
-    /// the bot and runs both searches.
+    /// the bot and runs both searches. Their candidates go to the assembler as ranked: it is the
+    /// one place context items are deduplicated and diversified.
     func botContext(_ name: String, query: String, user: String?, budget: Int, assembler: ContextAssembler) async throws -> ContextResponse {
         let (bot, knowledge, recalled) = try await withQueryVector(query, needed: true, mayDegrade: true) { snapshot, vector, record, degraded in
             let bot = try snapshot.bot(named: name)
@@ -59,9 +60,10 @@ extension KnowledgeBase {
             var recall = MemoryQuery(query)
             recall.scopes = bot.scopes(user: user)
             recall.limit = 8
-            let found = bot.sources.isEmpty ? nil : try self.rank(knowledge, vector: vector, record: record, degraded: degraded, in: snapshot)
+            let found = bot.sources.isEmpty ? nil
+                : try self.rank(knowledge, vector: vector, record: record, degraded: degraded, collapsing: false, in: snapshot)
             let recalled = try recall.scopes.isEmpty ? nil
-                : self.rank(Self.recallSearch(recall), vector: vector, record: record, degraded: degraded, in: snapshot)
+                : self.rank(Self.recallSearch(recall), vector: vector, record: record, degraded: degraded, collapsing: false, in: snapshot)
             let memories = try recalled.map { try snapshot.memories(sourcePaths: $0.hits.map(\.sourcePath)) } ?? [:]
             return (bot, found, recalled.map { Self.recalled(recall, $0, memories: memories) })
         }
@@ -85,7 +87,7 @@ extension KnowledgeBase {
             search.tags = section.tags
             search.limit = max(section.snippets * 3, 8)
             search.excerpts = false
-            let results = try await self.search(search)
+            let results = try await searches([search], collapsing: false) { _, _ in }.searches[0]
             let hits = results.hits
             degraded = degraded ?? results.degraded
             sections.append(ContextSection(name: section.name, items: hits.map(Self.item),

@@ -1,6 +1,6 @@
 public import Foundation
 public import KBCore
-public import KBIndex
+public import KBStore
 import KBMemory
 
 /// What `kb export` copied.
@@ -49,12 +49,11 @@ extension KnowledgeBase {
         for key in ["eval_corpus", Self.ocrLanguagesKey] {
             if let value = try await store.snapshot({ try $0.meta(key) }) { try await target.setMeta(key, value) }
         }
-        // Keyword tuning chosen with --language (SQLite records it), before any snippet is copied.
-        // A PostgreSQL target keeps the text search configuration it was made with
-        // (KB_TEXT_SEARCH), and a PostgreSQL source has none to give: neither stops the copy.
-        if target is SQLiteStore, let recorded = try await store.snapshot({ try $0.meta("language") }),
-           let language = try? KeywordLanguage(recorded) {
-            try await target.setKeywordLanguage(language)
+        // Keyword tuning chosen with --language (an SQLite index records it), before any snippet is
+        // copied. A target whose language was fixed when it was made (PostgreSQL: KB_TEXT_SEARCH)
+        // keeps its own, and a source that records none has none to give: neither stops the copy.
+        if target.retunesKeywordLanguage, let recorded = try await store.snapshot({ try $0.meta("language") }) {
+            try await target.setKeywordLanguage(try KeywordLanguage(recorded))
         }
         let others = embedders.filter { $0.name != record?.name }
         let total = sources.count + bots.count
@@ -71,7 +70,7 @@ extension KnowledgeBase {
                     vectors[embedder.name] = ordered.count == ids.count ? ordered.flatMap { $0 } : nil
                 }
                 let memory = stored.kind == .memory ? try s.memories(sourcePaths: [path])[path] : nil
-                return (document, vectors, memory, memory.map { try? s.memoryHistory($0.id) }.flatMap { $0 } ?? [])
+                return (document, vectors, memory, try memory.map { try s.memoryHistory($0.id) } ?? [])
             }
             guard let (document, vectors, memory, history) = copied else { continue }
             let current = record.flatMap { vectors[$0.name] ?? nil }.map { Self.rows($0, dimension: record!.dimension) }
@@ -117,7 +116,7 @@ extension KnowledgeBase {
     }
 
     static func rows(_ flat: [Float], dimension: Int) -> [[Float]] {
-        guard dimension > 0 else { return [] }
+        guard dimension > 0 else { return [] }   // a keyword-only index's "vectors"
         return stride(from: 0, to: flat.count, by: dimension).map { Array(flat[$0..<$0 + dimension]) }
     }
 }

@@ -1,6 +1,6 @@
 public import Foundation
 public import KBCore
-public import KBIndex
+public import KBStore
 public import KBMemory
 
 /// A memory to add.
@@ -125,7 +125,7 @@ extension KnowledgeBase {
                 let (_, record) = try await embedder(choice)   // throws the mismatch message
                 return (nil, record)
             }
-            return recorded.dimension > 0 ? (try await queryEmbedder(recorded), recorded) : (nil, .none)
+            return recorded.hasVectors ? (try await queryEmbedder(recorded), recorded) : (nil, .none)
         }
         return try await embedder(choice)
     }
@@ -171,7 +171,7 @@ extension KnowledgeBase {
             throw KBError(.invalidArgument, "The near-duplicate threshold is a cosine similarity between 0 and 1; got \(options.nearDuplicateThreshold).")
         }
         let key = MemoryRules.contentKey(content), scope = draft.scope
-        if supersedingID == nil, let existing = try await store.snapshot({ try $0.memory(contentKey: key, scope: scope) }) {
+        if supersedingID == nil, let existing = try await store.snapshot({ try $0.currentMemory(contentKey: key, scope: scope) }) {
             return RememberResult(memory: existing, created: false, nearDuplicates: [], superseded: nil)
         }
         let (embedder, record) = try await memoryEmbedder(choice)
@@ -184,8 +184,7 @@ extension KnowledgeBase {
             let superseded = try await supersedingID.asyncMap { id in try await store.snapshot { try $0.memory(id) } }
             return RememberResult(memory: existing, created: false, nearDuplicates: [],
                                   superseded: superseded?.supersededBy == existing.id ? superseded?.id : nil)
-        case .added(let effect, let neighbours):
-            followWrite(effect, vectors: vector.map { [$0] }, record: record)
+        case .added(_, let neighbours):
             var near: [NearDuplicate] = []
             if let vector {
                 let close = NearDuplicates.find(vector, among: neighbours, threshold: options.nearDuplicateThreshold)
@@ -237,22 +236,25 @@ extension KnowledgeBase {
         let vector = try await embedOne(next.content, with: embedder, record: record)
         next.version = current.version + 1
         next.updatedAt = MemoryArchive.roundedToMilliseconds(Date())
-        let effect = try await store.updateMemory(Self.memoryWrite(next, vector: vector, record: record), expectedVersion: current.version)
-        followWrite(effect, vectors: vector.map { [$0] }, record: record)
+        try await store.updateMemory(Self.memoryWrite(next, vector: vector, record: record), expectedVersion: current.version)
         return next
     }
 
     /// Deletes a memory and its history; it is gone from keyword and vector search at once.
     @discardableResult
     func forget(_ id: String) async throws -> Memory {
-        let (memory, effect) = try await store.deleteMemory(MemoryRules.idOrPrefix(id))
-        followWrite(effect, vectors: nil, record: nil)
-        return memory
+        try await store.deleteMemory(MemoryRules.idOrPrefix(id)).memory
     }
 
     /// Memories that match a query, searched like snippets (hybrid by default) within the
     /// query's scopes only.
     public func recall(_ query: MemoryQuery) async throws -> MemoryResults {
+        try Self.check(Self.recallSearch(query))
+        return try await recall(checked: query)
+    }
+
+    /// A recall whose query was checked (`RecallRequest.validated`, or `recall(_:)`).
+    func recall(checked query: MemoryQuery) async throws -> MemoryResults {
         let (results, memories) = try await searches([Self.recallSearch(query)]) { snapshot, results in
             try snapshot.memories(sourcePaths: results[0].hits.map(\.sourcePath))
         }
@@ -332,9 +334,7 @@ extension KnowledgeBase {
             for (entry, vector) in zip(good, vectors) {
                 do {
                     let write = Self.memoryWrite(entry.record.memory, vector: vector, record: record)
-                    let (outcome, effect) = try await store.importMemory(write, history: entry.record.history, replacing: replacing)
-                    if let effect { followWrite(effect, vectors: vector.map { [$0] }, record: record) }
-                    switch outcome {
+                    switch try await store.importMemory(write, history: entry.record.history, replacing: replacing).0 {
                     case .added: report.added += 1
                     case .unchanged: report.unchanged += 1
                     case .replaced: report.replaced += 1

@@ -1,6 +1,6 @@
 public import Foundation
 public import KBCore
-public import KBIndex
+public import KBStore
 
 /// What `reindex` did.
 public struct ReindexReport: Sendable, Hashable, Codable {
@@ -57,10 +57,8 @@ extension KnowledgeBase {
         guard report.switched else {
             throw KBError(.database, "The index kept changing while it was reindexed; run `kb reindex` again (it resumes).")
         }
-        searchState.lock.withLock {
-            searchState.generation = -1
-            searchState.knownRecord = nil
-        }
+        // The next search reads the new record (the store's vectors in memory follow the switch).
+        searchState.lock.withLock { searchState.knownRecord = nil }
         report.seconds = Date().timeIntervalSince(started)
         return report
     }

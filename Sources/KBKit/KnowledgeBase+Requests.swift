@@ -1,5 +1,5 @@
 public import KBCore
-public import KBIndex
+public import KBStore
 import KBMemory
 
 /// The answers to kb's requests: one method per request type, each validating its request
@@ -7,19 +7,24 @@ import KBMemory
 extension KnowledgeBase {
     /// Ranked snippets (see `search(_ query: SearchQuery)`); with `bot`, only what that bot may see.
     public func search(_ request: SearchRequest) async throws -> SearchResults {
-        var query = try request.validated(limits)
-        if let name = request.bot {
+        try await search(try request.validated(limits))
+    }
+
+    /// Answers a checked search request.
+    public func search(_ search: ValidSearch) async throws -> SearchResults {
+        var query = search.query
+        if let name = search.bot {
             let bot = try await store.snapshot { try $0.bot(named: name) }
             guard !bot.sources.isEmpty else { return SearchResults(query: query.text, mode: query.mode, embedder: nil, hits: []) }
             query.selectors = bot.sources
             query.kinds.remove(.memory)
         }
-        return try await search(query)
+        return try await searches([query]) { _, _ in }.searches[0]
     }
 
     /// Memories that match a query (see `recall(_ query: MemoryQuery)`).
     public func recall(_ request: RecallRequest) async throws -> MemoryResults {
-        try await recall(try request.validated(limits))
+        try await recall(checked: try request.validated(limits))
     }
 
     /// Stores a memory (see `remember(_:options:superseding:embedder:)`). `embedder` applies to a
@@ -84,9 +89,6 @@ extension KnowledgeBase {
         let name = try Bot.validName(name)
         return try await store.snapshot { try $0.bot(named: name) }
     }
-
-    /// What the index holds.
-    public func status() async throws -> IndexStatus { try await store.snapshot { try $0.status() } }
 
     /// What the index holds and whether this process can embed queries (`GET /v1/status`).
     public func serviceStatus() async throws -> ServiceStatus {

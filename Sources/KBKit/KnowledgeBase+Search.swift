@@ -1,56 +1,21 @@
 import Foundation
 public import KBCore
+import KBContext
 import KBEmbed
-import KBIndex
-
-/// What searches of one knowledge base keep between calls: the query embedder, the vectors in
-/// memory and the filter results of the index generation they reflect.
-/// @unchecked Sendable: every field is guarded by `lock`; `loading` serialises vector loads.
-final class SearchState: @unchecked Sendable {
-    let lock = NSLock()
-    let loading = NSLock()
-    var index: VectorIndex?
-    var record: EmbedderRecord?
-    var generation: Int64 = -1
-    var embedder: (any Embedder)?
-    var embedderName: String?
-    /// The embedder record last read, to embed a query before the snapshot that confirms it.
-    var knownRecord: EmbedderRecord??
-    /// Snippet ids that pass a filter, and the ids of memories, at `filtersGeneration`.
-    var filters: [FilterKey: Set<Int64>] = [:]
-    var memorySnippets: Set<Int64>?
-    var filtersGeneration: Int64 = -1
-}
-
-/// The parts of a query that decide which snippets pass its filters.
-struct FilterKey: Hashable {
-    var tags: [Tag]
-    var kinds: Set<SourceKind>
-    var scopes: [MemoryScope]
-    var selectors: [SourceSelector]
-    var includeSuperseded: Bool
-    var sourcePrefixes: [String]
-
-    init(_ query: SearchQuery) {
-        tags = query.tags
-        kinds = query.kinds
-        scopes = query.scopes
-        selectors = query.selectors
-        includeSuperseded = query.includeSuperseded
-        sourcePrefixes = query.sourcePrefixes
-    }
-}
+import KBStore
 
 extension KnowledgeBase {
-    /// Ranked snippets for a query.
+    /// Ranked snippets for a query built in code (checked here; requests are checked where they
+    /// are decoded, `SearchRequest.validated`).
     ///
-    /// Keyword mode ranks with FTS5 bm25; vector mode embeds the query and scans the vectors;
+    /// Keyword mode ranks with bm25; vector mode embeds the query and ranks the vectors;
     /// hybrid runs both to `query.candidates` and fuses the ranks (RRF, k = 60). Filters select
     /// snippets before ranking. Near-duplicate snippets are collapsed (the best-ranked stays);
     /// then `groupBySource` and `diversity` apply, and the first `limit` hits are returned.
     /// The index is read in one snapshot, off the caller's thread.
     public func search(_ query: SearchQuery) async throws -> SearchResults {
-        try await searches([query]) { _, _ in }.searches[0]
+        try Self.check(query)
+        return try await searches([query]) { _, _ in }.searches[0]
     }
 
     /// The embedder record, from memory when one was read before (the snapshot that ranks
@@ -64,7 +29,7 @@ extension KnowledgeBase {
 
     /// The query's embedding for an index with `record` (nil when the index has no vectors).
     func queryVector(_ text: String, record: EmbedderRecord?) async throws -> [Float]? {
-        guard let record, record.dimension > 0 else { return nil }
+        guard let record, record.hasVectors else { return nil }
         let embedder = try await queryEmbedder(record)
         let vectors = try await embedder.embed([text], role: .query)
         guard let vector = vectors.first, vector.count == record.dimension else {
@@ -73,18 +38,19 @@ extension KnowledgeBase {
         return vector
     }
 
-    /// Runs several searches that share one query text (one embedding) in one snapshot, and
-    /// `more` in the same snapshot. When the index's embedder changed since it was last read,
+    /// Runs several checked searches that share one query text (one embedding) in one snapshot,
+    /// and `more` in the same snapshot. When the index's embedder changed since it was last read,
     /// embeds again and reruns.
     func searches<Extra: Sendable>(
-        _ queries: [SearchQuery], more: @escaping @Sendable (any IndexSnapshot, [SearchResults]) throws -> Extra
+        _ queries: [SearchQuery], collapsing: Bool = true, more: @escaping @Sendable (any IndexSnapshot, [SearchResults]) throws -> Extra
     ) async throws -> (searches: [SearchResults], extra: Extra) {
-        for query in queries { try Self.check(query) }
         guard let text = queries.first?.text else { return ([], try await store.snapshot { try more($0, []) }) }
         let needsVector = queries.contains { $0.mode != .keyword }
         let mayDegrade = !queries.contains { $0.mode == .vector }
         return try await withQueryVector(text, needed: needsVector, mayDegrade: mayDegrade) { snapshot, vector, record, degraded in
-            let results = try queries.map { try self.rank($0, vector: vector, record: record, degraded: degraded, in: snapshot) }
+            let results = try queries.map {
+                try self.rank($0, vector: vector, record: record, degraded: degraded, collapsing: collapsing, in: snapshot)
+            }
             return (results, try more(snapshot, results))
         }
     }
@@ -131,20 +97,16 @@ extension KnowledgeBase {
 
     /// One search inside a snapshot: filters, both rankings, fusion, near-duplicates, diversity,
     /// hits. A hybrid search whose query could not be embedded (`degraded`) ranks by keywords.
+    /// Without `collapsing`, near-duplicates stay for the caller to choose among (context
+    /// assembly deduplicates its candidates itself).
     func rank(_ query: SearchQuery, vector given: [Float]?, record: EmbedderRecord?, degraded: Degraded? = nil,
-              in snapshot: any IndexSnapshot) throws -> SearchResults {
-        let hasVectors = record.map { $0.dimension > 0 } ?? false
-        var mode = query.mode
-        if mode == .hybrid && (!hasVectors || (given == nil && degraded != nil)) { mode = .keyword }
-        if mode == .vector && !hasVectors {
-            throw KBError(.unsupportedMode,
-                "This index has no vectors (it was built with --embedder none, or is empty), so vector search cannot run. Use --mode keyword.")
-        }
+              collapsing: Bool = true, in snapshot: any IndexSnapshot) throws -> SearchResults {
+        let mode = try query.mode.effective(indexHasVectors: record.hasVectors, queryEmbedded: given != nil)
         var depth = max(query.candidates, query.limit)
         if query.groupBySource || query.diversity != nil { depth = max(depth, query.limit * 5) }
         let generation = try snapshot.generation()
         let allowed = try allowedSnippets(query, generation: generation, in: snapshot)
-        // Without filters, memories are still left out: scan deeper by their number and drop them.
+        // Without filters, memories are still left out.
         let excluded = allowed == nil && query.kinds.isEmpty ? try memorySnippets(generation: generation, in: snapshot) : []
 
         var keywordRanking: [(id: Int64, score: Double)] = []
@@ -155,57 +117,47 @@ extension KnowledgeBase {
                 keywordRanking = []   // no words to match; the vector ranking still runs
             }
         }
-        var vectorEntries: [TopK.Entry] = []
-        var index: VectorIndex?
+        var vectorRanking: [(id: Int64, score: Float)] = []
         if mode != .keyword, let record {
             guard let vector = given, vector.count == record.dimension else {
                 throw KBError(.embedding, "No query vector of \(record.dimension) dimensions for \(record.name).")
             }
-            if store.ranksVectors {
-                vectorEntries = try snapshot.vectorRanking(vector, embedder: record, k: depth, allowed: allowed, excluded: excluded)
-                    .map { TopK.Entry(id: $0.id, score: $0.score) }
-            } else {
-                index = try vectorIndex(record, generation: generation, in: snapshot)
-                if query.quantized { index!.enableQuantization() }
-                vectorEntries = index!.search(vector, k: depth + excluded.count, allowed: allowed, quantized: query.quantized)
-                if !excluded.isEmpty { vectorEntries = Array(vectorEntries.filter { !excluded.contains($0.id) }.prefix(depth)) }
-            }
+            vectorRanking = try snapshot.vectorRanking(vector, embedder: record, k: depth, allowed: allowed, excluded: excluded,
+                                                       quantized: query.quantized)
         }
 
         // One ordering with scores.
         var ordered: [(id: Int64, score: Double)]
         switch mode {
         case .keyword: ordered = keywordRanking
-        case .vector: ordered = vectorEntries.map { ($0.id, Double($0.score)) }
+        case .vector: ordered = vectorRanking.map { ($0.id, Double($0.score)) }
         case .hybrid:
             ordered = RankFusion.reciprocalRank(
-                [keywordRanking.map(\.id), vectorEntries.map(\.id)],
+                [keywordRanking.map(\.id), vectorRanking.map(\.id)],
                 weights: [query.keywordWeight, query.vectorWeight]).map { ($0.id, $0.score) }
         }
         let summaries = try snapshot.snippetSummaries(ordered.map(\.id))
         ordered = ordered.filter { summaries[$0.id] != nil }
         if query.groupBySource {
             var seen = Set<String>()
-            ordered = ordered.filter { seen.insert(summaries[$0.id]!.sourcePath).inserted }
+            ordered = ordered.filter { summaries[$0.id].map { seen.insert($0.sourcePath).inserted } ?? false }
         }
 
-        // Keyword mode compares texts only; the vector modes also compare vectors. (A mode's results
-        // must not depend on whether an earlier search happened to load the vectors.)
-        var vectors: [Int64: [Float]] = [:]
-        if let index {
-            for (id, _) in ordered { vectors[id] = index.vector(for: id) }
-        } else if mode != .keyword, let record {
-            vectors = try snapshot.vectors(of: ordered.map(\.id), embedder: record)
-        }
+        // Keyword mode compares texts only; the vector modes also compare vectors (the store's
+        // own, whether or not it keeps them in memory, so a mode's results never depend on it).
+        let vectors = mode != .keyword && (collapsing || query.diversity != nil)
+            ? try record.map { try snapshot.vectors(of: ordered.map(\.id), embedder: $0) } ?? [:] : [:]
 
         // Near-duplicates go (keeping enough candidates for diversity to choose from).
-        let wanted = query.diversity == nil ? query.limit : max(query.limit, query.candidates)
-        let kept = Set(RankFusion.collapseNearDuplicates(ordered.map { ($0.id, summaries[$0.id]!.text) }, vectors: vectors, limit: wanted))
-        ordered = ordered.filter { kept.contains($0.id) }
+        if collapsing {
+            let wanted = query.diversity == nil ? query.limit : max(query.limit, query.candidates)
+            let kept = Set(RankFusion.collapseNearDuplicates(ordered.map { ($0.id, summaries[$0.id]?.text ?? "") }, vectors: vectors, limit: wanted))
+            ordered = ordered.filter { kept.contains($0.id) }
+        }
         if let lambda = query.diversity {
-            let scores = Dictionary(uniqueKeysWithValues: ordered.map { ($0.id, $0.score) })
             let picked = RankFusion.maximalMarginalRelevance(ordered.map { ($0.id, $0.score) }, vectors: vectors, lambda: lambda, k: query.limit)
-            ordered = picked.map { ($0, scores[$0]!) }
+            let scores = Dictionary(ordered.map { ($0.id, $0.score) }, uniquingKeysWith: { first, _ in first })
+            ordered = picked.map { ($0, scores[$0] ?? 0) }
         }
         let final = Array(ordered.prefix(query.limit))
         let hitsByID = try snapshot.hits(for: final.map(\.id), highlighting: mode == .vector || !query.excerpts ? nil : query.text)
@@ -273,7 +225,7 @@ extension KnowledgeBase {
         if let cached = searchState.lock.withLock({ searchState.embedderName == record.name ? searchState.embedder : nil }) {
             return cached
         }
-        guard let embedder = try await recordedChoice(record).make(environment: environment, dimension: record.dimension > 0 ? record.dimension : nil,
+        guard let embedder = try await recordedChoice(record).make(environment: environment, dimension: record.hasVectors ? record.dimension : nil,
                                                                    forQueries: true) else {
             throw KBError(.unsupportedMode, "This index has no vectors; use --mode keyword.")
         }
@@ -287,55 +239,5 @@ extension KnowledgeBase {
             searchState.embedderName = record.name
         }
         return embedder
-    }
-
-    /// The vectors in memory, loaded from the snapshot when this process's copy is older than it
-    /// (another process wrote, or nothing is loaded yet). A copy newer than the snapshot (this
-    /// process wrote meanwhile) serves as it is: snippets the snapshot does not hold drop out of
-    /// the results with their summaries. One load at a time: a search that finds a load under
-    /// way waits for it rather than loading the same vectors again.
-    func vectorIndex(_ record: EmbedderRecord, generation: Int64, in snapshot: any IndexSnapshot) throws -> VectorIndex {
-        func current() -> VectorIndex? {
-            searchState.lock.withLock {
-                searchState.record == record && searchState.generation >= generation ? searchState.index : nil
-            }
-        }
-        if let index = current() { return index }
-        searchState.loading.lock()
-        defer { searchState.loading.unlock() }
-        if let index = current() { return index }
-        let loaded = try snapshot.loadVectors(embedder: record)
-        let index = VectorIndex(dimension: record.dimension)
-        index.reset(ids: loaded.ids, matrix: loaded.matrix)
-        searchState.lock.withLock {
-            // Keep the newest: a search on an older snapshot must not replace a newer index.
-            if loaded.generation >= searchState.generation || searchState.record != record {
-                searchState.index = index
-                searchState.record = record
-                searchState.generation = loaded.generation
-            }
-        }
-        return index
-    }
-
-    /// Applies this process's own write to the vectors in memory, without reloading. A write
-    /// that does not directly follow the loaded generation (another process wrote in between)
-    /// marks them stale instead.
-    func followWrite(_ effect: WriteEffect, vectors: [[Float]]?, record: EmbedderRecord?) {
-        guard effect.generation != 0 else { return }
-        searchState.lock.withLock {
-            if record != nil, searchState.knownRecord != .some(record) { searchState.knownRecord = nil }
-            guard let index = searchState.index else { return }
-            guard effect.generation == searchState.generation + 1,
-                  record == nil || record == searchState.record || vectors == nil else {
-                searchState.generation = -1
-                return
-            }
-            index.remove(effect.removedSnippets)
-            if let vectors, record == searchState.record {
-                index.upsert(zip(effect.insertedSnippets, vectors).map { ($0, $1) })
-            }
-            searchState.generation = effect.generation
-        }
     }
 }

@@ -1,22 +1,16 @@
 public import KBCore
-public import KBPostgres
+public import KBStore
 
 extension KnowledgeBase {
-    /// Builds an HNSW index over a PostgreSQL index's vectors (`kb index build --hnsw`) and
-    /// reports its recall@10 against the exact ranking. SQLite indexes always scan exactly.
+    /// Builds an approximate (HNSW) index over the index's vectors (`kb index build --hnsw`) and
+    /// reports its recall@10 against the exact ranking. Only PostgreSQL indexes have one; an
+    /// SQLite index always ranks exactly, and says so.
     public func buildVectorIndex(_ settings: HNSWSettings, sample: Int = 100) async throws -> HNSWReport {
-        guard let postgres = store as? PostgresStore else {
-            throw KBError(.unsupportedMode,
-                "HNSW indexes are built in PostgreSQL (--db postgres://…). An SQLite index scans every vector exactly; scripts/bench-search.sh shows how fast that is.")
-        }
-        return try await postgres.buildHNSW(settings, sample: sample)
+        try await store.buildApproximateIndex(settings, sample: sample)
     }
 
     /// Drops the HNSW index; returns false when there was none.
     public func dropVectorIndex() async throws -> Bool {
-        guard let postgres = store as? PostgresStore else {
-            throw KBError(.unsupportedMode, "Only PostgreSQL indexes have HNSW indexes; an SQLite index scans exactly.")
-        }
-        return try await postgres.dropHNSW()
+        try await store.dropApproximateIndex()
     }
 }

@@ -32,7 +32,7 @@ public final class LocalEmbeddings: Sendable {
     /// The model, loaded (the first time) off the cooperative pool.
     func model() async throws -> BERTEmbedder {
         if let model = lock.withLock({ model }) { return model }
-        return try await KnowledgeBase.offPool { Result { try self.loaded() } }.get()
+        return try await OffPool.run { try self.loaded() }
     }
 
     /// The width of the model's vectors.

@@ -1,17 +1,13 @@
 import Foundation
 import KBCore
-import KBIndex
+import KBStore
 import PostgresNIO
 
 /// One REPEATABLE READ transaction of a `PostgresStore`.
-struct PostgresSnapshot: IndexSnapshot {
+struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     let session: PGSession
     let location: String
     let textSearchConfig: String
-
-    func generation() throws -> Int64 { try PostgresRows.generation(session) }
-
-    func meta(_ key: String) throws -> String? { try PostgresSchema.meta(key, session) }
 
     func status() throws -> IndexStatus {
         let byKind = try session.rows("SELECT kind, count(*) FROM sources GROUP BY kind")
@@ -98,14 +94,6 @@ struct PostgresSnapshot: IndexSnapshot {
 
     // MARK: - Embedders and vectors
 
-    func embedderRecord() throws -> EmbedderRecord? { try PostgresRows.embedderRecord(session) }
-
-    func checkEmbedder(_ record: EmbedderRecord) throws {
-        if let existing = try embedderRecord(), existing.name != record.name || existing.dimension != record.dimension {
-            throw KBError(.embedderMismatch, SQLiteStore.mismatchMessage(index: existing, requested: record))
-        }
-    }
-
     func vectorsByText(path: String, embedder: String) throws -> [String: [Float]] {
         try session.rows("""
             SELECT sn.text, v.embedding::real[] FROM snippets sn
@@ -139,29 +127,20 @@ struct PostgresSnapshot: IndexSnapshot {
             """, .text(embedder.name), .int(Int64(limit))).map { SnippetText(id: try $0.get(0), text: try $0.get(1)) }
     }
 
-    func loadVectors(embedder: EmbedderRecord) throws -> (ids: [Int64], matrix: [Float], generation: Int64) {
-        var ids: [Int64] = []
-        var matrix: [Float] = []
-        for row in try session.rows("""
-            SELECT v.snippet_id, v.embedding::real[] FROM vectors v JOIN embedders e ON e.id = v.embedder_id
-            WHERE e.name = $1 ORDER BY v.snippet_id
-            """, .text(embedder.name)) {
-            ids.append(try row.get(0))
-            matrix += try row.get(1, [Float].self)
-        }
-        return (ids, matrix, try generation())
-    }
-
     /// Ranked by the database: negative inner product (`<#>`; the vectors are unit length, so this
     /// orders as cosine). Exact by default. When `kb index build --hnsw` made an HNSW index for
     /// the embedder, a query without `allowed` walks it (approximate, `hnsw.ef_search` as
     /// recorded); a filtered query stays exact, because HNSW filters after its walk and could
     /// return fewer than `k`. Filters are conditions of the same statement, applied before the limit.
+    /// `quantized` changes nothing here: pgvector has no int8 scan.
     func vectorRanking(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?,
-                       excluded: Set<Int64>) throws -> [(id: Int64, score: Float)] {
+                       excluded: Set<Int64>, quantized: Bool) throws -> [(id: Int64, score: Float)] {
         guard k > 0 else { return [] }
         if let allowed, allowed.isEmpty { return [] }
-        guard let embedderID = try session.value(Int64.self, "SELECT id FROM embedders WHERE name = $1", .text(embedder.name)) else { return [] }
+        guard vector.count == embedder.dimension else {
+            throw KBError(.embedding, "A \(vector.count)-dim query for \(embedder.name)'s \(embedder.dimension)-dim vectors.")
+        }
+        guard let embedderID = try embedderID(named: embedder.name) else { return [] }
         let hnsw = try HNSWSettings.recorded(for: embedderID, session)
         let approximate = hnsw != nil && allowed == nil
         if let hnsw, approximate { try session.execute("SET LOCAL hnsw.ef_search = \(hnsw.efSearch)") }
@@ -224,7 +203,7 @@ struct PostgresSnapshot: IndexSnapshot {
             JOIN sources so ON so.id = sn.source_id
             WHERE p.lexeme = ANY (q.lexemes)
             """
-        PostgresRows.appendFilters(query, to: &sql)
+        sql.appendFilters(query)
         sql += " GROUP BY p.snippet_id ORDER BY score DESC, p.snippet_id LIMIT \(sql.bind(.int(Int64(limit))))"
         return try session.rows(sql).map { (try $0.get(0, Int64.self), try $0.get(1, Double.self)) }
     }
@@ -232,7 +211,7 @@ struct PostgresSnapshot: IndexSnapshot {
     func filteredSnippetIDs(_ query: SearchQuery) throws -> Set<Int64>? {
         guard query.hasFilters else { return nil }
         var sql = SQL("SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE true")
-        PostgresRows.appendFilters(query, to: &sql)
+        sql.appendFilters(query)
         return Set(try session.rows(sql).map { try $0.get(0, Int64.self) })
     }
 
@@ -297,14 +276,6 @@ struct PostgresSnapshot: IndexSnapshot {
 
     // MARK: - Memories
 
-    func memory(_ idOrPrefix: String) throws -> Memory {
-        let id = try PostgresRows.resolveMemoryID(idOrPrefix, session)
-        guard let memory = try PostgresRows.fetchMemory(id: id, session) else {
-            throw KBError(.notFound, "The memory \(id) was deleted while it was being read.")
-        }
-        return memory
-    }
-
     func memories(scopes: [MemoryScope], tags: [Tag], includeSuperseded: Bool) throws -> [Memory] {
         var sql = SQL("SELECT \(PostgresRows.memoryColumns) FROM memories m WHERE true")
         if !includeSuperseded { sql += " AND superseded_by IS NULL" }
@@ -323,23 +294,10 @@ struct PostgresSnapshot: IndexSnapshot {
             .map(PostgresRows.memory).reduce(into: [String: Memory]()) { $0[$1.sourcePath] = $1 }
     }
 
-    func memoryHistory(_ id: String) throws -> [MemoryVersion] { try PostgresRows.history(id, session) }
-
-    func memory(contentKey: String, scope: MemoryScope) throws -> Memory? {
-        try PostgresRows.current(contentKey: contentKey, scope: scope, session)
-    }
-
     // MARK: - Bots
 
     func bots() throws -> [Bot] {
         try session.rows("SELECT * FROM bots ORDER BY name COLLATE \"C\"").map(PostgresRows.bot)
-    }
-
-    func bot(named name: String) throws -> Bot {
-        guard let row = try session.rows("SELECT * FROM bots WHERE name = $1", .text(name)).first else {
-            throw KBError(.notFound, "No bot is named \(name). `kb bot list` shows the bots; `kb bot create NAME` makes one.")
-        }
-        return try PostgresRows.bot(row)
     }
 
     // MARK: - Copying
@@ -359,16 +317,10 @@ struct PostgresSnapshot: IndexSnapshot {
             keywords: keywords.isEmpty ? [] : keywords.components(separatedBy: "\n"), ocr: try row.get("ocr", String?.self))
     }
 
-    func snippetIDs(ofSource path: String) throws -> [Int64] { try PostgresRows.snippetIDs(ofPath: path, session) }
-
-    func embedders() throws -> [EmbedderRecord] {
-        let current = try embedderRecord()
-        return try session.rows("""
+    func embedderDimensions() throws -> [(name: String, dimension: Int)] {
+        try session.rows("""
             SELECT name, dimension FROM embedders e WHERE EXISTS (SELECT 1 FROM vectors v WHERE v.embedder_id = e.id) ORDER BY name COLLATE "C"
-            """).map { row in
-            let name = try row.get(0, String.self)
-            return EmbedderRecord(name: name, dimension: Int(try row.get(1, Int32.self)), spec: current?.name == name ? current!.spec : name)
-        }
+            """).map { (try $0.get(0, String.self), Int(try $0.get(1, Int32.self))) }
     }
 
     func cacheEntries(embedder: EmbedderRecord) throws -> [(hash: Data, vector: [Float])] {

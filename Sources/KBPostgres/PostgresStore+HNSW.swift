@@ -1,23 +1,9 @@
 public import Foundation
 public import KBCore
-public import KBIndex
+public import KBStore
 import PostgresNIO
 
-/// An HNSW index's parameters, as `kb index build --hnsw` records them in `kb_meta`.
-public struct HNSWSettings: Sendable, Hashable, Codable {
-    /// Links per node (pgvector's `m`).
-    public var m: Int
-    /// Candidates kept while building (`ef_construction`).
-    public var efConstruction: Int
-    /// Candidates kept while searching (`hnsw.ef_search`); more is slower and closer to exact.
-    public var efSearch: Int
-
-    public init(m: Int = 16, efConstruction: Int = 64, efSearch: Int = 100) {
-        self.m = m
-        self.efConstruction = efConstruction
-        self.efSearch = efSearch
-    }
-
+extension HNSWSettings {
     static func key(_ embedderID: Int64) -> String { "hnsw:\(embedderID)" }
     static func indexName(_ embedderID: Int64) -> String { "vectors_hnsw_e\(embedderID)" }
 
@@ -27,31 +13,20 @@ public struct HNSWSettings: Sendable, Hashable, Codable {
     }
 }
 
-/// What building an HNSW index did, and how close its answers are to the exact ones.
-public struct HNSWReport: Sendable, Hashable, Codable {
-    public var embedder: String
-    public var settings: HNSWSettings
-    public var vectors: Int
-    public var seconds: Double
-    /// Mean share of the exact top 10 that the index returns, over `sampled` stored vectors used as queries.
-    public var recallAt10: Double
-    public var sampled: Int
-}
-
 extension PostgresStore {
     /// Builds (or rebuilds) an HNSW index over the current embedder's vectors and records its
     /// parameters; unfiltered vector searches then walk it. Measures recall@10 against the exact
     /// ranking with `sample` stored vectors as queries.
-    public func buildHNSW(_ settings: HNSWSettings, sample: Int = 100) async throws -> HNSWReport {
+    public func buildApproximateIndex(_ settings: HNSWSettings, sample: Int) async throws -> HNSWReport {
         guard (2...100).contains(settings.m), (4...1_000).contains(settings.efConstruction), settings.efConstruction >= 2 * settings.m,
               (1...1_000).contains(settings.efSearch) else {
             throw KBError(.invalidArgument,
                 "HNSW parameters out of range: m 2–100, ef-construction 4–1000 and at least 2 × m, ef-search 1–1000.")
         }
         let started = Date()
-        let (embedder, embedderID, vectors) = try await write { session, _ -> (EmbedderRecord, Int64, Int) in
-            guard let record = try PostgresRows.embedderRecord(session), record.dimension > 0,
-                  let id = try session.value(Int64.self, "SELECT id FROM embedders WHERE name = $1", .text(record.name)) else {
+        let (embedder, embedderID, vectors) = try await transaction { transaction -> (EmbedderRecord, Int64, Int) in
+            let session = transaction.session
+            guard let record = try transaction.embedderRecord(), record.hasVectors, let id = try transaction.embedderID(named: record.name) else {
                 throw KBError(.unsupportedMode, "This index has no vectors, so there is nothing for an HNSW index to hold. Ingest with an embedder first.")
             }
             let count = try session.value(Int64.self, "SELECT count(*) FROM vectors WHERE embedder_id = \(id)") ?? 0
@@ -69,7 +44,7 @@ extension PostgresStore {
             return (record, id, Int(count))
         }
         let seconds = Date().timeIntervalSince(started)
-        let recall = try await transaction(write: false) { session -> (Double, Int) in
+        let recall = try await run(write: false) { session -> (Double, Int) in
             let queries = try session.rows("""
                 SELECT embedding::real[] FROM vectors WHERE embedder_id = \(embedderID) ORDER BY hashint8(snippet_id) LIMIT \(max(1, sample))
                 """).map { try $0.get(0, [Float].self) }
@@ -92,10 +67,10 @@ extension PostgresStore {
     }
 
     /// Drops the current embedder's HNSW index: vector searches are exact again.
-    public func dropHNSW() async throws -> Bool {
-        try await write { session, _ in
-            guard let record = try PostgresRows.embedderRecord(session),
-                  let id = try session.value(Int64.self, "SELECT id FROM embedders WHERE name = $1", .text(record.name)),
+    public func dropApproximateIndex() async throws -> Bool {
+        try await transaction { transaction in
+            let session = transaction.session
+            guard let record = try transaction.embedderRecord(), let id = try transaction.embedderID(named: record.name),
                   try HNSWSettings.recorded(for: id, session) != nil else { return false }
             try session.execute("DROP INDEX IF EXISTS \(HNSWSettings.indexName(id))")
             try session.execute("DELETE FROM kb_meta WHERE key = $1", .text(HNSWSettings.key(id)))

@@ -1,6 +1,6 @@
 public import Foundation
 public import KBCore
-public import KBIndex
+public import KBStore
 import Logging
 import NIOPosix
 import PostgresNIO
@@ -15,10 +15,9 @@ import PostgresNIO
 /// ```swift
 /// let store = try await PostgresStore.open(url: "postgres://kb@127.0.0.1:5432/kb", create: true)
 /// ```
-public final class PostgresStore: IndexStore {
+public final class PostgresStore: TransactionalStore {
     /// The URL without its password.
     public let location: String
-    public var ranksVectors: Bool { true }
 
     let client: PostgresClient
     let threads: NIOThreadPool
@@ -42,7 +41,7 @@ public final class PostgresStore: IndexStore {
         self.running = Task { await client.run() }
         self.ready = Task {
             func prepare() async throws -> String {
-                try await Self.transaction(client: client, threads: threads, logger: logger, location: location, write: true) { session in
+                try await Self.run(client: client, threads: threads, logger: logger, location: location, write: true) { session in
                     try PostgresSchema.prepare(session, create: create, location: location, textSearchConfig: textSearchConfig)
                 }
             }
@@ -103,12 +102,12 @@ public final class PostgresStore: IndexStore {
 
     /// Runs `body` on one of the store's threads inside one transaction on a leased connection:
     /// REPEATABLE READ READ ONLY for reads; for writes, after taking the write lock.
-    func transaction<T: Sendable>(write: Bool, _ body: @Sendable (PGSession) throws -> T) async throws -> T {
+    func run<T: Sendable>(write: Bool, _ body: @Sendable (PGSession) throws -> T) async throws -> T {
         _ = try await ready.value
-        return try await Self.transaction(client: client, threads: threads, logger: logger, location: location, write: write, body)
+        return try await Self.run(client: client, threads: threads, logger: logger, location: location, write: write, body)
     }
 
-    private static func transaction<T: Sendable>(client: PostgresClient, threads: NIOThreadPool, logger: Logger, location: String,
+    private static func run<T: Sendable>(client: PostgresClient, threads: NIOThreadPool, logger: Logger, location: String,
                                                  write: Bool, _ body: @Sendable (PGSession) throws -> T) async throws -> T {
         try await wrap(location) {
             try await client.withConnection { connection in
@@ -141,15 +140,15 @@ public final class PostgresStore: IndexStore {
 
     public func snapshot<T: Sendable>(_ body: @Sendable (any IndexSnapshot) throws -> T) async throws -> T {
         let location = location, config = try await textSearchConfig()
-        return try await transaction(write: false) { session in
+        return try await run(write: false) { session in
             try body(PostgresSnapshot(session: session, location: location, textSearchConfig: config))
         }
     }
 
-    /// Runs `body` in one write transaction; it gets the session and the text search configuration.
-    func write<T: Sendable>(_ body: @Sendable (PGSession, String) throws -> T) async throws -> T {
+    /// Runs `body` in one write transaction (holding the write lock) on one of the store's threads.
+    public func transaction<T: Sendable>(_ body: @Sendable (PostgresTransaction) throws -> T) async throws -> T {
         let config = try await textSearchConfig()
-        return try await transaction(write: true) { session in try body(session, config) }
+        return try await run(write: true) { session in try body(PostgresTransaction(session: session, textSearchConfig: config)) }
     }
 
     static func wrap<T>(_ location: String, _ body: () async throws -> T) async throws -> T {
@@ -222,10 +221,39 @@ public final class PostgresStore: IndexStore {
         (error as? PSQLError)?.serverInfo?[.sqlState] == "23505"
     }
 
-    // MARK: - Schema
+    // MARK: - Keyword language
 
-    public func setMeta(_ key: String, _ value: String) async throws {
-        try await write { session, _ in try PostgresSchema.setMeta(key, value, session) }
+    /// The text search configuration is chosen when the index is made (`KB_TEXT_SEARCH`); kb does
+    /// not rebuild a PostgreSQL index's keyword data for another one.
+    public var retunesKeywordLanguage: Bool { false }
+
+    @discardableResult
+    public func setKeywordLanguage(_ language: KeywordLanguage) async throws -> Bool {
+        let config = try await textSearchConfig()
+        guard Self.keywordLanguage(textSearchConfig: config) != language else { return false }
+        throw KBError(.unsupportedMode,
+            "This PostgreSQL index searches keywords with the '\(config)' text search configuration, chosen when it was made. "
+          + "Make a new index with KB_TEXT_SEARCH=\(Self.textSearchConfig(for: language)) for \(language.rawValue) keywords.")
+    }
+
+    /// The keyword language a text search configuration stands for.
+    static func keywordLanguage(textSearchConfig config: String) -> KeywordLanguage {
+        switch config {
+        case "english": .english
+        case "russian": .russian
+        case "arabic": .arabic
+        default: .simple
+        }
+    }
+
+    /// The text search configuration closest to a keyword language (PostgreSQL has no Ukrainian stemmer).
+    static func textSearchConfig(for language: KeywordLanguage) -> String {
+        switch language {
+        case .english: "english"
+        case .russian: "russian"
+        case .arabic: "arabic"
+        case .ukrainian, .simple: "simple"
+        }
     }
 }
 

@@ -3,7 +3,7 @@ import Foundation
 import KBCore
 import KBEval
 import KBIngest
-import KBIndex
+import KBStore
 import KBKit
 
 struct Eval: AsyncParsableCommand {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import KBCore
-import KBIndex
+import KBStore
 import KBKit
 
 struct Ingest: AsyncParsableCommand {

@@ -67,7 +67,8 @@ struct IngestOptionGroup: ParsableArguments {
         }
         var options = IngestOptions(chunker: chunker, tags: tags.map { Tag($0) }, vocabulary: vocabulary)
         options.password = password
-        options.ocr = OCRSettings(mode: ocr, languages: try givenOCRLanguages() ?? ["eng"], dpi: ocrDPI,
+        // Without an index (`kb inspect`); an ingest replaces them with its index's (`KnowledgeBase.ocrLanguages`).
+        options.ocr = OCRSettings(mode: ocr, languages: OCRSettings.languages(given: try givenOCRLanguages(), recorded: nil), dpi: ocrDPI,
                                   workers: ocrWorkers ?? ProcessInfo.processInfo.activeProcessorCount)
         return options
     }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import KBCore
 import KBKit
-import KBPostgres
+import KBStore
 
 struct Sources: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the indexed sources with their snippet counts.")

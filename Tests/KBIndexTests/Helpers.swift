@@ -1,6 +1,7 @@
 import Foundation
 import KBCore
 import KBIndex
+import KBStore
 
 /// A fresh index in its own temporary folder (tests run in parallel).
 func temporaryStore() throws -> SQLiteStore {
@@ -25,6 +26,9 @@ func document(_ path: String, title: String = "T", kind: SourceKind = .note, tag
 
 /// One-query reads for tests, each in a snapshot of its own.
 extension SQLiteStore {
+    /// Stores a document without vectors (a keyword-only index).
+    @discardableResult
+    func replace(_ document: SourceDocument) async throws -> WriteEffect { try await replace(document, vectors: nil, embedder: .none) }
     func keywordSearch(_ query: SearchQuery) async throws -> [SearchHit] { try await snapshot { try $0.keywordSearch(query) } }
     func meta(_ key: String) async throws -> String? { try await snapshot { try $0.meta(key) } }
     func status() async throws -> IndexStatus { try await snapshot { try $0.status() } }

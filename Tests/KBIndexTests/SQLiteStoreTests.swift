@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import KBCore
+import KBStore
+import KBStore
 import Testing
 @testable import KBIndex
 
@@ -185,8 +187,8 @@ import Testing
         try await store.replace(document("/a.md", snippets: ["original text"]))
         struct Boom: Error {}
         await #expect(throws: (any Error).self) {
-            try await store.write { db in
-                _ = try SQLiteStore.replace(document("/a.md", snippets: ["replacement"], hash: "h2"), ingestedAt: Date(), in: db)
+            try await store.transaction { transaction in
+                _ = try transaction.replace(document("/a.md", snippets: ["replacement"], hash: "h2"), vectors: nil, embedder: .none, ingestedAt: Date())
                 throw Boom()
             }
         }

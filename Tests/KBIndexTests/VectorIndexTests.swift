@@ -34,9 +34,9 @@ func bruteForce(_ entries: [(id: Int64, vector: [Float])], _ query: [Float], k: 
 @Suite struct VectorIndexTests {
     static let data = randomVectors(count: 600, dimension: 24, seed: 42)
 
-    func index() -> VectorIndex {
+    func index() throws -> VectorIndex {
         let index = VectorIndex(dimension: 24)
-        index.upsert(Self.data)
+        try index.upsert(Self.data)
         return index
     }
 
@@ -51,55 +51,65 @@ func bruteForce(_ entries: [(id: Int64, vector: [Float])], _ query: [Float], k: 
     }
 
     @Test(arguments: [1, 5, 10, 50, 599, 600, 1000])
-    func topKEqualsBruteForceWithoutFilters(k: Int) {
-        let index = index()
+    func topKEqualsBruteForceWithoutFilters(k: Int) throws {
+        let index = try index()
         for q in 0..<5 {
             let query = Self.data[q * 37].vector
-            expectSame(index.search(query, k: k), bruteForce(Self.data, query, k: k, allowed: nil))
+            expectSame(try index.search(query, k: k), bruteForce(Self.data, query, k: k, allowed: nil))
         }
     }
 
     @Test(arguments: [0.02, 0.09, 0.25, 0.9])
-    func filtersApplyBeforeSelectionOnBothPaths(fraction: Double) {
-        let index = index()
+    func filtersApplyBeforeSelectionOnBothPaths(fraction: Double) throws {
+        let index = try index()
         let allowed = Set(Self.data.enumerated().filter { Double($0.offset % 100) < fraction * 100 }.map(\.element.id))
         #expect(VectorIndex.gathers(allowed: allowed.count, of: Self.data.count) == (fraction < 0.1))
         for k in [1, 10, allowed.count, allowed.count + 5] {
             let query = Self.data[11].vector
-            let got = index.search(query, k: k, allowed: allowed)
+            let got = try index.search(query, k: k, allowed: allowed)
             #expect(got.count == min(k, allowed.count))
             #expect(got.allSatisfy { allowed.contains($0.id) })
             expectSame(got, bruteForce(Self.data, query, k: k, allowed: allowed))
         }
     }
 
-    @Test func equalScoresAreOrderedBySnippetID() {
+    @Test func equalScoresAreOrderedBySnippetID() throws {
         let index = VectorIndex(dimension: 2)
-        index.upsert([(9, [1, 0]), (3, [1, 0]), (5, [0, 1]), (4, [1, 0])])
-        #expect(index.search([1, 0], k: 3).map(\.id) == [3, 4, 9])
+        try index.upsert([(9, [1, 0]), (3, [1, 0]), (5, [0, 1]), (4, [1, 0])])
+        #expect(try index.search([1, 0], k: 3).map(\.id) == [3, 4, 9])
     }
 
-    @Test func updatesAndRemovalsKeepTheMatrixExact() {
-        let index = index()
+    @Test func vectorsOfAnotherDimensionAreRefusedAndChangeNothing() throws {
+        let index = VectorIndex(dimension: 2)
+        try index.upsert([(1, [1, 0])])
+        #expect(throws: KBError.self) { try index.upsert([(2, [0, 1]), (3, [1, 0, 0])]) }
+        #expect(index.count == 1)
+        #expect(throws: KBError.self) { try index.search([1, 0, 0], k: 1) }
+        #expect(throws: KBError.self) { try index.search(batch: [[1, 0], [1]], k: 1) }
+        #expect(throws: KBError.self) { try index.reset(ids: [1, 2], matrix: [1, 0, 0]) }
+    }
+
+    @Test func updatesAndRemovalsKeepTheMatrixExact() throws {
+        let index = try index()
         let removed = Self.data.enumerated().filter { $0.offset % 3 == 0 }.map(\.element.id)
         index.remove(removed)
         var remaining = Self.data.filter { !removed.contains($0.id) }
         let replacement = randomVectors(count: 20, dimension: 24, seed: 7)
         let updated = remaining.prefix(20).enumerated().map { (id: $0.element.id, vector: replacement[$0.offset].vector) }
-        index.upsert(updated)
+        try index.upsert(updated)
         for u in updated { remaining[remaining.firstIndex { $0.id == u.id }!] = u }
         #expect(index.count == remaining.count)
         let query = replacement[3].vector
-        expectSame(index.search(query, k: 25), bruteForce(remaining, query, k: 25, allowed: nil))
+        expectSame(try index.search(query, k: 25), bruteForce(remaining, query, k: 25, allowed: nil))
         #expect(index.vector(for: removed[0]) == nil)
         #expect(index.vector(for: updated[0].id) == updated[0].vector)
     }
 
-    @Test func aBatchOfQueriesRanksLikeSingleQueries() {
-        let index = index()
+    @Test func aBatchOfQueriesRanksLikeSingleQueries() throws {
+        let index = try index()
         let queries = (0..<7).map { Self.data[$0 * 50 + 1].vector }
-        let batch = index.search(batch: queries, k: 12)
-        for (query, result) in zip(queries, batch) { expectSame(result, index.search(query, k: 12)) }
+        let batch = try index.search(batch: queries, k: 12)
+        for (query, result) in zip(queries, batch) { expectSame(result, try index.search(query, k: 12)) }
     }
 }
 
@@ -120,54 +130,18 @@ func bruteForce(_ entries: [(id: Int64, vector: [Float])], _ query: [Float], k: 
     }
 }
 
-@Suite struct RankFusionTests {
-    @Test func reciprocalRankFusionAddsWeightedReciprocalRanks() {
-        let fused = RankFusion.reciprocalRank([[1, 2, 3], [3, 1]], weights: [1, 1])
-        #expect(fused.map(\.id) == [1, 3, 2])
-        #expect(abs(fused[0].score - (1.0 / 61 + 1.0 / 62)) < 1e-12)
-        #expect(abs(fused[1].score - (1.0 / 63 + 1.0 / 61)) < 1e-12)
-        #expect(abs(fused[2].score - 1.0 / 62) < 1e-12)
-    }
-
-    @Test func weightsScaleEachList() {
-        let fused = RankFusion.reciprocalRank([[1, 2], [2, 1]], weights: [2, 1])
-        #expect(fused.map(\.id) == [1, 2])
-        #expect(abs(fused[0].score - (2.0 / 61 + 1.0 / 62)) < 1e-12)
-        #expect(RankFusion.reciprocalRank([[1, 2], [2, 1]], weights: [0, 1]).map(\.id) == [2, 1])
-    }
-
-    @Test func tiesGoToTheBetterBestRankThenTheSmallerID() {
-        #expect(RankFusion.reciprocalRank([[5], [2]], weights: [1, 1]).map(\.id) == [2, 5])
-        // 7: ranks 1 and 3; 8: rank 2 twice — 1/61 + 1/63 = 0.032266 beats 2/62 = 0.032258.
-        #expect(RankFusion.reciprocalRank([[7, 8], [9, 8, 7]], weights: [1, 1]).map(\.id) == [7, 8, 9])
-    }
-
-    @Test func maximalMarginalRelevancePrefersVarietyWhenLambdaIsLow() {
-        let vectors: [Int64: [Float]] = [1: [1, 0], 2: [0.99, 0.141], 3: [0, 1]]
-        let candidates: [(id: Int64, relevance: Double)] = [(1, 0.9), (2, 0.85), (3, 0.5)]
-        #expect(RankFusion.maximalMarginalRelevance(candidates, vectors: vectors, lambda: 1, k: 3) == [1, 2, 3])
-        #expect(RankFusion.maximalMarginalRelevance(candidates, vectors: vectors, lambda: 0.5, k: 2) == [1, 3])
-    }
-
-    @Test func nearDuplicatesCollapseToTheBestRanked() {
-        let vectors: [Int64: [Float]] = [1: [1, 0], 2: [0, 1], 3: [0.999, 0.0447], 4: [0.6, 0.8]]
-        let items: [(id: Int64, text: String)] = [(1, "Venus rules love."), (2, "venus  RULES\nlove."), (3, "different words"), (4, "other")]
-        #expect(RankFusion.collapseNearDuplicates(items, vectors: vectors) == [1, 4])
-    }
-}
-
 @Suite struct QuantizedScanTests {
     static let data = randomVectors(count: 20_000, dimension: 384, seed: 3)
 
-    @Test func recallAt10AgainstTheExactScanIsAtLeast099WithExactScores() {
+    @Test func recallAt10AgainstTheExactScanIsAtLeast099WithExactScores() throws {
         let index = VectorIndex(dimension: 384)
-        index.upsert(Self.data)
+        try index.upsert(Self.data)
         index.enableQuantization()
         var found = 0
         let queries = randomVectors(count: 50, dimension: 384, seed: 99).map(\.vector)
         for query in queries {
-            let exact = index.search(query, k: 10)
-            let approximate = index.search(query, k: 10, quantized: true)
+            let exact = try index.search(query, k: 10)
+            let approximate = try index.search(query, k: 10, quantized: true)
             found += Set(exact.map(\.id)).intersection(approximate.map(\.id)).count
             for hit in approximate {
                 let vector = index.vector(for: hit.id)!
@@ -179,30 +153,30 @@ func bruteForce(_ entries: [(id: Int64, vector: [Float])], _ query: [Float], k: 
         #expect(recall >= 0.99, "recall@10 \(recall)")
     }
 
-    @Test func filtersHoldOnTheQuantizedPath() {
+    @Test func filtersHoldOnTheQuantizedPath() throws {
         let index = VectorIndex(dimension: 384)
-        index.upsert(Self.data)
+        try index.upsert(Self.data)
         index.enableQuantization()
         let allowed = Set(Self.data.enumerated().filter { $0.offset % 3 == 0 }.map(\.element.id))
         #expect(!VectorIndex.gathers(allowed: allowed.count, of: Self.data.count))
-        let hits = index.search(Self.data[5].vector, k: 20, allowed: allowed, quantized: true)
+        let hits = try index.search(Self.data[5].vector, k: 20, allowed: allowed, quantized: true)
         #expect(hits.count == 20 && hits.allSatisfy { allowed.contains($0.id) })
     }
 
-    @Test func theInt8CopyFollowsUpdatesAndRemovals() {
+    @Test func theInt8CopyFollowsUpdatesAndRemovals() throws {
         let small = Array(Self.data.prefix(90))
         let index = VectorIndex(dimension: 384)
-        index.upsert(small)
+        try index.upsert(small)
         index.enableQuantization()
         index.remove(small.prefix(30).map(\.id))
         let replacement = randomVectors(count: 10, dimension: 384, seed: 5)
-        index.upsert(zip(small[30..<40], replacement).map { (id: $0.id, vector: $1.vector) })
-        index.upsert([(id: 999_999, vector: replacement[9].vector)])
+        try index.upsert(zip(small[30..<40], replacement).map { (id: $0.id, vector: $1.vector) })
+        try index.upsert([(id: 999_999, vector: replacement[9].vector)])
         // With fewer rows than the rescoring depth, the quantized search must find the exact top 10
         // (ids 124 and 999999 share a vector, so only their order within the tie may differ).
         for q in replacement.prefix(5) {
-            let quantized = index.search(q.vector, k: 10, quantized: true)
-            let exact = index.search(q.vector, k: 10)
+            let quantized = try index.search(q.vector, k: 10, quantized: true)
+            let exact = try index.search(q.vector, k: 10)
             #expect(Set(quantized.map(\.id)) == Set(exact.map(\.id)))
             for (a, b) in zip(quantized, exact) { #expect(abs(a.score - b.score) < 1e-5) }
         }

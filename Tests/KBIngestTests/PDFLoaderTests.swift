@@ -11,9 +11,8 @@ enum PDFFixture {
 
     static func load(_ name: String, password: String? = nil, chunkSize: Int = 300) throws -> SourceDocument {
         let path = path(name)
-        let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
         let options = IngestOptions(chunker: try Chunker(targetCharacters: chunkSize))
-        return try PDFLoader(options: options, password: password).load(path: path, displayName: "\(name).pdf", contentHash: "h", size: size)
+        return try PDFLoader(options: options, password: password).load(path: path, displayName: "\(name).pdf", contentHash: "h")
     }
 
     static func error(_ name: String, password: String? = nil) -> String {
@@ -103,9 +102,9 @@ enum PDFFixture {
         try Data().write(to: empty)
         try Data("<html>not a pdf</html>".utf8).write(to: fake)
         let loader = PDFLoader(options: IngestOptions())
-        #expect(throws: KBError.self) { try loader.load(path: empty.path, displayName: "empty.pdf", contentHash: "", size: 0) }
+        #expect(throws: KBError.self) { try loader.load(path: empty.path, displayName: "empty.pdf", contentHash: "") }
         do {
-            _ = try loader.load(path: fake.path, displayName: "fake.pdf", contentHash: "", size: 22)
+            _ = try loader.load(path: fake.path, displayName: "fake.pdf", contentHash: "")
             Issue.record("a fake PDF loaded")
         } catch let error as KBError {
             #expect(error.message == "fake.pdf is not a PDF: it does not start with %PDF- (it starts with \"<html>not·a·pdf<\").")

@@ -1,7 +1,7 @@
 import Foundation
 import KBCore
 import KBEmbed
-import KBIndex
+import KBStore
 import KBIngest
 import Testing
 @testable import KBKit

@@ -1,5 +1,6 @@
 import Foundation
 import KBCore
+import KBStore
 import KBIngest
 import KBPostgres
 import KBTestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import KBCore
+import KBStore
 import KBIndex
 import KBIngest
 import KBMemory

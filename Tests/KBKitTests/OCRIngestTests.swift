@@ -1,6 +1,6 @@
 import Foundation
 import KBCore
-import KBIndex
+import KBStore
 import KBIngest
 import KBTestSupport
 import Testing

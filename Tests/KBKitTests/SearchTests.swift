@@ -1,7 +1,8 @@
 import Foundation
 import KBCore
+import KBStore
 import KBEmbed
-import KBIndex
+@testable import KBIndex
 import KBIngest
 import KBTestSupport
 import Testing
@@ -29,19 +30,19 @@ import Testing
         try ws.write("a.md", "alpha beta gamma")
         let kb = try await hashingKB(ws)
         #expect(try await kb.search(vectorQuery("alpha")).hits.map(\.sourcePath) == [ws.path("a.md")])
-        let loaded = try #require(kb.searchState.lock.withLock { kb.searchState.index })
+        let loaded = try #require((kb.store as? SQLiteStore)?.vectors.loadedIndex)
 
         try ws.write("b.md", "delta epsilon")
         try ws.write("a.md", "zeta eta")
         let (embedder, record) = try await kb.embedder(nil)
         _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
-        #expect(kb.searchState.lock.withLock { kb.searchState.index } === loaded, "the index was reloaded")
+        #expect((kb.store as? SQLiteStore)?.vectors.loadedIndex === loaded, "the index was reloaded")
         #expect(loaded.count == 2)
         #expect(try await kb.search(vectorQuery("delta epsilon", k: 1)).hits.first?.sourcePath == ws.path("b.md"))
         #expect(try await kb.search(vectorQuery("zeta eta", k: 1)).hits.first?.snippet.text == "zeta eta")
 
         try await kb.remove([ws.path("b.md")])
-        #expect(kb.searchState.lock.withLock { kb.searchState.index } === loaded)
+        #expect((kb.store as? SQLiteStore)?.vectors.loadedIndex === loaded)
         #expect(loaded.count == 1)
         #expect(try await kb.search(vectorQuery("delta epsilon")).hits.map(\.sourcePath) == [ws.path("a.md")])
     }

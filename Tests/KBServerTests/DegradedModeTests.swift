@@ -5,7 +5,7 @@ import HummingbirdTesting
 import KBCore
 import KBIndex
 import KBIngest
-import KBKit
+@testable import KBKit
 import KBServer
 import KBTestSupport
 import Testing

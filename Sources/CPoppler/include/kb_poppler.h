@@ -21,6 +21,9 @@ typedef enum {
 
 /// Opens a PDF; `password` may be NULL. On failure returns NULL and sets *status.
 kb_pdf *kb_pdf_open(const char *path, const char *password, kb_pdf_status *status);
+/// Opens a PDF from `length` bytes in memory, which must stay valid and unchanged until the
+/// document is closed (poppler reads them as it goes; several documents may share them).
+kb_pdf *kb_pdf_open_data(const char *bytes, int length, const char *password, kb_pdf_status *status);
 void kb_pdf_close(kb_pdf *pdf);
 
 int kb_pdf_page_count(const kb_pdf *pdf);

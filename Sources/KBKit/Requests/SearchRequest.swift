@@ -55,11 +55,12 @@ public struct SearchRequest: KBRequest, Hashable {
                  "properties": ["keywordWeight": ["const": 0], "vectorWeight": ["const": 0]]]]
     }
 
-    /// The search this request asks for, checked against `limits`. A bot's sources are looked up
-    /// by the caller.
     public func check(_ limits: Limits) throws { _ = try validated(limits) }
 
-    func validated(_ limits: Limits) throws -> SearchQuery {
+    /// The search this request asks for, checked against `limits` — the one check on the way in;
+    /// what comes out flows down to `KnowledgeBase.search(_:)` unchecked again. A bot's sources
+    /// are looked up when the search runs.
+    public func validated(_ limits: Limits) throws -> ValidSearch {
         let rules = FieldRules(Self.self, limits)
         var search = SearchQuery(try rules.text(query, "query"))
         search.limit = try rules.integer(k, "k")
@@ -76,9 +77,15 @@ public struct SearchRequest: KBRequest, Hashable {
             throw KBError(.unprocessable, "\"keywordWeight\" and \"vectorWeight\" cannot both be 0.")
         }
         search.quantized = quantized ?? false
-        _ = try rules.optionalText(bot, "bot")
-        return search
+        return ValidSearch(query: search, bot: try rules.optionalText(bot, "bot"))
     }
 
     enum Grouping: String { case source }
+}
+
+/// A search request checked against the limits (`SearchRequest.validated`): the query, and the
+/// bot whose knowledge sources it is limited to.
+public struct ValidSearch: Sendable, Hashable {
+    public let query: SearchQuery
+    public let bot: String?
 }

@@ -1,36 +1,4 @@
 public import Foundation
-public import KBCore
-
-/// A source as listed by `kb sources`: its metadata and how much of it the index holds.
-public struct StoredSource: Sendable, Hashable, Codable {
-    public var id: Int64
-    public var path: String
-    public var kind: SourceKind
-    public var title: String
-    public var contentHash: String
-    public var size: Int
-    public var modifiedAt: Date?
-    public var ingestedAt: Date
-    public var snippetCount: Int
-    public var tags: [Tag]
-    /// How OCR read it (`Source.ocr`); nil when it did not.
-    public var ocr: String?
-
-    public init(id: Int64, path: String, kind: SourceKind, title: String, contentHash: String, size: Int, modifiedAt: Date?,
-                ingestedAt: Date, snippetCount: Int, tags: [Tag], ocr: String? = nil) {
-        self.id = id
-        self.path = path
-        self.kind = kind
-        self.title = title
-        self.contentHash = contentHash
-        self.size = size
-        self.modifiedAt = modifiedAt
-        self.ingestedAt = ingestedAt
-        self.snippetCount = snippetCount
-        self.tags = tags
-        self.ocr = ocr
-    }
-}
 
 /// What the index holds, for `kb status`.
 public struct IndexStatus: Sendable, Hashable, Codable {
@@ -69,17 +37,4 @@ public struct IndexStatus: Sendable, Hashable, Codable {
         self.cachedVectors = cachedVectors
         self.sizeOnDisk = sizeOnDisk
     }
-}
-
-/// What one write transaction changed, for whoever keeps vectors in memory.
-public struct WriteEffect: Sendable, Hashable {
-    public var sourceID: Int64?
-    /// Snippets deleted (their vectors went with them).
-    public var removedSnippets: [Int64] = []
-    /// Snippets inserted, in ordinal order.
-    public var insertedSnippets: [Int64] = []
-    /// The index's generation after the write (see `SQLiteStore.generation()`); 0 if nothing changed.
-    public var generation: Int64 = 0
-
-    public init(sourceID: Int64? = nil) { self.sourceID = sourceID }
 }

@@ -13,9 +13,10 @@ public import KBCore
 ///   article and conjunction prefixes (`ال`, `وال`, `بال`…, `و`) and common suffixes (`ها`, `ات`, `ون`…).
 /// - `simple`: case-folded and diacritics removed, no stemming: any other language.
 ///
-/// The non-English languages use kb's FTS5 tokenizer `kb_fold` (a wrapper around unicode61),
-/// registered on every connection kb opens; the stock `sqlite3` shell can read such an index
-/// but not run MATCH on its keyword table.
+/// In SQLite, the non-English languages use kb's FTS5 tokenizer `kb_fold` (a wrapper around
+/// unicode61, in KBIndex), registered on every connection kb opens; the stock `sqlite3` shell can
+/// read such an index but not run MATCH on its keyword table. PostgreSQL uses its text search
+/// configurations.
 public enum KeywordLanguage: String, Sendable, CaseIterable, Hashable {
     case english, ukrainian, russian, arabic, simple
 
@@ -30,11 +31,6 @@ public enum KeywordLanguage: String, Sendable, CaseIterable, Hashable {
         default:
             throw KBError(.invalidArgument, "Unknown keyword language '\(text)'. Use english, ukrainian, russian, arabic, or simple (no stemming) for any other.")
         }
-    }
-
-    /// The FTS5 `tokenize` option of the keyword table.
-    public var ftsTokenizer: String {
-        self == .english ? "porter unicode61 remove_diacritics 2" : "kb_fold \(rawValue)"
     }
 
     /// Function words left out of queries that have other words.

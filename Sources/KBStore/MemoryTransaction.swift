@@ -1,27 +1,21 @@
 public import Foundation
 public import KBCore
 
-/// The steps memory writes are made of, inside one write transaction of a store. The rules that
-/// combine them — superseding, identical content, versions, reviving what a deleted memory had
-/// superseded — are written once, in this protocol's extension, for every store.
-public protocol MemoryTransaction {
-    /// The full id of the memory an id or id prefix names; throws when none or several match.
-    func resolveMemoryID(_ idOrPrefix: String) throws -> String
-    func fetchMemory(id: String) throws -> Memory?
-    /// The current memory of a scope that holds this content key, if any.
-    func currentMemory(contentKey: String, scope: MemoryScope) throws -> Memory?
+/// The steps memory writes are made of, inside one write transaction of a store: a memory is a
+/// source of kind `memory` with one snippet (written by `StoreTransaction.replace`) plus its
+/// memory row and history. The rules that combine them — superseding, identical content,
+/// versions, reviving what a deleted memory had superseded — are written once, in this
+/// protocol's extension, for every store.
+public protocol MemoryTransaction: StoreTransaction {
     /// Memories that `id` supersedes: id, scope and content key.
     func memoriesSuperseded(by id: String) throws -> [(id: String, scope: MemoryScope, contentKey: String)]
     func setSupersededBy(_ newer: String?, of id: String) throws
-    func memoryHistory(_ id: String) throws -> [MemoryVersion]
     /// Vectors of the current memories of a scope from one embedder, but `excluding`'s.
     func memoryVectors(scope: MemoryScope, embedder: EmbedderRecord, excluding id: String?) throws -> [(id: String, vector: [Float])]
-    /// Writes the source, snippet, vector and memory row of `write`, and its history.
-    func storeMemory(_ write: MemoryWrite, history: [MemoryVersion]) throws -> WriteEffect
-    /// Deletes a memory's source (its snippet, vector and memory row go with it); returns the snippet ids.
-    func deleteMemorySource(_ memory: Memory) throws -> [Int64]
-    /// Ends a delete: a new generation, unused tags dropped.
-    func finishDelete() throws -> Int64
+    /// Inserts the memory row, or updates the one with its id.
+    func saveMemoryRow(_ memory: Memory, sourceID: Int64, contentKey: String) throws
+    /// Replaces a memory's earlier versions with `versions`.
+    func replaceHistory(_ versions: [MemoryVersion], of id: String) throws
 }
 
 extension MemoryTransaction {
@@ -71,11 +65,12 @@ extension MemoryTransaction {
         let id = try resolveMemoryID(idOrPrefix)
         guard let memory = try fetchMemory(id: id) else { throw KBError(.notFound, "No memory has the id \(idOrPrefix).") }
         var effect = WriteEffect()
-        effect.removedSnippets = try deleteMemorySource(memory)
+        effect.removedSnippets = try deleteSource(path: memory.sourcePath) ?? []
         for older in try memoriesSuperseded(by: id) {
             try setSupersededBy(try currentMemory(contentKey: older.contentKey, scope: older.scope)?.id, of: older.id)
         }
-        effect.generation = try finishDelete()
+        effect.generation = try bumpGeneration()
+        try deleteUnusedTags()
         return (memory, effect)
     }
 
@@ -95,6 +90,21 @@ extension MemoryTransaction {
             outcome = .replaced
         }
         return (outcome, try storeMemory(write, history: history))
+    }
+
+    /// Writes the memory's source, snippet and vector, its row and its history. Content that
+    /// another current memory of the scope holds is a conflict.
+    public func storeMemory(_ write: MemoryWrite, history: [MemoryVersion]) throws -> WriteEffect {
+        let memory = write.memory
+        let effect = try replace(write.document, vectors: write.vector.map { [$0] }, embedder: write.embedder, ingestedAt: memory.updatedAt)
+        if let other = try currentMemory(contentKey: write.contentKey, scope: memory.scope), other.id != memory.id {
+            throw KBError(.conflict,
+                "The memory \(other.id) in scope \(memory.scope) already holds this content. Update or delete that one instead.")
+        }
+        guard let sourceID = effect.sourceID else { throw KBError(.database, "The memory \(memory.id) has no source after it was written.") }
+        try saveMemoryRow(memory, sourceID: sourceID, contentKey: write.contentKey)
+        try replaceHistory(history, of: memory.id)
+        return effect
     }
 }
 

@@ -1,22 +1,24 @@
-/// Turns user text into a safe FTS5 query: the words of the text, each quoted, joined by OR.
+/// The words a keyword search looks for in what the user typed.
 ///
-/// Nothing the user types is FTS5 syntax: `"`, `*`, `-`, `:`, parentheses, `NEAR`, `AND`
-/// are either separators or plain words. Common English function words (`and`, `the`, `of`…)
-/// are left out unless the query has nothing else: matching them alone says nothing about
-/// relevance, yet it would put unrelated snippets into the keyword ranking.
+/// Nothing the user types is query syntax: `"`, `*`, `-`, `:`, parentheses, `NEAR`, `AND`
+/// are either separators or plain words. Common function words (`and`, `the`, `of`…) are left
+/// out unless the query has nothing else: matching them alone says nothing about relevance, yet
+/// it would put unrelated snippets into the keyword ranking. Each store turns the words into its
+/// own query (an FTS5 MATCH expression, a tsquery); its keyword index folds and stems them as
+/// it did the indexed text.
 ///
 /// ```swift
-/// KeywordQuery.match(for: "venus -career (NEAR") // "\"venus\" OR \"career\" OR \"near\""
+/// KeywordQuery.searchWords(in: "venus -career (NEAR") // ["venus", "career", "near"]
 /// ```
 public enum KeywordQuery {
-    /// The FTS5 MATCH expression, or nil when the text has no words. The keyword table's own
-    /// tokenizer folds and stems the quoted words, as it did the indexed text.
-    public static func match(for text: String, language: KeywordLanguage = .english) -> String? {
+    /// The words to search for, in order, without `language`'s function words unless nothing
+    /// else is left; nil when the text has no words.
+    public static func searchWords(in text: String, language: KeywordLanguage = .english) -> [String]? {
         let all = self.words(in: text)
         guard !all.isEmpty else { return nil }
         let stopwords = language.stopwords
         let content = all.filter { !stopwords.contains(language == .arabic ? KeywordLanguage.foldArabic($0) : $0) }
-        return (content.isEmpty ? all : content).map { "\"\($0)\"" }.joined(separator: " OR ")
+        return content.isEmpty ? all : content
     }
 
     /// English function words skipped in keyword queries that have other words.

@@ -1,0 +1,138 @@
+/// Pure ranking arithmetic: reciprocal rank fusion, maximal marginal relevance, near-duplicates.
+/// Search and context assembly both choose with these; only what "similar" means differs (vectors
+/// and folded text for search candidates, word sets for context items).
+public enum RankFusion {
+    public struct Fused: Sendable, Hashable {
+        public var id: Int64
+        public var score: Double
+        /// The best (smallest) 1-based rank the id had in any list.
+        public var bestRank: Int
+    }
+
+    /// Reciprocal rank fusion: `score(d) = Σᵢ wᵢ / (k + rankᵢ(d))`, ranks from 1; a list that
+    /// does not contain `d` adds nothing. Best first; ties go to the better best rank, then the
+    /// smaller id.
+    ///
+    /// ```swift
+    /// RankFusion.reciprocalRank([[3, 1], [1, 2]], weights: [1, 1])   // 1 first: 1/62 + 1/61
+    /// ```
+    public static func reciprocalRank(_ lists: [[Int64]], weights: [Double], k: Double = 60) -> [Fused] {
+        precondition(lists.count == weights.count, "one weight per list")
+        var fused: [Int64: Fused] = [:]
+        for (list, weight) in zip(lists, weights) {
+            for (index, id) in list.enumerated() {
+                let rank = index + 1
+                let add = weight / (k + Double(rank))
+                if var entry = fused[id] {
+                    entry.score += add
+                    entry.bestRank = min(entry.bestRank, rank)
+                    fused[id] = entry
+                } else {
+                    fused[id] = Fused(id: id, score: add, bestRank: rank)
+                }
+            }
+        }
+        return fused.values.sorted {
+            $0.score != $1.score ? $0.score > $1.score : $0.bestRank != $1.bestRank ? $0.bestRank < $1.bestRank : $0.id < $1.id
+        }
+    }
+
+    /// Maximal marginal relevance, the one implementation every caller uses: picks, one at a
+    /// time, the candidate maximising `λ·relevance − (1−λ)·(its highest similarity to those
+    /// already picked, at least 0)`; ties go to the earlier candidate. Returns candidate indices in
+    /// pick order, at most `k`.
+    ///
+    /// ```swift
+    /// RankFusion.maximalMarginalRelevance([1, 0.9, 0.5], lambda: 0.5, k: 2) { i, j in i + j == 1 ? 1 : 0 }   // [0, 2]
+    /// ```
+    public static func maximalMarginalRelevance(_ relevance: [Double], lambda: Double, k: Int,
+                                                similarity: (_ candidate: Int, _ picked: Int) -> Double) -> [Int] {
+        var left = Array(relevance.indices)
+        var picked: [Int] = []
+        // Each candidate's highest similarity to the picked ones, updated as candidates are picked.
+        var redundancy = [Double](repeating: 0, count: relevance.count)
+        while picked.count < k, let first = left.first {
+            var best = first, bestValue = -Double.infinity
+            for i in left {
+                let value = lambda * relevance[i] - (1 - lambda) * redundancy[i]
+                if value > bestValue { best = i; bestValue = value }
+            }
+            picked.append(best)
+            left.removeAll { $0 == best }
+            for i in left { redundancy[i] = max(redundancy[i], similarity(i, best)) }
+        }
+        return picked
+    }
+
+    /// Maximal marginal relevance over search candidates: relevance rescaled to 0…1 within the
+    /// candidates, similarity the inner product of (normalised) vectors; a candidate without a
+    /// vector counts as dissimilar to everything. Returns ids in pick order.
+    public static func maximalMarginalRelevance(
+        _ candidates: [(id: Int64, relevance: Double)], vectors: [Int64: [Float]], lambda: Double, k: Int
+    ) -> [Int64] {
+        guard !candidates.isEmpty, k > 0 else { return [] }
+        let relevances = candidates.map(\.relevance)
+        let low = relevances.min() ?? 0, span = (relevances.max() ?? 0) - low
+        let rows = candidates.map { vectors[$0.id] }
+        return maximalMarginalRelevance(relevances.map { span > 0 ? ($0 - low) / span : 1 }, lambda: lambda, k: k) { i, j in
+            guard let v = rows[i], let w = rows[j] else { return 0 }
+            return Double(dot(v, w))
+        }.map { candidates[$0].id }
+    }
+
+    /// The indices of the items to keep, in order: each item that repeats none kept before it
+    /// (`repeats(candidate, kept)`), until `limit` are kept. The one near-duplicate rule every
+    /// caller uses; what "repeats" means is the caller's.
+    public static func distinct(_ count: Int, limit: Int = .max, repeats: (_ candidate: Int, _ kept: Int) -> Bool) -> [Int] {
+        var kept: [Int] = []
+        for i in 0..<count {
+            if kept.count >= limit { break }
+            if kept.contains(where: { repeats(i, $0) }) { continue }
+            kept.append(i)
+        }
+        return kept
+    }
+
+    /// Drops search candidates that repeat an earlier one: the same text once whitespace and case
+    /// are folded, or vectors at least `threshold` similar. Keeps the first (best-ranked), and
+    /// stops once `limit` items are kept.
+    public static func collapseNearDuplicates(
+        _ items: [(id: Int64, text: String)], vectors: [Int64: [Float]], threshold: Float = 0.98, limit: Int = .max
+    ) -> [Int64] {
+        let folded = items.map { foldedHash($0.text) }
+        let rows = items.map { vectors[$0.id] }
+        return distinct(items.count, limit: limit) { i, j in
+            if folded[i] == folded[j] { return true }
+            guard let v = rows[i], let w = rows[j] else { return false }
+            return dot(v, w) >= threshold
+        }.map { items[$0].id }
+    }
+
+    /// FNV-1a hash of the text's UTF-8 bytes with ASCII letters lower-cased and runs of ASCII
+    /// whitespace folded to one space (trimmed at both ends). Cheap: no Unicode tables.
+    static func foldedHash(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf29ce484222325
+        var pendingSpace = false
+        var started = false
+        for var byte in text.utf8 {
+            if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0C {
+                pendingSpace = started
+                continue
+            }
+            if pendingSpace {
+                hash = (hash ^ 0x20) &* 0x100000001b3
+                pendingSpace = false
+            }
+            if byte >= 0x41 && byte <= 0x5A { byte += 0x20 }
+            hash = (hash ^ UInt64(byte)) &* 0x100000001b3
+            started = true
+        }
+        return hash
+    }
+
+    static func dot(_ a: [Float], _ b: [Float]) -> Float {
+        var s: Float = 0
+        for i in 0..<min(a.count, b.count) { s += a[i] * b[i] }
+        return s
+    }
+}

@@ -1,0 +1,60 @@
+public import Foundation
+import GRDB
+public import KBCore
+public import KBStore
+
+/// The reads a snapshot and a write transaction of an SQLite index share (`StoredReads`), over
+/// one connection inside one transaction.
+protocol SQLiteReads: StoredReads {
+    var db: Database { get }
+}
+
+extension SQLiteReads {
+    public func meta(_ key: String) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM kb_meta WHERE key = ?"), arguments: [key])
+    }
+
+    public func memoryIDs(startingWith prefix: String, limit: Int) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT id FROM memories WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT ?",
+                            arguments: [prefix.unicodeScalars.count, prefix, limit])
+    }
+
+    public func fetchMemory(id: String) throws -> Memory? {
+        try Row.fetchOne(db, sql: "SELECT \(SQLiteStore.memoryColumns) FROM memories WHERE id = ?", arguments: [id]).map(SQLiteStore.memory)
+    }
+
+    public func currentMemory(contentKey: String, scope: MemoryScope) throws -> Memory? {
+        try Row.fetchOne(db, sql: """
+            SELECT \(SQLiteStore.memoryColumns) FROM memories WHERE scope = ? AND content_key = ? AND superseded_by IS NULL
+            """, arguments: [scope.name, contentKey]).map(SQLiteStore.memory)
+    }
+
+    public func memoryHistory(_ id: String) throws -> [MemoryVersion] {
+        try Row.fetchAll(db, sql: """
+            SELECT version, title, content, tags, updated_at FROM memory_versions WHERE memory_id = ? ORDER BY version
+            """, arguments: [id]).map { row in
+            MemoryVersion(
+                version: row["version"], title: row["title"], content: row["content"], tags: StoredForms.tags(row["tags"]),
+                updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+        }
+    }
+
+    public func findBot(named name: String) throws -> Bot? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM bots WHERE name = ?"), arguments: [name]).map(SQLiteStore.bot)
+    }
+
+    /// The write counter (see `SQLiteTransaction.bumpGeneration`).
+    public func generation() throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT CAST(value AS INTEGER) FROM kb_meta WHERE key = 'generation'")) ?? 0
+    }
+
+    /// Ids of a source's snippets, in ordinal order.
+    public func snippetIDs(ofSource path: String) throws -> [Int64] {
+        try Int64.fetchAll(db, sql: "SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE so.path = ? ORDER BY sn.ordinal",
+                           arguments: [path])
+    }
+
+    public func embedderID(named name: String) throws -> Int64? {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM embedders WHERE name = ?"), arguments: [name])
+    }
+}

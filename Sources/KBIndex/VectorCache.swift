@@ -1,0 +1,79 @@
+import Foundation
+import KBStore
+
+/// The searched embedder's vectors in memory, for one `SQLiteStore`: loaded from a snapshot when
+/// this process's copy is older than it (another process wrote, or nothing is loaded yet), and
+/// kept up to date with every write this process makes without reloading.
+///
+/// A copy newer than a snapshot (this process wrote meanwhile) serves that snapshot as it is:
+/// snippets the snapshot does not hold drop out of its results with their summaries. One load at
+/// a time: a search that finds a load under way waits for it rather than loading the same
+/// vectors again.
+///
+/// @unchecked Sendable: `index`, `record` and `generation` are guarded by `lock`; `loading`
+/// serialises loads.
+final class VectorCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private let loading = NSLock()
+    private var index: VectorIndex?
+    private var record: EmbedderRecord?
+    /// The index generation the vectors reflect; -1 when they must be reloaded.
+    private var generation: Int64 = -1
+
+    /// The vectors of `record` as of `generation` or later, loading them with `load` when the
+    /// copy in memory is older (or of another embedder).
+    func index(for record: EmbedderRecord, generation: Int64,
+               load: () throws -> (ids: [Int64], matrix: [Float], generation: Int64)) throws -> VectorIndex {
+        if let index = current(record, generation) { return index }
+        loading.lock()
+        defer { loading.unlock() }
+        if let index = current(record, generation) { return index }
+        let loaded = try load()
+        let index = VectorIndex(dimension: record.dimension)
+        try index.reset(ids: loaded.ids, matrix: loaded.matrix)
+        lock.withLock {
+            // Keep the newest: a search on an older snapshot must not replace a newer copy.
+            if loaded.generation >= self.generation || self.record != record {
+                self.index = index
+                self.record = record
+                self.generation = loaded.generation
+            }
+        }
+        return index
+    }
+
+    /// The copy in memory when it holds `record`'s vectors as of `generation` or later.
+    func current(_ record: EmbedderRecord, _ generation: Int64) -> VectorIndex? {
+        lock.withLock { self.record == record && self.generation >= generation ? index : nil }
+    }
+
+    /// Applies one committed transaction of this process. A transaction that does not directly
+    /// follow the generation in memory (another process wrote in between), or that changed the
+    /// searched embedder, marks the copy stale instead.
+    func follow(_ log: SQLiteTransaction.Log) {
+        guard let after = log.generationAfter else { return }
+        lock.withLock {
+            guard let index, let record else { return }
+            guard !log.embedderChanged, log.generationBefore == generation else {
+                generation = -1
+                return
+            }
+            index.remove(log.removedSnippets)
+            if let upserts = log.savedVectors[record.name] {
+                do {
+                    try index.upsert(upserts)
+                } catch {
+                    generation = -1
+                    return
+                }
+            }
+            generation = after
+        }
+    }
+
+    /// The copy in memory, whatever its generation (for tests).
+    var loadedIndex: VectorIndex? { lock.withLock { index } }
+
+    /// Marks the copy stale (a raw write whose effect is unknown).
+    func invalidate() { lock.withLock { generation = -1 } }
+}

@@ -1,0 +1,226 @@
+import Dispatch
+import KBEmbed
+public import Foundation
+public import KBCore
+public import KBIngest
+public import KBStore
+
+extension KnowledgeBase {
+    /// The embedder this index uses: the one it records, else `choice`, else the local model.
+    /// Fails, before any work, when `choice` differs from what the index holds.
+    public func embedder(_ choice: EmbedderChoice?) async throws -> (embedder: (any Embedder)?, record: EmbedderRecord) {
+        let recorded = try await store.snapshot { try $0.embedderRecord() }
+        let resolved = try choice ?? recorded.map { try recordedChoice($0) } ?? .local
+        // The index knows the dimension of the embedder it records: no need to ask a remote one.
+        let known = recorded.flatMap { record in
+            (try? recordedChoice(record)) == resolved && record.hasVectors ? record.dimension : nil
+        }
+        let embedder = try await resolved.make(environment: environment, dimension: known)
+        let record = EmbedderChoice.record(for: embedder, choice: resolved)
+        try await store.snapshot { try $0.checkEmbedder(record) }
+        return (embedder, record)
+    }
+
+    /// Brings the index up to date with files and folders: new files are added, changed files
+    /// replaced, unchanged files left alone. Snippets are embedded in batches across files
+    /// (a changed file reuses the vectors of paragraphs whose text did not change). Each file is
+    /// written with its vectors in its own transaction, so a bad file fails alone and leaves
+    /// what the index held for it untouched.
+    ///
+    /// - Parameters:
+    ///   - embedder: nil for a keyword-only ingest.
+    ///   - prune: also remove sources under the given folders whose files are gone.
+    ///   - progress: called as files are read and as snippets are embedded and written.
+    public func ingest(
+        _ paths: [String], options: IngestOptions, embedder: (any Embedder)? = nil, record: EmbedderRecord = .none,
+        prune: Bool = false, progress: @escaping @Sendable (IngestProgress) -> Void = { _ in }
+    ) async -> IngestReport {
+        let started = Date()
+        var report = IngestReport()
+        // Under --ocr never, images in folders are left alone (as before OCR existed); named ones fail.
+        let skipped: Set<SourceKind> = options.ocr.mode == .never ? [.image] : []
+        let scan = await OffPool.run { FileScanner.scan(paths, skippingInFolders: skipped) }
+        report.failed = scan.failures
+
+        let known: [String: String], ocrRecords: [String: String]
+        do {
+            (known, ocrRecords) = try await store.snapshot { snapshot in
+                try snapshot.checkEmbedder(record)
+                return (try snapshot.contentHashes(), try snapshot.ocrRecords())
+            }
+        } catch {
+            report.failed.append(.init(path: store.location, message: "\(error)"))
+            return report
+        }
+        let pages = LockedValue((queued: 0, done: 0))
+        let ocr = OCRSession(settings: options.ocr, cache: StoreOCRCache(store: store)) { event in
+            let (done, total, file) = pages.withLock { counts -> (Int, Int, String) in
+                switch event {
+                case .queued(let file, let count): counts.queued += count; return (counts.done, counts.queued, file)
+                case .finished(let file): counts.done += 1; return (counts.done, counts.queued, file)
+                }
+            }
+            progress(IngestProgress(phase: .recognising, done: done, total: total, current: file))
+        }
+
+        // 1. Read, hash and parse on all cores (off the cooperative pool); keep what changed.
+        var changed: [(file: SourceFile, document: SourceDocument)] = []
+        let batchSize = 64
+        for batchStart in stride(from: 0, to: scan.files.count, by: batchSize) {
+            let batch = Array(scan.files[batchStart..<min(batchStart + batchSize, scan.files.count)])
+            progress(IngestProgress(phase: .reading, done: batchStart, total: scan.files.count, current: batch[0].displayName))
+            let outcomes = await OffPool.run { Self.load(batch, options: options, known: known, ocrRecords: ocrRecords, ocr: ocr) }
+            for (file, outcome) in zip(batch, outcomes) {
+                switch outcome {
+                case .unchanged: report.unchanged += 1
+                case .failed(let message): report.failed.append(.init(path: file.displayName, message: message))
+                case .loaded(let document): changed.append((file, document))
+                }
+            }
+        }
+
+        // 2. Embed and write, a group of files at a time; each file in its own transaction.
+        await write(changed.map { (name: $0.file.displayName, document: $0.document, isNew: known[$0.file.path] == nil) },
+                    embedder: embedder, record: record, into: &report, progress: progress)
+        report.ocrPages = pages.withLock { $0.done }
+        report.ocrCachedPages = ocr.cachedPagesUsed
+
+        // Sources the index holds whose files are gone: under scanned folders, or named directly.
+        do {
+            let (gone, accountedFor) = try await goneSources(scan, known: known)
+            if prune {
+                report.removed = try await store.removeSources(exactly: gone).count
+                // A vanished argument whose sources were just pruned is not a failure.
+                report.failed.removeAll { accountedFor.contains(FileScanner.absolute($0.path)) }
+            } else {
+                report.missing = gone.sorted()
+            }
+            try await store.deleteUnusedTags()
+        } catch {
+            report.failed.append(.init(path: store.location, message: "\(error)"))
+        }
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    /// Stored sources whose files are gone — under the scanned folders, or named directly and
+    /// missing — and the missing arguments that account for some of them.
+    private func goneSources(_ scan: FileScanner.Result, known: [String: String]) async throws -> (gone: [String], accountedFor: Set<String>) {
+        let seen = Set(scan.files.map(\.path))
+        let (folders, missingArguments) = (scan.folders, scan.missingArguments)
+        let (underFolders, underMissing) = try await store.snapshot { snapshot in
+            (try folders.map { try snapshot.sourcePaths(under: $0 + "/") }, try missingArguments.map { try snapshot.sourcePaths(under: $0 + "/") })
+        }
+        var gone: [String] = []
+        for stored in underFolders {
+            gone += stored.filter { !seen.contains($0) && !FileManager.default.fileExists(atPath: $0) }
+        }
+        var accountedFor = Set<String>()
+        for (missing, under) in zip(missingArguments, underMissing) {
+            let stored = (known[missing] != nil ? [missing] : []) + under
+            if !stored.isEmpty {
+                gone += stored
+                accountedFor.insert(missing)
+            }
+        }
+        return (gone, accountedFor)
+    }
+
+    /// Embeds (in groups of about 256 snippets) and stores documents, each in its own transaction,
+    /// counting what happened into `report`. A failure leaves that document's source as it was.
+    func write(
+        _ documents: [(name: String, document: SourceDocument, isNew: Bool)], embedder: (any Embedder)?, record: EmbedderRecord,
+        into report: inout IngestReport, progress: @Sendable (IngestProgress) -> Void
+    ) async {
+        let totalSnippets = documents.reduce(0) { $0 + $1.document.snippets.count }
+        var doneSnippets = 0
+        var start = 0
+        while start < documents.count {
+            var end = start
+            var snippets = 0
+            while end < documents.count && (snippets < 256 || end == start) {
+                snippets += documents[end].document.snippets.count
+                end += 1
+            }
+            let group = documents[start..<end]
+            progress(IngestProgress(phase: .embedding, done: doneSnippets, total: totalSnippets, current: group.first!.name))
+            let vectors = await embedGroup(group.map(\.document), embedder: embedder, record: record)
+            for (item, result) in zip(group, vectors) {
+                do {
+                    let documentVectors = try result.get()
+                    try await store.replace(item.document, vectors: documentVectors, embedder: record)
+                    if item.isNew { report.added += 1 } else { report.updated += 1 }
+                    report.snippets += item.document.snippets.count
+                    report.warnings += item.document.warnings
+                } catch {
+                    report.failed.append(.init(path: item.name, message: "\(error)"))
+                }
+                doneSnippets += item.document.snippets.count
+            }
+            progress(IngestProgress(phase: .embedding, done: doneSnippets, total: totalSnippets, current: group.last!.name))
+            start = end
+        }
+    }
+
+    /// Vectors for each document of a group (nil entries for a keyword-only index), reusing
+    /// stored vectors of unchanged snippet text and embedding the rest in one call.
+    private func embedGroup(_ documents: [SourceDocument], embedder: (any Embedder)?, record: EmbedderRecord) async -> [Result<[[Float]]?, any Error>] {
+        guard let embedder else { return documents.map { _ in .success(nil) } }
+        let reusable: [[String: [Float]]]
+        do {
+            let paths = documents.map(\.source.path)
+            reusable = try await store.snapshot { snapshot in try paths.map { try snapshot.vectorsByText(path: $0, embedder: record.name) } }
+        } catch {
+            return documents.map { _ in .failure(error) }
+        }
+        var missing: [String] = []
+        var missingIndex: [String: Int] = [:]
+        for (document, stored) in zip(documents, reusable) {
+            for snippet in document.snippets where stored[snippet.text] == nil && missingIndex[snippet.text] == nil {
+                missingIndex[snippet.text] = missing.count
+                missing.append(snippet.text)
+            }
+        }
+        let fresh: [[Float]]
+        do {
+            fresh = try await embedder.isRemote ? embedRemotely(missing, embedder: embedder, record: record)
+                                                : embedder.embed(missing, role: .passage)
+            guard fresh.count == missing.count else {
+                throw KBError(.embedding, "\(embedder.id) returned \(fresh.count) vectors for \(missing.count) texts.")
+            }
+        } catch {
+            return documents.map { _ in .failure(error) }
+        }
+        return documents.enumerated().map { i, document in
+            .success(document.snippets.map { reusable[i][$0.text] ?? fresh[missingIndex[$0.text]!] })
+        }
+    }
+
+    enum LoadOutcome: Sendable {
+        case unchanged
+        case loaded(SourceDocument)
+        case failed(String)
+    }
+
+    /// Reads, hashes and parses a batch of files on all cores.
+    static func load(_ batch: [SourceFile], options: IngestOptions, known: [String: String], ocrRecords: [String: String],
+                     ocr: OCRSession) -> [LoadOutcome] {
+        let results = ConcurrentSlots<LoadOutcome>(count: batch.count)
+        DispatchQueue.concurrentPerform(iterations: batch.count) { index in
+            let file = batch[index]
+            let outcome: LoadOutcome
+            do {
+                let contents = try DocumentReader.read(file)
+                if known[file.path] == contents.hash && !(file.isPaged && options.ocr.needsRereading(recorded: ocrRecords[file.path])) {
+                    outcome = .unchanged
+                } else {
+                    outcome = .loaded(try DocumentReader.load(file, contents, options: options, ocr: ocr))
+                }
+            } catch {
+                outcome = .failed((error as? KBError)?.message ?? "\(error)")
+            }
+            results.set(index, outcome)
+        }
+        return results.values.map { $0 ?? .failed("not read") }
+    }
+}

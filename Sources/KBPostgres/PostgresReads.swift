@@ -1,0 +1,56 @@
+public import Foundation
+public import KBCore
+public import KBStore
+import PostgresNIO
+
+/// The reads a snapshot and a write transaction of a PostgreSQL index share (`StoredReads`),
+/// over one leased connection inside one transaction.
+protocol PostgresReads: StoredReads {
+    var session: PGSession { get }
+}
+
+extension PostgresReads {
+    public func meta(_ key: String) throws -> String? { try PostgresSchema.meta(key, session) }
+
+    public func memoryIDs(startingWith prefix: String, limit: Int) throws -> [String] {
+        try session.rows("SELECT id FROM memories WHERE starts_with(id, $1) ORDER BY id COLLATE \"C\" LIMIT $2",
+                         .text(prefix), .int(Int64(limit))).map { try $0.get(0, String.self) }
+    }
+
+    public func fetchMemory(id: String) throws -> Memory? {
+        try session.rows("SELECT \(PostgresRows.memoryColumns) FROM memories WHERE id = $1", .text(id)).first.map(PostgresRows.memory)
+    }
+
+    public func currentMemory(contentKey: String, scope: MemoryScope) throws -> Memory? {
+        try session.rows("""
+            SELECT \(PostgresRows.memoryColumns) FROM memories WHERE scope = $1 AND content_key = $2 AND superseded_by IS NULL
+            """, .text(scope.name), .text(contentKey)).first.map(PostgresRows.memory)
+    }
+
+    public func memoryHistory(_ id: String) throws -> [MemoryVersion] {
+        try session.rows("""
+            SELECT version, title, content, tags, updated_at FROM memory_versions WHERE memory_id = $1 ORDER BY version
+            """, .text(id)).map { row in
+            MemoryVersion(
+                version: Int(try row.get("version", Int32.self)), title: try row.get("title"), content: try row.get("content"),
+                tags: StoredForms.tags(try row.get("tags")), updatedAt: Date(timeIntervalSince1970: try row.get("updated_at")))
+        }
+    }
+
+    public func findBot(named name: String) throws -> Bot? {
+        try session.rows("SELECT * FROM bots WHERE name = $1", .text(name)).first.map(PostgresRows.bot)
+    }
+
+    /// The write counter (see `PostgresTransaction.bumpGeneration`).
+    public func generation() throws -> Int64 { Int64(try meta("generation") ?? "0") ?? 0 }
+
+    /// Ids of a source's snippets, in ordinal order.
+    public func snippetIDs(ofSource path: String) throws -> [Int64] {
+        try session.rows("SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE so.path = $1 ORDER BY sn.ordinal", .text(path))
+            .map { try $0.get(0, Int64.self) }
+    }
+
+    public func embedderID(named name: String) throws -> Int64? {
+        try session.value(Int64.self, "SELECT id FROM embedders WHERE name = $1", .text(name))
+    }
+}

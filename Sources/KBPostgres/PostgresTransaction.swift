@@ -1,0 +1,251 @@
+public import Foundation
+public import KBCore
+public import KBStore
+import PostgresNIO
+
+/// The steps of writes (`MemoryTransaction`) in one PostgreSQL write transaction, which holds
+/// the store's write lock (one writer at a time across replicas, as in SQLite).
+///
+/// Not Sendable in spirit: it lives inside one `PostgresStore.transaction` call, on one of the
+/// store's threads.
+public struct PostgresTransaction: MemoryTransaction, PostgresReads {
+    let session: PGSession
+    /// The text search configuration keyword rows are made with.
+    let textSearchConfig: String
+
+    public func setMeta(_ key: String, _ value: String) throws { try PostgresSchema.setMeta(key, value, session) }
+
+    /// Counts every write that changes what searches see.
+    public func bumpGeneration() throws -> Int64 {
+        try session.value(String.self, """
+            UPDATE kb_meta SET value = (value::bigint + 1)::text WHERE key = 'generation' RETURNING value
+            """).flatMap { Int64($0) } ?? 0
+    }
+
+    // MARK: - Sources
+
+    public func saveSource(_ source: Source, ingestedAt: Date) throws -> Int64 {
+        guard let id = try session.value(Int64.self, """
+            INSERT INTO sources (path, kind, title, content_hash, size, modified_at, ingested_at, keywords, ocr)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            ON CONFLICT (path) DO UPDATE SET
+                kind = excluded.kind, title = excluded.title, content_hash = excluded.content_hash,
+                size = excluded.size, modified_at = excluded.modified_at,
+                ingested_at = excluded.ingested_at, keywords = excluded.keywords, ocr = excluded.ocr
+            RETURNING id
+            """, .text(source.path), .text(source.kind.rawValue), .text(source.title), .text(source.contentHash),
+            .int(Int64(source.size)), .double(source.modifiedAt?.timeIntervalSince1970), .double(ingestedAt.timeIntervalSince1970),
+            .text(source.keywords.joined(separator: "\n")), .text(source.ocr)) else {
+            throw KBError(.database, "The source \(source.path) vanished while it was being written.")
+        }
+        return id
+    }
+
+    public func clearSource(id: Int64) throws -> [Int64] {
+        let removed = try session.rows("DELETE FROM snippets WHERE source_id = $1 RETURNING id", .int(id)).map { try $0.get(0, Int64.self) }
+        try session.execute("DELETE FROM source_tags WHERE source_id = $1", .int(id))
+        return removed
+    }
+
+    public func insertContent(_ document: SourceDocument, sourceID: Int64) throws -> [Int64] {
+        let source = document.source
+        let keywords = source.keywords.joined(separator: "\n")
+        let tagIDs = try self.tagIDs(Set(source.tags + document.snippets.flatMap(\.tags)))
+        if !source.tags.isEmpty {
+            try session.execute("INSERT INTO source_tags (source_id, tag_id) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING",
+                                .int(sourceID), .ints(Array(Set(source.tags.compactMap { tagIDs[$0] }))))
+        }
+        guard !document.snippets.isEmpty else { return [] }
+        // All snippets in one statement, in ordinal order (ids come back in the same order).
+        let snippets = document.snippets
+        var sql = SQL()
+        let fts = PostgresRows.ftsExpression(config: textSearchConfig, text: "u.text", title: sql.bind(.text(source.title)),
+                                             heading: "u.heading_path", keywords: sql.bind(.text(keywords)))
+        let sourceParameter = sql.bind(.int(sourceID))
+        // Labels, pages and OCR confidences absent are sent as chr(1) and -1 (arrays of one type),
+        // and stored as NULL.
+        sql += """
+            INSERT INTO snippets (source_id, ordinal, text, start_offset, end_offset, heading_path,
+                                  page_start, page_end, page_label_start, page_label_end, ocr_confidence, fts)
+            SELECT \(sourceParameter), u.ordinal, u.text, u.start_offset, u.end_offset, u.heading_path,
+                   NULLIF(u.page_start, -1), NULLIF(u.page_end, -1), NULLIF(u.label_start, chr(1)), NULLIF(u.label_end, chr(1)),
+                   NULLIF(u.ocr_confidence, -1), \(fts)
+            FROM unnest(\(sql.bind(.ints(snippets.map { Int64($0.ordinal) })))::bigint[], \(sql.bind(.texts(snippets.map(\.text))))::text[],
+                        \(sql.bind(.ints(snippets.map { Int64($0.start) })))::bigint[], \(sql.bind(.ints(snippets.map { Int64($0.end) })))::bigint[],
+                        \(sql.bind(.texts(snippets.map(\.headingPathString))))::text[],
+                        \(sql.bind(.ints(snippets.map { Int64($0.pages?.start ?? -1) })))::bigint[],
+                        \(sql.bind(.ints(snippets.map { Int64($0.pages?.end ?? -1) })))::bigint[],
+                        \(sql.bind(.texts(snippets.map { $0.pages?.startLabel ?? "\u{1}" })))::text[],
+                        \(sql.bind(.texts(snippets.map { $0.pages?.endLabel ?? "\u{1}" })))::text[],
+                        \(sql.bind(.floats(snippets.map { Float($0.ocr?.confidence ?? -1) })))::real[])
+                 AS u(ordinal, text, start_offset, end_offset, heading_path, page_start, page_end, label_start, label_end, ocr_confidence)
+            ORDER BY u.ordinal
+            RETURNING id, ordinal
+            """
+        let inserted = try session.rows(sql).map { (id: try $0.get(0, Int64.self), ordinal: Int(try $0.get(1, Int32.self))) }
+        let idByOrdinal = Dictionary(uniqueKeysWithValues: inserted.map { ($0.ordinal, $0.id) })
+        let ids = try snippets.map { snippet in
+            guard let id = idByOrdinal[snippet.ordinal] else {
+                throw KBError(.database, "The snippet \(snippet.ordinal) of \(source.path) was not stored.")
+            }
+            return id
+        }
+        var pairs: [(Int64, Int64)] = []
+        for (snippet, id) in zip(snippets, ids) {
+            for tag in Set(snippet.tags) { if let tagID = tagIDs[tag] { pairs.append((id, tagID)) } }
+        }
+        if !pairs.isEmpty {
+            try session.execute("""
+                INSERT INTO snippet_tags (snippet_id, tag_id) SELECT * FROM unnest($1::bigint[], $2::bigint[]) ON CONFLICT DO NOTHING
+                """, .ints(pairs.map(\.0)), .ints(pairs.map(\.1)))
+        }
+        return ids
+    }
+
+    func tagIDs(_ tags: Set<Tag>) throws -> [Tag: Int64] {
+        guard !tags.isEmpty else { return [:] }
+        let names = tags.map(\.name).sorted()
+        try session.execute("INSERT INTO tags (name) SELECT unnest($1::text[]) ON CONFLICT (name) DO NOTHING", .texts(names))
+        let ids = try session.rows("SELECT name, id FROM tags WHERE name = ANY ($1)", .texts(names))
+            .reduce(into: [String: Int64]()) { $0[try $1.get(0, String.self)] = try $1.get(1, Int64.self) }
+        return tags.reduce(into: [Tag: Int64]()) { result, tag in result[tag] = ids[tag.name] }
+    }
+
+    public func sourcePaths(matching path: String) throws -> [String] {
+        try session.rows("SELECT path FROM sources WHERE path = $1 OR starts_with(path, $2) ORDER BY path COLLATE \"C\"",
+                         .text(path), .text(path.folderPrefix)).map { try $0.get(0, String.self) }
+    }
+
+    public func deleteSource(path: String) throws -> [Int64]? {
+        let snippets = try snippetIDs(ofSource: path)
+        guard try !session.rows("DELETE FROM sources WHERE path = $1 RETURNING id", .text(path)).isEmpty else { return nil }
+        return snippets
+    }
+
+    public func deleteUnusedTags() throws {
+        try session.execute("""
+            DELETE FROM tags t WHERE NOT EXISTS (SELECT 1 FROM source_tags st WHERE st.tag_id = t.id)
+                                 AND NOT EXISTS (SELECT 1 FROM snippet_tags st WHERE st.tag_id = t.id)
+            """)
+    }
+
+    public func cacheOCRPage(_ page: OCRPage, contentHash: String, key: String) throws {
+        try session.execute("""
+            INSERT INTO ocr_pages (content_hash, settings, page, text, confidence, words, quarter_turns) VALUES ($1, $2, $3, $4, $5, $6, $7)
+            ON CONFLICT (content_hash, settings, page) DO UPDATE SET
+                text = excluded.text, confidence = excluded.confidence, words = excluded.words, quarter_turns = excluded.quarter_turns
+            """, .text(contentHash), .text(key), .int(Int64(page.page)), .text(page.text), .double(page.confidence),
+            .int(Int64(page.words)), .int(Int64(page.quarterTurns)))
+    }
+
+    // MARK: - Vectors
+
+    public func insertEmbedder(_ record: EmbedderRecord) throws {
+        try session.execute("INSERT INTO embedders (name, dimension, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
+                            .text(record.name), .int(Int64(record.dimension)), .double(Date().timeIntervalSince1970))
+    }
+
+    public func saveVectors(_ entries: [(id: Int64, vector: [Float])], embedder: EmbedderRecord) throws {
+        guard !entries.isEmpty else { return }
+        let embedderID = try makeEmbedderID(embedder)
+        for start in stride(from: 0, to: entries.count, by: 1_000) {
+            let part = entries[start..<min(start + 1_000, entries.count)]
+            try session.execute("""
+                INSERT INTO vectors (snippet_id, embedder_id, embedding)
+                SELECT u.id, $1, u.v::vector FROM unnest($2::bigint[], $3::text[]) AS u(id, v)
+                WHERE EXISTS (SELECT 1 FROM snippets sn WHERE sn.id = u.id)
+                ON CONFLICT (snippet_id, embedder_id) DO UPDATE SET embedding = excluded.embedding
+                """, .int(embedderID), .ints(part.map(\.id)), .texts(part.map { PostgresRows.vectorLiteral($0.vector) }))
+        }
+    }
+
+    public func cacheVectors(embedder: EmbedderRecord, _ entries: [(hash: Data, vector: [Float])], tokens: Int) throws {
+        if !entries.isEmpty {
+            try session.execute("""
+                INSERT INTO embedding_cache (embedder, text_hash, data)
+                SELECT $1, decode(h, 'hex'), decode(d, 'hex') FROM unnest($2::text[], $3::text[]) AS u(h, d)
+                ON CONFLICT (embedder, text_hash) DO UPDATE SET data = excluded.data
+                """, .text(embedder.name), .texts(entries.map { PostgresRows.hex($0.hash) }),
+                .texts(entries.map { PostgresRows.hex(VectorCoding.encode($0.vector)) }))
+        }
+        if tokens > 0 {
+            try session.execute("""
+                INSERT INTO embedder_usage (embedder, tokens) VALUES ($1, $2)
+                ON CONFLICT (embedder) DO UPDATE SET tokens = embedder_usage.tokens + excluded.tokens
+                """, .text(embedder.name), .int(Int64(tokens)))
+        }
+    }
+
+    public func countSnippetsWithoutVectors(embedder: EmbedderRecord) throws -> Int {
+        let embedderID = try embedderID(named: embedder.name) ?? -1
+        return Int(try session.value(Int64.self, """
+            SELECT count(*) FROM snippets sn WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.snippet_id = sn.id AND v.embedder_id = $1)
+            """, .int(embedderID)) ?? 0)
+    }
+
+    public func deleteVectors(except embedder: EmbedderRecord) throws {
+        let embedderID = try embedderID(named: embedder.name) ?? -1
+        try session.execute("DELETE FROM vectors WHERE embedder_id != $1", .int(embedderID))
+        try session.execute("DELETE FROM embedders WHERE id != $1", .int(embedderID))
+    }
+
+    // MARK: - Bots
+
+    public func saveBot(_ bot: Bot) throws {
+        try session.execute("""
+            INSERT INTO bots (name, system_prompt, sources, memory_scopes, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
+            ON CONFLICT (name) DO UPDATE SET system_prompt = excluded.system_prompt, sources = excluded.sources,
+                memory_scopes = excluded.memory_scopes, updated_at = excluded.updated_at
+            """, .text(bot.name), .text(bot.systemPrompt), .text(try StoredForms.text(bot.sources)), .text(bot.memoryScopes.joined(separator: "\n")),
+            .double(bot.createdAt.timeIntervalSince1970), .double(bot.updatedAt.timeIntervalSince1970))
+    }
+
+    public func removeBot(named name: String) throws -> Bool {
+        try !session.rows("DELETE FROM bots WHERE name = $1 RETURNING name", .text(name)).isEmpty
+    }
+
+    // MARK: - Memories
+
+    public func memoriesSuperseded(by id: String) throws -> [(id: String, scope: MemoryScope, contentKey: String)] {
+        try session.rows("SELECT id, scope, content_key FROM memories WHERE superseded_by = $1 ORDER BY id COLLATE \"C\"", .text(id))
+            .map { (id: try $0.get(0, String.self), scope: try MemoryScope(try $0.get(1, String.self)), contentKey: try $0.get(2, String.self)) }
+    }
+
+    public func setSupersededBy(_ newer: String?, of id: String) throws {
+        try session.execute("UPDATE memories SET superseded_by = $1 WHERE id = $2", .text(newer), .text(id))
+    }
+
+    public func memoryVectors(scope: MemoryScope, embedder: EmbedderRecord, excluding id: String?) throws -> [(id: String, vector: [Float])] {
+        try session.rows("""
+            SELECT m.id, v.embedding::real[] FROM memories m
+            JOIN snippets sn ON sn.source_id = m.source_id
+            JOIN vectors v ON v.snippet_id = sn.id
+            JOIN embedders e ON e.id = v.embedder_id
+            WHERE m.scope = $1 AND m.superseded_by IS NULL AND e.name = $2 AND m.id != $3
+            ORDER BY m.id COLLATE "C"
+            """, .text(scope.name), .text(embedder.name), .text(id ?? "")).map { (try $0.get(0, String.self), try $0.get(1, [Float].self)) }
+    }
+
+    public func saveMemoryRow(_ m: Memory, sourceID: Int64, contentKey: String) throws {
+        try session.execute("""
+            INSERT INTO memories (id, source_id, scope, title, content, content_key, tags, created_at, updated_at, version, superseded_by)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            ON CONFLICT (id) DO UPDATE SET
+                scope = excluded.scope, title = excluded.title, content = excluded.content, content_key = excluded.content_key,
+                tags = excluded.tags, created_at = excluded.created_at, updated_at = excluded.updated_at,
+                version = excluded.version, superseded_by = excluded.superseded_by
+            """, .text(m.id), .int(sourceID), .text(m.scope.name), .text(m.title), .text(m.content), .text(contentKey),
+            .text(StoredForms.text(m.tags)), .double(m.createdAt.timeIntervalSince1970),
+            .double(m.updatedAt.timeIntervalSince1970), .int(Int64(m.version)), .text(m.supersededBy))
+    }
+
+    public func replaceHistory(_ versions: [MemoryVersion], of id: String) throws {
+        try session.execute("DELETE FROM memory_versions WHERE memory_id = $1", .text(id))
+        for v in versions {
+            try session.execute("""
+                INSERT INTO memory_versions (memory_id, version, title, content, tags, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
+                """, .text(id), .int(Int64(v.version)), .text(v.title), .text(v.content),
+                .text(StoredForms.text(v.tags)), .double(v.updatedAt.timeIntervalSince1970))
+        }
+    }
+}

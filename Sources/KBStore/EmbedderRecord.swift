@@ -1,0 +1,72 @@
+public import KBCore
+
+/// The embedder an index uses for its vectors, as `kb_meta` records it.
+public struct EmbedderRecord: Sendable, Hashable, Codable {
+    /// The embedder's id (`all-MiniLM-L6-v2`), or `none` for a keyword-only index.
+    public var name: String
+    /// Vector length; 0 for `none`.
+    public var dimension: Int
+    /// How to make the embedder again (`local`, `none`, `hashing`).
+    public var spec: String
+
+    public init(name: String, dimension: Int, spec: String) {
+        self.name = name
+        self.dimension = dimension
+        self.spec = spec
+    }
+
+    public static let none = EmbedderRecord(name: "none", dimension: 0, spec: "none")
+
+    /// Whether the index this record describes holds vectors (it was not built with `--embedder none`).
+    /// Every "can this index rank by vectors" decision is this one.
+    public var hasVectors: Bool { dimension > 0 }
+
+    /// The `kb_meta` keys the record is kept under.
+    public enum MetaKey {
+        public static let name = "embedder"
+        public static let dimension = "dimension"
+        public static let spec = "embedder_spec"
+    }
+
+    /// The record as `kb_meta` rows.
+    public var metaValues: [(key: String, value: String)] {
+        [(MetaKey.name, name), (MetaKey.dimension, String(dimension)), (MetaKey.spec, spec)]
+    }
+
+    /// Whether vectors from `other` may be written into an index that records this embedder.
+    public func accepts(_ other: EmbedderRecord) -> Bool { name == other.name && dimension == other.dimension }
+
+    /// Checks that `vectors` holds one vector of this embedder's dimension per snippet of
+    /// `document` (nil, for a keyword-only index, passes).
+    public func check(_ vectors: [[Float]]?, for document: SourceDocument) throws {
+        guard let vectors else { return }
+        guard vectors.count == document.snippets.count else {
+            throw KBError(.embedding, "\(document.source.path): \(vectors.count) vectors for \(document.snippets.count) snippets.")
+        }
+        if let bad = vectors.first(where: { $0.count != dimension }) { throw wrongDimension(bad.count) }
+    }
+
+    /// The error for a vector of `count` values from this embedder.
+    public func wrongDimension(_ count: Int) -> KBError {
+        KBError(.embedding, "\(name) returned a \(count)-dim vector; the index holds \(dimension)-dim vectors.")
+    }
+
+    /// Why an index holding `index`'s vectors cannot take `requested`'s, and what to do.
+    public static func mismatchMessage(index: EmbedderRecord, requested: EmbedderRecord) -> String {
+        if !index.hasVectors {
+            return "The index was built without embeddings (--embedder none), so '\(requested.name)' cannot add vectors to it. "
+                + "Ingest with --embedder none, or start a new index with --db."
+        }
+        if !requested.hasVectors {
+            return "The index holds \(index.dimension)-dim vectors from '\(index.name)'; ingesting with --embedder none would leave new snippets without vectors. "
+                + "Ingest with --embedder \(index.spec), or start a new index with --db."
+        }
+        return "The index holds \(index.dimension)-dim vectors from '\(index.name)', but '\(requested.name)' returns \(requested.dimension). "
+            + "Use --embedder \(index.spec) with this index, run `kb reindex --embedder \(requested.spec.hasPrefix("openai:") ? "openai:…" : requested.spec)` to switch it, or build a new index with --db."
+    }
+}
+
+extension Optional where Wrapped == EmbedderRecord {
+    /// Whether an index with this record (nil: nothing ingested yet) holds vectors.
+    public var hasVectors: Bool { self?.hasVectors ?? false }
+}

@@ -1,0 +1,66 @@
+public import KBCore
+
+/// A value bound to a statement parameter by a ``SQLDialect``.
+public enum SQLValue: Sendable, Hashable {
+    case text(String)
+    case int(Int64)
+}
+
+/// How a store's SQL binds values and says "starts with" and "is one of": what the one filter
+/// builder (``FilterSQL``) needs to write the same conditions for SQLite and PostgreSQL.
+public protocol SQLDialect {
+    /// Binds `value` and returns its placeholder.
+    mutating func bind(_ value: SQLValue) -> String
+    /// True when `column` starts with `prefix`.
+    mutating func startsWith(_ column: String, _ prefix: String) -> String
+    /// True when `column` equals one of `values` (never empty).
+    mutating func isOneOf(_ column: String, _ values: [String]) -> String
+}
+
+/// The `AND …` conditions that a search query's filters add to a statement over snippets `sn`
+/// joined with their sources `so`, written once for every store.
+///
+/// Memories are searched only when asked for (`kinds` names `.memory`), and then only current
+/// ones (unless `includeSuperseded`) of the query's scopes (all when none are named). Tags must
+/// all be present; source prefixes and bot selectors each need one to match.
+public enum FilterSQL {
+    public static func conditions(_ query: SearchQuery, _ dialect: inout some SQLDialect) -> String {
+        var sql = ""
+        if query.kinds.isEmpty {
+            sql += " AND so.kind != 'memory'"
+        } else {
+            sql += " AND " + dialect.isOneOf("so.kind", query.kinds.map(\.rawValue).sorted())
+        }
+        if query.kinds.contains(.memory) && (!query.scopes.isEmpty || !query.includeSuperseded) {
+            var memories = "SELECT source_id FROM memories WHERE 1 = 1"
+            if !query.includeSuperseded { memories += " AND superseded_by IS NULL" }
+            if !query.scopes.isEmpty { memories += " AND " + dialect.isOneOf("scope", query.scopes.map(\.name)) }
+            sql += " AND (so.kind != 'memory' OR so.id IN (\(memories)))"
+        }
+        if !query.sourcePrefixes.isEmpty {
+            sql += " AND (" + query.sourcePrefixes.map { dialect.startsWith("so.path", $0) }.joined(separator: " OR ") + ")"
+        }
+        for tag in query.tags {
+            sql += " AND " + tagged(tag, &dialect)
+        }
+        if !query.selectors.isEmpty {
+            let clauses = query.selectors.map { selector -> String in
+                switch selector {
+                case .path(let path):
+                    "so.path = \(dialect.bind(.text(path))) OR " + dialect.startsWith("so.path", path.folderPrefix)
+                case .tag(let tag):
+                    tagged(tag, &dialect)
+                case .kind(let kind):
+                    "so.kind = \(dialect.bind(.text(kind.rawValue)))"
+                }
+            }
+            sql += " AND (" + clauses.map { "(\($0))" }.joined(separator: " OR ") + ")"
+        }
+        return sql
+    }
+
+    /// True for snippets that carry `tag`.
+    static func tagged(_ tag: Tag, _ dialect: inout some SQLDialect) -> String {
+        "sn.id IN (SELECT st.snippet_id FROM snippet_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = \(dialect.bind(.text(tag.name))))"
+    }
+}

@@ -1,0 +1,108 @@
+public import Foundation
+public import KBCore
+
+/// One consistent view of an index, valid only inside the `IndexStore.snapshot` call that hands
+/// it out. Its calls block their (non-cooperative) thread.
+public protocol IndexSnapshot: StoredReads {
+    /// Where the index is, as `IndexStore.location`.
+    var location: String { get }
+    /// A number that grows with every write that changes what searches see.
+    func generation() throws -> Int64
+    func status() throws -> IndexStatus
+    /// The storage engine's own consistency check: "ok", or what is damaged.
+    func integrityCheck() throws -> String
+
+    // Sources
+    /// Content hash of every source by path.
+    func contentHashes() throws -> [String: String]
+    func sourcePaths(under prefix: String) throws -> [String]
+    func sources() throws -> [StoredSource]
+    /// The language keyword search is tuned for.
+    func keywordLanguage() throws -> KeywordLanguage
+    /// How OCR read each source it read (`Source.ocr`), by path.
+    func ocrRecords() throws -> [String: String]
+    /// Pages recognised earlier in the file with this hash, under the same settings.
+    func ocrPages(contentHash: String, key: String) throws -> [OCRPage]
+
+    // Embedders and vectors
+    /// The stored vectors of a source's snippets, by snippet text (an update re-embeds only
+    /// changed text).
+    func vectorsByText(path: String, embedder: String) throws -> [String: [Float]]
+    func cachedVectors(embedder: EmbedderRecord, hashes: [Data]) throws -> [Data: [Float]]
+    func snippetsWithoutVectors(embedder: EmbedderRecord, limit: Int) throws -> [SnippetText]
+    /// The `k` snippets nearest to `vector` (cosine, best first), among `allowed` when given,
+    /// leaving out `excluded`; a filter never shrinks `k`. With `quantized`, a store that keeps an
+    /// int8 copy of the vectors scans it and rescores the best candidates exactly; others ignore it.
+    func vectorRanking(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?, excluded: Set<Int64>,
+                       quantized: Bool) throws -> [(id: Int64, score: Float)]
+    func vectors(of snippetIDs: [Int64], embedder: EmbedderRecord) throws -> [Int64: [Float]]
+
+    // Search
+    /// Snippet ids and scores (higher is better) of the best keyword matches.
+    func keywordRanking(_ query: SearchQuery, limit: Int) throws -> [(id: Int64, score: Double)]
+    /// Ids of the snippets that pass a query's filters; nil when it has none.
+    func filteredSnippetIDs(_ query: SearchQuery) throws -> Set<Int64>?
+    func memorySnippetIDs() throws -> Set<Int64>
+    /// Hits for snippet ids (rank and score 0); with `highlighting`, excerpts mark its words.
+    func hits(for ids: [Int64], highlighting text: String?) throws -> [Int64: SearchHit]
+    func snippetSummaries(_ ids: [Int64]) throws -> [Int64: (sourcePath: String, text: String)]
+
+    // Memories
+    /// Memories, oldest first; `scopes` empty means all; every tag must be present.
+    func memories(scopes: [MemoryScope], tags: [Tag], includeSuperseded: Bool) throws -> [Memory]
+    func memories(sourcePaths paths: [String]) throws -> [String: Memory]
+
+    // Bots
+    func bots() throws -> [Bot]
+
+    // Copying a whole index (`kb export`)
+    /// A stored source's metadata (tags and keywords included), or nil.
+    func source(path: String) throws -> Source?
+    /// Ids of a source's snippets, in ordinal order.
+    func snippetIDs(ofSource path: String) throws -> [Int64]
+    /// Names and dimensions of every embedder with vectors in the index (the current one and
+    /// any kept by a reindex).
+    func embedderDimensions() throws -> [(name: String, dimension: Int)]
+    /// The embedding cache of one embedder: text hash and vector.
+    func cacheEntries(embedder: EmbedderRecord) throws -> [(hash: Data, vector: [Float])]
+}
+
+extension IndexSnapshot {
+    /// A stored source with its snippets, as ingest wrote it; nil when there is none at `path`.
+    public func document(path: String) throws -> SourceDocument? {
+        guard let source = try source(path: path) else { return nil }
+        let ids = try snippetIDs(ofSource: path)
+        let hits = try self.hits(for: ids, highlighting: nil)
+        return SourceDocument(source: source, snippets: try ids.map { id in
+            guard let hit = hits[id] else { throw KBError(.database, "The snippet \(id) of \(path) vanished while it was being read.") }
+            return hit.snippet
+        })
+    }
+
+    /// Every embedder with vectors in the index; the current one carries the spec the index
+    /// records, the others their name.
+    public func embedders() throws -> [EmbedderRecord] {
+        let current = try embedderRecord()
+        return try embedderDimensions().map { name, dimension in
+            EmbedderRecord(name: name, dimension: dimension, spec: current?.name == name ? current!.spec : name)
+        }
+    }
+
+    public func memories(scopes: [MemoryScope] = [], tags: [Tag] = []) throws -> [Memory] {
+        try memories(scopes: scopes, tags: tags, includeSuperseded: false)
+    }
+
+    public func hits(for ids: [Int64]) throws -> [Int64: SearchHit] { try hits(for: ids, highlighting: nil) }
+
+    /// Keyword search: the ranking with its hits.
+    public func keywordSearch(_ query: SearchQuery) throws -> [SearchHit] {
+        let ranking = try keywordRanking(query, limit: query.limit)
+        let hits = try self.hits(for: ranking.map(\.id), highlighting: query.text)
+        return ranking.enumerated().compactMap { index, entry in
+            guard var hit = hits[entry.id] else { return nil }
+            hit.rank = index + 1
+            hit.score = entry.score
+            return hit
+        }
+    }
+}

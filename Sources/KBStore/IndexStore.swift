@@ -1,0 +1,76 @@
+public import Foundation
+public import KBCore
+
+/// Where a knowledge base keeps its sources, snippets, vectors, memories and bots: everything
+/// `KnowledgeBase` asks of storage, and nothing more. `SQLiteStore` (one file, in KBIndex) and
+/// `PostgresStore` (PostgreSQL with pgvector, for several servers, in KBPostgres) implement it,
+/// both as a ``TransactionalStore``: the rules every write follows are written once, in that
+/// protocol's extension, over the steps each store supplies in its own SQL.
+///
+/// Reads go through `snapshot`: one consistent view for the length of the call, run off the
+/// caller's thread (never on Swift's cooperative pool). Each write is one transaction: all of it
+/// is stored, or none.
+public protocol IndexStore: AnyObject, Sendable {
+    /// Where the index is, for messages: a file path, or a `postgres://` URL without password.
+    var location: String { get }
+
+    /// Runs `body` with one consistent view of the index and returns its result.
+    func snapshot<T: Sendable>(_ body: @Sendable (any IndexSnapshot) throws -> T) async throws -> T
+
+    func setMeta(_ key: String, _ value: String) async throws
+
+    // Sources and snippets
+    /// Stores a source, its snippets and their vectors in one transaction. `vectors` holds one
+    /// vector per snippet, in order, from `embedder`; nil for a keyword-only index.
+    func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord, ingestedAt: Date) async throws -> WriteEffect
+    /// Removes the sources at these paths or inside these folders.
+    func removeSources(matching paths: [String]) async throws -> (paths: [String], effect: WriteEffect)
+    /// Removes the sources at exactly these paths.
+    func removeSources(exactly paths: [String]) async throws -> (count: Int, effect: WriteEffect)
+    func deleteUnusedTags() async throws
+    /// Whether keyword search can be tuned for another language once the index exists (SQLite
+    /// rebuilds its keyword table); false when the language was fixed when the index was made.
+    var retunesKeywordLanguage: Bool { get }
+    /// Tunes keyword search for a language, rebuilding the keyword index; false when it already was.
+    @discardableResult
+    func setKeywordLanguage(_ language: KeywordLanguage) async throws -> Bool
+    /// Keeps one page Tesseract recognised, by file hash, settings (`OCRSettings.cacheKey`) and
+    /// page, until no source has that hash any more.
+    func cacheOCRPage(_ page: OCRPage, contentHash: String, key: String) async throws
+
+    // Vectors
+    /// Stores remote vectors by (embedder, SHA-256 of the text) and the tokens they cost.
+    func cacheVectors(embedder: EmbedderRecord, _ entries: [(hash: Data, vector: [Float])], tokens: Int) async throws
+    /// Stores vectors of another embedder beside the current ones (reindexing).
+    func addVectors(embedder: EmbedderRecord, _ entries: [(id: Int64, vector: [Float])]) async throws
+    /// Makes `embedder` the one searched with once every snippet has its vector; false otherwise.
+    func switchEmbedder(to embedder: EmbedderRecord, dropOthers: Bool) async throws -> Bool
+    /// Builds an approximate (HNSW) index over the current embedder's vectors and measures its
+    /// recall@10 against exact ranking, where the store has one (PostgreSQL); others throw
+    /// `unsupportedMode` with the reason.
+    func buildApproximateIndex(_ settings: HNSWSettings, sample: Int) async throws -> HNSWReport
+    /// Drops the approximate index; false when there was none.
+    func dropApproximateIndex() async throws -> Bool
+
+    // Memories
+    func addMemory(_ write: MemoryWrite, superseding: String?) async throws -> MemoryAddOutcome
+    func updateMemory(_ write: MemoryWrite, expectedVersion: Int) async throws -> WriteEffect
+    func deleteMemory(_ idOrPrefix: String) async throws -> (memory: Memory, effect: WriteEffect)
+    func importMemory(_ write: MemoryWrite, history: [MemoryVersion], replacing: Bool) async throws -> (MemoryImportOutcome, WriteEffect?)
+
+    // Bots
+    func createBot(_ bot: Bot) async throws
+    func updateBot(named name: String, _ change: @Sendable (inout Bot) throws -> Void) async throws -> Bot
+    func deleteBot(named name: String) async throws
+}
+
+extension IndexStore {
+    @discardableResult
+    public func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord) async throws -> WriteEffect {
+        try await replace(document, vectors: vectors, embedder: embedder, ingestedAt: Date())
+    }
+
+    public func addMemory(_ write: MemoryWrite) async throws -> MemoryAddOutcome {
+        try await addMemory(write, superseding: nil)
+    }
+}

@@ -1,0 +1,83 @@
+public import Foundation
+public import KBCore
+
+/// A store whose writes are transactions of ``MemoryTransaction`` steps. Every write that
+/// `IndexStore` asks for is implemented here, once, as one transaction running the rules of
+/// ``StoreTransaction`` and ``MemoryTransaction``; a store supplies `transaction` and its steps.
+public protocol TransactionalStore: IndexStore {
+    associatedtype Transaction: MemoryTransaction
+
+    /// Runs `body` in one write transaction, off the caller's thread (never on Swift's
+    /// cooperative pool): all of it is committed, or none.
+    func transaction<T: Sendable>(_ body: @Sendable (Transaction) throws -> T) async throws -> T
+}
+
+extension TransactionalStore {
+    public func setMeta(_ key: String, _ value: String) async throws {
+        try await transaction { try $0.setMeta(key, value) }
+    }
+
+    @discardableResult
+    public func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord, ingestedAt: Date) async throws -> WriteEffect {
+        try embedder.check(vectors, for: document)
+        return try await transaction { try $0.replace(document, vectors: vectors, embedder: embedder, ingestedAt: ingestedAt) }
+    }
+
+    @discardableResult
+    public func removeSources(matching paths: [String]) async throws -> (paths: [String], effect: WriteEffect) {
+        try await transaction { try $0.removeSources(matching: paths) }
+    }
+
+    @discardableResult
+    public func removeSources(exactly paths: [String]) async throws -> (count: Int, effect: WriteEffect) {
+        try await transaction { try $0.removeSources(exactly: paths) }
+    }
+
+    public func deleteUnusedTags() async throws {
+        try await transaction { try $0.deleteUnusedTags() }
+    }
+
+    public func cacheOCRPage(_ page: OCRPage, contentHash: String, key: String) async throws {
+        try await transaction { try $0.cacheOCRPage(page, contentHash: contentHash, key: key) }
+    }
+
+    public func cacheVectors(embedder: EmbedderRecord, _ entries: [(hash: Data, vector: [Float])], tokens: Int) async throws {
+        try await transaction { try $0.cacheVectors(embedder: embedder, entries, tokens: tokens) }
+    }
+
+    public func addVectors(embedder: EmbedderRecord, _ entries: [(id: Int64, vector: [Float])]) async throws {
+        try await transaction { try $0.addVectors(embedder: embedder, entries) }
+    }
+
+    public func switchEmbedder(to embedder: EmbedderRecord, dropOthers: Bool) async throws -> Bool {
+        try await transaction { try $0.switchEmbedder(to: embedder, dropOthers: dropOthers) }
+    }
+
+    public func addMemory(_ write: MemoryWrite, superseding: String?) async throws -> MemoryAddOutcome {
+        try await transaction { try $0.addMemory(write, superseding: superseding) }
+    }
+
+    public func updateMemory(_ write: MemoryWrite, expectedVersion: Int) async throws -> WriteEffect {
+        try await transaction { try $0.updateMemory(write, expectedVersion: expectedVersion) }
+    }
+
+    public func deleteMemory(_ idOrPrefix: String) async throws -> (memory: Memory, effect: WriteEffect) {
+        try await transaction { try $0.deleteMemory(idOrPrefix) }
+    }
+
+    public func importMemory(_ write: MemoryWrite, history: [MemoryVersion], replacing: Bool) async throws -> (MemoryImportOutcome, WriteEffect?) {
+        try await transaction { try $0.importMemory(write, history: history, replacing: replacing) }
+    }
+
+    public func createBot(_ bot: Bot) async throws {
+        try await transaction { try $0.createBot(bot) }
+    }
+
+    public func updateBot(named name: String, _ change: @Sendable (inout Bot) throws -> Void) async throws -> Bot {
+        try await transaction { try $0.updateBot(named: name, change) }
+    }
+
+    public func deleteBot(named name: String) async throws {
+        try await transaction { try $0.deleteBot(named: name) }
+    }
+}
