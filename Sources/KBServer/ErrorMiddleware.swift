@@ -6,12 +6,15 @@ import KBKit
 import Logging
 import NIOCore
 
-/// Gives every response an `X-Request-ID` (the request's own when it sends a sane one) and turns
-/// every error into `{"error": {"code", "message"}}` with its status. A 5xx answer says only that
-/// something failed, with the request id; what failed goes to the server log under that id, so
-/// no path, SQL or model detail reaches a client.
+/// Gives every response an `X-Request-ID` (the request's own when it sends a sane
+/// one) and turns every error into `{"error": {"code", "message"}}` with its status: kb's own
+/// errors answer as Hummingbird's `HTTPResponseError`s (`KBError+HTTP`); a path that exists but
+/// not for the method gets 405 with the methods its registered routes allow.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     static var requestIDHeader: HTTPField.Name { HTTPField.Name("X-Request-ID")! }
+
+    /// The registered routes, for 405 answers.
+    let routes: RouteTable
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let id = Self.requestID(request.headers[Self.requestIDHeader])
@@ -19,7 +22,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch {
-            response = Self.response(for: error, request: request, id: id, logger: context.logger)
+            response = self.response(for: error, request: request, id: id, context: context)
         }
         response.headers[Self.requestIDHeader] = id
         return response
@@ -31,46 +34,28 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         return UUID().uuidString.lowercased()
     }
 
-    static func response(for error: any Error, request: Request, id: String, logger: Logger) -> Response {
+    func response(for error: any Error, request: Request, id: String, context: Context) -> Response {
         switch error {
         case let error as KBError:
-            let status = status(error.code)
-            guard status.code >= 500 else { return response(status, code: error.code.rawValue, message: error.message) }
-            logger.error("request \(id): \(request.method) \(request.uri.path) failed (\(error.code)): \(error.message)\(error.cause.map { " — \($0)" } ?? "")")
-            return response(status, code: error.code.rawValue, message: status == .serviceUnavailable
-                ? "The embedder is unavailable right now (request \(id)). Try again later, or search with mode keyword."
-                : "Something went wrong inside kb (request \(id)); the server log has the details.")
+            return error.response(to: request, id: id, context: context)
         case let error as HTTPError:
             if error.status == .notFound, error.body == nil {
-                let allowed = RetrievalService.methods(for: request.uri.path)
+                let allowed = routes.methods(for: request.uri.path)
                 if !allowed.isEmpty {
-                    var answer = response(.methodNotAllowed, code: code(.methodNotAllowed),
-                                          message: "\(request.uri.path) answers \(allowed.joined(separator: ", ")), not \(request.method).")
+                    var answer = Self.response(.methodNotAllowed, code: Self.code(.methodNotAllowed),
+                                               message: "\(request.uri.path) answers \(allowed.joined(separator: ", ")), not \(request.method).")
                     answer.headers[.allow] = allowed.joined(separator: ", ")
                     return answer
                 }
             }
             let message = error.body ?? (error.status == .notFound
                 ? "No such endpoint: \(request.method) \(request.uri.path). GET /openapi.json lists them." : error.status.reasonPhrase)
-            return response(error.status, code: code(error.status), message: message)
+            return Self.response(error.status, code: Self.code(error.status), message: message)
         case is NIOTooManyBytesError:
-            return response(.contentTooLarge, code: KBError.Code.tooLarge.rawValue, message: "The request body is over the service's limit.")
+            return Self.response(.contentTooLarge, code: KBError.Code.tooLarge.rawValue, message: "The request body is over the service's limit.")
         default:
-            logger.error("request \(id): \(request.method) \(request.uri.path) failed: \(String(describing: error))")
-            return response(.internalServerError, code: "internal", message: "Something went wrong inside kb (request \(id)); the server log has the details.")
-        }
-    }
-
-    /// The HTTP status of each error code: every code named, so a new one cannot slip through as a 500.
-    static func status(_ code: KBError.Code) -> HTTPResponse.Status {
-        switch code {
-        case .invalidArgument, .invalidText, .invalidFrontMatter, .invalidVocabulary, .unsupportedFileType: .badRequest
-        case .notFound: .notFound
-        case .conflict: .conflict
-        case .tooLarge: .contentTooLarge
-        case .unsupportedMode, .embedderMismatch, .unprocessable: .unprocessableContent
-        case .modelMissing, .invalidModel, .embedding: .serviceUnavailable
-        case .noSuchFile, .unreadableFile, .notAnIndex, .noIndex, .newerSchema, .database: .internalServerError
+            context.logger.error("request \(id): \(request.method) \(request.uri.path) failed: \(String(describing: error))")
+            return Self.response(.internalServerError, code: "internal", message: "Something went wrong inside kb (request \(id)); the server log has the details.")
         }
     }
 

@@ -25,28 +25,9 @@ public struct RetrievalService: Sendable {
         self.embeddings = embeddings
     }
 
-    /// Every route the service answers, as the OpenAPI document lists them.
-    public static let routes: [(method: String, path: String)] = [
-        ("GET", "/healthz"), ("GET", "/openapi.json"), ("GET", "/v1/status"),
-        ("POST", "/v1/context"), ("POST", "/v1/search"), ("POST", "/v1/embeddings"),
-        ("GET", "/v1/memories"), ("POST", "/v1/memories"), ("POST", "/v1/memories/search"),
-        ("GET", "/v1/memories/{id}"), ("PATCH", "/v1/memories/{id}"), ("DELETE", "/v1/memories/{id}"),
-        ("GET", "/v1/bots"), ("POST", "/v1/bots"),
-        ("GET", "/v1/bots/{name}"), ("PATCH", "/v1/bots/{name}"), ("DELETE", "/v1/bots/{name}"),
-    ]
-
-    /// The methods a path answers (empty for a path the service does not have): those of the
-    /// most specific route it matches (`/v1/memories/search` before `/v1/memories/{id}`).
-    static func methods(for path: String) -> [String] {
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
-        let matching = routes.compactMap { route -> (method: String, parameters: Int)? in
-            let template = route.path.split(separator: "/", omittingEmptySubsequences: false)
-            guard template.count == segments.count, zip(template, segments).allSatisfy({ $0.hasPrefix("{") || $0 == $1 }) else { return nil }
-            return (route.method, template.filter { $0.hasPrefix("{") }.count)
-        }
-        let fewest = matching.map(\.parameters).min()
-        return matching.filter { $0.parameters == fewest }.map(\.method)
-    }
+    /// Every route the service answers, as the router registers them (the OpenAPI document
+    /// documents the same list; a test holds them equal).
+    public var routes: [(method: String, path: String)] { RouteTable.entries(of: router()) }
 
     /// The application, ready to run or to test.
     public func application(logger: Logger? = nil) -> some ApplicationProtocol {
@@ -79,69 +60,79 @@ public struct RetrievalService: Sendable {
         try await application(logger: logger).runService()
     }
 
+    /// The router: the middleware (request ids and errors, the token, the body limit), then every
+    /// route, registered once; the table of methods per path that a 405 answer lists is read from
+    /// these registrations.
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
-        router.add(middleware: ErrorMiddleware())
+        let routes = RouteTable()
+        router.add(middleware: ErrorMiddleware(routes: routes))
         router.add(middleware: AuthMiddleware(token: configuration.token))
         router.add(middleware: BodyLimitMiddleware(limit: configuration.maxBodyBytes))
 
-        router.get("/healthz") { _, _ in try Self.json(["status": "ok"]) }
-        router.get("/openapi.json") { _, _ in
+        router.get("healthz") { _, _ in try Self.json(["status": "ok"]) }
+        router.get("openapi.json") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/json"],
                      body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json(
                         kb.limits, maxEmbeddingInputs: configuration.maxEmbeddingInputs, dimension: embeddings.declaredDimension))))
         }
-        router.get("/v1/status") { _, _ in try Self.json(try await kb.serviceStatus()) }
-        router.post("/v1/context") { request, _ in
+
+        let v1 = router.group("v1")
+        v1.get("status") { _, _ in try Self.json(try await kb.serviceStatus()) }
+        v1.post("context") { request, _ in
             try await answer(ContextRequest.self, request) { try await kb.context($0, reports: configuration.reports) }
         }
-        router.post("/v1/search") { request, _ in try await answer(SearchRequest.self, request) { try await kb.search($0) } }
-        router.post("/v1/embeddings") { request, _ in try await embed(request) }
+        v1.post("search") { request, _ in try await answer(SearchRequest.self, request) { try await kb.search($0) } }
+        v1.post("embeddings") { request, _ in try await embed(request) }
 
-        router.get("/v1/memories") { request, _ in
-            let parameters = request.uri.queryParameters
-            if let unknown = parameters.map({ String($0.key) }).sorted().first(where: { !["scope", "tag", "all"].contains($0) }) {
-                throw KBError(.invalidArgument, "Unknown query parameter \"\(unknown)\". GET /v1/memories takes scope, tag and all.")
-            }
-            var list = MemoryListRequest()
-            list.scopes = parameters.getAll("scope").map { String($0) }
-            list.tags = parameters.getAll("tag").map { String($0) }
-            if let all = parameters.get("all") {
-                guard let flag = Bool(String(all)) else { throw KBError(.invalidArgument, "\"all\" must be true or false; got \"\(all)\".") }
-                list.includeSuperseded = flag
-            }
-            return try Self.json(try await kb.memories(list))
-        }
-        router.post("/v1/memories") { request, _ in
+        v1.get("memories") { request, _ in try Self.json(try await kb.memories(try Self.memoryList(request))) }
+        v1.post("memories") { request, _ in
             try await answer(RememberRequest.self, request, status: { $0.created ? .created : .ok }) { try await kb.remember($0) }
         }
-        router.post("/v1/memories/search") { request, _ in try await answer(RecallRequest.self, request) { try await kb.recall($0) } }
-        router.get("/v1/memories/{id}") { _, context in
+        v1.post("memories/search") { request, _ in try await answer(RecallRequest.self, request) { try await kb.recall($0) } }
+        v1.get("memories/{id}") { _, context in
             try Self.json(try await kb.memory(try context.parameters.require("id"), history: true))
         }
-        router.patch("/v1/memories/{id}") { request, context in
+        v1.patch("memories/{id}") { request, context in
             try await answer(MemoryChangeRequest.self, request, adding: ["id": .string(try context.parameters.require("id"))]) {
                 try await kb.changeMemory($0)
             }
         }
-        router.delete("/v1/memories/{id}") { _, context in
+        v1.delete("memories/{id}") { _, context in
             try Self.json(try await kb.forget(ForgetRequest(id: try context.parameters.require("id"))))
         }
 
-        router.get("/v1/bots") { _, _ in try Self.json(try await kb.bots()) }
-        router.post("/v1/bots") { request, _ in
+        v1.get("bots") { _, _ in try Self.json(try await kb.bots()) }
+        v1.post("bots") { request, _ in
             try await answer(BotRequest.self, request, status: { _ in .created }) { try await kb.createBot($0) }
         }
-        router.get("/v1/bots/{name}") { _, context in try Self.json(try await kb.bot(try context.parameters.require("name"))) }
-        router.patch("/v1/bots/{name}") { request, context in
+        v1.get("bots/{name}") { _, context in try Self.json(try await kb.bot(try context.parameters.require("name"))) }
+        v1.patch("bots/{name}") { request, context in
             try await answer(BotChangeRequest.self, request, adding: ["name": .string(try context.parameters.require("name"))]) {
                 try await kb.changeBot($0)
             }
         }
-        router.delete("/v1/bots/{name}") { _, context in
+        v1.delete("bots/{name}") { _, context in
             try Self.json(try await kb.deleteBot(try context.parameters.require("name")))
         }
+        routes.record(router)
         return router
+    }
+
+    /// `GET /v1/memories`' query parameters: `scope` and `tag` (repeatable), `all`.
+    static func memoryList(_ request: Request) throws -> MemoryListRequest {
+        let parameters = request.uri.queryParameters
+        if let unknown = parameters.map({ String($0.key) }).sorted().first(where: { !["scope", "tag", "all"].contains($0) }) {
+            throw KBError(.invalidArgument, "Unknown query parameter \"\(unknown)\". GET /v1/memories takes scope, tag and all.")
+        }
+        var list = MemoryListRequest()
+        list.scopes = parameters.getAll("scope").map { String($0) }
+        list.tags = parameters.getAll("tag").map { String($0) }
+        if let all = parameters.get("all") {
+            guard let flag = Bool(String(all)) else { throw KBError(.invalidArgument, "\"all\" must be true or false; got \"\(all)\".") }
+            list.includeSuperseded = flag
+        }
+        return list
     }
 
     // MARK: - Handlers

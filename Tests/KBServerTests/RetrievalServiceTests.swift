@@ -5,7 +5,7 @@ import KBContext
 import KBCore
 import KBIngest
 import KBKit
-import KBServer
+@testable import KBServer
 import KBTestSupport
 import Testing
 
@@ -70,7 +70,7 @@ func errorCode(_ json: Any?) -> String? { ((json as? [String: Any])?["error"] as
         let fixture = try await Fixture()
         try await fixture.service().application().test(.router) { client in
             #expect(try await client.call(.get, "/healthz", token: nil).status == 200)
-            for (method, path) in RetrievalService.routes where path != "/healthz" {
+            for (method, path) in fixture.service().routes where path != "/healthz" {
                 let uri = path.replacingOccurrences(of: "{id}", with: "abcd").replacingOccurrences(of: "{name}", with: "astro")
                 let missing = try await client.call(HTTPRequest.Method(method)!, uri, [:], token: nil)
                 #expect(missing.status == 401, "\(method) \(path)")
@@ -228,6 +228,51 @@ func errorCode(_ json: Any?) -> String? { ((json as? [String: Any])?["error"] as
         }
     }
 
+    @Test func aPathThatExistsButNotForTheMethodAnswers405WithTheRegisteredMethods() async throws {
+        let fixture = try await Fixture()
+        let service = fixture.service()
+        let routes = service.routes
+        try await service.application().test(.router) { client in
+            let cases: [(HTTPRequest.Method, String, String)] = [
+                (.put, "/v1/search", "/v1/search"),
+                (.delete, "/v1/memories/search", "/v1/memories/search"),
+                (.put, "/v1/memories/abcd1234", "/v1/memories/{id}"),
+                (.post, "/v1/bots/astro", "/v1/bots/{name}"),
+                (.delete, "/healthz", "/healthz"),
+            ]
+            for (method, uri, template) in cases {
+                let allowed = routes.filter { $0.path == template }.map(\.method)
+                #expect(!allowed.isEmpty && !allowed.contains(method.rawValue), "\(template)")
+                try await client.execute(uri: uri, method: method, headers: [.authorization: "Bearer \(Fixture.token)"]) { response in
+                    #expect(response.status == .methodNotAllowed, "\(method) \(uri)")
+                    #expect(response.headers[.allow] == allowed.joined(separator: ", "), "\(method) \(uri)")
+                    let json = try? JSONSerialization.jsonObject(with: Data(buffer: response.body))
+                    #expect(errorCode(json) == "method_not_allowed")
+                }
+            }
+            #expect(try await client.call(.put, "/v1/nothing-here").status == 404)
+        }
+    }
+
+    @Test(arguments: KBError.Code.allCases)
+    func everyErrorCodeAnswersWithItsStatusAndServerErrorsHideTheirDetail(code: KBError.Code) async throws {
+        let error = KBError(code, "detail only the server log may hold: /secret/path")
+        let router = Router()
+        router.add(middleware: ErrorMiddleware(routes: RouteTable()))
+        router.get("fail") { _, _ -> Response in throw error }
+        let app = Application(router: router)
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/fail", method: .get) { response in
+                #expect(response.status == error.status)
+                #expect(response.headers[ErrorMiddleware<BasicRequestContext>.requestIDHeader] != nil)
+                let json = try? JSONSerialization.jsonObject(with: Data(buffer: response.body))
+                #expect(errorCode(json) == code.rawValue)
+                let body = String(buffer: response.body)
+                #expect(body.contains("/secret/path") == (error.status.code < 500), "\(code)")
+            }
+        }
+    }
+
     @Test func theOpenAPIDocumentParsesAndListsEveryRoute() async throws {
         let fixture = try await Fixture()
         try await fixture.service().application().test(.router) { client in
@@ -235,7 +280,7 @@ func errorCode(_ json: Any?) -> String? { ((json as? [String: Any])?["error"] as
             #expect(document["openapi"] as? String == "3.1.0")
             let paths = try #require(document["paths"] as? [String: [String: Any]])
             let documented = Set(paths.flatMap { path, operations in operations.keys.map { "\($0.uppercased()) \(path)" } })
-            let served = Set(RetrievalService.routes.map { "\($0.method) \($0.path)" })
+            let served = Set(fixture.service().routes.map { "\($0.method) \($0.path)" })
             #expect(documented == served)
             let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
             // Every $ref points at a schema that exists.
@@ -244,7 +289,7 @@ func errorCode(_ json: Any?) -> String? { ((json as? [String: Any])?["error"] as
             #expect(!refs.isEmpty)
             for ref in refs { #expect(schemas[ref] != nil, "\(ref)") }
             // Every documented route answers (not with 404 for a missing route).
-            for (method, path) in RetrievalService.routes {
+            for (method, path) in fixture.service().routes {
                 let uri = path.replacingOccurrences(of: "{id}", with: "0000abcd").replacingOccurrences(of: "{name}", with: "astro")
                 let answer = try await client.call(HTTPRequest.Method(method)!, uri, ["query": "x"])
                 #expect(errorCode(answer.json) != "not_found" || path.contains("{id}"), "\(method) \(path)")

@@ -1,0 +1,40 @@
+import HTTPTypes
+public import Hummingbird
+public import KBCore
+
+/// kb's errors as Hummingbird's `HTTPResponseError`s: the status comes from the one exhaustive
+/// mapping of error codes below, the body is `{"error": {"code", "message"}}`.
+extension KBError: HTTPResponseError {
+    /// The HTTP status of this error's code.
+    public var status: HTTPResponse.Status { Self.status(for: code) }
+
+    /// The HTTP status of each error code: every code named, so a new one cannot slip through as a 500.
+    static func status(for code: Code) -> HTTPResponse.Status {
+        switch code {
+        case .invalidArgument, .invalidText, .invalidFrontMatter, .invalidVocabulary, .unsupportedFileType: .badRequest
+        case .notFound: .notFound
+        case .conflict: .conflict
+        case .tooLarge: .contentTooLarge
+        case .unsupportedMode, .embedderMismatch, .unprocessable: .unprocessableContent
+        case .modelMissing, .invalidModel, .embedding: .serviceUnavailable
+        case .noSuchFile, .unreadableFile, .notAnIndex, .noIndex, .newerSchema, .database: .internalServerError
+        }
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        response(to: request, id: ErrorMiddleware<BasicRequestContext>.requestID(request.headers[ErrorMiddleware<BasicRequestContext>.requestIDHeader]),
+                 context: context)
+    }
+
+    /// A 4xx answer carries the code and the message. A 5xx answer says only that something
+    /// failed, with the request id; what failed goes to the server log under that id, so no path,
+    /// SQL or model detail reaches a client.
+    func response(to request: Request, id: String, context: some RequestContext) -> Response {
+        let status = self.status
+        guard status.code >= 500 else { return ErrorMiddleware<BasicRequestContext>.response(status, code: code.rawValue, message: message) }
+        context.logger.error("request \(id): \(request.method) \(request.uri.path) failed (\(code)): \(message)\(cause.map { " — \($0)" } ?? "")")
+        return ErrorMiddleware<BasicRequestContext>.response(status, code: code.rawValue, message: status == .serviceUnavailable
+            ? "The embedder is unavailable right now (request \(id)). Try again later, or search with mode keyword."
+            : "Something went wrong inside kb (request \(id)); the server log has the details.")
+    }
+}
