@@ -11,7 +11,9 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "kb", targets: ["kb"]),
-        .library(name: "KBKit", targets: ["KBKit"]),
+        // KBKit and the modules its API speaks in (its vocabulary, the storage types, ingest and
+        // context options, memories, evaluation), so that a package using it can import them too.
+        .library(name: "KBKit", targets: ["KBKit", "KBCore", "KBStore", "KBIngest", "KBContext", "KBMemory", "KBEval"]),
     ],
     // What a package that depends on kb may leave out. With none of them, KBKit needs only SQLite,
     // OpenBLAS, poppler and the model: `.package(path: "…/kb", traits: [])`.
@@ -33,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // `swift package generate-documentation --target KBKit` (scripts/docs.sh).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Vocabulary, no I/O.
@@ -40,31 +44,32 @@ let package = Package(
         // Loaders, chunker, tagger: pure functions of their input.
         .target(
             name: "KBIngest",
-            dependencies: ["KBCore", "CPoppler", "CTesseract", .product(name: "Yams", package: "Yams")],
+            dependencies: [
+                "KBCore", "CPoppler", .target(name: "CTesseract", condition: .when(traits: ["OCR"])),
+                .product(name: "Yams", package: "Yams"),
+            ],
             swiftSettings: strict),
         // OpenBLAS's CBLAS interface (libopenblas-dev). KBIndex (the vector scan) uses it.
-        .systemLibrary(name: "COpenBLAS", providers: [.apt(["libopenblas-dev"])]),
+        .systemLibrary(name: "COpenBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
         // A plain C interface over poppler-cpp (libpoppler-cpp-dev). Only KBIngest imports it.
         .target(
             name: "CPoppler",
-            cxxSettings: [.unsafeFlags(["-std=c++17"])],
             linkerSettings: [.linkedLibrary("poppler-cpp"), .linkedLibrary("stdc++")]),
         // A plain C interface over Tesseract's C API and Leptonica (libtesseract-dev, libleptonica-dev):
         // page images and recognition. Only KBIngest (and the tests' scan maker) import it.
         .target(
             name: "CTesseract",
-            cSettings: [.unsafeFlags(["-I/usr/include/leptonica"])],
             linkerSettings: [.linkedLibrary("tesseract"), .linkedLibrary("lept"), .linkedLibrary("gomp")]),
         // int8 kernels in C (clang vectorises them; Swift's SIMD widening does not). Only KBIndex imports it.
-        .target(name: "CKBKernels", cSettings: [.unsafeFlags(["-O3"])]),
+        .target(name: "CKBKernels"),
         // The encoder's numeric kernels in C: packed-weight matrix products and attention, with
         // AVX-512 and AVX2 variants chosen at run time. Only KBEmbed imports it.
-        .target(name: "CKBEncoder", cSettings: [.unsafeFlags(["-O3"])], linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "CKBEncoder", linkerSettings: [.linkedLibrary("m")]),
         // Embedders: the native BERT model (on CKBEncoder's kernels) and the HTTP client.
         .target(
             name: "KBEmbed",
             dependencies: ["KBCore", "CKBEncoder"],
-            swiftSettings: strict + [.unsafeFlags(["-Ounchecked"])]),
+            swiftSettings: strict),
         // The storage contract: what KBKit asks of an index, the types both stores share, and the
         // rules every store's writes follow, written once over per-store steps. No I/O.
         .target(name: "KBStore", dependencies: ["KBCore"], swiftSettings: strict),
@@ -72,7 +77,7 @@ let package = Package(
         .target(
             name: "KBIndex",
             dependencies: ["KBCore", "KBStore", "COpenBLAS", "CKBKernels", .product(name: "GRDB", package: "GRDB.swift")],
-            swiftSettings: strict + [.unsafeFlags(["-Ounchecked"])]),
+            swiftSettings: strict),
         // Retrieval evaluation: BEIR datasets, trec_eval metrics, reports. Pure.
         .target(name: "KBEval", dependencies: ["KBCore"], swiftSettings: strict),
         // Memories: validation, duplicates, recency, the JSON Lines archive. Pure.
@@ -115,7 +120,8 @@ let package = Package(
         .executableTarget(
             name: "kb",
             dependencies: [
-                "KBCore", "KBStore", "KBKit", "KBEval", "KBIngest", "KBMemory", "KBContext", "KBServer",
+                "KBCore", "KBStore", "KBKit", "KBEval", "KBIngest", "KBMemory", "KBContext",
+                .target(name: "KBServer", condition: .when(traits: ["Server"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -163,5 +169,6 @@ let package = Package(
                 .product(name: "MCP", package: "swift-sdk"),
             ],
             exclude: ["Snapshots"], swiftSettings: strict),
-    ]
+    ],
+    cxxLanguageStandard: .cxx17
 )

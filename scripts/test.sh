@@ -5,6 +5,14 @@
 # Where it cannot be installed (KB_TEST_POSTGRES=0, or no x86_64 Linux wheel) that second run is
 # skipped with a message; in CI it must run.
 #
+# Last, Examples/embed-kb — a package that depends on kb by path with no optional traits — is
+# built and run, as a Swift app that uses KBKit would, and KBKit's documentation is built with
+# warnings as errors (scripts/docs.sh).
+#
+# The package sets no optimisation flags (KBKit must stay usable as a dependency), so debug builds
+# would run the encoder's C kernels unoptimised, three times slower through the real-model tests;
+# the builds here pass -Xcc -O2 (C only; Swift stays a debug build with testing enabled).
+#
 #   scripts/test.sh [extra swift test arguments]
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
@@ -16,28 +24,47 @@ bash "$KB_ROOT/scripts/install-model.sh"
 
 say "Building kb and its tests"
 mkdir -p .build
-if ! swift build --build-tests >.build/test-build.log 2>&1; then
+C_OPTIMISED=(-Xcc -O2)
+if ! swift build --build-tests "${C_OPTIMISED[@]}" >.build/test-build.log 2>&1; then
     grep -E "error|warning: unre" .build/test-build.log >&2 || tail -n 40 .build/test-build.log >&2
     echo "error: the build failed; the whole log is in .build/test-build.log" >&2
     exit 1
 fi
 
 say "Running the tests (SQLite)"
-swift test --skip-build "$@"
+swift test --skip-build "${C_OPTIMISED[@]}" "$@"
 
-if [ "${KB_TEST_POSTGRES:-1}" = "0" ]; then
-    say "Skipping the PostgreSQL run (KB_TEST_POSTGRES=0)"
-    exit 0
-fi
-PG_FOLDER="$(mktemp -d)"
-trap 'bash "$KB_ROOT/scripts/postgres.sh" stop "$PG_FOLDER" >/dev/null 2>&1 || true' EXIT
-if ! PG_URL="$(bash "$KB_ROOT/scripts/postgres.sh" start "$PG_FOLDER")"; then
-    if [ "${CI:-}" = "true" ]; then
-        echo "error: PostgreSQL for the tests could not be started (scripts/postgres.sh)." >&2
+# The suites that open indexes, again against PostgreSQL (skipped with a message where it cannot run).
+run_postgres() {
+    if [ "${KB_TEST_POSTGRES:-1}" = "0" ]; then
+        say "Skipping the PostgreSQL run (KB_TEST_POSTGRES=0)"
+        return 0
+    fi
+    PG_FOLDER="$(mktemp -d)"
+    trap 'bash "$KB_ROOT/scripts/postgres.sh" stop "$PG_FOLDER" >/dev/null 2>&1 || true' EXIT
+    if ! PG_URL="$(bash "$KB_ROOT/scripts/postgres.sh" start "$PG_FOLDER")"; then
+        if [ "${CI:-}" = "true" ]; then
+            echo "error: PostgreSQL for the tests could not be started (scripts/postgres.sh)." >&2
+            exit 1
+        fi
+        say "Skipping the PostgreSQL run: scripts/postgres.sh could not start a server here"
+        return 0
+    fi
+    say "Running the tests again against PostgreSQL ($PG_URL)"
+    KB_TEST_BACKEND=postgres KB_TEST_POSTGRES_URL="$PG_URL" swift test --skip-build "${C_OPTIMISED[@]}" --filter "KBKitTests|KBServerTests|kbTests" "$@"
+}
+
+# A package that depends on kb by path with no optional traits, built and run.
+run_example() {
+    say "Building and running Examples/embed-kb (kb as a dependency, no optional traits)"
+    if ! swift build --package-path Examples/embed-kb "${C_OPTIMISED[@]}" >.build/example-build.log 2>&1; then
+        grep -E "error" .build/example-build.log >&2 || tail -n 40 .build/example-build.log >&2
+        echo "error: Examples/embed-kb does not build; the log is in .build/example-build.log" >&2
         exit 1
     fi
-    say "Skipping the PostgreSQL run: scripts/postgres.sh could not start a server here"
-    exit 0
-fi
-say "Running the tests again against PostgreSQL ($PG_URL)"
-KB_TEST_BACKEND=postgres KB_TEST_POSTGRES_URL="$PG_URL" swift test --skip-build --filter "KBKitTests|KBServerTests|kbTests" "$@"
+    Examples/embed-kb/.build/debug/embed-kb >/dev/null
+}
+
+run_postgres "$@"
+run_example
+bash "$KB_ROOT/scripts/docs.sh"

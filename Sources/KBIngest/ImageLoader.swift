@@ -1,4 +1,3 @@
-import CTesseract
 public import Foundation
 public import KBCore
 
@@ -18,7 +17,10 @@ public struct ImageLoader: Sendable {
     public func load(path: String, displayName: String? = nil, contentHash: String, size: Int, modifiedAt: Date? = nil) throws -> SourceDocument {
         let name = displayName ?? path
         guard size > 0 else { throw KBError(.invalidText, "\(name) is empty (0 bytes), not an image.") }
-        let count = Int(kb_image_count(path))
+        if let unavailable = Tesseract.unavailable {
+            throw KBError(.unsupportedMode, "\(name) is an image, which only OCR can read, and \(unavailable).")
+        }
+        let count = Tesseract.imageCount(path: path)
         guard count > 0 else {
             throw KBError(.invalidText, "\(name) cannot be read as a PNG, JPEG or TIFF image (damaged, truncated, or another format).")
         }
@@ -30,10 +32,10 @@ public struct ImageLoader: Sendable {
             Array(1...count), file: name, contentHash: contentHash, session: ocr,
             open: { () -> String? in path }, close: { _ in },
             image: { path, page in
-                guard let image = kb_image_read(path, Int32(page - 1)) else { throw KBError(.invalidText, "the image cannot be decoded") }
-                let (width, height) = (kb_image_width(image), kb_image_height(image))
+                guard let image = Tesseract.readImage(path: path, index: page - 1) else { throw KBError(.invalidText, "the image cannot be decoded") }
+                let (width, height) = Tesseract.size(image)
                 guard max(width, height) <= 32_000 else {
-                    kb_image_free(image)
+                    Tesseract.free(image)
                     throw KBError(.invalidText, "the image is \(width) × \(height) px, larger than OCR reads (32,000 px a side)")
                 }
                 return image

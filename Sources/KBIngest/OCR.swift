@@ -1,5 +1,4 @@
 import CPoppler
-import CTesseract
 public import Foundation
 public import KBCore
 
@@ -91,7 +90,7 @@ public struct OCRSettings: Sendable, Hashable {
     }
 
     /// The folder Tesseract reads language data from.
-    public var resolvedDataPath: String { dataPath ?? String(cString: kb_ocr_default_datapath()) }
+    public var resolvedDataPath: String { dataPath ?? Tesseract.defaultDataPath }
 
     /// Language codes with data installed.
     public func installedLanguages() -> [String] {
@@ -147,6 +146,10 @@ public final class OCRSession: @unchecked Sendable {
         self.settings = settings
         self.cache = cache
         self.events = events
+        if let unavailable = Tesseract.unavailable {
+            problem = unavailable
+            return
+        }
         do {
             try settings.checkLanguages()
             problem = nil
@@ -165,7 +168,7 @@ public final class OCRSession: @unchecked Sendable {
     }
 
     deinit {
-        for ocr in idle { kb_ocr_delete(ocr) }
+        for engine in idle { Tesseract.delete(engine: engine) }
     }
 
     /// Runs `body` with a Tesseract instance of its own, waiting while all are busy.
@@ -182,7 +185,7 @@ public final class OCRSession: @unchecked Sendable {
             } else if started < settings.workers {
                 started += 1
                 condition.unlock()
-                let made = kb_ocr_new(settings.resolvedDataPath, settings.languageList)
+                let made = Tesseract.engine(dataPath: settings.resolvedDataPath, languages: settings.languageList)
                 condition.lock()
                 if made == nil {
                     started -= 1
@@ -210,33 +213,19 @@ public final class OCRSession: @unchecked Sendable {
     func recognise(_ image: OpaquePointer, page: Int) throws -> OCRPage {
         try withEngine { ocr in
             var best = try Self.read(ocr, image, page: page, turns: 0, timeout: settings.pageTimeout)
-            if best.words < 3 || best.confidence < settings.confidenceFloor {
-                var quarters: Int32 = 0
-                var confidence: Float = 0
-                if kb_ocr_detect_orientation(ocr, image, &quarters, &confidence) != 0, quarters != 0,
-                   let turned = kb_image_rotated(image, quarters) {
-                    defer { kb_image_free(turned) }
-                    let again = try Self.read(ocr, turned, page: page, turns: Int(quarters), timeout: settings.pageTimeout)
-                    if again.words > 0 && again.confidence > best.confidence { best = again }
-                }
+            if best.words < 3 || best.confidence < settings.confidenceFloor,
+               let quarters = Tesseract.orientation(ocr, image), let turned = Tesseract.rotated(image, quarters: quarters) {
+                defer { Tesseract.free(turned) }
+                let again = try Self.read(ocr, turned, page: page, turns: quarters, timeout: settings.pageTimeout)
+                if again.words > 0 && again.confidence > best.confidence { best = again }
             }
             return best
         }
     }
 
     static func read(_ ocr: OpaquePointer, _ image: OpaquePointer, page: Int, turns: Int, timeout: TimeInterval) throws -> OCRPage {
-        var result = kb_ocr_result()
-        let status = kb_ocr_recognize(ocr, image, Int32(min(timeout * 1000, Double(Int32.max))), &result)
-        defer { kb_ocr_free_text(result.text) }
-        switch status {
-        case KB_OCR_OK:
-            let text = result.text.map { String(cString: $0) } ?? ""
-            return OCRPage(page: page, text: text, confidence: Double(result.confidence), words: Int(result.words), quarterTurns: turns)
-        case KB_OCR_TIMEOUT:
-            throw KBError(.invalidText, "recognition took longer than \(Int(timeout)) s")
-        default:
-            throw KBError(.invalidText, "Tesseract could not recognise it")
-        }
+        let result = try Tesseract.recognise(ocr, image, timeout: timeout)
+        return OCRPage(page: page, text: result.text, confidence: result.confidence, words: result.words, quarterTurns: turns)
     }
 }
 
@@ -294,7 +283,7 @@ struct OCRPages {
                 let page = todo[i]
                 results.set(i, Result {
                     let picture = try image(handle, page)
-                    defer { kb_image_free(picture) }
+                    defer { Tesseract.free(picture) }
                     let recognised = try session.recognise(picture, page: page)
                     do {
                         try session.cache?.store(recognised, contentHash: contentHash, key: key)

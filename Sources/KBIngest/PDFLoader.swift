@@ -1,5 +1,4 @@
 import CPoppler
-import CTesseract
 public import Foundation
 public import KBCore
 
@@ -215,7 +214,7 @@ public struct PDFLoader: Sendable {
             throw KBError(.invalidText, "poppler cannot render it")
         }
         defer { kb_pdf_free(pixels) }
-        guard let image = kb_image_from_gray(pixels, w, h, stride, Int32(fitted)) else {
+        guard let image = Tesseract.image(gray: pixels, width: w, height: h, stride: stride, dpi: Int32(fitted)) else {
             throw KBError(.invalidText, "its image (\(w) × \(h) px) could not be made")
         }
         return image

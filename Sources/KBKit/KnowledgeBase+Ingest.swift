@@ -28,7 +28,10 @@ extension KnowledgeBase {
     /// what the index held for it untouched.
     ///
     /// - Parameters:
+    ///   - paths: files and folders (read recursively, hidden files skipped).
+    ///   - options: chunking, tags, OCR and PDF settings.
     ///   - embedder: nil for a keyword-only ingest.
+    ///   - record: what the index records for `embedder`'s vectors (from `embedder(_:)`).
     ///   - prune: also remove sources under the given folders whose files are gone.
     ///   - progress: called as files are read and as snippets are embedded and written.
     public func ingest(

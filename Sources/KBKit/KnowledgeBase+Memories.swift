@@ -158,8 +158,12 @@ extension KnowledgeBase {
     /// let result = try await kb.remember(MemoryDraft("Allergic to peanuts", scope: try .user("ada")))
     /// ```
     ///
-    /// - Parameter superseding: a memory of the same scope that the new one replaces: it stays,
-    ///   marked as superseded, and searches leave it out.
+    /// - Parameters:
+    ///   - draft: the content, title, tags and scope.
+    ///   - options: size limit and near-duplicate threshold.
+    ///   - superseding: a memory of the same scope that the new one replaces: it stays, marked as
+    ///     superseded, and searches leave it out.
+    ///   - choice: the embedder for a new index; an existing one keeps its own.
     public func remember(
         _ draft: MemoryDraft, options: MemoryOptions = MemoryOptions(), superseding: String? = nil, embedder choice: EmbedderChoice? = nil
     ) async throws -> RememberResult {

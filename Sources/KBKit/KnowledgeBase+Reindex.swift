@@ -19,7 +19,8 @@ extension KnowledgeBase {
     /// from several embedders may coexist) unless `dropOld`.
     ///
     /// ```swift
-    /// let report = try await kb.reindex(to: .openAI(model: "nomic-embed-text", url: "http://127.0.0.1:11434/v1"))
+    /// let report = try await kb.reindex(to: .hashing)
+    /// // or an endpoint: .openAI(model: "nomic-embed-text", url: "http://127.0.0.1:11434/v1")
     /// ```
     public func reindex(to choice: EmbedderChoice, dropOld: Bool = false,
                         progress: @Sendable (IngestProgress) -> Void = { _ in }) async throws -> ReindexReport {

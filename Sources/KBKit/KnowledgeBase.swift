@@ -16,9 +16,9 @@ import KBPostgres
 /// evaluation. The index is reached only through KBStore's `IndexStore`, whichever backend holds it.
 ///
 /// ```swift
-/// let kb = try KnowledgeBase.open(at: "/tmp/kb.sqlite")
+/// let kb = try KnowledgeBase.open(at: path)
 /// let (embedder, record) = try await kb.embedder(nil)
-/// let report = await kb.ingest(["notes/"], options: IngestOptions(), embedder: embedder, record: record)
+/// let report = await kb.ingest([notes], options: IngestOptions(), embedder: embedder, record: record)
 /// let results = try await kb.search(SearchQuery("venus in the tenth house"))
 /// ```
 public final class KnowledgeBase: Sendable {
@@ -58,6 +58,8 @@ public final class KnowledgeBase: Sendable {
     ///
     /// - Parameters:
     ///   - path: an SQLite file, or (with the PostgreSQL trait) a `postgres://` URL.
+    ///   - create: make the index when there is none (else that is an error saying how to make one).
+    ///   - limits: what requests may ask for.
     ///   - environment: where embedders are configured from (`KB_MODEL_DIR`, `KB_EMBEDDINGS_URL`,
     ///     `KB_EMBEDDINGS_API_KEY`, …). The default is the process's.
     ///   - embedderURL: an embeddings endpoint to use instead of the one an `openai:` index

@@ -14,7 +14,17 @@ struct KB: AsyncParsableCommand {
             Exit codes: 0 success, 1 failure, 64 bad usage (a bad option or value; nothing was done).
             """,
         version: KBVersion.current,
-        subcommands: [Ingest.self, Search.self, Sources.self, Remove.self, Status.self, Inspect.self, Embed.self, Eval.self, MemoryCommand.self, BotCommand.self, Context.self, Serve.self, MCP.self, Reindex.self, Export.self, IndexCommand.self])
+        subcommands: commands)
+
+    /// Every command; `serve` and `mcp` need the Server trait (on by default).
+    static var commands: [any ParsableCommand.Type] {
+        var commands: [any ParsableCommand.Type] = [Ingest.self, Search.self, Sources.self, Remove.self, Status.self, Inspect.self, Embed.self,
+                                                    Eval.self, MemoryCommand.self, BotCommand.self, Context.self]
+        #if Server
+        commands += [Serve.self, MCP.self]
+        #endif
+        return commands + [Reindex.self, Export.self, IndexCommand.self]
+    }
 }
 
 enum KBVersion {
@@ -39,9 +49,15 @@ struct BadRequest: Error {
 
 /// Checks a request before anything is opened; its problems are bad usage (exit 64).
 func checked<R: KBRequest>(_ request: R, _ limits: Limits = Limits()) throws -> R {
+    try checked { try request.check(limits) }
+    return request
+}
+
+/// What `validate` makes of a request (its checked form, which flows down unchecked again); a
+/// request the limits refuse is bad usage (exit 64).
+func checked<T>(_ validate: () throws -> T) throws -> T {
     do {
-        try request.check(limits)
-        return request
+        return try validate()
     } catch let error as KBError {
         throw BadRequest(error: error)
     }

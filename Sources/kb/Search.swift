@@ -77,10 +77,10 @@ struct Search: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors(json: global.json) {
-            let request = try checked(request)
+            let search = try checked { try request.validated(Limits()) }
             KnowledgeBase.configure(.latency)
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false, embedderURL: endpoint.url)
-            let results = try await kb.search(request)
+            let results = try await kb.search(search)
             let hits = results.hits
             if global.json {
                 try Terminal.printJSON(results)
@@ -103,7 +103,7 @@ struct Search: AsyncParsableCommand {
                 print("   " + Terminal.shorten(hit.excerpt.replacingOccurrences(of: "\n", with: " ")))
                 print("")
             }
-            let asked = SearchMode(rawValue: mode ?? "hybrid")
+            let asked = search.query.mode
             if (Terminal.stdoutIsTerminal || results.mode != asked) && results.degraded == nil {
                 let how = results.embedder.map { "\(results.mode.rawValue) search with \($0)" } ?? "\(results.mode.rawValue) search"
                 FileHandle.standardError.write(Data("(\(how)\(results.mode != asked ? "; the index has no vectors" : ""))\n".utf8))

@@ -6,7 +6,7 @@ import KBMemory
 /// `"tags": []` every tag. The previous version is kept in the memory's history.
 ///
 /// ```swift
-/// var request = MemoryChangeRequest(id: "3f2a")
+/// var request = MemoryChangeRequest(id: stored.id)
 /// request.content = "Ada is allergic to peanuts and tree nuts."
 /// let memory = try await kb.changeMemory(request)
 /// ```

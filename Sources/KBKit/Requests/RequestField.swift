@@ -6,7 +6,7 @@ public import KBCore
 /// the service says and what it does cannot drift apart.
 ///
 /// ```swift
-/// RequestField.integer("k", "How many hits to return.", default: 8, range: 1...limits.maxResults)
+/// let field = RequestField.integer("k", "How many hits to return.", default: 8, range: 1...limits.maxResults)
 /// ```
 public struct RequestField: Sendable, Hashable {
     public enum Kind: Sendable, Hashable {

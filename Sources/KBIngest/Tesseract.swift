@@ -1,0 +1,132 @@
+#if OCR
+import CTesseract
+#endif
+import Foundation
+import KBCore
+
+/// The one door from kb to Tesseract and Leptonica (the CTesseract shim): OCR engines and page
+/// images (Leptonica Pix handles, owned by whoever made them: `free` them). It is built with the
+/// `OCR` package trait (on by default); without it, `unavailable` says why, OCR sessions refuse to
+/// run with that reason, and no image can be read.
+enum Tesseract {
+    /// Why OCR cannot run in this build, or nil when it can.
+    static var unavailable: String? {
+        #if OCR
+        nil
+        #else
+        "this kb was built without OCR (the OCR package trait, which needs libtesseract-dev and libleptonica-dev)"
+        #endif
+    }
+
+    /// Where the language data is: `$TESSDATA_PREFIX`, else Debian's folder ("" without OCR).
+    static var defaultDataPath: String {
+        #if OCR
+        String(cString: kb_ocr_default_datapath())
+        #else
+        ""
+        #endif
+    }
+
+    // MARK: - Engines
+
+    /// A Tesseract instance for `languages` (`eng+ukr`); nil when its data cannot be loaded. Not
+    /// thread-safe: one per thread.
+    static func engine(dataPath: String, languages: String) -> OpaquePointer? {
+        #if OCR
+        kb_ocr_new(dataPath, languages)
+        #else
+        nil
+        #endif
+    }
+
+    static func delete(engine: OpaquePointer) {
+        #if OCR
+        kb_ocr_delete(engine)
+        #endif
+    }
+
+    /// How many quarter turns clockwise put the page upright, when Tesseract can tell (it needs
+    /// osd.traineddata and enough text); nil when it cannot or the page is upright.
+    static func orientation(_ engine: OpaquePointer, _ image: OpaquePointer) -> Int? {
+        #if OCR
+        var quarters: Int32 = 0
+        var confidence: Float = 0
+        guard kb_ocr_detect_orientation(engine, image, &quarters, &confidence) != 0, quarters != 0 else { return nil }
+        return Int(quarters)
+        #else
+        nil
+        #endif
+    }
+
+    /// The page's text, its words' mean confidence (0–100) and how many words there were.
+    static func recognise(_ engine: OpaquePointer, _ image: OpaquePointer, timeout: TimeInterval) throws -> (text: String, confidence: Double, words: Int) {
+        #if OCR
+        var result = kb_ocr_result()
+        let status = kb_ocr_recognize(engine, image, Int32(min(timeout * 1000, Double(Int32.max))), &result)
+        defer { kb_ocr_free_text(result.text) }
+        switch status {
+        case KB_OCR_OK:
+            return (result.text.map { String(cString: $0) } ?? "", Double(result.confidence), Int(result.words))
+        case KB_OCR_TIMEOUT:
+            throw KBError(.invalidText, "recognition took longer than \(Int(timeout)) s")
+        default:
+            throw KBError(.invalidText, "Tesseract could not recognise it")
+        }
+        #else
+        throw KBError(.unsupportedMode, "The page cannot be recognised: \(unavailable ?? "").")
+        #endif
+    }
+
+    // MARK: - Images
+
+    /// How many images a file holds (the pages of a TIFF, 1 for PNG and JPEG); 0 when it cannot
+    /// be read, and without OCR.
+    static func imageCount(path: String) -> Int {
+        #if OCR
+        Int(kb_image_count(path))
+        #else
+        0
+        #endif
+    }
+
+    /// Image `index` (0-based) of a PNG, JPEG or TIFF file, as grey; nil when it cannot be read.
+    static func readImage(path: String, index: Int) -> OpaquePointer? {
+        #if OCR
+        kb_image_read(path, Int32(index))
+        #else
+        nil
+        #endif
+    }
+
+    static func size(_ image: OpaquePointer) -> (width: Int, height: Int) {
+        #if OCR
+        (Int(kb_image_width(image)), Int(kb_image_height(image)))
+        #else
+        (0, 0)
+        #endif
+    }
+
+    /// A copy turned clockwise by `quarters` × 90°.
+    static func rotated(_ image: OpaquePointer, quarters: Int) -> OpaquePointer? {
+        #if OCR
+        kb_image_rotated(image, Int32(quarters))
+        #else
+        nil
+        #endif
+    }
+
+    /// An image from rows of 8-bit grey pixels, `stride` bytes apart, at `dpi`.
+    static func image(gray pixels: UnsafePointer<UInt8>, width: Int32, height: Int32, stride: Int32, dpi: Int32) -> OpaquePointer? {
+        #if OCR
+        kb_image_from_gray(pixels, width, height, stride, dpi)
+        #else
+        nil
+        #endif
+    }
+
+    static func free(_ image: OpaquePointer) {
+        #if OCR
+        kb_image_free(image)
+        #endif
+    }
+}

@@ -1,0 +1,90 @@
+#if Server
+import ArgumentParser
+import Foundation
+import KBContext
+import KBCore
+import KBKit
+import KBServer
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the HTTP retrieval service (context, search, memories, bots, embeddings).",
+        discussion: """
+            Binds 127.0.0.1:8080 by default. An index that does not exist yet is created (in an existing folder). \
+            Every request but GET /healthz needs `Authorization: Bearer TOKEN` \
+            when a token is set (--token or KB_API_TOKEN); kb refuses to bind to any other address without one. \
+            GET /openapi.json describes every endpoint. Report templates are read once, at start, from --reports.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var endpoint: EndpointOption
+
+    @Option(help: "The address to bind.")
+    var host = ServiceConfiguration().host
+
+    @Option(help: "The port.")
+    var port = ServiceConfiguration().port
+
+    @OptionGroup var pool: DatabasePoolOption
+
+    @Option(help: ArgumentHelp("The API token (default: $KB_API_TOKEN).", valueName: "token"))
+    var token: String?
+
+    @Option(help: ArgumentHelp("A folder of report templates (*.yaml).", valueName: "folder"))
+    var reports: String?
+
+    @Option(name: .customLong("max-body"), help: ArgumentHelp("Largest request body, in bytes.", valueName: "bytes"))
+    var maxBody = ServiceConfiguration().maxBodyBytes
+
+    func run() async throws {
+        try await reportingErrors(json: global.json) {
+            KnowledgeBase.configure(.throughput)
+            var configuration = ServiceConfiguration()
+            configuration.host = host
+            configuration.port = port
+            configuration.token = token ?? ProcessInfo.processInfo.environment["KB_API_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+            configuration.maxBodyBytes = maxBody
+            if let reports { configuration.reports = try ReportTemplate.loadAll(folder: reports) }
+            try configuration.validate()
+            let (kb, created) = try KnowledgeBase.openForService(at: global.databasePath, embedderURL: endpoint.url, databasePool: pool.size)
+            if created { FileHandle.standardError.write(Data("kb serve: created a new, empty index at \(kb.path)\n".utf8)) }
+            FileHandle.standardError.write(Data((
+                "kb serve: http://\(host):\(port) (index \(kb.path); \(configuration.reports.count) report template(s); "
+              + (configuration.token == nil ? "no token" : "bearer token required") + ")\n").utf8))
+            do {
+                try await RetrievalService(kb: kb, configuration: configuration).run()
+            } catch let error as KBError {
+                throw error
+            } catch {
+                throw KBError(.invalidArgument, "Cannot serve on \(host):\(port): \(error). Is another program using the port? Try --port.")
+            }
+        }
+    }
+}
+
+struct MCP: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mcp",
+        abstract: "Run a Model Context Protocol server on stdio (tools: search, context, remember, recall, update_memory, forget).",
+        discussion: "Point a desktop assistant at `kb mcp --db PATH`. Logs go to stderr; stdout carries only the protocol.")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var endpoint: EndpointOption
+    @OptionGroup var pool: DatabasePoolOption
+
+    @Option(help: ArgumentHelp("A folder of report templates (*.yaml) the context tool may name.", valueName: "folder"))
+    var reports: String?
+
+    func run() async throws {
+        try await reportingErrors(json: global.json) {
+            KnowledgeBase.configure(.throughput)
+            let templates = try reports.map { try ReportTemplate.loadAll(folder: $0) } ?? [:]
+            var environment = ProcessInfo.processInfo.environment
+            if let size = pool.size { environment["KB_DB_POOL"] = String(size) }
+            let kb = try KnowledgeBase.open(at: global.databasePath, create: true, environment: environment, embedderURL: endpoint.url)
+            kb.recoverEmbedderInBackground()
+            try await MCPService(kb: kb, reports: templates).runOnStdio()
+        }
+    }
+}
+#endif

@@ -1,0 +1,172 @@
+import Foundation
+import KBCore
+import KBIngest
+import KBStore
+import KBTestSupport
+import Testing
+@testable import KBKit
+
+/// Every Swift example in KBKit's documentation — doc comments and the DocC articles — runs, line
+/// for line, here or in `Examples/embed-kb` (built and run by scripts/test.sh), and a test checks
+/// that no example is left out: an example that stops compiling fails the build, one that stops
+/// working fails its test, and one written without a test fails
+/// `everyExampleInTheDocumentationIsATest`.
+@Suite struct DocumentationExampleTests {
+    /// A knowledge base with the notes of a workspace ingested with the hashing embedder.
+    func knowledgeBase(_ ws: Workspace) async throws -> KnowledgeBase {
+        try ws.write("venus.md", "---\ntags: [area:career]\n---\n# Venus in the tenth house\nVenus in the tenth house favours careers in art and diplomacy.")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let (embedder, record) = try await kb.embedder(.hashing)
+        let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        #expect(report.failed.isEmpty)
+        return kb
+    }
+
+    @Test func theKnowledgeBaseOverview() async throws {
+        let ws = try Workspace()
+        try ws.write("venus.md", "# Venus in the tenth house\nVenus in the tenth house favours careers in art.")
+        let (path, notes) = (ws.dbPath, ws.notes.path)
+        let kb = try KnowledgeBase.open(at: path)
+        let (embedder, record) = try await kb.embedder(nil)
+        let report = await kb.ingest([notes], options: IngestOptions(), embedder: embedder, record: record)
+        let results = try await kb.search(SearchQuery("venus in the tenth house"))
+        #expect(report.added == 1 && results.hits.first?.sourceTitle == "Venus in the tenth house")
+    }
+
+    @Test func limits() throws {
+        let ws = try Workspace()
+        let path = ws.dbPath
+        var limits = Limits()
+        limits.maxResults = 50
+        let kb = try KnowledgeBase.open(at: path, limits: limits)
+        #expect(kb.limits.maxResults == 50)
+    }
+
+    @Test func searchRequest() async throws {
+        let kb = try await knowledgeBase(try Workspace())
+        var request = SearchRequest(query: "saturn return")
+        request.k = 3
+        let results = try await kb.search(request)
+        #expect(results.hits.count <= 3)
+    }
+
+    @Test func botAndContextRequests() async throws {
+        let ws = try Workspace()
+        let kb = try await knowledgeBase(ws)
+        do {
+            var request = BotRequest(name: "astro")
+            request.sources = ["tag:area:career", "/home/ada/notes"]
+            let bot = try await kb.createBot(request)
+            #expect(bot.sources.count == 2)
+        }
+        do {
+            var request = ContextRequest(bot: "astro", query: "what does Venus in my tenth house mean?")
+            request.user = "ada"
+            let context = try await kb.context(request)
+            #expect(context.citations.first?.title == "Venus in the tenth house")
+        }
+    }
+
+    @Test func memoryRequests() async throws {
+        let kb = try await knowledgeBase(try Workspace())
+        let stored: Memory
+        do {
+            var request = RememberRequest(content: "Ada is allergic to peanuts.")
+            request.scope = "user:ada"
+            let result = try await kb.remember(request)
+            stored = result.memory
+        }
+        do {
+            var request = RecallRequest(query: "diet")
+            request.scopes = ["user:ada"]
+            let results = try await kb.recall(request)
+            #expect(results.hits.allSatisfy { $0.memory.scope.name == "user:ada" })
+        }
+        do {
+            var request = MemoryChangeRequest(id: stored.id)
+            request.content = "Ada is allergic to peanuts and tree nuts."
+            let memory = try await kb.changeMemory(request)
+            #expect(memory.version == 2)
+        }
+        let draft = MemoryDraft("Prefers metric units", scope: try .user("ada"), tags: ["preference"])
+        let result = try await kb.remember(MemoryDraft("Allergic to peanuts", scope: try .user("ada")))
+        #expect(try await kb.remember(draft).created && result.created)
+    }
+
+    @Test func requestsAsJSON() async throws {
+        let kb = try await knowledgeBase(try Workspace())
+        let body = Data(#"{"query": "venus"}"#.utf8)
+        let request = try KBJSON.decode(SearchRequest.self, from: body)
+        let data = try KBJSON.encode(try await kb.search(request))
+        #expect(!data.isEmpty)
+    }
+
+    @Test func requestFields() {
+        let limits = Limits()
+        let field = RequestField.integer("k", "How many hits to return.", default: 8, range: 1...limits.maxResults)
+        #expect(field.name == "k")
+    }
+
+    @Test func reindexing() async throws {
+        let ws = try Workspace()
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        try ws.write("a.md", "alpha")
+        _ = await kb.ingest([ws.notes.path], options: IngestOptions())
+        let report = try await kb.reindex(to: .hashing)
+        // or an endpoint: .openAI(model: "nomic-embed-text", url: "http://127.0.0.1:11434/v1")
+        #expect(report.switched)
+    }
+
+    @Test func localEmbeddings() async throws {
+        let (vectors, tokens) = try await LocalEmbeddings.shared.embed(["a question"])
+        #expect(vectors.count == 1 && tokens > 0)
+    }
+
+    // MARK: - Every example is here
+
+    /// The Swift examples (```swift blocks) of KBKit's doc comments and DocC articles.
+    static func documentedExamples() throws -> [(place: String, lines: [String])] {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let folder = root.appendingPathComponent("Sources/KBKit")
+        var examples: [(String, [String])] = []
+        let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+        for file in files.sorted(by: { $0.path < $1.path }) where ["swift", "md"].contains(file.pathExtension) {
+            let isArticle = file.pathExtension == "md"
+            var block: [String]?
+            for (number, line) in try String(contentsOf: file, encoding: .utf8).components(separatedBy: "\n").enumerated() {
+                var text = line.trimmingCharacters(in: .whitespaces)
+                if !isArticle {
+                    guard text.hasPrefix("///") else { block = nil; continue }
+                    text = String(text.dropFirst(3)).trimmingCharacters(in: .whitespaces)
+                }
+                if text.hasPrefix("```") {
+                    if let lines = block {
+                        examples.append(("\(file.lastPathComponent):\(number + 1)", lines))
+                        block = nil
+                    } else if text == "```swift" {
+                        block = []
+                    }
+                } else if block != nil, !text.isEmpty {
+                    block!.append(text)
+                }
+            }
+        }
+        return examples
+    }
+
+    @Test func everyExampleInTheDocumentationIsATest() throws {
+        let examples = try Self.documentedExamples()
+        #expect(examples.count >= 15)
+        // This file's tests, and the app in Examples/embed-kb, which scripts/test.sh builds and runs.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let files = [URL(fileURLWithPath: #filePath), root.appendingPathComponent("Examples/embed-kb/Sources/embed-kb/main.swift")]
+        let tests = try files.flatMap { try String(contentsOf: $0, encoding: .utf8).components(separatedBy: "\n") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        for (place, lines) in examples {
+            let found = lines.isEmpty || tests.indices.contains { start in
+                start + lines.count <= tests.count && Array(tests[start..<start + lines.count]) == lines
+            }
+            #expect(found, "the example at \(place) is not a test in DocumentationExampleTests:\n\(lines.joined(separator: "\n"))")
+        }
+    }
+}
