@@ -97,6 +97,26 @@ kb_image *kb_image_read(const char *path, int index) {
     return wrap(grey(pixRead(path)));
 }
 
+int kb_image_count_data(const unsigned char *data, size_t size) {
+    quiet();
+    l_int32 format = IFF_UNKNOWN;
+    if (!data || size == 0 || findFileFormatBuffer(data, &format) != 0 || format == IFF_UNKNOWN) return 0;
+    if (!is_tiff(format)) return 1;
+    // Leptonica counts a TIFF's pages from a file only; in memory, read headers until one fails.
+    l_int32 count = 0, w, h, bps, spp, res, cmap, fmt;
+    while (readHeaderMemTiff(data, size, count, &w, &h, &bps, &spp, &res, &cmap, &fmt) == 0) count++;
+    return count;
+}
+
+kb_image *kb_image_read_data(const unsigned char *data, size_t size, int index) {
+    quiet();
+    l_int32 format = IFF_UNKNOWN;
+    if (!data || size == 0 || index < 0 || findFileFormatBuffer(data, &format) != 0) return NULL;
+    if (is_tiff(format)) return wrap(grey(pixReadMemTiff(data, size, index)));
+    if (index != 0) return NULL;
+    return wrap(grey(pixReadMem(data, size)));
+}
+
 void kb_image_free(kb_image *image) {
     if (!image) return;
     pixDestroy(&image->pix);

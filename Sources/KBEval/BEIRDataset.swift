@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import KBCore
 
 /// A retrieval test collection in the BEIR layout: `corpus.jsonl` (`_id`, `title`, `text`),

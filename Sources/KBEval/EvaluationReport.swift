@@ -1,5 +1,5 @@
 import Foundation
-public import KBCore
+import KBCore
 
 /// The result of `kb eval`: metrics per ranking mode, latency, and the worst queries.
 public struct EvaluationReport: Sendable, Codable, Hashable {

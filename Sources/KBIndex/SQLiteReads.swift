@@ -1,7 +1,7 @@
-public import Foundation
+import Foundation
 import GRDB
-public import KBCore
-public import KBStore
+import KBCore
+import KBStore
 
 /// The reads a snapshot and a write transaction of an SQLite index share (`StoredReads`), over
 /// one connection inside one transaction.

@@ -1,6 +1,6 @@
 import GRDB
 public import KBCore
-public import KBStore
+import KBStore
 
 extension SQLiteStore {
     static func bot(_ row: Row) throws -> Bot {

@@ -1,6 +1,6 @@
 public import Foundation
 import GRDB
-public import KBCore
+import KBCore
 public import KBStore
 
 extension SQLiteStore.Snapshot {

@@ -1,7 +1,7 @@
-public import Foundation
+import Foundation
 import GRDB
 public import KBCore
-public import KBStore
+import KBStore
 
 extension SQLiteStore {
     static let memoryColumns = "id, scope, title, content, tags, created_at, updated_at, version, superseded_by"

@@ -1,7 +1,7 @@
-public import Foundation
+import Foundation
 import GRDB
 public import KBCore
-public import KBStore
+import KBStore
 
 extension SQLiteStore {
     /// Column weights for bm25: snippet text, source title, heading path, source keywords.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import GRDB
 public import KBCore
 public import KBStore

@@ -1,7 +1,7 @@
-public import Foundation
+import Foundation
 import GRDB
-public import KBCore
-public import KBStore
+import KBCore
+import KBStore
 
 extension SQLiteStore.Snapshot {
     /// Vectors the index already holds for a source, keyed by snippet text: what a changed

@@ -1,6 +1,6 @@
-public import Foundation
+import Foundation
 public import GRDB
-public import KBCore
+import KBCore
 public import KBStore
 
 /// One knowledge base: a single SQLite file in WAL mode, read and written through a

@@ -1,7 +1,7 @@
 import CKBKernels
 import COpenBLAS
 import Foundation
-public import KBCore
+import KBCore
 
 /// The vectors of one embedder held in memory as one contiguous row-major matrix, with a
 /// parallel array of snippet ids, scored by inner product (cosine on normalised vectors) with

@@ -14,13 +14,35 @@ public struct ImageLoader: Sendable {
         self.ocr = ocr
     }
 
-    public func load(path: String, displayName: String? = nil, contentHash: String, size: Int, modifiedAt: Date? = nil) throws -> SourceDocument {
+    /// Reads the image at `path` from disk and loads it (for tools and tests; ingest reads each
+    /// file once and calls `load(_:path:…)` with its bytes).
+    public func load(path: String, displayName: String? = nil, contentHash: String, modifiedAt: Date? = nil) throws -> SourceDocument {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path), options: [.mappedIfSafe])
+        } catch {
+            throw KBError(.unreadableFile, "Cannot read \(displayName ?? path). Check that it exists and is readable.")
+        }
+        return try load(data, path: path, displayName: displayName, contentHash: contentHash, modifiedAt: modifiedAt)
+    }
+
+    /// Loads the image whose bytes are `data` (the file at `path`, read once by the caller).
+    public func load(_ data: Data, path: String, displayName: String? = nil, contentHash: String, modifiedAt: Date? = nil) throws -> SourceDocument {
         let name = displayName ?? path
-        guard size > 0 else { throw KBError(.invalidText, "\(name) is empty (0 bytes), not an image.") }
+        guard !data.isEmpty else { throw KBError(.invalidText, "\(name) is empty (0 bytes), not an image.") }
         if let unavailable = Tesseract.unavailable {
             throw KBError(.unsupportedMode, "\(name) is an image, which only OCR can read, and \(unavailable).")
         }
-        let count = Tesseract.imageCount(path: path)
+        return try data.withUnsafeBytes { raw in
+            // The bytes stay valid, unchanged, for the whole of this closure; every page is decoded
+            // before it returns.
+            let bytes = ImageBytes(base: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: raw.count)
+            return try load(bytes, path: path, name: name, contentHash: contentHash, size: data.count, modifiedAt: modifiedAt)
+        }
+    }
+
+    func load(_ bytes: ImageBytes, path: String, name: String, contentHash: String, size: Int, modifiedAt: Date?) throws -> SourceDocument {
+        let count = Tesseract.imageCount(bytes)
         guard count > 0 else {
             throw KBError(.invalidText, "\(name) cannot be read as a PNG, JPEG or TIFF image (damaged, truncated, or another format).")
         }
@@ -30,9 +52,9 @@ public struct ImageLoader: Sendable {
         try ocr.checkUsable(file: name, pages: count)
         let recognised = OCRPages.recognise(
             Array(1...count), file: name, contentHash: contentHash, session: ocr,
-            open: { () -> String? in path }, close: { _ in },
-            image: { path, page in
-                guard let image = Tesseract.readImage(path: path, index: page - 1) else { throw KBError(.invalidText, "the image cannot be decoded") }
+            open: { () -> ImageBytes? in bytes }, close: { _ in },
+            image: { bytes, page in
+                guard let image = Tesseract.readImage(bytes, index: page - 1) else { throw KBError(.invalidText, "the image cannot be decoded") }
                 let (width, height) = Tesseract.size(image)
                 guard max(width, height) <= 32_000 else {
                     Tesseract.free(image)

@@ -79,20 +79,21 @@ enum Tesseract {
 
     // MARK: - Images
 
-    /// How many images a file holds (the pages of a TIFF, 1 for PNG and JPEG); 0 when it cannot
-    /// be read, and without OCR.
-    static func imageCount(path: String) -> Int {
+    /// How many images a file's bytes hold (the pages of a TIFF, 1 for PNG and JPEG); 0 when
+    /// they cannot be read, and without OCR.
+    static func imageCount(_ bytes: ImageBytes) -> Int {
         #if OCR
-        Int(kb_image_count(path))
+        Int(kb_image_count_data(bytes.base, bytes.count))
         #else
         0
         #endif
     }
 
-    /// Image `index` (0-based) of a PNG, JPEG or TIFF file, as grey; nil when it cannot be read.
-    static func readImage(path: String, index: Int) -> OpaquePointer? {
+    /// Image `index` (0-based) of a PNG, JPEG or TIFF file's bytes, as grey; nil when it cannot
+    /// be read.
+    static func readImage(_ bytes: ImageBytes, index: Int) -> OpaquePointer? {
         #if OCR
-        kb_image_read(path, Int32(index))
+        kb_image_read_data(bytes.base, bytes.count, Int32(index))
         #else
         nil
         #endif
@@ -129,4 +130,12 @@ enum Tesseract {
         kb_image_free(image)
         #endif
     }
+}
+
+/// An image file's bytes in memory, handed to the OCR workers that decode its pages.
+/// @unchecked Sendable: the bytes are only read, and outlive every worker that reads them
+/// (`ImageLoader.load(_:path:…)` keeps them for the whole load).
+struct ImageBytes: @unchecked Sendable {
+    let base: UnsafePointer<UInt8>
+    let count: Int
 }

@@ -77,8 +77,7 @@ enum DocumentReader {
                 .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt)
         case .image:
             return try ImageLoader(options: options, ocr: ocr)
-                .load(path: file.path, displayName: file.displayName, contentHash: contents.hash, size: contents.data.count,
-                      modifiedAt: contents.modifiedAt)
+                .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt)
         case .note, .memory:
             return try NoteLoader(options: options).load(contents.data, path: file.path, displayName: file.displayName,
                                                          contentHash: contents.hash, modifiedAt: contents.modifiedAt)

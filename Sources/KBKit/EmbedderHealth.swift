@@ -1,5 +1,5 @@
 public import Foundation
-public import KBCore
+import KBCore
 import KBStore
 
 /// Whether this process can embed queries, as `/v1/status` reports it.

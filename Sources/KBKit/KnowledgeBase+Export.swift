@@ -1,6 +1,6 @@
-public import Foundation
-public import KBCore
-public import KBStore
+import Foundation
+import KBCore
+import KBStore
 import KBMemory
 
 /// What `kb export` copied.

@@ -1,6 +1,6 @@
 import Dispatch
 import KBEmbed
-public import Foundation
+import Foundation
 public import KBCore
 public import KBIngest
 public import KBStore

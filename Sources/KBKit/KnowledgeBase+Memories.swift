@@ -1,6 +1,6 @@
 public import Foundation
 public import KBCore
-public import KBStore
+import KBStore
 public import KBMemory
 
 /// A memory to add.
@@ -240,7 +240,7 @@ extension KnowledgeBase {
         let vector = try await embedOne(next.content, with: embedder, record: record)
         next.version = current.version + 1
         next.updatedAt = MemoryArchive.roundedToMilliseconds(Date())
-        try await store.updateMemory(Self.memoryWrite(next, vector: vector, record: record), expectedVersion: current.version)
+        _ = try await store.updateMemory(Self.memoryWrite(next, vector: vector, record: record), expectedVersion: current.version)
         return next
     }
 

@@ -1,6 +1,6 @@
-public import Foundation
-public import KBCore
-public import KBStore
+import Foundation
+import KBCore
+import KBStore
 
 /// What `reindex` did.
 public struct ReindexReport: Sendable, Hashable, Codable {

@@ -1,5 +1,5 @@
-public import Foundation
-public import KBCore
+import Foundation
+import KBCore
 import KBIngest
 public import KBStore
 

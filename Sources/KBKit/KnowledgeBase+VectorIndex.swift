@@ -1,4 +1,4 @@
-public import KBCore
+import KBCore
 public import KBStore
 
 extension KnowledgeBase {

@@ -1,5 +1,5 @@
 public import Foundation
-public import KBCore
+import KBCore
 import KBEmbed
 
 /// The local model for callers that want embeddings of their own texts (`POST /v1/embeddings`),

@@ -1,5 +1,5 @@
 public import Foundation
-public import KBCore
+import KBCore
 
 /// How much recall prefers recent memories: a score is multiplied by 2^(−age / half-life), so a
 /// memory one half-life old counts half as much as a fresh one. Pure.

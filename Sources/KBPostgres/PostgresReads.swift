@@ -1,6 +1,6 @@
-public import Foundation
-public import KBCore
-public import KBStore
+import Foundation
+import KBCore
+import KBStore
 import PostgresNIO
 
 /// The reads a snapshot and a write transaction of a PostgreSQL index share (`StoredReads`),

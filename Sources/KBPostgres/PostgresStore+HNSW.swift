@@ -1,5 +1,5 @@
-public import Foundation
-public import KBCore
+import Foundation
+import KBCore
 public import KBStore
 import PostgresNIO
 

@@ -31,7 +31,7 @@ public struct MCPService: Sendable {
         let answer: @Sendable (MCPService, JSONValue) async throws -> String
     }
 
-    static func tool<R: KBRequest, T: Encodable>(
+    static func tool<R: KBRequest, T: Encodable & SendableMetatype>(
         _ name: String, _ summary: String, _ type: R.Type, _ answer: @escaping @Sendable (MCPService, R) async throws -> T
     ) -> ToolSpec {
         ToolSpec(name: name, summary: summary, schema: { R.schema($0) }) { service, arguments in

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// What the index holds, for `kb status`.
 public struct IndexStatus: Sendable, Hashable, Codable {

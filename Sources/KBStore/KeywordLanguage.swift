@@ -1,4 +1,4 @@
-public import KBCore
+import KBCore
 
 /// The language an index's keyword search is tuned for (`kb ingest --language`, recorded in
 /// `kb_meta` as `language`): how words are folded and stemmed, in the index and in queries

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import KBCore
 
 /// The steps memory writes are made of, inside one write transaction of a store: a memory is a

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import KBCore
 
 /// How both stores keep the values that are not plain columns: tags one per line, a bot's

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import KBCore
 
 /// Comparisons of memories as stores keep them: times to the millisecond (what is stored and exported).

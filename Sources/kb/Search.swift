@@ -1,6 +1,6 @@
-public import ArgumentParser
+import ArgumentParser
 import Foundation
-public import KBCore
+import KBCore
 import KBKit
 
 struct Search: AsyncParsableCommand {

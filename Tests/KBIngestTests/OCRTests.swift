@@ -36,13 +36,12 @@ import Testing
     }
 
     func load(_ file: String, session: OCRSession?, chunk: Int = 500) throws -> SourceDocument {
-        let size = (try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
         if file.hasSuffix(".pdf") {
             return try PDFLoader(options: try Self.options(chunk: chunk), ocr: session)
                 .load(path: file, displayName: URL(fileURLWithPath: file).lastPathComponent, contentHash: "hash-\(file)")
         }
         return try ImageLoader(options: try Self.options(chunk: chunk), ocr: session)
-            .load(path: file, displayName: URL(fileURLWithPath: file).lastPathComponent, contentHash: "hash-\(file)", size: size)
+            .load(path: file, displayName: URL(fileURLWithPath: file).lastPathComponent, contentHash: "hash-\(file)")
     }
 
     func error(_ body: () throws -> SourceDocument) -> String? {

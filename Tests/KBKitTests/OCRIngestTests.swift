@@ -100,7 +100,7 @@ import Testing
 
     @Test func otherOCRSettingsReadAScanAgainAndNeverLeavesItAlone() async throws {
         let ws = try Workspace()
-        let scan = try Self.makeScan(ws)
+        _ = try Self.makeScan(ws)
         try ws.write("plain.md", "# Plain\n\nA note OCR has nothing to do with.")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let never = await kb.ingest([ws.notes.path], options: Self.options(.never))

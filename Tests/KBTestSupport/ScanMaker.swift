@@ -1,6 +1,6 @@
 import CPoppler
 import CTesseract
-public import Foundation
+import Foundation
 
 /// Makes scans with known text for the OCR tests and scripts/bench-ocr.sh: pages of a PDF that
 /// has a text layer are rendered to grey images (poppler), which are then written as PNG, JPEG,

@@ -4,6 +4,8 @@
 // page images, recognition with word confidences, orientation detection. Strings returned are
 // UTF-8, allocated with malloc; free them with kb_ocr_free_text. Nothing here prints: Tesseract's
 // and Leptonica's own messages are silenced, failures come back as status values or NULL.
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -17,6 +19,9 @@ kb_image *kb_image_from_gray(const unsigned char *pixels, int width, int height,
 int kb_image_count(const char *path);
 /// Reads image `index` (0-based) of a PNG, JPEG or TIFF file, as grey. NULL when it cannot be read.
 kb_image *kb_image_read(const char *path, int index);
+/// The same, for a file's bytes in memory (read once by the caller).
+int kb_image_count_data(const unsigned char *data, size_t size);
+kb_image *kb_image_read_data(const unsigned char *data, size_t size, int index);
 void kb_image_free(kb_image *image);
 int kb_image_width(const kb_image *image);
 int kb_image_height(const kb_image *image);

@@ -1,4 +1,4 @@
-public import KBCore
+import KBCore
 
 /// A bot to make: `kb bot create` and `POST /v1/bots`.
 ///

@@ -1,4 +1,4 @@
-public import KBCore
+import KBCore
 import KBContext
 
 /// Prompt context to assemble: for a bot's turn (its knowledge sources and the memories of its

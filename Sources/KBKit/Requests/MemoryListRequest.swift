@@ -1,4 +1,4 @@
-public import KBCore
+import KBCore
 
 /// Which memories to list: `kb memory list`, `GET /v1/memories` (as query parameters: scope, tag,
 /// all) and nothing in MCP. Oldest first.

@@ -1,4 +1,4 @@
-public import KBCore
+import KBCore
 import KBMemory
 
 /// A search of memories: `kb memory search`, `POST /v1/memories/search` and the MCP tool `recall`.
