@@ -45,8 +45,15 @@ extension KnowledgeBase {
     ) async throws -> IngestReport {
         if let notes = Self.notesCorpus(of: datasetFolder) {
             var ingestOptions = IngestOptions(chunker: options.chunker)
-            if let vocabulary = try? String(contentsOfFile: notes + "/tags.yaml", encoding: .utf8) {
-                ingestOptions.vocabulary = try TagVocabulary(yaml: vocabulary, name: notes + "/tags.yaml")
+            let vocabularyFile = notes + "/tags.yaml"
+            if FileManager.default.fileExists(atPath: vocabularyFile) {
+                let vocabulary: String
+                do {
+                    vocabulary = try String(contentsOfFile: vocabularyFile, encoding: .utf8)
+                } catch {
+                    throw KBError(.unreadableFile, "Cannot read the corpus's tag vocabulary \(vocabularyFile): \(error.localizedDescription).")
+                }
+                ingestOptions.vocabulary = try TagVocabulary(yaml: vocabulary, name: vocabularyFile)
             }
             let report = await ingest([notes], options: ingestOptions, embedder: embedder, record: record, prune: true, progress: progress)
             if let failure = report.failed.first { throw KBError(.invalidArgument, "The corpus \(notes) did not ingest cleanly: \(failure.message)") }

@@ -6,8 +6,8 @@ import KBTestSupport
 import Testing
 @testable import KBKit
 
-/// Every Swift example in KBKit's documentation — doc comments and the DocC articles — runs, line
-/// for line, here or in `Examples/embed-kb` (built and run by scripts/test.sh), and a test checks
+/// Every Swift example in KBKit's documentation — doc comments and the DocC articles — and in
+/// README runs, line for line, here or in `Examples/embed-kb` (built and run by scripts/test.sh), and a test checks
 /// that no example is left out: an example that stops compiling fails the build, one that stops
 /// working fails its test, and one written without a test fails
 /// `everyExampleInTheDocumentationIsATest`.
@@ -124,13 +124,14 @@ import Testing
 
     // MARK: - Every example is here
 
-    /// The Swift examples (```swift blocks) of KBKit's doc comments and DocC articles.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The Swift examples (```swift blocks) of KBKit's doc comments and DocC articles, and of README.
     static func documentedExamples() throws -> [(place: String, lines: [String])] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let folder = root.appendingPathComponent("Sources/KBKit")
         var examples: [(String, [String])] = []
-        let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
-        for file in files.sorted(by: { $0.path < $1.path }) where ["swift", "md"].contains(file.pathExtension) {
+        let files = (FileManager.default.enumerator(at: root.appendingPathComponent("Sources/KBKit"), includingPropertiesForKeys: nil)?
+            .compactMap { $0 as? URL } ?? []).sorted { $0.path < $1.path } + [root.appendingPathComponent("README.md")]
+        for file in files where ["swift", "md"].contains(file.pathExtension) {
             let isArticle = file.pathExtension == "md"
             var block: [String]?
             for (number, line) in try String(contentsOf: file, encoding: .utf8).components(separatedBy: "\n").enumerated() {
@@ -158,8 +159,8 @@ import Testing
         let examples = try Self.documentedExamples()
         #expect(examples.count >= 15)
         // This file's tests, and the app in Examples/embed-kb, which scripts/test.sh builds and runs.
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let files = [URL(fileURLWithPath: #filePath), root.appendingPathComponent("Examples/embed-kb/Sources/embed-kb/main.swift")]
+        let files = [URL(fileURLWithPath: #filePath), Self.root.appendingPathComponent("Examples/embed-kb/Sources/embed-kb/main.swift"),
+                     Self.root.appendingPathComponent("Examples/embed-kb/Package.swift")]
         let tests = try files.flatMap { try String(contentsOf: $0, encoding: .utf8).components(separatedBy: "\n") }
             .map { $0.trimmingCharacters(in: .whitespaces) }
         for (place, lines) in examples {
