@@ -17,13 +17,7 @@ public struct ImageLoader: Sendable {
     /// Reads the image at `path` from disk and loads it (for tools and tests; ingest reads each
     /// file once and calls `load(_:path:…)` with its bytes).
     public func load(path: String, displayName: String? = nil, contentHash: String, modifiedAt: Date? = nil) throws -> SourceDocument {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path), options: [.mappedIfSafe])
-        } catch {
-            throw KBError(.unreadableFile, "Cannot read \(displayName ?? path). Check that it exists and is readable.")
-        }
-        return try load(data, path: path, displayName: displayName, contentHash: contentHash, modifiedAt: modifiedAt)
+        try load(try FileBytes.read(path, name: displayName), path: path, displayName: displayName, contentHash: contentHash, modifiedAt: modifiedAt)
     }
 
     /// Loads the image whose bytes are `data` (the file at `path`, read once by the caller).

@@ -53,12 +53,7 @@ enum DocumentReader {
 
     /// Reads a file's bytes once, with its modification time and content hash.
     static func read(_ file: SourceFile) throws -> Contents {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: file.path), options: [.mappedIfSafe])
-        } catch {
-            throw KBError(.unreadableFile, "Cannot read \(file.displayName): \(error.localizedDescription). Check that it exists and is readable.")
-        }
+        let data = try FileBytes.read(file.path, name: file.displayName)
         // The bytes are what counts; a modification time the system cannot give is left out.
         let modified = (try? FileManager.default.attributesOfItem(atPath: file.path))?[.modificationDate] as? Date
         return Contents(data: data, modifiedAt: modified, hash: contentHash(data))
