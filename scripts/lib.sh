@@ -35,13 +35,19 @@ ensure_swift() {
     command -v swift >/dev/null || { echo "error: swift is not on PATH. Install the Swift toolchain (swift.org) first." >&2; exit 1; }
 }
 
-# For the scripts that drive a live `kb serve`: builds the release kb and indexes the sample
-# corpus (local model) with the bot `astro` into a throwaway folder, removed on exit with the
-# server. Sets KB, WORK, PORT, TOKEN, URL and exports KB_DB; `$1` names the index file.
+# For the scripts that drive a live `kb serve`: builds the release kb (or takes the binary in
+# KB_BIN, to measure a baseline build) and indexes the sample corpus (local model) with the bot
+# `astro` into a throwaway folder, removed on exit with the server. Sets KB, WORK, PORT, TOKEN,
+# URL and exports KB_DB; `$1` names the index file.
 prepare_sample_service() {
-    say "Building kb (release)"
-    swift build -c release --product kb >/dev/null
-    KB="$KB_ROOT/.build/release/kb"
+    if [ -n "${KB_BIN:-}" ]; then
+        KB="$KB_BIN"
+        say "Using $KB"
+    else
+        say "Building kb (release)"
+        swift build -c release --product kb >/dev/null
+        KB="$KB_ROOT/.build/release/kb"
+    fi
     WORK="$(mktemp -d)"
     PORT=$(( 20000 + RANDOM % 20000 ))
     TOKEN="$1-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"

@@ -57,6 +57,9 @@ run_postgres() {
 # A package that depends on kb by path with no optional traits, built and run.
 run_example() {
     say "Building and running Examples/embed-kb (kb as a dependency, no optional traits)"
+    # SwiftPM keeps a path dependency's file list in the build description: plan afresh, so that
+    # files added to kb since the last run are seen.
+    rm -f Examples/embed-kb/.build/debug.yaml
     if ! swift build --package-path Examples/embed-kb "${C_OPTIMISED[@]}" >.build/example-build.log 2>&1; then
         grep -E "error" .build/example-build.log >&2 || tail -n 40 .build/example-build.log >&2
         echo "error: Examples/embed-kb does not build; the log is in .build/example-build.log" >&2

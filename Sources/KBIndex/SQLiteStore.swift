@@ -174,13 +174,7 @@ public final class SQLiteStore: TransactionalStore {
     }
 
     func wrap<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as KBError {
-            throw error
-        } catch {
-            throw KBError(.database, "The index \(path) could not be used: \(error)", cause: error)
-        }
+        try await KBError.converting({ KBError(.database, "The index \(path) could not be used: \($0)", cause: $0) }, body)
     }
 
     /// SQLite ranks vectors exactly, in memory; there is no approximate index to build.

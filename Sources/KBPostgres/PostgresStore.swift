@@ -152,13 +152,7 @@ public final class PostgresStore: TransactionalStore {
     }
 
     static func wrap<T>(_ location: String, _ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as KBError {
-            throw error
-        } catch {
-            throw kbError(error, location: location)
-        }
+        try await KBError.converting({ kbError($0, location: location) }, body)
     }
 
     static func kbError(_ error: any Error, location: String) -> KBError {

@@ -238,6 +238,22 @@ import Testing
         #expect(cache.writes == 6 && other.cachedPagesUsed == 0)
     }
 
+    /// A cache the index cannot reach: reads and writes fail.
+    struct FailingCache: OCRPageCache {
+        func pages(contentHash: String, key: String) throws -> [Int: OCRPage] { throw KBError(.database, "the index is gone") }
+        func store(_ page: OCRPage, contentHash: String, key: String) throws { throw KBError(.database, "the index is gone") }
+    }
+
+    @Test func aCacheThatFailsIsReportedAndRecognitionGoesOn() throws {
+        let scan = path("uncached.pdf")
+        try ScanMaker.writePDF(try ScanMaker.render(pdf: Self.fixture("book"), pages: [1], dpi: 150), to: scan)
+        let document = try load(scan, session: Self.session(cache: FailingCache()))
+        #expect(!document.snippets.isEmpty)
+        let problems = document.warnings.filter { $0.contains("OCR page cache") }
+        #expect(problems.count == 2, "\(document.warnings)")
+        #expect(problems.allSatisfy { $0.contains("the index is gone") })
+    }
+
     @Test func sourcesAreReadAgainOnlyWhenTheirOCRWouldChange() {
         let auto = OCRSettings(mode: .auto, languages: ["eng"])
         #expect(!auto.needsRereading(recorded: nil))   // every page had a text layer

@@ -151,6 +151,19 @@ struct Workspace {
         _ = await kb.ingest([ws.notes.path], options: IngestOptions())
         #expect(try await kb.sources().map(\.path) == [ws.path("kept.md"), ws.path("sub/kept.md")])
     }
+
+    @Test func aKbignoreThatCannotBeReadLeavesItsFolderAloneAndSaysSo() async throws {
+        let ws = try Workspace()
+        try ws.write("README.md", "about")
+        try ws.write("kept.md", "kept")
+        // A folder where the file should be: it exists, and reading it fails.
+        try FileManager.default.createDirectory(at: ws.notes.appendingPathComponent(".kbignore"), withIntermediateDirectories: true)
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let report = await kb.ingest([ws.notes.path], options: IngestOptions())
+        #expect(try await kb.sources().isEmpty, "excluded files must not be indexed without their rules")
+        let failure = try #require(report.failed.first)
+        #expect(failure.message.contains(".kbignore") && failure.message.contains("left alone"))
+    }
 }
 
 extension SearchQuery {

@@ -42,3 +42,10 @@ let context = try await kb.context(turn)
 guard context.citations.first?.title == "Saturn return", context.tokens <= 400 else { fatalError("context: \(context)") }
 print("context: \(context.tokens) tokens, \(context.citations.count) citation(s)")
 print(context.context)
+
+// 4. This build has no OCR (no optional traits): a scan fails with a message that says so, and
+//    the index keeps what it had.
+try Data("\u{89}PNG\r\n\u{1A}\n".utf8).write(to: notes.appendingPathComponent("scan.png"))
+let scans = await kb.ingest([notes.path], options: IngestOptions(), embedder: embedder, record: record)
+guard scans.failed.count == 1, scans.failed[0].message.contains("without OCR"), scans.unchanged == 1 else { fatalError("scan: \(scans)") }
+print("scan: \(scans.failed[0].message)")
