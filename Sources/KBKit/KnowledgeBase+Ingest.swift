@@ -114,9 +114,9 @@ extension KnowledgeBase {
         let (underFolders, underMissing) = try await store.snapshot { snapshot in
             (try folders.map { try snapshot.sourcePaths(under: $0 + "/") }, try missingArguments.map { try snapshot.sourcePaths(under: $0 + "/") })
         }
-        var gone: [String] = []
-        for stored in underFolders {
-            gone += stored.filter { !seen.contains($0) && !FileManager.default.fileExists(atPath: $0) }
+        // Whether each file is still there is asked of the file system, off the cooperative pool.
+        var gone = await OffPool.run {
+            underFolders.flatMap { stored in stored.filter { !seen.contains($0) && !FileManager.default.fileExists(atPath: $0) } }
         }
         var accountedFor = Set<String>()
         for (missing, under) in zip(missingArguments, underMissing) {
