@@ -109,7 +109,7 @@ let package = Package(
         .target(
             name: "KBServer",
             dependencies: [
-                "KBCore", "KBKit", "KBMemory", "KBContext",
+                "KBCore", "KBKit", "KBMemory", "KBContext", "KBIngest",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "MCP", package: "swift-sdk"),

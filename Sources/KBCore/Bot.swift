@@ -1,6 +1,7 @@
 public import Foundation
 
-/// One of a bot's knowledge sources: a path or path prefix, `tag:NAME` or `kind:KIND`.
+/// One of a bot's knowledge sources: a path or path prefix, `tag:NAME`, `kind:KIND`, or
+/// `upload:ID` (a source added over the API).
 /// A bot sees a snippet when any of its selectors matches it.
 ///
 /// ```swift
@@ -12,6 +13,8 @@ public enum SourceSelector: Sendable, Hashable, Codable, CustomStringConvertible
     case tag(Tag)
     /// `note` or `pdf` (memories reach bots through their memory scopes, not selectors).
     case kind(SourceKind)
+    /// A source added over the API, by its id: `upload:ID`.
+    case upload(String)
 
     /// Parses `tag:…`, `kind:…` or a path. Paths must already be absolute (the caller resolves
     /// relative ones against its working folder).
@@ -32,10 +35,12 @@ public enum SourceSelector: Sendable, Hashable, Codable, CustomStringConvertible
                     "'\(text)' is not a kind selector. Use kind:note or kind:pdf (memories come from the bot's memory scopes).")
             }
             self = .kind(kind)
+        } else if let id = after(Source.uploadPrefix) {
+            self = .upload(try Source.validID(id))
         } else if trimmed.isAbsolutePath {
             self = .path(trimmed)
         } else {
-            throw KBError(.invalidArgument, "'\(text)' is not a selector. Use a path (or folder), tag:NAME or kind:note|pdf|image.")
+            throw KBError(.invalidArgument, "'\(text)' is not a selector. Use a path (or folder), tag:NAME, kind:note|pdf|image or upload:ID.")
         }
     }
 
@@ -44,6 +49,7 @@ public enum SourceSelector: Sendable, Hashable, Codable, CustomStringConvertible
         case .path(let path): path
         case .tag(let tag): "tag:" + tag.name
         case .kind(let kind): "kind:" + kind.rawValue
+        case .upload(let id): Source.uploadPath(id)
         }
     }
 

@@ -27,6 +27,8 @@ public struct KBError: Error, Sendable, CustomStringConvertible {
         case embedding = "embedding"
         /// Input over a size limit (memory content, request bodies).
         case tooLarge = "too_large"
+        /// Bytes of a media type kb does not read, or not of the type they were sent as.
+        case unsupportedMediaType = "unsupported_media_type"
         /// The change clashes with what the index holds (same content, an id with other data).
         case conflict = "conflict"
         /// A well-formed request that cannot be carried out as asked: fields that do not go

@@ -69,6 +69,12 @@ public struct SearchQuery: Sendable, Hashable {
     public var quantized = false
     /// Maximal-marginal-relevance trade-off λ in 0…1 (1 = relevance only); nil for none. The default is nil.
     public var diversity: Double?
+    /// The user the search is made for: that user's private sources are searched too. Other
+    /// users' private sources never are. The default is nil (shared sources only).
+    public var user: String?
+    /// Every user's private sources pass the filters (for listings of what a bot can see, never
+    /// for searches that answer a user). The default is false.
+    public var everyUser = false
 
     public init(_ text: String) { self.text = text }
 

@@ -1,8 +1,9 @@
 public import Foundation
 
-/// A file (or memory) that was ingested, as the index knows it.
+/// A file, an uploaded source or a memory that was ingested, as the index knows it.
 public struct Source: Hashable, Sendable, Codable {
-    /// Absolute, standardised file path (or `memory:ID` for memories).
+    /// Absolute, standardised file path; `upload:ID` for a source added over the API
+    /// (`Source.uploadPath`), `memory:ID` for memories.
     public var path: String
     public var kind: SourceKind
     public var title: String
@@ -19,10 +20,13 @@ public struct Source: Hashable, Sendable, Codable {
     /// text layer, `never` when pages without one were left unread, else the mode, languages and
     /// resolution (`auto eng+ukr 300`). A re-run with other OCR settings reads the file again.
     public var ocr: String?
+    /// The user a private source belongs to: only searches, recalls and contexts made for that
+    /// user see it. nil for a shared source (every file, and uploads posted without a user).
+    public var owner: String?
 
     public init(
         path: String, kind: SourceKind, title: String, contentHash: String, size: Int,
-        modifiedAt: Date? = nil, tags: [Tag] = [], keywords: [String] = [], ocr: String? = nil
+        modifiedAt: Date? = nil, tags: [Tag] = [], keywords: [String] = [], ocr: String? = nil, owner: String? = nil
     ) {
         self.path = path
         self.kind = kind
@@ -33,6 +37,26 @@ public struct Source: Hashable, Sendable, Codable {
         self.tags = tags
         self.keywords = keywords
         self.ocr = ocr
+        self.owner = owner
+    }
+
+    /// The index path of a source added over the API with this id.
+    public static func uploadPath(_ id: String) -> String { uploadPrefix + id }
+    public static let uploadPrefix = "upload:"
+
+    /// The id of a source added over the API, or nil for a file or a memory.
+    public var uploadID: String? { Self.uploadID(path: path) }
+
+    public static func uploadID(path: String) -> String? {
+        path.hasPrefix(uploadPrefix) ? String(path.dropFirst(uploadPrefix.count)) : nil
+    }
+
+    /// Checks the id a caller gives a source: 1–128 letters, digits, `-`, `_` or `.`.
+    public static func validID(_ id: String) throws -> String {
+        guard (1...128).contains(id.count), id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
+            throw KBError(.invalidArgument, "'\(id)' is not a source id. Use 1–128 letters, digits, '-', '_' or '.', e.g. ada-lease-2026.")
+        }
+        return id
     }
 }
 

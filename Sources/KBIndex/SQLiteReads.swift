@@ -54,7 +54,28 @@ extension SQLiteReads {
                            arguments: [path])
     }
 
+    public func storedJob(id: String) throws -> StoredJob? {
+        try Row.fetchOne(db, sql: "SELECT * FROM jobs WHERE id = ?", arguments: [id]).map(SQLiteStore.job)
+    }
+
     public func embedderID(named name: String) throws -> Int64? {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM embedders WHERE name = ?"), arguments: [name])
+    }
+}
+
+extension SQLiteStore {
+    static func job(_ row: Row) throws -> StoredJob {
+        guard let state = Job.State(rawValue: row["state"]) else {
+            throw KBError(.database, "The job \(row["id"] as String) has the unknown state '\(row["state"] as String)'.")
+        }
+        let warnings: String = row["warnings"], bots: String = row["bots"]
+        let job = Job(
+            id: row["id"], source: row["source"], state: state, contentType: row["content_type"], size: row["size"],
+            progress: Job.Progress(pagesDone: row["pages_done"], pagesTotal: row["pages_total"], snippetsDone: row["snippets_done"],
+                                   snippetsTotal: row["snippets_total"]),
+            error: row["error"], warnings: warnings.isEmpty ? [] : warnings.components(separatedBy: "\n"),
+            createdAt: Date(timeIntervalSince1970: row["created_at"]), updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+        return StoredJob(job: job, title: row["title"], tags: StoredForms.tags(row["tags"]), owner: row["owner"],
+                         bots: bots.isEmpty ? [] : bots.components(separatedBy: "\n"), contentHash: row["content_hash"])
     }
 }

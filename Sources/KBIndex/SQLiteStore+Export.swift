@@ -14,7 +14,7 @@ extension SQLiteStore.Snapshot {
         return Source(
             path: row["path"], kind: SourceKind(rawValue: row["kind"]) ?? .note, title: row["title"], contentHash: row["content_hash"],
             size: row["size"], modifiedAt: (row["modified_at"] as Double?).map(Date.init(timeIntervalSince1970:)), tags: tags,
-            keywords: keywords.isEmpty ? [] : keywords.components(separatedBy: "\n"), ocr: row["ocr"])
+            keywords: keywords.isEmpty ? [] : keywords.components(separatedBy: "\n"), ocr: row["ocr"], owner: row["owner"])
     }
 
     public func embedderDimensions() throws -> [(name: String, dimension: Int)] {
@@ -26,5 +26,20 @@ extension SQLiteStore.Snapshot {
     public func cacheEntries(embedder: EmbedderRecord) throws -> [(hash: Data, vector: [Float])] {
         try Row.fetchAll(db, sql: "SELECT text_hash, data FROM embedding_cache WHERE embedder = ? ORDER BY text_hash", arguments: [embedder.name])
             .compactMap { row in VectorCoding.decode(row[1], dimension: embedder.dimension).map { (row[0], $0) } }
+    }
+}
+
+extension SQLiteStore.Snapshot {
+    public func jobChunks(id: String) throws -> [Data] {
+        try Data.fetchAll(db, sql: "SELECT data FROM job_chunks WHERE job_id = ? ORDER BY seq", arguments: [id])
+    }
+
+    public func originalJobID(sourcePath: String) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT original_job FROM sources WHERE path = ?", arguments: [sourcePath])
+    }
+
+    public func unfinishedJobs() throws -> [StoredJob] {
+        try Row.fetchAll(db, sql: "SELECT * FROM jobs WHERE state IN ('receiving', 'queued', 'running') ORDER BY created_at, id")
+            .map(SQLiteStore.job)
     }
 }

@@ -31,7 +31,8 @@ extension SQLiteStore.Snapshot {
         if filtered {
             sql += FilterSQL.conditions(query, &dialect)
         } else {
-            sql += " AND snippets_fts.rowid NOT IN (\(SQLiteStore.memorySnippetIDs))"
+            sql += " AND snippets_fts.rowid NOT IN (\(SQLiteStore.hiddenSnippetIDs))"
+            dialect.arguments += [query.user]
         }
         sql += filtered ? " ORDER BY rank, sn.id LIMIT ?" : " ORDER BY rank, snippets_fts.rowid LIMIT ?"
         var arguments = dialect.arguments
@@ -81,8 +82,12 @@ struct SQLiteDialect: SQLDialect {
 }
 
 extension SQLiteStore {
-    /// SQL for the snippet ids of every memory: what a search leaves out unless it asks for memories.
-    static let memorySnippetIDs = "SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE so.kind = 'memory'"
+    /// SQL for the snippet ids a search without filters leaves out: every memory's (searched only
+    /// when asked for), and those of private sources of other users than the one bound (none: all).
+    static let hiddenSnippetIDs = """
+        SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id
+        WHERE so.kind = 'memory' OR (so.owner IS NOT NULL AND so.owner IS NOT ?)
+        """
 
     static func tags(ofSnippets ids: [Int64], in db: Database) throws -> [Int64: [Tag]] {
         guard !ids.isEmpty else { return [:] }
@@ -98,8 +103,8 @@ extension SQLiteStore {
 }
 
 extension SQLiteStore.Snapshot {
-    /// Snippet ids of every memory (see `SQLiteStore.memorySnippetIDs`).
-    public func memorySnippetIDs() throws -> Set<Int64> {
-        Set(try Int64.fetchAll(db.cachedStatement(sql: SQLiteStore.memorySnippetIDs)))
+    /// Snippet ids a search without filters leaves out (see `SQLiteStore.hiddenSnippetIDs`).
+    public func hiddenSnippetIDs(user: String?) throws -> Set<Int64> {
+        Set(try Int64.fetchAll(db.cachedStatement(sql: SQLiteStore.hiddenSnippetIDs), arguments: [user]))
     }
 }

@@ -27,7 +27,8 @@ extension SQLiteStore.Snapshot {
             tagsBySource[row[0], default: []].append(Tag(row[1] as String))
         }
         return try Row.fetchAll(db, sql: """
-            SELECT s.*, (SELECT count(*) FROM snippets n WHERE n.source_id = s.id) AS snippet_count
+            SELECT s.*, (SELECT count(*) FROM snippets n WHERE n.source_id = s.id) AS snippet_count,
+                   (SELECT avg(n.ocr_confidence) FROM snippets n WHERE n.source_id = s.id) AS ocr_confidence
             FROM sources s ORDER BY s.path
             """).map { row in
             let id: Int64 = row["id"]
@@ -36,7 +37,8 @@ extension SQLiteStore.Snapshot {
                 title: row["title"], contentHash: row["content_hash"], size: row["size"],
                 modifiedAt: (row["modified_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
                 ingestedAt: Date(timeIntervalSince1970: row["ingested_at"]),
-                snippetCount: row["snippet_count"], tags: tagsBySource[id] ?? [], ocr: row["ocr"])
+                snippetCount: row["snippet_count"], tags: tagsBySource[id] ?? [], ocr: row["ocr"],
+                ocrConfidence: row["ocr_confidence"], owner: row["owner"])
         }
     }
 

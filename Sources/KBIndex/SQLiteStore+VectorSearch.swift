@@ -80,6 +80,13 @@ extension SQLiteStore.Snapshot {
         return Set(try Int64.fetchAll(db, sql: sql, arguments: dialect.arguments))
     }
 
+    /// Paths of the sources with a snippet that passes the query's filters.
+    public func sourcePaths(passing query: SearchQuery) throws -> Set<String> {
+        var dialect = SQLiteDialect()
+        let sql = "SELECT DISTINCT so.path FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE 1 = 1" + FilterSQL.conditions(query, &dialect)
+        return Set(try String.fetchAll(db, sql: sql, arguments: dialect.arguments))
+    }
+
     /// Hits for snippet ids (score and rank left at 0). With `highlighting`, snippets that match
     /// its words get an FTS5 excerpt with the matches in `**`; others show their text.
     public func hits(for ids: [Int64], highlighting text: String? = nil) throws -> [Int64: SearchHit] {

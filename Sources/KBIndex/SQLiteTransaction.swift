@@ -50,16 +50,16 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
 
     public func saveSource(_ source: Source, ingestedAt: Date) throws -> Int64 {
         try db.execute(sql: """
-            INSERT INTO sources (path, kind, title, content_hash, size, modified_at, ingested_at, keywords, ocr)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO sources (path, kind, title, content_hash, size, modified_at, ingested_at, keywords, ocr, owner)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(path) DO UPDATE SET
                 kind = excluded.kind, title = excluded.title, content_hash = excluded.content_hash,
                 size = excluded.size, modified_at = excluded.modified_at,
-                ingested_at = excluded.ingested_at, keywords = excluded.keywords, ocr = excluded.ocr
+                ingested_at = excluded.ingested_at, keywords = excluded.keywords, ocr = excluded.ocr, owner = excluded.owner
             """,
             arguments: [source.path, source.kind.rawValue, source.title, source.contentHash, source.size,
                         source.modifiedAt?.timeIntervalSince1970, ingestedAt.timeIntervalSince1970,
-                        source.keywords.joined(separator: "\n"), source.ocr])
+                        source.keywords.joined(separator: "\n"), source.ocr, source.owner])
         guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM sources WHERE path = ?", arguments: [source.path]) else {
             throw KBError(.database, "The source \(source.path) vanished while it was being written.")
         }
@@ -198,6 +198,58 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
     public func removeBot(named name: String) throws -> Bool {
         try db.execute(sql: "DELETE FROM bots WHERE name = ?", arguments: [name])
         return db.changesCount > 0
+    }
+
+    // MARK: - Jobs
+
+    public func insertJob(_ job: StoredJob) throws {
+        try db.execute(sql: """
+            INSERT INTO jobs (id, source, state, content_type, size, content_hash, title, tags, owner, bots, created_at, updated_at, heartbeat)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [job.job.id, job.job.source, job.job.state.rawValue, job.job.contentType, job.job.size, job.contentHash,
+                             job.title, StoredForms.text(job.tags), job.owner, job.bots.joined(separator: "\n"),
+                             job.job.createdAt.timeIntervalSince1970, job.job.updatedAt.timeIntervalSince1970,
+                             job.job.updatedAt.timeIntervalSince1970])
+    }
+
+    public func updateJob(_ job: StoredJob, now: Date) throws {
+        let j = job.job, p = j.progress
+        try db.execute(sql: """
+            UPDATE jobs SET state = ?, size = ?, content_hash = ?, pages_done = ?, pages_total = ?, snippets_done = ?,
+                            snippets_total = ?, error = ?, warnings = ?, updated_at = ?, heartbeat = ?
+            WHERE id = ?
+            """, arguments: [j.state.rawValue, j.size, job.contentHash, p.pagesDone, p.pagesTotal, p.snippetsDone, p.snippetsTotal,
+                             j.error, j.warnings.joined(separator: "\n"), j.updatedAt.timeIntervalSince1970, now.timeIntervalSince1970, j.id])
+    }
+
+    public func deleteJob(id: String) throws {
+        try db.execute(sql: "DELETE FROM jobs WHERE id = ?", arguments: [id])
+    }
+
+    public func insertJobChunk(id: String, seq: Int, data: Data) throws {
+        try db.execute(sql: "INSERT INTO job_chunks (job_id, seq, data) VALUES (?, ?, ?)", arguments: [id, seq, data])
+    }
+
+    public func deleteJobChunks(id: String) throws {
+        try db.execute(sql: "DELETE FROM job_chunks WHERE job_id = ?", arguments: [id])
+    }
+
+    public func jobIDs(ofSource source: String) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT id FROM jobs WHERE source = ? ORDER BY created_at, id", arguments: [source])
+    }
+
+    public func oldestJob(in state: Job.State) throws -> StoredJob? {
+        try Row.fetchOne(db, sql: "SELECT * FROM jobs WHERE state = ? ORDER BY created_at, id LIMIT 1", arguments: [state.rawValue])
+            .map(SQLiteStore.job)
+    }
+
+    public func staleJobIDs(in state: Job.State, before: Date) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT id FROM jobs WHERE state = ? AND heartbeat < ? ORDER BY created_at",
+                            arguments: [state.rawValue, before.timeIntervalSince1970])
+    }
+
+    public func setOriginal(sourcePath: String, jobID: String?) throws {
+        try db.execute(sql: "UPDATE sources SET original_job = ? WHERE path = ?", arguments: [jobID, sourcePath])
     }
 
     // MARK: - Memories

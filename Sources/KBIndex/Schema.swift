@@ -7,7 +7,7 @@ enum Schema {
     /// The schema version an up-to-date index records in `kb_meta`.
     static var version: Int { migrationNames.count }
     static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors", "v3-memories", "v4-bots", "v5-embedding-cache",
-                                 "v6-bot-sources-json", "v7-ocr"]
+                                 "v6-bot-sources-json", "v7-ocr", "v8-uploads-jobs-owners"]
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -226,6 +226,50 @@ enum Schema {
                     DELETE FROM ocr_pages WHERE content_hash = old.content_hash
                         AND NOT EXISTS (SELECT 1 FROM sources WHERE content_hash = old.content_hash);
                 END;
+                """)
+        }
+        migrator.registerMigration(migrationNames[7]) { db in
+            try db.execute(sql: """
+                -- Reading a source added over the API, in the background. Its bytes (job_chunks) are
+                -- stored before the job is acknowledged; a finished job's bytes are the source's
+                -- original (sources.original_job), the others' are dropped.
+                CREATE TABLE jobs (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    -- The upload id of the source it reads (its path is 'upload:' || source).
+                    source TEXT NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('receiving', 'queued', 'running', 'done', 'failed')),
+                    content_type TEXT NOT NULL,
+                    size INTEGER NOT NULL DEFAULT 0,
+                    content_hash TEXT,
+                    title TEXT,
+                    tags TEXT NOT NULL DEFAULT '',
+                    owner TEXT,
+                    bots TEXT NOT NULL DEFAULT '',
+                    pages_done INTEGER NOT NULL DEFAULT 0,
+                    pages_total INTEGER NOT NULL DEFAULT 0,
+                    snippets_done INTEGER NOT NULL DEFAULT 0,
+                    snippets_total INTEGER NOT NULL DEFAULT 0,
+                    error TEXT,
+                    warnings TEXT NOT NULL DEFAULT '',
+                    created_at REAL NOT NULL,
+                    updated_at REAL NOT NULL,
+                    -- When the process working on it last said it was alive.
+                    heartbeat REAL NOT NULL
+                );
+                CREATE INDEX jobs_by_state ON jobs(state, created_at);
+                CREATE INDEX jobs_by_source ON jobs(source, created_at);
+                CREATE TABLE job_chunks (
+                    job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+                    seq INTEGER NOT NULL,
+                    data BLOB NOT NULL,
+                    PRIMARY KEY (job_id, seq)
+                ) WITHOUT ROWID;
+
+                -- A private source's user: only requests made for that user see it.
+                ALTER TABLE sources ADD COLUMN owner TEXT;
+                CREATE INDEX sources_by_owner ON sources(owner) WHERE owner IS NOT NULL;
+                -- The job whose bytes are an uploaded source's original.
+                ALTER TABLE sources ADD COLUMN original_job TEXT REFERENCES jobs(id) ON DELETE SET NULL;
                 """)
         }
         return migrator

@@ -12,16 +12,17 @@ public struct NoteLoader: Sendable {
     public init(options: IngestOptions) { self.options = options }
 
     /// - Parameters:
-    ///   - path: the absolute path recorded in the index; its extension picks the format.
+    ///   - path: the path recorded in the index; unless `markdown` says, its extension picks the format.
     ///   - displayName: how errors name the file (the path as the user typed it).
+    ///   - markdown: read the text as Markdown (true) or plain (false); nil: by the extension.
     public func load(
-        _ data: Data, path: String, displayName: String? = nil, contentHash: String, modifiedAt: Date? = nil
+        _ data: Data, path: String, displayName: String? = nil, contentHash: String, modifiedAt: Date? = nil, markdown: Bool? = nil
     ) throws -> SourceDocument {
         let name = displayName ?? path
         let decoded = try TextDecoding.decode(data, name: name)
         let scalars = Array(decoded.text.unicodeScalars)
         let url = URL(fileURLWithPath: path)
-        let isMarkdown = FileTypes.markdown.contains(url.pathExtension.lowercased())
+        let isMarkdown = markdown ?? FileTypes.markdown.contains(url.pathExtension.lowercased())
 
         var frontMatter = FrontMatter()
         let sections: [TextSection]

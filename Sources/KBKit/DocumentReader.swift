@@ -11,6 +11,8 @@ struct SourceFile: Hashable, Sendable {
     /// The path as the user would write it, for messages.
     var displayName: String
     var kind: SourceKind
+    /// Whether text is Markdown; nil: by the file's extension (an upload says by its media type).
+    var markdown: Bool? = nil
 
     /// Whether OCR may read its pages (PDFs and scans): then new OCR settings re-read it even
     /// when its bytes did not change.
@@ -75,7 +77,7 @@ enum DocumentReader {
                 .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt)
         case .note, .memory:
             return try NoteLoader(options: options).load(contents.data, path: file.path, displayName: file.displayName,
-                                                         contentHash: contents.hash, modifiedAt: contents.modifiedAt)
+                                                         contentHash: contents.hash, modifiedAt: contents.modifiedAt, markdown: file.markdown)
         }
     }
 }

@@ -55,6 +55,7 @@ extension KnowledgeBase {
             let bot = try snapshot.bot(named: name)
             var knowledge = SearchQuery(query)
             knowledge.selectors = bot.sources
+            knowledge.user = user
             knowledge.limit = 24
             knowledge.excerpts = false
             var recall = MemoryQuery(query)

@@ -15,11 +15,13 @@ public struct ExportReport: Sendable, Hashable, Codable {
     public var memoryVersions = 0
     public var bots = 0
     public var cachedVectors = 0
+    /// Originals of uploaded sources copied (their bytes, for reading them again).
+    public var originals = 0
 }
 
 extension KnowledgeBase {
-    /// Copies this whole index — sources, snippets, tags, every embedder's vectors, memories
-    /// with their history, bots, the embedding cache and token usage — into the empty index at
+    /// Copies this whole index — sources (with uploads' originals), snippets, tags, every
+    /// embedder's vectors, memories with their history, bots, the embedding cache and token usage — into the empty index at
     /// `destination` (an SQLite file or a `postgres://` database, made when missing). Each source
     /// and memory is written in its own transaction; the copy holds the same data, so searches
     /// give the same results (keyword scores are each backend's own).
@@ -85,6 +87,10 @@ extension KnowledgeBase {
             } else {
                 effect = try await target.replace(document, vectors: current, embedder: record ?? .none, ingestedAt: stored.ingestedAt)
                 report.sources += 1
+                if let (job, chunks) = try await original(of: path) {
+                    try await target.importOriginal(job, chunks: chunks)
+                    report.originals += 1
+                }
             }
             report.snippets += document.snippets.count
             if let record, current != nil { report.vectors[record.name, default: 0] += document.snippets.count }
@@ -113,6 +119,14 @@ extension KnowledgeBase {
         }
         progress(total, total, "")
         return report
+    }
+
+    /// An uploaded source's original: the finished job whose bytes it was read from, and the bytes.
+    func original(of path: String) async throws -> (StoredJob, [Data])? {
+        try await store.snapshot { snapshot in
+            guard let id = try snapshot.originalJobID(sourcePath: path), let job = try snapshot.storedJob(id: id) else { return nil }
+            return (job, try snapshot.jobChunks(id: id))
+        }
     }
 
     static func rows(_ flat: [Float], dimension: Int) -> [[Float]] {

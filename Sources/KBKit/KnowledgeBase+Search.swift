@@ -106,8 +106,8 @@ extension KnowledgeBase {
         if query.groupBySource || query.diversity != nil { depth = max(depth, query.limit * 5) }
         let generation = try snapshot.generation()
         let allowed = try allowedSnippets(query, generation: generation, in: snapshot)
-        // Without filters, memories are still left out.
-        let excluded = allowed == nil && query.kinds.isEmpty ? try memorySnippets(generation: generation, in: snapshot) : []
+        // Without filters, memories and other users' private sources are still left out.
+        let excluded = allowed == nil ? try hiddenSnippets(user: query.user, generation: generation, in: snapshot) : []
 
         var keywordRanking: [(id: Int64, score: Double)] = []
         if mode != .vector {
@@ -174,37 +174,13 @@ extension KnowledgeBase {
     /// The snippets a query's filters let through (nil: all), kept per index generation.
     func allowedSnippets(_ query: SearchQuery, generation: Int64, in snapshot: any IndexSnapshot) throws -> Set<Int64>? {
         guard query.hasFilters else { return nil }
-        let key = FilterKey(query)
-        if let cached = searchState.lock.withLock({ searchState.filtersGeneration == generation ? searchState.filters[key] : nil }) {
-            return cached
-        }
-        let allowed = try snapshot.filteredSnippetIDs(query) ?? []
-        searchState.lock.withLock {
-            if searchState.filtersGeneration != generation {
-                searchState.filters = [:]
-                searchState.memorySnippets = nil
-                searchState.filtersGeneration = generation
-            }
-            if searchState.filters.count >= 256 { searchState.filters = [:] }
-            searchState.filters[key] = allowed
-        }
-        return allowed
+        return try searchState.cached(\.filters, FilterKey(query), generation: generation) { try snapshot.filteredSnippetIDs(query) ?? [] }
     }
 
-    /// Snippet ids of every memory, kept per index generation.
-    func memorySnippets(generation: Int64, in snapshot: any IndexSnapshot) throws -> Set<Int64> {
-        if let cached = searchState.lock.withLock({ searchState.filtersGeneration == generation ? searchState.memorySnippets : nil }) {
-            return cached
-        }
-        let ids = try snapshot.memorySnippetIDs()
-        searchState.lock.withLock {
-            if searchState.filtersGeneration != generation {
-                searchState.filters = [:]
-                searchState.filtersGeneration = generation
-            }
-            searchState.memorySnippets = ids
-        }
-        return ids
+    /// The snippets a search without filters leaves out (memories, other users' private
+    /// sources), kept per index generation and user.
+    func hiddenSnippets(user: String?, generation: Int64, in snapshot: any IndexSnapshot) throws -> Set<Int64> {
+        try searchState.cached(\.hidden, user ?? "", generation: generation) { try snapshot.hiddenSnippetIDs(user: user) }
     }
 
     /// The embedder an index records, at the endpoint this knowledge base was told to use

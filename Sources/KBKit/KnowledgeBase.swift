@@ -40,6 +40,8 @@ public final class KnowledgeBase: Sendable {
     let health = EmbedderHealth()
     /// Word sets of the texts context assembly has seen.
     let wordSets = WordSetCache()
+    /// Wakes the job runner when this process queues a job.
+    let jobSignal = JobSignal()
 
     init(store: any IndexStore, limits: Limits, environment: [String: String], embedderURL: String?) {
         self.store = store

@@ -14,10 +14,29 @@ final class SearchState: @unchecked Sendable {
     var embedderName: String?
     /// The embedder record last read, to embed a query before the snapshot that confirms it.
     var knownRecord: EmbedderRecord??
-    /// Snippet ids that pass a filter, and the ids of memories, at `filtersGeneration`.
+    /// Snippet ids that pass a filter, and those a search without filters leaves out (by user;
+    /// "" for none), at `filtersGeneration`.
     var filters: [FilterKey: Set<Int64>] = [:]
-    var memorySnippets: Set<Int64>?
+    var hidden: [String: Set<Int64>] = [:]
     var filtersGeneration: Int64 = -1
+
+    /// The set `key` names in one of the caches, made by `make` unless the cache holds it for
+    /// `generation`. A new generation empties both caches; each keeps at most 256 sets.
+    func cached<Key: Hashable>(_ cache: ReferenceWritableKeyPath<SearchState, [Key: Set<Int64>]>, _ key: Key, generation: Int64,
+                               make: () throws -> Set<Int64>) rethrows -> Set<Int64> {
+        if let found = lock.withLock({ filtersGeneration == generation ? self[keyPath: cache][key] : nil }) { return found }
+        let made = try make()
+        lock.withLock {
+            if filtersGeneration != generation {
+                filters = [:]
+                hidden = [:]
+                filtersGeneration = generation
+            }
+            if self[keyPath: cache].count >= 256 { self[keyPath: cache] = [:] }
+            self[keyPath: cache][key] = made
+        }
+        return made
+    }
 }
 
 /// The parts of a query that decide which snippets pass its filters.
@@ -28,6 +47,7 @@ struct FilterKey: Hashable {
     var selectors: [SourceSelector]
     var includeSuperseded: Bool
     var sourcePrefixes: [String]
+    var user: String?
 
     init(_ query: SearchQuery) {
         tags = query.tags
@@ -36,5 +56,6 @@ struct FilterKey: Hashable {
         selectors = query.selectors
         includeSuperseded = query.includeSuperseded
         sourcePrefixes = query.sourcePrefixes
+        user = query.user
     }
 }

@@ -50,6 +50,10 @@ extension PostgresReads {
             .map { try $0.get(0, Int64.self) }
     }
 
+    public func storedJob(id: String) throws -> StoredJob? {
+        try session.rows("SELECT * FROM jobs WHERE id = $1", .text(id)).first.map(PostgresRows.job)
+    }
+
     public func embedderID(named name: String) throws -> Int64? {
         try session.value(Int64.self, "SELECT id FROM embedders WHERE name = $1", .text(name))
     }

@@ -65,6 +65,26 @@ enum PostgresRows {
     }
 }
 
+extension PostgresRows {
+    static func job(_ row: PostgresRandomAccessRow) throws -> StoredJob {
+        let stateName = try row.get("state", String.self)
+        guard let state = Job.State(rawValue: stateName) else {
+            throw KBError(.database, "The job \(try row.get("id", String.self)) has the unknown state '\(stateName)'.")
+        }
+        let warnings = try row.get("warnings", String.self), bots = try row.get("bots", String.self)
+        let job = Job(
+            id: try row.get("id"), source: try row.get("source"), state: state, contentType: try row.get("content_type"),
+            size: Int(try row.get("size", Int64.self)),
+            progress: Job.Progress(pagesDone: Int(try row.get("pages_done", Int32.self)), pagesTotal: Int(try row.get("pages_total", Int32.self)),
+                                   snippetsDone: Int(try row.get("snippets_done", Int32.self)),
+                                   snippetsTotal: Int(try row.get("snippets_total", Int32.self))),
+            error: try row.get("error"), warnings: warnings.isEmpty ? [] : warnings.components(separatedBy: "\n"),
+            createdAt: Date(timeIntervalSince1970: try row.get("created_at")), updatedAt: Date(timeIntervalSince1970: try row.get("updated_at")))
+        return StoredJob(job: job, title: try row.get("title"), tags: StoredForms.tags(try row.get("tags")), owner: try row.get("owner"),
+                         bots: bots.isEmpty ? [] : bots.components(separatedBy: "\n"), contentHash: try row.get("content_hash"))
+    }
+}
+
 /// PostgreSQL's way of binding values (`$n`), "starts with" (`starts_with`) and "is one of"
 /// (`= ANY` of one array parameter), for `FilterSQL`.
 struct PostgresDialect: SQLDialect {

@@ -226,6 +226,46 @@ enum PostgresSchema {
             """,
             "CREATE TRIGGER sources_drop_ocr_pages AFTER DELETE OR UPDATE OF content_hash ON sources FOR EACH ROW EXECUTE FUNCTION kb_drop_ocr_pages()",
         ]),
+        // Sources added over the API: background jobs with their stored bytes (the original of the
+        // source a finished job read), and private sources (owner).
+        ("v5-uploads-jobs-owners", [
+            """
+            CREATE TABLE jobs (
+                id text PRIMARY KEY,
+                source text NOT NULL,
+                state text NOT NULL CHECK (state IN ('receiving', 'queued', 'running', 'done', 'failed')),
+                content_type text NOT NULL,
+                size bigint NOT NULL DEFAULT 0,
+                content_hash text,
+                title text,
+                tags text NOT NULL DEFAULT '',
+                owner text,
+                bots text NOT NULL DEFAULT '',
+                pages_done integer NOT NULL DEFAULT 0,
+                pages_total integer NOT NULL DEFAULT 0,
+                snippets_done integer NOT NULL DEFAULT 0,
+                snippets_total integer NOT NULL DEFAULT 0,
+                error text,
+                warnings text NOT NULL DEFAULT '',
+                created_at double precision NOT NULL,
+                updated_at double precision NOT NULL,
+                heartbeat double precision NOT NULL
+            )
+            """,
+            "CREATE INDEX jobs_by_state ON jobs (state, created_at)",
+            "CREATE INDEX jobs_by_source ON jobs (source, created_at)",
+            """
+            CREATE TABLE job_chunks (
+                job_id text NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+                seq integer NOT NULL,
+                data bytea NOT NULL,
+                PRIMARY KEY (job_id, seq)
+            )
+            """,
+            "ALTER TABLE sources ADD COLUMN owner text",
+            "CREATE INDEX sources_by_owner ON sources (owner) WHERE owner IS NOT NULL",
+            "ALTER TABLE sources ADD COLUMN original_job text REFERENCES jobs (id) ON DELETE SET NULL",
+        ]),
     ]
 
     static var version: Int { migrations.count }

@@ -58,8 +58,9 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
             tagsBySource[try row.get(0, Int64.self), default: []].append(Tag(try row.get(1, String.self)))
         }
         return try session.rows("""
-            SELECT s.id, s.path, s.kind, s.title, s.content_hash, s.size, s.modified_at, s.ingested_at, s.ocr,
-                   (SELECT count(*) FROM snippets n WHERE n.source_id = s.id) AS snippet_count
+            SELECT s.id, s.path, s.kind, s.title, s.content_hash, s.size, s.modified_at, s.ingested_at, s.ocr, s.owner,
+                   (SELECT count(*) FROM snippets n WHERE n.source_id = s.id) AS snippet_count,
+                   (SELECT avg(n.ocr_confidence) FROM snippets n WHERE n.source_id = s.id) AS ocr_confidence
             FROM sources s ORDER BY s.path COLLATE "C"
             """).map { row in
             let id = try row.get("id", Int64.self)
@@ -69,7 +70,8 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
                 modifiedAt: try row.get("modified_at", Double?.self).map(Date.init(timeIntervalSince1970:)),
                 ingestedAt: Date(timeIntervalSince1970: try row.get("ingested_at", Double.self)),
                 snippetCount: Int(try row.get("snippet_count", Int64.self)), tags: tagsBySource[id] ?? [],
-                ocr: try row.get("ocr", String?.self))
+                ocr: try row.get("ocr", String?.self), ocrConfidence: try row.get("ocr_confidence", Double?.self),
+                owner: try row.get("owner", String?.self))
         }
     }
 
@@ -215,9 +217,17 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         return Set(try session.rows(sql).map { try $0.get(0, Int64.self) })
     }
 
-    func memorySnippetIDs() throws -> Set<Int64> {
-        Set(try session.rows("SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE so.kind = 'memory'")
-            .map { try $0.get(0, Int64.self) })
+    func sourcePaths(passing query: SearchQuery) throws -> Set<String> {
+        var sql = SQL("SELECT DISTINCT so.path FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE true")
+        sql.appendFilters(query)
+        return Set(try session.rows(sql).map { try $0.get(0, String.self) })
+    }
+
+    func hiddenSnippetIDs(user: String?) throws -> Set<Int64> {
+        Set(try session.rows("""
+            SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id
+            WHERE so.kind = 'memory' OR (so.owner IS NOT NULL AND so.owner IS DISTINCT FROM $1)
+            """, .text(user)).map { try $0.get(0, Int64.self) })
     }
 
     func hits(for ids: [Int64], highlighting text: String?) throws -> [Int64: SearchHit] {
@@ -304,7 +314,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
 
     func source(path: String) throws -> Source? {
         guard let row = try session.rows("""
-            SELECT id, path, kind, title, content_hash, size, modified_at, keywords, ocr FROM sources WHERE path = $1
+            SELECT id, path, kind, title, content_hash, size, modified_at, keywords, ocr, owner FROM sources WHERE path = $1
             """, .text(path)).first else { return nil }
         let tags = try session.rows("""
             SELECT t.name FROM source_tags st JOIN tags t ON t.id = st.tag_id WHERE st.source_id = $1 ORDER BY t.name COLLATE "C"
@@ -314,7 +324,8 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
             path: try row.get("path"), kind: SourceKind(rawValue: try row.get("kind", String.self)) ?? .note, title: try row.get("title"),
             contentHash: try row.get("content_hash"), size: Int(try row.get("size", Int64.self)),
             modifiedAt: try row.get("modified_at", Double?.self).map(Date.init(timeIntervalSince1970:)), tags: tags,
-            keywords: keywords.isEmpty ? [] : keywords.components(separatedBy: "\n"), ocr: try row.get("ocr", String?.self))
+            keywords: keywords.isEmpty ? [] : keywords.components(separatedBy: "\n"), ocr: try row.get("ocr", String?.self),
+            owner: try row.get("owner", String?.self))
     }
 
     func embedderDimensions() throws -> [(name: String, dimension: Int)] {
@@ -329,5 +340,20 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
                 let hash = try row.get(0, Data.self)
                 return VectorCoding.decode(try row.get(1, Data.self), dimension: embedder.dimension).map { (hash, $0) }
             }
+    }
+
+    // MARK: - Jobs
+
+    func jobChunks(id: String) throws -> [Data] {
+        try session.rows("SELECT data FROM job_chunks WHERE job_id = $1 ORDER BY seq", .text(id)).map { try $0.get(0, Data.self) }
+    }
+
+    func originalJobID(sourcePath: String) throws -> String? {
+        try session.value(String.self, "SELECT original_job FROM sources WHERE path = $1", .text(sourcePath))
+    }
+
+    func unfinishedJobs() throws -> [StoredJob] {
+        try session.rows("SELECT * FROM jobs WHERE state IN ('receiving', 'queued', 'running') ORDER BY created_at, id COLLATE \"C\"")
+            .map(PostgresRows.job)
     }
 }

@@ -26,16 +26,16 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
 
     public func saveSource(_ source: Source, ingestedAt: Date) throws -> Int64 {
         guard let id = try session.value(Int64.self, """
-            INSERT INTO sources (path, kind, title, content_hash, size, modified_at, ingested_at, keywords, ocr)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            INSERT INTO sources (path, kind, title, content_hash, size, modified_at, ingested_at, keywords, ocr, owner)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
             ON CONFLICT (path) DO UPDATE SET
                 kind = excluded.kind, title = excluded.title, content_hash = excluded.content_hash,
                 size = excluded.size, modified_at = excluded.modified_at,
-                ingested_at = excluded.ingested_at, keywords = excluded.keywords, ocr = excluded.ocr
+                ingested_at = excluded.ingested_at, keywords = excluded.keywords, ocr = excluded.ocr, owner = excluded.owner
             RETURNING id
             """, .text(source.path), .text(source.kind.rawValue), .text(source.title), .text(source.contentHash),
             .int(Int64(source.size)), .double(source.modifiedAt?.timeIntervalSince1970), .double(ingestedAt.timeIntervalSince1970),
-            .text(source.keywords.joined(separator: "\n")), .text(source.ocr)) else {
+            .text(source.keywords.joined(separator: "\n")), .text(source.ocr), .text(source.owner)) else {
             throw KBError(.database, "The source \(source.path) vanished while it was being written.")
         }
         return id
@@ -202,6 +202,60 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
 
     public func removeBot(named name: String) throws -> Bool {
         try !session.rows("DELETE FROM bots WHERE name = $1 RETURNING name", .text(name)).isEmpty
+    }
+
+    // MARK: - Jobs
+
+    public func insertJob(_ job: StoredJob) throws {
+        try session.execute("""
+            INSERT INTO jobs (id, source, state, content_type, size, content_hash, title, tags, owner, bots, created_at, updated_at, heartbeat)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+            """, .text(job.job.id), .text(job.job.source), .text(job.job.state.rawValue), .text(job.job.contentType),
+            .int(Int64(job.job.size)), .text(job.contentHash), .text(job.title), .text(StoredForms.text(job.tags)), .text(job.owner),
+            .text(job.bots.joined(separator: "\n")), .double(job.job.createdAt.timeIntervalSince1970),
+            .double(job.job.updatedAt.timeIntervalSince1970), .double(job.job.updatedAt.timeIntervalSince1970))
+    }
+
+    public func updateJob(_ job: StoredJob, now: Date) throws {
+        let j = job.job, p = j.progress
+        try session.execute("""
+            UPDATE jobs SET state = $1, size = $2, content_hash = $3, pages_done = $4, pages_total = $5, snippets_done = $6,
+                            snippets_total = $7, error = $8, warnings = $9, updated_at = $10, heartbeat = $11
+            WHERE id = $12
+            """, .text(j.state.rawValue), .int(Int64(j.size)), .text(job.contentHash), .int(Int64(p.pagesDone)), .int(Int64(p.pagesTotal)),
+            .int(Int64(p.snippetsDone)), .int(Int64(p.snippetsTotal)), .text(j.error), .text(j.warnings.joined(separator: "\n")),
+            .double(j.updatedAt.timeIntervalSince1970), .double(now.timeIntervalSince1970), .text(j.id))
+    }
+
+    public func deleteJob(id: String) throws {
+        try session.execute("DELETE FROM jobs WHERE id = $1", .text(id))
+    }
+
+    public func insertJobChunk(id: String, seq: Int, data: Data) throws {
+        try session.execute("INSERT INTO job_chunks (job_id, seq, data) VALUES ($1, $2, $3)", .text(id), .int(Int64(seq)), .bytes(data))
+    }
+
+    public func deleteJobChunks(id: String) throws {
+        try session.execute("DELETE FROM job_chunks WHERE job_id = $1", .text(id))
+    }
+
+    public func jobIDs(ofSource source: String) throws -> [String] {
+        try session.rows("SELECT id FROM jobs WHERE source = $1 ORDER BY created_at, id COLLATE \"C\"", .text(source))
+            .map { try $0.get(0, String.self) }
+    }
+
+    public func oldestJob(in state: Job.State) throws -> StoredJob? {
+        try session.rows("SELECT * FROM jobs WHERE state = $1 ORDER BY created_at, id COLLATE \"C\" LIMIT 1", .text(state.rawValue))
+            .first.map(PostgresRows.job)
+    }
+
+    public func staleJobIDs(in state: Job.State, before: Date) throws -> [String] {
+        try session.rows("SELECT id FROM jobs WHERE state = $1 AND heartbeat < $2 ORDER BY created_at",
+                         .text(state.rawValue), .double(before.timeIntervalSince1970)).map { try $0.get(0, String.self) }
+    }
+
+    public func setOriginal(sourcePath: String, jobID: String?) throws {
+        try session.execute("UPDATE sources SET original_job = $1 WHERE path = $2", .text(jobID), .text(sourcePath))
     }
 
     // MARK: - Memories

@@ -15,6 +15,7 @@ extension KBError: HTTPResponseError {
         case .notFound: .notFound
         case .conflict: .conflict
         case .tooLarge: .contentTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
         case .unsupportedMode, .embedderMismatch, .unprocessable: .unprocessableContent
         case .modelMissing, .invalidModel, .embedding: .serviceUnavailable
         case .noSuchFile, .unreadableFile, .notAnIndex, .noIndex, .newerSchema, .database: .internalServerError

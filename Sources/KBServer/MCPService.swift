@@ -52,6 +52,13 @@ public struct MCPService: Sendable {
             try await $0.kb.changeMemory($1)
         },
         tool("forget", "Delete a memory and its history.", ForgetRequest.self) { try await $0.kb.forget($1) },
+        tool("add_source", "Add a text (Markdown or plain) as a knowledge source, optionally private to a user and seen by bots; it is searchable when the answer comes.",
+             SourceRequest.self) { try await $0.kb.addSource($1, waiting: true) },
+        tool("list_sources", "List knowledge sources (added texts and files, ingested files), filtered by user, bot, kind or tag, a page at a time.",
+             SourceListRequest.self) { try await $0.kb.sources($1) },
+        tool("remove_source", "Remove a knowledge source added over the API (with its snippets and original).", SourceRemoveRequest.self) {
+            try await $0.kb.removeSource($1)
+        },
     ]
 
     /// The tools, with the knowledge base's limits in their schemas.

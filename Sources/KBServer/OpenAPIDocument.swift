@@ -1,6 +1,7 @@
 import Foundation
 import KBKit
 import KBCore
+import KBIngest
 
 /// The OpenAPI 3.1 description of `kb serve`, served at `GET /openapi.json`. Request bodies are
 /// the schemas of KBKit's request types, with the service's limits; answers are described here.
@@ -30,7 +31,8 @@ enum OpenAPIDocument {
         var result: [String: JSONValue] = [:]
         for code in [ok.0] + also { result[code] = ["description": "Success", "content": ["application/json": ["schema": ok.1]]] }
         let descriptions = [400: "Bad input", 401: "Missing or wrong bearer token", 404: "Not found", 409: "Conflict",
-                            413: "Body too large", 422: "Cannot be done with this index", 500: "Internal error", 503: "Embedder unavailable"]
+                            413: "Body too large", 415: "Not a media type kb reads, or not the one the body is",
+                            422: "Cannot be done with this index", 500: "Internal error", 503: "Embedder unavailable"]
         for code in Set(errors + [401, 500]).sorted() {
             result[String(code)] = ["description": .string(descriptions[code]!), "content": ["application/json": ["schema": ref("Error")]]]
         }
@@ -59,10 +61,37 @@ enum OpenAPIDocument {
         ["name": .string(name), "in": "query", "required": false, "description": .string(description), "schema": schema]
     }
 
+    /// A request type's fields as query parameters (a list field repeats its parameter).
+    static func queryParameters(_ type: any KBRequest.Type, _ limits: Limits, excluding: Set<String> = []) -> [JSONValue] {
+        guard case .object(let schema) = type.schema(limits), case .object(let properties)? = schema["properties"] else { return [] }
+        let required: Set<String>
+        if case .array(let names)? = schema["required"] { required = Set(names.compactMap { if case .string(let n) = $0 { n } else { nil } }) } else { required = [] }
+        return properties.keys.sorted().filter { !excluding.contains($0) }.map { name in
+            var parameter: [String: JSONValue] = ["name": .string(name), "in": "query", "required": .bool(required.contains(name)),
+                                                  "schema": properties[name]!]
+            if case .object(let property) = properties[name]!, let description = property["description"] { parameter["description"] = description }
+            return .object(parameter)
+        }
+    }
+
+    /// `POST /v1/sources`: a JSON text source, or a file's bytes with its fields in the query.
+    static func addSource(_ limits: Limits) -> JSONValue {
+        var content: [String: JSONValue] = ["application/json": ["schema": ref("SourceRequest")]]
+        for type in MediaType.allCases { content[type.rawValue] = ["schema": ["type": "string", "format": "binary"]] }
+        guard case .object(var op) = operation(
+            "addSource",
+            "Add a knowledge source: a text (JSON body) or a file (the bytes as the body, up to \(limits.maxUploadBytes) bytes, fields as query parameters). "
+          + "It is read in the background: 202 with the job (Location: /v1/jobs/{id}), or 201 when a short text was read at once.",
+            ok: ("202", ref("SourceAdded")), also: ["201"], errors: [400, 404, 409, 413, 415, 422, 503],
+            parameters: queryParameters(UploadRequest.self, limits, excluding: ["contentType"])) else { return .null }
+        op["requestBody"] = ["required": true, "content": .object(content)]
+        return .object(op)
+    }
+
     /// The request types, as components: what every route that takes a body decodes.
     static func requests(_ limits: Limits) -> [String: JSONValue] {
         let types: [any KBRequest.Type] = [
-            SearchRequest.self, RecallRequest.self, RememberRequest.self, ContextRequest.self, BotRequest.self,
+            SearchRequest.self, RecallRequest.self, RememberRequest.self, ContextRequest.self, BotRequest.self, SourceRequest.self,
         ]
         var schemas = Dictionary(uniqueKeysWithValues: types.map { ($0.schemaName, $0.schema(limits)) })
         // The path names the memory or bot these change, so their bodies leave it out.
@@ -122,7 +151,27 @@ enum OpenAPIDocument {
             "delete": operation("deleteBot", "Delete a bot (its memories stay).", ok: ("200", object(["deleted": string])),
                                 errors: [400, 404], parameters: [botName]),
         ],
+        "/v1/sources": [
+            "get": operation("listSources", "Sources added over the API and ingested files, by path, a page at a time.",
+                             ok: ("200", ref("SourceList")), errors: [400, 404], parameters: queryParameters(SourceListRequest.self, limits)),
+            "post": addSource(limits),
+            "delete": operation("eraseUserSources", "Remove every private source of a user (with their originals), and cancel the user's waiting uploads.",
+                                ok: ("200", ref("SourcesErased")), errors: [400], parameters: [
+                                    ["name": "user", "in": "query", "required": true, "description": "The user whose sources go.",
+                                     "schema": ["type": "string", "pattern": .string(Pattern.userID)]],
+                                ]),
+        ],
+        "/v1/sources/{id}": [
+            "get": operation("getSource", "One source, with the bots that see it.", ok: ("200", ref("SourceInfo")), errors: [400, 404],
+                             parameters: [sourceID]),
+            "delete": operation("deleteSource", "Remove a source added over the API, with its snippets and original (409 for an ingested file).",
+                                ok: ("200", object(["deleted": string])), errors: [400, 404, 409], parameters: [sourceID]),
+        ],
+        "/v1/jobs/{id}": ["get": operation("getJob", "The job that reads an added source: state, progress, error.", ok: ("200", ref("Job")),
+                                           errors: [404], parameters: [pathParameter("id", "The job's id.", pattern: "^[0-9a-f-]{36}$")])],
     ] }
+
+    static let sourceID = pathParameter("id", "The source's id, as listed.", pattern: Pattern.listedSourceID)
 
     static let pageRange = object(["start": integer, "end": integer, "startLabel": string, "endLabel": string])
     /// Present when an answer came from keywords alone because the query could not be embedded.
@@ -193,6 +242,21 @@ enum OpenAPIDocument {
             "data": array(object(["object": string, "index": integer, "embedding": ["anyOf": [array(number), string]]])),
             "model": string, "usage": object(["prompt_tokens": integer, "total_tokens": integer]),
         ], required: ["object", "data", "model", "usage"]),
+        "Job": object([
+            "id": string, "source": string, "state": ["type": "string", "enum": .array(Job.State.allCases.map { .string($0.rawValue) })],
+            "contentType": string, "size": integer,
+            "progress": object(["pagesDone": integer, "pagesTotal": integer, "snippetsDone": integer, "snippetsTotal": integer]),
+            "error": string, "warnings": tags, "createdAt": string, "updatedAt": string,
+        ], required: ["id", "source", "state", "contentType", "size", "progress", "warnings", "createdAt", "updatedAt"]),
+        "SourceAdded": object(["source": object(["id": string], required: ["id"]), "job": ref("Job")], required: ["source", "job"]),
+        "SourceInfo": object([
+            "id": string, "origin": ["type": "string", "enum": ["upload", "file"]], "path": string, "kind": kind, "title": string,
+            "tags": tags, "user": string, "size": integer, "contentHash": string, "snippets": integer, "ocr": string,
+            "ocrConfidence": number, "ingestedAt": string, "modifiedAt": string, "bots": tags,
+        ], required: ["id", "origin", "kind", "title", "tags", "size", "contentHash", "snippets", "ingestedAt"]),
+        "SourceList": object(["sources": array(ref("SourceInfo")), "total": integer, "offset": integer, "limit": integer],
+                             required: ["sources", "total", "offset", "limit"]),
+        "SourcesErased": object(["user": string, "sources": integer, "jobs": integer], required: ["user", "sources", "jobs"]),
         "Status": object([
             "path": string, "schemaVersion": integer, "sources": integer, "sourcesByKind": ["type": "object"], "snippets": integer,
             "tags": integer, "embedder": ["type": "object"], "vectors": ["type": "object"], "sizeOnDisk": integer,

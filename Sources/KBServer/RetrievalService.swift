@@ -57,7 +57,14 @@ public struct RetrievalService: Sendable {
                 logger.warning("queries can be embedded again (after \(Int(seconds.rounded())) s of keyword-only answers)")
             }
         }
-        try await application(logger: logger).runService()
+        let jobs = kb.startJobRunner()
+        do {
+            try await application(logger: logger).runService()
+        } catch {
+            await jobs.stop()
+            throw error
+        }
+        await jobs.stop()
     }
 
     /// The router: the middleware (request ids and errors, the token, the body limit), then every
@@ -115,8 +122,61 @@ public struct RetrievalService: Sendable {
         v1.delete("bots/{name}") { _, context in
             try Self.json(try await kb.deleteBot(try context.parameters.require("name")))
         }
+
+        v1.post("sources") { request, _ in try await addSource(request) }
+        v1.get("sources") { request, _ in
+            try Self.json(try await kb.sources(try KBJSON.decode(SourceListRequest.self, query: Self.parameters(request))))
+        }
+        v1.delete("sources") { request, _ in
+            let parameters = Self.parameters(request)
+            guard parameters.count == 1, parameters[0].key == "user" else {
+                throw KBError(.invalidArgument, "DELETE /v1/sources takes one parameter, user (?user=ada): it erases that user's sources. Remove one source with DELETE /v1/sources/{id}.")
+            }
+            return try Self.json(try await kb.eraseSources(user: parameters[0].value))
+        }
+        v1.get("sources/{id}") { _, context in try Self.json(try await kb.source(try context.parameters.require("id"))) }
+        v1.delete("sources/{id}") { _, context in
+            try Self.json(try await kb.removeSource(SourceRemoveRequest(id: try context.parameters.require("id"))))
+        }
+        v1.get("jobs/{id}") { _, context in try Self.json(try await kb.job(try context.parameters.require("id"))) }
         routes.record(router)
         return router
+    }
+
+    /// A request's query parameters, in order.
+    static func parameters(_ request: Request) -> [(key: String, value: String)] {
+        request.uri.queryParameters.map { (String($0.key), String($0.value)) }
+    }
+
+    /// `POST /v1/sources`: a JSON body is a text source; any other body is a file, streamed into
+    /// the index as it arrives (never held whole in memory), its fields in the query. Answers 202
+    /// with the queued job and its `Location`, or 201 when the job is already done.
+    func addSource(_ request: Request) async throws -> Response {
+        let type = request.headers[.contentType] ?? ""
+        let added: SourceAdded
+        if type.lowercased().hasPrefix("application/json") {
+            let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
+            added = try await kb.addSource(try KBJSON.decode(SourceRequest.self, from: Data(buffer: buffer)))
+        } else {
+            if let length = request.headers[.contentLength].flatMap(Int.init), length > kb.limits.maxUploadBytes {
+                throw KBError(.tooLarge, "The upload is \(length) bytes; the limit is \(kb.limits.maxUploadBytes) (kb serve --max-upload).")
+            }
+            let upload = try await kb.beginUpload(try KBJSON.decode(UploadRequest.self, query: Self.parameters(request),
+                                                                    adding: ["contentType": .string(type)]))
+            do {
+                for try await buffer in request.body { try await upload.append(Data(buffer: buffer)) }
+            } catch let error as KBError {
+                await upload.discard()
+                throw error
+            } catch {
+                await upload.discard()
+                throw KBError(.invalidArgument, "The upload was cut short before all its bytes arrived; nothing was kept. Send it again.")
+            }
+            added = try await upload.finish()
+        }
+        var response = try Self.json(added, status: added.job.state == .queued ? .accepted : .created)
+        response.headers[.location] = "/v1/jobs/" + added.job.id
+        return response
     }
 
     /// `GET /v1/memories`' query parameters: `scope` and `tag` (repeatable), `all`.

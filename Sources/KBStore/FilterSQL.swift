@@ -21,11 +21,19 @@ public protocol SQLDialect {
 /// joined with their sources `so`, written once for every store.
 ///
 /// Memories are searched only when asked for (`kinds` names `.memory`), and then only current
-/// ones (unless `includeSuperseded`) of the query's scopes (all when none are named). Tags must
-/// all be present; source prefixes and bot selectors each need one to match.
+/// ones (unless `includeSuperseded`) of the query's scopes (all when none are named). A private
+/// source is searched only by a query made for its owner (`user`). Tags must all be present;
+/// source prefixes and bot selectors each need one to match.
 public enum FilterSQL {
     public static func conditions(_ query: SearchQuery, _ dialect: inout some SQLDialect) -> String {
         var sql = ""
+        if query.everyUser {
+            // a listing of what a bot can see, for whichever user
+        } else if let user = query.user {
+            sql += " AND (so.owner IS NULL OR so.owner = \(dialect.bind(.text(user))))"
+        } else {
+            sql += " AND so.owner IS NULL"
+        }
         if query.kinds.isEmpty {
             sql += " AND so.kind != 'memory'"
         } else {
@@ -52,6 +60,8 @@ public enum FilterSQL {
                     tagged(tag, &dialect)
                 case .kind(let kind):
                     "so.kind = \(dialect.bind(.text(kind.rawValue)))"
+                case .upload(let id):
+                    "so.path = \(dialect.bind(.text(Source.uploadPath(id))))"
                 }
             }
             sql += " AND (" + clauses.map { "(\($0))" }.joined(separator: " OR ") + ")"

@@ -42,7 +42,11 @@ public protocol IndexSnapshot: StoredReads {
     func keywordRanking(_ query: SearchQuery, limit: Int) throws -> [(id: Int64, score: Double)]
     /// Ids of the snippets that pass a query's filters; nil when it has none.
     func filteredSnippetIDs(_ query: SearchQuery) throws -> Set<Int64>?
-    func memorySnippetIDs() throws -> Set<Int64>
+    /// Paths of the sources with a snippet that passes a query's filters.
+    func sourcePaths(passing query: SearchQuery) throws -> Set<String>
+    /// Ids of the snippets a search without filters leaves out: every memory's, and those of
+    /// private sources that do not belong to `user` (all private sources without a user).
+    func hiddenSnippetIDs(user: String?) throws -> Set<Int64>
     /// Hits for snippet ids (rank and score 0); with `highlighting`, excerpts mark its words.
     func hits(for ids: [Int64], highlighting text: String?) throws -> [Int64: SearchHit]
     func snippetSummaries(_ ids: [Int64]) throws -> [Int64: (sourcePath: String, text: String)]
@@ -65,6 +69,14 @@ public protocol IndexSnapshot: StoredReads {
     func embedderDimensions() throws -> [(name: String, dimension: Int)]
     /// The embedding cache of one embedder: text hash and vector.
     func cacheEntries(embedder: EmbedderRecord) throws -> [(hash: Data, vector: [Float])]
+
+    // Jobs and originals
+    /// A job's bytes, in order.
+    func jobChunks(id: String) throws -> [Data]
+    /// The job whose bytes are an uploaded source's original, or nil.
+    func originalJobID(sourcePath: String) throws -> String?
+    /// Jobs not finished (receiving, queued, running), oldest first.
+    func unfinishedJobs() throws -> [StoredJob]
 }
 
 extension IndexSnapshot {

@@ -62,6 +62,20 @@ public protocol IndexStore: AnyObject, Sendable {
     func createBot(_ bot: Bot) async throws
     func updateBot(named name: String, _ change: @Sendable (inout Bot) throws -> Void) async throws -> Bot
     func deleteBot(named name: String) async throws
+
+    // Upload jobs (the rules are `StoreTransaction`'s job rules; each call is one transaction)
+    func beginJob(_ job: StoredJob) async throws
+    func appendJobChunk(id: String, seq: Int, data: Data) async throws
+    func queueJob(id: String, contentHash: String) async throws -> StoredJob
+    /// Deletes a job and its bytes (an upload that failed on the way in).
+    func discardJob(id: String) async throws
+    func claimJob(staleAfter: TimeInterval) async throws -> StoredJob?
+    func startJob(id: String) async throws -> StoredJob
+    func recordProgress(id: String, _ progress: Job.Progress) async throws
+    func completeJob(id: String, document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord,
+                     progress: Job.Progress, warnings: [String]) async throws -> WriteEffect
+    func endJob(id: String, _ ending: JobEnding) async throws
+    func importOriginal(_ job: StoredJob, chunks: [Data]) async throws
 }
 
 extension IndexStore {

@@ -47,6 +47,25 @@ public protocol StoreTransaction: StoredReads {
     func saveBot(_ bot: Bot) throws
     /// Deletes a bot; false when none has the name.
     func removeBot(named name: String) throws -> Bool
+
+    // Jobs and the originals of uploaded sources
+    func insertJob(_ job: StoredJob) throws
+    /// Writes a job's state, size, hash, progress, error and warnings, and marks it alive now.
+    func updateJob(_ job: StoredJob, now: Date) throws
+    /// Deletes a job with its bytes.
+    func deleteJob(id: String) throws
+    /// Keeps one piece of a job's bytes (`seq` from 0, in order).
+    func insertJobChunk(id: String, seq: Int, data: Data) throws
+    /// Drops the bytes of a job (its row stays, for `GET /v1/jobs/{id}`).
+    func deleteJobChunks(id: String) throws
+    /// The jobs of a source (by its upload id), oldest first.
+    func jobIDs(ofSource source: String) throws -> [String]
+    /// The oldest job in `state`, or nil.
+    func oldestJob(in state: Job.State) throws -> StoredJob?
+    /// Jobs in `state` not marked alive since `before`.
+    func staleJobIDs(in state: Job.State, before: Date) throws -> [String]
+    /// Records which job's bytes are the original of an uploaded source.
+    func setOriginal(sourcePath: String, jobID: String?) throws
 }
 
 extension StoreTransaction {
@@ -85,13 +104,23 @@ extension StoreTransaction {
         return effect
     }
 
+    /// Removes the source at `path` with its snippets; an uploaded source's jobs and original go
+    /// with it (a job still queued or running for it is cancelled). Returns the snippet ids, or
+    /// nil when no source has that path.
+    public func removeSource(path: String) throws -> [Int64]? {
+        if let id = Source.uploadID(path: path) {
+            for job in try jobIDs(ofSource: id) { try deleteJob(id: job) }
+        }
+        return try deleteSource(path: path)
+    }
+
     /// Removes the sources at these paths or under these folders; returns the paths removed.
     public func removeSources(matching paths: [String]) throws -> (paths: [String], effect: WriteEffect) {
         var removed: [String] = []
         var effect = WriteEffect()
         for path in paths {
             for match in try sourcePaths(matching: path) where !removed.contains(match) {
-                guard let snippets = try deleteSource(path: match) else { continue }
+                guard let snippets = try removeSource(path: match) else { continue }
                 effect.removedSnippets += snippets
                 removed.append(match)
             }
@@ -106,7 +135,7 @@ extension StoreTransaction {
         var count = 0
         var effect = WriteEffect()
         for path in Set(paths).sorted() {
-            guard let snippets = try deleteSource(path: path) else { continue }
+            guard let snippets = try removeSource(path: path) else { continue }
             effect.removedSnippets += snippets
             count += 1
         }

@@ -17,6 +17,8 @@ public protocol StoredReads {
     func findBot(named name: String) throws -> Bot?
     /// The id of an embedder's row (in the `embedders` table), or nil when it has none.
     func embedderID(named name: String) throws -> Int64?
+    /// The job with this id, or nil.
+    func storedJob(id: String) throws -> StoredJob?
 }
 
 extension StoredReads {

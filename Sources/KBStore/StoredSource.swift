@@ -15,9 +15,13 @@ public struct StoredSource: Sendable, Hashable, Codable {
     public var tags: [Tag]
     /// How OCR read it (`Source.ocr`); nil when it did not.
     public var ocr: String?
+    /// The mean OCR confidence (0–100) of its snippets read by OCR; nil when none was.
+    public var ocrConfidence: Double?
+    /// The user a private source belongs to (`Source.owner`).
+    public var owner: String?
 
     public init(id: Int64, path: String, kind: SourceKind, title: String, contentHash: String, size: Int, modifiedAt: Date?,
-                ingestedAt: Date, snippetCount: Int, tags: [Tag], ocr: String? = nil) {
+                ingestedAt: Date, snippetCount: Int, tags: [Tag], ocr: String? = nil, ocrConfidence: Double? = nil, owner: String? = nil) {
         self.id = id
         self.path = path
         self.kind = kind
@@ -29,5 +33,7 @@ public struct StoredSource: Sendable, Hashable, Codable {
         self.snippetCount = snippetCount
         self.tags = tags
         self.ocr = ocr
+        self.ocrConfidence = ocrConfidence
+        self.owner = owner
     }
 }

@@ -80,4 +80,48 @@ extension TransactionalStore {
     public func deleteBot(named name: String) async throws {
         try await transaction { try $0.deleteBot(named: name) }
     }
+
+    public func beginJob(_ job: StoredJob) async throws {
+        try await transaction { try $0.beginJob(job) }
+    }
+
+    public func appendJobChunk(id: String, seq: Int, data: Data) async throws {
+        try await transaction { try $0.appendJobChunk(id: id, seq: seq, data: data, now: Date()) }
+    }
+
+    public func queueJob(id: String, contentHash: String) async throws -> StoredJob {
+        try await transaction { try $0.queueJob(id: id, contentHash: contentHash, now: Date()) }
+    }
+
+    public func discardJob(id: String) async throws {
+        try await transaction { try $0.deleteJob(id: id) }
+    }
+
+    public func claimJob(staleAfter: TimeInterval) async throws -> StoredJob? {
+        try await transaction { try $0.claimJob(now: Date(), staleAfter: staleAfter) }
+    }
+
+    public func startJob(id: String) async throws -> StoredJob {
+        try await transaction { try $0.startJob(id: id, now: Date()) }
+    }
+
+    public func recordProgress(id: String, _ progress: Job.Progress) async throws {
+        try await transaction { try $0.recordProgress(id: id, progress, now: Date()) }
+    }
+
+    public func completeJob(id: String, document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord,
+                            progress: Job.Progress, warnings: [String]) async throws -> WriteEffect {
+        try embedder.check(vectors, for: document)
+        return try await transaction {
+            try $0.completeJob(id: id, document: document, vectors: vectors, embedder: embedder, progress: progress, warnings: warnings, now: Date())
+        }
+    }
+
+    public func endJob(id: String, _ ending: JobEnding) async throws {
+        try await transaction { try $0.endJob(id: id, ending, now: Date()) }
+    }
+
+    public func importOriginal(_ job: StoredJob, chunks: [Data]) async throws {
+        try await transaction { try $0.importOriginal(job, chunks: chunks, now: Date()) }
+    }
 }

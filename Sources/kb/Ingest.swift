@@ -29,14 +29,31 @@ struct Ingest: AsyncParsableCommand {
         valueName: "language"))
     var language: String?
 
-    @Argument(help: ArgumentHelp("Files and folders to ingest.", valueName: "path"))
+    @Option(help: ArgumentHelp("With `-`: the text's title (else its front matter's or first heading's).", valueName: "title"))
+    var title: String?
+
+    @Option(help: ArgumentHelp("With `-`: the source's id; ingesting the same id again replaces it (default: a new one).", valueName: "id"))
+    var id: String?
+
+    @Option(help: ArgumentHelp("With `-`: the user the source belongs to (only requests for that user see it).", valueName: "user"))
+    var user: String?
+
+    @Option(name: .customLong("bot"), help: ArgumentHelp("With `-`: a bot that sees the source from now on (repeatable).", valueName: "name"))
+    var bots: [String] = []
+
+    @Argument(help: ArgumentHelp("Files and folders to ingest, or - for a text on standard input.", valueName: "path"))
     var paths: [String]
 
     func validate() throws {
-        if paths.isEmpty { throw ValidationError("Name at least one file or folder to ingest.") }
+        if paths.isEmpty { throw ValidationError("Name at least one file or folder to ingest, or - for standard input.") }
+        if paths.contains("-") && paths.count > 1 { throw ValidationError("Ingest standard input (-) on its own, without other paths.") }
+        if !paths.contains("-") && (title != nil || id != nil || user != nil || !bots.isEmpty) {
+            throw ValidationError("--title, --id, --user and --bot go with - (a text on standard input).")
+        }
     }
 
     func run() async throws {
+        if paths == ["-"] { return try await ingestStandardInput() }
         try await reportingErrors {
             var options = try ingest.makeOptions()
             let choice = try embedderOption.choice()
@@ -79,5 +96,29 @@ struct Ingest: AsyncParsableCommand {
             Terminal.warning("\(report.missing.count) indexed file(s) are gone from disk; run again with --prune to remove them from the index.")
         }
         for failure in report.failed { Terminal.error("failed: \(failure.message)") }
+    }
+
+    /// `kb ingest -`: the text on standard input becomes a source, as `POST /v1/sources` makes one.
+    private func ingestStandardInput() async throws {
+        try await reportingErrors(json: global.json) {
+            let text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            var request = SourceRequest(text: text)
+            request.title = title
+            request.id = id
+            request.user = user
+            request.tags = ingest.tags.isEmpty ? nil : ingest.tags
+            request.bots = bots.isEmpty ? nil : bots
+            let checkedRequest = try checked(request)
+            let choice = try embedderOption.choice()
+            let (kb, _, _) = try await KnowledgeBase.openForIngest(at: global.databasePath, embedder: choice, embedderURL: embedderOption.endpoint)
+            let added = try await kb.addSource(checkedRequest, waiting: true, embedder: choice)
+            if global.json {
+                try Terminal.printJSON(added)
+            } else {
+                let job = added.job
+                print("Added the source \(added.source.id) (\(job.progress.snippetsTotal) snippet\(job.progress.snippetsTotal == 1 ? "" : "s")).")
+                for warning in job.warnings { Terminal.warning(warning) }
+            }
+        }
     }
 }

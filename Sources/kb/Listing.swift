@@ -5,7 +5,35 @@ import KBKit
 import KBStore
 
 struct Sources: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the indexed sources with their snippet counts.")
+    static let configuration = CommandConfiguration(
+        abstract: "List the indexed sources with their snippet counts, or remove one added over the API.",
+        subcommands: [ListSources.self, RemoveSource.self], defaultSubcommand: ListSources.self)
+}
+
+struct RemoveSource: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remove",
+        abstract: "Remove a source added over the API (POST /v1/sources, kb ingest -) by its id, with its snippets and original.",
+        discussion: "A source ingested from a file belongs to the file: remove it with `kb remove PATH`.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("The source's id, as `kb sources` lists it.", valueName: "id"))
+    var id: String
+
+    func run() async throws {
+        try await reportingErrors(json: global.json) {
+            let request = try checked(SourceRemoveRequest(id: id))
+            let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+            let deleted = try await kb.removeSource(request)
+            if global.json { try Terminal.printJSON(deleted) } else { print("Removed the source \(deleted.deleted).") }
+        }
+    }
+}
+
+struct ListSources: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List the indexed sources (files, and sources added over the API as upload:ID) with their snippet counts.")
 
     @OptionGroup var global: GlobalOptions
 

@@ -13,7 +13,9 @@ struct Serve: AsyncParsableCommand {
             Binds 127.0.0.1:8080 by default. An index that does not exist yet is created (in an existing folder). \
             Every request but GET /healthz needs `Authorization: Bearer TOKEN` \
             when a token is set (--token or KB_API_TOKEN); kb refuses to bind to any other address without one. \
-            GET /openapi.json describes every endpoint. Report templates are read once, at start, from --reports.
+            GET /openapi.json describes every endpoint. Report templates are read once, at start, from --reports. \
+            Sources posted to /v1/sources are read in the background, one at a time; an upload is stored \
+            before it is acknowledged, and jobs a stopped server left are run when it starts again.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -36,6 +38,14 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("max-body"), help: ArgumentHelp("Largest request body, in bytes.", valueName: "bytes"))
     var maxBody = ServiceConfiguration().maxBodyBytes
 
+    @Option(name: .customLong("max-upload"), help: ArgumentHelp(
+        "Largest file uploaded to POST /v1/sources, in bytes (streamed into the index, never held whole in memory).", valueName: "bytes"))
+    var maxUpload = Limits().maxUploadBytes
+
+    func validate() throws {
+        guard maxUpload >= 1024 else { throw ValidationError("--max-upload must be at least 1024 bytes.") }
+    }
+
     func run() async throws {
         try await reportingErrors(json: global.json) {
             KnowledgeBase.configure(.throughput)
@@ -46,7 +56,10 @@ struct Serve: AsyncParsableCommand {
             configuration.maxBodyBytes = maxBody
             if let reports { configuration.reports = try ReportTemplate.loadAll(folder: reports) }
             try configuration.validate()
-            let (kb, created) = try KnowledgeBase.openForService(at: global.databasePath, embedderURL: endpoint.url, databasePool: pool.size)
+            var limits = Limits()
+            limits.maxUploadBytes = maxUpload
+            let (kb, created) = try KnowledgeBase.openForService(at: global.databasePath, limits: limits, embedderURL: endpoint.url,
+                                                                 databasePool: pool.size)
             if created { FileHandle.standardError.write(Data("kb serve: created a new, empty index at \(kb.path)\n".utf8)) }
             FileHandle.standardError.write(Data((
                 "kb serve: http://\(host):\(port) (index \(kb.path); \(configuration.reports.count) report template(s); "
@@ -65,7 +78,7 @@ struct Serve: AsyncParsableCommand {
 struct MCP: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mcp",
-        abstract: "Run a Model Context Protocol server on stdio (tools: search, context, remember, recall, update_memory, forget).",
+        abstract: "Run a Model Context Protocol server on stdio (tools: search, context, remember, recall, update_memory, forget, add_source, list_sources, remove_source).",
         discussion: "Point a desktop assistant at `kb mcp --db PATH`. Logs go to stderr; stdout carries only the protocol.")
 
     @OptionGroup var global: GlobalOptions

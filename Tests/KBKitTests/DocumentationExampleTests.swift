@@ -93,6 +93,18 @@ import Testing
         #expect(try await kb.remember(draft).created && result.created)
     }
 
+    @Test func sourcesAndTheJobRunner() async throws {
+        let kb = try await knowledgeBase(try Workspace())
+        var request = SourceRequest(text: "# Lease\nThe rent is due on the first of the month.")
+        request.id = "ada-lease"
+        request.user = "ada"
+        let added = try await kb.addSource(request)
+        #expect(added.job.state == .done)
+        let runner = kb.startJobRunner()
+        // … serve requests; uploads are read as they come …
+        await runner.stop()
+    }
+
     @Test func requestsAsJSON() async throws {
         let kb = try await knowledgeBase(try Workspace())
         let body = Data(#"{"query": "venus"}"#.utf8)

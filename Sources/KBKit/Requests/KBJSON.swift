@@ -70,6 +70,38 @@ public enum KBJSON {
         }
     }
 
+    /// A request from URL query parameters, read by its fields: a list field takes the
+    /// parameter repeated (`tag=a&tag=b`), a number or flag field its text as JSON would.
+    public static func decode<R: KBRequest>(_ type: R.Type, query parameters: [(key: String, value: String)],
+                                            adding: [String: JSONValue] = [:]) throws -> R {
+        let fields = Dictionary(uniqueKeysWithValues: R.fields(Limits()).map { ($0.name, $0) })
+        var object: [String: JSONValue] = [:]
+        for (key, value) in parameters {
+            guard let field = fields[key] else {
+                let names = fields.keys.filter { adding[$0] == nil }.sorted()
+                throw KBError(.invalidArgument, "Unknown query parameter \"\(key)\". This request takes \(names.joined(separator: ", ")).")
+            }
+            switch field.kind {
+            case .strings, .choices:
+                guard case .array(let earlier) = object[key] ?? .array([]) else { continue }
+                object[key] = .array(earlier + [.string(value)])
+            case .integer:
+                guard let number = Int(value) else { throw KBError(.invalidArgument, "\"\(key)\" must be \(field.expected); got \"\(value)\".") }
+                object[key] = .integer(number)
+            case .number:
+                guard let number = Double(value) else { throw KBError(.invalidArgument, "\"\(key)\" must be \(field.expected); got \"\(value)\".") }
+                object[key] = .number(number)
+            case .boolean:
+                guard let flag = Bool(value) else { throw KBError(.invalidArgument, "\"\(key)\" must be true or false; got \"\(value)\".") }
+                object[key] = .bool(flag)
+            default:
+                if object[key] != nil { throw KBError(.invalidArgument, "\"\(key)\" is given more than once.") }
+                object[key] = .string(value)
+            }
+        }
+        return try decode(type, from: .object(object), adding: adding)
+    }
+
     static func mismatch(_ context: DecodingError.Context, object: [String: JSONValue], fields: [String: RequestField]) -> KBError {
         guard let name = context.codingPath.first?.stringValue, let field = fields[name] else {
             return KBError(.invalidArgument, "The request does not match its schema (GET /openapi.json describes it).")

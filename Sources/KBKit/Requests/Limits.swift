@@ -20,6 +20,13 @@ public struct Limits: Sendable, Hashable, Codable {
     public var maxMemoryBytes = 8_192
     /// Most entries in one list field (tags, kinds, sources, scopes). The default is 64.
     public var maxListItems = 64
+    /// Longest text source (`POST /v1/sources` with JSON, `add_source`), in characters. The
+    /// default is 1,000,000 (the HTTP service's body limit usually comes first).
+    public var maxSourceTextCharacters = 1_000_000
+    /// Largest uploaded file, in bytes (`kb serve --max-upload`). The default is 100 MB.
+    public var maxUploadBytes = 100_000_000
+    /// Most sources one listing returns (`limit`). The default is 1,000.
+    public var maxListedSources = 1_000
 
     public init() {}
 }
