@@ -108,6 +108,20 @@ int kb_image_count_data(const unsigned char *data, size_t size) {
     return count;
 }
 
+int kb_image_size_data(const unsigned char *data, size_t size, int index, int *width, int *height) {
+    quiet();
+    l_int32 format = IFF_UNKNOWN, w = 0, h = 0, bps, spp, res, cmap, fmt;
+    if (!data || size == 0 || index < 0 || findFileFormatBuffer(data, &format) != 0) return 0;
+    if (is_tiff(format)) {
+        if (readHeaderMemTiff(data, size, index, &w, &h, &bps, &spp, &res, &cmap, &fmt) != 0) return 0;
+    } else {
+        if (index != 0 || pixReadHeaderMem(data, size, &fmt, &w, &h, &bps, &spp, &cmap) != 0) return 0;
+    }
+    if (width) *width = w;
+    if (height) *height = h;
+    return 1;
+}
+
 kb_image *kb_image_read_data(const unsigned char *data, size_t size, int index) {
     quiet();
     l_int32 format = IFF_UNKNOWN;

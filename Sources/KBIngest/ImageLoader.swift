@@ -5,6 +5,10 @@ public import KBCore
 /// its snippets through OCR, page by page, with the same chunking and page ranges as a PDF.
 /// The title is the file name; every snippet carries an `OCRMark`.
 public struct ImageLoader: Sendable {
+    /// The largest page image read, in pixels along a side and in all (a 1,200 dpi A3 scan fits).
+    public static let maximumSide = 32_000
+    public static let maximumPixels = 300_000_000
+
     public var options: IngestOptions
     /// Reads the pages; nil (or `--ocr never`) fails, since an image has no text layer.
     public var ocr: OCRSession?
@@ -48,12 +52,15 @@ public struct ImageLoader: Sendable {
             Array(1...count), file: name, contentHash: contentHash, session: ocr,
             open: { () -> ImageBytes? in bytes }, close: { _ in },
             image: { bytes, page in
-                guard let image = Tesseract.readImage(bytes, index: page - 1) else { throw KBError(.invalidText, "the image cannot be decoded") }
-                let (width, height) = Tesseract.size(image)
-                guard max(width, height) <= 32_000 else {
-                    Tesseract.free(image)
-                    throw KBError(.invalidText, "the image is \(width) × \(height) px, larger than OCR reads (32,000 px a side)")
+                // The size is read from the header first: a small file can claim a huge image
+                // (a decompression bomb), and decoding it would take the memory.
+                guard let (width, height) = Tesseract.declaredSize(bytes, index: page - 1) else {
+                    throw KBError(.invalidText, "the image cannot be decoded")
                 }
+                guard max(width, height) <= Self.maximumSide, width * height <= Self.maximumPixels else {
+                    throw KBError(.invalidText, "the image is \(width) × \(height) px, larger than OCR reads (\(Self.maximumSide) px a side, \(Self.maximumPixels / 1_000_000) megapixels)")
+                }
+                guard let image = Tesseract.readImage(bytes, index: page - 1) else { throw KBError(.invalidText, "the image cannot be decoded") }
                 return image
             })
         var pages = Array(repeating: "", count: count)

@@ -74,6 +74,9 @@ public struct PDFLoader: Sendable {
 
         let count = Int(kb_pdf_page_count(pdf))
         guard count > 0 else { throw KBError(.invalidText, "\(name) has no pages.") }
+        guard count <= Self.maximumPages else {
+            throw KBError(.invalidText, "\(name) has \(count) pages, more than kb reads in one PDF (\(Self.maximumPages)). Split it.")
+        }
         var (pages, labels) = Self.extractPages(pdf, count: count, open: open)
         var warnings: [String] = []
         if PDFText.looksLikeCP1251AsLatin1(pages) {
@@ -187,6 +190,10 @@ public struct PDFLoader: Sendable {
             return scalars[start..<max(start, end)].lazy.filter(\.properties.isAlphabetic).prefix(10).count < 10
         }
     }
+
+    /// The most pages one PDF may have: a real book has a few thousand; a file that claims more is
+    /// refused before any page is read.
+    public static let maximumPages = 50_000
 
     /// Pages are rendered at most this many pixels along their longer side (posters and maps
     /// are rendered at a lower resolution); a page that would fall under 70 dpi fails alone.

@@ -89,6 +89,18 @@ enum Tesseract {
         #endif
     }
 
+    /// The size image `index` says it has, read from its header without decoding it; nil when
+    /// the header cannot be read.
+    static func declaredSize(_ bytes: ImageBytes, index: Int) -> (width: Int, height: Int)? {
+        #if OCR
+        var width: Int32 = 0, height: Int32 = 0
+        guard kb_image_size_data(bytes.base, bytes.count, Int32(index), &width, &height) != 0 else { return nil }
+        return (Int(width), Int(height))
+        #else
+        nil
+        #endif
+    }
+
     /// Image `index` (0-based) of a PNG, JPEG or TIFF file's bytes, as grey; nil when it cannot
     /// be read.
     static func readImage(_ bytes: ImageBytes, index: Int) -> OpaquePointer? {

@@ -238,6 +238,44 @@ import Testing
         #expect(cache.writes == 6 && other.cachedPagesUsed == 0)
     }
 
+    @Test func anImageThatClaimsAHugeSizeIsRefusedBeforeItIsDecoded() throws {
+        // A 79-byte PNG whose header says 100,000 × 100,000 pixels: decoding it would take 10 GB.
+        func chunk(_ type: String, _ body: [UInt8]) -> [UInt8] {
+            let typed = Array(type.utf8) + body
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in typed {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+            }
+            func be(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+            return be(UInt32(body.count)) + typed + be(~crc)
+        }
+        let side: [UInt8] = [0x00, 0x01, 0x86, 0xA0]   // 100,000
+        let png = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", side + side + [8, 0, 0, 0, 0]) + chunk("IEND", [])
+        let error = #expect(throws: KBError.self) {
+            try ImageLoader(options: IngestOptions(), ocr: Self.session()).load(Data(png), path: "/bomb.png", contentHash: "h")
+        }
+        #expect(error?.message.contains("100000 × 100000 px, larger than OCR reads") == true, "\(error?.message ?? "")")
+    }
+
+    @Test func aPDFThatClaimsTooManyPagesIsRefusedBeforeItsPagesAreRead() throws {
+        var pdf = "%PDF-1.4\n"
+        var offsets: [Int] = []
+        func add(_ body: String) {
+            offsets.append(pdf.utf8.count)
+            pdf += "\(offsets.count) 0 obj\n\(body)\nendobj\n"
+        }
+        let pages = PDFLoader.maximumPages + 1
+        add("<< /Type /Catalog /Pages 2 0 R >>")
+        add("<< /Type /Pages /Kids [" + (0..<pages).map { "\($0 + 3) 0 R" }.joined(separator: " ") + "] /Count \(pages) >>")
+        for _ in 0..<pages { add("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>") }
+        let xref = pdf.utf8.count
+        pdf += "xref\n0 \(offsets.count + 1)\n0000000000 65535 f \n" + offsets.map { String(format: "%010d 00000 n \n", $0) }.joined()
+        pdf += "trailer\n<< /Size \(offsets.count + 1) /Root 1 0 R >>\nstartxref\n\(xref)\n%%EOF\n"
+        let error = #expect(throws: KBError.self) { try PDFLoader(options: IngestOptions()).load(Data(pdf.utf8), path: "/pages.pdf", contentHash: "h") }
+        #expect(error?.message.contains("\(pages) pages, more than kb reads") == true, "\(error?.message ?? "")")
+    }
+
     /// A cache the index cannot reach: reads and writes fail.
     struct FailingCache: OCRPageCache {
         func pages(contentHash: String, key: String) throws -> [Int: OCRPage] { throw KBError(.database, "the index is gone") }

@@ -22,6 +22,8 @@ kb_image *kb_image_read(const char *path, int index);
 /// The same, for a file's bytes in memory (read once by the caller).
 int kb_image_count_data(const unsigned char *data, size_t size);
 kb_image *kb_image_read_data(const unsigned char *data, size_t size, int index);
+/// The size of image `index` from its header alone (nothing is decoded): 1, or 0 when it cannot be read.
+int kb_image_size_data(const unsigned char *data, size_t size, int index, int *width, int *height);
 void kb_image_free(kb_image *image);
 int kb_image_width(const kb_image *image);
 int kb_image_height(const kb_image *image);
