@@ -2,8 +2,11 @@
 # Durability under kill -9: runs `kb serve` (release build, local model, the sample corpus), sends
 # concurrent memory adds and context requests, kills the server with SIGKILL at a random moment
 # mid-load, restarts it on the same index, and checks that every memory whose add was
-# acknowledged is there and that the index passes PRAGMA integrity_check. ROUNDS rounds (default
-# 10); exits 1 on any lost memory or damaged index.
+# acknowledged is there and that the index passes PRAGMA integrity_check. Uploads ride along: a
+# PDF posted to /v1/sources and answered 202 must, after the restart, have its job finish (a job
+# the killed server was running is taken up once its heartbeat is stale, about 20 s) and its
+# source be listed. ROUNDS rounds (default 10); exits 1 on any lost memory or upload or a damaged
+# index.
 #
 #   scripts/crash-test.sh [ROUNDS]
 . "$(dirname "$0")/lib.sh"
@@ -17,7 +20,7 @@ say "Building kb (release)"
 swift build -c release --product kb >/dev/null
 KB="$KB_ROOT/.build/release/kb"
 WORK="$(mktemp -d)"
-trap 'pkill -9 -f "kb serve --port $PORT" 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'pkill -9 -f "kb serve --port $PORT" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 PORT=$(( 20000 + RANDOM % 20000 ))
 export KB_DB="$WORK/crash.sqlite"
 
@@ -25,10 +28,10 @@ say "Indexing corpus/ with the local model"
 "$KB" ingest corpus --tags-from corpus/tags.yaml >/dev/null
 "$KB" bot create astro --source corpus --json >/dev/null
 
-python3 - "$KB" "$PORT" "$KB_DB" "$ROUNDS" <<'PY'
+python3 - "$KB" "$PORT" "$KB_DB" "$ROUNDS" "$KB_ROOT/Tests/KBIngestTests/Fixtures/pdf/book.pdf" <<'PY'
 import json, os, random, signal, sqlite3, subprocess, sys, threading, time, urllib.error, urllib.request
 
-kb, port, db, rounds = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+kb, port, db, rounds, pdf = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), open(sys.argv[5], "rb").read()
 url = f"http://127.0.0.1:{port}"
 
 
@@ -50,14 +53,22 @@ def start():
     raise SystemExit("kb serve did not start")
 
 
+def upload(source_id):
+    request = urllib.request.Request(f"{url}/v1/sources?id={source_id}", data=pdf, method="POST",
+                                     headers={"Content-Type": "application/pdf"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.status, json.loads(response.read())
+
+
 acknowledged = {}          # id -> content, over every round
+uploads = {}               # source id -> job id, over every round
 failures = 0
-print(f"{'round':>5} {'killed after s':>15} {'adds acked':>11} {'contexts':>9} {'lost':>5} {'integrity':>10}")
+print(f"{'round':>5} {'killed after s':>15} {'adds acked':>11} {'contexts':>9} {'uploads':>8} {'lost':>5} {'jobs wait s':>12} {'integrity':>10}")
 for round_number in range(1, rounds + 1):
     server = start()
     stop = threading.Event()
     lock = threading.Lock()
-    counts = {"adds": 0, "contexts": 0}
+    counts = {"adds": 0, "contexts": 0, "uploads": 0}
 
     def adder(worker):
         n = 0
@@ -82,7 +93,23 @@ for round_number in range(1, rounds + 1):
             except Exception:
                 pass
 
+    def uploader():
+        n = 0
+        while not stop.is_set():
+            n += 1
+            source_id = f"r{round_number}-book{n}"
+            try:
+                status, body = upload(source_id)
+            except Exception:
+                continue
+            if status == 202:
+                with lock:
+                    uploads[source_id] = body["job"]["id"]
+                    counts["uploads"] += 1
+            time.sleep(0.2)
+
     threads = [threading.Thread(target=adder, args=(i,)) for i in range(6)] + [threading.Thread(target=asker, args=(i,)) for i in range(4)]
+    threads.append(threading.Thread(target=uploader))
     for thread in threads:
         thread.start()
     delay = random.uniform(0.5, 2.5)
@@ -103,12 +130,28 @@ for round_number in range(1, rounds + 1):
                 lost += 1
         except urllib.error.HTTPError:
             lost += 1
+    # Every acknowledged upload's job finishes after the restart, and its source is listed.
+    waited = time.monotonic()
+    pending = dict(uploads)
+    while pending and time.monotonic() - waited < 120:
+        for source_id, job_id in list(pending.items()):
+            try:
+                _, job = call("GET", f"/v1/jobs/{job_id}")
+            except urllib.error.HTTPError:
+                continue
+            if job["state"] in ("done", "failed"):
+                del pending[source_id]
+        time.sleep(0.25)
+    waited = time.monotonic() - waited
+    _, listed = call("GET", "/v1/sources?limit=1000")
+    listed = {source["id"]: source["snippets"] for source in listed["sources"]}
+    lost += sum(1 for source_id in uploads if listed.get(source_id, 0) == 0)
     server.send_signal(signal.SIGTERM)
     server.wait()
     if lost or integrity != "ok":
         failures += 1
-    print(f"{round_number:>5} {delay:>15.2f} {counts['adds']:>11} {counts['contexts']:>9} {lost:>5} {integrity:>10}")
+    print(f"{round_number:>5} {delay:>15.2f} {counts['adds']:>11} {counts['contexts']:>9} {counts['uploads']:>8} {lost:>5} {waited:>12.1f} {integrity:>10}")
 
-print(f"\n{rounds - failures} of {rounds} rounds passed; {len(acknowledged)} acknowledged memories in all, every one checked after each kill")
+print(f"\n{rounds - failures} of {rounds} rounds passed; {len(acknowledged)} acknowledged memories and {len(uploads)} acknowledged uploads in all, every one checked after each kill")
 sys.exit(1 if failures else 0)
 PY

@@ -58,6 +58,10 @@ extension SQLiteReads {
         try Row.fetchOne(db, sql: "SELECT * FROM jobs WHERE id = ?", arguments: [id]).map(SQLiteStore.job)
     }
 
+    public func originalJobID(sourcePath: String) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT original_job FROM sources WHERE path = ?", arguments: [sourcePath])
+    }
+
     public func embedderID(named name: String) throws -> Int64? {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM embedders WHERE name = ?"), arguments: [name])
     }

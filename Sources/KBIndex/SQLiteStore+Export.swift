@@ -34,10 +34,6 @@ extension SQLiteStore.Snapshot {
         try Data.fetchAll(db, sql: "SELECT data FROM job_chunks WHERE job_id = ? ORDER BY seq", arguments: [id])
     }
 
-    public func originalJobID(sourcePath: String) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT original_job FROM sources WHERE path = ?", arguments: [sourcePath])
-    }
-
     public func unfinishedJobs() throws -> [StoredJob] {
         try Row.fetchAll(db, sql: "SELECT * FROM jobs WHERE state IN ('receiving', 'queued', 'running') ORDER BY created_at, id")
             .map(SQLiteStore.job)

@@ -230,6 +230,10 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
         try db.execute(sql: "INSERT INTO job_chunks (job_id, seq, data) VALUES (?, ?, ?)", arguments: [id, seq, data])
     }
 
+    public func copyJobChunks(from: String, to: String) throws {
+        try db.execute(sql: "INSERT INTO job_chunks (job_id, seq, data) SELECT ?, seq, data FROM job_chunks WHERE job_id = ?", arguments: [to, from])
+    }
+
     public func deleteJobChunks(id: String) throws {
         try db.execute(sql: "DELETE FROM job_chunks WHERE job_id = ?", arguments: [id])
     }

@@ -69,17 +69,19 @@ extension KnowledgeBase {
     }
 
     /// Reads a job's source from its stored bytes and stores it, or records why it could not
-    /// (and throws that error). Bytes and settings equal to the stored source's change nothing.
-    func runClaimedJob(_ stored: StoredJob, embedder choice: EmbedderChoice? = nil) async throws -> Job {
+    /// (and throws that error). Bytes and settings equal to the stored source's change nothing,
+    /// unless the job is `rereading` them on purpose (with other OCR settings, say).
+    func runClaimedJob(_ stored: StoredJob, embedder choice: EmbedderChoice? = nil, ocr: OCRSettings? = nil,
+                       rereading: Bool = false) async throws -> Job {
         let id = stored.job.id
         let reporter = JobProgressReporter(store: store, id: id, heartbeat: Self.jobHeartbeat)
         defer { reporter.stop() }
         do {
-            if try await isUnchanged(stored) {
+            if !rereading, try await isUnchanged(stored) {
                 try await store.endJob(id: id, .unchanged)
                 return try await job(id)
             }
-            var document = try await read(stored, reporter: reporter)
+            var document = try await read(stored, ocr: ocr, reporter: reporter)
             let (embedder, record) = try await memoryEmbedder(choice)
             let pages = document.snippets.compactMap { $0.pages?.end }.max() ?? 0
             reporter.update { progress in
@@ -114,16 +116,20 @@ extension KnowledgeBase {
             && original.owner == stored.owner && original.job.contentType == stored.job.contentType
     }
 
-    /// Parses a job's stored bytes with the loader its media type calls for (off the pool, OCR
-    /// on one worker so that searches keep their cores), its title and tags applied.
-    func read(_ stored: StoredJob, reporter: JobProgressReporter) async throws -> SourceDocument {
+    /// Parses a job's stored bytes with the loader its media type calls for (off the pool; by
+    /// default OCR on half the cores, so that searches keep theirs), its title and tags applied.
+    func read(_ stored: StoredJob, ocr given: OCRSettings?, reporter: JobProgressReporter) async throws -> SourceDocument {
         let type = try MediaType(stored.job.contentType)
         let chunks = try await store.snapshot { try $0.jobChunks(id: stored.job.id) }
         let data = chunks.reduce(into: Data(capacity: stored.job.size)) { $0.append($1) }
         var options = IngestOptions()
         options.tags = stored.tags
-        options.ocr = OCRSettings(mode: .auto, languages: try await ocrLanguages(given: nil),
-                                  workers: max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
+        if let given {
+            options.ocr = given
+        } else {
+            options.ocr = OCRSettings(mode: .auto, languages: try await ocrLanguages(given: nil),
+                                      workers: max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
+        }
         let file = SourceFile(path: stored.sourcePath, displayName: stored.title ?? stored.job.source, kind: type.kind,
                               markdown: type.kind == .note ? type.isMarkdown : nil)
         let contents = DocumentReader.Contents(data: data, modifiedAt: stored.job.createdAt,

@@ -1,7 +1,7 @@
 import Crypto
 public import Foundation
 public import KBCore
-import KBIngest
+public import KBIngest
 import KBStore
 
 /// One source as the sources API shows it, whether it was added over the API or ingested from a
@@ -75,6 +75,18 @@ public struct SourceAdded: Sendable, Hashable, Codable {
     }
     public var source: Reference
     public var job: Job
+}
+
+/// What reading uploaded sources again from their originals did, source by source.
+public struct SourcesReread: Sendable, Hashable, Codable {
+    public struct Outcome: Sendable, Hashable, Codable {
+        public var id: String
+        /// The job that read it: `done` (the source was replaced), or `failed` with its error
+        /// (the source stays as it was).
+        public var job: Job
+    }
+    public var sources: [Outcome]
+    public var failed: Int { sources.filter { $0.job.state == .failed }.count }
 }
 
 /// What erasing a user's sources removed.
@@ -168,6 +180,38 @@ extension KnowledgeBase {
         }
         _ = try await store.removeSources(exactly: [path])
         return Deleted(id)
+    }
+
+    /// Reads uploaded sources again from the originals kept with the index — after new OCR
+    /// settings, say — without the client sending them again: each in its own job, run here
+    /// one after another. A source that fails to read keeps the version it had. `ids` empty means
+    /// every uploaded source.
+    ///
+    /// - Parameter ocr: how page images are read; nil reads them as the job runner does.
+    public func rereadSources(_ ids: [String], ocr: OCRSettings? = nil, embedder choice: EmbedderChoice? = nil,
+                              progress: @Sendable (_ done: Int, _ total: Int, _ id: String) -> Void = { _, _, _ in }) async throws -> SourcesReread {
+        let uploaded = try await store.snapshot { try $0.sources() }.compactMap { Source.uploadID(path: $0.path) }
+        var chosen: [String] = []
+        for id in ids {
+            let id = try SourceRemoveRequest(id: id).validated(limits)
+            guard uploaded.contains(id) else {
+                throw KBError(id.hasPrefix("file:") ? .conflict : .notFound, id.hasPrefix("file:")
+                    ? "The source \(id) is a file ingested by `kb ingest`: run `kb ingest` on the file again to re-read it."
+                    : "No uploaded source has the id \(id). `kb sources` lists them (as upload:ID).")
+            }
+            if !chosen.contains(id) { chosen.append(id) }
+        }
+        if ids.isEmpty { chosen = uploaded }
+        var outcomes: [SourcesReread.Outcome] = []
+        for (n, id) in chosen.enumerated() {
+            progress(n, chosen.count, id)
+            let job = try await store.beginReread(sourcePath: Source.uploadPath(id), jobID: UUID().uuidString.lowercased())
+            // A failure is recorded in the job, which the outcome shows.
+            _ = try? await runClaimedJob(job, embedder: choice, ocr: ocr, rereading: true)
+            outcomes.append(SourcesReread.Outcome(id: id, job: try await self.job(job.job.id)))
+        }
+        progress(chosen.count, chosen.count, "")
+        return SourcesReread(sources: outcomes)
     }
 
     /// Removes every private source of a user (their snippets, vectors and originals) and cancels

@@ -54,6 +54,10 @@ extension PostgresReads {
         try session.rows("SELECT * FROM jobs WHERE id = $1", .text(id)).first.map(PostgresRows.job)
     }
 
+    public func originalJobID(sourcePath: String) throws -> String? {
+        try session.value(String.self, "SELECT original_job FROM sources WHERE path = $1", .text(sourcePath))
+    }
+
     public func embedderID(named name: String) throws -> Int64? {
         try session.value(Int64.self, "SELECT id FROM embedders WHERE name = $1", .text(name))
     }

@@ -348,10 +348,6 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         try session.rows("SELECT data FROM job_chunks WHERE job_id = $1 ORDER BY seq", .text(id)).map { try $0.get(0, Data.self) }
     }
 
-    func originalJobID(sourcePath: String) throws -> String? {
-        try session.value(String.self, "SELECT original_job FROM sources WHERE path = $1", .text(sourcePath))
-    }
-
     func unfinishedJobs() throws -> [StoredJob] {
         try session.rows("SELECT * FROM jobs WHERE state IN ('receiving', 'queued', 'running') ORDER BY created_at, id COLLATE \"C\"")
             .map(PostgresRows.job)

@@ -235,6 +235,10 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
         try session.execute("INSERT INTO job_chunks (job_id, seq, data) VALUES ($1, $2, $3)", .text(id), .int(Int64(seq)), .bytes(data))
     }
 
+    public func copyJobChunks(from: String, to: String) throws {
+        try session.execute("INSERT INTO job_chunks (job_id, seq, data) SELECT $1, seq, data FROM job_chunks WHERE job_id = $2", .text(to), .text(from))
+    }
+
     public func deleteJobChunks(id: String) throws {
         try session.execute("DELETE FROM job_chunks WHERE job_id = $1", .text(id))
     }

@@ -98,29 +98,29 @@ public struct RetrievalService: Sendable {
         }
         v1.post("memories/search") { request, _ in try await answer(RecallRequest.self, request) { try await kb.recall($0) } }
         v1.get("memories/{id}") { _, context in
-            try Self.json(try await kb.memory(try context.parameters.require("id"), history: true))
+            try Self.json(try await kb.memory(try context.pathParameter("id"), history: true))
         }
         v1.patch("memories/{id}") { request, context in
-            try await answer(MemoryChangeRequest.self, request, adding: ["id": .string(try context.parameters.require("id"))]) {
+            try await answer(MemoryChangeRequest.self, request, adding: ["id": .string(try context.pathParameter("id"))]) {
                 try await kb.changeMemory($0)
             }
         }
         v1.delete("memories/{id}") { _, context in
-            try Self.json(try await kb.forget(ForgetRequest(id: try context.parameters.require("id"))))
+            try Self.json(try await kb.forget(ForgetRequest(id: try context.pathParameter("id"))))
         }
 
         v1.get("bots") { _, _ in try Self.json(try await kb.bots()) }
         v1.post("bots") { request, _ in
             try await answer(BotRequest.self, request, status: { _ in .created }) { try await kb.createBot($0) }
         }
-        v1.get("bots/{name}") { _, context in try Self.json(try await kb.bot(try context.parameters.require("name"))) }
+        v1.get("bots/{name}") { _, context in try Self.json(try await kb.bot(try context.pathParameter("name"))) }
         v1.patch("bots/{name}") { request, context in
-            try await answer(BotChangeRequest.self, request, adding: ["name": .string(try context.parameters.require("name"))]) {
+            try await answer(BotChangeRequest.self, request, adding: ["name": .string(try context.pathParameter("name"))]) {
                 try await kb.changeBot($0)
             }
         }
         v1.delete("bots/{name}") { _, context in
-            try Self.json(try await kb.deleteBot(try context.parameters.require("name")))
+            try Self.json(try await kb.deleteBot(try context.pathParameter("name")))
         }
 
         v1.post("sources") { request, _ in try await addSource(request) }
@@ -134,11 +134,11 @@ public struct RetrievalService: Sendable {
             }
             return try Self.json(try await kb.eraseSources(user: parameters[0].value))
         }
-        v1.get("sources/{id}") { _, context in try Self.json(try await kb.source(try context.parameters.require("id"))) }
+        v1.get("sources/{id}") { _, context in try Self.json(try await kb.source(try context.pathParameter("id"))) }
         v1.delete("sources/{id}") { _, context in
-            try Self.json(try await kb.removeSource(SourceRemoveRequest(id: try context.parameters.require("id"))))
+            try Self.json(try await kb.removeSource(SourceRemoveRequest(id: try context.pathParameter("id"))))
         }
-        v1.get("jobs/{id}") { _, context in try Self.json(try await kb.job(try context.parameters.require("id"))) }
+        v1.get("jobs/{id}") { _, context in try Self.json(try await kb.job(try context.pathParameter("id"))) }
         routes.record(router)
         return router
     }
@@ -255,5 +255,16 @@ public struct RetrievalService: Sendable {
     static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
         Response(status: status, headers: [.contentType: "application/json"],
                  body: .init(byteBuffer: ByteBuffer(bytes: try KBJSON.encode(value))))
+    }
+}
+
+extension RequestContext {
+    /// A path parameter as the client meant it: percent-decoded (`file%3A…` is `file:…`).
+    func pathParameter(_ name: String) throws -> String {
+        let raw = try parameters.require(name)
+        guard let decoded = raw.removingPercentEncoding else {
+            throw KBError(.invalidArgument, "The path parameter \(name) is '\(raw)', which is not valid percent-encoding; encode the value with UTF-8.")
+        }
+        return decoded
     }
 }

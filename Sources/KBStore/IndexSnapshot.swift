@@ -73,8 +73,6 @@ public protocol IndexSnapshot: StoredReads {
     // Jobs and originals
     /// A job's bytes, in order.
     func jobChunks(id: String) throws -> [Data]
-    /// The job whose bytes are an uploaded source's original, or nil.
-    func originalJobID(sourcePath: String) throws -> String?
     /// Jobs not finished (receiving, queued, running), oldest first.
     func unfinishedJobs() throws -> [StoredJob]
 }

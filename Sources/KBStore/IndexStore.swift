@@ -76,6 +76,7 @@ public protocol IndexStore: AnyObject, Sendable {
                      progress: Job.Progress, warnings: [String]) async throws -> WriteEffect
     func endJob(id: String, _ ending: JobEnding) async throws
     func importOriginal(_ job: StoredJob, chunks: [Data]) async throws
+    func beginReread(sourcePath: String, jobID: String) async throws -> StoredJob
 }
 
 extension IndexStore {

@@ -113,6 +113,21 @@ extension StoreTransaction {
         try deleteJobChunks(id: id)
     }
 
+    /// Starts reading an uploaded source again from its original: a new running job `jobID` with
+    /// the original's bytes, title, tags and user. Its bots already see the source.
+    public func beginReread(sourcePath: String, jobID: String, now: Date) throws -> StoredJob {
+        guard let originalID = try originalJobID(sourcePath: sourcePath), let original = try storedJob(id: originalID) else {
+            throw KBError(.notFound, "The source \(sourcePath) has no stored original to read again (only sources added over the API have one).")
+        }
+        var job = original
+        job.job = Job(id: jobID, source: original.job.source, state: .running, contentType: original.job.contentType,
+                      size: original.job.size, createdAt: now, updatedAt: now)
+        job.bots = []
+        try insertJob(job)
+        try copyJobChunks(from: originalID, to: jobID)
+        return job
+    }
+
     /// Stores an uploaded source's original as a finished job (`kb export`).
     public func importOriginal(_ job: StoredJob, chunks: [Data], now: Date) throws {
         if try storedJob(id: job.job.id) != nil { try deleteJob(id: job.job.id) }

@@ -56,6 +56,8 @@ public protocol StoreTransaction: StoredReads {
     func deleteJob(id: String) throws
     /// Keeps one piece of a job's bytes (`seq` from 0, in order).
     func insertJobChunk(id: String, seq: Int, data: Data) throws
+    /// Copies the bytes of job `from` to job `to` (which has none yet).
+    func copyJobChunks(from: String, to: String) throws
     /// Drops the bytes of a job (its row stays, for `GET /v1/jobs/{id}`).
     func deleteJobChunks(id: String) throws
     /// The jobs of a source (by its upload id), oldest first.

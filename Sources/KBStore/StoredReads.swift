@@ -19,6 +19,8 @@ public protocol StoredReads {
     func embedderID(named name: String) throws -> Int64?
     /// The job with this id, or nil.
     func storedJob(id: String) throws -> StoredJob?
+    /// The job whose bytes are an uploaded source's original, or nil.
+    func originalJobID(sourcePath: String) throws -> String?
 }
 
 extension StoredReads {

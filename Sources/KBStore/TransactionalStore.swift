@@ -124,4 +124,8 @@ extension TransactionalStore {
     public func importOriginal(_ job: StoredJob, chunks: [Data]) async throws {
         try await transaction { try $0.importOriginal(job, chunks: chunks, now: Date()) }
     }
+
+    public func beginReread(sourcePath: String, jobID: String) async throws -> StoredJob {
+        try await transaction { try $0.beginReread(sourcePath: sourcePath, jobID: jobID, now: Date()) }
+    }
 }

@@ -59,7 +59,7 @@ struct Ingest: AsyncParsableCommand {
             let choice = try embedderOption.choice()
             let (kb, embedder, record) = try await KnowledgeBase.openForIngest(at: global.databasePath, embedder: choice,
                                                                                embedderURL: embedderOption.endpoint)
-            options.ocr.languages = try await kb.ocrLanguages(given: try ingest.givenOCRLanguages())
+            options.ocr.languages = try await kb.ocrLanguages(given: try ingest.ocrOptions.givenOCRLanguages())
             if let language, try await kb.setKeywordLanguage(try KeywordLanguage(language)), !global.json {
                 FileHandle.standardError.write(Data("Keyword search is now tuned for \(try KeywordLanguage(language).rawValue); the keyword index was rebuilt.\n".utf8))
             }

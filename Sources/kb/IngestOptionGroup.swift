@@ -21,6 +21,35 @@ struct IngestOptionGroup: ParsableArguments {
     @Option(help: ArgumentHelp("The password of encrypted PDFs.", valueName: "password"))
     var password: String?
 
+    @OptionGroup var ocrOptions: OCROptionGroup
+
+    func validate() throws {
+        guard chunkSize >= Chunker.minimumTarget else {
+            throw ValidationError("--chunk-size must be at least \(Chunker.minimumTarget).")
+        }
+        if let overlap = chunkOverlap, overlap < 0 || overlap > chunkSize / 2 {
+            throw ValidationError("--chunk-overlap must be between 0 and half of --chunk-size (\(chunkSize / 2)).")
+        }
+    }
+
+    func makeOptions() throws -> IngestOptions {
+        let chunker = try Chunker(targetCharacters: chunkSize, overlapCharacters: chunkOverlap)
+        var vocabulary: TagVocabulary?
+        if let file = tagsFrom {
+            guard let yaml = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw KBError(.noSuchFile, "Cannot read the tag vocabulary \(file). Check the path given to --tags-from.")
+            }
+            vocabulary = try TagVocabulary(yaml: yaml, name: file)
+        }
+        var options = IngestOptions(chunker: chunker, tags: tags.map { Tag($0) }, vocabulary: vocabulary)
+        options.password = password
+        options.ocr = try ocrOptions.settings()
+        return options
+    }
+}
+
+/// How page images are read with OCR: shared by `ingest`, `inspect` and `sources reread`.
+struct OCROptionGroup: ParsableArguments {
     @Option(help: ArgumentHelp(
         "When to read page images with OCR (Tesseract): auto (pages without a text layer, and images), never, or force (every page).",
         valueName: "mode"))
@@ -38,12 +67,6 @@ struct IngestOptionGroup: ParsableArguments {
     var ocrWorkers: Int?
 
     func validate() throws {
-        guard chunkSize >= Chunker.minimumTarget else {
-            throw ValidationError("--chunk-size must be at least \(Chunker.minimumTarget).")
-        }
-        if let overlap = chunkOverlap, overlap < 0 || overlap > chunkSize / 2 {
-            throw ValidationError("--chunk-overlap must be between 0 and half of --chunk-size (\(chunkSize / 2)).")
-        }
         guard (70...1200).contains(ocrDPI) else { throw ValidationError("--ocr-dpi must be between 70 and 1200 (300 suits most scans).") }
         if let ocrWorkers, !(1...256).contains(ocrWorkers) { throw ValidationError("--ocr-workers must be between 1 and 256.") }
     }
@@ -56,21 +79,11 @@ struct IngestOptionGroup: ParsableArguments {
         return languages
     }
 
-    func makeOptions() throws -> IngestOptions {
-        let chunker = try Chunker(targetCharacters: chunkSize, overlapCharacters: chunkOverlap)
-        var vocabulary: TagVocabulary?
-        if let file = tagsFrom {
-            guard let yaml = try? String(contentsOfFile: file, encoding: .utf8) else {
-                throw KBError(.noSuchFile, "Cannot read the tag vocabulary \(file). Check the path given to --tags-from.")
-            }
-            vocabulary = try TagVocabulary(yaml: yaml, name: file)
-        }
-        var options = IngestOptions(chunker: chunker, tags: tags.map { Tag($0) }, vocabulary: vocabulary)
-        options.password = password
-        // Without an index (`kb inspect`); an ingest replaces them with its index's (`KnowledgeBase.ocrLanguages`).
-        options.ocr = OCRSettings(mode: ocr, languages: OCRSettings.languages(given: try givenOCRLanguages(), recorded: nil), dpi: ocrDPI,
-                                  workers: ocrWorkers ?? ProcessInfo.processInfo.activeProcessorCount)
-        return options
+    /// The settings given, with the languages of --ocr-lang or the default ones: with an index,
+    /// replace them with its own (`KnowledgeBase.ocrLanguages`).
+    func settings() throws -> OCRSettings {
+        OCRSettings(mode: ocr, languages: OCRSettings.languages(given: try givenOCRLanguages(), recorded: nil), dpi: ocrDPI,
+                    workers: ocrWorkers ?? ProcessInfo.processInfo.activeProcessorCount)
     }
 }
 extension OCRMode: ExpressibleByArgument {}

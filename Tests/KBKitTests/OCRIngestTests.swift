@@ -134,3 +134,45 @@ import Testing
         #expect(try await kb.ocrLanguages(given: nil) == ["eng", "ukr", "ara"])
     }
 }
+
+/// Uploaded sources are read again from the originals kept with the index (`kb sources reread`).
+@Suite struct RereadTests {
+    @Test func anUploadedScanIsReadAgainFromItsOriginalWithNewOCRSettingsAndAFailedReadKeepsTheOldVersion() async throws {
+        let ws = try Workspace()
+        try ws.write("venus.md", "# Venus\n\nVenus rules love, beauty and money.")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let (embedder, record) = try await kb.embedder(.hashing)
+        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: try OCRIngestTests.makeScan(ws)))
+        var request = UploadRequest(contentType: "application/pdf")
+        request.id = "scan"
+        let upload = try await kb.beginUpload(request)
+        try await upload.append(bytes)
+        let first = try await upload.finish().job.id
+        #expect(await kb.runQueuedJobs() == 1)
+        #expect(try await kb.source("scan").ocr == "auto eng 300")
+
+        // OCR off: the scan has no text, the job fails, and the source keeps the version it had.
+        let off = try await kb.rereadSources(["scan"], ocr: OCRSettings(mode: .never, languages: ["eng"]))
+        #expect(off.failed == 1 && off.sources.first?.job.error != nil)
+        #expect(try await kb.search(.keyword("walrus ledger")).hits.first?.sourcePath == Source.uploadPath("scan"))
+        #expect(try await kb.source("scan").ocr == "auto eng 300")
+
+        // Other settings, read from the original: nothing is sent again.
+        let again = try await kb.rereadSources([], ocr: OCRSettings(mode: .auto, languages: ["eng"], dpi: 150))
+        #expect(again.failed == 0 && again.sources.map(\.id) == ["scan"] && again.sources.first?.job.state == .done)
+        #expect(try await kb.source("scan").ocr == "auto eng 150")
+        #expect(try await kb.search(.keyword("nebula catalogue")).hits.first?.sourcePath == Source.uploadPath("scan"))
+        #expect(try await kb.original(of: Source.uploadPath("scan"))?.1.reduce(Data(), +) == bytes)
+        // One copy of the bytes is kept, the last read's: the jobs before it hold none.
+        let jobs = [first, try #require(off.sources.first?.job.id), try #require(again.sources.first?.job.id)]
+        let held = try await kb.store.snapshot { snapshot in try jobs.map { try snapshot.jobChunks(id: $0).reduce(0) { $0 + $1.count } } }
+        #expect(held == [0, 0, bytes.count])
+
+        let missing = await #expect(throws: KBError.self) { _ = try await kb.rereadSources(["nope"]) }
+        #expect(missing?.code == .notFound)
+        let fileID = try #require(try await kb.sources(SourceListRequest()).sources.first { $0.origin == .file }?.id)
+        let file = await #expect(throws: KBError.self) { _ = try await kb.rereadSources([fileID]) }
+        #expect(file?.code == .conflict)
+    }
+}

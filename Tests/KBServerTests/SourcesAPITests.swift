@@ -101,6 +101,14 @@ import Testing
                 #expect((answer.json["error"] as? [String: Any])?["code"] as? String == code, "\(uri) \(type ?? "no type")")
             }
             #expect(try await client.call(.get, "/v1/jobs/00000000-0000-0000-0000-000000000000").status == 404)
+            // A file's source, by its id percent-encoded as clients send it: shown, and not removable over HTTP.
+            let listed = try await client.call(.get, "/v1/sources")
+            let file = try #require(((listed.json as? [String: Any])?["sources"] as? [[String: Any]])?.first { $0["origin"] as? String == "file" })
+            let id = try #require(file["id"] as? String)
+            let encoded = "/v1/sources/" + id.replacingOccurrences(of: ":", with: "%3A")
+            #expect((try await client.call(.get, encoded).json as? [String: Any])?["id"] as? String == id)
+            let refused = try await client.call(.delete, encoded)
+            #expect(refused.status == 409 && errorCode(refused.json) == "conflict")
             #expect(try await client.call(.delete, "/v1/sources?colour=red").status == 400)
         }
         // Over the upload limit: 413, whether the length is declared or found while streaming.

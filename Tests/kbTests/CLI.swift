@@ -64,13 +64,14 @@ struct CLI {
     }
 
     @discardableResult
-    func run(_ arguments: String..., environment extra: [String: String] = [:]) async throws -> Result {
-        try await run(arguments, environment: extra)
+    func run(_ arguments: String..., environment extra: [String: String] = [:], input: String? = nil) async throws -> Result {
+        try await run(arguments, environment: extra, input: input)
     }
 
     /// Runs kb and waits for it on a Dispatch thread: tests run on Swift's cooperative pool, and a
     /// test blocked in `waitUntilExit` there would starve every other test's tasks.
-    func run(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> Result {
+    /// `input`, when given, is what kb reads on standard input; otherwise standard input is empty.
+    func run(_ arguments: [String], environment extra: [String: String] = [:], input: String? = nil) async throws -> Result {
         let process = Process()
         process.executableURL = CLI.binary
         // `--db NAME.sqlite` names one of this test's indexes, whichever backend the suite runs against.
@@ -89,7 +90,13 @@ struct CLI {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
+        let stdin = Pipe()
+        process.standardInput = stdin
         try process.run()
+        DispatchQueue.global().async {
+            if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+            try? stdin.fileHandleForWriting.close()
+        }
         return await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 let outData = out.fileHandleForReading.readDataToEndOfFile()

@@ -109,6 +109,53 @@ import Testing
             restarted.kill()
         }
     }
+
+    /// An upload answered 202 is durable: kill -9 while its job is queued or running, and the
+    /// restarted server takes the job up again (a running one once its heartbeat is stale) and
+    /// finishes it.
+    @Test func killingTheServerAfterA202LosesNoUpload() async throws {
+        let cli = try CLI()
+        try cli.write("notes/tea.md", "# Tea\n\nTea at five o'clock.")
+        #expect(try await cli.run("ingest", "--db", "kb.sqlite", "--embedder", "hashing", "notes").status == 0)
+        let pdf = CLI.packageRoot.appendingPathComponent("Tests/KBIngestTests/Fixtures/pdf/book.pdf")
+        let server = try await Server.start(cli)
+        var jobs: [String: String] = [:]
+        for n in 1...3 {   // three, so that one is likely queued and one running when the server dies
+            var request = URLRequest(url: URL(string: "\(server.base)/v1/sources?id=book\(n)")!, timeoutInterval: 5)
+            request.httpMethod = "POST"
+            request.setValue("application/pdf", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try Data(contentsOf: pdf)
+            let (data, response) = try await Self.session.dataCancellingSafely(for: request)
+            #expect((response as? HTTPURLResponse)?.statusCode == 202)
+            let body = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+            jobs["book\(n)"] = try #require((body?["job"] as? [String: Any])?["id"] as? String)
+        }
+        server.kill()
+
+        let restarted = try await Server.start(cli)
+        defer { restarted.kill() }
+        let deadline = Date().addingTimeInterval(120)
+        var states: [String: String] = [:]
+        while Date() < deadline {
+            for (_, job) in jobs {
+                let (_, body) = try await Self.send(restarted.base, "GET", "v1/jobs/\(job)")
+                states[job] = body["state"] as? String
+            }
+            if states.values.allSatisfy({ $0 == "done" || $0 == "failed" }) { break }
+            try await Task.sleep(nanoseconds: 250_000_000)
+        }
+        #expect(states.values.allSatisfy { $0 == "done" }, "\(states)")
+        let (_, listed) = try await Self.send(restarted.base, "GET", "v1/sources")
+        let snippets = Dictionary((listed["sources"] as? [[String: Any]] ?? []).compactMap { source in
+            (source["id"] as? String).map { ($0, source["snippets"] as? Int ?? 0) } }, uniquingKeysWith: { a, _ in a })
+        for id in jobs.keys { #expect(snippets[id] == 17, "\(id): \(listed)") }   // book.pdf makes 17 snippets
+        // Identical snippets collapse into one hit, so the keyword search names one of the three copies.
+        let (_, found) = try await Self.send(restarted.base, "POST", "v1/search", ["query": "front-matter page conventions", "mode": "keyword"])
+        let first = ((found["hits"] as? [[String: Any]])?.first?["sourcePath"] as? String) ?? ""
+        #expect(first.hasPrefix("upload:book"), "\(found)")
+        let kb = try KnowledgeBase.open(at: cli.index, create: false)
+        #expect(try await kb.integrityCheck() == "ok")
+    }
 }
 
 /// Acknowledged adds, written by concurrent tasks.

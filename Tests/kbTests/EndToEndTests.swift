@@ -140,6 +140,38 @@ import Testing
         #expect(!(try await cli.run("search", "--db", "kb.sqlite", "discipline").stdout.contains("saturn.md")))
         #expect(try await cli.run("remove", "--db", "kb.sqlite", "notes/saturn.md").status == 1)
     }
+
+    @Test func textOnStandardInputBecomesASourceThatSourcesRemoveTakesOut() async throws {
+        let cli = try await populated()
+        try await cli.run("ingest", "--db", "kb.sqlite", "notes")
+        let added = try await cli.run("ingest", "--db", "kb.sqlite", "--json", "--title", "Pluto", "--id", "pluto-notes", "-",
+                                      input: "# Pluto\n\nPluto transforms whatever it touches, slowly and for good.\n")
+        #expect(added.status == 0, "\(added.stderr)")
+        let source = try #require((added.json as? [String: Any])?["source"] as? [String: Any])
+        #expect(source["id"] as? String == "pluto-notes")
+
+        let listed = try await cli.run("sources", "--db", "kb.sqlite")
+        #expect(listed.stdout.contains("Pluto — upload:pluto-notes"), "\(listed.stdout)")
+        #expect(listed.stdout.contains("4 source(s)"))
+        let search = try await cli.run("search", "--db", "kb.sqlite", "--mode", "keyword", "transforms")
+        #expect(search.stdout.hasPrefix("1. Pluto"), "\(search.stdout)")
+
+        // Read again from the original kept with the index.
+        let reread = try await cli.run("sources", "reread", "--db", "kb.sqlite", "pluto-notes")
+        #expect(reread.status == 0 && reread.stdout == "pluto-notes: read again, 1 snippet.\n", "\(reread.stdout)\(reread.stderr)")
+        #expect(try await cli.run("sources", "reread", "--db", "kb.sqlite", "no-such-source").status == 1)
+
+        let removed = try await cli.run("sources", "remove", "--db", "kb.sqlite", "pluto-notes")
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(removed.stdout.contains("Removed the source pluto-notes."))
+        #expect(try await cli.run("search", "--db", "kb.sqlite", "--mode", "keyword", "transforms").stdout.hasPrefix("No matches"))
+        let again = try await cli.run("sources", "remove", "--db", "kb.sqlite", "pluto-notes")
+        #expect(again.status == 1 && again.stderr.contains("pluto-notes"), "\(again.stderr)")
+        // A file's source is removed with `kb remove PATH`, and the error says so.
+        let file = try await cli.run("sources", "remove", "--db", "kb.sqlite", "notes/saturn.md")
+        #expect(file.status != 0, "\(file.stdout)")
+        #expect(try await cli.run("ingest", "--db", "kb.sqlite", "-", input: "   ").status != 0)
+    }
 }
 
 @Suite struct EmbeddingEndToEndTests {
