@@ -36,78 +36,13 @@ for u in range(users):
                                          headers={"Content-Type": "application/json", "Authorization": "Bearer " + token})
         urllib.request.urlopen(request).read()
 PY
-python3 scripts/bench_serve_queries.py evaluation/astrology/queries.jsonl "$QUERIES" > "$WORK/queries.txt"
-[ "$(sort -u "$WORK/queries.txt" | wc -l)" -eq "$QUERIES" ] || { echo "error: the queries are not $QUERIES distinct texts" >&2; exit 1; }
-
-# The request bodies, precomputed as Lua long strings.
-python3 - "$WORK/queries.txt" "$USERS" > "$WORK/bodies.lua" <<'PY'
-import json, sys
-users = int(sys.argv[2])
-print("bodies = {")
-for i, query in enumerate(open(sys.argv[1], encoding="utf-8").read().splitlines()):
-    body = json.dumps({"bot": "astro", "user": f"u{i % users}", "budget": 1200, "query": query})
-    print(f"  [==[{body}]==],")
-print("}")
-PY
-
-cat > "$WORK/context.lua" <<LUA
-dofile("$WORK/bodies.lua")
-local token = "$TOKEN"
-local mixed = os.getenv("KB_BENCH_MIXED") == "1"
-local threads = {}
-local counter = 0
-
-function setup(thread)
-  counter = counter + 1
-  thread:set("id", counter)
-  table.insert(threads, thread)
-end
-
-function init(args)
-  n = (id - 1) * 397
-  added = ""
-  wrk.headers["Content-Type"] = "application/json"
-  wrk.headers["Authorization"] = "Bearer " .. token
-end
-
-request = function()
-  n = n + 1
-  if mixed and n % 10 == 0 then
-    local body = string.format('{"content":"Bench memory %d-%d: prefers tea at %d o\'clock.","scope":"user:u%d"}', id, n, n % 24, n % $USERS)
-    return wrk.format("POST", "/v1/memories", nil, body)
-  end
-  return wrk.format("POST", "/v1/context", nil, bodies[(n % #bodies) + 1])
-end
-
-response = function(status, headers, body)
-  if mixed and (status == 201 or status == 200) and body:find('"created"', 1, true) then
-    local id = body:match('"memory":{"content":"[^"]*","createdAt":"[^"]*","id":"([%x%-]+)"')
-    if id then added = added .. id .. "\n" end
-  end
-end
-
-done = function(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format("RESULT %d %.2f %.2f %.2f %d %d\n",
-    summary.requests, summary.requests / (summary.duration / 1e6),
-    latency:percentile(50) / 1000, latency:percentile(99) / 1000,
-    e.connect + e.read + e.write + e.timeout, e.status))
-  if mixed then
-    local file = io.open("$WORK/acknowledged.txt", "w")
-    for _, thread in ipairs(threads) do file:write(thread:get("added")) end
-    file:close()
-  end
-end
-LUA
+write_context_load "$QUERIES" "$USERS"
 
 say "POST /v1/context, $DURATION s per run, $QUERIES distinct queries (kb serve on 127.0.0.1:$PORT, $(nproc) cores)"
 printf "%-22s %10s %12s %10s %10s %14s %12s\n" run requests "requests/s" "p50 ms" "p99 ms" "socket errors" "non-2xx"
 RESULTS="["
 run() {   # NAME CONNECTIONS MIXED
-    local threads=$(( $2 < 2 ? 1 : 2 ))
-    local line
-    line=$(KB_BENCH_MIXED="$3" wrk -t"$threads" -c"$2" -d"${DURATION}s" --timeout 10s -s "$WORK/context.lua" "$URL" | grep '^RESULT')
-    read -r _ REQUESTS RPS P50 P99 SOCKET STATUS <<<"$line"
+    wrk_context "$2" "$DURATION" "$3"
     printf "%-22s %10s %12s %10s %10s %14s %12s\n" "$1" "$REQUESTS" "$RPS" "$P50" "$P99" "$SOCKET" "$STATUS"
     RESULTS+="{\"run\":\"$1\",\"connections\":$2,\"requests\":$REQUESTS,\"rps\":$RPS,\"p50_ms\":$P50,\"p99_ms\":$P99,\"socket_errors\":$SOCKET,\"non_2xx\":$STATUS},"
 }

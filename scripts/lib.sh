@@ -77,3 +77,84 @@ stop_sample_server() {
     wait "$SERVER" 2>/dev/null || true
     SERVER=""
 }
+
+# Writes $WORK/context.lua, wrk's script for POST /v1/context with `$1` distinct user turns (the
+# project's own evaluation queries and templated questions, scripts/bench_serve_queries.py)
+# cycled in order, for `$2` users (u0…) of the bot astro; with KB_BENCH_MIXED=1 one request in
+# ten adds a memory instead, and the ids acknowledged go to $WORK/acknowledged.txt.
+write_context_load() {
+    local queries="$1" users="$2"
+    python3 scripts/bench_serve_queries.py evaluation/astrology/queries.jsonl "$queries" > "$WORK/queries.txt"
+    [ "$(sort -u "$WORK/queries.txt" | wc -l)" -eq "$queries" ] || { echo "error: the queries are not $queries distinct texts" >&2; exit 1; }
+
+    # The request bodies, precomputed as Lua long strings.
+    python3 - "$WORK/queries.txt" "$users" > "$WORK/bodies.lua" <<'PY'
+import json, sys
+users = int(sys.argv[2])
+print("bodies = {")
+for i, query in enumerate(open(sys.argv[1], encoding="utf-8").read().splitlines()):
+    body = json.dumps({"bot": "astro", "user": f"u{i % users}", "budget": 1200, "query": query})
+    print(f"  [==[{body}]==],")
+print("}")
+PY
+
+    cat > "$WORK/context.lua" <<LUA
+dofile("$WORK/bodies.lua")
+local token = "$TOKEN"
+local mixed = os.getenv("KB_BENCH_MIXED") == "1"
+local threads = {}
+local counter = 0
+
+function setup(thread)
+  counter = counter + 1
+  thread:set("id", counter)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  n = (id - 1) * 397
+  added = ""
+  wrk.headers["Content-Type"] = "application/json"
+  wrk.headers["Authorization"] = "Bearer " .. token
+end
+
+request = function()
+  n = n + 1
+  if mixed and n % 10 == 0 then
+    local body = string.format('{"content":"Bench memory %d-%d: prefers tea at %d o\'clock.","scope":"user:u%d"}', id, n, n % 24, n % $users)
+    return wrk.format("POST", "/v1/memories", nil, body)
+  end
+  return wrk.format("POST", "/v1/context", nil, bodies[(n % #bodies) + 1])
+end
+
+response = function(status, headers, body)
+  if mixed and (status == 201 or status == 200) and body:find('"created"', 1, true) then
+    local id = body:match('"memory":{"content":"[^"]*","createdAt":"[^"]*","id":"([%x%-]+)"')
+    if id then added = added .. id .. "\n" end
+  end
+end
+
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("RESULT %d %.2f %.2f %.2f %d %d\n",
+    summary.requests, summary.requests / (summary.duration / 1e6),
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    e.connect + e.read + e.write + e.timeout, e.status))
+  if mixed then
+    local file = io.open("$WORK/acknowledged.txt", "w")
+    for _, thread in ipairs(threads) do file:write(thread:get("added")) end
+    file:close()
+  end
+end
+LUA
+}
+
+# Drives the load of write_context_load at `$1` connections for `$2` seconds (`$3` = 1: mixed
+# with memory adds) and sets REQUESTS RPS P50 P99 (ms) SOCKET (errors and timeouts) STATUS
+# (non-2xx answers).
+wrk_context() {
+    local threads=$(( $1 < 2 ? 1 : 2 ))
+    local line
+    line=$(KB_BENCH_MIXED="${3:-0}" wrk -t"$threads" -c"$1" -d"${2}s" --timeout 10s -s "$WORK/context.lua" "$URL" | grep '^RESULT')
+    read -r _ REQUESTS RPS P50 P99 SOCKET STATUS <<<"$line"
+}

@@ -18,7 +18,8 @@ public struct Job: Sendable, Hashable, Codable, Identifiable {
         case failed
     }
 
-    /// How far a job has come: pages recognised by OCR and snippets embedded, of how many known so far.
+    /// How far a job has come, of how many known so far: pages (while OCR runs, the pages it has
+    /// recognised of those that need it; once the file is read, all its pages) and snippets embedded.
     public struct Progress: Sendable, Hashable, Codable {
         public var pagesDone = 0
         public var pagesTotal = 0

@@ -86,8 +86,9 @@ extension KnowledgeBase {
             let pages = document.snippets.compactMap { $0.pages?.end }.max() ?? 0
             reporter.update { progress in
                 progress.snippetsTotal = document.snippets.count
-                // Pages OCR did not count were read from the text layer, all at once.
-                if progress.pagesTotal == 0 { (progress.pagesDone, progress.pagesTotal) = (pages, pages) }
+                // Read: every page, those OCR counted and those read from the text layer at once.
+                let read = max(pages, progress.pagesTotal)
+                (progress.pagesDone, progress.pagesTotal) = (read, read)
             }
             let vectors = try await embedForJob(document.snippets.map(\.text), embedder: embedder, record: record, reporter: reporter)
             document.source.owner = stored.owner

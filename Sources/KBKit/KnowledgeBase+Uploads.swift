@@ -108,7 +108,10 @@ extension KnowledgeBase {
     /// thrown), else by the job runner. With `waiting`, any length is read before returning
     /// (`kb ingest -`).
     ///
-    /// - Parameter choice: the embedder for a new index; an existing one keeps its own.
+    /// - Parameters:
+    ///   - request: the text and its fields (title, tags, bots, user, id).
+    ///   - waiting: read the text before returning, whatever its length.
+    ///   - choice: the embedder for a new index; an existing one keeps its own.
     public func addSource(_ request: SourceRequest, waiting: Bool = false, embedder choice: EmbedderChoice? = nil) async throws -> SourceAdded {
         let (text, fields) = try request.validated(limits)
         let upload = try await SourceUpload(kb: self, type: .markdown, fields: fields)
@@ -187,7 +190,11 @@ extension KnowledgeBase {
     /// one after another. A source that fails to read keeps the version it had. `ids` empty means
     /// every uploaded source.
     ///
-    /// - Parameter ocr: how page images are read; nil reads them as the job runner does.
+    /// - Parameters:
+    ///   - ids: the uploaded sources to read again; empty means all of them.
+    ///   - ocr: how page images are read; nil reads them as the job runner does.
+    ///   - choice: the embedder for a new index; an existing one keeps its own.
+    ///   - progress: called after each source with how many are done, of how many, and its id.
     public func rereadSources(_ ids: [String], ocr: OCRSettings? = nil, embedder choice: EmbedderChoice? = nil,
                               progress: @Sendable (_ done: Int, _ total: Int, _ id: String) -> Void = { _, _, _ in }) async throws -> SourcesReread {
         let uploaded = try await store.snapshot { try $0.sources() }.compactMap { Source.uploadID(path: $0.path) }

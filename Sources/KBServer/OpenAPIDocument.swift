@@ -80,7 +80,7 @@ enum OpenAPIDocument {
         for type in MediaType.allCases { content[type.rawValue] = ["schema": ["type": "string", "format": "binary"]] }
         guard case .object(var op) = operation(
             "addSource",
-            "Add a knowledge source: a text (JSON body) or a file (the bytes as the body, up to \(limits.maxUploadBytes) bytes, fields as query parameters). "
+            "Add a knowledge source: a text (JSON body, its fields in the body and no query parameters) or a file (the bytes as the body, up to \(limits.maxUploadBytes) bytes, fields as query parameters). "
           + "It is read in the background: 202 with the job (Location: /v1/jobs/{id}), or 201 when a short text was read at once.",
             ok: ("202", ref("SourceAdded")), also: ["201"], errors: [400, 404, 409, 413, 415, 422, 503],
             parameters: queryParameters(UploadRequest.self, limits, excluding: ["contentType"])) else { return .null }

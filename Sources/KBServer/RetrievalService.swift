@@ -155,6 +155,12 @@ public struct RetrievalService: Sendable {
         let type = request.headers[.contentType] ?? ""
         let added: SourceAdded
         if type.lowercased().hasPrefix("application/json") {
+            let query = Self.parameters(request)
+            guard query.isEmpty else {
+                let names = Set(query.map(\.key)).sorted().joined(separator: ", ")
+                throw KBError(.invalidArgument,
+                    "POST /v1/sources with a JSON body takes its fields in the body, not as query parameters (\(names)); query parameters go with a file's bytes.")
+            }
             let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
             added = try await kb.addSource(try KBJSON.decode(SourceRequest.self, from: Data(buffer: buffer)))
         } else {

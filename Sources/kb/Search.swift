@@ -33,6 +33,9 @@ struct Search: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only what this bot may see (its knowledge sources).", valueName: "name"))
     var bot: String?
 
+    @Option(help: ArgumentHelp("Also search the private sources of this user (added with `user`); without it, no private source is searched.", valueName: "user"))
+    var user: String?
+
     @Option(help: ArgumentHelp("Ranking. \(SearchRequest.valuesAndDefault("mode"))", valueName: "mode"))
     var mode: String?
 
@@ -65,6 +68,7 @@ struct Search: AsyncParsableCommand {
         request.kinds = kinds.isEmpty ? nil : kinds
         request.sources = sources.isEmpty ? nil : sources.map(KnowledgeBase.absolutePath)
         request.bot = bot
+        request.user = user
         request.mode = mode
         request.groupBy = groupBy
         request.diversity = diversity

@@ -94,6 +94,7 @@ import Testing
                 ("/v1/sources?bot=nobody", Data("hello".utf8), "text/plain", [:], 404, "not_found"),
                 ("/v1/sources?colour=red", Data("hello".utf8), "text/plain", [:], 400, "invalid_argument"),
                 ("/v1/sources?id=no%20spaces", Data("hello".utf8), "text/plain", [:], 400, "invalid_argument"),
+                ("/v1/sources?id=lease", Data(#"{"text": "hello"}"#.utf8), "application/json", [:], 400, "invalid_argument"),
             ]
             for (uri, bytes, type, headers, status, code) in cases {
                 let answer = try await send(client, .post, uri, bytes: bytes, type: type, headers: headers)

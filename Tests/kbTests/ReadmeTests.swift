@@ -10,7 +10,15 @@ import Testing
         guard let open = rest.range(of: "```sh\n"), let close = rest[open.upperBound...].range(of: "```") else { return [] }
         return rest[open.upperBound..<close.lowerBound].split(separator: "\n").map { line in
             String(line.split(separator: "#", maxSplits: 1).first ?? "").trimmingCharacters(in: .whitespaces)
-        }.filter { $0.hasPrefix("kb ") }
+        }.filter { $0.hasPrefix("kb ") || $0.hasPrefix("printf '") }
+    }
+
+    /// A line `printf 'TEXT' | kb …`: the text kb reads on standard input (`\n` a line break), and the command.
+    static func piped(_ command: String) -> (input: String?, command: String) {
+        guard command.hasPrefix("printf '"), let end = command.dropFirst(8).firstIndex(of: "'"),
+              let pipe = command[end...].range(of: "| ") else { return (nil, command) }
+        let text = command[command.index(command.startIndex, offsetBy: 8)..<end].replacingOccurrences(of: "\\n", with: "\n")
+        return (text, String(command[pipe.upperBound...]))
     }
 
     @Test func usageBlockCommandsRunOnTheSampleCorpus() async throws {
@@ -19,9 +27,12 @@ import Testing
         let cli = try CLI()
         try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("corpus"),
                                          to: cli.workdir.appendingPathComponent("corpus"))
-        for command in commands {
+        for line in commands {
+            let (input, command) = Self.piped(line)
+            #expect(command.hasPrefix("kb "), "`\(line)` is not a kb command")
             let arguments = try Self.split(String(command.dropFirst(3)))
-            let result = try await cli.run(arguments, environment: ["KB_DB": cli.workdir.appendingPathComponent("readme.sqlite").path])
+            let result = try await cli.run(arguments, environment: ["KB_DB": cli.workdir.appendingPathComponent("readme.sqlite").path],
+                                           input: input)
             #expect(result.status == 0, "`\(command)` exited \(result.status): \(result.stderr)")
             #expect(!result.stdout.contains("No matches"), "`\(command)` found nothing")
         }
