@@ -318,6 +318,7 @@ public struct ContextAssembler: Sendable {
             citations.append(Citation(
                 number: number, kind: item.kind, title: item.displayTitle, path: item.sourcePath, pages: item.pages,
                 headingPath: item.headingPath, memoryID: item.memoryID, scope: item.scope, section: entry.section, ocr: item.ocr))
+            citations[citations.count - 1].fallback = item.fallback
             items.append(AssembledItem(number: number, section: entry.section, truncated: entry.truncated, item: item))
         }
         if case .some(.some) = open { text += "</section>\n" }

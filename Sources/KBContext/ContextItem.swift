@@ -19,6 +19,8 @@ public struct ContextItem: Sendable, Hashable, Codable {
     public var scope: String?
     /// Set when (part of) the text was read by OCR: the weakest confidence among its pages.
     public var ocr: OCRMark?
+    /// True for a report's curated fallback text, used because its section found nothing.
+    public var fallback: Bool?
 
     public init(
         kind: SourceKind, text: String, score: Double, sourcePath: String, sourceTitle: String, ordinal: Int = 0,

@@ -21,6 +21,8 @@ public struct Citation: Sendable, Hashable, Codable {
     public var section: String?
     /// Set when the text was read from page images by OCR, with the weakest page confidence.
     public var ocr: OCRMark?
+    /// True when the item is a report's curated fallback text (its section found nothing).
+    public var fallback: Bool?
 
     public init(
         number: Int, kind: SourceKind, title: String, path: String, pages: PageRange? = nil, headingPath: [String] = [],

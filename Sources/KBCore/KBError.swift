@@ -34,6 +34,9 @@ public struct KBError: Error, Sendable, CustomStringConvertible {
         /// A well-formed request that cannot be carried out as asked: fields that do not go
         /// together, nothing to change, a keyword query without words.
         case unprocessable = "unprocessable"
+        /// A language model kb was told to ask (memory extraction) failed, timed out, or gave an
+        /// answer kb does not accept.
+        case languageModel = "language_model"
 
         public var description: String { rawValue }
     }

@@ -37,6 +37,9 @@ public struct SearchQuery: Sendable, Hashable {
     public var limit = 8
     /// Every tag must be on a snippet (or its source) for it to match. The default is none.
     public var tags: [Tag] = []
+    /// When not empty, a snippet (or its source) must carry at least one of these tags. The
+    /// default is none.
+    public var anyTags: [Tag] = []
     /// Kinds of sources to search; empty means notes and books: memories are searched only when
     /// `.memory` is named. The default is empty.
     public var kinds: Set<SourceKind> = []
@@ -75,11 +78,16 @@ public struct SearchQuery: Sendable, Hashable {
     /// Every user's private sources pass the filters (for listings of what a bot can see, never
     /// for searches that answer a user). The default is false.
     public var everyUser = false
+    /// The conversation before `text`, oldest first: with `historyUse`, what else is searched
+    /// (`ConversationPlan`). The default is none.
+    public var history: [ConversationTurn] = []
+    /// How `history` is used. The default is `.fused`, kb's way.
+    public var historyUse: HistoryUse = .fused
 
     public init(_ text: String) { self.text = text }
 
     /// Whether any filter narrows the snippets searched.
-    public var hasFilters: Bool { !tags.isEmpty || !kinds.isEmpty || !sourcePrefixes.isEmpty || !selectors.isEmpty }
+    public var hasFilters: Bool { !tags.isEmpty || !anyTags.isEmpty || !kinds.isEmpty || !sourcePrefixes.isEmpty || !selectors.isEmpty }
 }
 
 /// Why an answer came from the keyword ranking alone: the query could not be embedded.
@@ -101,6 +109,9 @@ public struct SearchResults: Sendable, Hashable, Codable {
     public var hits: [SearchHit]
     /// Set when a hybrid search fell back to keywords because the query could not be embedded.
     public var degraded: Degraded?
+    /// What was searched and fused when the conversation's history was used (the turn first);
+    /// nil when the turn alone was.
+    public var queries: [PlannedQuery]?
 
     public init(query: String, mode: SearchMode, embedder: String?, hits: [SearchHit], degraded: Degraded? = nil) {
         self.query = query

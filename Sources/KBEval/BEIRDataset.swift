@@ -1,5 +1,5 @@
 import Foundation
-import KBCore
+public import KBCore
 
 /// A retrieval test collection in the BEIR layout: `corpus.jsonl` (`_id`, `title`, `text`),
 /// `queries.jsonl` (`_id`, `text`), `qrels/<split>.tsv` (`query-id corpus-id score`, with or
@@ -19,6 +19,9 @@ public struct BEIRDataset: Sendable {
         public var text: String
         /// Tags every hit must have (a kb extension: `"tags": [...]` in queries.jsonl).
         public var tags: [String]
+        /// The conversation before the query, oldest first (a kb extension: `"history":
+        /// [{"role": "user"|"assistant", "content": …}]` in queries.jsonl).
+        public var history: [ConversationTurn] = []
     }
 
     public var name: String
@@ -28,6 +31,9 @@ public struct BEIRDataset: Sendable {
     /// Relevance grades: query id → document id → grade (> 0 is relevant).
     public var qrels: [String: [String: Int]]
     public var split: String
+
+    /// Whether any query carries the conversation before it.
+    public var isConversational: Bool { queries.contains { !$0.history.isEmpty } }
 
     public init(name: String, documents: [Document], queries: [Query], qrels: [String: [String: Int]], split: String) {
         self.name = name
@@ -52,7 +58,21 @@ public struct BEIRDataset: Sendable {
             guard let id = stringID(object["_id"]), let text = object["text"] as? String else {
                 throw KBError(.invalidArgument, "\(root)/queries.jsonl line \(line): needs \"_id\" and \"text\".")
             }
-            if qrels[id] != nil { queries.append(Query(id: id, text: text, tags: object["tags"] as? [String] ?? [])) }
+            guard qrels[id] != nil else { return }
+            var query = Query(id: id, text: text, tags: object["tags"] as? [String] ?? [])
+            if let turns = object["history"] {
+                guard let list = turns as? [[String: Any]] else {
+                    throw KBError(.invalidArgument, "\(root)/queries.jsonl line \(line): \"history\" must be a list of {\"role\", \"content\"} objects.")
+                }
+                query.history = try list.enumerated().map { index, turn in
+                    guard let role = (turn["role"] as? String).flatMap(ConversationTurn.Role.init(rawValue:)), let content = turn["content"] as? String else {
+                        throw KBError(.invalidArgument,
+                            "\(root)/queries.jsonl line \(line): history turn \(index + 1) needs \"role\" (user or assistant) and \"content\".")
+                    }
+                    return ConversationTurn(role, content)
+                }
+            }
+            queries.append(query)
         }
         var documents: [Document] = []
         if corpus {

@@ -60,6 +60,13 @@ public enum Metrics {
         return sum / Double(relevant)
     }
 
+    /// 1 when the first document carries the query's highest grade — the document the question
+    /// is about, not only one that helps — else 0 (`success_1` when every judgement has one grade).
+    public static func hitAtOne(_ ranking: [String], _ qrels: [String: Int]) -> Double {
+        guard let first = ranking.first, let best = qrels.values.max(), best > 0 else { return 0 }
+        return qrels[first] == best ? 1 : 0
+    }
+
     /// The metrics kb reports, for one query.
     public static func all(_ ranking: [String], _ qrels: [String: Int]) -> [String: Double] {
         [
@@ -68,10 +75,11 @@ public enum Metrics {
             "recall@10": recall(ranking, qrels, at: 10),
             "recall@100": recall(ranking, qrels, at: 100),
             "map@100": averagePrecision(ranking, qrels, at: 100),
+            "hit@1": hitAtOne(ranking, qrels),
         ]
     }
 
-    public static let names = ["ndcg@10", "mrr@10", "recall@10", "recall@100", "map@100"]
+    public static let names = ["ndcg@10", "mrr@10", "recall@10", "recall@100", "map@100", "hit@1"]
 
     /// Whether a query can be scored: it needs at least one relevant judgement.
     public static func hasRelevant(_ qrels: [String: Int]) -> Bool { qrels.values.contains { $0 > 0 } }

@@ -125,18 +125,18 @@ extension KnowledgeBase {
         health.recoverInBackground(first: first, longest: longest)
     }
 
-    /// The query's vector, or — when the embedder is unavailable and `mayDegrade` — nil and why.
+    /// The queries' vectors, or — when the embedder is unavailable and `mayDegrade` — nil and why.
     /// Without `mayDegrade` the embedder's error is thrown: there is nothing to fall back to.
-    func queryVectorOrDegraded(_ text: String, record: EmbedderRecord?, mayDegrade: Bool) async throws -> ([Float]?, Degraded?) {
+    func queryVectorsOrDegraded(_ texts: [String], record: EmbedderRecord?, mayDegrade: Bool) async throws -> ([[Float]]?, Degraded?) {
         guard let record, record.hasVectors else { return (nil, nil) }
         if let known = health.skip() {
             guard mayDegrade else { throw known }
             return (nil, Degraded(reason: known.message))
         }
         do {
-            let vector = try await queryVector(text, record: record)
+            let vectors = try await queryVectors(texts, record: record)
             health.succeeded()
-            return (vector, nil)
+            return (vectors, nil)
         } catch let error as KBError where EmbedderHealth.isUnavailability(error) {
             let (_, startProbe) = health.failed(error)
             if startProbe { startProbing(record) }
@@ -151,7 +151,7 @@ extension KnowledgeBase {
             while let delay = health.nextProbe() {
                 try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
                 do {
-                    _ = try await queryVector("kb health probe", record: record)
+                    _ = try await queryVectors(["kb health probe"], record: record)
                     health.succeeded()
                 } catch let error as KBError {
                     _ = health.failed(error)

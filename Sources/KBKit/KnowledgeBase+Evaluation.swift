@@ -14,15 +14,28 @@ public struct EvaluationOptions: Sendable {
     /// document. The default is false.
     public var chunk = false
     public var chunker: Chunker = try! Chunker()
+    /// How queries with a `history` are searched: each mode is reported once per way (the turn
+    /// alone as `MODE`, the turns concatenated as `MODE+concat`, kb's way as `MODE+history`).
+    /// Nil means all three for a conversational dataset and the turn alone otherwise.
+    public var histories: [HistoryUse]?
 
     public init() {}
+
+    /// A mode's name in the report, with how the history was used.
+    public static func label(_ mode: SearchMode, _ use: HistoryUse) -> String {
+        switch use {
+        case .turn: mode.rawValue
+        case .concatenated: mode.rawValue + "+concat"
+        case .fused: mode.rawValue + "+history"
+        }
+    }
 }
 
 /// A finished evaluation: the report and every ranking (for run files).
 public struct EvaluationRun: Sendable {
     public var report: EvaluationReport
-    /// mode → query id → ranked documents with scores.
-    public var rankings: [SearchMode: [String: [Metrics.Scored]]]
+    /// mode's label (`EvaluationOptions.label`) → query id → ranked documents with scores.
+    public var rankings: [String: [String: [Metrics.Scored]]]
 }
 
 extension KnowledgeBase {
@@ -117,10 +130,12 @@ extension KnowledgeBase {
         let judged = dataset.queries.filter { Metrics.hasRelevant(dataset.qrels[$0.id] ?? [:]) }
         let skipped = dataset.queries.count - judged.count
         var modeResults: [EvaluationReport.ModeResult] = []
-        var rankings: [SearchMode: [String: [Metrics.Scored]]] = [:]
+        var rankings: [String: [String: [Metrics.Scored]]] = [:]
         var embedderName: String?
         var done = 0
-        for mode in options.modes {
+        let uses = options.histories ?? (dataset.isConversational ? [.turn, .concatenated, .fused] : [.turn])
+        let runs = options.modes.flatMap { mode in uses.map { (mode, $0) } }
+        for (mode, use) in runs {
             var perQuery: [(query: BEIRDataset.Query, ndcg: Double, ranking: [String])] = []
             var sums: [String: Double] = [:]
             var latencies: [Double] = []
@@ -139,6 +154,8 @@ extension KnowledgeBase {
                     search.groupBySource = options.chunk   // one snippet per document needs no grouping
                 }
                 search.tags = query.tags.map { Tag($0) }
+                search.history = query.history
+                search.historyUse = use
                 if index == 0 { _ = try await self.search(search) }   // warm up: load the model and vectors
                 let started = DispatchTime.now().uptimeNanoseconds
                 let results = try await self.search(search)
@@ -154,7 +171,7 @@ extension KnowledgeBase {
                 for (name, value) in metrics { sums[name, default: 0] += value }
                 perQuery.append((query, metrics["ndcg@10"] ?? 0, ranking))
                 done += 1
-                progress(done, judged.count * options.modes.count)
+                progress(done, judged.count * runs.count)
             }
             let count = Double(max(1, judged.count))
             let worst = perQuery.sorted { $0.ndcg != $1.ndcg ? $0.ndcg < $1.ndcg : $0.query.id < $1.query.id }.prefix(5).map { item in
@@ -164,10 +181,10 @@ extension KnowledgeBase {
                                                      expected: Array(expected), got: Array(item.ranking.prefix(3)))
             }
             modeResults.append(EvaluationReport.ModeResult(
-                mode: mode.rawValue, metrics: sums.mapValues { $0 / count },
+                mode: EvaluationOptions.label(mode, use), metrics: sums.mapValues { $0 / count },
                 latencyP50Milliseconds: Metrics.percentile(latencies, 0.5), latencyP95Milliseconds: Metrics.percentile(latencies, 0.95),
                 worst: Array(worst)))
-            rankings[mode] = modeRankings
+            rankings[EvaluationOptions.label(mode, use)] = modeRankings
         }
         let status = try await status()
         let report = EvaluationReport(

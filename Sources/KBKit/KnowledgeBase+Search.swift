@@ -27,32 +27,64 @@ extension KnowledgeBase {
         return record
     }
 
-    /// The query's embedding for an index with `record` (nil when the index has no vectors).
-    func queryVector(_ text: String, record: EmbedderRecord?) async throws -> [Float]? {
+    /// The queries' embeddings for an index with `record` (nil when the index has no vectors),
+    /// in one call to the embedder.
+    func queryVectors(_ texts: [String], record: EmbedderRecord?) async throws -> [[Float]]? {
         guard let record, record.hasVectors else { return nil }
         let embedder = try await queryEmbedder(record)
-        let vectors = try await embedder.embed([text], role: .query)
-        guard let vector = vectors.first, vector.count == record.dimension else {
+        let vectors = try await embedder.embed(texts, role: .query)
+        guard vectors.count == texts.count, vectors.allSatisfy({ $0.count == record.dimension }) else {
             throw KBError(.embedding, "\(embedder.id) returned no usable query vector.")
         }
-        return vector
+        return vectors
     }
 
-    /// Runs several checked searches that share one query text (one embedding) in one snapshot,
-    /// and `more` in the same snapshot. When the index's embedder changed since it was last read,
-    /// embeds again and reruns.
+    /// Runs several checked searches that share one query text and history (so one set of
+    /// embeddings) in one snapshot, and `more` in the same snapshot. When the index's embedder
+    /// changed since it was last read, embeds again and reruns.
     func searches<Extra: Sendable>(
         _ queries: [SearchQuery], collapsing: Bool = true, more: @escaping @Sendable (any IndexSnapshot, [SearchResults]) throws -> Extra
     ) async throws -> (searches: [SearchResults], extra: Extra) {
-        guard let text = queries.first?.text else { return ([], try await store.snapshot { try more($0, []) }) }
+        guard let first = queries.first else { return ([], try await store.snapshot { try more($0, []) }) }
+        let plan = ConversationPlan.queries(turn: first.text, history: first.history, use: first.historyUse)
         let needsVector = queries.contains { $0.mode != .keyword }
         let mayDegrade = !queries.contains { $0.mode == .vector }
-        return try await withQueryVector(text, needed: needsVector, mayDegrade: mayDegrade) { snapshot, vector, record, degraded in
+        return try await withQueryVectors(plan.map(\.text), needed: needsVector, mayDegrade: mayDegrade) { snapshot, vectors, record, degraded in
             let results = try queries.map {
-                try self.rank($0, vector: vector, record: record, degraded: degraded, collapsing: collapsing, in: snapshot)
+                try self.rank($0, plan: plan, vectors: vectors, record: record, degraded: degraded, collapsing: collapsing, in: snapshot)
             }
             return (results, try more(snapshot, results))
         }
+    }
+
+    /// A search for a turn of a conversation: each planned query ranked as `query` says, the
+    /// rankings fused by reciprocal rank with the plan's weights. The turn alone is a plain
+    /// `rank`. `vectors` holds one per planned query (or none).
+    func rank(_ query: SearchQuery, plan: [PlannedQuery], vectors: [[Float]]?, record: EmbedderRecord?, degraded: Degraded?,
+              collapsing: Bool, in snapshot: any IndexSnapshot) throws -> SearchResults {
+        if plan.count == 1, plan[0].text == query.text {
+            return try rank(query, vector: vectors?.first, record: record, degraded: degraded, collapsing: collapsing, in: snapshot)
+        }
+        let lists = try plan.indices.map { index -> SearchResults in
+            var part = query
+            part.text = plan[index].text
+            part.limit = max(query.limit, query.candidates)
+            return try rank(part, vector: vectors?[index], record: record, degraded: degraded, collapsing: collapsing, in: snapshot)
+        }
+        var byID: [Int64: SearchHit] = [:]
+        for hit in lists.flatMap(\.hits) where byID[hit.snippetID] == nil { byID[hit.snippetID] = hit }
+        var hits: [SearchHit] = []
+        var sources = Set<String>()
+        for entry in RankFusion.reciprocalRank(lists.map { $0.hits.map(\.snippetID) }, weights: plan.map(\.weight), k: ConversationPlan.fusionK) {
+            guard hits.count < query.limit, var hit = byID[entry.id] else { break }
+            if query.groupBySource, !sources.insert(hit.sourcePath).inserted { continue }
+            hit.rank = hits.count + 1
+            hit.score = entry.score
+            hits.append(hit)
+        }
+        var results = SearchResults(query: query.text, mode: lists[0].mode, embedder: lists[0].embedder, hits: hits, degraded: lists[0].degraded)
+        results.queries = plan
+        return results
     }
 
     /// Embeds `text` (when `needed` and the index has vectors) with the embedder the index was
@@ -64,14 +96,25 @@ extension KnowledgeBase {
         _ text: String, needed: Bool, mayDegrade: Bool,
         _ body: @escaping @Sendable (any IndexSnapshot, [Float]?, EmbedderRecord?, Degraded?) throws -> T
     ) async throws -> T {
+        try await withQueryVectors([text], needed: needed, mayDegrade: mayDegrade) { snapshot, vectors, record, degraded in
+            try body(snapshot, vectors?.first, record, degraded)
+        }
+    }
+
+    /// `withQueryVector` for several texts, embedded together: `body` gets one vector per text
+    /// (or none at all).
+    func withQueryVectors<T: Sendable>(
+        _ texts: [String], needed: Bool, mayDegrade: Bool,
+        _ body: @escaping @Sendable (any IndexSnapshot, [[Float]]?, EmbedderRecord?, Degraded?) throws -> T
+    ) async throws -> T {
         var record = try await assumedRecord()
         for _ in 0..<2 {
-            let (vector, degraded) = needed ? try await queryVectorOrDegraded(text, record: record, mayDegrade: mayDegrade) : (nil, nil)
+            let (vectors, degraded) = needed ? try await queryVectorsOrDegraded(texts, record: record, mayDegrade: mayDegrade) : (nil, nil)
             let assumed = record
             let (actual, outcome) = try await store.snapshot { snapshot -> (EmbedderRecord?, T?) in
                 let actual = try snapshot.embedderRecord()
                 guard actual == assumed else { return (actual, nil) }
-                return (actual, try body(snapshot, vector, actual, degraded))
+                return (actual, try body(snapshot, vectors, actual, degraded))
             }
             searchState.lock.withLock { searchState.knownRecord = .some(actual) }
             if let outcome {

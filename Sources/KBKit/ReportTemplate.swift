@@ -13,13 +13,24 @@ import Yams
 ///     tags: [area:career]
 ///     snippets: 4
 ///     share: 0.6
+///     fallback:                       # used when the section finds nothing
+///       - title: Vocation in general
+///         text: The tenth house describes the work a person is seen doing.
 /// ```
+///
+/// A section may also narrow its search with `anyTags` (at least one) and `kinds`.
 public struct ReportTemplate: Sendable, Hashable, Codable {
     public struct Section: Sendable, Hashable, Codable {
         public var name: String
         public var query: String
         /// Every tag must be on a snippet.
         public var tags: [KBCore.Tag]
+        /// At least one of these tags must be on a snippet (none: no such rule).
+        public var anyTags: [KBCore.Tag] = []
+        /// Only sources of these kinds (none: notes and books).
+        public var kinds: [SourceKind] = []
+        /// Curated texts that fill the section when it finds nothing.
+        public var fallback: [Fallback] = []
         /// At most this many items in the section. The default is 4.
         public var snippets: Int
         /// Fraction of the budget, 0 < share ≤ 1; shares add up to at most 1.
@@ -31,6 +42,17 @@ public struct ReportTemplate: Sendable, Hashable, Codable {
             self.tags = tags
             self.snippets = snippets
             self.share = share
+        }
+    }
+
+    /// A short curated text with its title: what a section says when retrieval finds nothing.
+    public struct Fallback: Sendable, Hashable, Codable {
+        public var title: String
+        public var text: String
+
+        public init(title: String, text: String) {
+            self.title = title
+            self.text = text
         }
     }
 
@@ -57,6 +79,10 @@ public struct ReportTemplate: Sendable, Hashable, Codable {
             guard (1...50).contains(section.snippets) else {
                 throw KBError(.invalidArgument, "Section \(section.name) of report \(name): snippets must be 1–50; got \(section.snippets).")
             }
+            for item in section.fallback where item.title.trimmingCharacters(in: .whitespaces).isEmpty
+                || item.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                throw KBError(.invalidArgument, "Section \(section.name) of report \(name): every fallback needs a title and a text.")
+            }
             guard section.share > 0, section.share <= 1 else {
                 throw KBError(.invalidArgument, "Section \(section.name) of report \(name): share must be above 0 and at most 1; got \(section.share).")
             }
@@ -79,12 +105,13 @@ public struct ReportTemplate: Sendable, Hashable, Codable {
             throw KBError(.invalidArgument, "Report \(name) must be a YAML mapping with a `sections:` list.")
         }
         let sections = try rawSections.enumerated().map { index, raw -> Section in
-            let tags: [KBCore.Tag]
-            switch raw["tags"] {
-            case let list as [Any]: tags = list.map { KBCore.Tag("\($0)") }
-            case let text as String: tags = text.split(separator: ",").map { KBCore.Tag(String($0)) }
-            case nil: tags = []
-            default: throw KBError(.invalidArgument, "Section \(index + 1) of report \(name): tags must be a list.")
+            func tags(_ key: String) throws -> [KBCore.Tag] {
+                switch raw[key] {
+                case let list as [Any]: return list.map { KBCore.Tag("\($0)") }
+                case let text as String: return text.split(separator: ",").map { KBCore.Tag(String($0)) }
+                case nil: return []
+                default: throw KBError(.invalidArgument, "Section \(index + 1) of report \(name): \(key) must be a list.")
+                }
             }
             func number(_ key: String) -> Double? {
                 switch raw[key] {
@@ -96,8 +123,23 @@ public struct ReportTemplate: Sendable, Hashable, Codable {
             guard let share = number("share") else {
                 throw KBError(.invalidArgument, "Section \(index + 1) of report \(name) needs a share of the budget (e.g. share: 0.5).")
             }
-            return Section(name: "\(raw["name"] ?? "")", query: "\(raw["query"] ?? "")", tags: tags,
-                           snippets: Int(number("snippets") ?? 4), share: share)
+            var section = Section(name: "\(raw["name"] ?? "")", query: "\(raw["query"] ?? "")", tags: try tags("tags"),
+                                  snippets: Int(number("snippets") ?? 4), share: share)
+            section.anyTags = try tags("anyTags")
+            section.kinds = try tags("kinds").map { kind in
+                guard let parsed = SourceKind(rawValue: kind.name), parsed != .memory else {
+                    throw KBError(.invalidArgument, "Section \(index + 1) of report \(name): kinds may hold note, pdf or image; got \(kind.name).")
+                }
+                return parsed
+            }
+            switch raw["fallback"] {
+            case nil: break
+            case let list as [[String: Any]]:
+                section.fallback = list.map { Fallback(title: "\($0["title"] ?? "")", text: "\($0["text"] ?? "")") }
+            default:
+                throw KBError(.invalidArgument, "Section \(index + 1) of report \(name): fallback must be a list of {title, text}.")
+            }
+            return section
         }
         return try ReportTemplate(name: (root["name"] as? String) ?? name, title: (root["title"] as? String) ?? name, sections: sections)
     }

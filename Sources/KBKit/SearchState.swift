@@ -42,20 +42,24 @@ final class SearchState: @unchecked Sendable {
 /// The parts of a query that decide which snippets pass its filters.
 struct FilterKey: Hashable {
     var tags: [Tag]
+    var anyTags: [Tag]
     var kinds: Set<SourceKind>
     var scopes: [MemoryScope]
     var selectors: [SourceSelector]
     var includeSuperseded: Bool
     var sourcePrefixes: [String]
     var user: String?
+    var everyUser: Bool
 
     init(_ query: SearchQuery) {
         tags = query.tags
+        anyTags = query.anyTags
         kinds = query.kinds
         scopes = query.scopes
         selectors = query.selectors
         includeSuperseded = query.includeSuperseded
         sourcePrefixes = query.sourcePrefixes
         user = query.user
+        everyUser = query.everyUser
     }
 }

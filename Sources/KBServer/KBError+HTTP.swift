@@ -18,6 +18,7 @@ extension KBError: HTTPResponseError {
         case .unsupportedMediaType: .unsupportedMediaType
         case .unsupportedMode, .embedderMismatch, .unprocessable: .unprocessableContent
         case .modelMissing, .invalidModel, .embedding: .serviceUnavailable
+        case .languageModel: .badGateway
         case .noSuchFile, .unreadableFile, .notAnIndex, .noIndex, .newerSchema, .database: .internalServerError
         }
     }
@@ -34,8 +35,12 @@ extension KBError: HTTPResponseError {
         let status = self.status
         guard status.code >= 500 else { return ErrorMiddleware<BasicRequestContext>.response(status, code: code.rawValue, message: message) }
         context.logger.error("request \(id): \(request.method) \(request.uri.path) failed (\(code)): \(message)\(cause.map { " — \($0)" } ?? "")")
-        return ErrorMiddleware<BasicRequestContext>.response(status, code: code.rawValue, message: status == .serviceUnavailable
-            ? "The embedder is unavailable right now (request \(id)). Try again later, or search with mode keyword."
-            : "Something went wrong inside kb (request \(id)); the server log has the details.")
+        let message = switch status {
+        case .serviceUnavailable: "The embedder is unavailable right now (request \(id)). Try again later, or search with mode keyword."
+        case .badGateway: "The language model kb asks failed, timed out or gave an answer kb does not accept (request \(id)); "
+            + "nothing was stored. The server log has the details."
+        default: "Something went wrong inside kb (request \(id)); the server log has the details."
+        }
+        return ErrorMiddleware<BasicRequestContext>.response(status, code: code.rawValue, message: message)
     }
 }

@@ -17,10 +17,13 @@ public struct MCPService: Sendable {
     public let kb: KnowledgeBase
     /// Report templates the `context` tool may name.
     public var reports: [String: ReportTemplate] = [:]
+    /// The chat model `extract_memories` asks; nil uses kb's explicit patterns.
+    public var memoryModel: ChatModel?
 
-    public init(kb: KnowledgeBase, reports: [String: ReportTemplate] = [:]) {
+    public init(kb: KnowledgeBase, reports: [String: ReportTemplate] = [:], memoryModel: ChatModel? = nil) {
         self.kb = kb
         self.reports = reports
+        self.memoryModel = memoryModel
     }
 
     /// One tool: its name, what it is for, and how it answers.
@@ -52,6 +55,8 @@ public struct MCPService: Sendable {
             try await $0.kb.changeMemory($1)
         },
         tool("forget", "Delete a memory and its history.", ForgetRequest.self) { try await $0.kb.forget($1) },
+        tool("extract_memories", "Propose memories for a user from a conversation (add, update, forget, or none when already known), checked against the user's memories; with apply, store them.",
+             MemoryExtractRequest.self) { service, request in try await service.kb.extractMemories(request, model: service.memoryModel) },
         tool("add_source", "Add a text (Markdown or plain) as a knowledge source, optionally private to a user and seen by bots; it is searchable when the answer comes.",
              SourceRequest.self) { try await $0.kb.addSource($1, waiting: true) },
         tool("list_sources", "List knowledge sources (added texts and files, ingested files), filtered by user, bot, kind or tag, a page at a time.",

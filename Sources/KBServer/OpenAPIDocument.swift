@@ -32,7 +32,8 @@ enum OpenAPIDocument {
         for code in [ok.0] + also { result[code] = ["description": "Success", "content": ["application/json": ["schema": ok.1]]] }
         let descriptions = [400: "Bad input", 401: "Missing or wrong bearer token", 404: "Not found", 409: "Conflict",
                             413: "Body too large", 415: "Not a media type kb reads, or not the one the body is",
-                            422: "Cannot be done with this index", 500: "Internal error", 503: "Embedder unavailable"]
+                            422: "Cannot be done with this index", 500: "Internal error", 502: "The language model failed or gave an answer kb does not accept",
+                            503: "Embedder unavailable"]
         for code in Set(errors + [401, 500]).sorted() {
             result[String(code)] = ["description": .string(descriptions[code]!), "content": ["application/json": ["schema": ref("Error")]]]
         }
@@ -92,6 +93,7 @@ enum OpenAPIDocument {
     static func requests(_ limits: Limits) -> [String: JSONValue] {
         let types: [any KBRequest.Type] = [
             SearchRequest.self, RecallRequest.self, RememberRequest.self, ContextRequest.self, BotRequest.self, SourceRequest.self,
+            MemoryExtractRequest.self,
         ]
         var schemas = Dictionary(uniqueKeysWithValues: types.map { ($0.schemaName, $0.schema(limits)) })
         // The path names the memory or bot these change, so their bodies leave it out.
@@ -131,6 +133,9 @@ enum OpenAPIDocument {
         "/v1/memories/search": ["post": operation(
             "searchMemories", "Recall memories of the given scopes.", body: "RecallRequest",
             ok: ("200", ref("MemoryResults")), errors: [400, 413, 422, 503])],
+        "/v1/memories/extract": ["post": operation(
+            "extractMemories", "Propose memories for a user from a conversation, checked against the user's memories; with apply, store them.",
+            body: "MemoryExtractRequest", ok: ("200", ref("MemoryExtraction")), errors: [400, 404, 413, 422, 502, 503])],
         "/v1/memories/{id}": [
             "get": operation("getMemory", "A memory with its earlier versions.", ok: ("200", ref("MemoryWithHistory")), errors: [400, 404, 422],
                              parameters: [memoryID("The memory's id or a unique prefix (4+ characters).")]),
@@ -182,6 +187,8 @@ enum OpenAPIDocument {
     /// Present on text read from page images by OCR: the weakest page confidence, 0–100.
     static let ocr = object(["confidence": number], required: ["confidence"])
 
+    static let plannedQueries = array(object(["text": string, "weight": number], required: ["text", "weight"]))
+
     static let memory = object([
         "id": string, "scope": string, "title": string, "content": string, "tags": tags, "createdAt": string,
         "updatedAt": string, "version": integer, "supersededBy": string,
@@ -192,18 +199,19 @@ enum OpenAPIDocument {
         "Error": object(["error": object(["code": string, "message": string], required: ["code", "message"])], required: ["error"]),
         "Citation": object([
             "number": integer, "kind": kind, "title": string, "path": string, "pages": pageRange, "pageLabel": string,
-            "headingPath": tags, "memoryID": string, "scope": string, "section": string, "ocr": ocr,
+            "headingPath": tags, "memoryID": string, "scope": string, "section": string, "ocr": ocr, "fallback": boolean,
         ], required: ["number", "kind", "title", "path", "headingPath"]),
         "ContextItem": object([
             "kind": kind, "text": string, "score": number, "sourcePath": string, "sourceTitle": string, "ordinal": integer,
             "snippetIDs": array(integer), "pages": pageRange, "headingPath": tags, "tags": tags, "memoryID": string, "scope": string,
-            "ocr": ocr,
+            "ocr": ocr, "fallback": boolean,
         ]),
         "ContextResponse": object([
             "bot": string, "report": string, "system": string, "query": string, "context": string,
             "citations": array(ref("Citation")),
             "items": array(object(["number": integer, "section": string, "truncated": boolean, "item": ref("ContextItem")])),
             "tokens": integer, "budget": integer, "counter": string, "scopes": tags, "degraded": degraded,
+            "retrieval": object(["queries": plannedQueries], required: ["queries"]),
         ], required: ["query", "context", "citations", "items", "tokens", "budget", "counter", "scopes"]),
         "SearchHit": object([
             "rank": integer, "score": number, "snippetID": integer, "sourcePath": string, "sourceTitle": string, "kind": kind,
@@ -211,11 +219,19 @@ enum OpenAPIDocument {
                                "pages": pageRange, "tags": tags, "ocr": ocr]),
             "excerpt": string,
         ]),
-        "SearchResults": object(["query": string, "mode": mode, "embedder": string, "hits": array(ref("SearchHit")), "degraded": degraded],
+        "SearchResults": object(["query": string, "mode": mode, "embedder": string, "hits": array(ref("SearchHit")), "degraded": degraded,
+                                 "queries": plannedQueries],
                                 required: ["query", "mode", "hits"]),
         "Memory": memory,
         "MemoryVersion": object(["version": integer, "title": string, "content": string, "tags": tags, "updatedAt": string]),
         "MemoryWithHistory": object(["memory": ref("Memory"), "history": array(ref("MemoryVersion"))], required: ["memory"]),
+        "MemoryExtraction": object([
+            "scope": string, "extractor": string, "applied": boolean,
+            "proposals": array(object([
+                "action": ["type": "string", "enum": .array(MemoryProposal.Action.allCases.map { .string($0.rawValue) })],
+                "content": string, "tags": tags, "replaces": string, "reason": string, "memory": string,
+            ], required: ["action", "content", "tags", "reason"])),
+        ], required: ["scope", "extractor", "applied", "proposals"]),
         "RememberResult": object([
             "memory": ref("Memory"), "created": boolean, "superseded": string,
             "nearDuplicates": array(object(["id": string, "similarity": number, "content": string])),

@@ -97,6 +97,9 @@ public struct RetrievalService: Sendable {
             try await answer(RememberRequest.self, request, status: { $0.created ? .created : .ok }) { try await kb.remember($0) }
         }
         v1.post("memories/search") { request, _ in try await answer(RecallRequest.self, request) { try await kb.recall($0) } }
+        v1.post("memories/extract") { request, _ in
+            try await answer(MemoryExtractRequest.self, request) { try await kb.extractMemories($0, model: configuration.memoryModel) }
+        }
         v1.get("memories/{id}") { _, context in
             try Self.json(try await kb.memory(try context.pathParameter("id"), history: true))
         }

@@ -23,6 +23,9 @@ public struct ServiceConfiguration: Sendable {
     /// Report templates by name (loaded when the service starts; requests name them, never paths).
     /// The default is none.
     public var reports: [String: ReportTemplate] = [:]
+    /// The chat model memory extraction asks (`--llm`); nil uses kb's explicit patterns. The
+    /// default is nil.
+    public var memoryModel: ChatModel?
 
     public init() {}
 

@@ -51,6 +51,9 @@ public enum FilterSQL {
         for tag in query.tags {
             sql += " AND " + tagged(tag, &dialect)
         }
+        if !query.anyTags.isEmpty {
+            sql += " AND (" + query.anyTags.map { tagged($0, &dialect) }.joined(separator: " OR ") + ")"
+        }
         if !query.selectors.isEmpty {
             let clauses = query.selectors.map { selector -> String in
                 switch selector {

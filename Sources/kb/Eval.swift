@@ -32,6 +32,9 @@ struct Eval: AsyncParsableCommand {
     @Option(help: "hybrid, vector, keyword, or all.")
     var mode = "hybrid"
 
+    @Option(help: ArgumentHelp("For queries with a history: turn, concatenated, fused (kb's way), or all (the default for a set with histories).", valueName: "way"))
+    var history: String?
+
     @Option(name: .short, help: "Documents retrieved per query.")
     var k = 100
 
@@ -41,7 +44,7 @@ struct Eval: AsyncParsableCommand {
     @Option(name: .customLong("chunk-size"), help: "Most characters in a snippet with --chunk.")
     var chunkSize = 500
 
-    @Option(name: .customLong("run-file"), help: ArgumentHelp("Write the rankings as a TREC run file (with --mode all, one file per mode: PATH.MODE).", valueName: "path"))
+    @Option(name: .customLong("run-file"), help: ArgumentHelp("Write the rankings as a TREC run file (with several modes, one file per mode: PATH.MODE).", valueName: "path"))
     var runFile: String?
 
     @Option(help: ArgumentHelp("Write a Markdown report with the worst queries and an SVG chart into this folder.", valueName: "dir"))
@@ -55,6 +58,9 @@ struct Eval: AsyncParsableCommand {
 
     func validate() throws {
         guard ["hybrid", "vector", "keyword", "all"].contains(mode) else { throw ValidationError("--mode takes hybrid, vector, keyword or all.") }
+        if let history, history != "all", HistoryUse(rawValue: history) == nil {
+            throw ValidationError("--history takes turn, concatenated, fused or all.")
+        }
         guard (10...1000).contains(k) else { throw ValidationError("-k must be between 10 and 1000 (nDCG@10 needs 10).") }
         for threshold in failBelow {
             do { _ = try EvaluationReport.Threshold(parsing: threshold) } catch let error as KBError { throw ValidationError(error.message) }
@@ -77,6 +83,7 @@ struct Eval: AsyncParsableCommand {
             let data = try BEIRDataset.load(from: folder, split: split, corpus: notes == nil)
             var options = EvaluationOptions()
             options.modes = mode == "all" ? [.hybrid, .vector, .keyword] : [SearchMode(rawValue: mode)!]
+            options.histories = history.flatMap { $0 == "all" ? HistoryUse.allCases : [HistoryUse(rawValue: $0)!] }
             options.depth = k
             options.chunk = chunk
             options.chunker = try Chunker(targetCharacters: chunkSize)
@@ -110,11 +117,12 @@ struct Eval: AsyncParsableCommand {
             let result = run.report
 
             if let runFile {
-                for searchMode in options.modes {
-                    let path = options.modes.count > 1 ? runFile + "." + searchMode.rawValue : runFile
-                    let rankings = run.rankings[searchMode] ?? [:]
+                let labels = result.modes.map(\.mode)
+                for label in labels {
+                    let path = labels.count > 1 ? runFile + "." + label : runFile
+                    let rankings = run.rankings[label] ?? [:]
                     let lines = rankings.keys.sorted().flatMap { q in
-                        EvaluationReport.runFileLines(query: q, ranking: rankings[q]!, tag: "kb-\(searchMode.rawValue)")
+                        EvaluationReport.runFileLines(query: q, ranking: rankings[q]!, tag: "kb-\(label)")
                     }
                     try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
                 }

@@ -14,7 +14,7 @@ struct MemoryCommand: AsyncParsableCommand {
             in the index file and share its embedder, but `kb search` leaves them out unless given \
             --kind memory. Nothing is deleted except by `kb memory delete`.
             """,
-        subcommands: [Add.self, List.self, Show.self, Update.self, Delete.self, Search.self, Export.self, Import.self])
+        subcommands: [Add.self, List.self, Show.self, Update.self, Delete.self, Search.self, Extract.self, Export.self, Import.self])
 
     /// `--max-size`, shared by the commands that write content: the memory limit for this run.
     struct SizeLimit: ParsableArguments {
@@ -270,6 +270,84 @@ struct MemoryCommand: AsyncParsableCommand {
                 } else {
                     print("Deleted memory \(deleted.deleted).")
                 }
+            }
+        }
+    }
+
+    struct Extract: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Propose memories for a user from a conversation, checked against the user's memories; --apply stores them.",
+            discussion: """
+                FILE (or - for standard input) is JSON: a list of turns, [{"role": "user"|"assistant", "content"}], oldest \
+                first, or a request {"user", "bot", "turns"}. Only the user's turns become memories, all in the scope \
+                user:ID. Without --llm, kb's explicit patterns find them ("remember that …", "forget that …", "I'm allergic \
+                to …", "my name is …", "I live in …"; the README lists them); with --llm openai:MODEL a chat model is asked, \
+                and its answer is checked field by field. Each proposal is add, update (a new version of a memory), forget, \
+                or none (already remembered).
+                """)
+
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var embedder: EmbedderOption
+        @OptionGroup var llm: LLMOption
+
+        @Option(help: ArgumentHelp("Whose memories (the scope user:ID).", valueName: "id"))
+        var user: String?
+
+        @Option(help: ArgumentHelp("The bot the conversation was with.", valueName: "name"))
+        var bot: String?
+
+        @Flag(help: "Store the proposals (versions and history kept) instead of only showing them.")
+        var apply = false
+
+        @Argument(help: ArgumentHelp("The conversation (JSON; - reads stdin).", valueName: "file"))
+        var file: String
+
+        func run() async throws {
+            try await reportingErrors(json: global.json) {
+                var request = try Self.request(file, user: user, bot: bot)
+                request.apply = apply ? true : request.apply
+                request = try checked(request)
+                let model = try llm.model()
+                KnowledgeBase.configure(.latency)
+                let kb = try KnowledgeBase.open(at: global.databasePath, embedderURL: embedder.endpoint)
+                let extraction = try await kb.extractMemories(request, model: model, embedder: try embedder.choice())
+                if global.json {
+                    try Terminal.printJSON(extraction)
+                    return
+                }
+                if extraction.proposals.isEmpty { print("Nothing to remember in this conversation (\(extraction.extractor)).") }
+                for proposal in extraction.proposals {
+                    let target = proposal.replaces.map { " \($0.prefix(8))" } ?? ""
+                    let done = proposal.memory.map { "  → \($0.prefix(8))" } ?? ""
+                    print("\(proposal.action.rawValue)\(target): \(proposal.content)\(done)")
+                    print("    \(proposal.reason)")
+                }
+                if !extraction.applied, extraction.proposals.contains(where: { $0.action != .none }) {
+                    print("Nothing stored; run again with --apply to store these in \(extraction.scope).")
+                }
+            }
+        }
+
+        /// The request a file holds: a list of turns (with --user), or a whole request.
+        static func request(_ path: String, user: String?, bot: String?) throws -> MemoryExtractRequest {
+            let data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
+            guard let data else { throw KBError(.noSuchFile, "Cannot read the conversation file \(path). Check the path.") }
+            guard let value = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+                throw KBError(.invalidArgument, "The conversation file \(path) is not valid JSON; give a list of {\"role\", \"content\"} turns.")
+            }
+            var object: [String: JSONValue]
+            switch value {
+            case .array: object = ["turns": value]
+            case .object(let given): object = given
+            default: throw KBError(.invalidArgument, "The conversation file \(path) must hold a list of turns or a request {\"user\", \"turns\"}.")
+            }
+            if let user { object["user"] = .string(user) }
+            if let bot { object["bot"] = .string(bot) }
+            guard object["user"] != nil else { throw KBError(.invalidArgument, "Whose memories? Give --user ID (or \"user\" in the file).") }
+            do {
+                return try KBJSON.decode(MemoryExtractRequest.self, from: .object(object))
+            } catch let error as KBError {
+                throw KBError(error.code, "The conversation file \(path): \(error.message)")
             }
         }
     }

@@ -24,6 +24,9 @@ struct Search: AsyncParsableCommand {
     @Option(name: .customLong("tag"), help: ArgumentHelp("Only snippets with this tag (repeatable; all must match).", valueName: "tag"))
     var tags: [String] = []
 
+    @Option(name: .customLong("any-tag"), help: ArgumentHelp("Only snippets with at least one of these tags (repeatable).", valueName: "tag"))
+    var anyTags: [String] = []
+
     @Option(name: .customLong("kind"), help: ArgumentHelp("Only sources of this kind (repeatable). Memories are searched only when named. \(SearchRequest.valuesAndDefault("kinds"))", valueName: "kind"))
     var kinds: [String] = []
 
@@ -65,6 +68,7 @@ struct Search: AsyncParsableCommand {
         var request = SearchRequest(query: query.joined(separator: " "))
         request.k = k
         request.tags = tags.isEmpty ? nil : tags
+        request.anyTags = anyTags.isEmpty ? nil : anyTags
         request.kinds = kinds.isEmpty ? nil : kinds
         request.sources = sources.isEmpty ? nil : sources.map(KnowledgeBase.absolutePath)
         request.bot = bot

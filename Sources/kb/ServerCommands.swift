@@ -35,6 +35,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A folder of report templates (*.yaml).", valueName: "folder"))
     var reports: String?
 
+    @OptionGroup var llm: LLMOption
+
     @Option(name: .customLong("max-body"), help: ArgumentHelp("Largest request body, in bytes.", valueName: "bytes"))
     var maxBody = ServiceConfiguration().maxBodyBytes
 
@@ -55,6 +57,7 @@ struct Serve: AsyncParsableCommand {
             configuration.token = token ?? ProcessInfo.processInfo.environment["KB_API_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
             configuration.maxBodyBytes = maxBody
             if let reports { configuration.reports = try ReportTemplate.loadAll(folder: reports) }
+            configuration.memoryModel = try llm.model()
             try configuration.validate()
             var limits = Limits()
             limits.maxUploadBytes = maxUpload
@@ -78,7 +81,7 @@ struct Serve: AsyncParsableCommand {
 struct MCP: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mcp",
-        abstract: "Run a Model Context Protocol server on stdio (tools: search, context, remember, recall, update_memory, forget, add_source, list_sources, remove_source).",
+        abstract: "Run a Model Context Protocol server on stdio (tools: search, context, remember, recall, update_memory, forget, extract_memories, add_source, list_sources, remove_source).",
         discussion: "Point a desktop assistant at `kb mcp --db PATH`. Logs go to stderr; stdout carries only the protocol.")
 
     @OptionGroup var global: GlobalOptions
@@ -88,15 +91,18 @@ struct MCP: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A folder of report templates (*.yaml) the context tool may name.", valueName: "folder"))
     var reports: String?
 
+    @OptionGroup var llm: LLMOption
+
     func run() async throws {
         try await reportingErrors(json: global.json) {
             KnowledgeBase.configure(.throughput)
             let templates = try reports.map { try ReportTemplate.loadAll(folder: $0) } ?? [:]
+            let model = try llm.model()
             var environment = ProcessInfo.processInfo.environment
             if let size = pool.size { environment["KB_DB_POOL"] = String(size) }
             let kb = try KnowledgeBase.open(at: global.databasePath, create: true, environment: environment, embedderURL: endpoint.url)
             kb.recoverEmbedderInBackground()
-            try await MCPService(kb: kb, reports: templates).runOnStdio()
+            try await MCPService(kb: kb, reports: templates, memoryModel: model).runOnStdio()
         }
     }
 }

@@ -67,6 +67,16 @@ import Testing
         }
     }
 
+    @Test func memoryExtraction() async throws {
+        let kb = try await knowledgeBase(try Workspace())
+        var request = MemoryExtractRequest(user: "ada", turns: [ConversationTurn(.user, "I'm allergic to peanuts, by the way.")])
+        request.apply = true
+        let extraction = try await kb.extractMemories(request)
+        #expect(extraction.proposals.map(\.content) == ["Allergic to peanuts."] && extraction.proposals[0].memory != nil)
+        let model = try ChatModel(spec: "openai:llama3.1", url: "http://127.0.0.1:11434/v1", environment: [:])
+        #expect(model.name == "openai:llama3.1" && model.apiKey == nil)
+    }
+
     @Test func memoryRequests() async throws {
         let kb = try await knowledgeBase(try Workspace())
         let stored: Memory

@@ -13,7 +13,7 @@ import Testing
     /// Each request type with a value that sets every field, and the smallest valid body.
     static let samples: [(type: any KBRequest.Type, full: any KBRequest, minimal: [String: KBKit.JSONValue])] = {
         var search = SearchRequest(query: "venus")
-        search.k = 3; search.tags = ["a"]; search.kinds = ["note"]; search.sources = ["/x"]; search.mode = "keyword"; search.bot = "b"
+        search.k = 3; search.tags = ["a"]; search.anyTags = ["b"]; search.kinds = ["note"]; search.sources = ["/x"]; search.mode = "keyword"; search.bot = "b"
         search.groupBy = "source"; search.diversity = 0.5; search.candidates = 10; search.keywordWeight = 1; search.vectorWeight = 1
         search.quantized = true; search.user = "ada"
         var recall = RecallRequest(query: "q")
@@ -25,7 +25,10 @@ import Testing
         var list = MemoryListRequest()
         list.scopes = ["global"]; list.tags = ["a"]; list.includeSuperseded = false
         var context = ContextRequest(bot: "b", report: "r", query: "q")
-        context.user = "u"; context.budget = 100
+        context.user = "u"; context.budget = 100; context.history = [ConversationTurn(.user, "hi")]; context.tags = ["a"]
+        context.anyTags = ["b"]; context.kinds = ["note"]
+        var extract = MemoryExtractRequest(user: "ada", bot: "b", turns: [ConversationTurn(.user, "I live in Kyiv.")])
+        extract.apply = true
         var bot = BotRequest(name: "b")
         bot.systemPrompt = "p"; bot.sources = ["tag:x"]; bot.memoryScopes = ["global"]
         var botChange = BotChangeRequest(name: "b")
@@ -51,6 +54,7 @@ import Testing
             (UploadRequest.self, upload, ["contentType": "text/plain"]),
             (SourceListRequest.self, sources, [:]),
             (SourceRemoveRequest.self, SourceRemoveRequest(id: "s1"), ["id": "s1"]),
+            (MemoryExtractRequest.self, extract, ["user": "ada", "turns": [["role": "user", "content": "hi"]]]),
         ]
     }()
 
@@ -184,7 +188,7 @@ import Testing
                 return
             }
             for type in [SearchRequest.self, RecallRequest.self, RememberRequest.self, ContextRequest.self, BotRequest.self,
-                         SourceRequest.self] as [any KBRequest.Type] {
+                         SourceRequest.self, MemoryExtractRequest.self] as [any KBRequest.Type] {
                 #expect(schemas[type.schemaName] == type.schema(fixture.kb.limits), "\(type)")
             }
         }
@@ -193,6 +197,7 @@ import Testing
             "search": SearchRequest.self, "context": ContextRequest.self, "remember": RememberRequest.self,
             "recall": RecallRequest.self, "update_memory": MemoryChangeRequest.self, "forget": ForgetRequest.self,
             "add_source": SourceRequest.self, "list_sources": SourceListRequest.self, "remove_source": SourceRemoveRequest.self,
+            "extract_memories": MemoryExtractRequest.self,
         ]
         #expect(Set(tools.map(\.name)) == Set(expected.keys))
         for tool in tools {

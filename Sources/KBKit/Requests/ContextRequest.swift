@@ -1,4 +1,4 @@
-import KBCore
+public import KBCore
 import KBContext
 
 /// Prompt context to assemble: for a bot's turn (its knowledge sources and the memories of its
@@ -18,6 +18,16 @@ public struct ContextRequest: KBRequest, Hashable {
     /// Whose memories a bot may read (`user:{user}` scopes).
     public var user: String?
     public var budget: Int?
+    /// The conversation before `query`, oldest first (bots): follow-up questions find what they
+    /// refer to (`ConversationPlan`).
+    public var history: [ConversationTurn]?
+    /// Knowledge snippets must carry every one of these tags (reports: in every section, besides
+    /// the section's own).
+    public var tags: [String]?
+    /// Knowledge snippets must carry at least one of these tags.
+    public var anyTags: [String]?
+    /// Only knowledge sources of these kinds (memories are chosen by the bot's scopes).
+    public var kinds: [String]?
 
     public init(bot: String? = nil, report: String? = nil, query: String? = nil) {
         self.bot = bot
@@ -42,6 +52,12 @@ public struct ContextRequest: KBRequest, Hashable {
             .string("user", "The user's id, for the bot's user:{user} memory scopes.", pattern: Pattern.userID),
             .integer("budget", "Tokens the context block may use, counted conservatively.",
                      default: min(max(defaultBudget, minimumBudget), limits.maxBudget), range: minimumBudget...max(minimumBudget, limits.maxBudget)),
+            .turns("history", "The conversation before the turn, oldest first (bots): follow-up questions find what they refer to.",
+                   maxItems: limits.maxHistoryTurns, maxCharacters: limits.maxTurnCharacters),
+            .strings("tags", "Only knowledge snippets with every one of these tags, e.g. chart:ada.", maxItems: limits.maxListItems, pattern: Pattern.tag),
+            .strings("anyTags", "Only knowledge snippets with at least one of these tags, e.g. placement:sun-aries, placement:moon-leo.",
+                     maxItems: limits.maxListItems, pattern: Pattern.tag),
+            .choices("kinds", "Only knowledge sources of these kinds.", ["note", "pdf", "image"], maxItems: limits.maxListItems),
         ]
     }
 
@@ -57,10 +73,22 @@ public struct ContextRequest: KBRequest, Hashable {
         case report(String)
     }
 
-    func validated(_ limits: Limits) throws -> (target: Target, query: String, budget: Int) {
+    /// A checked request: what to assemble for, the turn, the budget, and what narrows the search.
+    struct Valid {
+        var target: Target
+        var query: String
+        var budget: Int
+        var history: [ConversationTurn]
+        var filters: ContextFilters
+    }
+
+    func validated(_ limits: Limits) throws -> Valid {
         let rules = FieldRules(Self.self, limits)
         let budget = try rules.integer(budget, "budget")
         let text = try rules.optionalText(query, "query")?.trimmingWhitespace ?? ""
+        let filters = ContextFilters(tags: try rules.list(tags, "tags").map { Tag($0) }, anyTags: try rules.list(anyTags, "anyTags").map { Tag($0) },
+                                     kinds: Set(try rules.choices(kinds, "kinds", as: SourceKind.self)))
+        let history = try rules.turns(history, "history")
         switch (bot, report) {
         case (let name?, nil):
             guard !text.isEmpty else {
@@ -68,12 +96,30 @@ public struct ContextRequest: KBRequest, Hashable {
             }
             let user = try rules.optionalText(user, "user")
             if let user { _ = try MemoryScope.user(user) }   // a user id must make a valid scope
-            return (.bot(try rules.text(name, "bot"), user: user), text, budget)
+            return Valid(target: .bot(try rules.text(name, "bot"), user: user), query: text, budget: budget, history: history, filters: filters)
         case (nil, let name?):
             _ = try rules.optionalText(user, "user")   // a report reads no memories: a user changes nothing
-            return (.report(try rules.text(name, "report")), text, budget)
+            guard history.isEmpty else {
+                throw KBError(.unprocessable, "\"history\" is for a bot's turn; a report's sections have queries of their own.")
+            }
+            return Valid(target: .report(try rules.text(name, "report")), query: text, budget: budget, history: [], filters: filters)
         default:
             throw KBError(.unprocessable, "Give either \"bot\" or \"report\" (one of them).")
         }
+    }
+}
+
+/// What narrows the knowledge a context request searches: tags it must all carry, tags of which
+/// it must carry one, and kinds of sources.
+struct ContextFilters: Sendable, Hashable {
+    var tags: [Tag] = []
+    var anyTags: [Tag] = []
+    var kinds: Set<SourceKind> = []
+
+    /// Adds these filters to a search.
+    func apply(to query: inout SearchQuery) {
+        query.tags += tags.filter { !query.tags.contains($0) }
+        if !anyTags.isEmpty { query.anyTags = anyTags }
+        if !kinds.isEmpty { query.kinds = kinds }
     }
 }

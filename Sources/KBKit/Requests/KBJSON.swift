@@ -51,6 +51,21 @@ public enum KBJSON {
         if let unknown = object.keys.sorted().first(where: { fields[$0] == nil }) {
             throw KBError(.invalidArgument, "Unknown field \"\(unknown)\". This request takes \(fields.keys.sorted().joined(separator: ", ")).")
         }
+        // A turn of a conversation has a role and a content, nothing else.
+        for (name, field) in fields.sorted(by: { $0.key < $1.key }) {
+            guard case .turns = field.kind, case .array(let turns)? = object[name] else { continue }
+            for (index, turn) in turns.enumerated() {
+                guard case .object(let entry) = turn else {
+                    throw KBError(.invalidArgument, "\"\(name)\" turn \(index + 1) must be an object, {\"role\", \"content\"}.")
+                }
+                if let unknown = entry.keys.sorted().first(where: { $0 != "role" && $0 != "content" }) {
+                    throw KBError(.invalidArgument, "\"\(name)\" turn \(index + 1) has an unknown field \"\(unknown)\"; a turn takes role and content.")
+                }
+                if let role = entry["role"], !ConversationTurn.Role.allCases.map({ JSONValue.string($0.rawValue) }).contains(role) {
+                    throw KBError(.invalidArgument, "\"\(name)\" turn \(index + 1) has the role \(role); use \"user\" or \"assistant\".")
+                }
+            }
+        }
         // null means "remove" only where a field says so; elsewhere leave the field out.
         if let null = object.keys.sorted().first(where: { object[$0] == .null && fields[$0]?.kind != .nullableString }) {
             throw KBError(.invalidArgument, "\"\(null)\" must be \(fields[null]!.expected), not null; leave it out for its default.")

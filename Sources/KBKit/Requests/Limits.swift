@@ -27,6 +27,10 @@ public struct Limits: Sendable, Hashable, Codable {
     public var maxUploadBytes = 100_000_000
     /// Most sources one listing returns (`limit`). The default is 1,000.
     public var maxListedSources = 1_000
+    /// Most earlier turns a context request's `history` holds. The default is 20.
+    public var maxHistoryTurns = 20
+    /// Longest turn of a `history`, in characters. The default is 4,000.
+    public var maxTurnCharacters = 4_000
 
     public init() {}
 }

@@ -21,6 +21,9 @@ public struct RequestField: Sendable, Hashable {
         case choice([String])
         /// A list of these strings.
         case choices([String])
+        /// A conversation: a list of `{"role": "user"|"assistant", "content"}` objects, each
+        /// content at most this many characters.
+        case turns(maxCharacters: Int)
     }
 
     public var name: String
@@ -73,6 +76,10 @@ public struct RequestField: Sendable, Hashable {
         RequestField(name: name, kind: .choices(values), summary: summary, maxLength: maxItems)
     }
 
+    public static func turns(_ name: String, _ summary: String, maxItems: Int, maxCharacters: Int) -> RequestField {
+        RequestField(name: name, kind: .turns(maxCharacters: maxCharacters), summary: summary, maxLength: maxItems)
+    }
+
     /// The field as a JSON Schema (draft 2020-12, as OpenAPI 3.1 and MCP use).
     public var schema: JSONValue {
         var schema: [String: JSONValue] = ["description": .string(summary)]
@@ -89,6 +96,17 @@ public struct RequestField: Sendable, Hashable {
         case .choices(let values):
             schema["type"] = "array"
             schema["items"] = ["type": "string", "enum": .array(values.map { .string($0) })]
+        case .turns(let maxCharacters):
+            schema["type"] = "array"
+            schema["items"] = [
+                "type": "object",
+                "properties": [
+                    "role": ["type": "string", "enum": .array(ConversationTurn.Role.allCases.map { .string($0.rawValue) })],
+                    "content": ["type": "string", "maxLength": .integer(maxCharacters), "pattern": .string(Pattern.someText)],
+                ],
+                "required": ["role", "content"],
+                "additionalProperties": false,
+            ]
         }
         if let pattern, kind == .string || kind == .nullableString { schema["pattern"] = .string(pattern) }
         if let minimum { schema["minimum"] = kind == .integer ? .integer(Int(minimum)) : .number(minimum) }
@@ -96,7 +114,7 @@ public struct RequestField: Sendable, Hashable {
         if let defaultValue { schema["default"] = defaultValue }
         if let maxLength {
             switch kind {
-            case .strings, .choices: schema["maxItems"] = .integer(maxLength)
+            case .strings, .choices, .turns: schema["maxItems"] = .integer(maxLength)
             default: schema["maxLength"] = .integer(maxLength)
             }
         }
@@ -112,6 +130,7 @@ public struct RequestField: Sendable, Hashable {
         case .number: "a number"
         case .boolean: "true or false"
         case .strings, .choices: "a list of strings"
+        case .turns: "a list of turns, {\"role\": \"user\" or \"assistant\", \"content\": text}"
         }
     }
 }
@@ -276,6 +295,27 @@ struct FieldRules {
             throw KBError(.invalidArgument, "\"\(name)\" holds \(values.count) entries; the limit is \(limit).")
         }
         for value in values { _ = try checked(value, field, entry: true) }
+        return values
+    }
+
+    /// A conversation within the field's length, each turn with text within its length; empty
+    /// when nil.
+    func turns(_ values: [ConversationTurn]?, _ name: String) throws -> [ConversationTurn] {
+        let field = field(name)
+        let values = values ?? []
+        if let limit = field.maxLength, values.count > limit {
+            throw KBError(.invalidArgument, "\"\(name)\" holds \(values.count) turns; the limit is \(limit) (send the most recent ones).")
+        }
+        guard case .turns(let maxCharacters) = field.kind else { preconditionFailure("\(name) is not a list of turns") }
+        for (index, turn) in values.enumerated() {
+            let length = turn.content.unicodeScalars.count
+            if length > maxCharacters {
+                throw KBError(.invalidArgument, "\"\(name)\" turn \(index + 1) is \(length) characters long; the limit is \(maxCharacters).")
+            }
+            if turn.content.trimmingWhitespace.isEmpty {
+                throw KBError(.invalidArgument, "\"\(name)\" turn \(index + 1) has no text; leave empty turns out.")
+            }
+        }
         return values
     }
 

@@ -12,6 +12,8 @@ public struct SearchRequest: KBRequest, Hashable {
     public var query: String
     public var k: Int?
     public var tags: [String]?
+    /// At least one of these tags.
+    public var anyTags: [String]?
     public var kinds: [String]?
     public var sources: [String]?
     public var mode: String?
@@ -35,6 +37,7 @@ public struct SearchRequest: KBRequest, Hashable {
                     maxLength: limits.maxQueryCharacters),
             .integer("k", "How many hits to return.", default: min(8, limits.maxResults), range: 1...limits.maxResults),
             .strings("tags", "Only snippets with every one of these tags, e.g. area:career.", maxItems: limits.maxListItems, pattern: Pattern.tag),
+            .strings("anyTags", "Only snippets with at least one of these tags.", maxItems: limits.maxListItems, pattern: Pattern.tag),
             .choices("kinds", "Only sources of these kinds; memories are searched only when named.", ["note", "pdf", "image", "memory"],
                      maxItems: limits.maxListItems),
             .strings("sources", "Only sources whose absolute path starts with one of these (a folder matches what is inside it).",
@@ -69,6 +72,7 @@ public struct SearchRequest: KBRequest, Hashable {
         var search = SearchQuery(try rules.text(query, "query"))
         search.limit = try rules.integer(k, "k")
         search.tags = try rules.list(tags, "tags").map { Tag($0) }
+        search.anyTags = try rules.list(anyTags, "anyTags").map { Tag($0) }
         search.kinds = Set(try rules.choices(kinds, "kinds", as: SourceKind.self))
         search.sourcePrefixes = try rules.list(sources, "sources").map(KnowledgeBase.absolutePrefix)
         search.mode = try rules.choice(mode, "mode", as: SearchMode.self) ?? .hybrid
