@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Retrieval quality: runs `kb eval --mode all` on the project's own sets (evaluation/astrology,
-# evaluation/multilingual) and on the public sets in ../shared/datasets when present (SciFact
+# evaluation/conversations, evaluation/multilingual) and on the public sets in ../shared/datasets when present (SciFact
 # train, Cranfield, CISI). KB_MODEL_DIR chooses the local model (e.g. a multilingual one).
 #
 #   scripts/eval.sh [OUT]      reports (Markdown, SVG, JSON, TREC run files) go to OUT
@@ -24,6 +24,9 @@ run() {  # name folder split [kb eval options…]
     echo
 }
 run astrology evaluation/astrology test
+# Follow-up questions and changes of subject: each mode alone, concatenated and kb's way.
+run conversations-followup evaluation/conversations followup
+run conversations-switch evaluation/conversations switch
 # Ukrainian and Arabic, with English keyword tuning (the default) and with their own; then
 # English queries over the Ukrainian notes (cross-lingual).
 run multilingual-uk-english evaluation/multilingual uk

@@ -108,7 +108,9 @@ extension KnowledgeBase {
                                       replaces: candidate.replaces, reason: candidate.reason)
         if candidate.action == .none { return proposal }
         if candidate.action == .forget {
+            let key = MemoryRules.contentKey(candidate.content)
             var target = candidate.replaces.flatMap { id in existing.first { $0.id == id } }
+                ?? existing.first { MemoryRules.contentKey($0.content) == key }
             if target == nil { target = try await closest(candidate.content, existing: existing, scope: scope, atLeast: 0.6)?.memory }
             guard let target else {
                 proposal.action = .none

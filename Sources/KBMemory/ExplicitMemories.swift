@@ -8,7 +8,7 @@ public import KBCore
 /// | the user says | memory | tags | a new one replaces |
 /// |---|---|---|---|
 /// | remember (that) X · please note (that) X · keep in mind (that) X · don't forget (that) X | X | | |
-/// | forget (that / about) X | (forgets the memory that matches X) | | |
+/// | forget (that / about) X | (forgets the memory that matches X, read by these rules: "forget that I live in Paris" → Lives in Paris.) | | |
 /// | I'm / I am allergic to X | Allergic to X. | health, allergy | |
 /// | my name is X · call me X | Is called X. | name | the name |
 /// | I live in X · I've moved to X · I moved to X | Lives in X. | home | the home |
@@ -91,6 +91,12 @@ public enum ExplicitMemories {
                   let range = Range(result.range(at: 1), in: sentence) else { continue }
             let captured = cleaned(String(sentence[range]))
             guard captured.count >= 2, captured.count <= 300 else { continue }
+            if rule.kind == .forget, var stated = match(captured), stated.kind == .remember {
+                // "forget that I live in Paris" is about the memory "Lives in Paris."
+                stated.kind = .forget
+                stated.sentence = sentence
+                return stated
+            }
             return Found(kind: rule.kind, content: rule.content(captured), tags: rule.tags + (rule.fact.map { [Tag("fact:" + $0)] } ?? []),
                          fact: rule.fact, sentence: sentence)
         }

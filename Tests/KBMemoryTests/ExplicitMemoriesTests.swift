@@ -28,7 +28,8 @@ import Testing
 
     @Test func forgetRequestsAreFoundAsSuch() {
         let memories = found("Please forget that I live in Paris.")
-        #expect(memories.map(\.kind) == [.forget] && memories.first?.content == "I live in Paris.")
+        #expect(memories.map(\.kind) == [.forget] && memories.first?.content == "Lives in Paris.")
+        #expect(found("Forget about my exam on Friday").first?.content == "My exam on Friday.")
     }
 
     @Test func questionsChatterAndTheAssistantsTurnsAreNotMemories() {

@@ -8,6 +8,38 @@ import Testing
         return try #require(result.json as? [String: Any])
     }
 
+    @Test func memoriesAreLearnedFromAConversationFileAndAFollowUpFindsItsSubject() async throws {
+        let cli = try CLI()
+        try cli.write("chat.json", #"[{"role": "user", "content": "I'm allergic to peanuts, by the way."}, {"role": "assistant", "content": "Noted."}]"#)
+        let shown = try await cli.run("memory", "extract", "--db", "kb.sqlite", "--embedder", "hashing", "--user", "ada", "chat.json")
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(shown.stdout.contains("add: Allergic to peanuts.") && shown.stdout.contains("Nothing stored; run again with --apply"))
+        let applied = try await cli.run("memory", "extract", "--db", "kb.sqlite", "--user", "ada", "--apply", "--json", "-",
+                                        input: #"{"user": "bob", "turns": [{"role": "user", "content": "I live in Kyiv."}]}"#)
+        let extraction = try #require(applied.json as? [String: Any])
+        #expect(extraction["scope"] as? String == "user:ada" && extraction["applied"] as? Bool == true)   // --user wins over the file
+        let list = try await cli.run("memory", "list", "--db", "kb.sqlite", "--scope", "user:ada", "--json")
+        #expect((list.json as? [[String: Any]])?.map { $0["content"] as? String } == ["Lives in Kyiv."])
+        let bad = try await cli.run("memory", "extract", "--db", "kb.sqlite", "chat.json")
+        #expect(bad.status != 0 && bad.stderr.contains("--user"))
+        let badModel = try await cli.run("memory", "extract", "--db", "kb.sqlite", "--user", "ada", "--llm", "gpt-4o", "chat.json")
+        #expect(badModel.status != 0 && badModel.stderr.contains("openai:MODEL"))
+
+        try cli.write("notes/saturn.md", "# Saturn\n\nSaturn, the planet of structure, limits and duty, returns to its natal place every twenty-nine years.")
+        try cli.write("notes/jupiter.md", "# Jupiter\n\nJupiter comes back to its natal place every twelve years.")
+        #expect(try await cli.run("ingest", "--db", "kb.sqlite", "notes").status == 0)
+        #expect(try await cli.run("bot", "create", "astro", "--db", "kb.sqlite", "--source", "notes").status == 0)
+        try cli.write("history.json", #"[{"role": "user", "content": "What does Saturn stand for?"}, {"role": "assistant", "content": "Structure and limits."}]"#)
+        let context = try await cli.run("context", "--db", "kb.sqlite", "--bot", "astro", "--history", "history.json", "--json",
+                                        "And when does it come back to its natal place?")
+        let response = try #require(context.json as? [String: Any], "\(context.stderr)")
+        #expect(((response["citations"] as? [[String: Any]])?.first)?["title"] as? String == "Saturn")
+        #expect(((response["retrieval"] as? [String: Any])?["queries"] as? [Any])?.count == 2)
+        try cli.write("bad.json", #"[{"role": "system", "content": "x"}]"#)
+        let refused = try await cli.run("context", "--db", "kb.sqlite", "--bot", "astro", "--history", "bad.json", "and then?")
+        #expect(refused.status != 0 && refused.stderr.contains("bad.json"))
+    }
+
     @Test func addListSearchUpdateShowDeleteFromTheBinary() async throws {
         let cli = try CLI()
         let first = try await add(cli, "--scope", "user:ada", "--tag", "preference", "--title", "Units", "Prefers metric units.")
