@@ -57,6 +57,8 @@ public final class SQLiteStore: TransactionalStore {
         configuration.maximumReaderCount = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // Deleted text is overwritten with zeros in the file, not left in free pages.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
             db.add(tokenizer: FoldingTokenizer.self)
         }
         let pool: DatabasePool
@@ -185,6 +187,20 @@ public final class SQLiteStore: TransactionalStore {
 
     public func dropApproximateIndex() async throws -> Bool {
         throw KBError(.unsupportedMode, "Only PostgreSQL indexes have HNSW indexes; an SQLite index scans exactly.")
+    }
+
+    /// Makes deleted text unreadable in the index files: `secure_delete` has zeroed the rows
+    /// themselves; the keyword index is merged into one segment (FTS5 keeps a deleted row's words
+    /// in its older segments until they are merged), and the write-ahead log is checkpointed
+    /// into the main file and truncated to nothing (it holds the pages as they were before).
+    /// Waits for readers that hold older snapshots (up to the busy timeout).
+    public func scrub() async throws {
+        try await wrap {
+            try await pool.writeWithoutTransaction { db in
+                try db.execute(sql: "INSERT INTO snippets_fts(snippets_fts) VALUES('optimize')")
+                _ = try db.checkpoint(.truncate)
+            }
+        }
     }
 }
 

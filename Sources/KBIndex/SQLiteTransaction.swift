@@ -267,6 +267,19 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
         try db.execute(sql: "UPDATE memories SET superseded_by = ? WHERE id = ?", arguments: [newer, id])
     }
 
+    public func memoryIDs(scope: MemoryScope) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT id FROM memories WHERE scope = ? ORDER BY id", arguments: [scope.name])
+    }
+
+    public func forgetCachedVectors(textHashes: [Data]) throws -> Int {
+        var count = 0
+        for hash in textHashes {
+            try db.execute(sql: "DELETE FROM embedding_cache WHERE text_hash = ?", arguments: [hash])
+            count += db.changesCount
+        }
+        return count
+    }
+
     public func memoryVectors(scope: MemoryScope, embedder: EmbedderRecord, excluding id: String?) throws -> [(id: String, vector: [Float])] {
         try Row.fetchAll(db, sql: """
             SELECT m.id, v.data FROM memories m

@@ -247,7 +247,9 @@ extension KnowledgeBase {
     /// Deletes a memory and its history; it is gone from keyword and vector search at once.
     @discardableResult
     func forget(_ id: String) async throws -> Memory {
-        try await store.deleteMemory(MemoryRules.idOrPrefix(id)).memory
+        let memory = try await store.deleteMemory(MemoryRules.idOrPrefix(id)).memory
+        try await store.scrub()
+        return memory
     }
 
     /// Memories that match a query, searched like snippets (hybrid by default) within the

@@ -30,7 +30,9 @@ extension KnowledgeBase {
         for (argument, (path, under)) in zip(paths, zip(absolute, stored)) where !under.contains(where: { $0 == path || $0.hasPrefix(path + "/") }) {
             throw KBError(.notFound, "No source in the index matches \(argument). `kb sources` lists what is indexed.")
         }
-        return try await store.removeSources(matching: absolute).paths
+        let removed = try await store.removeSources(matching: absolute).paths
+        try await store.scrub()
+        return removed
     }
 
     /// The OCR languages for an ingest into this index (`OCRSettings.languages(given:recorded:)`):

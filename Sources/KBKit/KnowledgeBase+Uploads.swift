@@ -182,6 +182,7 @@ extension KnowledgeBase {
             throw KBError(.notFound, "No source has the id \(id). `GET /v1/sources` (or `kb sources`) lists them.")
         }
         _ = try await store.removeSources(exactly: [path])
+        try await store.scrub()
         return Deleted(id)
     }
 
@@ -231,6 +232,7 @@ extension KnowledgeBase {
         }
         let removed = try await store.removeSources(exactly: paths).count
         for job in waiting { try await store.discardJob(id: job.job.id) }
+        try await store.scrub()
         return SourcesErased(user: user, sources: removed, jobs: waiting.count)
     }
 

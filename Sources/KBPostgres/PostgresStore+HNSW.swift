@@ -78,3 +78,10 @@ extension PostgresStore {
         }
     }
 }
+
+extension PostgresStore {
+    /// Deleted rows are gone from every query at commit; their bytes stay in the table files
+    /// until VACUUM reuses the space (and in the write-ahead log and backups until those are
+    /// recycled), which kb cannot force from here. The README says what that means.
+    public func scrub() async throws {}
+}

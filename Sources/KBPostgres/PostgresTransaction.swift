@@ -273,6 +273,19 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
         try session.execute("UPDATE memories SET superseded_by = $1 WHERE id = $2", .text(newer), .text(id))
     }
 
+    public func memoryIDs(scope: MemoryScope) throws -> [String] {
+        try session.rows("SELECT id FROM memories WHERE scope = $1 ORDER BY id COLLATE \"C\"", .text(scope.name)).map { try $0.get(0, String.self) }
+    }
+
+    public func forgetCachedVectors(textHashes: [Data]) throws -> Int {
+        guard !textHashes.isEmpty else { return 0 }
+        let rows = try session.rows("""
+            WITH gone AS (DELETE FROM embedding_cache WHERE text_hash = ANY (SELECT decode(h, 'hex') FROM unnest($1::text[]) h) RETURNING 1)
+            SELECT count(*) FROM gone
+            """, .texts(textHashes.map(PostgresRows.hex)))
+        return Int(try rows.first?.get(0, Int64.self) ?? 0)
+    }
+
     public func memoryVectors(scope: MemoryScope, embedder: EmbedderRecord, excluding id: String?) throws -> [(id: String, vector: [Float])] {
         try session.rows("""
             SELECT m.id, v.embedding::real[] FROM memories m

@@ -55,6 +55,8 @@ public struct MCPService: Sendable {
             try await $0.kb.changeMemory($1)
         },
         tool("forget", "Delete a memory and its history.", ForgetRequest.self) { try await $0.kb.forget($1) },
+        tool("forget_user", "Erase a scope: every memory of it with all versions, and for user:ID that user's private sources; the index files keep no trace.",
+             EraseRequest.self) { try await $0.kb.erase($1) },
         tool("extract_memories", "Propose memories for a user from a conversation (add, update, forget, or none when already known), checked against the user's memories; with apply, store them.",
              MemoryExtractRequest.self) { service, request in try await service.kb.extractMemories(request, model: service.memoryModel) },
         tool("add_source", "Add a text (Markdown or plain) as a knowledge source, optionally private to a user and seen by bots; it is searchable when the answer comes.",

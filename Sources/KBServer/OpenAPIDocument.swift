@@ -127,6 +127,9 @@ enum OpenAPIDocument {
                 queryParameter("tag", "Only memories with this tag (repeatable; all must match).", schema: ["type": "string", "pattern": .string(Pattern.tag)]),
                 queryParameter("all", "true to include superseded memories.", schema: boolean),
             ]),
+            "delete": operation("eraseScope", "Erase a scope: its memories with every version, and for user:ID the user's private sources.",
+                                ok: ("200", ref("Erasure")), errors: [400],
+                                parameters: queryParameters(EraseRequest.self, limits)),
             "post": operation("addMemory", "Remember something (200 with created: false when the same content exists).",
                               body: "RememberRequest", ok: ("201", ref("RememberResult")), also: ["200"], errors: [400, 404, 409, 413, 422, 503]),
         ],
@@ -225,6 +228,9 @@ enum OpenAPIDocument {
         "Memory": memory,
         "MemoryVersion": object(["version": integer, "title": string, "content": string, "tags": tags, "updatedAt": string]),
         "MemoryWithHistory": object(["memory": ref("Memory"), "history": array(ref("MemoryVersion"))], required: ["memory"]),
+        "Erasure": object([
+            "scope": string, "memories": integer, "versions": integer, "cachedVectors": integer, "sources": integer, "jobs": integer,
+        ], required: ["scope", "memories", "versions", "cachedVectors", "sources", "jobs"]),
         "MemoryExtraction": object([
             "scope": string, "extractor": string, "applied": boolean,
             "proposals": array(object([

@@ -96,6 +96,13 @@ public struct RetrievalService: Sendable {
         v1.post("memories") { request, _ in
             try await answer(RememberRequest.self, request, status: { $0.created ? .created : .ok }) { try await kb.remember($0) }
         }
+        v1.delete("memories") { request, _ in
+            let parameters = Self.parameters(request)
+            guard parameters.count == 1, parameters[0].key == "scope" else {
+                throw KBError(.invalidArgument, "DELETE /v1/memories takes one parameter, scope (?scope=user:ada): it erases everything of that scope. Delete one memory with DELETE /v1/memories/{id}.")
+            }
+            return try Self.json(try await kb.erase(EraseRequest(scope: parameters[0].value)))
+        }
         v1.post("memories/search") { request, _ in try await answer(RecallRequest.self, request) { try await kb.recall($0) } }
         v1.post("memories/extract") { request, _ in
             try await answer(MemoryExtractRequest.self, request) { try await kb.extractMemories($0, model: configuration.memoryModel) }

@@ -57,6 +57,13 @@ public protocol IndexStore: AnyObject, Sendable {
     func updateMemory(_ write: MemoryWrite, expectedVersion: Int) async throws -> WriteEffect
     func deleteMemory(_ idOrPrefix: String) async throws -> (memory: Memory, effect: WriteEffect)
     func importMemory(_ write: MemoryWrite, history: [MemoryVersion], replacing: Bool) async throws -> (MemoryImportOutcome, WriteEffect?)
+    /// Deletes every memory of a scope with its history, vectors, keyword rows and cached
+    /// remote vectors (`MemoryTransaction.eraseMemories`).
+    func eraseMemories(scope: MemoryScope, textHash: @escaping @Sendable (String) -> Data) async throws -> MemoryErasure
+    /// Makes text deleted so far unreadable in the store's own files, as far as the store can
+    /// (SQLite: merged keyword index and a truncated write-ahead log; PostgreSQL: nothing beyond
+    /// the deletes — VACUUM's business, see the README).
+    func scrub() async throws
 
     // Bots
     func createBot(_ bot: Bot) async throws

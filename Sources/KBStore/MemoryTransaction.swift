@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import KBCore
 
 /// The steps memory writes are made of, inside one write transaction of a store: a memory is a
@@ -16,6 +16,23 @@ public protocol MemoryTransaction: StoreTransaction {
     func saveMemoryRow(_ memory: Memory, sourceID: Int64, contentKey: String) throws
     /// Replaces a memory's earlier versions with `versions`.
     func replaceHistory(_ versions: [MemoryVersion], of id: String) throws
+    /// Every memory of a scope, superseded ones too.
+    func memoryIDs(scope: MemoryScope) throws -> [String]
+    /// Deletes cached remote vectors of texts with these hashes (SHA-256), from every embedder;
+    /// returns how many there were.
+    func forgetCachedVectors(textHashes: [Data]) throws -> Int
+}
+
+/// What erasing a scope removed.
+public struct MemoryErasure: Sendable, Hashable {
+    public var memories = 0
+    /// Versions, the current ones included.
+    public var versions = 0
+    /// Cached remote vectors of their texts.
+    public var cachedVectors = 0
+    public var effect = WriteEffect()
+
+    public init() {}
 }
 
 extension MemoryTransaction {
@@ -72,6 +89,26 @@ extension MemoryTransaction {
         effect.generation = try bumpGeneration()
         try deleteUnusedTags()
         return (memory, effect)
+    }
+
+    /// Deletes every memory of a scope — superseded ones, every version and its history, their
+    /// vectors and keyword rows, and the cached remote vectors of each version's text
+    /// (`textHash` gives the cache's key of a text).
+    public func eraseMemories(scope: MemoryScope, textHash: (String) -> Data) throws -> MemoryErasure {
+        var erasure = MemoryErasure()
+        var hashes = Set<Data>()
+        for id in try memoryIDs(scope: scope) {
+            guard let memory = try fetchMemory(id: id) else { continue }
+            let history = try memoryHistory(id)
+            for text in [memory.content] + history.map(\.content) { hashes.insert(textHash(text)) }
+            erasure.versions += history.count + 1
+            erasure.effect.removedSnippets += try deleteSource(path: memory.sourcePath) ?? []
+            erasure.memories += 1
+        }
+        erasure.cachedVectors = try forgetCachedVectors(textHashes: hashes.sorted { $0.lexicographicallyPrecedes($1) })
+        if erasure.memories > 0 { erasure.effect.generation = try bumpGeneration() }
+        try deleteUnusedTags()
+        return erasure
     }
 
     /// Stores an imported memory with its history. The same memory already stored, unchanged,

@@ -65,6 +65,10 @@ extension TransactionalStore {
         try await transaction { try $0.deleteMemory(idOrPrefix) }
     }
 
+    public func eraseMemories(scope: MemoryScope, textHash: @escaping @Sendable (String) -> Data) async throws -> MemoryErasure {
+        try await transaction { try $0.eraseMemories(scope: scope, textHash: textHash) }
+    }
+
     public func importMemory(_ write: MemoryWrite, history: [MemoryVersion], replacing: Bool) async throws -> (MemoryImportOutcome, WriteEffect?) {
         try await transaction { try $0.importMemory(write, history: history, replacing: replacing) }
     }

@@ -14,7 +14,7 @@ struct MemoryCommand: AsyncParsableCommand {
             in the index file and share its embedder, but `kb search` leaves them out unless given \
             --kind memory. Nothing is deleted except by `kb memory delete`.
             """,
-        subcommands: [Add.self, List.self, Show.self, Update.self, Delete.self, Search.self, Extract.self, Export.self, Import.self])
+        subcommands: [Add.self, List.self, Show.self, Update.self, Delete.self, Erase.self, Search.self, Extract.self, Export.self, Import.self])
 
     /// `--max-size`, shared by the commands that write content: the memory limit for this run.
     struct SizeLimit: ParsableArguments {
@@ -348,6 +348,35 @@ struct MemoryCommand: AsyncParsableCommand {
                 return try KBJSON.decode(MemoryExtractRequest.self, from: .object(object))
             } catch let error as KBError {
                 throw KBError(error.code, "The conversation file \(path): \(error.message)")
+            }
+        }
+    }
+
+    struct Erase: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Erase a scope: every memory with all its versions, and for user:ID the user's private sources; no trace stays in the index files.",
+            discussion: """
+                Hand the user their data first: `kb memory export --scope user:ID -o FILE`. On SQLite, deleted text is \
+                overwritten with zeros, the keyword index is merged and the write-ahead log truncated; on PostgreSQL the rows \
+                are deleted (see the README for what VACUUM does and does not guarantee).
+                """)
+
+        @OptionGroup var global: GlobalOptions
+
+        @Option(help: ArgumentHelp("The scope to erase: user:ID, bot:NAME or global.", valueName: "scope"))
+        var scope: String
+
+        func run() async throws {
+            try await reportingErrors(json: global.json) {
+                let request = try checked(EraseRequest(scope: scope))
+                let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+                let erased = try await kb.erase(request)
+                if global.json {
+                    try Terminal.printJSON(erased)
+                } else {
+                    print("Erased \(erased.scope): \(erased.memories) memories (\(erased.versions) versions), \(erased.sources) sources, "
+                        + "\(erased.jobs) pending jobs, \(erased.cachedVectors) cached embeddings.")
+                }
             }
         }
     }

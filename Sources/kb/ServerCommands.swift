@@ -81,7 +81,7 @@ struct Serve: AsyncParsableCommand {
 struct MCP: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mcp",
-        abstract: "Run a Model Context Protocol server on stdio (tools: search, context, remember, recall, update_memory, forget, extract_memories, add_source, list_sources, remove_source).",
+        abstract: "Run a Model Context Protocol server on stdio (tools: search, context, remember, recall, update_memory, forget, forget_user, extract_memories, add_source, list_sources, remove_source).",
         discussion: "Point a desktop assistant at `kb mcp --db PATH`. Logs go to stderr; stdout carries only the protocol.")
 
     @OptionGroup var global: GlobalOptions

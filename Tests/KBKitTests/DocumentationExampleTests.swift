@@ -73,6 +73,8 @@ import Testing
         request.apply = true
         let extraction = try await kb.extractMemories(request)
         #expect(extraction.proposals.map(\.content) == ["Allergic to peanuts."] && extraction.proposals[0].memory != nil)
+        let erased = try await kb.erase(EraseRequest(scope: "user:ada"))
+        #expect(erased.memories == 1)
         let model = try ChatModel(spec: "openai:llama3.1", url: "http://127.0.0.1:11434/v1", environment: [:])
         #expect(model.name == "openai:llama3.1" && model.apiKey == nil)
     }

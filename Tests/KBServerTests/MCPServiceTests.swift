@@ -16,7 +16,7 @@ import Testing
         #expect(initialized.serverInfo.name == "kb")
 
         let (tools, _) = try await client.listTools()
-        #expect(Set(tools.map(\.name)) == ["search", "context", "remember", "recall", "update_memory", "forget", "extract_memories",
+        #expect(Set(tools.map(\.name)) == ["search", "context", "remember", "recall", "update_memory", "forget", "extract_memories", "forget_user",
                                             "add_source", "list_sources", "remove_source"])
         for tool in tools {
             #expect(tool.inputSchema.objectValue?["type"]?.stringValue == "object", "\(tool.name)")

@@ -55,6 +55,7 @@ import Testing
             (SourceListRequest.self, sources, [:]),
             (SourceRemoveRequest.self, SourceRemoveRequest(id: "s1"), ["id": "s1"]),
             (MemoryExtractRequest.self, extract, ["user": "ada", "turns": [["role": "user", "content": "hi"]]]),
+            (EraseRequest.self, EraseRequest(scope: "user:ada"), ["scope": "user:ada"]),
         ]
     }()
 
@@ -197,7 +198,7 @@ import Testing
             "search": SearchRequest.self, "context": ContextRequest.self, "remember": RememberRequest.self,
             "recall": RecallRequest.self, "update_memory": MemoryChangeRequest.self, "forget": ForgetRequest.self,
             "add_source": SourceRequest.self, "list_sources": SourceListRequest.self, "remove_source": SourceRemoveRequest.self,
-            "extract_memories": MemoryExtractRequest.self,
+            "extract_memories": MemoryExtractRequest.self, "forget_user": EraseRequest.self,
         ]
         #expect(Set(tools.map(\.name)) == Set(expected.keys))
         for tool in tools {
