@@ -37,6 +37,8 @@ public struct KBError: Error, Sendable, CustomStringConvertible {
         /// A language model kb was told to ask (memory extraction) failed, timed out, or gave an
         /// answer kb does not accept.
         case languageModel = "language_model"
+        /// The caller's token does not carry the right the request needs.
+        case forbidden = "forbidden"
 
         public var description: String { rawValue }
     }

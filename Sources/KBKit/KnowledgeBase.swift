@@ -38,6 +38,8 @@ public final class KnowledgeBase: Sendable {
     let givenEmbedderURL: String?
     let searchState = SearchState()
     let health = EmbedderHealth()
+    /// The API tokens last read from the index, and when (`authenticate`).
+    let tokenCache = LockedValue<(read: Date, tokens: [APIToken])?>(nil)
     /// Word sets of the texts context assembly has seen.
     let wordSets = WordSetCache()
     /// Wakes the job runner when this process queues a job.

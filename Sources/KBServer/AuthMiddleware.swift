@@ -1,27 +1,46 @@
 import Crypto
 import Foundation
 import Hummingbird
+import KBKit
 
-/// Requires `Authorization: Bearer TOKEN` (the scheme in any case, as RFC 7235 allows) on every
-/// route but `/healthz` when a token is set, comparing in constant time (SHA-256 of both, then
-/// every byte).
+/// Who may ask: on every route but `/healthz`, `Authorization: Bearer TOKEN` (the scheme in any
+/// case, as RFC 7235 allows) with the admin token (compared in constant time: SHA-256 of both,
+/// then every byte) or a scoped token (`kb_…`, `kb token create`), which the handler then holds
+/// to its rights (`Access.caller`). An expired, revoked or unknown token is 401. A service on
+/// loopback without an admin token lets requests without a token act as admin.
 struct AuthMiddleware<Context: RequestContext>: RouterMiddleware {
     let expected: [UInt8]?
+    let kb: KnowledgeBase
 
-    init(token: String?) {
+    init(token: String?, kb: KnowledgeBase) {
         expected = token.flatMap { $0.isEmpty ? nil : Array(SHA256.hash(data: Data($0.utf8))) }
+        self.kb = kb
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let expected, request.uri.path != "/healthz" else { return try await next(request, context) }
+        guard request.uri.path != "/healthz" else { return try await next(request, context) }
         let given = Self.bearerToken(request.headers[.authorization])
-        let digest = Array(SHA256.hash(data: Data(given.utf8)))
-        var difference: UInt8 = 0
-        for (a, b) in zip(digest, expected) { difference |= a ^ b }
-        guard difference == 0, !given.isEmpty else {
-            throw HTTPError(.unauthorized, message: "Send the API token as `Authorization: Bearer TOKEN`.")
+        if let expected, !given.isEmpty {
+            let digest = Array(SHA256.hash(data: Data(given.utf8)))
+            var difference: UInt8 = 0
+            for (a, b) in zip(digest, expected) { difference |= a ^ b }
+            if difference == 0 { return try await next(request, context) }
         }
-        return try await next(request, context)
+        if given.hasPrefix("kb_") {
+            switch try await kb.authenticate(given) {
+            case .success(let token):
+                return try await Access.$caller.withValue(.token(token)) { try await next(request, context) }
+            case .failure(.expired):
+                throw HTTPError(.unauthorized, message: "This token has expired. Ask for a new one (kb token create).")
+            case .failure(.revoked):
+                throw HTTPError(.unauthorized, message: "This token was revoked. Ask for a new one (kb token create).")
+            case .failure(.unknown):
+                break
+            }
+        } else if expected == nil {
+            return try await next(request, context)   // loopback without an admin token
+        }
+        throw HTTPError(.unauthorized, message: "Send the API token as `Authorization: Bearer TOKEN`.")
     }
 
     /// The token of a `Bearer` credential (scheme in any case, spaces around it ignored); "" for none.

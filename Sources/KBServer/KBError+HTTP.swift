@@ -13,6 +13,7 @@ extension KBError: HTTPResponseError {
         switch code {
         case .invalidArgument, .invalidText, .invalidFrontMatter, .invalidVocabulary, .unsupportedFileType: .badRequest
         case .notFound: .notFound
+        case .forbidden: .forbidden
         case .conflict: .conflict
         case .tooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType

@@ -30,11 +30,12 @@ enum OpenAPIDocument {
     static func responses(_ ok: (String, JSONValue), also: [String] = [], errors: [Int] = [400]) -> JSONValue {
         var result: [String: JSONValue] = [:]
         for code in [ok.0] + also { result[code] = ["description": "Success", "content": ["application/json": ["schema": ok.1]]] }
-        let descriptions = [400: "Bad input", 401: "Missing or wrong bearer token", 404: "Not found", 409: "Conflict",
+        let descriptions = [400: "Bad input", 401: "Missing, wrong, expired or revoked bearer token",
+                            403: "The token lacks the right (scope, bot or allow) the request needs", 404: "Not found", 409: "Conflict",
                             413: "Body too large", 415: "Not a media type kb reads, or not the one the body is",
                             422: "Cannot be done with this index", 500: "Internal error", 502: "The language model failed or gave an answer kb does not accept",
                             503: "Embedder unavailable"]
-        for code in Set(errors + [401, 500]).sorted() {
+        for code in Set(errors + [401, 403, 500]).sorted() {
             result[String(code)] = ["description": .string(descriptions[code]!), "content": ["application/json": ["schema": ref("Error")]]]
         }
         return .object(result)
@@ -93,7 +94,7 @@ enum OpenAPIDocument {
     static func requests(_ limits: Limits) -> [String: JSONValue] {
         let types: [any KBRequest.Type] = [
             SearchRequest.self, RecallRequest.self, RememberRequest.self, ContextRequest.self, BotRequest.self, SourceRequest.self,
-            MemoryExtractRequest.self,
+            MemoryExtractRequest.self, TokenRequest.self,
         ]
         var schemas = Dictionary(uniqueKeysWithValues: types.map { ($0.schemaName, $0.schema(limits)) })
         // The path names the memory or bot these change, so their bodies leave it out.
@@ -152,6 +153,15 @@ enum OpenAPIDocument {
             "get": operation("listBots", "Every bot.", ok: ("200", array(ref("Bot"))), errors: []),
             "post": operation("createBot", "Make a bot.", body: "BotRequest", ok: ("201", ref("Bot")), errors: [400, 409, 413, 422]),
         ],
+        "/v1/tokens": [
+            "get": operation("listTokens", "Every scoped token, without secrets or hashes (admin token only).", ok: ("200", array(ref("Token"))),
+                             errors: [403]),
+            "post": operation("createToken", "Make a scoped token; the secret is in this answer only (admin token only).", body: "TokenRequest",
+                              ok: ("201", object(["token": string, "info": ref("Token")], required: ["token", "info"])), errors: [400, 403, 404, 409, 413]),
+        ],
+        "/v1/tokens/{name}": ["delete": operation(
+            "revokeToken", "Revoke a scoped token (admin token only).", ok: ("200", ref("Token")), errors: [400, 403, 404],
+            parameters: [pathParameter("name", "The token's name.", pattern: Pattern.botName)])],
         "/v1/bots/{name}": [
             "get": operation("getBot", "One bot.", ok: ("200", ref("Bot")), errors: [400, 404], parameters: [botName]),
             "patch": operation("updateBot", "Change a bot's system prompt, sources or memory scopes, in one transaction.", body: "BotChangeRequest",
@@ -246,6 +256,11 @@ enum OpenAPIDocument {
             "query": string, "mode": mode, "embedder": string,
             "hits": array(object(["rank": integer, "score": number, "memory": ref("Memory")])), "degraded": degraded,
         ], required: ["query", "mode", "hits"]),
+        "Token": object([
+            "name": string, "prefix": string, "scopes": tags, "bots": tags,
+            "allow": array(["type": "string", "enum": .array(APIToken.Right.allCases.map { .string($0.rawValue) })]),
+            "readOnly": boolean, "createdAt": string, "expiresAt": string, "revokedAt": string,
+        ], required: ["name", "prefix", "scopes", "bots", "allow", "readOnly", "createdAt"]),
         "Bot": object([
             "name": string, "systemPrompt": string, "sources": tags, "memoryScopes": tags, "createdAt": string, "updatedAt": string,
         ], required: ["name", "systemPrompt", "sources", "memoryScopes"]),

@@ -74,7 +74,7 @@ public struct RetrievalService: Sendable {
         let router = Router()
         let routes = RouteTable()
         router.add(middleware: ErrorMiddleware(routes: routes))
-        router.add(middleware: AuthMiddleware(token: configuration.token))
+        router.add(middleware: AuthMiddleware(token: configuration.token, kb: kb))
         router.add(middleware: BodyLimitMiddleware(limit: configuration.maxBodyBytes))
 
         router.get("healthz") { _, _ in try Self.json(["status": "ok"]) }
@@ -87,70 +87,146 @@ public struct RetrievalService: Sendable {
         let v1 = router.group("v1")
         v1.get("status") { _, _ in try Self.json(try await kb.serviceStatus()) }
         v1.post("context") { request, _ in
-            try await answer(ContextRequest.self, request) { try await kb.context($0, reports: configuration.reports) }
+            try await answer(ContextRequest.self, request) { request in
+                let caller = Access.caller
+                if request.report != nil { try caller.require(.reports, writing: false, "assemble report context") }
+                if request.bot != nil || request.report == nil { try caller.requireBot(request.bot) }
+                if let user = request.user { try caller.requireScopes([try MemoryScope.user(user)], writing: false) }
+                return try await kb.context(request, reports: configuration.reports)
+            }
         }
-        v1.post("search") { request, _ in try await answer(SearchRequest.self, request) { try await kb.search($0) } }
+        v1.post("search") { request, _ in
+            try await answer(SearchRequest.self, request) { request in
+                try Access.caller.requireBot(request.bot)
+                if let user = request.user { try Access.caller.requireScopes([try MemoryScope.user(user)], writing: false) }
+                return try await kb.search(request)
+            }
+        }
         v1.post("embeddings") { request, _ in try await embed(request) }
 
-        v1.get("memories") { request, _ in try Self.json(try await kb.memories(try Self.memoryList(request))) }
-        v1.post("memories") { request, _ in
-            try await answer(RememberRequest.self, request, status: { $0.created ? .created : .ok }) { try await kb.remember($0) }
+        v1.get("memories") { request, _ in
+            let list = try Self.memoryList(request)
+            try Access.caller.requireScopes(try (list.scopes ?? []).map(MemoryScope.init), writing: false)
+            return try Self.json(try await kb.memories(list))
         }
         v1.delete("memories") { request, _ in
             let parameters = Self.parameters(request)
             guard parameters.count == 1, parameters[0].key == "scope" else {
                 throw KBError(.invalidArgument, "DELETE /v1/memories takes one parameter, scope (?scope=user:ada): it erases everything of that scope. Delete one memory with DELETE /v1/memories/{id}.")
             }
-            return try Self.json(try await kb.erase(EraseRequest(scope: parameters[0].value)))
+            let erase = EraseRequest(scope: parameters[0].value)
+            try erase.check(kb.limits)
+            try Access.caller.requireScopes([try MemoryScope(erase.scope)], writing: true)
+            return try Self.json(try await kb.erase(erase))
         }
-        v1.post("memories/search") { request, _ in try await answer(RecallRequest.self, request) { try await kb.recall($0) } }
+        v1.post("memories") { request, _ in
+            try await answer(RememberRequest.self, request, status: { $0.created ? .created : .ok }) { request in
+                try Access.caller.requireScopes([try MemoryScope(request.scope ?? MemoryScope.global.name)], writing: true)
+                return try await kb.remember(request)
+            }
+        }
+        v1.post("memories/search") { request, _ in
+            try await answer(RecallRequest.self, request) { request in
+                try Access.caller.requireScopes(try (request.scopes ?? []).map(MemoryScope.init), writing: false)
+                return try await kb.recall(request)
+            }
+        }
         v1.post("memories/extract") { request, _ in
-            try await answer(MemoryExtractRequest.self, request) { try await kb.extractMemories($0, model: configuration.memoryModel) }
+            try await answer(MemoryExtractRequest.self, request) { request in
+                try Access.caller.requireScopes([try MemoryScope.user(request.user)], writing: request.apply == true)
+                return try await kb.extractMemories(request, model: configuration.memoryModel)
+            }
         }
         v1.get("memories/{id}") { _, context in
-            try Self.json(try await kb.memory(try context.pathParameter("id"), history: true))
+            let memory = try await kb.memory(try context.pathParameter("id"), history: true)
+            try Access.caller.requireScopes([memory.memory.scope], writing: false)
+            return try Self.json(memory)
         }
         v1.patch("memories/{id}") { request, context in
-            try await answer(MemoryChangeRequest.self, request, adding: ["id": .string(try context.pathParameter("id"))]) {
-                try await kb.changeMemory($0)
+            let id = try context.pathParameter("id")
+            return try await answer(MemoryChangeRequest.self, request, adding: ["id": .string(id)]) { change in
+                try await checkMemoryScope(id, writing: true)
+                return try await kb.changeMemory(change)
             }
         }
         v1.delete("memories/{id}") { _, context in
-            try Self.json(try await kb.forget(ForgetRequest(id: try context.pathParameter("id"))))
+            let id = try context.pathParameter("id")
+            try await checkMemoryScope(id, writing: true)
+            return try Self.json(try await kb.forget(ForgetRequest(id: id)))
         }
 
-        v1.get("bots") { _, _ in try Self.json(try await kb.bots()) }
+        v1.get("bots") { _, _ in try Self.json(try await kb.bots().filter { Access.caller.sees($0) }) }
         v1.post("bots") { request, _ in
-            try await answer(BotRequest.self, request, status: { _ in .created }) { try await kb.createBot($0) }
+            try await answer(BotRequest.self, request, status: { _ in .created }) { request in
+                try Access.caller.require(.bots, writing: true, "create bots")
+                return try await kb.createBot(request)
+            }
         }
-        v1.get("bots/{name}") { _, context in try Self.json(try await kb.bot(try context.pathParameter("name"))) }
+        v1.get("bots/{name}") { _, context in
+            let name = try context.pathParameter("name")
+            try Access.caller.requireBot(name)
+            return try Self.json(try await kb.bot(name))
+        }
         v1.patch("bots/{name}") { request, context in
-            try await answer(BotChangeRequest.self, request, adding: ["name": .string(try context.pathParameter("name"))]) {
-                try await kb.changeBot($0)
+            try await answer(BotChangeRequest.self, request, adding: ["name": .string(try context.pathParameter("name"))]) { request in
+                try Access.caller.require(.bots, writing: true, "change bots")
+                return try await kb.changeBot(request)
             }
         }
         v1.delete("bots/{name}") { _, context in
-            try Self.json(try await kb.deleteBot(try context.pathParameter("name")))
+            try Access.caller.require(.bots, writing: true, "delete bots")
+            return try Self.json(try await kb.deleteBot(try context.pathParameter("name")))
         }
 
-        v1.post("sources") { request, _ in try await addSource(request) }
+        v1.post("sources") { request, _ in
+            try Access.caller.require(.sources, writing: true, "add sources")
+            return try await addSource(request)
+        }
         v1.get("sources") { request, _ in
-            try Self.json(try await kb.sources(try KBJSON.decode(SourceListRequest.self, query: Self.parameters(request))))
+            try Access.caller.require(.sources, writing: false, "list sources")
+            return try Self.json(try await kb.sources(try KBJSON.decode(SourceListRequest.self, query: Self.parameters(request))))
         }
         v1.delete("sources") { request, _ in
+            try Access.caller.require(.sources, writing: true, "erase sources")
             let parameters = Self.parameters(request)
             guard parameters.count == 1, parameters[0].key == "user" else {
                 throw KBError(.invalidArgument, "DELETE /v1/sources takes one parameter, user (?user=ada): it erases that user's sources. Remove one source with DELETE /v1/sources/{id}.")
             }
             return try Self.json(try await kb.eraseSources(user: parameters[0].value))
         }
-        v1.get("sources/{id}") { _, context in try Self.json(try await kb.source(try context.pathParameter("id"))) }
-        v1.delete("sources/{id}") { _, context in
-            try Self.json(try await kb.removeSource(SourceRemoveRequest(id: try context.pathParameter("id"))))
+        v1.get("sources/{id}") { _, context in
+            try Access.caller.require(.sources, writing: false, "see sources")
+            return try Self.json(try await kb.source(try context.pathParameter("id")))
         }
-        v1.get("jobs/{id}") { _, context in try Self.json(try await kb.job(try context.pathParameter("id"))) }
+        v1.delete("sources/{id}") { _, context in
+            try Access.caller.require(.sources, writing: true, "remove sources")
+            return try Self.json(try await kb.removeSource(SourceRemoveRequest(id: try context.pathParameter("id"))))
+        }
+        v1.get("jobs/{id}") { _, context in
+            try Access.caller.require(.sources, writing: false, "see jobs")
+            return try Self.json(try await kb.job(try context.pathParameter("id")))
+        }
+
+        v1.get("tokens") { _, _ in
+            try Access.caller.requireAdmin("list tokens")
+            return try Self.json(try await kb.tokens())
+        }
+        v1.post("tokens") { request, _ in
+            try Access.caller.requireAdmin("make tokens")
+            return try await answer(TokenRequest.self, request, status: { _ in .created }) { try await kb.createToken($0) }
+        }
+        v1.delete("tokens/{name}") { _, context in
+            try Access.caller.requireAdmin("revoke tokens")
+            return try Self.json(try await kb.revokeToken(try context.pathParameter("name")))
+        }
         routes.record(router)
         return router
+    }
+
+    /// A scoped caller may touch a memory only in its scopes (the memory is read to know its scope).
+    func checkMemoryScope(_ id: String, writing: Bool) async throws {
+        guard case .token = Access.caller else { return }
+        try Access.caller.requireScopes([try await kb.memory(id).memory.scope], writing: writing)
     }
 
     /// A request's query parameters, in order.

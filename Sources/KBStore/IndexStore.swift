@@ -18,6 +18,9 @@ public protocol IndexStore: AnyObject, Sendable {
     func snapshot<T: Sendable>(_ body: @Sendable (any IndexSnapshot) throws -> T) async throws -> T
 
     func setMeta(_ key: String, _ value: String) async throws
+    /// Reads a meta value and writes what `change` makes of it, in one write transaction (so
+    /// writers in other processes cannot slip in between); returns what `change` returned.
+    func updateMeta<T: Sendable>(_ key: String, _ change: @escaping @Sendable (String?) throws -> (value: String, result: T)) async throws -> T
 
     // Sources and snippets
     /// Stores a source, its snippets and their vectors in one transaction. `vectors` holds one

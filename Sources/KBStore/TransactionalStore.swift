@@ -17,6 +17,14 @@ extension TransactionalStore {
         try await transaction { try $0.setMeta(key, value) }
     }
 
+    public func updateMeta<T: Sendable>(_ key: String, _ change: @escaping @Sendable (String?) throws -> (value: String, result: T)) async throws -> T {
+        try await transaction { transaction in
+            let (value, result) = try change(try transaction.meta(key))
+            try transaction.setMeta(key, value)
+            return result
+        }
+    }
+
     @discardableResult
     public func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord, ingestedAt: Date) async throws -> WriteEffect {
         try embedder.check(vectors, for: document)

@@ -73,6 +73,14 @@ import Testing
         request.apply = true
         let extraction = try await kb.extractMemories(request)
         #expect(extraction.proposals.map(\.content) == ["Allergic to peanuts."] && extraction.proposals[0].memory != nil)
+        do {
+            _ = try await kb.createBot(BotRequest(name: "astro"))
+            var request = TokenRequest(name: "ada-app")
+            request.scopes = ["user:ada"]
+            request.bots = ["astro"]
+            let created = try await kb.createToken(request)   // created.token is shown once
+            #expect(created.info.scopes == ["user:ada"])
+        }
         let erased = try await kb.erase(EraseRequest(scope: "user:ada"))
         #expect(erased.memories == 1)
         let model = try ChatModel(spec: "openai:llama3.1", url: "http://127.0.0.1:11434/v1", environment: [:])

@@ -27,6 +27,8 @@ import Testing
         var context = ContextRequest(bot: "b", report: "r", query: "q")
         context.user = "u"; context.budget = 100; context.history = [ConversationTurn(.user, "hi")]; context.tags = ["a"]
         context.anyTags = ["b"]; context.kinds = ["note"]
+        var token = TokenRequest(name: "ada-app")
+        token.scopes = ["user:ada"]; token.bots = ["b"]; token.allow = ["sources"]; token.readOnly = true; token.expires = "30d"
         var extract = MemoryExtractRequest(user: "ada", bot: "b", turns: [ConversationTurn(.user, "I live in Kyiv.")])
         extract.apply = true
         var bot = BotRequest(name: "b")
@@ -56,6 +58,7 @@ import Testing
             (SourceRemoveRequest.self, SourceRemoveRequest(id: "s1"), ["id": "s1"]),
             (MemoryExtractRequest.self, extract, ["user": "ada", "turns": [["role": "user", "content": "hi"]]]),
             (EraseRequest.self, EraseRequest(scope: "user:ada"), ["scope": "user:ada"]),
+            (TokenRequest.self, token, ["name": "ada-app"]),
         ]
     }()
 
@@ -127,6 +130,7 @@ import Testing
         Pattern.absolutePath: (["/x", "/\u{1F3FB}"], ["x", "./x", ""]),
         Pattern.halfLife: (["30d", "1.5h", "7", "0.5w"], ["0d", "-1d", "d", "3y"]),
         Pattern.oneLine: (["a title", "  t  "], ["a\nb", "a\u{2028}b"]),
+        APIToken.scopePattern: (["global", "user:ada", "user:*", "bot:astro"], ["bot:*", "user:", "user:a*b", "everyone", "user:a b", "global\n"]),
     ]
 
     @Test func patternsAreEnforcedAsDeclared() throws {

@@ -292,7 +292,7 @@ func errorCode(_ json: Any?) -> String? { ((json as? [String: Any])?["error"] as
             for (method, path) in fixture.service().routes {
                 let uri = path.replacingOccurrences(of: "{id}", with: "0000abcd").replacingOccurrences(of: "{name}", with: "astro")
                 let answer = try await client.call(HTTPRequest.Method(method)!, uri, ["query": "x"])
-                #expect(errorCode(answer.json) != "not_found" || path.contains("{id}"), "\(method) \(path)")
+                #expect(errorCode(answer.json) != "not_found" || path.contains("{id}") || path.hasPrefix("/v1/tokens/"), "\(method) \(path)")
             }
         }
     }

@@ -350,6 +350,7 @@ struct FieldRules {
         case Pattern.absolutePath: "which is not an absolute path: give paths from the root, e.g. /home/ada/notes"
         case Pattern.halfLife: "which is not a half-life: use a positive number and a unit, e.g. 30d, 12h, 90m, 2w"
         case Pattern.oneLine: "which is more than one line"
+        case APIToken.scopePattern: "which is not a token scope: use user:ID, user:* (any user), bot:NAME or global"
         default: "which does not match \(pattern)"
         }
     }
