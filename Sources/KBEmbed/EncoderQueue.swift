@@ -1,6 +1,36 @@
 import Foundation
 import KBCore
 
+/// What every encoder queue of the process has done, for metrics (`GET /metrics`): sequences
+/// that have waited for a pass, passes run and the sequences in them, and how many wait now.
+public final class EncoderActivity: Sendable {
+    public static let shared = EncoderActivity()
+
+    public struct Counts: Sendable, Hashable {
+        public var queued = 0
+        public var passes = 0
+        public var sequences = 0
+        /// Sequences waiting for a pass now.
+        public var waiting: Int { queued - sequences }
+        /// How many passes held 1, 2–4, 5–8, 9–16 and 17 or more sequences.
+        public var passSizes = [0, 0, 0, 0, 0]
+    }
+
+    private let counts = LockedValue(Counts())
+
+    public var current: Counts { counts.withLock { $0 } }
+
+    func waiting(_ sequences: Int) { counts.withLock { $0.queued += sequences } }
+
+    func pass(_ sequences: Int) {
+        counts.withLock { counts in
+            counts.passes += 1
+            counts.sequences += sequences
+            counts.passSizes[sequences <= 1 ? 0 : sequences <= 4 ? 1 : sequences <= 8 ? 2 : sequences <= 16 ? 3 : 4] += 1
+        }
+    }
+}
+
 /// Runs a model's forward passes on threads of its own — never on Swift's cooperative pool — and
 /// packs the token sequences that concurrent callers ask for into shared passes.
 ///
@@ -115,6 +145,7 @@ final class EncoderQueue: @unchecked Sendable {
         return await withCheckedContinuation { continuation in
             condition.lock()
             waiting.append(Request(sequences, continuation))
+            EncoderActivity.shared.waiting(sequences.count)
             condition.signal()
             condition.unlock()
         }
@@ -138,6 +169,7 @@ final class EncoderQueue: @unchecked Sendable {
             stats.passes += 1
             stats.sequences += taken.count
             stats.largestPass = max(stats.largestPass, taken.count)
+            EncoderActivity.shared.pass(taken.count)
             condition.unlock()
 
             let vectors = pass(taken.map { $0.request.sequences[$0.index] }, scratch, configuration.threadsPerPass)

@@ -29,3 +29,25 @@ extension SQLiteStore.Snapshot {
         try Row.fetchAll(db, sql: "SELECT embedder, count(*) FROM embedding_cache GROUP BY embedder").reduce(into: [String: Int]()) { $0[$1[0]] = $1[1] }
     }
 }
+
+extension SQLiteStore.Snapshot {
+    public func usage(since: Date, by grouping: UsageGrouping) throws -> [UsageRow] {
+        try Row.fetchAll(db, sql: RequestLogSQL.usage(by: grouping, day: "strftime('%Y-%m-%d', at, 'unixepoch')", since: "?"),
+                         arguments: [since.timeIntervalSince1970]).map { row in
+            UsageRow(key: row[0], requests: row[1], errors: row[2], degraded: row[3], results: row[4], tokens: row[5],
+                     meanLatencyMilliseconds: row[6], maxLatencyMilliseconds: row[7])
+        }
+    }
+}
+
+extension SQLiteStore.Snapshot {
+    public func requestLogEntries() throws -> [RequestLogEntry] {
+        try Row.fetchAll(db, sql: RequestLogSQL.entries).map { row in
+            var entry = RequestLogEntry(at: Date(timeIntervalSince1970: row[0]), route: row[1], status: row[2], requestID: row[3],
+                                        latencyMilliseconds: row[12])
+            (entry.caller, entry.bot, entry.report, entry.userHash) = (row[4], row[5], row[6], row[7])
+            (entry.results, entry.tokens, entry.budget, entry.degraded, entry.query) = (row[8], row[9], row[10], (row[11] as Int) != 0, row[13])
+            return entry
+        }
+    }
+}

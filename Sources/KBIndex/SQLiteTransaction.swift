@@ -122,6 +122,22 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
         return snippets
     }
 
+    public func insertRequestLog(_ entries: [RequestLogEntry]) throws {
+        let statement = try db.cachedStatement(sql: "INSERT INTO request_log (" + RequestLogSQL.columns.joined(separator: ", ")
+            + ") VALUES (" + RequestLogSQL.columns.map { _ in "?" }.joined(separator: ", ") + ")")
+        for entry in entries {
+            try statement.execute(arguments: [
+                entry.at.timeIntervalSince1970, entry.route, entry.status, entry.requestID, entry.caller, entry.bot, entry.report,
+                entry.userHash, entry.results, entry.tokens, entry.budget, entry.degraded ? 1 : 0, entry.latencyMilliseconds, entry.query,
+            ])
+        }
+    }
+
+    public func deleteRequestLog(before: Date) throws -> Int {
+        try db.execute(sql: "DELETE FROM request_log WHERE at < ?", arguments: [before.timeIntervalSince1970])
+        return db.changesCount
+    }
+
     public func deleteUnusedTags() throws {
         try db.execute(sql: """
             DELETE FROM tags WHERE id NOT IN (SELECT tag_id FROM source_tags)

@@ -7,7 +7,8 @@ enum Schema {
     /// The schema version an up-to-date index records in `kb_meta`.
     static var version: Int { migrationNames.count }
     static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors", "v3-memories", "v4-bots", "v5-embedding-cache",
-                                 "v6-bot-sources-json", "v7-ocr", "v8-uploads-jobs-owners"]
+                                 "v6-bot-sources-json", "v7-ocr", "v8-uploads-jobs-owners",
+                                 "v9-request-log"]
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -270,6 +271,30 @@ enum Schema {
                 CREATE INDEX sources_by_owner ON sources(owner) WHERE owner IS NOT NULL;
                 -- The job whose bytes are an uploaded source's original.
                 ALTER TABLE sources ADD COLUMN original_job TEXT REFERENCES jobs(id) ON DELETE SET NULL;
+                """)
+        }
+        migrator.registerMigration(migrationNames[8]) { db in
+            try db.execute(sql: """
+                -- What kb serve answered (kb usage): no query text unless --log-queries, users as
+                -- salted hashes. Pruned after --log-retention.
+                CREATE TABLE request_log (
+                    id INTEGER PRIMARY KEY,
+                    at REAL NOT NULL,
+                    route TEXT NOT NULL,
+                    status INTEGER NOT NULL,
+                    request_id TEXT NOT NULL,
+                    caller TEXT,
+                    bot TEXT,
+                    report TEXT,
+                    user_hash TEXT,
+                    results INTEGER,
+                    tokens INTEGER,
+                    budget INTEGER,
+                    degraded INTEGER NOT NULL DEFAULT 0,
+                    latency_ms REAL NOT NULL,
+                    query TEXT
+                );
+                CREATE INDEX request_log_by_time ON request_log(at);
                 """)
         }
         return migrator

@@ -266,6 +266,29 @@ enum PostgresSchema {
             "CREATE INDEX sources_by_owner ON sources (owner) WHERE owner IS NOT NULL",
             "ALTER TABLE sources ADD COLUMN original_job text REFERENCES jobs (id) ON DELETE SET NULL",
         ]),
+        // What kb serve answered (kb usage).
+        ("v6-request-log", [
+            """
+            CREATE TABLE request_log (
+                id bigserial PRIMARY KEY,
+                at double precision NOT NULL,
+                route text NOT NULL,
+                status integer NOT NULL,
+                request_id text NOT NULL,
+                caller text,
+                bot text,
+                report text,
+                user_hash text,
+                results integer,
+                tokens integer,
+                budget integer,
+                degraded integer NOT NULL DEFAULT 0,
+                latency_ms double precision NOT NULL,
+                query text
+            )
+            """,
+            "CREATE INDEX request_log_by_time ON request_log (at)",
+        ]),
     ]
 
     static var version: Int { migrations.count }

@@ -353,3 +353,34 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
             .map(PostgresRows.job)
     }
 }
+
+extension PostgresSnapshot {
+    func usage(since: Date, by grouping: UsageGrouping) throws -> [UsageRow] {
+        try session.rows(RequestLogSQL.usage(by: grouping, day: "to_char(to_timestamp(at) AT TIME ZONE 'UTC', 'YYYY-MM-DD')", since: "$1"),
+                         .double(since.timeIntervalSince1970)).map { row in
+            UsageRow(key: try row.get(0, String.self), requests: Int(try row.get(1, Int64.self)), errors: Int(try row.get(2, Int64.self)),
+                     degraded: Int(try row.get(3, Int64.self)), results: Int(try row.get(4, Int64.self)), tokens: Int(try row.get(5, Int64.self)),
+                     meanLatencyMilliseconds: try row.get(6, Double.self), maxLatencyMilliseconds: try row.get(7, Double.self))
+        }
+    }
+}
+
+extension PostgresSnapshot {
+    func requestLogEntries() throws -> [RequestLogEntry] {
+        try session.rows(RequestLogSQL.entries).map { row in
+            var entry = RequestLogEntry(at: Date(timeIntervalSince1970: try row.get(0, Double.self)), route: try row.get(1, String.self),
+                                        status: Int(try row.get(2, Int32.self)), requestID: try row.get(3, String.self),
+                                        latencyMilliseconds: try row.get(12, Double.self))
+            entry.caller = try row.get(4, String?.self)
+            entry.bot = try row.get(5, String?.self)
+            entry.report = try row.get(6, String?.self)
+            entry.userHash = try row.get(7, String?.self)
+            entry.results = try row.get(8, Int32?.self).map(Int.init)
+            entry.tokens = try row.get(9, Int32?.self).map(Int.init)
+            entry.budget = try row.get(10, Int32?.self).map(Int.init)
+            entry.degraded = try row.get(11, Int32.self) != 0
+            entry.query = try row.get(13, String?.self)
+            return entry
+        }
+    }
+}

@@ -122,6 +122,23 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
         return snippets
     }
 
+    public func insertRequestLog(_ entries: [RequestLogEntry]) throws {
+        for entry in entries {
+            try session.execute("INSERT INTO request_log (" + RequestLogSQL.columns.joined(separator: ", ") + ") VALUES ("
+                + (1...RequestLogSQL.columns.count).map { "$\($0)" }.joined(separator: ", ") + ")",
+                .double(entry.at.timeIntervalSince1970), .text(entry.route), .int(Int64(entry.status)), .text(entry.requestID),
+                .text(entry.caller), .text(entry.bot), .text(entry.report), .text(entry.userHash), .int(entry.results.map(Int64.init)),
+                .int(entry.tokens.map(Int64.init)), .int(entry.budget.map(Int64.init)), .int(entry.degraded ? 1 : 0),
+                .double(entry.latencyMilliseconds), .text(entry.query))
+        }
+    }
+
+    public func deleteRequestLog(before: Date) throws -> Int {
+        let rows = try session.rows("WITH gone AS (DELETE FROM request_log WHERE at < $1 RETURNING 1) SELECT count(*) FROM gone",
+                                    .double(before.timeIntervalSince1970))
+        return Int(try rows.first?.get(0, Int64.self) ?? 0)
+    }
+
     public func deleteUnusedTags() throws {
         try session.execute("""
             DELETE FROM tags t WHERE NOT EXISTS (SELECT 1 FROM source_tags st WHERE st.tag_id = t.id)

@@ -11,14 +11,17 @@ import KBKit
 struct AuthMiddleware<Context: RequestContext>: RouterMiddleware {
     let expected: [UInt8]?
     let kb: KnowledgeBase
+    /// Paths anyone may reach: `/healthz`, and `/metrics` with `--metrics-public`.
+    let open: Set<String>
 
-    init(token: String?, kb: KnowledgeBase) {
+    init(token: String?, kb: KnowledgeBase, metricsPublic: Bool = false) {
         expected = token.flatMap { $0.isEmpty ? nil : Array(SHA256.hash(data: Data($0.utf8))) }
         self.kb = kb
+        open = metricsPublic ? ["/healthz", "/metrics"] : ["/healthz"]
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard request.uri.path != "/healthz" else { return try await next(request, context) }
+        guard !open.contains(request.uri.path) else { return try await next(request, context) }
         let given = Self.bearerToken(request.headers[.authorization])
         if let expected, !given.isEmpty {
             let digest = Array(SHA256.hash(data: Data(given.utf8)))
@@ -29,6 +32,7 @@ struct AuthMiddleware<Context: RequestContext>: RouterMiddleware {
         if given.hasPrefix("kb_") {
             switch try await kb.authenticate(given) {
             case .success(let token):
+                RequestNote.set { $0.caller = token.name }
                 return try await Access.$caller.withValue(.token(token)) { try await next(request, context) }
             case .failure(.expired):
                 throw HTTPError(.unauthorized, message: "This token has expired. Ask for a new one (kb token create).")

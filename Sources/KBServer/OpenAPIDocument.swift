@@ -111,6 +111,16 @@ enum OpenAPIDocument {
 
     static func paths(_ limits: Limits) -> JSONValue { [
         "/healthz": ["get": operation("health", "Liveness check (no token needed).", ok: ("200", object(["status": string])), errors: [], open: true)],
+        "/metrics": ["get": [
+            "operationId": "metrics",
+            "summary": "Prometheus metrics, text format 0.0.4 (admin token only, or no token with kb serve --metrics-public).",
+            "responses": [
+                "200": ["description": "Success", "content": ["text/plain": ["schema": string]]],
+                "401": ["description": "Missing, wrong, expired or revoked bearer token", "content": ["application/json": ["schema": ref("Error")]]],
+                "403": ["description": "Only the admin token reads metrics", "content": ["application/json": ["schema": ref("Error")]]],
+                "500": ["description": "Internal error", "content": ["application/json": ["schema": ref("Error")]]],
+            ],
+        ]],
         "/openapi.json": ["get": operation("openapi", "This document.", ok: ("200", ["type": "object"]), errors: [])],
         "/v1/status": ["get": operation("status", "What the index holds.", ok: ("200", ref("Status")), errors: [])],
         "/v1/context": ["post": operation(

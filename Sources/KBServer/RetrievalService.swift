@@ -18,11 +18,15 @@ public struct RetrievalService: Sendable {
     public let kb: KnowledgeBase
     public let configuration: ServiceConfiguration
     let embeddings: LocalEmbeddings
+    /// The request log (`kb usage`), unless the configuration turns it off.
+    public let log: RequestLog?
+    let metrics = ServiceMetrics()
 
     public init(kb: KnowledgeBase, configuration: ServiceConfiguration, embeddings: LocalEmbeddings = .shared) {
         self.kb = kb
         self.configuration = configuration
         self.embeddings = embeddings
+        log = configuration.requestLog.map { RequestLog(kb: kb, settings: $0) }
     }
 
     /// Every route the service answers, as the router registers them (the OpenAPI document
@@ -58,13 +62,17 @@ public struct RetrievalService: Sendable {
             }
         }
         let jobs = kb.startJobRunner()
+        let logging = log.map { log in Task { await log.run() } }
         do {
             try await application(logger: logger).runService()
         } catch {
             await jobs.stop()
+            logging?.cancel()
             throw error
         }
         await jobs.stop()
+        logging?.cancel()
+        _ = await logging?.value
     }
 
     /// The router: the middleware (request ids and errors, the token, the body limit), then every
@@ -73,8 +81,9 @@ public struct RetrievalService: Sendable {
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
         let routes = RouteTable()
+        router.add(middleware: ObservingMiddleware(metrics: metrics, log: log))
         router.add(middleware: ErrorMiddleware(routes: routes))
-        router.add(middleware: AuthMiddleware(token: configuration.token, kb: kb))
+        router.add(middleware: AuthMiddleware(token: configuration.token, kb: kb, metricsPublic: configuration.metricsPublic))
         router.add(middleware: BodyLimitMiddleware(limit: configuration.maxBodyBytes))
 
         router.get("healthz") { _, _ in try Self.json(["status": "ok"]) }
@@ -82,6 +91,12 @@ public struct RetrievalService: Sendable {
             Response(status: .ok, headers: [.contentType: "application/json"],
                      body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json(
                         kb.limits, maxEmbeddingInputs: configuration.maxEmbeddingInputs, dimension: embeddings.declaredDimension))))
+        }
+
+        router.get("metrics") { _, _ in
+            if !configuration.metricsPublic { try Access.caller.requireAdmin("read metrics") }
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(string: try await metrics.exposition(kb: kb))))
         }
 
         let v1 = router.group("v1")
@@ -92,14 +107,24 @@ public struct RetrievalService: Sendable {
                 if request.report != nil { try caller.require(.reports, writing: false, "assemble report context") }
                 if request.bot != nil || request.report == nil { try caller.requireBot(request.bot) }
                 if let user = request.user { try caller.requireScopes([try MemoryScope.user(user)], writing: false) }
-                return try await kb.context(request, reports: configuration.reports)
+                let answer = try await kb.context(request, reports: configuration.reports)
+                RequestNote.set { note in
+                    (note.bot, note.report, note.user, note.query) = (request.bot, request.report, request.user, request.query)
+                    (note.results, note.tokens, note.budget, note.degraded) = (answer.citations.count, answer.tokens, answer.budget, answer.degraded != nil)
+                }
+                return answer
             }
         }
         v1.post("search") { request, _ in
             try await answer(SearchRequest.self, request) { request in
                 try Access.caller.requireBot(request.bot)
                 if let user = request.user { try Access.caller.requireScopes([try MemoryScope.user(user)], writing: false) }
-                return try await kb.search(request)
+                let answer = try await kb.search(request)
+                RequestNote.set { note in
+                    (note.bot, note.user, note.query) = (request.bot, request.user, request.query)
+                    (note.results, note.degraded) = (answer.hits.count, answer.degraded != nil)
+                }
+                return answer
             }
         }
         v1.post("embeddings") { request, _ in try await embed(request) }
@@ -128,13 +153,20 @@ public struct RetrievalService: Sendable {
         v1.post("memories/search") { request, _ in
             try await answer(RecallRequest.self, request) { request in
                 try Access.caller.requireScopes(try (request.scopes ?? []).map(MemoryScope.init), writing: false)
-                return try await kb.recall(request)
+                let answer = try await kb.recall(request)
+                RequestNote.set { note in
+                    if let scopes = request.scopes, scopes.count == 1, scopes[0].hasPrefix("user:") { note.user = String(scopes[0].dropFirst(5)) }
+                    (note.query, note.results, note.degraded) = (request.query, answer.hits.count, answer.degraded != nil)
+                }
+                return answer
             }
         }
         v1.post("memories/extract") { request, _ in
             try await answer(MemoryExtractRequest.self, request) { request in
                 try Access.caller.requireScopes([try MemoryScope.user(request.user)], writing: request.apply == true)
-                return try await kb.extractMemories(request, model: configuration.memoryModel)
+                let answer = try await kb.extractMemories(request, model: configuration.memoryModel)
+                RequestNote.set { note in (note.bot, note.user, note.results) = (request.bot, request.user, answer.proposals.count) }
+                return answer
             }
         }
         v1.get("memories/{id}") { _, context in

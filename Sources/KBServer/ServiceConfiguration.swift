@@ -26,6 +26,11 @@ public struct ServiceConfiguration: Sendable {
     /// The chat model memory extraction asks (`--llm`); nil uses kb's explicit patterns. The
     /// default is nil.
     public var memoryModel: ChatModel?
+    /// How answered requests are logged (`kb usage`); nil logs nothing. The default keeps 30
+    /// days, without query text.
+    public var requestLog: RequestLog.Settings? = RequestLog.Settings()
+    /// Serve `GET /metrics` without a token. The default is false (admin token only).
+    public var metricsPublic = false
 
     public init() {}
 

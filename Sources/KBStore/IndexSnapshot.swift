@@ -55,6 +55,10 @@ public protocol IndexSnapshot: StoredReads {
     /// Memories, oldest first; `scopes` empty means all; every tag must be present.
     func memories(scopes: [MemoryScope], tags: [Tag], includeSuperseded: Bool) throws -> [Memory]
     func memories(sourcePaths paths: [String]) throws -> [String: Memory]
+    /// The request log since `since`, grouped.
+    func usage(since: Date, by grouping: UsageGrouping) throws -> [UsageRow]
+    /// Every row of the request log, oldest first.
+    func requestLogEntries() throws -> [RequestLogEntry]
 
     // Bots
     func bots() throws -> [Bot]

@@ -67,6 +67,10 @@ public protocol IndexStore: AnyObject, Sendable {
     /// (SQLite: merged keyword index and a truncated write-ahead log; PostgreSQL: nothing beyond
     /// the deletes — VACUUM's business, see the README).
     func scrub() async throws
+    /// Appends answered requests to the request log, in one transaction.
+    func appendRequestLog(_ entries: [RequestLogEntry]) async throws
+    /// Deletes request log rows older than `before`; returns how many.
+    func pruneRequestLog(before: Date) async throws -> Int
 
     // Bots
     func createBot(_ bot: Bot) async throws

@@ -27,6 +27,10 @@ public protocol StoreTransaction: StoredReads {
     func deleteSource(path: String) throws -> [Int64]?
     /// Drops tags no source or snippet uses any more.
     func deleteUnusedTags() throws
+    /// Appends answered requests to the request log.
+    func insertRequestLog(_ entries: [RequestLogEntry]) throws
+    /// Deletes request log rows older than `before`; returns how many.
+    func deleteRequestLog(before: Date) throws -> Int
     func cacheOCRPage(_ page: OCRPage, contentHash: String, key: String) throws
 
     // Vectors

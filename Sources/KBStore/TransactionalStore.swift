@@ -17,6 +17,15 @@ extension TransactionalStore {
         try await transaction { try $0.setMeta(key, value) }
     }
 
+    public func appendRequestLog(_ entries: [RequestLogEntry]) async throws {
+        guard !entries.isEmpty else { return }
+        try await transaction { try $0.insertRequestLog(entries) }
+    }
+
+    public func pruneRequestLog(before: Date) async throws -> Int {
+        try await transaction { try $0.deleteRequestLog(before: before) }
+    }
+
     public func updateMeta<T: Sendable>(_ key: String, _ change: @escaping @Sendable (String?) throws -> (value: String, result: T)) async throws -> T {
         try await transaction { transaction in
             let (value, result) = try change(try transaction.meta(key))

@@ -21,7 +21,7 @@ struct KB: AsyncParsableCommand {
         var commands: [any ParsableCommand.Type] = [Ingest.self, Search.self, Sources.self, Remove.self, Status.self, Inspect.self, Embed.self,
                                                     Eval.self, MemoryCommand.self, BotCommand.self, Context.self]
         #if Server
-        commands += [Serve.self, MCP.self, TokenCommand.self]
+        commands += [Serve.self, MCP.self, TokenCommand.self, Usage.self]
         #endif
         return commands + [Reindex.self, Export.self, IndexCommand.self]
     }

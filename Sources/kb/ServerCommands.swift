@@ -4,6 +4,7 @@ import Foundation
 import KBContext
 import KBCore
 import KBKit
+import KBMemory
 import KBServer
 
 struct Serve: AsyncParsableCommand {
@@ -37,6 +38,18 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var llm: LLMOption
 
+    @Option(name: .customLong("log-retention"), help: ArgumentHelp("How long the request log keeps rows (kb usage reads them).", valueName: "duration"))
+    var logRetention = "30d"
+
+    @Flag(name: .customLong("log-queries"), help: "Keep each logged request's query text too (by default only counts, hashes and times).")
+    var logQueries = false
+
+    @Flag(name: .customLong("no-request-log"), help: "Log no requests.")
+    var noRequestLog = false
+
+    @Flag(name: .customLong("metrics-public"), help: "Serve GET /metrics without a token (by default the admin token only).")
+    var metricsPublic = false
+
     @Option(name: .customLong("max-body"), help: ArgumentHelp("Largest request body, in bytes.", valueName: "bytes"))
     var maxBody = ServiceConfiguration().maxBodyBytes
 
@@ -58,6 +71,15 @@ struct Serve: AsyncParsableCommand {
             configuration.maxBodyBytes = maxBody
             if let reports { configuration.reports = try ReportTemplate.loadAll(folder: reports) }
             configuration.memoryModel = try llm.model()
+            if noRequestLog {
+                configuration.requestLog = nil
+            } else {
+                var settings = RequestLog.Settings()
+                settings.retention = try Recency(logRetention).halfLife
+                settings.logQueries = logQueries
+                configuration.requestLog = settings
+            }
+            configuration.metricsPublic = metricsPublic
             try configuration.validate()
             var limits = Limits()
             limits.maxUploadBytes = maxUpload

@@ -81,6 +81,12 @@ import Testing
             let created = try await kb.createToken(request)   // created.token is shown once
             #expect(created.info.scopes == ["user:ada"])
         }
+        do {
+            let log = RequestLog(kb: kb)
+            let running = Task { await log.run() }   // cancel it to stop; it flushes once more
+            running.cancel()
+            await running.value
+        }
         let erased = try await kb.erase(EraseRequest(scope: "user:ada"))
         #expect(erased.memories == 1)
         let model = try ChatModel(spec: "openai:llama3.1", url: "http://127.0.0.1:11434/v1", environment: [:])

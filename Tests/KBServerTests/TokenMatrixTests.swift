@@ -95,6 +95,8 @@ import Testing
                   readOnly: .forbidden, ada: .forbidden, otherUser: .forbidden, otherBot: .forbidden, anyUser: .forbidden, curator: .forbidden),
             Self.route(.get, "/v1/sources",
                   readOnly: .forbidden, ada: .forbidden, otherUser: .forbidden, otherBot: .forbidden, anyUser: .forbidden, curator: .ok),
+            Self.route(.get, "/metrics",
+                  readOnly: .forbidden, ada: .forbidden, otherUser: .forbidden, otherBot: .forbidden, anyUser: .forbidden, curator: .forbidden),
             Self.route(.get, "/v1/tokens",
                   readOnly: .forbidden, ada: .forbidden, otherUser: .forbidden, otherBot: .forbidden, anyUser: .forbidden, curator: .forbidden),
             Self.route(.post, "/v1/tokens", ["name": "sneaky", "scopes": ["user:*"]],

@@ -1,0 +1,129 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KBCore
+import KBEmbed
+import KBKit
+import KBStore
+import Prometheus
+
+/// What a handler says about the request it answers, for the request log and the metrics: set
+/// up by `ObservingMiddleware` for the handler's task.
+final class RequestNote: @unchecked Sendable {
+    // @unchecked: every field is guarded by `lock`.
+    private let lock = NSLock()
+    private var fields = Fields()
+
+    struct Fields {
+        var caller: String?
+        var bot: String?
+        var report: String?
+        var user: String?
+        var results: Int?
+        var tokens: Int?
+        var budget: Int?
+        var degraded = false
+        var query: String?
+    }
+
+    @TaskLocal static var current: RequestNote?
+
+    /// Changes the current request's note, if there is one.
+    static func set(_ change: (inout Fields) -> Void) {
+        guard let note = current else { return }
+        note.lock.withLock { change(&note.fields) }
+    }
+
+    var snapshot: Fields { lock.withLock { fields } }
+}
+
+/// Counts and times every request (`/metrics`), and writes the ones the request log keeps —
+/// search, recall, context, memory extraction and sources — with what their handlers noted.
+/// It runs outside the error middleware, so it sees the status and the request id the client
+/// gets.
+struct ObservingMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServiceMetrics
+    let log: RequestLog?
+
+    static func logged(_ method: HTTPRequest.Method, _ route: String) -> Bool {
+        route.hasPrefix("/v1/sources") || (method == .post && ["/v1/search", "/v1/context", "/v1/memories/search", "/v1/memories/extract"].contains(route))
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let started = ContinuousClock.now
+        let note = RequestNote()
+        let response = try await RequestNote.$current.withValue(note) { try await next(request, context) }
+        let elapsed = ContinuousClock.now - started
+        let route = context.endpointPath ?? "unknown"
+        let status = Int(response.status.code)
+        let fields = note.snapshot
+        metrics.record(method: request.method.rawValue, route: route, status: status, elapsed: elapsed, degraded: fields.degraded)
+        if let log, Self.logged(request.method, route) {
+            var entry = RequestLogEntry(at: Date(), route: "\(request.method) \(route)", status: status,
+                                        requestID: response.headers[ErrorMiddleware<Context>.requestIDHeader] ?? "",
+                                        latencyMilliseconds: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
+            entry.caller = fields.caller ?? "admin"
+            entry.bot = fields.bot
+            entry.report = fields.report
+            if let user = fields.user { entry.userHash = try? await log.userHash(user) }
+            entry.results = fields.results
+            entry.tokens = fields.tokens
+            entry.budget = fields.budget
+            entry.degraded = fields.degraded
+            entry.query = fields.query
+            log.record(entry)
+        }
+        return response
+    }
+}
+
+/// The service's Prometheus metrics (`GET /metrics`, text format 0.0.4): requests by route and
+/// status, latency histograms by route, degraded answers; and, read when scraped, whether queries
+/// can be embedded, the encoders' queue and pass sizes, the index's size and jobs by state.
+final class ServiceMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    static let buckets: [Duration] = [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+                                      .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10)]
+
+    func record(method: String, route: String, status: Int, elapsed: Duration, degraded: Bool) {
+        let name = "\(method) \(route)"
+        registry.makeCounter(descriptor: Self.name("http_requests", "total", "Requests answered, by route and status."),
+                             labels: [("route", name), ("status", String(status))]).increment()
+        registry.makeDurationHistogram(descriptor: Self.name("http_request_duration", "seconds", "Time to answer, by route."),
+                                       labels: [("route", name)], buckets: Self.buckets).record(elapsed)
+        if degraded {
+            registry.makeCounter(descriptor: Self.name("degraded_answers", "total", "Answers from keywords alone: the query could not be embedded."),
+                                 labels: [("route", name)]).increment()
+        }
+    }
+
+    static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "kb", metricName: metric, unitName: unit, helpText: help)
+    }
+
+    /// The text a scrape gets, with the gauges read now.
+    func exposition(kb: KnowledgeBase) async throws -> String {
+        let available = kb.queryEmbedderStatus.available
+        registry.makeGauge(descriptor: Self.name("query_embedder", "available", "1 while queries can be embedded, 0 while answers come from keywords."))
+            .set(to: available ? 1 : 0)
+        let encoder = EncoderActivity.shared.current
+        registry.makeGauge(descriptor: Self.name("encoder_waiting", "sequences", "Sequences waiting for an encoder pass.")).set(to: Double(encoder.waiting))
+        registry.makeGauge(descriptor: Self.name("encoder_passes", "total", "Encoder passes run.")).set(to: Double(encoder.passes))
+        registry.makeGauge(descriptor: Self.name("encoder_encoded", "sequences", "Sequences encoded.")).set(to: Double(encoder.sequences))
+        for (size, count) in zip(["1", "2-4", "5-8", "9-16", "17+"], encoder.passSizes) {
+            registry.makeGauge(descriptor: Self.name("encoder_passes_by_size", "total", "Encoder passes by how many sequences they held."),
+                               labels: [("sequences", size)]).set(to: Double(count))
+        }
+        let (status, jobs) = try await kb.observedState()
+        for (name, value, help) in [("sources", status.sources, "Sources in the index (memories included)."),
+                                    ("snippets", status.snippets, "Snippets in the index."),
+                                    ("index_size", Int(status.sizeOnDisk), "Bytes the index takes on disk (SQLite).")] {
+            registry.makeGauge(descriptor: Self.name(name, name == "index_size" ? "bytes" : "count", help)).set(to: Double(value))
+        }
+        for state in ["receiving", "queued", "running"] {
+            registry.makeGauge(descriptor: Self.name("jobs", "count", "Unfinished jobs by state."), labels: [("state", state)])
+                .set(to: Double(jobs[state] ?? 0))
+        }
+        return registry.emitToString()
+    }
+}
