@@ -7,7 +7,9 @@
 # new memory; every add the server acknowledged must be there afterwards.
 #
 # Prints requests/s, p50/p99 latency and errors (socket errors and timeouts, non-2xx answers) per
-# run; writes them as JSON to bench-results/serve.json.
+# run; writes them as JSON to bench-results/serve.json. Then compares what wrk counted with what
+# the service counted itself (GET /metrics, and `kb usage` from the request log), and measures
+# what the request log costs: c=32 runs alternately with the log and with --no-request-log.
 #
 #   scripts/bench-serve.sh [SECONDS_PER_RUN]     (default 10; QUERIES=1200 distinct turns)
 . "$(dirname "$0")/lib.sh"
@@ -46,8 +48,13 @@ run() {   # NAME CONNECTIONS MIXED
     printf "%-22s %10s %12s %10s %10s %14s %12s\n" "$1" "$REQUESTS" "$RPS" "$P50" "$P99" "$SOCKET" "$STATUS"
     RESULTS+="{\"run\":\"$1\",\"connections\":$2,\"requests\":$REQUESTS,\"rps\":$RPS,\"p50_ms\":$P50,\"p99_ms\":$P99,\"socket_errors\":$SOCKET,\"non_2xx\":$STATUS},"
 }
-for CONNECTIONS in 1 8 32 64; do run "context c=$CONNECTIONS" "$CONNECTIONS" 0; done
+CONTEXT_REQUESTS=0
+for CONNECTIONS in 1 8 32 64; do
+    run "context c=$CONNECTIONS" "$CONNECTIONS" 0
+    CONTEXT_REQUESTS=$((CONTEXT_REQUESTS + REQUESTS))
+done
 run "mixed 10% adds c=32" 32 1
+MIXED_REQUESTS=$REQUESTS
 
 say "Checking that every acknowledged memory is there"
 ACKNOWLEDGED=$(grep -c . "$WORK/acknowledged.txt" || true)
@@ -60,10 +67,43 @@ done < "$WORK/acknowledged.txt"
 echo "acknowledged memory adds: $ACKNOWLEDGED; missing afterwards: $MISSING"
 grep -iE "error|warning" "$WORK/serve.log" | head -5 >&2 || true
 
+say "What the service counted: GET /metrics and kb usage (the request log), beside wrk's counts"
+METRICS_CONTEXT=$(curl -sf -H "Authorization: Bearer $TOKEN" "$URL/metrics" \
+    | awk '/^kb_http_requests_total\{route="POST \/v1\/context",status="200"\}/ { print $NF }')
+stop_sample_server   # flushes the request log
+USAGE_CONTEXT=$("$KB" usage --since 1h --by route --json | python3 -c "
+import json, sys
+rows = {r['key']: r for r in json.load(sys.stdin)['rows']}
+print(rows.get('POST /v1/context', {}).get('requests', 0))")
+ACK=$(grep -c . "$WORK/acknowledged.txt" || true)
+echo "wrk: $CONTEXT_REQUESTS context requests in the context runs + $MIXED_REQUESTS in the mixed run ($ACK of them memory adds): $((CONTEXT_REQUESTS + MIXED_REQUESTS - ACK)) context requests"
+echo "/metrics: kb_http_requests_total{route=\"POST /v1/context\",status=\"200\"} = ${METRICS_CONTEXT:-0}; kb usage: POST /v1/context = $USAGE_CONTEXT"
+echo "(wrk counts the answers it read before its run ended; the service also counts the few it answered after)"
+
+say "What the request log costs: c=32, $DURATION s, alternately with the log and with --no-request-log"
+printf "%-22s %12s %10s\n" run "requests/s" "p99 ms"
+LOG_RUNS="["
+for round in 1 2 3; do
+    for mode in on off; do
+        if [ "$mode" = off ]; then KB_SERVE_ARGS="--no-request-log" start_sample_server; else start_sample_server; fi
+        wrk_context 32 "$DURATION" 0
+        stop_sample_server
+        printf "%-22s %12s %10s\n" "log $mode ($round)" "$RPS" "$P99"
+        LOG_RUNS+="{\"log\":\"$mode\",\"rps\":$RPS,\"p99_ms\":$P99},"
+    done
+done
+
 mkdir -p bench-results
 echo "${RESULTS%,}]" | python3 -c "
 import json, sys
 runs = json.load(sys.stdin)
+log_runs = ${LOG_RUNS%,}]
+median = lambda xs: sorted(xs)[len(xs) // 2]
+on, off = median([r['rps'] for r in log_runs if r['log'] == 'on']), median([r['rps'] for r in log_runs if r['log'] == 'off'])
+print(f'request log: median {on:.0f} requests/s with it, {off:.0f} without ({(off - on) / off * 100:+.1f}% cost)')
 json.dump({'queries': $QUERIES, 'seconds_per_run': $DURATION, 'cores': $(nproc), 'runs': runs,
-           'acknowledged_adds': $ACKNOWLEDGED, 'missing_adds': $MISSING}, open('bench-results/serve.json', 'w'), indent=2)"
+           'acknowledged_adds': $ACKNOWLEDGED, 'missing_adds': $MISSING,
+           'counted': {'wrk_context': $CONTEXT_REQUESTS, 'wrk_mixed': $MIXED_REQUESTS, 'metrics_context_200': ${METRICS_CONTEXT:-0},
+                       'usage_context': $USAGE_CONTEXT},
+           'request_log': {'runs': log_runs, 'median_rps_on': on, 'median_rps_off': off}}, open('bench-results/serve.json', 'w'), indent=2)"
 [ "$MISSING" -eq 0 ] || { echo "error: $MISSING acknowledged memories are missing" >&2; exit 1; }

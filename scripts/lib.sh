@@ -62,8 +62,10 @@ prepare_sample_service() {
 
 # Starts `kb serve` on the prepared index (token, the sample reports) and waits until it answers;
 # its log is $WORK/serve.log, its pid $SERVER.
+# KB_SERVE_ARGS adds options (e.g. --no-request-log).
 start_sample_server() {
-    "$KB" serve --port "$PORT" --token "$TOKEN" --reports corpus/reports 2>"$WORK/serve.log" &
+    # shellcheck disable=SC2086
+    "$KB" serve --port "$PORT" --token "$TOKEN" --reports corpus/reports ${KB_SERVE_ARGS:-} 2>"$WORK/serve.log" &
     SERVER=$!
     for _ in $(seq 300); do curl -sf "$URL/healthz" >/dev/null && return 0; sleep 0.1; done
     cat "$WORK/serve.log" >&2

@@ -40,6 +40,28 @@ import Testing
         #expect(refused.status != 0 && refused.stderr.contains("bad.json"))
     }
 
+    @Test func tokensUsageAndErasureFromTheBinary() async throws {
+        let cli = try CLI()
+        _ = try await add(cli, "--scope", "user:ada", "Ada's locker is 41.")
+        _ = try await add(cli, "--scope", "user:bob", "Bob's locker is 7.")
+        #expect(try await cli.run("bot", "create", "astro", "--db", "kb.sqlite").status == 0)
+        let created = try await cli.run("token", "create", "ada-app", "--db", "kb.sqlite", "--scope", "user:ada", "--bot", "astro", "--expires", "30d")
+        #expect(created.status == 0 && created.stdout.hasPrefix("kb_") && created.stderr.contains("shown this once"))
+        let listed = try await cli.run("token", "list", "--db", "kb.sqlite")
+        #expect(listed.stdout.contains("ada-app") && listed.stdout.contains("scopes: user:ada") && !listed.stdout.contains(created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let bad = try await cli.run("token", "create", "x", "--db", "kb.sqlite", "--scope", "bot:*")
+        #expect(bad.status != 0 && bad.stderr.contains("token scope"))
+        #expect(try await cli.run("token", "revoke", "ada-app", "--db", "kb.sqlite").stdout.contains("Revoked"))
+        let usage = try await cli.run("usage", "--db", "kb.sqlite", "--by", "report")
+        #expect(usage.status == 0 && usage.stdout.contains("No requests logged"))
+        #expect(try await cli.run("usage", "--db", "kb.sqlite", "--by", "week").status != 0)
+
+        let erased = try await cli.run("memory", "erase", "--db", "kb.sqlite", "--scope", "user:ada", "--json")
+        #expect((erased.json as? [String: Any])?["memories"] as? Int == 1)
+        let left = try await cli.run("memory", "list", "--db", "kb.sqlite", "--json")
+        #expect((left.json as? [[String: Any]])?.map { $0["content"] as? String } == ["Bob's locker is 7."])
+    }
+
     @Test func addListSearchUpdateShowDeleteFromTheBinary() async throws {
         let cli = try CLI()
         let first = try await add(cli, "--scope", "user:ada", "--tag", "preference", "--title", "Units", "Prefers metric units.")
