@@ -77,6 +77,18 @@ func reportingErrors(json: Bool = false, _ body: () async throws -> Void) async 
     }
 }
 
+/// The body of a command that answers one request from an existing index: checks the request,
+/// opens the index, answers, and prints the answer — JSON with --json, else `text` of it.
+func answerFromIndex<R: KBRequest, T: Encodable>(_ request: R, _ global: GlobalOptions, text: (T) -> String,
+                                                 _ answer: (KnowledgeBase, R) async throws -> T) async throws {
+    try await reportingErrors(json: global.json) {
+        let request = try checked(request)
+        let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+        let result = try await answer(kb, request)
+        if global.json { try Terminal.printJSON(result) } else { print(text(result)) }
+    }
+}
+
 func report(_ error: KBError, json: Bool) {
     guard json, let text = try? KBJSON.text(["error": ["code": error.code.rawValue, "message": error.message]]) else {
         Terminal.error(error.message)

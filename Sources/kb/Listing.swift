@@ -64,12 +64,7 @@ struct RemoveSource: AsyncParsableCommand {
     var id: String
 
     func run() async throws {
-        try await reportingErrors(json: global.json) {
-            let request = try checked(SourceRemoveRequest(id: id))
-            let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-            let deleted = try await kb.removeSource(request)
-            if global.json { try Terminal.printJSON(deleted) } else { print("Removed the source \(deleted.deleted).") }
-        }
+        try await answerFromIndex(SourceRemoveRequest(id: id), global, text: { "Removed the source \($0.deleted)." }) { try await $0.removeSource($1) }
     }
 }
 

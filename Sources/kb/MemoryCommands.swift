@@ -261,16 +261,7 @@ struct MemoryCommand: AsyncParsableCommand {
         var id: String
 
         func run() async throws {
-            try await reportingErrors(json: global.json) {
-                let request = try checked(ForgetRequest(id: id))
-                let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                let deleted = try await kb.forget(request)
-                if global.json {
-                    try Terminal.printJSON(deleted)
-                } else {
-                    print("Deleted memory \(deleted.deleted).")
-                }
-            }
+            try await answerFromIndex(ForgetRequest(id: id), global, text: { "Deleted memory \($0.deleted)." }) { try await $0.forget($1) }
         }
     }
 
@@ -367,17 +358,10 @@ struct MemoryCommand: AsyncParsableCommand {
         var scope: String
 
         func run() async throws {
-            try await reportingErrors(json: global.json) {
-                let request = try checked(EraseRequest(scope: scope))
-                let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                let erased = try await kb.erase(request)
-                if global.json {
-                    try Terminal.printJSON(erased)
-                } else {
-                    print("Erased \(erased.scope): \(erased.memories) memories (\(erased.versions) versions), \(erased.sources) sources, "
-                        + "\(erased.jobs) pending jobs, \(erased.cachedVectors) cached embeddings.")
-                }
-            }
+            try await answerFromIndex(EraseRequest(scope: scope), global, text: { (erased: Erasure) in
+                "Erased \(erased.scope): \(erased.memories) memories (\(erased.versions) versions), \(erased.sources) sources, "
+                    + "\(erased.jobs) pending jobs, \(erased.cachedVectors) cached embeddings."
+            }) { try await $0.erase($1) }
         }
     }
 
