@@ -131,6 +131,7 @@ public struct RetrievalService: Sendable {
 
         v1.get("memories") { request, _ in
             let list = try Self.memoryList(request)
+            try list.check(kb.limits)
             try Access.caller.requireScopes(try (list.scopes ?? []).map(MemoryScope.init), writing: false)
             return try Self.json(try await kb.memories(list))
         }
@@ -328,7 +329,9 @@ public struct RetrievalService: Sendable {
         _ body: (R) async throws -> T
     ) async throws -> Response {
         let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
-        let value = try await body(try KBJSON.decode(R.self, from: Data(buffer: buffer), adding: adding))
+        let decoded = try KBJSON.decode(R.self, from: Data(buffer: buffer), adding: adding)
+        try decoded.check(kb.limits)   // first, so that a bad request is told so before any rights are weighed
+        let value = try await body(decoded)
         return try Self.json(value, status: status(value))
     }
 
