@@ -167,6 +167,18 @@ int kb_image_pixel(const kb_image *image, int x, int y) {
     return (int)value;
 }
 
+long kb_image_dark_pixels(const kb_image *image, int below, long enough) {
+    if (!image || pixGetDepth(image->pix) != 8) return -1;
+    l_int32 width = pixGetWidth(image->pix), height = pixGetHeight(image->pix), wpl = pixGetWpl(image->pix);
+    const l_uint32 *data = pixGetData(image->pix);
+    long dark = 0;
+    for (l_int32 y = 0; y < height && dark < enough; y++) {
+        const l_uint32 *line = data + (size_t)y * wpl;
+        for (l_int32 x = 0; x < width; x++) dark += GET_DATA_BYTE(line, x) < below;
+    }
+    return dark;
+}
+
 int kb_image_write(const kb_image *image, const char *path, kb_image_format format, int append) {
     quiet();
     if (!image || !path) return 1;

@@ -161,6 +161,10 @@ public final class OCRSession: @unchecked Sendable {
     /// Pages whose text came from the cache instead of Tesseract.
     public var cachedPagesUsed: Int { cachedPages.withLock { $0 } }
 
+    /// Pages found blank by their pixels, which Tesseract was not asked to read.
+    public var blankPagesSkipped: Int { blankPages.withLock { $0 } }
+    let blankPages = LockedValue(0)
+
     /// Fails with `problem` when pages need OCR that cannot run.
     func checkUsable(file: String, pages: Int) throws {
         guard let problem else { return }
@@ -211,7 +215,11 @@ public final class OCRSession: @unchecked Sendable {
     /// Recognises one page image. When the page reads poorly, asks Tesseract's orientation
     /// detection whether it is sideways or upside down and, if turning it reads better, keeps that.
     func recognise(_ image: OpaquePointer, page: Int) throws -> OCRPage {
-        try withEngine { ocr in
+        if Tesseract.isBlank(image) {
+            blankPages.withLock { $0 += 1 }
+            return OCRPage(page: page, text: "", confidence: 0, words: 0)
+        }
+        return try withEngine { ocr in
             var best = try Self.read(ocr, image, page: page, turns: 0, timeout: settings.pageTimeout)
             if best.words < 3 || best.confidence < settings.confidenceFloor,
                let quarters = Tesseract.orientation(ocr, image), let turned = Tesseract.rotated(image, quarters: quarters) {

@@ -137,6 +137,21 @@ enum Tesseract {
         #endif
     }
 
+    /// Whether a page image holds no ink worth reading: fewer than one pixel in 100,000 darker
+    /// than mid-grey (at 300 dpi a letter page has 8.4 million pixels; a lone page number has a
+    /// few hundred dark ones, a blank scan's specks a few dozen). Such a page is not given to
+    /// Tesseract, which would spend a read and an orientation check on it.
+    static func isBlank(_ image: OpaquePointer) -> Bool {
+        #if OCR
+        let pixels = Int(kb_image_width(image)) * Int(kb_image_height(image))
+        let enough = max(16, pixels / 100_000)
+        let dark = kb_image_dark_pixels(image, 128, enough)
+        return dark >= 0 && dark < enough
+        #else
+        false
+        #endif
+    }
+
     static func free(_ image: OpaquePointer) {
         #if OCR
         kb_image_free(image)

@@ -129,13 +129,21 @@ import Testing
         let pages = try ScanMaker.render(pdf: Self.fixture("mixed-scan"), pages: [2], dpi: 150)
         let scan = path("with-blank.pdf")
         try ScanMaker.writePDF([pages[0], ScanMaker.blank(dpi: 150)], to: scan)
-        let document = try load(scan, session: Self.session())
+        let session = Self.session()
+        let document = try load(scan, session: session)
         #expect(document.warnings == ["with-blank.pdf: OCR found no text on page 2 (blank?)."])
+        #expect(session.blankPagesSkipped == 1)   // found blank by its pixels; Tesseract never saw it
         #expect(document.snippets.allSatisfy { $0.pages?.end == 1 })
 
         let blank = path("blank.png")
         try ScanMaker.blank(dpi: 150).write(to: blank, format: .png)
         #expect(error { try load(blank, session: Self.session()) }?.hasPrefix("blank.png: OCR found no text on the image (eng)") == true)
+    }
+
+    @Test func onlyPagesWithoutInkCountAsBlank() throws {
+        let blank = ScanMaker.blank(dpi: 300)
+        #expect(Tesseract.isBlank(blank.pointer))
+        for page in try ScanMaker.render(pdf: Self.fixture("mixed-scan"), dpi: 150) { #expect(!Tesseract.isBlank(page.pointer)) }
     }
 
     @Test func anUpsideDownPageIsTurnedUpright() throws {

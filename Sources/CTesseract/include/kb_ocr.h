@@ -36,6 +36,9 @@ kb_image *kb_image_rotated(const kb_image *image, int quarters);
 kb_image *kb_image_scaled(const kb_image *image, float scale);
 /// The grey value (0–255) of one pixel, or -1 outside the image.
 int kb_image_pixel(const kb_image *image, int x, int y);
+/// How many pixels are darker than `below`, counting no further than `enough` (so an inked page
+/// costs a few rows); -1 for no image.
+long kb_image_dark_pixels(const kb_image *image, int below, long enough);
 
 typedef enum { KB_IMAGE_PNG = 0, KB_IMAGE_JPEG = 1, KB_IMAGE_TIFF = 2 } kb_image_format;
 /// Writes an image file; for TIFF, `append` adds a page to an existing file. 0 on success.
