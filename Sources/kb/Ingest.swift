@@ -65,12 +65,12 @@ struct Ingest: AsyncParsableCommand {
             }
             let bar = ProgressBar(label: "ingest", enabled: Terminal.stderrIsTerminal && !global.json)
             let report = await kb.ingest(paths, options: options, embedder: embedder, record: record, prune: prune) { progress in
-                let phase = switch progress.phase {
-                case .reading: "reading "
-                case .recognising: "OCR pages · "
-                case .embedding: "embedding "
+                let (phase, unit) = switch progress.phase {
+                case .reading: ("reading ", "files")
+                case .recognising: ("OCR pages · ", "pages")
+                case .embedding: ("embedding ", "snippets")
                 }
-                bar.update(done: progress.done, total: progress.total, item: phase + progress.current)
+                bar.update(done: progress.done, total: progress.total, item: phase + progress.current, unit: unit)
             }
             bar.finish()
             if global.json {
@@ -84,9 +84,10 @@ struct Ingest: AsyncParsableCommand {
 
     private func printHuman(_ report: IngestReport) {
         let total = report.added + report.updated + report.unchanged + report.failed.count
-        print(String(format: "Ingested %d file%@ in %.2f s: %d added, %d updated, %d unchanged, %d removed, %d failed (%d snippets written).",
+        print(String(format: "Ingested %d file%@ in %.2f s: %d added, %d updated, %d unchanged, %d removed, %d failed (%d snippets written%@).",
                      total, total == 1 ? "" : "s", report.seconds, report.added, report.updated, report.unchanged,
-                     report.removed, report.failed.count, report.snippets))
+                     report.removed, report.failed.count, report.snippets,
+                     report.snippets > 0 && report.seconds > 0 ? String(format: ", %.0f a second", Double(report.snippets) / report.seconds) : ""))
         if report.ocrPages + report.ocrCachedPages > 0 {
             print("OCR: \(report.ocrPages) page\(report.ocrPages == 1 ? "" : "s") recognised"
                   + (report.ocrCachedPages > 0 ? ", \(report.ocrCachedPages) taken from the index's OCR cache." : "."))

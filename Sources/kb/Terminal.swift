@@ -54,16 +54,27 @@ final class ProgressBar: @unchecked Sendable {
     private let lock = NSLock()
     private var lastDraw = Date.distantPast
     private var drawn = false
+    /// When each unit's counting began, for its rate.
+    private var started: [String: (at: Date, done: Int)] = [:]
 
     init(label: String, enabled: Bool = Terminal.stderrIsTerminal) {
         self.label = label
         self.enabled = enabled
     }
 
-    func update(done: Int, total: Int, item: String) {
+    /// Draws the bar; with `unit` ("snippets", "pages"), also how many of them a second since
+    /// that unit's counting began.
+    func update(done: Int, total: Int, item: String, unit: String? = nil) {
         guard enabled, total > 0 else { return }
         lock.lock(); defer { lock.unlock() }
         let now = Date()
+        var rate = ""
+        if let unit {
+            let first = started[unit] ?? (now, done)
+            started[unit] = first
+            let seconds = now.timeIntervalSince(first.at)
+            if seconds >= 0.5 { rate = String(format: " %.0f %@/s", Double(done - first.done) / seconds, unit) }
+        }
         guard done == total || now.timeIntervalSince(lastDraw) > 0.05 else { return }
         lastDraw = now
         let width = 24
@@ -71,7 +82,7 @@ final class ProgressBar: @unchecked Sendable {
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
         var name = item
         if name.count > 36 { name = "…" + name.suffix(35) }
-        let line = "\r\u{1B}[2K\(label) \(bar) \(done)/\(total) \(name)"
+        let line = "\r\u{1B}[2K\(label) \(bar) \(done)/\(total)\(rate) \(name)"
         FileHandle.standardError.write(Data(line.utf8))
         drawn = true
     }
