@@ -25,6 +25,8 @@ python3 -m venv "$WORK/venv"
 "$WORK/venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
 
 "$KB" memory add "Ada prefers short answers." --scope user:ada --json >/dev/null
+# Made before the admin run, which may well delete the bot astro (its stateful phase follows links).
+SCOPED=$("$KB" token create fuzz-scoped --scope user:ada --bot astro --allow sources)
 start_sample_server
 
 say "Fuzzing $URL ($EXAMPLES examples per operation)"
@@ -35,7 +37,6 @@ status=0
     > bench-results/fuzz-api.log 2>&1 || status=$?
 sed -n '/^Test cases:/,$p' bench-results/fuzz-api.log | sed '/^$/d'
 
-SCOPED=$("$KB" token create fuzz-scoped --scope user:ada --bot astro --allow sources 2>/dev/null)
 say "Fuzzing $URL again with a scoped token (user:ada, bot astro, sources)"
 "$WORK/venv/bin/schemathesis" --config-file scripts/fuzz-api.toml run "$URL/openapi.json" \
     --header "Authorization: Bearer $SCOPED" --max-examples "$EXAMPLES" --no-color \
