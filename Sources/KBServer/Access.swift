@@ -47,8 +47,10 @@ extension Caller {
     }
 
     /// Memories of these scopes; none named means every scope, which only the admin may read.
-    func requireScopes(_ scopes: [MemoryScope], writing: Bool) throws {
+    /// `scopes` is read only for a scoped token (the admin's request is checked where kb answers it).
+    func requireScopes(_ scopes: @autoclosure () throws -> [MemoryScope], writing: Bool) throws {
         guard case .token(let token) = self else { return }
+        let scopes = try scopes()
         guard !scopes.isEmpty else {
             throw refuse(token, "may read only the memories of its scopes (\(Self.list(token.scopes))): name the scope")
         }
