@@ -65,7 +65,8 @@ let package = Package(
         .target(name: "CKBKernels"),
         // The encoder's numeric kernels in C: packed-weight matrix products and attention, with
         // AVX-512 and AVX2 variants chosen at run time. Only KBEmbed imports it.
-        .target(name: "CKBEncoder", linkerSettings: [.linkedLibrary("m")]),
+        // oneDNN (Debian libdnnl-dev) runs the bf16 and int8 products; kb's own kernels the rest.
+        .target(name: "CKBEncoder", linkerSettings: [.linkedLibrary("m"), .linkedLibrary("dnnl")]),
         // Embedders: the native BERT model (on CKBEncoder's kernels) and the HTTP client.
         .target(
             name: "KBEmbed",

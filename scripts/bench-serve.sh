@@ -12,6 +12,10 @@
 # what the request log costs: c=32 runs alternately with the log and with --no-request-log.
 #
 #   scripts/bench-serve.sh [SECONDS_PER_RUN]     (default 10; QUERIES=1200 distinct turns)
+#   scripts/bench-serve.sh --scale [SNIPPETS] [SECONDS_PER_RUN]
+#                                                 a bot over SNIPPETS (default 100,000) and 10,000
+#                                                 users × 10 memories: scripts/bench-serve-scale.sh
+[ "${1:-}" = "--scale" ] && { shift; exec bash "$(dirname "$0")/bench-serve-scale.sh" "$@"; }
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
 ensure_swift

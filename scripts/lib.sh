@@ -2,7 +2,7 @@
 set -euo pipefail
 
 KB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-KB_SYSTEM_PACKAGES=(libsqlite3-dev libpoppler-cpp-dev libopenblas-dev libcurl4-openssl-dev pkg-config
+KB_SYSTEM_PACKAGES=(libsqlite3-dev libpoppler-cpp-dev libopenblas-dev libdnnl-dev libcurl4-openssl-dev pkg-config
     libtesseract-dev libleptonica-dev tesseract-ocr-eng tesseract-ocr-ukr tesseract-ocr-rus tesseract-ocr-ara tesseract-ocr-osd)
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -82,7 +82,7 @@ stop_sample_server() {
 
 # Writes $WORK/context.lua, wrk's script for POST /v1/context with `$1` distinct user turns (the
 # project's own evaluation queries and templated questions, scripts/bench_serve_queries.py)
-# cycled in order, for `$2` users (u0…) of the bot astro; with KB_BENCH_MIXED=1 one request in
+# cycled in order, for `$2` users (u0…) of the bot $BENCH_BOT (default astro); with KB_BENCH_MIXED=1 one request in
 # ten adds a memory instead, and the ids acknowledged go to $WORK/acknowledged.txt.
 write_context_load() {
     local queries="$1" users="$2"
@@ -90,12 +90,12 @@ write_context_load() {
     [ "$(sort -u "$WORK/queries.txt" | wc -l)" -eq "$queries" ] || { echo "error: the queries are not $queries distinct texts" >&2; exit 1; }
 
     # The request bodies, precomputed as Lua long strings.
-    python3 - "$WORK/queries.txt" "$users" > "$WORK/bodies.lua" <<'PY'
+    python3 - "$WORK/queries.txt" "$users" "${BENCH_BOT:-astro}" > "$WORK/bodies.lua" <<'PY'
 import json, sys
-users = int(sys.argv[2])
+users, bot = int(sys.argv[2]), sys.argv[3]
 print("bodies = {")
 for i, query in enumerate(open(sys.argv[1], encoding="utf-8").read().splitlines()):
-    body = json.dumps({"bot": "astro", "user": f"u{i % users}", "budget": 1200, "query": query})
+    body = json.dumps({"bot": bot, "user": f"u{i % users}", "budget": 1200, "query": query})
     print(f"  [==[{body}]==],")
 print("}")
 PY

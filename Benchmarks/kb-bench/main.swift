@@ -8,6 +8,7 @@
 //   kb-bench ocr-scan BOOK.pdf FIRST COUNT DPI OUT.pdf   (an image-only scan of COUNT pages, truth in OUT.pdf.json)
 //   kb-bench ocr SCAN.pdf WORKERS LANGUAGES         (OCR of that scan: pages/s, word accuracy against the truth)
 //   kb-bench unigram-tokenizer TOKENIZER.json PIECES (the Unigram tokenizer grown to PIECES: load time, memory, speed)
+//   kb-bench scale-index INDEX.sqlite N WORDS.txt MODEL  (N snippets of real-length text, synthetic vectors; bench-serve.sh --scale)
 import Foundation
 import GRDB
 import KBCore
@@ -43,8 +44,11 @@ func lines(_ path: String) -> [String] {
 /// (the `.throughput` mode ingest runs in), and a short query's latency.
 func benchEmbed(passagesFile: String, sentencesFile: String) async throws -> [String: Any] {
     let folder = try BERTEmbedder.installed().folder
-    let embedders = [1: try BERTEmbedder(folder: folder, mode: .latency), 32: try BERTEmbedder(folder: folder, mode: .throughput)]
-    var result: [String: Any] = ["implementation": "kb (Swift, CKBEncoder kernels)", "cores": ProcessInfo.processInfo.activeProcessorCount]
+    let precision = try ProcessPrecision.current(ProcessInfo.processInfo.environment)   // KB_PRECISION
+    let embedders = [1: try BERTEmbedder(folder: folder, mode: .latency, precision: precision),
+                     32: try BERTEmbedder(folder: folder, mode: .throughput, precision: precision)]
+    var result: [String: Any] = ["implementation": "kb (Swift, CKBEncoder kernels, \(embedders[1]!.precision.rawValue))",
+                                 "precision": embedders[1]!.precision.rawValue, "cores": ProcessInfo.processInfo.activeProcessorCount]
     let sets = ["passages": lines(passagesFile), "sentences": lines(sentencesFile)]
     for embedder in embedders.values { _ = try await embedder.embed(Array(sets["passages"]!.prefix(8)), role: .passage) }   // page in the weights
     for (name, texts) in sets.sorted(by: { $0.key < $1.key }) {
@@ -283,6 +287,11 @@ do {
         let a = Array(arguments)
         guard let pieces = Int(a[2]), pieces > 0 else { throw KBError(.invalidArgument, "PIECES is a positive count") }
         let output = try benchUnigramTokenizer(fixture: a[1], pieces: pieces)
+        print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
+    case "scale-index" where arguments.count == 5:
+        let a = Array(arguments)
+        guard let count = Int(a[2]), count > 0 else { throw KBError(.invalidArgument, "N must be a positive count") }
+        let output = try await makeScaleIndex(path: a[1], count: count, wordsFile: a[3], modelName: a[4])
         print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
     case "ocr" where arguments.count == 4:
         let a = Array(arguments)

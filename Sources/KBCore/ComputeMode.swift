@@ -33,3 +33,43 @@ public enum ProcessCompute {
 
     private static let state = LockedValue((mode: ComputeMode.throughput, fixed: false))
 }
+
+/// The arithmetic of the local model's linear layers (`--precision`, `KB_PRECISION`).
+///
+/// Vectors of every precision stay within the quality gates of fp32's (cosine ≥ 0.999 for bf16,
+/// ≥ 0.995 for int8), so one index may mix them: passages embedded with one, queries with another.
+public enum EncoderPrecision: String, Sendable, Hashable, CaseIterable, Codable {
+    /// bf16 on CPUs with AVX-512 BF16, else fp32. The default.
+    case auto
+    /// Full precision, on every CPU.
+    case fp32
+    /// bfloat16 inputs and weights with fp32 sums (AVX-512 BF16).
+    case bf16
+    /// int8 weights and inputs with exact int32 sums (AVX-512 VNNI).
+    case int8
+
+    /// Parses a name, with an error that lists the choices.
+    public init(parsing name: String) throws {
+        guard let precision = EncoderPrecision(rawValue: name.lowercased()) else {
+            throw KBError(.invalidArgument, "Unknown precision '\(name)'. Use auto, fp32, bf16 or int8.")
+        }
+        self = precision
+    }
+}
+
+/// The precision the process's local model loads with: `$KB_PRECISION` wins, else what the
+/// command line chose (`--precision`), else `.auto`.
+public enum ProcessPrecision {
+    public static var chosen: EncoderPrecision { state.withLock { $0 } }
+
+    /// Chooses the precision for models loaded from now on.
+    public static func set(_ precision: EncoderPrecision) { state.withLock { $0 = precision } }
+
+    /// The precision in force for `environment`.
+    public static func current(_ environment: [String: String]) throws -> EncoderPrecision {
+        if let name = environment["KB_PRECISION"], !name.isEmpty { return try EncoderPrecision(parsing: name) }
+        return chosen
+    }
+
+    private static let state = LockedValue(EncoderPrecision.auto)
+}

@@ -1,3 +1,4 @@
+import CKBEncoder
 public import Foundation
 public import KBCore
 
@@ -22,6 +23,8 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     public let tokenizer: any TextTokenizer
     /// How passes are scheduled.
     public var mode: ComputeMode { configuredMode }
+    /// The linear layers' arithmetic on this CPU (`.auto` resolved).
+    public let precision: EncoderPrecision
     private let configuredMode: ComputeMode
     private let encoder: BERTEncoder
     private let queue: EncoderQueue
@@ -33,15 +36,19 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     ///   - maxSequencesPerPass: most texts in one forward pass. The default is 32.
     ///   - collectionWindow: how long a pass waits for more requests when several are waiting, in
     ///     seconds (0 for never). The default is 0.001.
-    public init(folder: ModelFolder, mode: ComputeMode? = nil, maxSequencesPerPass: Int = 32, collectionWindow: TimeInterval = 0.001) throws {
+    ///   - precision: the linear layers' arithmetic. The default, `.auto`, is bf16 where the CPU
+    ///     has AVX-512 BF16 and fp32 elsewhere.
+    public init(folder: ModelFolder, mode: ComputeMode? = nil, maxSequencesPerPass: Int = 32, collectionWindow: TimeInterval = 0.001,
+                precision: EncoderPrecision = .auto) throws {
         guard maxSequencesPerPass >= 1 else { throw KBError(.invalidArgument, "A pass must hold at least one text.") }
         guard collectionWindow >= 0 else { throw KBError(.invalidArgument, "The collection window cannot be negative.") }
         self.folder = folder
         self.id = folder.name
         self.dimension = folder.config.hiddenSize
         tokenizer = try folder.tokenizer()
-        let encoder = try BERTEncoder(folder: folder)
+        let encoder = try BERTEncoder(folder: folder, precision: precision.resolved())
         self.encoder = encoder
+        self.precision = EncoderPrecision(encoder.precision)
         configuredMode = mode ?? ProcessCompute.mode
         var configuration = EncoderQueue.Configuration(mode: configuredMode)
         configuration.maxSequencesPerPass = maxSequencesPerPass
@@ -55,7 +62,8 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     deinit { queue.stop() }
 
     /// The model in `$KB_MODEL_DIR`, or the default model's install location, loaded once per
-    /// process and shared; a clear error that says how to install it when it is not there.
+    /// process and precision and shared; a clear error that says how to install it when it is not
+    /// there. Its precision is `$KB_PRECISION`, else the process's (`ProcessPrecision`).
     public static func installed(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> BERTEmbedder {
         let path = Locations.modelDirectory(environment)
         guard FileManager.default.fileExists(atPath: path + "/config.json") else {
@@ -63,8 +71,10 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
                 "The local embedding model is not installed (no model at \(path)). Install it with `scripts/install-model.sh` "
               + "(scripts/setup.sh does it too), point KB_MODEL_DIR at a model folder, or use --embedder none for a keyword-only index.")
         }
-        return try LoadedModels.shared.model(at: URL(fileURLWithPath: path).standardizedFileURL.path) {
-            try BERTEmbedder(folder: ModelFolder(path: path))
+        let precision = try ProcessPrecision.current(environment).resolved()
+        let folder = URL(fileURLWithPath: path).standardizedFileURL.path
+        return try LoadedModels.shared.model(at: folder, precision: precision) {
+            try BERTEmbedder(folder: ModelFolder(path: path), precision: EncoderPrecision(precision))
         }
     }
 
@@ -103,19 +113,20 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     }
 }
 
-/// The process's models, one per folder, so that every caller shares one set of weights and one
-/// set of threads.
+/// The process's models, one per folder and precision, so that every caller shares one set of
+/// weights and one set of threads.
 /// @unchecked Sendable: `models` is guarded by `lock`.
 final class LoadedModels: @unchecked Sendable {
     static let shared = LoadedModels()
     private let lock = NSLock()
     private var models: [String: BERTEmbedder] = [:]
 
-    func model(at path: String, load: () throws -> BERTEmbedder) throws -> BERTEmbedder {
-        try lock.withLock {
-            if let model = models[path] { return model }
+    func model(at path: String, precision: kb_precision, load: () throws -> BERTEmbedder) throws -> BERTEmbedder {
+        let key = "\(precision.rawValue) \(path)"
+        return try lock.withLock {
+            if let model = models[key] { return model }
             let model = try load()
-            models[path] = model
+            models[key] = model
             return model
         }
     }

@@ -119,6 +119,8 @@ struct EmbedderOption: ParsableArguments {
         valueName: "text"))
     var passagePrefix: String?
 
+    @OptionGroup var precision: PrecisionOption
+
     /// The embedder named (with prefixes, when given: then the local model unless another is
     /// named); nil leaves the index's own (or the local model for a new index).
     func choice() throws -> EmbedderChoice? {
@@ -164,4 +166,24 @@ struct EndpointOption: ParsableArguments {
         "Embed with this OpenAI-compatible endpoint instead of the one the index recorded (default: $KB_EMBEDDINGS_URL); the model stays the one recorded.",
         valueName: "url"))
     var url: String?
+
+    @OptionGroup var precision: PrecisionOption
+}
+
+/// `--precision`, shared by every command that may load the local model.
+struct PrecisionOption: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "The local model's arithmetic: auto (bf16 where the CPU has AVX-512 BF16, else fp32; the default), fp32, bf16 or int8 (AVX-512 VNNI). Vectors of every precision may share one index. $KB_PRECISION overrides it.",
+        valueName: "precision"))
+    var precision: String?
+
+    /// Parsing chooses the precision the process's model loads with (before anything loads it).
+    mutating func validate() throws {
+        guard let precision else { return }
+        do {
+            ProcessPrecision.set(try EncoderPrecision(parsing: precision))
+        } catch let error as KBError {
+            throw ValidationError(error.message)
+        }
+    }
 }

@@ -30,7 +30,7 @@ import Testing
 
     @Test func resultsComeBackInInputOrderWhateverTheBatching() async throws {
         let embedder = try InstalledModel.get()
-        let small = try BERTEmbedder(folder: embedder.folder, mode: .throughput, maxSequencesPerPass: 3)
+        let small = try BERTEmbedder(folder: embedder.folder, mode: .throughput, maxSequencesPerPass: 3, precision: .fp32)
         let texts = Self.fixture.cases.map(\.text).reversed().map { $0 }
         let a = try await small.embed(texts, role: .passage)
         let b = try await embedder.embed(texts, role: .passage)
@@ -40,17 +40,17 @@ import Testing
 
     /// Micro-batching packs concurrent callers' texts into one forward pass; each text's vector
     /// must be exactly what it gets alone, whichever texts it shares a pass with.
-    @Test(arguments: [ComputeMode.throughput, .latency])
-    func concurrentCallsPackedIntoSharedPassesGetTheVectorsTheyGetAlone(mode: ComputeMode) async throws {
+    @Test(arguments: [ComputeMode.throughput, .latency], PrecisionGate.available.map(\.precision))
+    func concurrentCallsPackedIntoSharedPassesGetTheVectorsTheyGetAlone(mode: ComputeMode, precision: EncoderPrecision) async throws {
         let folder = try InstalledModel.get().folder
         let texts = Self.fixture.cases.map(\.text) + ["saturn return", "what does venus in the tenth house mean for my job", "a"]
-        let alone = try BERTEmbedder(folder: folder, mode: mode)
+        let alone = try BERTEmbedder(folder: folder, mode: mode, precision: precision)
         var expected: [[Float]] = []
         for text in texts { expected.append(try await alone.embed([text], role: .query)[0]) }
         #expect(alone.largestPass == 1)
 
         // A long collection window, so that the concurrent calls really share passes.
-        let shared = try BERTEmbedder(folder: folder, mode: mode, collectionWindow: 0.05)
+        let shared = try BERTEmbedder(folder: folder, mode: mode, collectionWindow: 0.05, precision: precision)
         for round in 0..<3 {
             let order = round == 0 ? Array(texts.indices) : texts.indices.shuffled()
             let vectors = try await withThrowingTaskGroup(of: (Int, [Float]).self) { group in
@@ -64,6 +64,44 @@ import Testing
         #expect(shared.largestPass > 1, "the concurrent calls never shared a pass, so packing was not tested")
         // One call with every text is one packed request too.
         #expect(try await shared.embed(texts, role: .query) == expected)
+    }
+
+    /// bf16 and int8 (where the CPU has them) keep every reference text's vector within their
+    /// gate of the reference's: cosine 0.999 for bf16, 0.995 for int8.
+    @Test(arguments: PrecisionGate.available.filter { $0.precision != .fp32 })
+    func reducedPrecisionStaysWithinItsQualityGate(gate: PrecisionGate) async throws {
+        let embedder = try BERTEmbedder(folder: try InstalledModel.get().folder, precision: gate.precision)
+        #expect(embedder.precision == gate.precision)
+        let vectors = try await embedder.embed(Self.fixture.cases.map(\.text), role: .passage)
+        for (vector, reference) in zip(vectors, Self.fixture.cases) {
+            let similarity = cosine(vector, reference.embedding)
+            #expect(similarity >= gate.minimumCosine, "\(gate.precision) case \(reference.id) (\(reference.category)): cosine \(similarity)")
+        }
+        // Reduced precision does change the vectors: this is not the fp32 path under another name.
+        let exact = try await InstalledModel.get().embed(Self.fixture.cases.map(\.text), role: .passage)
+        #expect(vectors != exact)
+    }
+
+    /// fp32 asked for, by argument or by KB_PRECISION, runs kb's own fp32 kernels on any CPU:
+    /// the reference's vectors (the tests above use it), and `auto` is fp32 exactly where the CPU
+    /// lacks AVX-512 BF16.
+    @Test func fp32CanBeForcedAndAutoFallsBackToIt() throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["KB_PRECISION"] = "fp32"
+        #expect(try BERTEmbedder.installed(environment: environment).precision == .fp32)
+        #expect(try BERTEmbedder(folder: try InstalledModel.get().folder, precision: .fp32).precision == .fp32)
+        let auto = try BERTEmbedder(folder: try InstalledModel.get().folder, precision: .auto)
+        #expect(auto.precision == (PrecisionGate.cpuHas(.bf16) ? .bf16 : .fp32))
+        environment["KB_PRECISION"] = "fp16"
+        let error = try #require(throws: KBError.self) { try BERTEmbedder.installed(environment: environment) }
+        #expect(error.message.contains("auto, fp32, bf16 or int8"))
+    }
+
+    @Test func aPrecisionTheCPULacksIsRefusedWithTheChoicesThatRemain() throws {
+        for precision in [EncoderPrecision.bf16, .int8] where !PrecisionGate.cpuHas(precision) {
+            let error = try #require(throws: KBError.self) { try BERTEmbedder(folder: try InstalledModel.get().folder, precision: precision) }
+            #expect(error.message.contains("--precision auto or fp32"))
+        }
     }
 
     @Test func oneLargeCallIsSharedAmongTheWorkers() async throws {

@@ -41,6 +41,26 @@ import Testing
         #expect(again.stdout.contains("0 added, 0 updated, 3 unchanged"))
     }
 
+    /// Passages ingested in one precision and queries embedded in another rank alike (the README
+    /// says precisions may be mixed); an unknown precision is bad usage, naming the choices.
+    @Test func precisionsMixInOneIndexAndAnUnknownOneIsBadUsage() async throws {
+        let cli = try await populated()
+        let ingest = try await cli.run("ingest", "--db", "kb.sqlite", "--precision", "fp32", "notes")
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        for precision in ["fp32", "auto", "bf16", "int8"] {
+            let search = try await cli.run("search", "--db", "kb.sqlite", "--precision", precision, "career", "in", "public")
+            if search.stderr.contains("instructions for --precision") { continue }   // this CPU lacks them
+            #expect(search.status == 0, "\(precision): \(search.stderr)")
+            #expect(search.stdout.hasPrefix("1. Venus"), "\(precision): \(search.stdout)")
+        }
+        let bad = try await cli.run("search", "--db", "kb.sqlite", "--precision", "fp16", "venus")
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("Use auto, fp32, bf16 or int8"))
+        let badEnvironment = try await cli.run("search", "--db", "kb.sqlite", "venus", environment: ["KB_PRECISION": "half"])
+        #expect(badEnvironment.status == 1)
+        #expect(badEnvironment.stderr.contains("Unknown precision 'half'"))
+    }
+
     @Test func theDatabaseComesFromKB_DBWhenNoFlagIsGiven() async throws {
         let cli = try await populated()
         try await cli.run("ingest", "notes", environment: ["KB_DB": cli.workdir.appendingPathComponent("env.sqlite").path])

@@ -63,4 +63,40 @@ size_t kb_attention_scratch_count(size_t longest, size_t head_size);
 void kb_attention(kb_variant variant, const float *qkv, const int32_t *offsets, size_t hidden, size_t heads, float scale,
                   float *out, float *scratch, size_t item_begin, size_t item_end);
 
+// ---- reduced-precision products on oneDNN (kb_matmul.c) ----
+
+/// The arithmetic of the linear layers.
+typedef enum {
+    KB_PRECISION_FP32 = 0,
+    /// bfloat16 inputs and weights, fp32 sums (AVX-512 BF16).
+    KB_PRECISION_BF16 = 1,
+    /// int8 weights per output column, u8 inputs per row, exact int32 sums (AVX-512 VNNI).
+    KB_PRECISION_INT8 = 2,
+} kb_precision;
+
+/// Whether this CPU has the instructions for `precision` (fp32 always).
+int kb_precision_supported(kb_precision precision);
+
+/// `value` rounded to bfloat16, to nearest even.
+uint16_t kb_bf16_from_float(float value);
+
+/// A linear layer's weights converted once for a bf16 or int8 product.
+typedef struct kb_matmul kb_matmul;
+
+/// Converts weight [n × k] (one row per output column) for `precision` (bf16 or int8). NULL, with
+/// a message in `error`, when oneDNN cannot make the product.
+kb_matmul *kb_matmul_create(kb_precision precision, const float *weight, size_t n, size_t k, char *error,
+                            size_t error_size);
+
+void kb_matmul_free(kb_matmul *matmul);
+
+/// Bytes of scratch kb_matmul_run needs for `rows` input rows.
+size_t kb_matmul_scratch_bytes(const kb_matmul *matmul, size_t rows);
+
+/// out[rows × n] = activation(x[rows × k] · weightᵀ + bias) on up to `threads` threads, using
+/// `scratch` (kb_matmul_scratch_bytes). A row's result does not depend on the other rows. Returns
+/// 0 with a message in `error` when oneDNN fails.
+int kb_matmul_run(const kb_matmul *matmul, const float *x, size_t rows, const float *bias, float *out, void *scratch,
+                  int threads, kb_activation activation, char *error, size_t error_size);
+
 #endif

@@ -1,0 +1,355 @@
+// Reduced-precision linear layers on oneDNN: bf16 (AVX-512 BF16) and int8 (VNNI) matrix products
+// chosen for the CPU at run time by oneDNN, with kb's own bias and GELU epilogue.
+//
+// bf16: inputs and weights rounded to bfloat16, products summed in fp32.
+// int8: weights quantised once per output column (symmetric, s8); each input row quantised on its
+// own (asymmetric, u8 with a zero point), so a row's result never depends on the other rows of
+// the pass. The product is exact in int32; the epilogue undoes both scales and the zero point:
+//     out[r][c] = sx[r]·sw[c]·(acc[r][c] − zx[r]·Σₖ qw[c][k]) + bias[c]
+#include "kb_encoder.h"
+#include "kb_vector_math.h"
+#include <dlfcn.h>
+#include <math.h>
+#include <oneapi/dnnl/dnnl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct kb_matmul {
+    kb_precision precision;
+    size_t n, k;
+    dnnl_primitive_t primitive;
+    dnnl_memory_desc_t weights_md;
+    dnnl_memory_t weights;        // reordered into the layout the primitive asked for
+    size_t scratchpad_bytes;      // oneDNN's own working memory, supplied by the caller's scratch
+    float *column_scales;         // int8: sw[c]
+    int32_t *column_sums;         // int8: Σₖ qw[c][k]
+};
+
+static dnnl_engine_t engine;
+static char engine_error[128];
+
+static void make_engine(void) {
+    dnnl_status_t status = dnnl_engine_create(&engine, dnnl_cpu, 0);
+    if (status != dnnl_success) {
+        engine = NULL;
+        snprintf(engine_error, sizeof(engine_error), "oneDNN could not create a CPU engine (status %d)", (int)status);
+    }
+}
+
+static dnnl_engine_t cpu_engine(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, make_engine);
+    return engine;
+}
+
+// Each thread that runs products keeps a stream of its own.
+static _Thread_local dnnl_stream_t thread_stream;
+
+static dnnl_stream_t stream_for_thread(void) {
+    if (!thread_stream && cpu_engine()) dnnl_stream_create(&thread_stream, cpu_engine(), dnnl_stream_default_flags);
+    return thread_stream;
+}
+
+// oneDNN runs on OpenMP; the team size is per calling thread. Looked up at run time, so that kb
+// does not link the OpenMP runtime itself (libdnnl does).
+static void set_threads(int threads) {
+    static void (*set)(int) = NULL;
+    static int looked = 0;
+    if (!looked) {
+        set = (void (*)(int))dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+        looked = 1;
+    }
+    if (set) set(threads < 1 ? 1 : threads);
+}
+
+int kb_precision_supported(kb_precision precision) {
+    switch (precision) {
+    case KB_PRECISION_FP32: return 1;
+#if defined(__x86_64__) && defined(__clang__)
+    case KB_PRECISION_BF16:
+        __builtin_cpu_init();
+        return kb_variant_supported(KB_VARIANT_AVX512) && __builtin_cpu_supports("avx512bf16") && cpu_engine() != NULL;
+    case KB_PRECISION_INT8:
+        __builtin_cpu_init();
+        return kb_variant_supported(KB_VARIANT_AVX512) && __builtin_cpu_supports("avx512vnni") && cpu_engine() != NULL;
+#endif
+    default: return 0;
+    }
+}
+
+uint16_t kb_bf16_from_float(float value) {
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof(bits));
+    if ((bits & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((bits >> 16) | 0x40u);   // NaN stays NaN
+    bits += 0x7fffu + ((bits >> 16) & 1u);
+    return (uint16_t)(bits >> 16);
+}
+
+static void set_error(char *error, size_t size, const char *what, dnnl_status_t status) {
+    if (error && size) snprintf(error, size, "%s (oneDNN status %d)", what, (int)status);
+}
+
+#define TRY(call, what)                                                                                \
+    do {                                                                                               \
+        dnnl_status_t status_ = (call);                                                                \
+        if (status_ != dnnl_success) {                                                                 \
+            set_error(error, error_size, what, status_);                                               \
+            goto fail;                                                                                 \
+        }                                                                                              \
+    } while (0)
+
+kb_matmul *kb_matmul_create(kb_precision precision, const float *weight, size_t n, size_t k, char *error,
+                            size_t error_size) {
+    if (precision != KB_PRECISION_BF16 && precision != KB_PRECISION_INT8) {
+        set_error(error, error_size, "only bf16 and int8 products run on oneDNN", dnnl_invalid_arguments);
+        return NULL;
+    }
+    dnnl_engine_t cpu = cpu_engine();
+    if (!cpu) {
+        if (error && error_size) snprintf(error, error_size, "%s", engine_error);
+        return NULL;
+    }
+    kb_matmul *m = calloc(1, sizeof(*m));
+    void *raw = NULL;
+    dnnl_primitive_desc_t pd = NULL, reorder_pd = NULL;
+    dnnl_primitive_t reorder = NULL;
+    dnnl_memory_t source = NULL;
+    dnnl_stream_t stream = NULL;
+    if (!m) return NULL;
+    m->precision = precision;
+    m->n = n;
+    m->k = k;
+    const int int8 = precision == KB_PRECISION_INT8;
+    const dnnl_data_type_t wtype = int8 ? dnnl_s8 : dnnl_bf16, stype = int8 ? dnnl_u8 : dnnl_bf16;
+    const dnnl_data_type_t dtype = int8 ? dnnl_s32 : dnnl_f32;
+
+    // The weights as kb holds them, [n × k] row-major, are the [k × n] matrix in `ba` order.
+    raw = malloc(n * k * (int8 ? 1 : 2));
+    if (!raw) goto fail;
+    if (int8) {
+        m->column_scales = malloc(n * sizeof(float));
+        m->column_sums = malloc(n * sizeof(int32_t));
+        if (!m->column_scales || !m->column_sums) goto fail;
+        int8_t *q = raw;
+        for (size_t c = 0; c < n; c++) {
+            const float *row = weight + c * k;
+            float largest = 0;
+            for (size_t i = 0; i < k; i++) largest = fmaxf(largest, fabsf(row[i]));
+            float scale = largest > 0 ? largest / 127.0f : 1.0f;
+            int32_t sum = 0;
+            for (size_t i = 0; i < k; i++) {
+                long v = lrintf(row[i] / scale);
+                v = v < -127 ? -127 : v > 127 ? 127 : v;
+                q[c * k + i] = (int8_t)v;
+                sum += (int32_t)v;
+            }
+            m->column_scales[c] = scale;
+            m->column_sums[c] = sum;
+        }
+    } else {
+        uint16_t *b = raw;
+        for (size_t i = 0; i < n * k; i++) b[i] = kb_bf16_from_float(weight[i]);
+    }
+
+    dnnl_dims_t src_dims = {DNNL_RUNTIME_DIM_VAL, (dnnl_dim_t)k}, weight_dims = {(dnnl_dim_t)k, (dnnl_dim_t)n};
+    dnnl_dims_t dst_dims = {DNNL_RUNTIME_DIM_VAL, (dnnl_dim_t)n};
+    dnnl_memory_desc_t src_md, any_md, plain_md, dst_md;
+    TRY(dnnl_memory_desc_init_by_tag(&src_md, 2, src_dims, stype, dnnl_ab), "input description");
+    TRY(dnnl_memory_desc_init_by_tag(&any_md, 2, weight_dims, wtype, dnnl_format_tag_any), "weight description");
+    TRY(dnnl_memory_desc_init_by_tag(&plain_md, 2, weight_dims, wtype, dnnl_ba), "weight description");
+    TRY(dnnl_memory_desc_init_by_tag(&dst_md, 2, dst_dims, dtype, dnnl_ab), "output description");
+    dnnl_matmul_desc_t desc;
+    TRY(dnnl_matmul_desc_init(&desc, &src_md, &any_md, NULL, &dst_md), "matrix product description");
+    dnnl_primitive_attr_t attr;
+    TRY(dnnl_primitive_attr_create(&attr), "attributes");
+    dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    dnnl_status_t made = dnnl_primitive_desc_create(&pd, &desc, attr, cpu, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    TRY(made, "no oneDNN implementation of this product");
+    TRY(dnnl_primitive_create(&m->primitive, pd), "product primitive");
+    m->weights_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    m->scratchpad_bytes = dnnl_memory_desc_get_size(dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0));
+
+    // Weights reordered once into the primitive's layout.
+    TRY(dnnl_memory_create(&source, &plain_md, cpu, raw), "weight memory");
+    TRY(dnnl_memory_create(&m->weights, &m->weights_md, cpu, DNNL_MEMORY_ALLOCATE), "weight memory");
+    TRY(dnnl_reorder_primitive_desc_create(&reorder_pd, &plain_md, cpu, &m->weights_md, cpu, NULL), "weight reorder");
+    TRY(dnnl_primitive_create(&reorder, reorder_pd), "weight reorder");
+    TRY(dnnl_stream_create(&stream, cpu, dnnl_stream_default_flags), "stream");
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, source}, {DNNL_ARG_TO, m->weights}};
+    TRY(dnnl_primitive_execute(reorder, stream, 2, args), "weight reorder");
+    TRY(dnnl_stream_wait(stream), "weight reorder");
+    dnnl_stream_destroy(stream);
+    dnnl_primitive_destroy(reorder);
+    dnnl_primitive_desc_destroy(reorder_pd);
+    dnnl_memory_destroy(source);
+    dnnl_primitive_desc_destroy(pd);
+    free(raw);
+    return m;
+
+fail:
+    if (stream) dnnl_stream_destroy(stream);
+    if (reorder) dnnl_primitive_destroy(reorder);
+    if (reorder_pd) dnnl_primitive_desc_destroy(reorder_pd);
+    if (source) dnnl_memory_destroy(source);
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    free(raw);
+    kb_matmul_free(m);
+    return NULL;
+}
+
+void kb_matmul_free(kb_matmul *m) {
+    if (!m) return;
+    if (m->primitive) dnnl_primitive_destroy(m->primitive);
+    if (m->weights) dnnl_memory_destroy(m->weights);
+    free(m->column_scales);
+    free(m->column_sums);
+    free(m);
+}
+
+
+// Scratch layout: [oneDNN scratchpad][input rows as bf16 or u8][int8: row scales, row zero points,
+// int32 products], each part 64-byte aligned.
+static size_t align64(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
+
+size_t kb_matmul_scratch_bytes(const kb_matmul *m, size_t rows) {
+    size_t bytes = align64(m->scratchpad_bytes) + align64(rows * m->k * (m->precision == KB_PRECISION_INT8 ? 1 : 2));
+    if (m->precision == KB_PRECISION_INT8) bytes += 2 * align64(rows * sizeof(float)) + align64(rows * m->n * sizeof(int32_t));
+    return bytes + 64;
+}
+
+// ---- the element-wise steps around the product, per instruction set ----
+
+#define ELEMENTWISE(SUFFIX, ATTRIBUTES)                                                                 \
+    ATTRIBUTES static void to_bf16_##SUFFIX(const float *x, size_t count, uint16_t *out) {              \
+        for (size_t i = 0; i < count; i++) {                                                            \
+            uint32_t bits;                                                                              \
+            memcpy(&bits, x + i, sizeof(bits));                                                         \
+            uint32_t nan = (bits & 0x7fffffffu) > 0x7f800000u;                                          \
+            uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;                            \
+            out[i] = (uint16_t)(nan ? (bits >> 16) | 0x40u : rounded);                                  \
+        }                                                                                               \
+    }                                                                                                   \
+    ATTRIBUTES static void quantize_rows_##SUFFIX(const float *x, size_t rows, size_t k, uint8_t *out,   \
+                                                  float *scales, float *zeros) {                         \
+        for (size_t r = 0; r < rows; r++) {                                                             \
+            const float *row = x + r * k;                                                               \
+            float lo = 0, hi = 0;                                                                       \
+            for (size_t i = 0; i < k; i++) {                                                            \
+                lo = row[i] < lo ? row[i] : lo;                                                         \
+                hi = row[i] > hi ? row[i] : hi;                                                         \
+            }                                                                                           \
+            float scale = hi > lo ? (hi - lo) / 255.0f : 1.0f;                                          \
+            float zero = nearbyintf(-lo / scale), inverse = 1.0f / scale;                               \
+            uint8_t *q = out + r * k;                                                                   \
+            for (size_t i = 0; i < k; i++) {                                                            \
+                float v = nearbyintf(row[i] * inverse) + zero;                                          \
+                q[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);                                        \
+            }                                                                                           \
+            scales[r] = scale;                                                                          \
+            zeros[r] = zero;                                                                            \
+        }                                                                                               \
+    }                                                                                                   \
+    ATTRIBUTES static void finish_##SUFFIX(float *out, const int32_t *products, const float *row_scales,  \
+                                           const float *row_zeros, const float *column_scales,            \
+                                           const int32_t *column_sums, const float *bias, size_t rows,    \
+                                           size_t n, int gelu) {                                          \
+        for (size_t r = 0; r < rows; r++) {                                                             \
+            float *o = out + r * n;                                                                     \
+            size_t c = 0;                                                                               \
+            if (products) {                                                                             \
+                const int32_t *p = products + r * n;                                                    \
+                const float sx = row_scales[r], zx = row_zeros[r];                                      \
+                for (size_t i = 0; i < n; i++)                                                          \
+                    o[i] = sx * column_scales[i] * ((float)p[i] - zx * (float)column_sums[i]);          \
+            }                                                                                           \
+            for (; c + 16 <= n; c += 16) {                                                              \
+                v16 v, b;                                                                               \
+                memcpy(&v, o + c, sizeof(v));                                                           \
+                memcpy(&b, bias + c, sizeof(b));                                                        \
+                v += b;                                                                                 \
+                if (gelu) gelu16(&v);                                                                   \
+                memcpy(o + c, &v, sizeof(v));                                                           \
+            }                                                                                           \
+            if (c < n) {                                                                                \
+                float lanes[16] = {0};                                                                  \
+                for (size_t i = c; i < n; i++) lanes[i - c] = o[i] + bias[i];                           \
+                v16 v;                                                                                  \
+                memcpy(&v, lanes, sizeof(v));                                                           \
+                if (gelu) gelu16(&v);                                                                   \
+                memcpy(lanes, &v, sizeof(v));                                                           \
+                for (size_t i = c; i < n; i++) o[i] = lanes[i - c];                                     \
+            }                                                                                           \
+        }                                                                                               \
+    }
+
+#if defined(__x86_64__) && defined(__clang__)
+ELEMENTWISE(avx512, __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma"))))
+#endif
+ELEMENTWISE(generic, )
+
+int kb_matmul_run(const kb_matmul *m, const float *x, size_t rows, const float *bias, float *out, void *scratch,
+                  int threads, kb_activation activation, char *error, size_t error_size) {
+    if (rows == 0) return 1;
+    dnnl_stream_t stream = stream_for_thread();
+    if (!stream) {
+        if (error && error_size) snprintf(error, error_size, "oneDNN could not create a stream");
+        return 0;
+    }
+    const int int8 = m->precision == KB_PRECISION_INT8;
+    const int wide = kb_variant_supported(KB_VARIANT_AVX512);
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    void *pad = base;
+    uint8_t *input = base + align64(m->scratchpad_bytes);
+    float *row_scales = NULL, *row_zeros = NULL;
+    int32_t *products = NULL;
+    if (int8) {
+        row_scales = (float *)(input + align64(rows * m->k));
+        row_zeros = (float *)((uint8_t *)row_scales + align64(rows * sizeof(float)));
+        products = (int32_t *)((uint8_t *)row_zeros + align64(rows * sizeof(float)));
+#if defined(__x86_64__) && defined(__clang__)
+        if (wide) quantize_rows_avx512(x, rows, m->k, input, row_scales, row_zeros);
+        else
+#endif
+            quantize_rows_generic(x, rows, m->k, input, row_scales, row_zeros);
+    } else {
+#if defined(__x86_64__) && defined(__clang__)
+        if (wide) to_bf16_avx512(x, rows * m->k, (uint16_t *)input);
+        else
+#endif
+            to_bf16_generic(x, rows * m->k, (uint16_t *)input);
+    }
+
+    dnnl_engine_t cpu = cpu_engine();
+    dnnl_dims_t src_dims = {(dnnl_dim_t)rows, (dnnl_dim_t)m->k}, dst_dims = {(dnnl_dim_t)rows, (dnnl_dim_t)m->n};
+    dnnl_dims_t pad_dims = {(dnnl_dim_t)(m->scratchpad_bytes ? m->scratchpad_bytes : 1)};
+    dnnl_memory_desc_t src_md, dst_md, pad_md;
+    dnnl_memory_t src = NULL, dst = NULL, scratchpad = NULL;
+    int ok = 0;
+    TRY(dnnl_memory_desc_init_by_tag(&src_md, 2, src_dims, int8 ? dnnl_u8 : dnnl_bf16, dnnl_ab), "input description");
+    TRY(dnnl_memory_desc_init_by_tag(&dst_md, 2, dst_dims, int8 ? dnnl_s32 : dnnl_f32, dnnl_ab), "output description");
+    TRY(dnnl_memory_desc_init_by_tag(&pad_md, 1, pad_dims, dnnl_u8, dnnl_a), "scratchpad description");
+    TRY(dnnl_memory_create(&src, &src_md, cpu, input), "input memory");
+    TRY(dnnl_memory_create(&dst, &dst_md, cpu, int8 ? (void *)products : (void *)out), "output memory");
+    if (m->scratchpad_bytes) TRY(dnnl_memory_create(&scratchpad, &pad_md, cpu, pad), "scratchpad memory");
+    set_threads(threads);
+    dnnl_exec_arg_t args[4] = {
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, m->weights}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad}};
+    TRY(dnnl_primitive_execute(m->primitive, stream, m->scratchpad_bytes ? 4 : 3, args), "matrix product");
+    TRY(dnnl_stream_wait(stream), "matrix product");
+
+    const int gelu = activation == KB_ACTIVATION_GELU;
+#if defined(__x86_64__) && defined(__clang__)
+    if (wide) finish_avx512(out, products, row_scales, row_zeros, m->column_scales, m->column_sums, bias, rows, m->n, gelu);
+    else
+#endif
+        finish_generic(out, products, row_scales, row_zeros, m->column_scales, m->column_sums, bias, rows, m->n, gelu);
+    ok = 1;
+fail:
+    if (src) dnnl_memory_destroy(src);
+    if (dst) dnnl_memory_destroy(dst);
+    if (scratchpad) dnnl_memory_destroy(scratchpad);
+    return ok;
+}

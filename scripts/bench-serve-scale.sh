@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# `kb serve` where a real deployment lives (scripts/bench-serve.sh --scale): a bot whose knowledge
+# is a shelf of SNIPPETS snippets (default 100,000; real-length text, synthetic vectors under the
+# local model's name, built by `kb-bench scale-index`) and 10,000 users with 10 memories each
+# (real text and real embeddings, through `kb memory import`). POST /v1/context with QUERIES
+# distinct user turns for distinct users, at 1, 8, 32 and 64 connections; then the resident
+# memory of `kb serve` (VmRSS, VmHWM). Results in bench-results/serve-scale-SNIPPETS.json.
+#
+#   scripts/bench-serve.sh --scale [SNIPPETS] [SECONDS_PER_RUN]   (default 100000 10; USERS=10000)
+#
+# KB_BIN and BENCH_BIN run binaries built elsewhere. The index is kept in .build/bench-scale and
+# reused by later runs with the same SNIPPETS and USERS.
+. "$(dirname "$0")/lib.sh"
+cd "$KB_ROOT"
+ensure_swift
+ensure_system_packages wrk
+bash scripts/install-model.sh
+SNIPPETS="${1:-100000}"
+DURATION="${2:-10}"
+USERS="${USERS:-10000}"
+QUERIES="${QUERIES:-1200}"
+export BENCH_BOT=scale
+
+prepare_sample_service_binaries() {
+    if [ -n "${KB_BIN:-}" ]; then KB="$KB_BIN"; else swift build -c release --product kb >/dev/null; KB="$KB_ROOT/.build/release/kb"; fi
+    if [ -n "${BENCH_BIN:-}" ]; then BENCH="$BENCH_BIN"; else swift build -c release --product kb-bench >/dev/null; BENCH="$KB_ROOT/.build/release/kb-bench"; fi
+}
+say "Building kb and kb-bench (release)"
+prepare_sample_service_binaries
+WORK="$(mktemp -d)"
+PORT=$(( 20000 + RANDOM % 20000 ))
+TOKEN="scale-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+URL="http://127.0.0.1:$PORT"
+SERVER=""
+trap 'stop_sample_server; rm -rf "$WORK"' EXIT
+STORE="$KB_ROOT/.build/bench-scale"
+mkdir -p "$STORE"
+export KB_DB="$STORE/shelf-$SNIPPETS-users-$USERS.sqlite"
+MODEL_NAME="$(basename "${KB_MODEL_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/kb/models/all-MiniLM-L6-v2}")"
+
+if [ ! -f "$KB_DB.done" ]; then
+    rm -f "$KB_DB" "$KB_DB-wal" "$KB_DB-shm"
+    say "Writing a shelf of $SNIPPETS snippets (real-length text, synthetic vectors)"
+    cat corpus/*.md corpus/*/*.md 2>/dev/null | tr -cs "A-Za-z'" ' ' > "$WORK/words.txt"
+    "$BENCH" scale-index "$KB_DB" "$SNIPPETS" "$WORK/words.txt" "$MODEL_NAME"
+    echo
+    "$KB" bot create scale --system-prompt "You answer from the shelf." --source /scale/books --json >/dev/null
+    say "Importing $USERS users × 10 memories (embedded with the local model)"
+    python3 - "$USERS" > "$WORK/memories.jsonl" <<'PY'
+import json, sys, uuid, random
+random.seed(7)
+facts = ["has Venus in the tenth house and wants a career in music", "is a Scorpio rising who hates surprises",
+         "asked about moving to Lisbon last month", "is studying for a PhD in chemistry", "has Saturn returning this year",
+         "worries about money and a new mortgage", "prefers short answers", "reads tarot on Sundays", "was born in Kyiv at dawn",
+         "keeps a dream journal", "plays the cello in an orchestra", "is learning Arabic calligraphy"]
+t = "2026-11-01T00:00:00.000Z"
+for u in range(int(sys.argv[1])):
+    for m in range(10):
+        print(json.dumps({"content": f"User u{u} {facts[(u + m) % len(facts)]} (memory {m}).", "created_at": t, "history": [],
+                          "id": str(uuid.UUID(int=random.getrandbits(128), version=4)), "scope": f"user:u{u}", "tags": [],
+                          "updated_at": t, "version": 1}))
+PY
+    start=$SECONDS
+    "$KB" memory import "$WORK/memories.jsonl" --json > "$WORK/import.json"
+    echo "imported $(python3 -c "import json; print(json.load(open('$WORK/import.json'))['added'])" ) memories in $((SECONDS - start)) s"
+    touch "$KB_DB.done"
+fi
+
+write_context_load "$QUERIES" "$USERS"
+start_sample_server
+rss() { awk -v key="$1:" '$1 == key { printf "%.0f", $2 / 1024 }' "/proc/$SERVER/status"; }
+say "kb serve on the shelf: $(rss VmRSS) MB resident before the first request"
+
+say "POST /v1/context, $DURATION s per run, $QUERIES distinct queries for $USERS users ($SNIPPETS snippets, $((USERS * 10)) memories, $(nproc) cores)"
+printf "%-22s %10s %12s %10s %10s %14s %12s\n" run requests "requests/s" "p50 ms" "p99 ms" "socket errors" "non-2xx"
+RESULTS="["
+for CONNECTIONS in 1 8 32 64; do
+    wrk_context "$CONNECTIONS" "$DURATION" 0
+    printf "%-22s %10s %12s %10s %10s %14s %12s\n" "context c=$CONNECTIONS" "$REQUESTS" "$RPS" "$P50" "$P99" "$SOCKET" "$STATUS"
+    RESULTS+="{\"connections\":$CONNECTIONS,\"requests\":$REQUESTS,\"rps\":$RPS,\"p50_ms\":$P50,\"p99_ms\":$P99,\"socket_errors\":$SOCKET,\"non_2xx\":$STATUS},"
+done
+RSS_NOW=$(rss VmRSS); RSS_PEAK=$(rss VmHWM)
+echo "kb serve resident memory: $RSS_NOW MB now, $RSS_PEAK MB at its peak"
+grep -iE "error|warning" "$WORK/serve.log" | head -5 >&2 || true
+mkdir -p bench-results
+python3 - "${RESULTS%,}]" <<PY
+import json, sys
+json.dump({"snippets": $SNIPPETS, "users": $USERS, "memories": $((USERS * 10)), "queries": $QUERIES, "seconds_per_run": $DURATION,
+           "cores": $(nproc), "runs": json.loads(sys.argv[1]), "rss_mb": $RSS_NOW, "peak_rss_mb": $RSS_PEAK},
+          open("bench-results/serve-scale-$SNIPPETS.json", "w"), indent=2)
+PY
