@@ -41,7 +41,10 @@ MODEL_NAME="$(basename "${KB_MODEL_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/kb/
 if [ ! -f "$KB_DB.done" ]; then
     rm -f "$KB_DB" "$KB_DB-wal" "$KB_DB-shm"
     say "Writing a shelf of $SNIPPETS snippets (real-length text, synthetic vectors)"
-    cat corpus/*.md corpus/*/*.md 2>/dev/null | tr -cs "A-Za-z'" ' ' > "$WORK/words.txt"
+    # Words in their real frequencies: the sample corpus (astrology, so the queries' words occur)
+    # among the shared Markdown doc sets when present (a shelf is mostly other text).
+    { cat corpus/*.md corpus/*/*.md; find "$KB_ROOT/../shared/notes" -name '*.md' -exec cat {} + ; } 2>/dev/null \
+        | tr -cs "A-Za-z'" ' ' > "$WORK/words.txt"
     "$BENCH" scale-index "$KB_DB" "$SNIPPETS" "$WORK/words.txt" "$MODEL_NAME"
     echo
     "$KB" bot create scale --system-prompt "You answer from the shelf." --source /scale/books --json >/dev/null

@@ -15,29 +15,44 @@ extension SQLiteStore.Snapshot {
             throw KBError(.unprocessable, "The query \"\(query.text)\" has no words to search for. Type some words.")
         }
         guard limit > 0 else { return [] }
-        let filtered = query.hasFilters
-        // Join snippets and sources only when a filter needs them: the joins cost a lookup per match.
-        var sql = filtered ? """
+        guard query.hasFilters else {
+            let sql = """
+                SELECT snippets_fts.rowid, bm25(snippets_fts, \(SQLiteStore.bm25Weights)) AS rank
+                FROM snippets_fts WHERE snippets_fts MATCH ? AND snippets_fts.rowid NOT IN (\(SQLiteStore.hiddenSnippetIDs))
+                ORDER BY rank, snippets_fts.rowid LIMIT ?
+                """
+            return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [match, query.user, limit]).map { ($0[0], -($0[1] as Double)) }
+        }
+        // With filters, the best matches of the whole index come first, unjoined, and only they
+        // are checked against the filters: joining every match with its snippet and source costs
+        // a lookup per match (tens of thousands for common words at 100,000 snippets). When too
+        // few of them pass, the joined query ranks the filtered matches directly. Either way the
+        // result is the filtered ranking's first `limit`, in the same order.
+        let depth = limit * 8
+        let candidates = try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT snippets_fts.rowid, bm25(snippets_fts, \(SQLiteStore.bm25Weights)) AS rank
+            FROM snippets_fts WHERE snippets_fts MATCH ? ORDER BY rank, snippets_fts.rowid LIMIT ?
+            """), arguments: [match, depth]).map { (id: $0[0] as Int64, score: -($0[1] as Double)) }
+        var dialect = SQLiteDialect(arguments: [])
+        let list = SQLiteStore.inList(candidates.map(\.id))
+        if !candidates.isEmpty {
+            dialect.arguments += list.arguments
+            let conditions = FilterSQL.conditions(query, &dialect)
+            let passing = Set(try Int64.fetchAll(db, sql: """
+                SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE sn.id IN (\(list.sql))
+                """ + conditions, arguments: dialect.arguments))
+            let kept = candidates.filter { passing.contains($0.id) }
+            if kept.count >= limit || candidates.count < depth { return Array(kept.prefix(limit)) }
+        }
+        dialect = SQLiteDialect(arguments: [match])
+        let sql = """
             SELECT sn.id, bm25(snippets_fts, \(SQLiteStore.bm25Weights)) AS rank
             FROM snippets_fts
             JOIN snippets sn ON sn.id = snippets_fts.rowid
             JOIN sources so ON so.id = sn.source_id
             WHERE snippets_fts MATCH ?
-            """ : """
-            SELECT snippets_fts.rowid, bm25(snippets_fts, \(SQLiteStore.bm25Weights)) AS rank
-            FROM snippets_fts WHERE snippets_fts MATCH ?
-            """
-        var dialect = SQLiteDialect(arguments: [match])
-        if filtered {
-            sql += FilterSQL.conditions(query, &dialect)
-        } else {
-            sql += " AND snippets_fts.rowid NOT IN (\(SQLiteStore.hiddenSnippetIDs))"
-            dialect.arguments += [query.user]
-        }
-        sql += filtered ? " ORDER BY rank, sn.id LIMIT ?" : " ORDER BY rank, snippets_fts.rowid LIMIT ?"
-        var arguments = dialect.arguments
-        arguments += [limit]
-        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { ($0[0], -($0[1] as Double)) }
+            """ + FilterSQL.conditions(query, &dialect) + " ORDER BY rank, sn.id LIMIT ?"
+        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: dialect.arguments + [limit]).map { ($0[0], -($0[1] as Double)) }
     }
 
     /// Source path and text of snippets: what grouping and near-duplicate checks need.
@@ -104,6 +119,10 @@ extension SQLiteStore {
 
 extension SQLiteStore.Snapshot {
     /// Snippet ids a search without filters leaves out (see `SQLiteStore.hiddenSnippetIDs`).
+    public func sourceOwners() throws -> Set<String> {
+        Set(try String.fetchAll(db.cachedStatement(sql: "SELECT DISTINCT owner FROM sources WHERE owner IS NOT NULL")))
+    }
+
     public func hiddenSnippetIDs(user: String?) throws -> Set<Int64> {
         Set(try Int64.fetchAll(db.cachedStatement(sql: SQLiteStore.hiddenSnippetIDs), arguments: [user]))
     }

@@ -217,13 +217,21 @@ extension KnowledgeBase {
     /// The snippets a query's filters let through (nil: all), kept per index generation.
     func allowedSnippets(_ query: SearchQuery, generation: Int64, in snapshot: any IndexSnapshot) throws -> Set<Int64>? {
         guard query.hasFilters else { return nil }
+        var query = query
+        if let user = query.user, !query.everyUser, !(try owns(user, generation: generation, in: snapshot)) { query.user = nil }
         return try searchState.cached(\.filters, FilterKey(query), generation: generation) { try snapshot.filteredSnippetIDs(query) ?? [] }
+    }
+
+    /// Whether `user` owns a private source (else their filters are everyone's).
+    func owns(_ user: String, generation: Int64, in snapshot: any IndexSnapshot) throws -> Bool {
+        try searchState.ownsSources(user, generation: generation) { try snapshot.sourceOwners() }
     }
 
     /// The snippets a search without filters leaves out (memories, other users' private
     /// sources), kept per index generation and user.
     func hiddenSnippets(user: String?, generation: Int64, in snapshot: any IndexSnapshot) throws -> Set<Int64> {
-        try searchState.cached(\.hidden, user ?? "", generation: generation) { try snapshot.hiddenSnippetIDs(user: user) }
+        let user = try user.flatMap { try owns($0, generation: generation, in: snapshot) ? $0 : nil }
+        return try searchState.cached(\.hidden, user ?? "", generation: generation) { try snapshot.hiddenSnippetIDs(user: user) }
     }
 
     /// The embedder an index records, at the endpoint this knowledge base was told to use

@@ -223,6 +223,10 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         return Set(try session.rows(sql).map { try $0.get(0, String.self) })
     }
 
+    func sourceOwners() throws -> Set<String> {
+        Set(try session.rows("SELECT DISTINCT owner FROM sources WHERE owner IS NOT NULL").map { try $0.get(0, String.self) })
+    }
+
     func hiddenSnippetIDs(user: String?) throws -> Set<Int64> {
         Set(try session.rows("""
             SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id

@@ -44,6 +44,8 @@ public protocol IndexSnapshot: StoredReads {
     func filteredSnippetIDs(_ query: SearchQuery) throws -> Set<Int64>?
     /// Paths of the sources with a snippet that passes a query's filters.
     func sourcePaths(passing query: SearchQuery) throws -> Set<String>
+    /// The users who own at least one private source.
+    func sourceOwners() throws -> Set<String>
     /// Ids of the snippets a search without filters leaves out: every memory's, and those of
     /// private sources that do not belong to `user` (all private sources without a user).
     func hiddenSnippetIDs(user: String?) throws -> Set<Int64>

@@ -140,6 +140,29 @@ import Testing
         #expect(try await store.keywordSearch(byPrefix).map(\.sourcePath) == ["/notes/a.md"])
     }
 
+    /// A filtered keyword ranking checks the index's best matches against the filters first and
+    /// ranks the filtered matches directly when too few of those pass: the answer is the same
+    /// either way, including a filtered snippet that ranks below every unfiltered one.
+    @Test(arguments: [1, 3, 30])
+    func aFilteredKeywordRankingIsTheSameWhereverItsMatchesRank(limit: Int) async throws {
+        let store = try temporaryStore()
+        for i in 0..<40 {   // strong matches outside the filter
+            try await store.replace(document(String(format: "/other/%02d.md", i), snippets: ["moon moon moon moon over the sea \(i)"]))
+        }
+        for i in 0..<5 {    // weak matches inside it, the weakest last
+            try await store.replace(document("/notes/\(i).md", snippets: ["the moon, and a long note about other things: " + String(repeating: "words ", count: 10 * (i + 1))]))
+        }
+        var query = SearchQuery("moon")
+        query.sourcePrefixes = ["/notes/"]
+        query.limit = limit
+        let filtered = query
+        let ranking = try await store.snapshot { try $0.keywordRanking(filtered, limit: limit) }
+        #expect(ranking.count == min(limit, 5))
+        let paths = try await store.keywordSearch(filtered).map(\.sourcePath)
+        #expect(paths == Array(["/notes/0.md", "/notes/1.md", "/notes/2.md", "/notes/3.md", "/notes/4.md"].prefix(limit)))
+        #expect(zip(ranking, ranking.dropFirst()).allSatisfy { $0.score >= $1.score })
+    }
+
     @Test func aMissingIndexIsNotCreatedUnlessAsked() throws {
         let path = temporaryPath("none.sqlite")
         let error = try #require(throws: KBError.self) { try SQLiteStore.open(at: path, create: false) }
