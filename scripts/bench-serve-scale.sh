@@ -27,12 +27,7 @@ prepare_sample_service_binaries() {
 }
 say "Building kb and kb-bench (release)"
 prepare_sample_service_binaries
-WORK="$(mktemp -d)"
-PORT=$(( 20000 + RANDOM % 20000 ))
-TOKEN="scale-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-URL="http://127.0.0.1:$PORT"
-SERVER=""
-trap 'stop_sample_server; rm -rf "$WORK"' EXIT
+new_service_workdir scale
 STORE="$KB_ROOT/.build/bench-scale"
 mkdir -p "$STORE"
 export KB_DB="$STORE/shelf-$SNIPPETS-users-$USERS.sqlite"

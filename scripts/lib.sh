@@ -48,16 +48,22 @@ prepare_sample_service() {
         swift build -c release --product kb >/dev/null
         KB="$KB_ROOT/.build/release/kb"
     fi
+    new_service_workdir "$1"
+    export KB_DB="$WORK/$1.sqlite"
+    say "Indexing corpus/ with the local model"
+    "$KB" ingest corpus --tags-from corpus/tags.yaml >/dev/null
+    "$KB" bot create astro --system-prompt "You are a careful astrology tutor." --source corpus --json >/dev/null
+}
+
+# A scratch folder ($WORK, removed on exit with the server), a port, a token named after `$1` and
+# the service's URL for a benchmark's `kb serve`.
+new_service_workdir() {
     WORK="$(mktemp -d)"
     PORT=$(( 20000 + RANDOM % 20000 ))
     TOKEN="$1-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
     URL="http://127.0.0.1:$PORT"
     SERVER=""
     trap 'stop_sample_server; rm -rf "$WORK"' EXIT
-    export KB_DB="$WORK/$1.sqlite"
-    say "Indexing corpus/ with the local model"
-    "$KB" ingest corpus --tags-from corpus/tags.yaml >/dev/null
-    "$KB" bot create astro --system-prompt "You are a careful astrology tutor." --source corpus --json >/dev/null
 }
 
 # Starts `kb serve` on the prepared index (token, the sample reports) and waits until it answers;

@@ -29,11 +29,7 @@ final class SearchState: @unchecked Sendable {
         if let owners = lock.withLock({ filtersGeneration == generation ? self.owners : nil }) { return owners.contains(user) }
         let owners = try read()
         lock.withLock {
-            if filtersGeneration != generation {
-                filters = [:]
-                hidden = [:]
-                filtersGeneration = generation
-            }
+            forget(unless: generation)
             self.owners = owners
         }
         return owners.contains(user)
@@ -46,16 +42,20 @@ final class SearchState: @unchecked Sendable {
         if let found = lock.withLock({ filtersGeneration == generation ? self[keyPath: cache][key] : nil }) { return found }
         let made = try make()
         lock.withLock {
-            if filtersGeneration != generation {
-                filters = [:]
-                hidden = [:]
-                owners = nil
-                filtersGeneration = generation
-            }
+            forget(unless: generation)
             if self[keyPath: cache].count >= 256 { self[keyPath: cache] = [:] }
             self[keyPath: cache][key] = made
         }
         return made
+    }
+
+    /// Empties the caches when they reflect another generation than `generation` (under `lock`).
+    private func forget(unless generation: Int64) {
+        guard filtersGeneration != generation else { return }
+        filters = [:]
+        hidden = [:]
+        owners = nil
+        filtersGeneration = generation
     }
 }
 
