@@ -206,7 +206,7 @@ import Testing
 
     @Test func embedPrintsTheReferenceVector() async throws {
         let cli = try CLI()
-        let result = try await cli.run("embed", "--json", "Hello world")
+        let result = try await cli.run("embed", "--json", "--precision", "fp32", "Hello world")   // the reference is fp32
         #expect(result.status == 0, "\(result.stderr)")
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         let vectors = object?["vectors"] as? [[Double]]
