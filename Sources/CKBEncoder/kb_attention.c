@@ -2,30 +2,40 @@
 #include <math.h>
 #include <string.h>
 
-// e^x for x ≤ 0 (softmax's shifted scores), Cephes-style: range reduction by ln 2 and a degree-6
-// polynomial; relative error about 1 ulp. Straight-line float and integer arithmetic, so the loops
-// that call it vectorise.
-static inline __attribute__((always_inline)) float exp_nonpositive(float x) {
-    if (x < -87.33654f) x = -87.33654f;
-    float t = x * 1.44269504088896341f + 12582912.0f;   // round(x·log2 e) lands in t's low bits
-    float n = t - 12582912.0f;
-    float r = x - n * 0.693359375f;
+typedef float v16 __attribute__((ext_vector_type(16)));
+
+// The 16-wide helpers below take and return vectors by value without a target of their own: they
+// are always inlined into the per-target kernels, so no call with a target-dependent vector ABI
+// is ever made (clang's -Wpsabi warns about the declarations alone).
+#pragma clang diagnostic ignored "-Wpsabi"
+
+static inline __attribute__((always_inline)) v16 load16(const float *p) {
+    v16 v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static inline __attribute__((always_inline)) void store16(float *p, v16 v) { memcpy(p, &v, sizeof(v)); }
+
+typedef int32_t i16 __attribute__((ext_vector_type(16)));
+
+// e^x on 16 lanes for x ≤ 0 (softmax's shifted scores), Cephes-style: range reduction by ln 2 and
+// a degree-6 polynomial; relative error about 1 ulp. Casts between vector types reinterpret the bits.
+static inline __attribute__((always_inline)) v16 exp16(v16 x) {
+    x = __builtin_elementwise_max(x, (v16)-87.33654f);
+    v16 t = x * 1.44269504088896341f + 12582912.0f;
+    v16 n = t - 12582912.0f;
+    v16 r = x - n * 0.693359375f;
     r = r - n * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
+    v16 p = (v16)1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
     p = p * r + 8.3334519073e-3f;
     p = p * r + 4.1665795894e-2f;
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
-    float y = p * r * r + r + 1.0f;
-    int32_t ti, mi;
-    float magic = 12582912.0f;
-    memcpy(&ti, &t, 4);
-    memcpy(&mi, &magic, 4);
-    int32_t bits = ((ti - mi) + 127) << 23;
-    float scale;
-    memcpy(&scale, &bits, 4);
-    return y * scale;
+    v16 y = p * r * r + r + 1.0f;
+    i16 bits = (((i16)t - 0x4B400000) + 127) << 23;
+    return y * (v16)bits;
 }
 
 // One (sequence, head) pair. The keys are transposed into scratch so that a query row's scores
@@ -63,7 +73,7 @@ static inline __attribute__((always_inline)) void attend(const float *qkv, size_
             for (size_t l = 0; l < 16; l++) lanes[l] = scores[j + l] > lanes[l] ? scores[j + l] : lanes[l];
         float maximum = lanes[0];
         for (size_t l = 1; l < 16; l++) maximum = lanes[l] > maximum ? lanes[l] : maximum;
-        for (size_t j = 0; j < padded; j++) scores[j] = exp_nonpositive(scores[j] - maximum);
+        for (size_t j = 0; j < padded; j += 16) store16(scores + j, exp16(load16(scores + j) - maximum));
         for (size_t j = n; j < padded; j++) scores[j] = 0;
         for (size_t l = 0; l < 16; l++) lanes[l] = 0;
         for (size_t j = 0; j < padded; j += 16)
@@ -80,42 +90,6 @@ static inline __attribute__((always_inline)) void attend(const float *qkv, size_
         }
         memcpy(out + (base + i) * hidden + head * d, context, d * sizeof(float));
     }
-}
-
-typedef float v16 __attribute__((ext_vector_type(16)));
-
-// The 16-wide helpers below take and return vectors by value without a target of their own: they
-// are always inlined into the per-target kernels, so no call with a target-dependent vector ABI
-// is ever made (clang's -Wpsabi warns about the declarations alone).
-#pragma clang diagnostic ignored "-Wpsabi"
-
-static inline __attribute__((always_inline)) v16 load16(const float *p) {
-    v16 v;
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-static inline __attribute__((always_inline)) void store16(float *p, v16 v) { memcpy(p, &v, sizeof(v)); }
-
-typedef int32_t i16 __attribute__((ext_vector_type(16)));
-
-// exp_nonpositive on 16 lanes at once: the same operations in the same order, so each lane's
-// result is the scalar function's, bit for bit (casts between vector types reinterpret the bits).
-static inline __attribute__((always_inline)) v16 exp16(v16 x) {
-    x = __builtin_elementwise_max(x, (v16)-87.33654f);
-    v16 t = x * 1.44269504088896341f + 12582912.0f;
-    v16 n = t - 12582912.0f;
-    v16 r = x - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
-    v16 p = (v16)1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    v16 y = p * r * r + r + 1.0f;
-    i16 bits = (((i16)t - 0x4B400000) + 127) << 23;
-    return y * (v16)bits;
 }
 
 // The same computation as `attend` with 16-wide vectors kept in registers: R query rows at a

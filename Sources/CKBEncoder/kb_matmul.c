@@ -18,6 +18,7 @@
 
 struct kb_matmul {
     kb_precision precision;
+    int wide;                     // AVX-512 element-wise steps (decided once, at creation)
     size_t n, k;
     dnnl_primitive_t primitive;
     dnnl_memory_desc_t weights_md;
@@ -26,6 +27,15 @@ struct kb_matmul {
     float *column_scales;         // int8: sw[c]
     int32_t *column_sums;         // int8: Σₖ qw[c][k]
 };
+
+// `value` rounded to bfloat16, to nearest even (NaN stays NaN). Branch-free, so loops over it vectorise.
+static inline __attribute__((always_inline)) uint16_t bf16_round(float value) {
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof(bits));
+    uint32_t nan = (bits & 0x7fffffffu) > 0x7f800000u;
+    uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+    return (uint16_t)(nan ? (bits >> 16) | 0x40u : rounded);
+}
 
 static dnnl_engine_t engine;
 static char engine_error[128];
@@ -79,14 +89,6 @@ int kb_precision_supported(kb_precision precision) {
     }
 }
 
-uint16_t kb_bf16_from_float(float value) {
-    uint32_t bits;
-    memcpy(&bits, &value, sizeof(bits));
-    if ((bits & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((bits >> 16) | 0x40u);   // NaN stays NaN
-    bits += 0x7fffu + ((bits >> 16) & 1u);
-    return (uint16_t)(bits >> 16);
-}
-
 static void set_error(char *error, size_t size, const char *what, dnnl_status_t status) {
     if (error && size) snprintf(error, size, "%s (oneDNN status %d)", what, (int)status);
 }
@@ -119,6 +121,7 @@ kb_matmul *kb_matmul_create(kb_precision precision, const float *weight, size_t 
     dnnl_stream_t stream = NULL;
     if (!m) return NULL;
     m->precision = precision;
+    m->wide = kb_variant_supported(KB_VARIANT_AVX512);
     m->n = n;
     m->k = k;
     const int int8 = precision == KB_PRECISION_INT8;
@@ -150,7 +153,7 @@ kb_matmul *kb_matmul_create(kb_precision precision, const float *weight, size_t 
         }
     } else {
         uint16_t *b = raw;
-        for (size_t i = 0; i < n * k; i++) b[i] = kb_bf16_from_float(weight[i]);
+        for (size_t i = 0; i < n * k; i++) b[i] = bf16_round(weight[i]);
     }
 
     dnnl_dims_t src_dims = {DNNL_RUNTIME_DIM_VAL, (dnnl_dim_t)k}, weight_dims = {(dnnl_dim_t)k, (dnnl_dim_t)n};
@@ -224,13 +227,7 @@ size_t kb_matmul_scratch_bytes(const kb_matmul *m, size_t rows) {
 
 #define ELEMENTWISE(SUFFIX, ATTRIBUTES)                                                                 \
     ATTRIBUTES static void to_bf16_##SUFFIX(const float *x, size_t count, uint16_t *out) {              \
-        for (size_t i = 0; i < count; i++) {                                                            \
-            uint32_t bits;                                                                              \
-            memcpy(&bits, x + i, sizeof(bits));                                                         \
-            uint32_t nan = (bits & 0x7fffffffu) > 0x7f800000u;                                          \
-            uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;                            \
-            out[i] = (uint16_t)(nan ? (bits >> 16) | 0x40u : rounded);                                  \
-        }                                                                                               \
+        for (size_t i = 0; i < count; i++) out[i] = bf16_round(x[i]);                                   \
     }                                                                                                   \
     ATTRIBUTES static void quantize_rows_##SUFFIX(const float *x, size_t rows, size_t k, uint8_t *out,   \
                                                   float *scales, float *zeros) {                         \
@@ -299,7 +296,7 @@ int kb_matmul_run(const kb_matmul *m, const float *x, size_t rows, const float *
         return 0;
     }
     const int int8 = m->precision == KB_PRECISION_INT8;
-    const int wide = kb_variant_supported(KB_VARIANT_AVX512);
+    const int wide = m->wide;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     void *pad = base;
     uint8_t *input = base + align64(m->scratchpad_bytes);

@@ -43,7 +43,7 @@ final class BERTEncoder: @unchecked Sendable {
                 var message = [CChar](repeating: 0, count: 256)
                 guard let matmul = kb_matmul_create(precision, weight, outputs, inputs, &message, message.count) else {
                     throw KBError(.invalidModel, "The encoder's \(EncoderPrecision(precision).rawValue) products could not be set up: "
-                                  + "\(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)). Use --precision fp32.")
+                                  + "\(cText(message)). Use --precision fp32.")
                 }
                 packed = nil
                 reduced = matmul
@@ -106,9 +106,6 @@ final class BERTEncoder: @unchecked Sendable {
         guard kb_variant_supported(variant) != 0 else {
             throw KBError(.invalidArgument, "This CPU cannot run the encoder's \(variant) kernels.")
         }
-        guard kb_precision_supported(precision) != 0 else {
-            throw KBError(.invalidArgument, "This CPU cannot run the encoder in \(EncoderPrecision(precision).rawValue). Use --precision fp32 or auto.")
-        }
         tensors = try SafeTensors(path: file)
         self.precision = precision
         config = folder.config
@@ -133,7 +130,9 @@ final class BERTEncoder: @unchecked Sendable {
         // output and the feed-forward expansion. The fused QKV projection and the feed-forward
         // contraction stay bf16 (in int8 as well, the worst reference text fell to 0.9925).
         let int8Here: (qkv: Bool, output: Bool, up: Bool, down: Bool) = (false, true, true, false)
-        func pr(_ int8Allowed: Bool) -> kb_precision { precision == KB_PRECISION_INT8 && !int8Allowed ? KB_PRECISION_BF16 : precision }
+        func layerPrecision(_ int8Allowed: Bool) -> kb_precision {
+            precision == KB_PRECISION_INT8 && !int8Allowed ? KB_PRECISION_BF16 : precision
+        }
         layers = try (0..<config.layers).map { n in
             let p = "encoder.layer.\(n)."
             let q = try w(p + "attention.self.query.weight", [h, h]), k = try w(p + "attention.self.key.weight", [h, h])
@@ -141,16 +140,16 @@ final class BERTEncoder: @unchecked Sendable {
             let qb = try w(p + "attention.self.query.bias", [h]), kb = try w(p + "attention.self.key.bias", [h])
             let vb = try w(p + "attention.self.value.bias", [h])
             return Layer(
-                qkv: try Linear(weights: [q, k, v], biases: [qb, kb, vb], inputs: h, variant: variant, precision: pr(int8Here.qkv)),
+                qkv: try Linear(weights: [q, k, v], biases: [qb, kb, vb], inputs: h, variant: variant, precision: layerPrecision(int8Here.qkv)),
                 output: try Linear(weights: [try w(p + "attention.output.dense.weight", [h, h])],
-                               biases: [try w(p + "attention.output.dense.bias", [h])], inputs: h, variant: variant, precision: pr(int8Here.output)),
+                               biases: [try w(p + "attention.output.dense.bias", [h])], inputs: h, variant: variant, precision: layerPrecision(int8Here.output)),
                 attentionNormWeight: try w(p + "attention.output.LayerNorm.weight", [h]),
                 attentionNormBias: try w(p + "attention.output.LayerNorm.bias", [h]),
                 intermediate: try Linear(weights: [try w(p + "intermediate.dense.weight", [i, h])],
-                                     biases: [try w(p + "intermediate.dense.bias", [i])], inputs: h, variant: variant, precision: pr(int8Here.up)),
+                                     biases: [try w(p + "intermediate.dense.bias", [i])], inputs: h, variant: variant, precision: layerPrecision(int8Here.up)),
                 feedForward: try Linear(weights: [try w(p + "output.dense.weight", [h, i])],
                                     biases: [try w(p + "output.dense.bias", [h])], inputs: i, variant: variant,
-                                    precision: pr(int8Here.down)),
+                                    precision: layerPrecision(int8Here.down)),
                 outputNormWeight: try w(p + "output.LayerNorm.weight", [h]),
                 outputNormBias: try w(p + "output.LayerNorm.bias", [h]))
         }
@@ -315,7 +314,7 @@ final class BERTEncoder: @unchecked Sendable {
             var message = [CChar](repeating: 0, count: 256)
             guard kb_matmul_run(reduced, input, rows, linear.bias, out, scratch.products, Int32(threads), activation, &message, message.count) != 0 else {
                 // Only an invalid argument or exhausted memory makes an already-built product fail.
-                fatalError("oneDNN product failed: \(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
+                fatalError("oneDNN product failed: \(cText(message))")
             }
             return
         }
@@ -353,6 +352,11 @@ final class BERTEncoder: @unchecked Sendable {
             for j in 0..<width { row[j] = (row[j] - mean) * inverse * weight[j] + bias[j] }
         }
     }
+}
+
+/// The text of a NUL-terminated C message buffer.
+private func cText(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 /// Pointers handed to the threads of one step of a pass.

@@ -77,9 +77,6 @@ typedef enum {
 /// Whether this CPU has the instructions for `precision` (fp32 always).
 int kb_precision_supported(kb_precision precision);
 
-/// `value` rounded to bfloat16, to nearest even.
-uint16_t kb_bf16_from_float(float value);
-
 /// A linear layer's weights converted once for a bf16 or int8 product.
 typedef struct kb_matmul kb_matmul;
 
