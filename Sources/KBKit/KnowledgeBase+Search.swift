@@ -155,7 +155,7 @@ extension KnowledgeBase {
         var keywordRanking: [(id: Int64, score: Double)] = []
         if mode != .vector {
             do {
-                keywordRanking = try snapshot.keywordRanking(query, limit: depth)
+                keywordRanking = try snapshot.keywordRanking(query, limit: depth, allowed: allowed)
             } catch let error as KBError where error.code == .unprocessable && mode == .hybrid {
                 keywordRanking = []   // no words to match; the vector ranking still runs
             }

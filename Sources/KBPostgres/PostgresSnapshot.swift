@@ -183,7 +183,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     /// b 0.75) over column-weighted term frequencies (title 2, heading path and keywords 1.5,
     /// text 1, as SQLite's bm25 weighs the columns), read from the postings of those words and the
     /// statistics the triggers keep. Higher is better.
-    func keywordRanking(_ query: SearchQuery, limit: Int) throws -> [(id: Int64, score: Double)] {
+    func keywordRanking(_ query: SearchQuery, limit: Int, allowed: Set<Int64>?) throws -> [(id: Int64, score: Double)] {
         guard let words = PostgresRows.keywordWords(query.text) else {
             throw KBError(.unprocessable, "The query \"\(query.text)\" has no words to search for. Type some words.")
         }

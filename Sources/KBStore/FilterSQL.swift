@@ -43,7 +43,9 @@ public enum FilterSQL {
             var memories = "SELECT source_id FROM memories WHERE 1 = 1"
             if !query.includeSuperseded { memories += " AND superseded_by IS NULL" }
             if !query.scopes.isEmpty { memories += " AND " + dialect.isOneOf("scope", query.scopes.map(\.name)) }
-            sql += " AND (so.kind != 'memory' OR so.id IN (\(memories)))"
+            // Only memories asked for: a plain IN, which SQLite drives from the memories' scope
+            // index (with the OR, it visits every memory source: 30 ms at 100,000 memories).
+            sql += query.kinds == [.memory] ? " AND so.id IN (\(memories))" : " AND (so.kind != 'memory' OR so.id IN (\(memories)))"
         }
         if !query.sourcePrefixes.isEmpty {
             sql += " AND (" + query.sourcePrefixes.map { dialect.startsWith("so.path", $0) }.joined(separator: " OR ") + ")"

@@ -38,8 +38,10 @@ public protocol IndexSnapshot: StoredReads {
     func vectors(of snippetIDs: [Int64], embedder: EmbedderRecord) throws -> [Int64: [Float]]
 
     // Search
-    /// Snippet ids and scores (higher is better) of the best keyword matches.
-    func keywordRanking(_ query: SearchQuery, limit: Int) throws -> [(id: Int64, score: Double)]
+    /// Snippet ids and scores (higher is better) of the best keyword matches. `allowed`, when
+    /// given, is what the query's filters let through (`filteredSnippetIDs`): a store may rank
+    /// only those instead of applying the filters again (the answer is the same either way).
+    func keywordRanking(_ query: SearchQuery, limit: Int, allowed: Set<Int64>?) throws -> [(id: Int64, score: Double)]
     /// Ids of the snippets that pass a query's filters; nil when it has none.
     func filteredSnippetIDs(_ query: SearchQuery) throws -> Set<Int64>?
     /// Paths of the sources with a snippet that passes a query's filters.
@@ -112,7 +114,7 @@ extension IndexSnapshot {
 
     /// Keyword search: the ranking with its hits.
     public func keywordSearch(_ query: SearchQuery) throws -> [SearchHit] {
-        let ranking = try keywordRanking(query, limit: query.limit)
+        let ranking = try keywordRanking(query, limit: query.limit, allowed: nil)
         let hits = try self.hits(for: ranking.map(\.id), highlighting: query.text)
         return ranking.enumerated().compactMap { index, entry in
             guard var hit = hits[entry.id] else { return nil }

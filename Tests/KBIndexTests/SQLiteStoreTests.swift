@@ -156,11 +156,36 @@ import Testing
         query.sourcePrefixes = ["/notes/"]
         query.limit = limit
         let filtered = query
-        let ranking = try await store.snapshot { try $0.keywordRanking(filtered, limit: limit) }
+        let ranking = try await store.snapshot { try $0.keywordRanking(filtered, limit: limit, allowed: nil) }
         #expect(ranking.count == min(limit, 5))
         let paths = try await store.keywordSearch(filtered).map(\.sourcePath)
         #expect(paths == Array(["/notes/0.md", "/notes/1.md", "/notes/2.md", "/notes/3.md", "/notes/4.md"].prefix(limit)))
         #expect(zip(ranking, ranking.dropFirst()).allSatisfy { $0.score >= $1.score })
+        // Given the ids the filters let through (few, so ranked by rowid ranges): the same answer.
+        let among = try await store.snapshot { snapshot in
+            try snapshot.keywordRanking(filtered, limit: limit, allowed: try snapshot.filteredSnippetIDs(filtered))
+        }
+        #expect(among.map(\.id) == ranking.map(\.id))
+        #expect(among.map(\.score) == ranking.map(\.score))
+    }
+
+    /// Ids that are not consecutive (another source's snippets between them) rank as the filtered
+    /// SQL ranks them, ties by id.
+    @Test func aKeywordRankingAmongScatteredIdsIsTheFilteredRanking() async throws {
+        let store = try temporaryStore()
+        for i in 0..<12 {
+            try await store.replace(document("/\(i % 2 == 0 ? "mine" : "other")/\(i).md",
+                                             snippets: ["moon and stars", "the moon over water \(i)", "nothing here", "moon"]))
+        }
+        var query = SearchQuery("moon stars")
+        query.sourcePrefixes = ["/mine/"]
+        let filtered = query
+        let (plain, among) = try await store.snapshot { snapshot in
+            (try snapshot.keywordRanking(filtered, limit: 50, allowed: nil),
+             try snapshot.keywordRanking(filtered, limit: 50, allowed: try snapshot.filteredSnippetIDs(filtered)))
+        }
+        #expect(plain.count == 18)
+        #expect(among.map(\.id) == plain.map(\.id))
     }
 
     @Test func aMissingIndexIsNotCreatedUnlessAsked() throws {
