@@ -76,7 +76,8 @@ extension KnowledgeBase {
             recall.scopes = bot.scopes(user: user)
             recall.limit = 8
             let found = bot.sources.isEmpty ? nil
-                : try self.rank(knowledge, plan: plan, vectors: vectors, record: record, degraded: degraded, collapsing: false, in: snapshot)
+                : try self.rank(knowledge, plan: plan, vectors: vectors, record: record, degraded: degraded, collapsing: false,
+                                approximatingLargeScans: true, in: snapshot)
             let recalled = try recall.scopes.isEmpty ? nil
                 : self.rank(Self.recallSearch(recall), plan: plan, vectors: vectors, record: record, degraded: degraded, collapsing: false, in: snapshot)
             let memories = try recalled.map { try snapshot.memories(sourcePaths: $0.hits.map(\.sourcePath)) } ?? [:]
