@@ -57,9 +57,6 @@ public final class SQLiteStore: TransactionalStore {
         configuration.maximumReaderCount = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            // Reads map the file instead of copying each page through pread: at 100,000 snippets a
-            // context request's keyword ranking and hits touch thousands of pages.
-            try db.execute(sql: "PRAGMA mmap_size = \(SQLiteStore.mappedBytes)")
             // Deleted text is overwritten with zeros in the file, not left in free pages.
             try db.execute(sql: "PRAGMA secure_delete = ON")
             db.add(tokenizer: FoldingTokenizer.self)
@@ -76,9 +73,6 @@ public final class SQLiteStore: TransactionalStore {
         try store.prepareSchema()
         return store
     }
-
-    /// How much of the file reads may map (SQLite's `mmap_size`; 4 GiB of address space, not memory).
-    static let mappedBytes: Int64 = 4 << 30
 
     private func prepareSchema() throws {
         do {
