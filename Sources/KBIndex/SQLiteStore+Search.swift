@@ -17,9 +17,6 @@ extension SQLiteStore.Snapshot {
             throw KBError(.unprocessable, "The query \"\(query.text)\" has no words to search for. Type some words.")
         }
         guard limit > 0 else { return [] }
-        if let allowed, query.hasFilters, allowed.count <= SQLiteStore.rankedByRowidRanges {
-            return try keywordRanking(match: match, limit: limit, among: allowed)
-        }
         guard query.hasFilters else {
             let sql = """
                 SELECT snippets_fts.rowid, bm25(snippets_fts, \(SQLiteStore.bm25Weights)) AS rank
@@ -28,36 +25,21 @@ extension SQLiteStore.Snapshot {
                 """
             return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [match, query.user, limit]).map { ($0[0], -($0[1] as Double)) }
         }
-        // With filters, the best matches of the whole index come first, unjoined, and only they
-        // are checked against the filters: joining every match with its snippet and source costs
-        // a lookup per match (tens of thousands for common words at 100,000 snippets). When too
-        // few of them pass, the joined query ranks the filtered matches directly. Either way the
-        // result is the filtered ranking's first `limit`, in the same order.
-        let depth = limit * 8
-        let candidates = try Row.fetchAll(db.cachedStatement(sql: """
+        let allowed = try allowed ?? filteredSnippetIDs(query) ?? []
+        if allowed.count <= SQLiteStore.rankedByRowidRanges { return try keywordRanking(match: match, limit: limit, among: allowed) }
+        // The index's ranking, unjoined, read until `limit` snippets the filters let through have
+        // come: joining every match with its snippet and source (or ranking twice) cost a lookup
+        // per match, tens of thousands for common words at 100,000 snippets.
+        let matches = try Row.fetchCursor(db.cachedStatement(sql: """
             SELECT snippets_fts.rowid, bm25(snippets_fts, \(SQLiteStore.bm25Weights)) AS rank
-            FROM snippets_fts WHERE snippets_fts MATCH ? ORDER BY rank, snippets_fts.rowid LIMIT ?
-            """), arguments: [match, depth]).map { (id: $0[0] as Int64, score: -($0[1] as Double)) }
-        var dialect = SQLiteDialect(arguments: [])
-        let list = SQLiteStore.inList(candidates.map(\.id))
-        if !candidates.isEmpty {
-            dialect.arguments += list.arguments
-            let conditions = FilterSQL.conditions(query, &dialect)
-            let passing = Set(try Int64.fetchAll(db, sql: """
-                SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE sn.id IN (\(list.sql))
-                """ + conditions, arguments: dialect.arguments))
-            let kept = candidates.filter { passing.contains($0.id) }
-            if kept.count >= limit || candidates.count < depth { return Array(kept.prefix(limit)) }
+            FROM snippets_fts WHERE snippets_fts MATCH ? ORDER BY rank, snippets_fts.rowid
+            """), arguments: [match])
+        var ranking: [(id: Int64, score: Double)] = []
+        while ranking.count < limit, let row = try matches.next() {
+            let id: Int64 = row[0]
+            if allowed.contains(id) { ranking.append((id, -(row[1] as Double))) }
         }
-        dialect = SQLiteDialect(arguments: [match])
-        let sql = """
-            SELECT sn.id, bm25(snippets_fts, \(SQLiteStore.bm25Weights)) AS rank
-            FROM snippets_fts
-            JOIN snippets sn ON sn.id = snippets_fts.rowid
-            JOIN sources so ON so.id = sn.source_id
-            WHERE snippets_fts MATCH ?
-            """ + FilterSQL.conditions(query, &dialect) + " ORDER BY rank, sn.id LIMIT ?"
-        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: dialect.arguments + [limit]).map { ($0[0], -($0[1] as Double)) }
+        return ranking
     }
 
     /// The keyword ranking of a few snippets (a user's memories): FTS5 seeks each run of

@@ -140,9 +140,9 @@ import Testing
         #expect(try await store.keywordSearch(byPrefix).map(\.sourcePath) == ["/notes/a.md"])
     }
 
-    /// A filtered keyword ranking checks the index's best matches against the filters first and
-    /// ranks the filtered matches directly when too few of those pass: the answer is the same
-    /// either way, including a filtered snippet that ranks below every unfiltered one.
+    /// A filtered keyword ranking reads the index's ranking until enough snippets pass the filters
+    /// (many, or a few seeked by rowid ranges): the filtered ranking, even when every filtered
+    /// snippet ranks below every unfiltered one.
     @Test(arguments: [1, 3, 30])
     func aFilteredKeywordRankingIsTheSameWhereverItsMatchesRank(limit: Int) async throws {
         let store = try temporaryStore()
