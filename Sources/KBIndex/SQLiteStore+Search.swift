@@ -6,8 +6,9 @@ import KBStore
 extension SQLiteStore {
     /// Column weights for bm25: snippet text, source title, heading path, source keywords.
     static let bm25Weights = "1.0, 2.0, 1.5, 1.5"
-    /// Filtered keyword rankings over at most this many snippets seek them by rowid ranges.
-    static let rankedByRowidRanges = 256
+    /// Filtered keyword rankings whose snippets form at most this many runs of consecutive ids
+    /// seek them by rowid ranges (each seek well under a millisecond to about 2 ms).
+    static let rankedByRowidRanges = 64
 }
 
 extension SQLiteStore.Snapshot {
@@ -26,7 +27,10 @@ extension SQLiteStore.Snapshot {
             return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [match, query.user, limit]).map { ($0[0], -($0[1] as Double)) }
         }
         let allowed = try allowed ?? filteredSnippetIDs(query) ?? []
-        if allowed.count <= SQLiteStore.rankedByRowidRanges { return try keywordRanking(match: match, limit: limit, among: allowed) }
+        if allowed.count <= 16 * SQLiteStore.rankedByRowidRanges {
+            let runs = Self.runs(of: allowed)
+            if runs.count <= SQLiteStore.rankedByRowidRanges { return try keywordRanking(match: match, limit: limit, within: runs) }
+        }
         // The index's ranking, unjoined, read until `limit` snippets the filters let through have
         // come: joining every match with its snippet and source (or ranking twice) cost a lookup
         // per match, tens of thousands for common words at 100,000 snippets.
@@ -46,11 +50,7 @@ extension SQLiteStore.Snapshot {
     /// consecutive ids with a rowid range (FTS5 does not seek for `rowid IN (…)`, and reads every
     /// match of every word instead: ~50 ms for common words at 100,000 snippets, against well under
     /// a millisecond a range). bm25 scores a snippet the same whatever else is asked for.
-    private func keywordRanking(match: String, limit: Int, among allowed: Set<Int64>) throws -> [(id: Int64, score: Double)] {
-        var runs: [ClosedRange<Int64>] = []
-        for id in allowed.sorted() {
-            if let last = runs.last, last.upperBound + 1 == id { runs[runs.count - 1] = last.lowerBound...id } else { runs.append(id...id) }
-        }
+    private func keywordRanking(match: String, limit: Int, within runs: [ClosedRange<Int64>]) throws -> [(id: Int64, score: Double)] {
         let statement = try db.cachedStatement(sql: """
             SELECT rowid, bm25(snippets_fts, \(SQLiteStore.bm25Weights)) FROM snippets_fts
             WHERE snippets_fts MATCH ? AND rowid BETWEEN ? AND ?
@@ -64,6 +64,15 @@ extension SQLiteStore.Snapshot {
         // As the SQL ranking orders: by bm25, then by id.
         ranking.sort { $0.score != $1.score ? $0.score > $1.score : $0.id < $1.id }
         return Array(ranking.prefix(limit))
+    }
+
+    /// The runs of consecutive ids in `ids`, in order.
+    static func runs(of ids: Set<Int64>) -> [ClosedRange<Int64>] {
+        var runs: [ClosedRange<Int64>] = []
+        for id in ids.sorted() {
+            if let last = runs.last, last.upperBound + 1 == id { runs[runs.count - 1] = last.lowerBound...id } else { runs.append(id...id) }
+        }
+        return runs
     }
 
     /// Source path and text of snippets: what grouping and near-duplicate checks need.
