@@ -38,6 +38,28 @@ static inline __attribute__((always_inline)) v16 exp16(v16 x) {
     return y * (v16)bits;
 }
 
+// A row of scores (n real, padded to a multiple of 16) turned into unnormalised softmax weights
+// e^(score − max), padding 0; returns 1 / their sum. Takes pointers, not vectors, so that kernels
+// of any target inline it.
+static inline __attribute__((always_inline)) float softmax_weights(float *row, size_t n, size_t padded) {
+    const size_t blocks = padded / 16;
+    for (size_t j = n; j < padded; j++) row[j] = -INFINITY;
+    v16 top = load16(row);
+    for (size_t b = 1; b < blocks; b++) top = __builtin_elementwise_max(top, load16(row + 16 * b));
+    float maximum = __builtin_reduce_max(top);
+    v16 sums = (v16)0.0f;
+    for (size_t b = 0; b < blocks; b++) {
+        v16 e = exp16(load16(row + 16 * b) - maximum);
+        store16(row + 16 * b, e);
+        sums += e;
+    }
+    for (size_t j = n; j < padded; j++) row[j] = 0;
+    float lanes[16], sum = 0;
+    memcpy(lanes, &sums, sizeof(lanes));
+    for (int l = 0; l < 16; l++) sum += lanes[l];
+    return 1.0f / sum;
+}
+
 // One (sequence, head) pair. The keys are transposed into scratch so that a query row's scores
 // against 16 keys at a time are plain multiply-adds (no horizontal sums); the weighted sum of
 // values runs along the head's width.
@@ -112,37 +134,23 @@ static inline __attribute__((always_inline)) void attend(const float *qkv, size_
         }                                                                                               \
         for (size_t i0 = 0; i0 < n; i0 += R) {                                                          \
             const size_t rows = n - i0 < R ? n - i0 : R;                                                \
-            const float *q[R];                                                                          \
-            for (int r = 0; r < R; r++) q[r] = q0 + (i0 + ((size_t)r < rows ? (size_t)r : 0)) * stride; \
+            float q[R][16 * D]; /* the block's query rows, scaled once */                                 \
+            for (int r = 0; r < R; r++) {                                                               \
+                const float *row = q0 + (i0 + ((size_t)r < rows ? (size_t)r : 0)) * stride;             \
+                for (size_t t = 0; t < d; t++) q[r][t] = row[t] * scale;                                \
+            }                                                                                           \
             for (size_t b = 0; b < blocks; b++) {                                                       \
                 v16 acc[R];                                                                             \
                 for (int r = 0; r < R; r++) acc[r] = (v16)0.0f;                                         \
                 const float *kt = keys + b * 16;                                                        \
                 for (size_t t = 0; t < d; t++, kt += padded) {                                          \
                     v16 k = load16(kt);                                                                 \
-                    for (int r = 0; r < R; r++) acc[r] = __builtin_elementwise_fma((v16)(q[r][t] * scale), k, acc[r]); \
+                    for (int r = 0; r < R; r++) acc[r] = __builtin_elementwise_fma((v16)q[r][t], k, acc[r]); \
                 }                                                                                       \
                 for (int r = 0; r < R; r++) store16(scores + r * padded + b * 16, acc[r]);              \
             }                                                                                           \
-            for (size_t r = 0; r < rows; r++) {                                                         \
-                float *row = scores + r * padded;                                                       \
-                for (size_t j = n; j < padded; j++) row[j] = -INFINITY;                                 \
-                v16 top = load16(row);                                                                  \
-                for (size_t b = 1; b < blocks; b++) top = __builtin_elementwise_max(top, load16(row + 16 * b)); \
-                float maximum = __builtin_reduce_max(top);                                              \
-                v16 sums = (v16)0.0f;                                                                   \
-                for (size_t b = 0; b < blocks; b++) {                                                   \
-                    v16 e = exp16(load16(row + 16 * b) - maximum);                                      \
-                    store16(row + 16 * b, e);                                                           \
-                    sums += e;                                                                          \
-                }                                                                                       \
-                for (size_t j = n; j < padded; j++) row[j] = 0;                                         \
-                float lanes[16], sum = 0;                                                               \
-                memcpy(lanes, &sums, sizeof(lanes));                                                    \
-                for (int l = 0; l < 16; l++) sum += lanes[l];                                           \
-                const float inverse = 1.0f / sum;                                                       \
-                for (size_t b = 0; b < blocks; b++) store16(row + 16 * b, load16(row + 16 * b) * inverse); \
-            }                                                                                           \
+            float inverse[R];   /* 1 / each row's sum of weights, applied to its context */             \
+            for (size_t r = 0; r < rows; r++) inverse[r] = softmax_weights(scores + r * padded, n, padded); \
             v16 context[R][D];                                                                          \
             for (int r = 0; r < R; r++)                                                                 \
                 for (int c = 0; c < D; c++) context[r][c] = (v16)0.0f;                                  \
@@ -156,7 +164,8 @@ static inline __attribute__((always_inline)) void attend(const float *qkv, size_
                 }                                                                                       \
             }                                                                                           \
             for (size_t r = 0; r < rows; r++)                                                           \
-                for (int c = 0; c < D; c++) store16(out + (base + i0 + r) * hidden + head * d + 16 * c, context[r][c]); \
+                for (int c = 0; c < D; c++)                                                             \
+                    store16(out + (base + i0 + r) * hidden + head * d + 16 * c, context[r][c] * inverse[r]); \
         }                                                                                               \
     }
 
