@@ -51,12 +51,23 @@ import Testing
         return URLSession(configuration: configuration)
     }()
 
-    static func send(_ base: URL, _ method: String, _ path: String, _ body: [String: Any]? = nil) async throws -> (Int, [String: Any]) {
-        var request = URLRequest(url: base.appendingPathComponent(path), timeoutInterval: 5)
+    /// For requests made while the server is alive and should answer, however loaded the
+    /// machine is: a timeout there would test the CI machine, not durability.
+    static let patientSession: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 120
+        configuration.timeoutIntervalForResource = 180
+        return URLSession(configuration: configuration)
+    }()
+
+    /// `patient` for a server that is alive and must answer; the default for requests that may
+    /// be in flight when it is killed.
+    static func send(_ base: URL, _ method: String, _ path: String, _ body: [String: Any]? = nil, patient: Bool = false) async throws -> (Int, [String: Any]) {
+        var request = URLRequest(url: base.appendingPathComponent(path), timeoutInterval: patient ? 120 : 5)
         request.httpMethod = method
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try body.map { try JSONSerialization.data(withJSONObject: $0) }
-        let (data, response) = try await session.dataCancellingSafely(for: request)
+        let (data, response) = try await (patient ? patientSession : session).dataCancellingSafely(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:])
     }
 
@@ -103,7 +114,7 @@ import Testing
             #expect(try await kb.integrityCheck() == "ok", "round \(round)")
             let restarted = try await Server.start(cli)
             for (id, content) in acknowledged.all {
-                let (status, body) = try await Self.send(restarted.base, "GET", "v1/memories/\(id)")
+                let (status, body) = try await Self.send(restarted.base, "GET", "v1/memories/\(id)", patient: true)
                 #expect(status == 200 && (body["memory"] as? [String: Any])?["content"] as? String == content, "round \(round): \(id) lost")
             }
             restarted.kill()
@@ -121,11 +132,11 @@ import Testing
         let server = try await Server.start(cli)
         var jobs: [String: String] = [:]
         for n in 1...3 {   // three, so that one is likely queued and one running when the server dies
-            var request = URLRequest(url: URL(string: "\(server.base)/v1/sources?id=book\(n)")!, timeoutInterval: 5)
+            var request = URLRequest(url: URL(string: "\(server.base)/v1/sources?id=book\(n)")!, timeoutInterval: 120)
             request.httpMethod = "POST"
             request.setValue("application/pdf", forHTTPHeaderField: "Content-Type")
             request.httpBody = try Data(contentsOf: pdf)
-            let (data, response) = try await Self.session.dataCancellingSafely(for: request)
+            let (data, response) = try await Self.patientSession.dataCancellingSafely(for: request)
             #expect((response as? HTTPURLResponse)?.statusCode == 202)
             let body = try JSONSerialization.jsonObject(with: data) as? [String: Any]
             jobs["book\(n)"] = try #require((body?["job"] as? [String: Any])?["id"] as? String)
@@ -138,19 +149,19 @@ import Testing
         var states: [String: String] = [:]
         while Date() < deadline {
             for (_, job) in jobs {
-                let (_, body) = try await Self.send(restarted.base, "GET", "v1/jobs/\(job)")
+                let (_, body) = try await Self.send(restarted.base, "GET", "v1/jobs/\(job)", patient: true)
                 states[job] = body["state"] as? String
             }
             if states.values.allSatisfy({ $0 == "done" || $0 == "failed" }) { break }
             try await Task.sleep(nanoseconds: 250_000_000)
         }
         #expect(states.values.allSatisfy { $0 == "done" }, "\(states)")
-        let (_, listed) = try await Self.send(restarted.base, "GET", "v1/sources")
+        let (_, listed) = try await Self.send(restarted.base, "GET", "v1/sources", patient: true)
         let snippets = Dictionary((listed["sources"] as? [[String: Any]] ?? []).compactMap { source in
             (source["id"] as? String).map { ($0, source["snippets"] as? Int ?? 0) } }, uniquingKeysWith: { a, _ in a })
         for id in jobs.keys { #expect(snippets[id] == 17, "\(id): \(listed)") }   // book.pdf makes 17 snippets
         // Identical snippets collapse into one hit, so the keyword search names one of the three copies.
-        let (_, found) = try await Self.send(restarted.base, "POST", "v1/search", ["query": "front-matter page conventions", "mode": "keyword"])
+        let (_, found) = try await Self.send(restarted.base, "POST", "v1/search", ["query": "front-matter page conventions", "mode": "keyword"], patient: true)
         let first = ((found["hits"] as? [[String: Any]])?.first?["sourcePath"] as? String) ?? ""
         #expect(first.hasPrefix("upload:book"), "\(found)")
         let kb = try KnowledgeBase.open(at: cli.index, create: false)
