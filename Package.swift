@@ -78,7 +78,8 @@ let package = Package(
         // The SQLite store: schema, migrations, snippets, tags, FTS5, and the vectors in memory.
         .target(
             name: "KBIndex",
-            dependencies: ["KBCore", "KBStore", "COpenBLAS", "CKBKernels", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["KBCore", "KBStore", "COpenBLAS", "CKBKernels", .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "GRDBSQLite", package: "GRDB.swift")],
             swiftSettings: strict),
         // Retrieval evaluation: BEIR datasets, trec_eval metrics, reports. Pure.
         .target(name: "KBEval", dependencies: ["KBCore"], swiftSettings: strict),

@@ -169,6 +169,12 @@ func benchSearch(count: Int, workdir: String) async throws -> [String: Any] {
         quantizedLatencies.append((now() - start) * 1000)
         recalled += Set(result.map { $0.id - 1 }).intersection(exact).count
     }
+    // Concurrent int8 searches sharing scans: 8 callers on threads of their own, 25 queries each.
+    let sharedStart = now()
+    DispatchQueue.concurrentPerform(iterations: 8) { caller in
+        for q in queryVectors[(caller * 25)..<(caller * 25 + 25)] { _ = try? index.search(q, k: k, quantized: true) }
+    }
+    let sharedQueriesPerSecond = 200 / (now() - sharedStart)
     let batches = Array(queryVectors.prefix(256))
     _ = try index.search(batch: Array(batches.prefix(64)), k: k)
     let batchStart = now()
@@ -184,6 +190,7 @@ func benchSearch(count: Int, workdir: String) async throws -> [String: Any] {
         "quantize_seconds": quantizeSeconds, "quantized_single_ms_median": median(quantizedLatencies),
         "quantized_single_ms_p95": percentile(quantizedLatencies, 0.95),
         "quantized_recall_at_10": Double(recalled) / Double(10 * topIDs.count),
+        "quantized_shared_8_callers_queries_per_s": sharedQueriesPerSecond,
     ]
 }
 

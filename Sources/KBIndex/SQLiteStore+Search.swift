@@ -31,6 +31,7 @@ extension SQLiteStore.Snapshot {
             let runs = Self.runs(of: allowed)
             if runs.count <= SQLiteStore.rankedByRowidRanges { return try keywordRanking(match: match, limit: limit, within: runs) }
         }
+        if let ranking = try keywordRankingInMemory(query.text, limit: limit, allowed: allowed) { return ranking }
         // The index's ranking, unjoined, read until `limit` snippets the filters let through have
         // come: joining every match with its snippet and source (or ranking twice) cost a lookup
         // per match, tens of thousands for common words at 100,000 snippets.

@@ -113,6 +113,7 @@ extension SQLiteStore {
                     SELECT sn.id, sn.text, so.title, sn.heading_path, so.keywords FROM snippets sn JOIN sources so ON so.id = sn.source_id;
                 """)
             try transaction.setMeta(SQLiteStore.languageKey, language.rawValue)
+            transaction.noteKeywordTableRebuilt()
             _ = try transaction.bumpGeneration()
             return true
         }

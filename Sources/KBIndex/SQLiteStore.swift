@@ -19,6 +19,7 @@ public final class SQLiteStore: TransactionalStore {
     let pool: DatabasePool
     /// The searched embedder's vectors in memory.
     let vectors = VectorCache()
+    let keywords = KeywordCache()
 
     private init(path: String, pool: DatabasePool) {
         self.path = path
@@ -118,6 +119,8 @@ public final class SQLiteStore: TransactionalStore {
         public var location: String { path }
         /// The store's vectors in memory.
         let vectors: VectorCache
+        /// The store's keyword postings in memory.
+        let keywords: KeywordCache
     }
 
     /// Runs `body` in one read transaction on one of GRDB's reader queues — never on the
@@ -127,15 +130,15 @@ public final class SQLiteStore: TransactionalStore {
     /// let (record, generation) = try await store.snapshot { try ($0.embedderRecord(), $0.generation()) }
     /// ```
     public func snapshot<T: Sendable>(_ body: @Sendable (any IndexSnapshot) throws -> T) async throws -> T {
-        let path = self.path, vectors = self.vectors
-        return try await wrap { try await pool.read { db in try body(Snapshot(db: db, path: path, vectors: vectors)) } }
+        let path = self.path, vectors = self.vectors, keywords = self.keywords
+        return try await wrap { try await pool.read { db in try body(Snapshot(db: db, path: path, vectors: vectors, keywords: keywords)) } }
     }
 
     /// Runs `body` in one write transaction on GRDB's writer queue (never on the caller's thread):
     /// all of it is committed, or none. Once it is committed, still on the writer queue (so in
     /// the order of the writes), the vectors in memory follow what it did.
     public func transaction<T: Sendable>(_ body: @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
-        let vectors = self.vectors
+        let vectors = self.vectors, keywords = self.keywords
         return try await wrap {
             try await pool.writeWithoutTransaction { db in
                 let transaction = SQLiteTransaction(db: db)
@@ -145,6 +148,7 @@ public final class SQLiteStore: TransactionalStore {
                     return .commit
                 }
                 vectors.follow(transaction.log)
+                keywords.follow(transaction.log)
                 guard let result else { throw KBError(.database, "A write transaction ended without a result.") }
                 return result
             }
@@ -154,10 +158,11 @@ public final class SQLiteStore: TransactionalStore {
     /// Runs `body` in one write transaction with the raw connection (for tests and tools; kb's
     /// own writes go through `transaction`). The vectors in memory are reloaded at the next search.
     public func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
-        let vectors = self.vectors
+        let vectors = self.vectors, keywords = self.keywords
         return try await wrap {
             let result = try await pool.write(body)
             vectors.invalidate()
+            keywords.invalidate()
             return result
         }
     }
@@ -165,8 +170,8 @@ public final class SQLiteStore: TransactionalStore {
     /// Every vector of an embedder as one row-major matrix, read in one transaction (for tools
     /// and benchmarks; searches use the vectors in memory).
     public func loadVectors(embedder: EmbedderRecord) async throws -> (ids: [Int64], matrix: [Float], generation: Int64) {
-        let path = self.path, vectors = self.vectors
-        return try await wrap { try await pool.read { db in try Snapshot(db: db, path: path, vectors: vectors).loadVectors(embedder: embedder) } }
+        let path = self.path, vectors = self.vectors, keywords = self.keywords
+        return try await wrap { try await pool.read { db in try Snapshot(db: db, path: path, vectors: vectors, keywords: keywords).loadVectors(embedder: embedder) } }
     }
 
     /// Runs `body` in one read transaction on a reader queue, with the raw connection (for tests

@@ -16,6 +16,10 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
         var generationBefore: Int64?
         var generationAfter: Int64?
         var removedSnippets: [Int64] = []
+        /// Snippets inserted (their keyword rows with them).
+        var addedSnippets: [Int64] = []
+        /// The keyword table was rebuilt (another language's tokenizer).
+        var keywordsRebuilt = false
         /// Vectors written, by embedder name.
         var savedVectors: [String: [(id: Int64, vector: [Float])]] = [:]
         /// The recorded embedder changed (a first ingest, a reindex).
@@ -26,6 +30,9 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
     private(set) var log = Log()
 
     init(db: Database) { self.db = db }
+
+    /// Records that the keyword table was rebuilt: keyword postings in memory are rebuilt too.
+    func noteKeywordTableRebuilt() { log.keywordsRebuilt = true }
 
     public func setMeta(_ key: String, _ value: String) throws {
         try db.execute(sql: "INSERT INTO kb_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -105,6 +112,7 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
             inserted.append(snippetID)
             for tag in snippet.tags { try snippetTag.execute(arguments: [snippetID, tagID(tag)]) }
         }
+        log.addedSnippets += inserted
         return inserted
     }
 

@@ -189,9 +189,13 @@ public final class VectorIndex: @unchecked Sendable {
     }
 
     /// Approximate search on the int8 copy (see `enableQuantization()`): every allowed row is scored
-    /// as int8·int8 with int32 sums on all cores, the best `max(k·10, 100)` candidates are rescored
-    /// exactly in float32, and the best `k` of those are returned with exact scores. Falls back to
-    /// the exact scan when the copy is not kept or few rows are allowed.
+    /// as int8·int8 with int32 sums, the best `max(k·10, 100)` candidates are rescored exactly in
+    /// float32, and the best `k` of those are returned with exact scores. Falls back to the exact
+    /// scan when the copy is not kept or few rows are allowed.
+    ///
+    /// Concurrent searches share the scan: those that arrive while one runs are gathered and
+    /// scored together in the next, each block of rows read once for all of them while it is in
+    /// cache. A search alone scores its rows on all cores.
     public func search(_ query: [Float], k: Int, allowed: Set<Int64>? = nil, quantized: Bool) throws -> [TopK.Entry] {
         guard quantized else { return try search(query, k: k, allowed: allowed) }
         let fallback: Bool = lock.read {
@@ -199,49 +203,95 @@ public final class VectorIndex: @unchecked Sendable {
         }
         if fallback { return try search(query, k: k, allowed: allowed) }
         guard query.count == dimension else { throw wrongDimension(query.count, "query") }
-        return lock.read {
-            let n = ids.count
-            guard n > 0, k > 0 else { return [] }
-            var largest: Float = 0
-            for v in query { largest = max(largest, abs(v)) }
-            let queryScale = largest > 0 ? largest / 127 : 1
-            let query8 = query.map { Int8(($0 / queryScale).rounded()) }
-            var dots = [Int32](repeating: 0, count: n)
-            let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, n / 4096))
-            let d = dimension
+        return scans.join(QuantizedScan(query: query, k: k, allowed: allowed)) { self.scanQuantized($0) }
+    }
+
+    /// Concurrent quantized searches waiting for, or in, a shared scan.
+    private let scans = Gathering<QuantizedScan, [TopK.Entry]>()
+
+    /// Rows of the int8 copy scored for every search of a shared scan before the next rows:
+    /// 2,048 rows of 384 int8 values (768 KiB) stay in the L2 cache meanwhile.
+    static let sharedScanBlockBytes = 768 << 10
+
+    /// One pass over the int8 copy for a batch of searches, then their exact rescoring.
+    private func scanQuantized(_ batch: [QuantizedScan]) -> [[TopK.Entry]] {
+        lock.read {
+            let n = ids.count, d = dimension
+            guard n > 0 else { return batch.map { _ in [] } }
+            let queries = batch.map { request -> [Int8] in
+                var largest: Float = 0
+                for v in request.query { largest = max(largest, abs(v)) }
+                let queryScale = largest > 0 ? largest / 127 : 1
+                return request.query.map { Int8(($0 / queryScale).rounded()) }
+            }
+            var candidates = batch.map { TopK(k: max($0.k * Self.rescoreFactor, 100)) }
             quantizedRows.withUnsafeBufferPointer { rows in
-                query8.withUnsafeBufferPointer { q in
-                    dots.withUnsafeMutableBufferPointer { out in
-                        let rowsBase = UnsafeSendable(rows.baseAddress!), qBase = UnsafeSendable(q.baseAddress!)
-                        let outBase = UnsafeSendable(out.baseAddress!)
-                        let chunk = (n + workers - 1) / workers
-                        DispatchQueue.concurrentPerform(iterations: workers) { w in
-                            let start = w * chunk, end = min(n, start + chunk)
-                            guard start < end else { return }
-                            kb_i8_dot_rows(rowsBase.pointer + start * d, end - start, d, qBase.pointer, outBase.pointer + start)
+                if batch.count == 1 {
+                    // Alone: every core scores a share of the rows.
+                    var dots = [Int32](repeating: 0, count: n)
+                    let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, n / 4096))
+                    queries[0].withUnsafeBufferPointer { q in
+                        dots.withUnsafeMutableBufferPointer { out in
+                            let rowsBase = UnsafeSendable(rows.baseAddress!), qBase = UnsafeSendable(q.baseAddress!)
+                            let outBase = UnsafeSendable(out.baseAddress!)
+                            let chunk = (n + workers - 1) / workers
+                            DispatchQueue.concurrentPerform(iterations: workers) { w in
+                                let start = w * chunk, end = min(n, start + chunk)
+                                guard start < end else { return }
+                                kb_i8_dot_rows(rowsBase.pointer + start * d, end - start, d, qBase.pointer, outBase.pointer + start)
+                            }
+                        }
+                    }
+                    offer(dots, from: 0, to: &candidates[0], allowed: batch[0].allowed)
+                } else {
+                    let block = max(64, Self.sharedScanBlockBytes / d)
+                    var dots = [Int32](repeating: 0, count: block)
+                    for start in stride(from: 0, to: n, by: block) {
+                        let count = min(block, n - start)
+                        for (j, query) in queries.enumerated() {
+                            query.withUnsafeBufferPointer { q in
+                                dots.withUnsafeMutableBufferPointer { out in
+                                    kb_i8_dot_rows(rows.baseAddress! + start * d, count, d, q.baseAddress!, out.baseAddress!)
+                                }
+                            }
+                            offer(dots[0..<count], from: start, to: &candidates[j], allowed: batch[j].allowed)
                         }
                     }
                 }
             }
-            var candidates = TopK(k: max(k * Self.rescoreFactor, 100))
-            for row in 0..<n {
-                let approximate = Float(dots[row]) * scales[row]
-                if approximate >= candidates.threshold, allowed?.contains(ids[row]) ?? true {
-                    candidates.offer(id: Int64(row), score: approximate)
-                }
-            }
-            var top = TopK(k: k)
-            matrix.withUnsafeBufferPointer { m in
-                query.withUnsafeBufferPointer { q in
-                    for candidate in candidates.sorted() {
-                        let row = Int(candidate.id)
-                        let exact = cblas_sdot(Int32(d), m.baseAddress! + row * d, 1, q.baseAddress!, 1)
-                        top.offer(id: ids[row], score: exact)
-                    }
-                }
-            }
-            return top.sorted()
+            return batch.indices.map { j in rescore(candidates[j].sorted(), query: batch[j].query, k: batch[j].k) }
         }
+    }
+
+    /// Offers rows `start…` with their int8 dot products to a search's candidates (row numbers
+    /// as ids), skipping rows its filter does not allow. Call with the read lock held.
+    private func offer<Dots: RandomAccessCollection<Int32>>(_ dots: Dots, from start: Int, to candidates: inout TopK, allowed: Set<Int64>?)
+    where Dots.Index == Int {
+        var threshold = candidates.threshold
+        var row = start
+        for dot in dots {
+            let approximate = Float(dot) * scales[row]
+            if approximate >= threshold, allowed?.contains(ids[row]) ?? true {
+                candidates.offer(id: Int64(row), score: approximate)
+                threshold = candidates.threshold
+            }
+            row += 1
+        }
+    }
+
+    /// The best `k` of candidate rows by their exact float32 scores. Call with the read lock held.
+    private func rescore(_ candidates: [TopK.Entry], query: [Float], k: Int) -> [TopK.Entry] {
+        var top = TopK(k: k)
+        let d = dimension
+        matrix.withUnsafeBufferPointer { m in
+            query.withUnsafeBufferPointer { q in
+                for candidate in candidates {
+                    let row = Int(candidate.id)
+                    top.offer(id: ids[row], score: cblas_sdot(Int32(d), m.baseAddress! + row * d, 1, q.baseAddress!, 1))
+                }
+            }
+        }
+        return top.sorted()
     }
 
     /// Rows scored per `sgemm` block in a batch search: keeps a block's scores in cache.
@@ -350,6 +400,53 @@ final class PartialTops: @unchecked Sendable {
                 for slot in slots { for entry in slot[j].sorted() { top.offer(id: entry.id, score: entry.score) } }
                 return top.sorted()
             }
+        }
+    }
+}
+
+/// One search of a shared quantized scan.
+struct QuantizedScan: Sendable {
+    let query: [Float]
+    let k: Int
+    let allowed: Set<Int64>?
+}
+
+/// Work that callers on their own threads share: a caller whose request finds no batch running
+/// runs one with every request waiting (its own included) and hands out the results; one that
+/// finds a batch running waits for the next. Alone, a request runs at once; under load, batches
+/// grow with the number of callers waiting. Callers block: never call it from Swift's
+/// cooperative pool.
+///
+/// @unchecked Sendable: `waiting`, `results` and `running` are guarded by `condition`.
+final class Gathering<Request: Sendable, Result: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var waiting: [(ticket: Int, request: Request)] = []
+    private var results: [Int: Result] = [:]
+    private var running = false
+    private var nextTicket = 0
+
+    /// `request`'s result, from a batch that `run` computes (one result per request, in order).
+    func join(_ request: Request, run: ([Request]) -> [Result]) -> Result {
+        condition.lock()
+        defer { condition.unlock() }
+        let ticket = nextTicket
+        nextTicket += 1
+        waiting.append((ticket, request))
+        while true {
+            if let result = results.removeValue(forKey: ticket) { return result }
+            if running {
+                condition.wait()
+                continue
+            }
+            running = true
+            let batch = waiting
+            waiting = []
+            condition.unlock()
+            let computed = run(batch.map(\.request))
+            condition.lock()
+            for (entry, result) in zip(batch, computed) { results[entry.ticket] = result }
+            running = false
+            condition.broadcast()
         }
     }
 }

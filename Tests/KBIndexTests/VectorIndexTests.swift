@@ -1,3 +1,4 @@
+import CKBKernels
 import Foundation
 import KBCore
 import Testing
@@ -181,4 +182,50 @@ func bruteForce(_ entries: [(id: Int64, vector: [Float])], _ query: [Float], k: 
             for (a, b) in zip(quantized, exact) { #expect(abs(a.score - b.score) < 1e-5) }
         }
     }
+
+    @Test func concurrentQuantizedSearchesSharingScansGetTheirOwnResults() throws {
+        let index = VectorIndex(dimension: 384)
+        try index.upsert(Self.data)
+        index.enableQuantization()
+        let queries = randomVectors(count: 24, dimension: 384, seed: 17).map(\.vector)
+        let filters: [Set<Int64>?] = (0..<24).map { j in
+            j % 3 == 0 ? nil : Set(Self.data.enumerated().filter { $0.offset % (j % 3 + 1) == 0 }.map(\.element.id))
+        }
+        let alone = try zip(queries, filters).map { try index.search($0, k: $1 == nil ? 10 : 15, allowed: $1, quantized: true) }
+        let together = LockedResults(count: queries.count)
+        DispatchQueue.concurrentPerform(iterations: queries.count) { j in
+            together.set(j, try? index.search(queries[j], k: filters[j] == nil ? 10 : 15, allowed: filters[j], quantized: true))
+        }
+        for j in queries.indices {
+            #expect(together.get(j) == alone[j], "query \(j)")
+        }
+    }
+
+    @Test func int8DotProductsEqualTheirSums() {
+        // Every kernel (VNNI, AVX2, plain) must give the exact integer sums, for row counts that
+        // are not multiples of its unrolling and the extreme values.
+        var generator = SystemRandomNumberGenerator()
+        for (n, d) in [(1, 64), (7, 384), (33, 128), (5, 100)] {
+            var rows = (0..<(n * d)).map { _ in Int8.random(in: -127...127, using: &generator) }
+            let query = (0..<d).map { _ in Int8.random(in: -127...127, using: &generator) }
+            rows[0] = -128
+            var out = [Int32](repeating: 0, count: n)
+            kb_i8_dot_rows(rows, n, d, query, &out)
+            var expected = [Int32](repeating: 0, count: n)
+            for i in 0..<n {
+                for j in 0..<d { expected[i] += Int32(rows[i * d + j]) * Int32(query[j]) }
+            }
+            #expect(out == expected, "n \(n), d \(d)")
+        }
+    }
+}
+
+/// Results written by concurrent callers.
+final class LockedResults: @unchecked Sendable {
+    // @unchecked: `values` is guarded by `lock`.
+    private let lock = NSLock()
+    private var values: [[TopK.Entry]?]
+    init(count: Int) { values = Array(repeating: nil, count: count) }
+    func set(_ index: Int, _ value: [TopK.Entry]?) { lock.withLock { values[index] = value } }
+    func get(_ index: Int) -> [TopK.Entry]? { lock.withLock { values[index] } }
 }

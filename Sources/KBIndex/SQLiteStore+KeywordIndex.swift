@@ -1,0 +1,113 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import KBCore
+import KBStore
+
+extension SQLiteStore.Snapshot {
+    /// The ranking `keywordRanking` would read from FTS5, from the postings in memory
+    /// (`KeywordIndex`); nil when they cannot give it: this process's copy is newer than the
+    /// snapshot, or a search word is more than one token (a phrase, which needs positions).
+    func keywordRankingInMemory(_ text: String, limit: Int, allowed: Set<Int64>?) throws -> [(id: Int64, score: Double)]? {
+        let language = try keywordLanguage()
+        guard let words = KeywordQuery.searchWords(in: text, language: language) else { return nil }
+        let tokenizer = try db.makeTokenizer(FTS5TokenizerDescriptor(components: language.ftsTokenizer.split(separator: " ").map(String.init)))
+        var terms: [String] = []
+        for word in words {
+            let tokens = try tokenizer.tokenize(query: word).filter { !$0.flags.contains(.colocated) }
+            guard tokens.count == 1 else { return nil }
+            terms.append(tokens[0].token)
+        }
+        let index = try keywords.index(generation: try generation(), load: loadKeywordIndex, fetch: { ids in
+            var documents: [(id: Int64, columns: [[String]])] = []
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT rowid, text, title, heading_path, keywords FROM snippets_fts WHERE rowid IN (\(ids.map(String.init).joined(separator: ",")))
+                """)
+            while let row = try rows.next() {
+                let columns = try (1...4).map { column -> [String] in
+                    guard let text = row[column] as String?, !text.isEmpty else { return [] }
+                    return try tokenizer.tokenize(document: text).compactMap { $0.flags.contains(.colocated) ? nil : $0.token }
+                }
+                documents.append((row[0], columns))
+            }
+            return documents
+        })
+        return index?.ranking(terms, limit: limit, allowed: allowed)
+    }
+
+    /// The keyword table's columns, in the order of `SQLiteStore.bm25Weights`.
+    static let keywordColumns = ["text", "title", "heading_path", "keywords"]
+
+    /// The postings of FTS5's own index, read through an `fts5vocab` table of its instances
+    /// (term, snippet, column; in term order, then snippet): no text is tokenized again. Every
+    /// row of the keyword table is a document, its length the number of its instances.
+    func loadKeywordIndex() throws -> KeywordIndex {
+        let weights = SQLiteStore.bm25Weights.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        try db.execute(sql: "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kb_keyword_instances USING fts5vocab(main, 'snippets_fts', 'instance')")
+        let ids = try Int64.fetchAll(db, sql: "SELECT id FROM snippets_fts_docsize ORDER BY id")
+        // Snippet id → document: a table over the id range when ids are dense, else a dictionary.
+        let lowest = ids.first ?? 0, span = Int((ids.last ?? 0) - lowest + 1)
+        var dense: [Int32] = []
+        var sparse: [Int64: UInt32] = [:]
+        if span <= max(ids.count, 1) * 8 {
+            dense = Array(repeating: -1, count: span)
+            for (document, id) in ids.enumerated() { dense[Int(id - lowest)] = Int32(document) }
+        } else {
+            sparse = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, UInt32($0)) })
+        }
+        func document(_ id: Int64) -> UInt32? {
+            if dense.isEmpty { return sparse[id] }
+            let offset = id - lowest
+            guard offset >= 0, offset < Int64(dense.count), dense[Int(offset)] >= 0 else { return nil }
+            return UInt32(dense[Int(offset)])
+        }
+        let columns = Self.keywordColumns.map { Array($0.utf8) }
+        var lengths = [UInt32](repeating: 0, count: ids.count)
+        var terms: [String] = [], documents: [[UInt32]] = [], frequencies: [[Float]] = []
+        var term: [UInt8] = [], termDocuments: [UInt32] = [], termFrequencies: [Float] = []
+        var lastID: Int64 = .min
+        func finishTerm() {
+            if !termDocuments.isEmpty {
+                terms.append(String(decoding: term, as: UTF8.self))
+                documents.append(termDocuments)
+                frequencies.append(termFrequencies)
+            }
+            termDocuments = []
+            termFrequencies = []
+            lastID = .min
+        }
+        let statement = try db.makeStatement(sql: "SELECT term, doc, col FROM temp.kb_keyword_instances")
+        let handle = statement.sqliteStatement
+        defer { sqlite3_reset(handle) }
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else {
+                throw KBError(.database, "Cannot read the keyword index of \(path): \(String(cString: sqlite3_errmsg(db.sqliteConnection)))")
+            }
+            let termLength = Int(sqlite3_column_bytes(handle, 0))
+            guard let termBytes = sqlite3_column_text(handle, 0) else { continue }
+            if termLength != term.count || !term.withUnsafeBufferPointer({ memcmp($0.baseAddress!, termBytes, termLength) == 0 }) {
+                finishTerm()
+                term = Array(UnsafeBufferPointer(start: termBytes, count: termLength))
+            }
+            let id = sqlite3_column_int64(handle, 1)
+            guard let document = document(id) else { continue }
+            let columnLength = Int(sqlite3_column_bytes(handle, 2))
+            let column = sqlite3_column_text(handle, 2).flatMap { name in
+                columns.firstIndex { $0.count == columnLength && $0.withUnsafeBufferPointer { memcmp($0.baseAddress!, name, columnLength) == 0 } }
+            } ?? 0
+            let weight = Float(column < weights.count ? weights[column] : 1)
+            lengths[Int(document)] += 1
+            if id == lastID {
+                termFrequencies[termFrequencies.count - 1] += weight
+            } else {
+                termDocuments.append(document)
+                termFrequencies.append(weight)
+                lastID = id
+            }
+        }
+        finishTerm()
+        return KeywordIndex(weights: weights, snippetIDs: ids, lengths: lengths, terms: terms, documents: documents, frequencies: frequencies)
+    }
+}

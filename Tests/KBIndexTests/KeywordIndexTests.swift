@@ -1,0 +1,129 @@
+import Foundation
+import GRDB
+import KBCore
+@testable import KBIndex
+import KBStore
+import Testing
+
+/// The keyword postings in memory rank exactly as FTS5's bm25 does, and follow the writes of
+/// this process.
+struct KeywordIndexTests {
+    /// Words with very different frequencies, so that some are in most snippets (idf clamped)
+    /// and some in a few.
+    static let words = ["saturn", "return", "venus", "house", "moon", "transit", "career", "money", "love", "chart",
+                        "mercury", "retrograde", "aspect", "square", "trine", "eclipse", "node", "angle", "ruler", "sign"]
+
+    struct Generator {
+        var state: UInt64
+        mutating func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        /// A word drawn with Zipf-like weights: the first words far more often than the last.
+        mutating func word() -> String {
+            let a = next(KeywordIndexTests.words.count), b = next(KeywordIndexTests.words.count)
+            return KeywordIndexTests.words[min(a, b)]
+        }
+        mutating func text(_ length: Int) -> String { (0..<length).map { _ in word() }.joined(separator: " ") }
+    }
+
+    /// `sources` sources of 40 snippets each: text, titles and headings from the same words.
+    static func fill(_ store: SQLiteStore, sources: Range<Int>, seed: UInt64) async throws {
+        var generator = Generator(state: seed)
+        for s in sources {
+            let texts = (0..<40).map { _ in generator.text(3 + generator.next(40)) }
+            try await store.replace(document("/shelf/book\(s).md", title: generator.text(2), snippets: texts, hash: "h\(seed)"))
+        }
+    }
+
+    /// FTS5's own ranking, as `ORDER BY bm25(…), rowid`, of the snippets in `allowed`.
+    static func ftsRanking(_ store: SQLiteStore, _ text: String, allowed: Set<Int64>, limit: Int) async throws -> [(id: Int64, score: Double)] {
+        guard let match = KeywordQuery.match(for: text) else { return [] }
+        let rows = try await store.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT rowid, bm25(snippets_fts, \(SQLiteStore.bm25Weights)) AS rank FROM snippets_fts
+                WHERE snippets_fts MATCH ? ORDER BY rank, rowid
+                """, arguments: [match]).map { (id: $0[0] as Int64, score: -($0[1] as Double)) }
+        }
+        return Array(rows.filter { allowed.contains($0.id) }.prefix(limit))
+    }
+
+    static func memoryRanking(_ store: SQLiteStore, _ text: String, allowed: Set<Int64>, limit: Int) async throws -> [(id: Int64, score: Double)]? {
+        try await store.snapshot { snapshot in
+            try (snapshot as! SQLiteStore.Snapshot).keywordRankingInMemory(text, limit: limit, allowed: allowed)
+        }
+    }
+
+    static let queries = ["saturn return", "venus", "mercury retrograde square", "sign ruler angle node", "eclipse", "love money career chart",
+                          "returns of saturn", "nothing matches zzz"]
+
+    static func expectSameRankings(_ store: SQLiteStore, allowed: Set<Int64>, _ comment: String) async throws {
+        for query in queries {
+            let expected = try await ftsRanking(store, query, allowed: allowed, limit: 30)
+            let ranked = try #require(try await memoryRanking(store, query, allowed: allowed, limit: 30), "\(comment): \(query)")
+            #expect(ranked.map(\.id) == expected.map(\.id), "\(comment): \(query)")
+            for (a, b) in zip(ranked, expected) { #expect(a.score == b.score, "\(comment): \(query) \(a.id)") }
+        }
+    }
+
+    static func snippetIDs(_ store: SQLiteStore) async throws -> [Int64] {
+        try await store.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM snippets ORDER BY id") }
+    }
+
+    @Test func rankingsInMemoryEqualFTS5sBitForBit() async throws {
+        let store = try temporaryStore()
+        try await Self.fill(store, sources: 0..<40, seed: 1)
+        let ids = try await Self.snippetIDs(store)
+        // Everything, and every other snippet (a filter that lets half through).
+        try await Self.expectSameRankings(store, allowed: Set(ids), "all")
+        try await Self.expectSameRankings(store, allowed: Set(ids.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)), "half")
+    }
+
+    @Test func rankingsFollowWritesAfterTheyAreLoaded() async throws {
+        let store = try temporaryStore()
+        try await Self.fill(store, sources: 0..<30, seed: 2)
+        try await Self.expectSameRankings(store, allowed: Set(try await Self.snippetIDs(store)), "loaded")
+        // Re-ingest some sources with other text (their ids are removed, new ones added), add
+        // more, remove one: the copy in memory follows each write.
+        try await Self.fill(store, sources: 0..<5, seed: 3)
+        try await Self.expectSameRankings(store, allowed: Set(try await Self.snippetIDs(store)), "replaced")
+        try await Self.fill(store, sources: 30..<36, seed: 4)
+        _ = try await store.removeSources(exactly: ["/shelf/book7.md", "/shelf/book31.md"])
+        try await Self.expectSameRankings(store, allowed: Set(try await Self.snippetIDs(store)), "added and removed")
+        // A raw write (whose effect the store cannot follow) makes the next search rebuild.
+        try await store.write { db in try db.execute(sql: "DELETE FROM snippets WHERE id IN (SELECT id FROM snippets ORDER BY id LIMIT 50)") }
+        try await Self.expectSameRankings(store, allowed: Set(try await Self.snippetIDs(store)), "after a raw write")
+    }
+
+    @Test func withoutAFilterFTS5Ranks() async throws {
+        let store = try temporaryStore()
+        try await Self.fill(store, sources: 0..<2, seed: 5)
+        let ranked = try await Self.memoryRanking(store, "saturn", allowed: Set(try await Self.snippetIDs(store)), limit: 5)
+        #expect(ranked?.count == 5)
+        // A query with no filter still goes to FTS5 (which leaves hidden snippets out itself),
+        // and agrees.
+        let hits = try await store.snapshot { try $0.keywordRanking(SearchQuery("saturn"), limit: 5, allowed: nil) }
+        #expect(hits.map(\.id) == ranked?.map(\.id))
+    }
+
+    @Test func theIndexScoresAsTheFormulaSays() {
+        // Three documents; "saturn" in two (idf clamped to 1e-6: in more than half the rows),
+        // "venus" in one, weighted twice in the title column.
+        let index = KeywordIndex(weights: [1, 2, 1.5, 1.5])
+        index.add(1, columns: [["saturn", "return"], ["venus"], [], []])
+        index.add(2, columns: [["saturn", "saturn", "moon", "moon"], [], [], []])
+        index.add(3, columns: [["moon"], [], [], []])
+        let ranked = index.ranking(["venus", "saturn"], limit: 10, allowed: nil)
+        let n = 3.0, average = 8.0 / 3
+        func part(_ idf: Double, _ f: Double, _ length: Double) -> Double {
+            idf * (f * 2.2) / (f + 1.2 * (1 - 0.75 + 0.75 * length / average))
+        }
+        let venusIDF = log((n - 1 + 0.5) / (1 + 0.5))
+        #expect(ranked.map(\.id) == [1, 2])
+        #expect(ranked[0].score == part(venusIDF, 2, 3) + part(1e-6, 1, 3))
+        #expect(ranked[1].score == part(1e-6, 2, 4))
+        index.remove([1])
+        #expect(index.ranking(["venus"], limit: 10, allowed: nil).isEmpty)
+        #expect(index.ranking(["saturn"], limit: 10, allowed: nil, excluded: [2]).isEmpty)
+    }
+}
