@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import KBCore
-import KBStore
+public import KBStore
 
 extension SQLiteStore.Snapshot {
     /// The ranking `keywordRanking` would read from FTS5, from the postings in memory
@@ -11,14 +11,34 @@ extension SQLiteStore.Snapshot {
     func keywordRankingInMemory(_ text: String, limit: Int, allowed: Set<Int64>?) throws -> [(id: Int64, score: Double)]? {
         let language = try keywordLanguage()
         guard let words = KeywordQuery.searchWords(in: text, language: language) else { return nil }
-        let tokenizer = try db.makeTokenizer(FTS5TokenizerDescriptor(components: language.ftsTokenizer.split(separator: " ").map(String.init)))
+        let tokenizer = try keywordTokenizer(language)
         var terms: [String] = []
         for word in words {
             let tokens = try tokenizer.tokenize(query: word).filter { !$0.flags.contains(.colocated) }
             guard tokens.count == 1 else { return nil }
             terms.append(tokens[0].token)
         }
-        let index = try keywords.index(generation: try generation(), load: loadKeywordIndex, fetch: { ids in
+        return try keywordIndex(tokenizer)?.ranking(terms, limit: limit, allowed: allowed)
+    }
+
+    /// The keyword table's tokenizer, on this connection.
+    func keywordTokenizer(_ language: KeywordLanguage) throws -> any FTS5Tokenizer {
+        try db.makeTokenizer(FTS5TokenizerDescriptor(components: language.ftsTokenizer.split(separator: " ").map(String.init)))
+    }
+
+    /// Loads the vectors (and their int8 copy from `quantizingFrom` of them) and the keyword
+    /// postings into memory.
+    public func prepareSearches(embedder: EmbedderRecord?, quantizingFrom: Int) throws {
+        if let embedder, embedder.hasVectors {
+            let index = try vectors.index(for: embedder, generation: try generation()) { try loadVectors(embedder: embedder) }
+            if index.count >= quantizingFrom { index.enableQuantization() }
+        }
+        _ = try keywordIndex(try keywordTokenizer(try keywordLanguage()))
+    }
+
+    /// The keyword postings in memory as of this snapshot (see `KeywordCache`).
+    func keywordIndex(_ tokenizer: any FTS5Tokenizer) throws -> KeywordIndex? {
+        try keywords.index(generation: try generation(), load: loadKeywordIndex, fetch: { ids in
             var documents: [(id: Int64, columns: [[String]])] = []
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT rowid, text, title, heading_path, keywords FROM snippets_fts WHERE rowid IN (\(ids.map(String.init).joined(separator: ",")))
@@ -32,7 +52,6 @@ extension SQLiteStore.Snapshot {
             }
             return documents
         })
-        return index?.ranking(terms, limit: limit, allowed: allowed)
     }
 
     /// The keyword table's columns, in the order of `SQLiteStore.bm25Weights`.

@@ -128,6 +128,15 @@ extension KnowledgeBase {
         throw KBError(.database, "The index's embedder kept changing during the search; try again.")
     }
 
+    /// Loads what searches keep in memory (the vectors and, for a large index, their int8 copy;
+    /// the keyword postings) now, so that the first request does not wait for it: `kb serve`
+    /// calls it as it starts. Searches that come meanwhile wait for the same load.
+    public func prepareSearches() async throws {
+        try await store.snapshot { snapshot in
+            try snapshot.prepareSearches(embedder: try snapshot.embedderRecord(), quantizingFrom: Self.approximateScanFrom)
+        }
+    }
+
     /// Allowed snippets from which a context search scans the int8 copy of the vectors.
     static let approximateScanFrom = 20_000
 

@@ -36,6 +36,10 @@ public protocol IndexSnapshot: StoredReads {
     func vectorRanking(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?, excluded: Set<Int64>,
                        quantized: Bool) throws -> [(id: Int64, score: Float)]
     func vectors(of snippetIDs: [Int64], embedder: EmbedderRecord) throws -> [Int64: [Float]]
+    /// Loads what a store keeps in memory for searches (vectors, their int8 copy when there are
+    /// at least `quantizingFrom`, keyword postings) now rather than at the first search.
+    /// Stores that keep nothing in memory do nothing.
+    func prepareSearches(embedder: EmbedderRecord?, quantizingFrom: Int) throws
 
     // Search
     /// Snippet ids and scores (higher is better) of the best keyword matches. `allowed`, when
@@ -86,6 +90,8 @@ public protocol IndexSnapshot: StoredReads {
 }
 
 extension IndexSnapshot {
+    public func prepareSearches(embedder: EmbedderRecord?, quantizingFrom: Int) throws {}
+
     /// A stored source with its snippets, as ingest wrote it; nil when there is none at `path`.
     public func document(path: String) throws -> SourceDocument? {
         guard let source = try source(path: path) else { return nil }

@@ -89,6 +89,17 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardError.write(Data((
                 "kb serve: http://\(host):\(port) (index \(kb.path); \(configuration.reports.count) report template(s); "
               + (configuration.token == nil ? "no token" : "bearer token required") + ")\n").utf8))
+            let preparing = Task.detached {
+                let start = DispatchTime.now().uptimeNanoseconds
+                do {
+                    try await kb.prepareSearches()
+                    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+                    FileHandle.standardError.write(Data("kb serve: vectors and keyword postings in memory (\(String(format: "%.1f", seconds)) s)\n".utf8))
+                } catch {
+                    FileHandle.standardError.write(Data("kb serve: could not load the index into memory ahead of searches (\(error)); the first search will\n".utf8))
+                }
+            }
+            defer { preparing.cancel() }
             do {
                 try await RetrievalService(kb: kb, configuration: configuration).run()
             } catch let error as KBError {
