@@ -109,6 +109,9 @@ final class KeywordIndex: @unchecked Sendable {
             guard rows > 0, limit > 0 else { return [] }
             let n = Double(rows)
             let averageLength = Double(liveTokens) / n
+            // Local copies (no copying: the arrays are shared) spare the loops the exclusivity
+            // checks of class properties.
+            let alive = self.alive, lengths = self.lengths, snippetIDs = self.snippetIDs
             var scores = [Double](repeating: 0, count: snippetIDs.count)
             var touched: [UInt32] = []
             let k1 = Self.k1, b = Self.b

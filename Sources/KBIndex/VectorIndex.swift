@@ -242,7 +242,7 @@ public final class VectorIndex: @unchecked Sendable {
                             }
                         }
                     }
-                    offer(dots, from: 0, to: &candidates[0], allowed: batch[0].allowed)
+                    dots.withUnsafeBufferPointer { offer($0, from: 0, to: &candidates[0], allowed: batch[0].allowed) }
                 } else {
                     let block = max(64, Self.sharedScanBlockBytes / d)
                     var dots = [Int32](repeating: 0, count: block)
@@ -254,7 +254,9 @@ public final class VectorIndex: @unchecked Sendable {
                                     kb_i8_dot_rows(rows.baseAddress! + start * d, count, d, q.baseAddress!, out.baseAddress!)
                                 }
                             }
-                            offer(dots[0..<count], from: start, to: &candidates[j], allowed: batch[j].allowed)
+                            dots.withUnsafeBufferPointer {
+                                offer(UnsafeBufferPointer(rebasing: $0[0..<count]), from: start, to: &candidates[j], allowed: batch[j].allowed)
+                            }
                         }
                     }
                 }
@@ -265,17 +267,19 @@ public final class VectorIndex: @unchecked Sendable {
 
     /// Offers rows `start…` with their int8 dot products to a search's candidates (row numbers
     /// as ids), skipping rows its filter does not allow. Call with the read lock held.
-    private func offer<Dots: RandomAccessCollection<Int32>>(_ dots: Dots, from start: Int, to candidates: inout TopK, allowed: Set<Int64>?)
-    where Dots.Index == Int {
-        var threshold = candidates.threshold
-        var row = start
-        for dot in dots {
-            let approximate = Float(dot) * scales[row]
-            if approximate >= threshold, allowed?.contains(ids[row]) ?? true {
-                candidates.offer(id: Int64(row), score: approximate)
-                threshold = candidates.threshold
+    private func offer(_ dots: UnsafeBufferPointer<Int32>, from start: Int, to candidates: inout TopK, allowed: Set<Int64>?) {
+        scales.withUnsafeBufferPointer { scales in
+            ids.withUnsafeBufferPointer { ids in
+                var threshold = candidates.threshold
+                for (offset, dot) in dots.enumerated() {
+                    let row = start + offset
+                    let approximate = Float(dot) * scales[row]
+                    if approximate >= threshold, allowed?.contains(ids[row]) ?? true {
+                        candidates.offer(id: Int64(row), score: approximate)
+                        threshold = candidates.threshold
+                    }
+                }
             }
-            row += 1
         }
     }
 
