@@ -26,12 +26,15 @@ extension SQLiteStore.Snapshot {
         try db.makeTokenizer(FTS5TokenizerDescriptor(components: language.ftsTokenizer.split(separator: " ").map(String.init)))
     }
 
-    /// Loads the vectors (and their int8 copy from `quantizingFrom` of them) and the keyword
-    /// postings into memory.
+    /// Loads the vectors (and the int8 copy of the knowledge's from `quantizingFrom` of them)
+    /// and the keyword postings into memory.
     public func prepareSearches(embedder: EmbedderRecord?, quantizingFrom: Int) throws {
         if let embedder, embedder.hasVectors {
-            let index = try vectors.index(for: embedder, generation: try generation()) { try loadVectors(embedder: embedder) }
-            if index.count >= quantizingFrom { index.enableQuantization() }
+            for cache in [vectors, memoryVectors] {
+                let index = try vectorIndex(cache, embedder: embedder)
+                // Only knowledge is scanned approximately (a bot's context); recall gathers rows.
+                if cache.rows == .knowledge, index.count >= quantizingFrom { index.enableQuantization() }
+            }
         }
         _ = try keywordIndex(try keywordTokenizer(try keywordLanguage()))
     }

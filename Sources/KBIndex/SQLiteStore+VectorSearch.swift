@@ -6,14 +6,22 @@ public import KBStore
 extension SQLiteStore.Snapshot {
     /// Every vector of an embedder as one row-major matrix, with the snippet ids in row order
     /// and the generation they were read at.
-    public func loadVectors(embedder: EmbedderRecord) throws -> (ids: [Int64], matrix: [Float], generation: Int64) {
+    /// `rows` chooses memories' vectors, the rest's, or all.
+    public func loadVectors(embedder: EmbedderRecord, rows wanted: VectorRows = .all) throws -> (ids: [Int64], matrix: [Float], generation: Int64) {
         guard let embedderID = try embedderID(named: embedder.name) else { return ([], [], try generation()) }
-        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM vectors WHERE embedder_id = ?", arguments: [embedderID]) ?? 0
+        let from = switch wanted {
+        case .all: "vectors v WHERE v.embedder_id = ?"
+        case .memories, .knowledge: """
+            vectors v JOIN snippets sn ON sn.id = v.snippet_id JOIN sources so ON so.id = sn.source_id
+            WHERE v.embedder_id = ? AND so.kind \(wanted == .memories ? "=" : "!=") 'memory'
+            """
+        }
+        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(from)", arguments: [embedderID]) ?? 0
         let d = embedder.dimension
         var ids: [Int64] = []
         ids.reserveCapacity(count)
         var matrix = [Float](repeating: 0, count: count * d)
-        let rows = try Row.fetchCursor(db, sql: "SELECT snippet_id, data FROM vectors WHERE embedder_id = ?", arguments: [embedderID])
+        let rows = try Row.fetchCursor(db, sql: "SELECT v.snippet_id, v.data FROM \(from)", arguments: [embedderID])
         try matrix.withUnsafeMutableBytes { m in
             var offset = 0
             while let row = try rows.next() {
@@ -41,8 +49,9 @@ extension SQLiteStore.Snapshot {
     /// current for this snapshot, else from the file (the same values either way).
     public func vectors(of snippetIDs: [Int64], embedder: EmbedderRecord) throws -> [Int64: [Float]] {
         var result: [Int64: [Float]] = [:]
-        if let index = vectors.current(embedder, try generation()) {
-            for id in snippetIDs { result[id] = index.vector(for: id) }
+        let generation = try generation()
+        if let index = vectors.current(embedder, generation), let memories = memoryVectors.current(embedder, generation) {
+            for id in snippetIDs { result[id] = index.vector(for: id) ?? memories.vector(for: id) }
             return result
         }
         for chunk in stride(from: 0, to: snippetIDs.count, by: 500) {
@@ -63,12 +72,25 @@ extension SQLiteStore.Snapshot {
     /// `quantized`. `excluded` snippets (memories, when a search does not ask for them) are left
     /// out after scanning deeper by their number, so they never shrink `k`.
     public func vectorRanking(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?,
-                              excluded: Set<Int64>, quantized: Bool) throws -> [(id: Int64, score: Float)] {
-        let index = try vectors.index(for: embedder, generation: try generation()) { try loadVectors(embedder: embedder) }
-        if quantized { index.enableQuantization() }
-        var entries = try index.search(vector, k: k + excluded.count, allowed: allowed, quantized: quantized)
-        if !excluded.isEmpty { entries = Array(entries.filter { !excluded.contains($0.id) }.prefix(k)) }
-        return entries.map { ($0.id, $0.score) }
+                              excluded: Set<Int64>, quantized: Bool, rows: VectorRows) throws -> [(id: Int64, score: Float)] {
+        var entries: [TopK.Entry] = []
+        for cache in [vectors, memoryVectors] where rows == .all || rows == cache.rows {
+            let index = try vectorIndex(cache, embedder: embedder)
+            if quantized { index.enableQuantization() }
+            entries += try index.search(vector, k: k + excluded.count, allowed: allowed, quantized: quantized)
+        }
+        if rows == .all {
+            var top = TopK(k: k + excluded.count)
+            for entry in entries { top.offer(id: entry.id, score: entry.score) }
+            entries = top.sorted()
+        }
+        if !excluded.isEmpty { entries = entries.filter { !excluded.contains($0.id) } }
+        return entries.prefix(k).map { ($0.id, $0.score) }
+    }
+
+    /// One of the store's vector copies, loaded from this snapshot when it is older.
+    func vectorIndex(_ cache: VectorCache, embedder: EmbedderRecord) throws -> VectorIndex {
+        try cache.index(for: embedder, generation: try generation()) { try loadVectors(embedder: embedder, rows: cache.rows) }
     }
 
     /// Ids of the snippets that pass a query's filters (tags, kinds, source prefixes); nil when

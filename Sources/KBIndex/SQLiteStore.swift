@@ -18,7 +18,10 @@ public final class SQLiteStore: TransactionalStore {
     public var location: String { path }
     let pool: DatabasePool
     /// The searched embedder's vectors in memory.
-    let vectors = VectorCache()
+    /// The vectors in memory: everything but memories, and memories in a matrix of their own
+    /// (a bot's knowledge scan never reads the memories' rows, a user's recall gathers theirs).
+    let vectors = VectorCache(rows: .knowledge)
+    let memoryVectors = VectorCache(rows: .memories)
     let keywords = KeywordCache()
 
     private init(path: String, pool: DatabasePool) {
@@ -117,8 +120,9 @@ public final class SQLiteStore: TransactionalStore {
         /// The index file.
         public let path: String
         public var location: String { path }
-        /// The store's vectors in memory.
+        /// The store's vectors in memory (memories' apart).
         let vectors: VectorCache
+        let memoryVectors: VectorCache
         /// The store's keyword postings in memory.
         let keywords: KeywordCache
     }
@@ -130,15 +134,19 @@ public final class SQLiteStore: TransactionalStore {
     /// let (record, generation) = try await store.snapshot { try ($0.embedderRecord(), $0.generation()) }
     /// ```
     public func snapshot<T: Sendable>(_ body: @Sendable (any IndexSnapshot) throws -> T) async throws -> T {
-        let path = self.path, vectors = self.vectors, keywords = self.keywords
-        return try await wrap { try await pool.read { db in try body(Snapshot(db: db, path: path, vectors: vectors, keywords: keywords)) } }
+        let path = self.path, vectors = self.vectors, memoryVectors = self.memoryVectors, keywords = self.keywords
+        return try await wrap {
+            try await pool.read { db in
+                try body(Snapshot(db: db, path: path, vectors: vectors, memoryVectors: memoryVectors, keywords: keywords))
+            }
+        }
     }
 
     /// Runs `body` in one write transaction on GRDB's writer queue (never on the caller's thread):
     /// all of it is committed, or none. Once it is committed, still on the writer queue (so in
     /// the order of the writes), the vectors in memory follow what it did.
     public func transaction<T: Sendable>(_ body: @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
-        let vectors = self.vectors, keywords = self.keywords
+        let vectors = self.vectors, memoryVectors = self.memoryVectors, keywords = self.keywords
         return try await wrap {
             try await pool.writeWithoutTransaction { db in
                 let transaction = SQLiteTransaction(db: db)
@@ -148,6 +156,7 @@ public final class SQLiteStore: TransactionalStore {
                     return .commit
                 }
                 vectors.follow(transaction.log)
+                memoryVectors.follow(transaction.log)
                 keywords.follow(transaction.log)
                 guard let result else { throw KBError(.database, "A write transaction ended without a result.") }
                 return result
@@ -158,10 +167,11 @@ public final class SQLiteStore: TransactionalStore {
     /// Runs `body` in one write transaction with the raw connection (for tests and tools; kb's
     /// own writes go through `transaction`). The vectors in memory are reloaded at the next search.
     public func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
-        let vectors = self.vectors, keywords = self.keywords
+        let vectors = self.vectors, memoryVectors = self.memoryVectors, keywords = self.keywords
         return try await wrap {
             let result = try await pool.write(body)
             vectors.invalidate()
+            memoryVectors.invalidate()
             keywords.invalidate()
             return result
         }
@@ -170,8 +180,8 @@ public final class SQLiteStore: TransactionalStore {
     /// Every vector of an embedder as one row-major matrix, read in one transaction (for tools
     /// and benchmarks; searches use the vectors in memory).
     public func loadVectors(embedder: EmbedderRecord) async throws -> (ids: [Int64], matrix: [Float], generation: Int64) {
-        let path = self.path, vectors = self.vectors, keywords = self.keywords
-        return try await wrap { try await pool.read { db in try Snapshot(db: db, path: path, vectors: vectors, keywords: keywords).loadVectors(embedder: embedder) } }
+        let path = self.path, vectors = self.vectors, memoryVectors = self.memoryVectors, keywords = self.keywords
+        return try await wrap { try await pool.read { db in try Snapshot(db: db, path: path, vectors: vectors, memoryVectors: memoryVectors, keywords: keywords).loadVectors(embedder: embedder) } }
     }
 
     /// Runs `body` in one read transaction on a reader queue, with the raw connection (for tests

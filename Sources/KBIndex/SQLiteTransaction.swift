@@ -22,6 +22,8 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
         var keywordsRebuilt = false
         /// Vectors written, by embedder name.
         var savedVectors: [String: [(id: Int64, vector: [Float])]] = [:]
+        /// Which of the written vectors are memories' (kept in a matrix of their own).
+        var memoryVectors: Set<Int64> = []
         /// The recorded embedder changed (a first ingest, a reindex).
         var embedderChanged = false
     }
@@ -182,6 +184,12 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
             if db.changesCount > 0 { saved.append(entry) }
         }
         log.savedVectors[embedder.name, default: []] += saved
+        for chunk in stride(from: 0, to: saved.count, by: 500) {
+            let list = SQLiteStore.inList(saved[chunk..<min(chunk + 500, saved.count)].map(\.id))
+            log.memoryVectors.formUnion(try Int64.fetchAll(db, sql: """
+                SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE so.kind = 'memory' AND sn.id IN (\(list.sql))
+                """, arguments: list.arguments))
+        }
     }
 
     public func cacheVectors(embedder: EmbedderRecord, _ entries: [(hash: Data, vector: [Float])], tokens: Int) throws {

@@ -13,6 +13,10 @@ import KBStore
 /// @unchecked Sendable: `index`, `record` and `generation` are guarded by `lock`; `loading`
 /// serialises loads.
 final class VectorCache: @unchecked Sendable {
+    /// Which vectors this copy holds: memories' or the rest's.
+    let rows: VectorRows
+    init(rows: VectorRows) { self.rows = rows }
+
     private let lock = NSLock()
     private let loading = NSLock()
     private var index: VectorIndex?
@@ -59,7 +63,7 @@ final class VectorCache: @unchecked Sendable {
                 return
             }
             index.remove(log.removedSnippets)
-            if let upserts = log.savedVectors[record.name] {
+            if let upserts = log.savedVectors[record.name]?.filter({ log.memoryVectors.contains($0.id) == (rows == .memories) }) {
                 do {
                     try index.upsert(upserts)
                 } catch {

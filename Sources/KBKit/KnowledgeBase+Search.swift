@@ -187,7 +187,7 @@ extension KnowledgeBase {
             // context for all 40 queries checked on the shelf benchmark.
             let quantized = query.quantized || (approximatingLargeScans && (allowed?.count ?? 0) >= Self.approximateScanFrom)
             vectorRanking = try snapshot.vectorRanking(vector, embedder: record, k: depth, allowed: allowed, excluded: excluded,
-                                                       quantized: quantized)
+                                                       quantized: quantized, rows: VectorRows(kinds: query.kinds))
         }
 
         // One ordering with scores.

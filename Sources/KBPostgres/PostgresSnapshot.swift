@@ -136,7 +136,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     /// return fewer than `k`. Filters are conditions of the same statement, applied before the limit.
     /// `quantized` changes nothing here: pgvector has no int8 scan.
     func vectorRanking(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?,
-                       excluded: Set<Int64>, quantized: Bool) throws -> [(id: Int64, score: Float)] {
+                       excluded: Set<Int64>, quantized: Bool, rows: VectorRows) throws -> [(id: Int64, score: Float)] {
         guard k > 0 else { return [] }
         if let allowed, allowed.isEmpty { return [] }
         guard vector.count == embedder.dimension else {

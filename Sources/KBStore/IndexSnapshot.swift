@@ -33,8 +33,11 @@ public protocol IndexSnapshot: StoredReads {
     /// The `k` snippets nearest to `vector` (cosine, best first), among `allowed` when given,
     /// leaving out `excluded`; a filter never shrinks `k`. With `quantized`, a store that keeps an
     /// int8 copy of the vectors scans it and rescores the best candidates exactly; others ignore it.
+    ///
+    /// `rows` says which vectors can be among the answers (memories' or the rest's, from the
+    /// query's kinds): a store that keeps them apart scans only those.
     func vectorRanking(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?, excluded: Set<Int64>,
-                       quantized: Bool) throws -> [(id: Int64, score: Float)]
+                       quantized: Bool, rows: VectorRows) throws -> [(id: Int64, score: Float)]
     func vectors(of snippetIDs: [Int64], embedder: EmbedderRecord) throws -> [Int64: [Float]]
     /// Loads what a store keeps in memory for searches (vectors, their int8 copy when there are
     /// at least `quantizingFrom`, keyword postings) now rather than at the first search.
@@ -89,7 +92,32 @@ public protocol IndexSnapshot: StoredReads {
     func unfinishedJobs() throws -> [StoredJob]
 }
 
+/// Which snippets' vectors a vector ranking can answer with.
+public enum VectorRows: Sendable, Hashable {
+    /// Everything but memories.
+    case knowledge
+    /// Memories only.
+    case memories
+    /// Both.
+    case all
+
+    /// The rows a search of these kinds can answer with (no kinds: everything but memories).
+    public init(kinds: Set<SourceKind>) {
+        if kinds.isEmpty || !kinds.contains(.memory) {
+            self = .knowledge
+        } else {
+            self = kinds == [.memory] ? .memories : .all
+        }
+    }
+}
+
 extension IndexSnapshot {
+    /// `vectorRanking` over every vector.
+    public func vectorRanking(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?, excluded: Set<Int64>,
+                              quantized: Bool) throws -> [(id: Int64, score: Float)] {
+        try vectorRanking(vector, embedder: embedder, k: k, allowed: allowed, excluded: excluded, quantized: quantized, rows: .all)
+    }
+
     public func prepareSearches(embedder: EmbedderRecord?, quantizingFrom: Int) throws {}
 
     /// A stored source with its snippets, as ingest wrote it; nil when there is none at `path`.

@@ -127,3 +127,43 @@ struct KeywordIndexTests {
         #expect(index.ranking(["saturn"], limit: 10, allowed: nil, excluded: [2]).isEmpty)
     }
 }
+
+/// Memories' vectors are kept in a matrix of their own: a ranking of knowledge never scans them,
+/// and both copies follow writes.
+struct VectorPartitionTests {
+    static let record = EmbedderRecord(name: "test-4", dimension: 4, spec: "none")
+
+    static func unit(_ values: [Float]) -> [Float] {
+        let norm = values.reduce(0) { $0 + $1 * $1 }.squareRoot()
+        return values.map { $0 / norm }
+    }
+
+    @Test func knowledgeAndMemoriesAreScannedApartAndFollowWrites() async throws {
+        let store = try temporaryStore()
+        let notes = document("/notes/a.md", snippets: ["one", "two", "three"])
+        try await store.replace(notes, vectors: [Self.unit([1, 0, 0, 0]), Self.unit([1, 1, 0, 0]), Self.unit([0, 1, 0, 0])], embedder: Self.record)
+        let memory = document("memory:user:u1/m1", kind: .memory, snippets: ["a memory"], hash: "m1")
+        try await store.replace(memory, vectors: [Self.unit([1, 0.1, 0, 0])], embedder: Self.record)
+        let query = Self.unit([1, 0, 0, 0])
+        func ranking(_ rows: VectorRows) async throws -> [Int64] {
+            try await store.snapshot { try $0.vectorRanking(query, embedder: Self.record, k: 10, allowed: nil, excluded: [], quantized: false, rows: rows) }
+                .map(\.id)
+        }
+        let knowledge = try await ranking(.knowledge), memories = try await ranking(.memories), all = try await ranking(.all)
+        #expect(knowledge.count == 3 && memories.count == 1)
+        #expect(Set(knowledge).isDisjoint(with: memories))
+        #expect(all == [knowledge[0], memories[0], knowledge[1], knowledge[2]])   // merged by score
+        #expect(store.vectors.loadedIndex?.count == 3 && store.memoryVectors.loadedIndex?.count == 1)
+
+        // A new memory goes into the memories' copy without a reload, and never into the other.
+        let loaded = store.memoryVectors.loadedIndex
+        try await store.replace(document("memory:user:u1/m2", kind: .memory, snippets: ["another"], hash: "m2"),
+                                vectors: [Self.unit([0, 0, 1, 0])], embedder: Self.record)
+        #expect(try await ranking(.memories).count == 2)
+        #expect(try await ranking(.knowledge).count == 3)
+        #expect(store.memoryVectors.loadedIndex === loaded)
+        _ = try await store.removeSources(exactly: ["memory:user:u1/m1"])
+        #expect(try await ranking(.memories).count == 1)
+        #expect(try await ranking(.all).count == 4)
+    }
+}
