@@ -1,5 +1,4 @@
 #include "kb_kernels.h"
-#include <stdlib.h>
 
 static inline void dot_rows(const int8_t *rows, size_t n, size_t d, const int8_t *query, int32_t *out) {
     for (size_t i = 0; i < n; i++) {
@@ -85,7 +84,7 @@ void kb_i8_dot_rows(const int8_t *rows, size_t n, size_t d, const int8_t *query,
     if (has_vnni < 0) {
         has_vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni") ? 1 : 0;
     }
-    if (has_vnni && d % 64 == 0 && !getenv("KB_NO_VNNI")) { dot_rows_vnni(rows, n, d, query, out); return; }
+    if (has_vnni && d % 64 == 0) { dot_rows_vnni(rows, n, d, query, out); return; }
     if (has_avx2 < 0) has_avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
     if (has_avx2) { dot_rows_avx2(rows, n, d, query, out); return; }
 #endif

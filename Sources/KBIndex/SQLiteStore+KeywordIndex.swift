@@ -8,8 +8,7 @@ extension SQLiteStore.Snapshot {
     /// The ranking `keywordRanking` would read from FTS5, from the postings in memory
     /// (`KeywordIndex`); nil when they cannot give it: this process's copy is newer than the
     /// snapshot, or a search word is more than one token (a phrase, which needs positions).
-    func keywordRankingInMemory(_ text: String, limit: Int, allowed: Set<Int64>?) throws -> [(id: Int64, score: Double)]? {
-        let language = try keywordLanguage()
+    func keywordRankingInMemory(_ text: String, language: KeywordLanguage, limit: Int, allowed: Set<Int64>?) throws -> [(id: Int64, score: Double)]? {
         guard let words = KeywordQuery.searchWords(in: text, language: language) else { return nil }
         let tokenizer = try keywordTokenizer(language)
         var terms: [String] = []

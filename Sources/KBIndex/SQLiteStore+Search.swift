@@ -14,7 +14,8 @@ extension SQLiteStore {
 extension SQLiteStore.Snapshot {
     /// Snippet ids and scores (negated bm25, higher is better) of the best keyword matches.
     public func keywordRanking(_ query: SearchQuery, limit: Int, allowed: Set<Int64>?) throws -> [(id: Int64, score: Double)] {
-        guard let match = KeywordQuery.match(for: query.text, language: try keywordLanguage()) else {
+        let language = try keywordLanguage()
+        guard let match = KeywordQuery.match(for: query.text, language: language) else {
             throw KBError(.unprocessable, "The query \"\(query.text)\" has no words to search for. Type some words.")
         }
         guard limit > 0 else { return [] }
@@ -31,7 +32,7 @@ extension SQLiteStore.Snapshot {
             let runs = Self.runs(of: allowed)
             if runs.count <= SQLiteStore.rankedByRowidRanges { return try keywordRanking(match: match, limit: limit, within: runs) }
         }
-        if let ranking = try keywordRankingInMemory(query.text, limit: limit, allowed: allowed) { return ranking }
+        if let ranking = try keywordRankingInMemory(query.text, language: language, limit: limit, allowed: allowed) { return ranking }
         // The index's ranking, unjoined, read until `limit` snippets the filters let through have
         // come: joining every match with its snippet and source (or ranking twice) cost a lookup
         // per match, tens of thousands for common words at 100,000 snippets.

@@ -50,12 +50,15 @@ extension SQLiteStore.Snapshot {
     public func vectors(of snippetIDs: [Int64], embedder: EmbedderRecord) throws -> [Int64: [Float]] {
         var result: [Int64: [Float]] = [:]
         let generation = try generation()
-        if let index = vectors.current(embedder, generation), let memories = memoryVectors.current(embedder, generation) {
-            for id in snippetIDs { result[id] = index.vector(for: id) ?? memories.vector(for: id) }
-            return result
+        // From the copies in memory that are current; the rest (or all) from the file.
+        let current = [vectors, memoryVectors].compactMap { $0.current(embedder, generation) }
+        var unread: [Int64] = []
+        for id in snippetIDs {
+            if let vector = current.lazy.compactMap({ $0.vector(for: id) }).first { result[id] = vector } else { unread.append(id) }
         }
-        for chunk in stride(from: 0, to: snippetIDs.count, by: 500) {
-            let part = Array(snippetIDs[chunk..<min(chunk + 500, snippetIDs.count)])
+        if current.count == 2 { return result }   // both copies hold every vector there is
+        for chunk in stride(from: 0, to: unread.count, by: 500) {
+            let part = Array(unread[chunk..<min(chunk + 500, unread.count)])
             let rows = try Row.fetchAll(db, sql: """
                 SELECT v.snippet_id, v.data FROM vectors v JOIN embedders e ON e.id = v.embedder_id
                 WHERE e.name = ? AND v.snippet_id IN (\(part.map { _ in "?" }.joined(separator: ",")))

@@ -17,9 +17,9 @@ public final class SQLiteStore: TransactionalStore {
     public let path: String
     public var location: String { path }
     let pool: DatabasePool
-    /// The searched embedder's vectors in memory.
-    /// The vectors in memory: everything but memories, and memories in a matrix of their own
-    /// (a bot's knowledge scan never reads the memories' rows, a user's recall gathers theirs).
+    /// The searched embedder's vectors in memory: everything but memories, and memories in a
+    /// matrix of their own (a bot's knowledge scan never reads the memories' rows, a user's
+    /// recall gathers theirs).
     let vectors = VectorCache(rows: .knowledge)
     let memoryVectors = VectorCache(rows: .memories)
     let keywords = KeywordCache()
@@ -181,7 +181,11 @@ public final class SQLiteStore: TransactionalStore {
     /// and benchmarks; searches use the vectors in memory).
     public func loadVectors(embedder: EmbedderRecord) async throws -> (ids: [Int64], matrix: [Float], generation: Int64) {
         let path = self.path, vectors = self.vectors, memoryVectors = self.memoryVectors, keywords = self.keywords
-        return try await wrap { try await pool.read { db in try Snapshot(db: db, path: path, vectors: vectors, memoryVectors: memoryVectors, keywords: keywords).loadVectors(embedder: embedder) } }
+        return try await wrap {
+            try await pool.read { db in
+                try Snapshot(db: db, path: path, vectors: vectors, memoryVectors: memoryVectors, keywords: keywords).loadVectors(embedder: embedder)
+            }
+        }
     }
 
     /// Runs `body` in one read transaction on a reader queue, with the raw connection (for tests

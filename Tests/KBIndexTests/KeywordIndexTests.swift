@@ -50,7 +50,7 @@ struct KeywordIndexTests {
 
     static func memoryRanking(_ store: SQLiteStore, _ text: String, allowed: Set<Int64>, limit: Int) async throws -> [(id: Int64, score: Double)]? {
         try await store.snapshot { snapshot in
-            try (snapshot as! SQLiteStore.Snapshot).keywordRankingInMemory(text, limit: limit, allowed: allowed)
+            try (snapshot as! SQLiteStore.Snapshot).keywordRankingInMemory(text, language: .english, limit: limit, allowed: allowed)
         }
     }
 

@@ -202,8 +202,9 @@ func bruteForce(_ entries: [(id: Int64, vector: [Float])], _ query: [Float], k: 
     }
 
     @Test func int8DotProductsEqualTheirSums() {
-        // Every kernel (VNNI, AVX2, plain) must give the exact integer sums, for row counts that
-        // are not multiples of its unrolling and the extreme values.
+        // The kernel this CPU runs (VNNI for dimensions that are multiples of 64, else AVX2 or
+        // plain C) must give the exact integer sums, for row counts that are not multiples of
+        // its unrolling and for the extreme values.
         var generator = SystemRandomNumberGenerator()
         for (n, d) in [(1, 64), (7, 384), (33, 128), (5, 100)] {
             var rows = (0..<(n * d)).map { _ in Int8.random(in: -127...127, using: &generator) }
