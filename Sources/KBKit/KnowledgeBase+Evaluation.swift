@@ -102,7 +102,8 @@ extension KnowledgeBase {
             return (document.id, SourceDocument(source: source, snippets: snippets), true)
         }
         var report = IngestReport()
-        await write(documents, embedder: embedder, record: record, into: &report, progress: progress)
+        var counted = WriteProgress(total: documents.reduce(0) { $0 + $1.document.snippets.count })
+        await write(documents, embedder: embedder, record: record, into: &report, counted: &counted, progress: progress)
         if let failure = report.failed.first {
             throw KBError(.embedding, "Loading the corpus failed for \(report.failed.count) documents, first \(failure.path): \(failure.message)")
         }

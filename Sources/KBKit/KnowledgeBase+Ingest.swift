@@ -22,10 +22,11 @@ extension KnowledgeBase {
     }
 
     /// Brings the index up to date with files and folders: new files are added, changed files
-    /// replaced, unchanged files left alone. Snippets are embedded in batches across files
-    /// (a changed file reuses the vectors of paragraphs whose text did not change). Each file is
-    /// written with its vectors in its own transaction, so a bad file fails alone and leaves
-    /// what the index held for it untouched.
+    /// replaced, unchanged files left alone. Files are read a batch at a time while the batch
+    /// before is embedded; snippets are embedded in groups across files (a changed file reuses
+    /// the vectors of paragraphs whose text did not change) and a group's files are written with
+    /// their vectors in one transaction. A bad file fails alone and leaves what the index held
+    /// for it untouched.
     ///
     /// - Parameters:
     ///   - paths: files and folders (read recursively, hidden files skipped).
@@ -66,25 +67,43 @@ extension KnowledgeBase {
             progress(IngestProgress(phase: .recognising, done: done, total: total, current: file))
         }
 
-        // 1. Read, hash and parse on all cores (off the cooperative pool); keep what changed.
-        var changed: [(file: SourceFile, document: SourceDocument)] = []
-        let batchSize = 64
-        for batchStart in stride(from: 0, to: scan.files.count, by: batchSize) {
-            let batch = Array(scan.files[batchStart..<min(batchStart + batchSize, scan.files.count)])
-            progress(IngestProgress(phase: .reading, done: batchStart, total: scan.files.count, current: batch[0].displayName))
-            let outcomes = await OffPool.run { Self.load(batch, options: options, known: known, ocrRecords: ocrRecords, ocr: ocr) }
-            for (file, outcome) in zip(batch, outcomes) {
+        // Read, hash and parse a batch of files on all cores (off the cooperative pool) while the
+        // changed files of the batches before are embedded and written: a pipeline one batch deep,
+        // so at most two batches' documents are held at once.
+        let batches = stride(from: 0, to: scan.files.count, by: Self.readBatchSize).map {
+            Array(scan.files[$0..<min($0 + Self.readBatchSize, scan.files.count)])
+        }
+        func read(_ index: Int) -> Task<[LoadOutcome], Never>? {
+            guard index < batches.count else {
+                progress(IngestProgress(phase: .reading, done: scan.files.count, total: scan.files.count, current: ""))
+                return nil
+            }
+            let batch = batches[index]
+            progress(IngestProgress(phase: .reading, done: index * Self.readBatchSize, total: scan.files.count, current: batch[0].displayName))
+            return Task { await OffPool.run { Self.load(batch, options: options, known: known, ocrRecords: ocrRecords, ocr: ocr) } }
+        }
+        var counted = WriteProgress()
+        var waiting: [(name: String, document: SourceDocument, isNew: Bool)] = []
+        var reading = read(0)
+        var index = 0
+        while let current = reading {
+            let outcomes = await current.value
+            reading = read(index + 1)
+            for (file, outcome) in zip(batches[index], outcomes) {
                 switch outcome {
                 case .unchanged: report.unchanged += 1
                 case .failed(let message): report.failed.append(.init(path: file.displayName, message: message))
-                case .loaded(let document): changed.append((file, document))
+                case .loaded(let document):
+                    waiting.append((file.displayName, document, known[file.path] == nil))
+                    counted.total += document.snippets.count
                 }
             }
+            index += 1
+            // Embed whole groups now; a last, smaller group waits for the next batch's files.
+            let ready = reading == nil ? waiting.count : Self.wholeGroups(waiting)
+            await write(Array(waiting[..<ready]), embedder: embedder, record: record, into: &report, counted: &counted, progress: progress)
+            waiting.removeFirst(ready)
         }
-
-        // 2. Embed and write, a group of files at a time; each file in its own transaction.
-        await write(changed.map { (name: $0.file.displayName, document: $0.document, isNew: known[$0.file.path] == nil) },
-                    embedder: embedder, record: record, into: &report, progress: progress)
         report.ocrPages = pages.withLock { $0.done }
         report.ocrCachedPages = ocr.cachedPagesUsed
 
@@ -129,40 +148,86 @@ extension KnowledgeBase {
         return (gone, accountedFor)
     }
 
-    /// Embeds (in groups of about 256 snippets) and stores documents, each in its own transaction,
-    /// counting what happened into `report`. A failure leaves that document's source as it was.
+    /// Files read in one batch (on all cores) while the batch before is embedded.
+    static let readBatchSize = 64
+    /// Snippets embedded in one call and written in one transaction (a group ends after the file
+    /// that reaches this count).
+    static let groupSnippets = 256
+
+    /// How many of `documents`, from the start, make whole groups of ``groupSnippets``.
+    static func wholeGroups(_ documents: [(name: String, document: SourceDocument, isNew: Bool)]) -> Int {
+        var total = 0, whole = 0
+        for (index, item) in documents.enumerated() {
+            total += item.document.snippets.count
+            if total >= groupSnippets { whole = index + 1; total = 0 }
+        }
+        return whole
+    }
+
+    /// Snippets embedded and written so far in a run, and how many are known to be coming.
+    struct WriteProgress {
+        var done = 0
+        var total = 0
+    }
+
+    /// Embeds (in groups of about ``groupSnippets`` snippets) and stores documents, a group in one
+    /// transaction, counting what happened into `report`. When a group's transaction fails, its
+    /// files are written again one transaction each, so a failure leaves only that document's
+    /// source as it was.
     func write(
         _ documents: [(name: String, document: SourceDocument, isNew: Bool)], embedder: (any Embedder)?, record: EmbedderRecord,
-        into report: inout IngestReport, progress: @Sendable (IngestProgress) -> Void
+        into report: inout IngestReport, counted: inout WriteProgress, progress: @Sendable (IngestProgress) -> Void
     ) async {
-        let totalSnippets = documents.reduce(0) { $0 + $1.document.snippets.count }
-        var doneSnippets = 0
         var start = 0
         while start < documents.count {
             var end = start
             var snippets = 0
-            while end < documents.count && (snippets < 256 || end == start) {
+            while end < documents.count && (snippets < Self.groupSnippets || end == start) {
                 snippets += documents[end].document.snippets.count
                 end += 1
             }
-            let group = documents[start..<end]
-            progress(IngestProgress(phase: .embedding, done: doneSnippets, total: totalSnippets, current: group.first!.name))
+            let group = Array(documents[start..<end])
+            progress(IngestProgress(phase: .embedding, done: counted.done, total: counted.total, current: group.first!.name))
             let vectors = await embedGroup(group.map(\.document), embedder: embedder, record: record)
+            var embedded: [(item: (name: String, document: SourceDocument, isNew: Bool), vectors: [[Float]]?)] = []
             for (item, result) in zip(group, vectors) {
-                do {
-                    let documentVectors = try result.get()
-                    try await store.replace(item.document, vectors: documentVectors, embedder: record)
-                    if item.isNew { report.added += 1 } else { report.updated += 1 }
-                    report.snippets += item.document.snippets.count
-                    report.warnings += item.document.warnings
-                } catch {
-                    report.failed.append(.init(path: item.name, message: "\(error)"))
+                switch result {
+                case .success(let documentVectors): embedded.append((item, documentVectors))
+                case .failure(let error): report.failed.append(.init(path: item.name, message: "\(error)"))
                 }
-                doneSnippets += item.document.snippets.count
             }
-            progress(IngestProgress(phase: .embedding, done: doneSnippets, total: totalSnippets, current: group.last!.name))
+            let failures = await save(embedded.map { ($0.item.document, $0.vectors) }, embedder: record)
+            for ((item, _), failure) in zip(embedded, failures) {
+                if let failure {
+                    report.failed.append(.init(path: item.name, message: "\(failure)"))
+                    continue
+                }
+                if item.isNew { report.added += 1 } else { report.updated += 1 }
+                report.snippets += item.document.snippets.count
+                report.warnings += item.document.warnings
+            }
+            counted.done += snippets
+            progress(IngestProgress(phase: .embedding, done: counted.done, total: counted.total, current: group.last!.name))
             start = end
         }
+    }
+
+    /// Stores documents with their vectors in one transaction; when that fails, each in its own.
+    /// Returns each document's error, nil where it was stored.
+    private func save(_ documents: [(document: SourceDocument, vectors: [[Float]]?)], embedder: EmbedderRecord) async -> [(any Error)?] {
+        if documents.count > 1, (try? await store.replace(documents, embedder: embedder, ingestedAt: Date())) != nil {
+            return documents.map { _ in nil }
+        }
+        var failures: [(any Error)?] = []
+        for (document, vectors) in documents {
+            do {
+                try await store.replace(document, vectors: vectors, embedder: embedder)
+                failures.append(nil)
+            } catch {
+                failures.append(error)
+            }
+        }
+        return failures
     }
 
     /// Vectors for each document of a group (nil entries for a keyword-only index), reusing

@@ -26,6 +26,8 @@ public protocol IndexStore: AnyObject, Sendable {
     /// Stores a source, its snippets and their vectors in one transaction. `vectors` holds one
     /// vector per snippet, in order, from `embedder`; nil for a keyword-only index.
     func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord, ingestedAt: Date) async throws -> WriteEffect
+    /// Stores several sources, as `replace` does each, in one transaction: all of them, or none.
+    func replace(_ documents: [(document: SourceDocument, vectors: [[Float]]?)], embedder: EmbedderRecord, ingestedAt: Date) async throws -> [WriteEffect]
     /// Removes the sources at these paths or inside these folders.
     func removeSources(matching paths: [String]) async throws -> (paths: [String], effect: WriteEffect)
     /// Removes the sources at exactly these paths.

@@ -41,6 +41,14 @@ extension TransactionalStore {
     }
 
     @discardableResult
+    public func replace(_ documents: [(document: SourceDocument, vectors: [[Float]]?)], embedder: EmbedderRecord, ingestedAt: Date) async throws -> [WriteEffect] {
+        for (document, vectors) in documents { try embedder.check(vectors, for: document) }
+        return try await transaction { transaction in
+            try documents.map { try transaction.replace($0.document, vectors: $0.vectors, embedder: embedder, ingestedAt: ingestedAt) }
+        }
+    }
+
+    @discardableResult
     public func removeSources(matching paths: [String]) async throws -> (paths: [String], effect: WriteEffect) {
         try await transaction { try $0.removeSources(matching: paths) }
     }

@@ -64,13 +64,10 @@ struct Ingest: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("Keyword search is now tuned for \(try KeywordLanguage(language).rawValue); the keyword index was rebuilt.\n".utf8))
             }
             let bar = ProgressBar(label: "ingest", enabled: Terminal.stderrIsTerminal && !global.json)
+            let shown = LockedValue(IngestProgressLine())
             let report = await kb.ingest(paths, options: options, embedder: embedder, record: record, prune: prune) { progress in
-                let (phase, unit) = switch progress.phase {
-                case .reading: ("reading ", "files")
-                case .recognising: ("OCR pages · ", "pages")
-                case .embedding: ("embedding ", "snippets")
-                }
-                bar.update(done: progress.done, total: progress.total, item: phase + progress.current, unit: unit)
+                let line = shown.withLock { $0.update(progress) }
+                bar.update(done: line.done, total: line.total, item: line.item, unit: line.unit)
             }
             bar.finish()
             if global.json {
@@ -121,5 +118,26 @@ struct Ingest: AsyncParsableCommand {
                 for warning in job.warnings { Terminal.warning(warning) }
             }
         }
+    }
+}
+
+/// One progress line for an ingest whose reading, OCR and embedding overlap: the bar follows
+/// embedding once it has begun (snippets a second), with reading and OCR counts beside it
+/// while they go on; before that, reading or OCR.
+struct IngestProgressLine {
+    private var latest: [IngestProgress.Phase: IngestProgress] = [:]
+
+    mutating func update(_ progress: IngestProgress) -> (done: Int, total: Int, item: String, unit: String) {
+        latest[progress.phase] = progress
+        guard let embedding = latest[.embedding] else {
+            return progress.phase == .recognising
+                ? (progress.done, progress.total, "OCR pages · " + progress.current, "pages")
+                : (progress.done, progress.total, "reading " + progress.current, "files")
+        }
+        var beside: [String] = []
+        if let reading = latest[.reading], reading.done < reading.total { beside.append("read \(reading.done)/\(reading.total) files") }
+        if let ocr = latest[.recognising], ocr.done < ocr.total { beside.append("OCR \(ocr.done)/\(ocr.total) pages") }
+        let item = "embedding " + (beside.isEmpty ? "" : "(" + beside.joined(separator: ", ") + ") ") + embedding.current
+        return (embedding.done, embedding.total, item, "snippets")
     }
 }

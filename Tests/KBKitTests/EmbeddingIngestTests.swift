@@ -108,4 +108,41 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         #expect(try await vectorCount(kb) == 0)
         await #expect(throws: KBError.self) { try await kb.embedder(.hashing) }
     }
+
+    @Test func filesAreReadABatchAheadOfTheEmbeddingAndEveryFileIsWritten() async throws {
+        let ws = try Workspace()
+        let files = KnowledgeBase.readBatchSize * 2 + 5
+        for i in 0..<files {
+            // Long enough that each batch makes several groups of snippets.
+            try ws.write(String(format: "n%03d.md", i), (0..<8).map { "# Part \($0)\n\nnote \(i) paragraph \($0) about saturn." }.joined(separator: "\n\n"))
+        }
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let counting = CountingEmbedder()
+        let record = EmbedderChoice.record(for: counting, choice: .hashing)
+        let events = LockedValue<[IngestProgress]>([])
+        let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record) { progress in
+            events.withLock { $0.append(progress) }
+        }
+        #expect(report.failed.isEmpty)
+        #expect(report.added == files)
+        #expect(report.snippets == files * 8)
+        #expect(try await vectorCount(kb) == files * 8)
+        #expect(Set(counting.texts).count == files * 8)
+
+        let log = events.withLock { $0 }
+        func position(_ phase: IngestProgress.Phase, _ where: (IngestProgress) -> Bool) -> Int? {
+            log.firstIndex { $0.phase == phase && `where`($0) }
+        }
+        let secondRead = try #require(position(.reading) { $0.done == KnowledgeBase.readBatchSize })
+        let thirdRead = try #require(position(.reading) { $0.done == 2 * KnowledgeBase.readBatchSize })
+        let firstEmbedding = try #require(position(.embedding) { $0.done > 0 })
+        // The second batch is being read before the first is embedded, and the third not before
+        // some of the first is written: reading runs one batch ahead, not all of it first.
+        #expect(secondRead < firstEmbedding)
+        #expect(firstEmbedding < thirdRead)
+        // Embedding progress only grows, and ends at every snippet.
+        let done = log.filter { $0.phase == .embedding }.map(\.done)
+        #expect(done == done.sorted())
+        #expect(done.last == files * 8)
+    }
 }
