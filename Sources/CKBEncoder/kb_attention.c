@@ -194,7 +194,141 @@ ATTENTION(generic, , 2)
 
 size_t kb_attention_scratch_count(size_t longest, size_t head_size) {
     size_t padded = (longest + 15) & ~(size_t)15;
-    return head_size * padded + 8 * padded + head_size;   // keys, up to eight rows of scores, one context row
+    // fp32: keys, up to eight rows of scores, one context row. bf16: keys and values (half a
+    // float each), eight rows of scores and their bf16 weights (half a float each).
+    return head_size * padded + 12 * padded + head_size;
+}
+
+// ---- bf16 attention (AVX-512 BF16) ----
+//
+// The same computation with the two products, queries·keys and weights·values, on bf16 pairs
+// with fp32 sums (vdpbf16ps: 32 multiply-adds per instruction, twice fp32's). Softmax stays fp32.
+// Used by the reduced-precision encoder only (`--precision bf16|int8`), whose linear layers
+// already round their inputs to bf16 or int8.
+
+#if defined(__x86_64__) && defined(__clang__)
+#include <immintrin.h>
+
+#define BF16_TARGET __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512bf16,fma")))
+
+// fp32 → bf16, rounding to nearest even (the inputs are finite).
+static inline uint32_t bf16_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof(u));
+    return (u + 0x7FFF + ((u >> 16) & 1)) >> 16;
+}
+
+static inline uint32_t bf16_pair(float low, float high) { return bf16_bits(low) | (bf16_bits(high) << 16); }
+
+// One (sequence, head) pair, R query rows at a time, a head D·16 wide. Keys are laid out as
+// [d/2][padded] pairs (a key's dimensions 2p, 2p+1 side by side), so that 16 keys' scores
+// against a query are d/2 instructions; values as [padded/2][d] pairs (tokens 2q, 2q+1 side by
+// side), so that a row's context gathers two tokens per instruction.
+#define ATTEND_BF16(NAME, R, D)                                                                         \
+    BF16_TARGET static void NAME(const float *qkv, size_t base, size_t n, size_t hidden, size_t head,   \
+                                 float scale, float *out, float *scratch) {                             \
+        const size_t d = 16 * D, stride = 3 * hidden;                                                   \
+        const size_t padded = (n + 15) & ~(size_t)15, blocks = padded / 16;                             \
+        uint32_t *keys = (uint32_t *)scratch;               /* [d/2 × padded] pairs */                  \
+        uint32_t *values = keys + d / 2 * padded;           /* [padded/2 × d] pairs */                  \
+        float *scores = (float *)(values + padded / 2 * d); /* [R × padded] */                          \
+        uint32_t *weights = (uint32_t *)(scores + R * padded); /* [R × padded/2] pairs */               \
+        const float *q0 = qkv + base * stride + head * d;                                               \
+        const float *k0 = q0 + hidden;                                                                  \
+        const float *v0 = q0 + 2 * hidden;                                                              \
+        for (size_t j = 0; j < padded; j++) {                                                           \
+            /* A key's d floats in order are its d/2 pairs; they go to column j of the rows. */          \
+            uint32_t pairs[D * 8];                                                                      \
+            for (int c = 0; c < D; c += 2) {                                                                \
+                __m512 low = j < n ? _mm512_loadu_ps(k0 + j * stride + 16 * c) : _mm512_setzero_ps();   \
+                __m512 high = j < n ? _mm512_loadu_ps(k0 + j * stride + 16 * c + 16) : _mm512_setzero_ps(); \
+                _mm512_storeu_si512(pairs + 8 * c, (__m512i)_mm512_cvtne2ps_pbh(high, low));            \
+            }                                                                                           \
+            for (size_t p = 0; p < d / 2; p++) keys[p * padded + j] = pairs[p];                         \
+        }                                                                                               \
+        for (size_t j = 0; j < padded; j += 2) {                                                        \
+            /* Tokens j and j+1 side by side: bf16 of each, interleaved lane by lane. */                \
+            uint32_t *row = values + j / 2 * d;                                                         \
+            for (int c = 0; c < D; c++) {                                                               \
+                __m512 first = j < n ? _mm512_loadu_ps(v0 + j * stride + 16 * c) : _mm512_setzero_ps(); \
+                __m512 second = j + 1 < n ? _mm512_loadu_ps(v0 + (j + 1) * stride + 16 * c) : _mm512_setzero_ps(); \
+                __m512i a = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(first));                  \
+                __m512i b = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(second));                 \
+                _mm512_storeu_si512(row + 16 * c, _mm512_or_si512(a, _mm512_slli_epi32(b, 16)));         \
+            }                                                                                           \
+        }                                                                                               \
+        for (size_t i0 = 0; i0 < n; i0 += R) {                                                          \
+            const size_t rows = n - i0 < R ? n - i0 : R;                                                \
+            uint32_t q[R][D * 8]; /* the block's query rows, scaled, as bf16 pairs */                    \
+            for (int r = 0; r < R; r++) {                                                               \
+                const float *row = q0 + (i0 + ((size_t)r < rows ? (size_t)r : 0)) * stride;             \
+                for (size_t p = 0; p < d / 2; p++) q[r][p] = bf16_pair(row[2 * p] * scale, row[2 * p + 1] * scale); \
+            }                                                                                           \
+            for (size_t b = 0; b < blocks; b++) {                                                       \
+                __m512 acc[R];                                                                          \
+                for (int r = 0; r < R; r++) acc[r] = _mm512_setzero_ps();                               \
+                const uint32_t *kp = keys + b * 16;                                                     \
+                for (size_t p = 0; p < d / 2; p++, kp += padded) {                                      \
+                    __m512bh k = (__m512bh)_mm512_loadu_si512(kp);                                      \
+                    for (int r = 0; r < R; r++)                                                         \
+                        acc[r] = _mm512_dpbf16_ps(acc[r], (__m512bh)_mm512_set1_epi32((int)q[r][p]), k); \
+                }                                                                                       \
+                for (int r = 0; r < R; r++) _mm512_storeu_ps(scores + r * padded + b * 16, acc[r]);     \
+            }                                                                                           \
+            float inverse[R];                                                                           \
+            for (size_t r = 0; r < rows; r++) {                                                         \
+                float *row = scores + r * padded;                                                       \
+                inverse[r] = softmax_weights(row, n, padded);                                           \
+                for (size_t j = 0; j < padded; j += 2) weights[r * padded / 2 + j / 2] = bf16_pair(row[j], row[j + 1]); \
+            }                                                                                           \
+            for (size_t r = rows; r < R; r++) memset(weights + r * padded / 2, 0, padded / 2 * sizeof(uint32_t)); \
+            __m512 context[R][D];                                                                       \
+            for (int r = 0; r < R; r++)                                                                 \
+                for (int c = 0; c < D; c++) context[r][c] = _mm512_setzero_ps();                        \
+            for (size_t jp = 0; jp < padded / 2; jp++) {                                                \
+                const uint32_t *v = values + jp * d;                                                    \
+                __m512bh pairs[D];                                                                      \
+                for (int c = 0; c < D; c++) pairs[c] = (__m512bh)_mm512_loadu_si512(v + 16 * c);        \
+                for (int r = 0; r < R; r++) {                                                           \
+                    __m512bh w = (__m512bh)_mm512_set1_epi32((int)weights[r * padded / 2 + jp]);        \
+                    for (int c = 0; c < D; c++) context[r][c] = _mm512_dpbf16_ps(context[r][c], w, pairs[c]); \
+                }                                                                                       \
+            }                                                                                           \
+            for (size_t r = 0; r < rows; r++)                                                           \
+                for (int c = 0; c < D; c++)                                                             \
+                    _mm512_storeu_ps(out + (base + i0 + r) * hidden + head * d + 16 * c,                \
+                                     _mm512_mul_ps(context[r][c], _mm512_set1_ps(inverse[r])));         \
+        }                                                                                               \
+    }
+
+ATTEND_BF16(attend_bf16_32, 8, 2)
+ATTEND_BF16(attend_bf16_64, 8, 4)
+#endif
+
+int kb_attention_bf16_supported(size_t head_size) {
+#if defined(__x86_64__) && defined(__clang__)
+    __builtin_cpu_init();
+    return (head_size == 32 || head_size == 64) && kb_variant_supported(KB_VARIANT_AVX512) && __builtin_cpu_supports("avx512bf16");
+#else
+    (void)head_size;
+    return 0;
+#endif
+}
+
+void kb_attention_bf16(const float *qkv, const int32_t *offsets, size_t hidden, size_t heads, float scale,
+                       float *out, float *scratch, size_t item_begin, size_t item_end) {
+#if defined(__x86_64__) && defined(__clang__)
+    const size_t d = hidden / heads;
+    for (size_t item = item_begin; item < item_end; item++) {
+        size_t s = item / heads, head = item % heads;
+        size_t base = (size_t)offsets[s], n = (size_t)(offsets[s + 1] - offsets[s]);
+        if (n == 0) continue;
+        if (d == 32) attend_bf16_32(qkv, base, n, hidden, head, scale, out, scratch);
+        else attend_bf16_64(qkv, base, n, hidden, head, scale, out, scratch);
+    }
+#else
+    (void)qkv; (void)offsets; (void)hidden; (void)heads; (void)scale; (void)out; (void)scratch; (void)item_begin; (void)item_end;
+#endif
 }
 
 void kb_attention(kb_variant variant, const float *qkv, const int32_t *offsets, size_t hidden, size_t heads, float scale,

@@ -87,6 +87,9 @@ final class BERTEncoder: @unchecked Sendable {
     let variant: kb_variant
     /// The linear layers' arithmetic.
     let precision: kb_precision
+    /// Whether attention's products run on bf16 (with reduced-precision linear layers, on CPUs
+    /// with AVX-512 BF16); fp32 otherwise.
+    let bf16Attention: Bool
     private let tensors: SafeTensors
     private let wordEmbeddings: UnsafeBufferPointer<Float>
     private let positionEmbeddings: UnsafeBufferPointer<Float>
@@ -116,6 +119,8 @@ final class BERTEncoder: @unchecked Sendable {
         guard config.heads > 0, h % config.heads == 0 else {
             throw KBError(.invalidModel, "The model in \(folder.path) has \(config.heads) attention heads, which do not divide its hidden size \(h).")
         }
+        bf16Attention = precision != KB_PRECISION_FP32 && variant == KB_VARIANT_AVX512
+            && kb_attention_bf16_supported(h / config.heads) != 0
         // Checkpoints saved from a task model name their encoder's tensors `bert.…` or `roberta.…`.
         let t = tensors
         let prefix = t.tensors["embeddings.word_embeddings.weight"] != nil ? ""
@@ -260,14 +265,23 @@ final class BERTEncoder: @unchecked Sendable {
             profile.time(.attention) {
                 offsets.withUnsafeBufferPointer { offsets in
                     let parts = min(threads, items)
+                    let (variant, bf16) = (variant, bf16Attention)
+                    @Sendable func attend(_ qkv: UnsafePointer<Float>, _ offsets: UnsafePointer<Int32>, _ out: UnsafeMutablePointer<Float>,
+                                _ scratch: UnsafeMutablePointer<Float>, _ items: Range<Int>) {
+                        if bf16 {
+                            kb_attention_bf16(qkv, offsets, h, heads, scale, out, scratch, items.lowerBound, items.upperBound)
+                        } else {
+                            kb_attention(variant, qkv, offsets, h, heads, scale, out, scratch, items.lowerBound, items.upperBound)
+                        }
+                    }
                     if parts <= 1 {
-                        kb_attention(variant, QKV, offsets.baseAddress!, h, heads, scale, C, scratch.attention[0], 0, items)
+                        attend(QKV, offsets.baseAddress!, C, scratch.attention[0], 0..<items)
                         return
                     }
                     let shared = SharedPointers(input: QKV, output: C, offsets: offsets.baseAddress!, attention: scratch.attention)
                     DispatchQueue.concurrentPerform(iterations: parts) { part in
-                        kb_attention(variant, shared.input, shared.offsets!, h, heads, scale, shared.output, shared.attention[part],
-                                     items * part / parts, items * (part + 1) / parts)
+                        attend(shared.input, shared.offsets!, shared.output, shared.attention[part],
+                               items * part / parts..<items * (part + 1) / parts)
                     }
                 }
             }

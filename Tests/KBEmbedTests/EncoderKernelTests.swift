@@ -76,41 +76,66 @@ import Testing
 
     @Test(arguments: [(1, 32), (2, 32), (15, 32), (16, 32), (17, 32), (100, 32), (9, 8), (31, 24)])
     func attentionMatchesTheDefinition(shape: (n: Int, headSize: Int)) {
-        let heads = 3, hidden = heads * shape.headSize
-        // Two sequences: a short one first, so the second starts at an offset.
-        let lengths = [min(3, shape.n), shape.n]
-        let offsets: [Int32] = [0, Int32(lengths[0]), Int32(lengths[0] + lengths[1])]
-        let tokens = lengths.reduce(0, +)
-        let qkv = Self.values(tokens * 3 * hidden, seed: 7)
-        let scale = 1 / Float(shape.headSize).squareRoot()
         for variant in Self.variants {
-            var out = [Float](repeating: .nan, count: tokens * hidden)
-            var scratch = [Float](repeating: .nan, count: kb_attention_scratch_count(shape.n, shape.headSize))
-            kb_attention(variant, qkv, offsets, hidden, heads, scale, &out, &scratch, 0, 2 * heads)
-            var worst = 0.0
-            for s in 0..<2 {
-                let base = Int(offsets[s]), n = lengths[s]
-                for head in 0..<heads {
-                    for i in 0..<n {
-                        let q = (base + i) * 3 * hidden + head * shape.headSize
-                        let scores = (0..<n).map { j -> Double in
-                            let key = (base + j) * 3 * hidden + hidden + head * shape.headSize
-                            return (0..<shape.headSize).reduce(0.0) { $0 + Double(qkv[q + $1]) * Double(qkv[key + $1]) } * Double(scale)
-                        }
-                        let top = scores.max()!
-                        let weights = scores.map { Foundation.exp($0 - top) }
-                        let total = weights.reduce(0, +)
-                        for t in 0..<shape.headSize {
-                            let expected = (0..<n).reduce(0.0) { sum, j in
-                                sum + weights[j] / total * Double(qkv[(base + j) * 3 * hidden + 2 * hidden + head * shape.headSize + t])
-                            }
-                            worst = max(worst, abs(Double(out[(base + i) * hidden + head * shape.headSize + t]) - expected))
-                        }
-                    }
-                }
+            let worst = Self.attentionError(n: shape.n, headSize: shape.headSize) { qkv, offsets, hidden, heads, scale, out, scratch, items in
+                kb_attention(variant, qkv, offsets, hidden, heads, scale, out, scratch, 0, items)
             }
             #expect(worst < 1e-5, "variant \(variant.rawValue), shape \(shape): error \(worst)")
         }
+    }
+
+    @Test(.enabled(if: kb_attention_bf16_supported(32) != 0, "the CPU has no AVX-512 BF16"),
+          arguments: [(1, 32), (2, 32), (15, 32), (16, 32), (17, 32), (100, 32), (33, 64), (130, 64)])
+    func bf16AttentionMatchesTheDefinitionToBF16Precision(shape: (n: Int, headSize: Int)) {
+        let worst = Self.attentionError(n: shape.n, headSize: shape.headSize) { qkv, offsets, hidden, heads, scale, out, scratch, items in
+            // In two calls, as two threads would.
+            kb_attention_bf16(qkv, offsets, hidden, heads, scale, out, scratch, 0, items / 2)
+            kb_attention_bf16(qkv, offsets, hidden, heads, scale, out, scratch, items / 2, items)
+        }
+        // Values in [-2, 2]: bf16's 8-bit significands leave errors of a few hundredths at most;
+        // a wrong pairing or padding gives errors near 1.
+        #expect(worst < 0.03, "shape \(shape): error \(worst)")
+    }
+
+    typealias AttentionCall = (UnsafePointer<Float>, UnsafePointer<Int32>, Int, Int, Float, UnsafeMutablePointer<Float>,
+                               UnsafeMutablePointer<Float>, Int) -> Void
+
+    /// The largest difference between `attention` (over all items of two sequences, three heads)
+    /// and attention computed from its definition in Double.
+    static func attentionError(n: Int, headSize: Int, _ attention: AttentionCall) -> Double {
+        let heads = 3, hidden = heads * headSize
+        // Two sequences: a short one first, so the second starts at an offset.
+        let lengths = [min(3, n), n]
+        let offsets: [Int32] = [0, Int32(lengths[0]), Int32(lengths[0] + lengths[1])]
+        let tokens = lengths.reduce(0, +)
+        let qkv = values(tokens * 3 * hidden, seed: 7)
+        let scale = 1 / Float(headSize).squareRoot()
+        var out = [Float](repeating: .nan, count: tokens * hidden)
+        var scratch = [Float](repeating: .nan, count: kb_attention_scratch_count(n, headSize))
+        attention(qkv, offsets, hidden, heads, scale, &out, &scratch, 2 * heads)
+        var worst = 0.0
+        for s in 0..<2 {
+            let base = Int(offsets[s]), n = lengths[s]
+            for head in 0..<heads {
+                for i in 0..<n {
+                    let q = (base + i) * 3 * hidden + head * headSize
+                    let scores = (0..<n).map { j -> Double in
+                        let key = (base + j) * 3 * hidden + hidden + head * headSize
+                        return (0..<headSize).reduce(0.0) { $0 + Double(qkv[q + $1]) * Double(qkv[key + $1]) } * Double(scale)
+                    }
+                    let top = scores.max()!
+                    let weights = scores.map { Foundation.exp($0 - top) }
+                    let total = weights.reduce(0, +)
+                    for t in 0..<headSize {
+                        let expected = (0..<n).reduce(0.0) { sum, j in
+                            sum + weights[j] / total * Double(qkv[(base + j) * 3 * hidden + 2 * hidden + head * headSize + t])
+                        }
+                        worst = max(worst, abs(Double(out[(base + i) * hidden + head * headSize + t]) - expected))
+                    }
+                }
+            }
+        }
+        return worst
     }
 }
 

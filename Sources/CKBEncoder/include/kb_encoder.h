@@ -63,6 +63,14 @@ size_t kb_attention_scratch_count(size_t longest, size_t head_size);
 void kb_attention(kb_variant variant, const float *qkv, const int32_t *offsets, size_t hidden, size_t heads, float scale,
                   float *out, float *scratch, size_t item_begin, size_t item_end);
 
+/// Whether kb_attention_bf16 runs here: AVX-512 BF16, heads 32 or 64 wide.
+int kb_attention_bf16_supported(size_t head_size);
+
+/// kb_attention with both products on bf16 inputs and fp32 sums (softmax in fp32), for the
+/// reduced-precision encoder. Only where kb_attention_bf16_supported says so.
+void kb_attention_bf16(const float *qkv, const int32_t *offsets, size_t hidden, size_t heads, float scale,
+                       float *out, float *scratch, size_t item_begin, size_t item_end);
+
 // ---- reduced-precision products on oneDNN (kb_matmul.c) ----
 
 /// The arithmetic of the linear layers.
