@@ -26,6 +26,7 @@ struct kb_matmul {
     size_t scratchpad_bytes;      // oneDNN's own working memory, supplied by the caller's scratch
     float *column_scales;         // int8: sw[c]
     int32_t *column_sums;         // int8: Σₖ qw[c][k]
+    float *input_scales;          // int8: what each input column is multiplied by before quantising
 };
 
 // `value` rounded to bfloat16, to nearest even (NaN stays NaN). Branch-free, so loops over it vectorise.
@@ -102,8 +103,8 @@ static void set_error(char *error, size_t size, const char *what, dnnl_status_t 
         }                                                                                              \
     } while (0)
 
-kb_matmul *kb_matmul_create(kb_precision precision, const float *weight, size_t n, size_t k, char *error,
-                            size_t error_size) {
+kb_matmul *kb_matmul_create(kb_precision precision, const float *weight, size_t n, size_t k, const float *input_scales,
+                            char *error, size_t error_size) {
     if (precision != KB_PRECISION_BF16 && precision != KB_PRECISION_INT8) {
         set_error(error, error_size, "only bf16 and int8 products run on oneDNN", dnnl_invalid_arguments);
         return NULL;
@@ -134,7 +135,9 @@ kb_matmul *kb_matmul_create(kb_precision precision, const float *weight, size_t 
     if (int8) {
         m->column_scales = malloc(n * sizeof(float));
         m->column_sums = malloc(n * sizeof(int32_t));
-        if (!m->column_scales || !m->column_sums) goto fail;
+        m->input_scales = malloc(k * sizeof(float));
+        if (!m->column_scales || !m->column_sums || !m->input_scales) goto fail;
+        for (size_t i = 0; i < k; i++) m->input_scales[i] = input_scales ? input_scales[i] : 1.0f;
         int8_t *q = raw;
         for (size_t c = 0; c < n; c++) {
             const float *row = weight + c * k;
@@ -209,6 +212,7 @@ void kb_matmul_free(kb_matmul *m) {
     if (m->weights) dnnl_memory_destroy(m->weights);
     free(m->column_scales);
     free(m->column_sums);
+    free(m->input_scales);
     free(m);
 }
 
@@ -229,10 +233,10 @@ size_t kb_matmul_scratch_bytes(const kb_matmul *m, size_t rows) {
     ATTRIBUTES static void to_bf16_##SUFFIX(const float *x, size_t count, uint16_t *out) {              \
         for (size_t i = 0; i < count; i++) out[i] = bf16_round(x[i]);                                   \
     }                                                                                                   \
-    ATTRIBUTES static void quantize_rows_##SUFFIX(const float *x, size_t rows, size_t k, uint8_t *out,   \
-                                                  float *scales, float *zeros) {                         \
+    ATTRIBUTES static void quantize_rows_##SUFFIX(const float *x, size_t rows, size_t k, const float *u,  \
+                                                  uint8_t *out, float *scales, float *zeros, float *row) {   \
         for (size_t r = 0; r < rows; r++) {                                                             \
-            const float *row = x + r * k;                                                               \
+            for (size_t i = 0; i < k; i++) row[i] = x[r * k + i] * u[i];                                \
             float lo = 0, hi = 0;                                                                       \
             for (size_t i = 0; i < k; i++) {                                                            \
                 lo = row[i] < lo ? row[i] : lo;                                                         \
@@ -307,10 +311,11 @@ int kb_matmul_run(const kb_matmul *m, const float *x, size_t rows, const float *
         row_zeros = (float *)((uint8_t *)row_scales + align64(rows * sizeof(float)));
         products = (int32_t *)((uint8_t *)row_zeros + align64(rows * sizeof(float)));
 #if defined(__x86_64__) && defined(__clang__)
-        if (wide) quantize_rows_avx512(x, rows, m->k, input, row_scales, row_zeros);
+        float row[m->k];   // one input row after its column scales
+        if (wide) quantize_rows_avx512(x, rows, m->k, m->input_scales, input, row_scales, row_zeros, row);
         else
 #endif
-            quantize_rows_generic(x, rows, m->k, input, row_scales, row_zeros);
+            quantize_rows_generic(x, rows, m->k, m->input_scales, input, row_scales, row_zeros, row);
     } else {
 #if defined(__x86_64__) && defined(__clang__)
         if (wide) to_bf16_avx512(x, rows * m->k, (uint16_t *)input);

@@ -176,3 +176,42 @@ extension EncoderKernelTests {
         }
     }
 }
+
+extension EncoderKernelTests {
+    /// int8 product of x[rows × k] and w[n × k], with optional input column scales.
+    static func int8Product(x: [Float], rows: Int, k: Int, weight: [Float], n: Int, inputScales: [Float]?) throws -> [Float] {
+        var message = [CChar](repeating: 0, count: 256)
+        let matmul = try #require(kb_matmul_create(KB_PRECISION_INT8, weight, n, k, inputScales, &message, message.count))
+        defer { kb_matmul_free(matmul) }
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: kb_matmul_scratch_bytes(matmul, rows), alignment: 64)
+        defer { scratch.deallocate() }
+        var out = [Float](repeating: .nan, count: rows * n)
+        let bias = [Float](repeating: 0, count: n)
+        #expect(kb_matmul_run(matmul, x, rows, bias, &out, scratch, 1, KB_ACTIVATION_NONE, &message, message.count) != 0)
+        return out
+    }
+
+    /// Input column scales with the weights' columns divided by them leave the product as it was,
+    /// and bring an outlier column into range: the error of a row with one input 100× the others
+    /// falls when that column is scaled down.
+    @Test(.enabled(if: kb_precision_supported(KB_PRECISION_INT8) != 0, "the CPU has no AVX-512 VNNI"))
+    func int8InputScalesKeepTheProductAndTameAnOutlierColumn() throws {
+        let rows = 8, k = 64, n = 32
+        var x = Self.values(rows * k, seed: 11)
+        for r in 0..<rows { x[r * k + 5] *= 100 }   // column 5 is an outlier in every row
+        let weight = Self.values(n * k, seed: 13)
+        var exact = [Double](repeating: 0, count: rows * n)
+        for r in 0..<rows { for c in 0..<n { for i in 0..<k { exact[r * n + c] += Double(x[r * k + i]) * Double(weight[c * k + i]) } } }
+        func error(_ out: [Float]) -> Double {
+            zip(out, exact).map { abs(Double($0) - $1) }.max()! / exact.map(abs).max()!
+        }
+        let plain = try Self.int8Product(x: x, rows: rows, k: k, weight: weight, n: n, inputScales: nil)
+        var scales = [Float](repeating: 1, count: k)
+        scales[5] = 0.1   // half the outlier moved into the weights (α = ½)
+        var divided = weight
+        for c in 0..<n { divided[c * k + 5] /= scales[5] }
+        let smoothed = try Self.int8Product(x: x, rows: rows, k: k, weight: divided, n: n, inputScales: scales)
+        #expect(error(smoothed) < 0.01, "relative error \(error(smoothed))")
+        #expect(error(smoothed) < error(plain) / 2, "smoothed \(error(smoothed)), plain \(error(plain))")
+    }
+}

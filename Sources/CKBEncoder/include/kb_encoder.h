@@ -90,8 +90,11 @@ typedef struct kb_matmul kb_matmul;
 
 /// Converts weight [n × k] (one row per output column) for `precision` (bf16 or int8). NULL, with
 /// a message in `error`, when oneDNN cannot make the product.
-kb_matmul *kb_matmul_create(kb_precision precision, const float *weight, size_t n, size_t k, char *error,
-                            size_t error_size);
+/// int8 only: `input_scales` (k values, or NULL for none) multiply each input column before its
+/// row is quantised — the caller divides the weights' columns by the same values, so the product
+/// is unchanged while outlier columns are brought into range (SmoothQuant's migration).
+kb_matmul *kb_matmul_create(kb_precision precision, const float *weight, size_t n, size_t k, const float *input_scales,
+                            char *error, size_t error_size);
 
 void kb_matmul_free(kb_matmul *matmul);
 
