@@ -31,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/modelcontextprotocol/swift-sdk", from: "0.12.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
+        .package(url: "https://github.com/swiftcsv/SwiftCSV", from: "0.10.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -46,12 +48,18 @@ let package = Package(
         .target(
             name: "KBIngest",
             dependencies: [
-                "KBCore", "CPoppler", .target(name: "CTesseract", condition: .when(traits: ["OCR"])),
+                "KBCore", "CPoppler", "CKBMarkup", .target(name: "CTesseract", condition: .when(traits: ["OCR"])),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
             swiftSettings: strict),
         // OpenBLAS's CBLAS interface (libopenblas-dev). KBIndex (the vector scan) uses it.
         .systemLibrary(name: "COpenBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
+        // A plain C view of libxml2's XML and HTML parsers (libxml2-dev): EPUB, HTML and DOCX.
+        // Only KBIngest imports it.
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        .target(name: "CKBMarkup", dependencies: ["CLibXML2"]),
         // A plain C interface over poppler-cpp (libpoppler-cpp-dev). Only KBIngest imports it.
         .target(
             name: "CPoppler",
@@ -137,7 +145,7 @@ let package = Package(
             swiftSettings: strict),
         // Which backend the tests run against (SQLite, or PostgreSQL when scripts/test.sh says so),
         // and the scans with known text the OCR tests and scripts/bench-ocr.sh make.
-        .target(name: "KBTestSupport", dependencies: ["CPoppler", "CTesseract"], path: "Tests/KBTestSupport", swiftSettings: strict),
+        .target(name: "KBTestSupport", dependencies: ["CPoppler", "CTesseract", .product(name: "ZIPFoundation", package: "ZIPFoundation")], path: "Tests/KBTestSupport", swiftSettings: strict),
         .testTarget(
             name: "KBIngestTests", dependencies: ["KBCore", "KBIngest", "KBTestSupport"], resources: [.copy("Fixtures")],
             swiftSettings: strict),

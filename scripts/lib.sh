@@ -2,7 +2,7 @@
 set -euo pipefail
 
 KB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-KB_SYSTEM_PACKAGES=(libsqlite3-dev libpoppler-cpp-dev libopenblas-dev libdnnl-dev libcurl4-openssl-dev pkg-config
+KB_SYSTEM_PACKAGES=(libsqlite3-dev libpoppler-cpp-dev libopenblas-dev libdnnl-dev libcurl4-openssl-dev libxml2-dev pkg-config
     libtesseract-dev libleptonica-dev tesseract-ocr-eng tesseract-ocr-ukr tesseract-ocr-rus tesseract-ocr-ara tesseract-ocr-osd)
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

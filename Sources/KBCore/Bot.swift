@@ -32,7 +32,7 @@ public enum SourceSelector: Sendable, Hashable, Codable, CustomStringConvertible
         } else if let name = after("kind:") {
             guard let kind = SourceKind(rawValue: name), kind != .memory else {
                 throw KBError(.invalidArgument,
-                    "'\(text)' is not a kind selector. Use kind:note or kind:pdf (memories come from the bot's memory scopes).")
+                    "'\(text)' is not a kind selector. Use kind:\(SourceKind.documentList) (memories come from the bot's memory scopes).")
             }
             self = .kind(kind)
         } else if let id = after(Source.uploadPrefix) {
@@ -40,7 +40,7 @@ public enum SourceSelector: Sendable, Hashable, Codable, CustomStringConvertible
         } else if trimmed.isAbsolutePath {
             self = .path(trimmed)
         } else {
-            throw KBError(.invalidArgument, "'\(text)' is not a selector. Use a path (or folder), tag:NAME, kind:note|pdf|image or upload:ID.")
+            throw KBError(.invalidArgument, "'\(text)' is not a selector. Use a path (or folder), tag:NAME, kind:\(SourceKind.documentList) or upload:ID.")
         }
     }
 

@@ -4,7 +4,8 @@ public struct SearchHit: Sendable, Hashable, Codable {
     public var rank: Int
     /// Higher is better, and comparable only with other scores of the same result list:
     /// keyword mode gives the negated FTS5 bm25 value, vector mode the cosine similarity of
-    /// query and snippet (-1…1), hybrid mode the reciprocal-rank-fusion sum Σ wᵢ/(60 + rankᵢ).
+    /// query and snippet (-1…1), hybrid mode the reciprocal-rank-fusion sum Σ wᵢ/(60 + rankᵢ);
+    /// each then weighted by the snippet's `weight` (`SearchHit.weighted`).
     public var score: Double
     public var snippetID: Int64
     public var sourcePath: String
@@ -26,5 +27,13 @@ public struct SearchHit: Sendable, Hashable, Codable {
         self.kind = kind
         self.snippet = snippet
         self.excerpt = excerpt
+    }
+
+    /// A score with a snippet's weight applied: multiplied by it, or divided by it when the
+    /// score is negative (a cosine below 0), so that a higher weight never
+    /// ranks a snippet lower.
+    public static func weighted(_ score: Double, by weight: Double?) -> Double {
+        guard let weight, weight != 1 else { return score }
+        return score >= 0 ? score * weight : score / weight
     }
 }

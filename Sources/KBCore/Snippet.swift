@@ -16,10 +16,13 @@ public struct Snippet: Hashable, Sendable, Codable {
     public var tags: [Tag]
     /// Set when (part of) the text was read from page images by OCR, with its confidence.
     public var ocr: OCRMark?
+    /// A record's boost (`--record-weight`): every ranking multiplies the snippet's score by it
+    /// (`SearchHit.weighted`). nil for the default, 1.
+    public var weight: Double?
 
     public init(
         ordinal: Int, text: String, start: Int, end: Int,
-        headingPath: [String] = [], pages: PageRange? = nil, tags: [Tag] = [], ocr: OCRMark? = nil
+        headingPath: [String] = [], pages: PageRange? = nil, tags: [Tag] = [], ocr: OCRMark? = nil, weight: Double? = nil
     ) {
         self.ordinal = ordinal
         self.text = text
@@ -29,6 +32,7 @@ public struct Snippet: Hashable, Sendable, Codable {
         self.pages = pages
         self.tags = tags
         self.ocr = ocr
+        self.weight = weight == 1 ? nil : weight
     }
 
     /// The separator used when a heading path is shown or stored as one string.

@@ -1,8 +1,19 @@
 /// What a source is: a note (Markdown or plain text), a book (PDF), a scanned image (PNG, JPEG,
-/// TIFF; read by OCR) or a user memory.
+/// TIFF; read by OCR), an e-book (EPUB), a web page (HTML), a Word document (DOCX), a file of
+/// records (JSON, JSON Lines, CSV; one snippet per record) or a user memory.
 public enum SourceKind: String, Sendable, Codable, CaseIterable, Hashable {
     case note
     case pdf
     case image
+    case epub
+    case html
+    case docx
+    case record
     case memory
+
+    /// The kinds of files (every kind but memories): what `kind:` selectors and filters name.
+    public static let documents: [SourceKind] = allCases.filter { $0 != .memory }
+
+    /// `note|pdf|image|…`, for messages and help.
+    public static let documentList = documents.map(\.rawValue).joined(separator: "|")
 }

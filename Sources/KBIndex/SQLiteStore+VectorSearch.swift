@@ -124,7 +124,7 @@ extension SQLiteStore.Snapshot {
             let rows = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT sn.id, sn.ordinal, sn.text, sn.start_offset, sn.end_offset, sn.heading_path,
                        sn.page_start, sn.page_end, sn.page_label_start, sn.page_label_end,
-                       so.path, so.title, so.kind, sn.text AS excerpt, sn.ocr_confidence
+                       so.path, so.title, so.kind, sn.text AS excerpt, sn.ocr_confidence, sn.weight
                 FROM snippets sn JOIN sources so ON so.id = sn.source_id
                 WHERE sn.id IN (\(list.sql))
                 """), arguments: list.arguments)
@@ -159,7 +159,8 @@ extension SQLiteStore {
         let snippet = Snippet(
             ordinal: row[1], text: row[2], start: row[3], end: row[4],
             headingPath: heading.isEmpty ? [] : heading.components(separatedBy: Snippet.headingSeparator),
-            pages: pages, tags: tags[id] ?? [], ocr: (row["ocr_confidence"] as Double?).map(OCRMark.init(confidence:)))
+            pages: pages, tags: tags[id] ?? [], ocr: (row["ocr_confidence"] as Double?).map(OCRMark.init(confidence:)),
+            weight: row["weight"])
         return SearchHit(
             rank: rank, score: score, snippetID: id,
             sourcePath: row[10], sourceTitle: row[11], kind: SourceKind(rawValue: row[12]) ?? .note,

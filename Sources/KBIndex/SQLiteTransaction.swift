@@ -99,8 +99,8 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
 
         let insertSnippet = try db.cachedStatement(sql: """
             INSERT INTO snippets (source_id, ordinal, text, start_offset, end_offset, heading_path,
-                                  page_start, page_end, page_label_start, page_label_end, ocr_confidence)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  page_start, page_end, page_label_start, page_label_end, ocr_confidence, weight)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let snippetTag = try db.cachedStatement(sql: "INSERT OR IGNORE INTO snippet_tags (snippet_id, tag_id) VALUES (?, ?)")
         var inserted: [Int64] = []
@@ -109,6 +109,7 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
             try insertSnippet.execute(arguments: [
                 sourceID, snippet.ordinal, snippet.text, snippet.start, snippet.end, snippet.headingPathString,
                 snippet.pages?.start, snippet.pages?.end, snippet.pages?.startLabel, snippet.pages?.endLabel, snippet.ocr?.confidence,
+                snippet.weight,
             ])
             let snippetID = db.lastInsertedRowID
             inserted.append(snippetID)

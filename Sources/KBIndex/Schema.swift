@@ -8,7 +8,7 @@ enum Schema {
     static var version: Int { migrationNames.count }
     static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors", "v3-memories", "v4-bots", "v5-embedding-cache",
                                  "v6-bot-sources-json", "v7-ocr", "v8-uploads-jobs-owners",
-                                 "v9-request-log"]
+                                 "v9-request-log", "v10-formats-weights"]
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -295,6 +295,51 @@ enum Schema {
                     query TEXT
                 );
                 CREATE INDEX request_log_by_time ON request_log(at);
+                """)
+        }
+        migrator.registerMigration(migrationNames[9]) { db in
+            // EPUB, HTML, DOCX and record files are sources of their own kinds (`sources` rebuilt,
+            // as in v7, for its CHECK constraint), and a record's snippet keeps its boost.
+            try db.execute(sql: """
+                DROP TRIGGER snippets_after_insert;
+                CREATE TABLE sources_v10 (
+                    id INTEGER PRIMARY KEY,
+                    path TEXT NOT NULL UNIQUE,
+                    kind TEXT NOT NULL CHECK (kind IN ('note', 'pdf', 'image', 'epub', 'html', 'docx', 'record', 'memory')),
+                    title TEXT NOT NULL,
+                    content_hash TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    modified_at REAL,
+                    ingested_at REAL NOT NULL,
+                    keywords TEXT NOT NULL DEFAULT '',
+                    ocr TEXT,
+                    owner TEXT,
+                    original_job TEXT REFERENCES jobs(id) ON DELETE SET NULL
+                );
+                INSERT INTO sources_v10 (id, path, kind, title, content_hash, size, modified_at, ingested_at, keywords, ocr, owner, original_job)
+                    SELECT id, path, kind, title, content_hash, size, modified_at, ingested_at, keywords, ocr, owner, original_job FROM sources;
+                DROP TABLE sources;
+                ALTER TABLE sources_v10 RENAME TO sources;
+                CREATE INDEX sources_by_kind ON sources(kind);
+                CREATE INDEX sources_by_content_hash ON sources(content_hash);
+                CREATE INDEX sources_by_owner ON sources(owner) WHERE owner IS NOT NULL;
+                CREATE TRIGGER snippets_after_insert AFTER INSERT ON snippets BEGIN
+                    INSERT INTO snippets_fts (rowid, text, title, heading_path, keywords)
+                    SELECT new.id, new.text, s.title, new.heading_path, s.keywords
+                    FROM sources s WHERE s.id = new.source_id;
+                END;
+                CREATE TRIGGER sources_drop_ocr_pages_after_delete AFTER DELETE ON sources BEGIN
+                    DELETE FROM ocr_pages WHERE content_hash = old.content_hash
+                        AND NOT EXISTS (SELECT 1 FROM sources WHERE content_hash = old.content_hash);
+                END;
+                CREATE TRIGGER sources_drop_ocr_pages_after_update AFTER UPDATE OF content_hash ON sources
+                WHEN old.content_hash != new.content_hash BEGIN
+                    DELETE FROM ocr_pages WHERE content_hash = old.content_hash
+                        AND NOT EXISTS (SELECT 1 FROM sources WHERE content_hash = old.content_hash);
+                END;
+
+                -- A record's boost (`--record-weight`); NULL for the default, 1.
+                ALTER TABLE snippets ADD COLUMN weight REAL;
                 """)
         }
         return migrator

@@ -12,6 +12,9 @@ public struct IngestOptions: Sendable {
     public var password: String?
     /// How pages without a text layer, and images, are read (`--ocr`, `--ocr-lang`, `--ocr-dpi`).
     public var ocr = OCRSettings()
+    /// Which fields of records (`.json`, `.jsonl`, `.csv`) are text, title, tags, weight and id.
+    /// The default takes the text from `text` and nothing else.
+    public var records = RecordMapping()
 
     public init(chunker: Chunker? = nil, tags: [Tag] = [], vocabulary: TagVocabulary? = nil) {
         self.chunker = chunker ?? (try! Chunker())
@@ -27,6 +30,11 @@ public enum FileTypes {
     public static let pdf: Set<String> = ["pdf"]
     /// Scans, read by OCR.
     public static let image: Set<String> = ["png", "jpg", "jpeg", "tif", "tiff"]
+    public static let epub: Set<String> = ["epub"]
+    public static let html: Set<String> = ["html", "htm", "xhtml"]
+    public static let docx: Set<String> = ["docx"]
+    /// Files of records, one snippet per record.
+    public static let record: Set<String> = ["json", "jsonl", "ndjson", "csv"]
 
     /// The kind of source a file with this extension becomes, or nil if kb does not read it.
     public static func kind(forExtension ext: String) -> SourceKind? {
@@ -34,8 +42,14 @@ public enum FileTypes {
         if markdown.contains(e) || text.contains(e) { return .note }
         if pdf.contains(e) { return .pdf }
         if image.contains(e) { return .image }
+        if epub.contains(e) { return .epub }
+        if html.contains(e) { return .html }
+        if docx.contains(e) { return .docx }
+        if record.contains(e) { return .record }
         return nil
     }
 
-    public static var supportedList: String { ".md, .markdown, .txt, .pdf, .png, .jpg, .jpeg, .tif, .tiff" }
+    public static var supportedList: String {
+        ".md, .markdown, .txt, .pdf, .png, .jpg, .jpeg, .tif, .tiff, .epub, .html, .htm, .xhtml, .docx, .json, .jsonl, .ndjson, .csv"
+    }
 }

@@ -41,18 +41,7 @@ public struct NoteLoader: Sendable {
             path: path, kind: .note, title: title, contentHash: contentHash, size: data.count,
             modifiedAt: modifiedAt, tags: sourceTags, keywords: frontMatter.keywords)
 
-        let spans = options.chunker.chunk(scalars, sections: sections)
-        let snippets = spans.enumerated().map { ordinal, span in
-            let text = String(String.UnicodeScalarView(scalars[span.range]))
-            var tags = sourceTags
-            if let vocabulary = options.vocabulary {
-                let haystack = ([title] + span.headingPath + [text]).joined(separator: "\n")
-                tags = unique(tags + vocabulary.tags(for: haystack))
-            }
-            return Snippet(
-                ordinal: ordinal, text: text, start: span.range.lowerBound, end: span.range.upperBound,
-                headingPath: span.headingPath, tags: tags)
-        }
+        let snippets = DocumentAssembly.snippets(scalars, sections: sections, options: options, title: title, sourceTags: sourceTags)
         return SourceDocument(source: source, snippets: snippets, warnings: decoded.warnings)
     }
 }

@@ -19,6 +19,8 @@ public struct TagVocabulary: @unchecked Sendable {
     }
 
     let rules: [Rule]
+    /// The `records:` entry, when the file has one: how record files' fields are read.
+    public private(set) var records: RecordMapping?
 
     public var tags: [KBCore.Tag] { rules.map(\.tag) }
 
@@ -34,6 +36,10 @@ public struct TagVocabulary: @unchecked Sendable {
         }
         var rules: [Rule] = []
         for (key, value) in mapping {
+            if key.string == "records", let fields = value.mapping {
+                records = try Self.recordMapping(fields, name: name)
+                continue
+            }
             guard let tagName = key.string, !KBCore.Tag(tagName).isEmpty else { continue }
             let tag = KBCore.Tag(tagName)
             let entries: [String]
@@ -64,6 +70,27 @@ public struct TagVocabulary: @unchecked Sendable {
             rules.append(Rule(tag: tag, pattern: pattern))
         }
         self.rules = rules
+    }
+
+    /// `records: {text: body, title: name, tags: [planet, aspect], weight: weight, id: id}`.
+    static func recordMapping(_ fields: Node.Mapping, name: String) throws -> RecordMapping {
+        var mapping = RecordMapping()
+        func list(_ node: Node) -> [String] {
+            node.sequence.map { $0.compactMap(\.string) } ?? (node.string ?? "").split(separator: ",").map { String($0).trimmingSpaces }
+        }
+        for (key, value) in fields {
+            switch key.string {
+            case "text": mapping.text = list(value)
+            case "title": mapping.title = value.string
+            case "tags": mapping.tags = list(value)
+            case "weight": mapping.weight = value.string
+            case "id": mapping.id = value.string
+            default:
+                throw KBError(.invalidVocabulary, "\(name): records: has no setting '\(key.string ?? "")'; it takes text, title, tags, weight and id.")
+            }
+        }
+        guard !mapping.text.isEmpty else { throw KBError(.invalidVocabulary, "\(name): records: text: names no field.") }
+        return mapping
     }
 
     /// The vocabulary's tags whose words occur in `text`.

@@ -75,6 +75,18 @@ enum DocumentReader {
         case .image:
             return try ImageLoader(options: options, ocr: ocr)
                 .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt)
+        case .epub:
+            return try EPUBLoader(options: options)
+                .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt)
+        case .html:
+            return try HTMLLoader(options: options)
+                .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt)
+        case .docx:
+            return try DOCXLoader(options: options)
+                .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt)
+        case .record:
+            return try RecordLoader(options: options)
+                .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt)
         case .note, .memory:
             return try NoteLoader(options: options).load(contents.data, path: file.path, displayName: file.displayName,
                                                          contentHash: contents.hash, modifiedAt: contents.modifiedAt, markdown: file.markdown)

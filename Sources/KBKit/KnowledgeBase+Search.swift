@@ -202,6 +202,16 @@ extension KnowledgeBase {
         }
         let summaries = try snapshot.snippetSummaries(ordered.map(\.id))
         ordered = ordered.filter { summaries[$0.id] != nil }
+        // Records' weights reorder the candidates (a stable sort: equal scores keep their order).
+        if ordered.contains(where: { summaries[$0.id]?.weight != nil }) {
+            let weighted: [(id: Int64, score: Double)] = ordered.map { entry in
+                (entry.id, SearchHit.weighted(entry.score, by: summaries[entry.id]?.weight))
+            }
+            let order = weighted.indices.sorted { a, b in
+                weighted[a].score != weighted[b].score ? weighted[a].score > weighted[b].score : a < b
+            }
+            ordered = order.map { weighted[$0] }
+        }
         if query.groupBySource {
             var seen = Set<String>()
             ordered = ordered.filter { summaries[$0.id].map { seen.insert($0.sourcePath).inserted } ?? false }

@@ -128,7 +128,7 @@ public struct ReportTemplate: Sendable, Hashable, Codable {
             section.anyTags = try tags("anyTags")
             section.kinds = try tags("kinds").map { kind in
                 guard let parsed = SourceKind(rawValue: kind.name), parsed != .memory else {
-                    throw KBError(.invalidArgument, "Section \(index + 1) of report \(name): kinds may hold note, pdf or image; got \(kind.name).")
+                    throw KBError(.invalidArgument, "Section \(index + 1) of report \(name): kinds may hold \(SourceKind.documents.map(\.rawValue).joined(separator: ", ")); got \(kind.name).")
                 }
                 return parsed
             }

@@ -289,6 +289,12 @@ enum PostgresSchema {
             """,
             "CREATE INDEX request_log_by_time ON request_log (at)",
         ]),
+        // EPUB, HTML, DOCX and record files as sources of their own kinds; a record's boost.
+        ("v7-formats-weights", [
+            "ALTER TABLE sources DROP CONSTRAINT sources_kind_check",
+            "ALTER TABLE sources ADD CONSTRAINT sources_kind_check CHECK (kind IN ('note', 'pdf', 'image', 'epub', 'html', 'docx', 'record', 'memory'))",
+            "ALTER TABLE snippets ADD COLUMN weight double precision",
+        ]),
     ]
 
     static var version: Int { migrations.count }

@@ -13,6 +13,7 @@ enum PGValue: Sendable {
     case texts([String])
     case ints([Int64])
     case floats([Float])
+    case doubles([Double])
 }
 
 /// SQL with `$n` parameters, built up with the values they stand for.
@@ -41,6 +42,7 @@ struct SQL {
             case .texts(let v): bindings.append(v)
             case .ints(let v): bindings.append(v)
             case .floats(let v): bindings.append(v)
+            case .doubles(let v): bindings.append(v)
             }
         }
         return PostgresQuery(unsafeSQL: text, binds: bindings)

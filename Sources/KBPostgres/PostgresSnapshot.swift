@@ -249,7 +249,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         sql += """
             SELECT sn.id, sn.ordinal, sn.text, sn.start_offset, sn.end_offset, sn.heading_path,
                    sn.page_start, sn.page_end, sn.page_label_start, sn.page_label_end,
-                   so.path, so.title, so.kind, \(excerpt) AS excerpt, sn.ocr_confidence
+                   so.path, so.title, so.kind, \(excerpt) AS excerpt, sn.ocr_confidence, sn.weight
             FROM snippets sn JOIN sources so ON so.id = sn.source_id
             WHERE sn.id = ANY (\(idList))
             """
@@ -267,7 +267,8 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
                 ordinal: Int(try row.get(1, Int32.self)), text: try row.get(2), start: Int(try row.get(3, Int32.self)),
                 end: Int(try row.get(4, Int32.self)),
                 headingPath: heading.isEmpty ? [] : heading.components(separatedBy: Snippet.headingSeparator),
-                pages: pages, tags: tags[id] ?? [], ocr: try row.get(14, Double?.self).map(OCRMark.init(confidence:)))
+                pages: pages, tags: tags[id] ?? [], ocr: try row.get(14, Double?.self).map(OCRMark.init(confidence:)),
+                weight: try row.get(15, Double?.self))
             let highlighted = try row.get(13, String?.self)
             result[id] = SearchHit(
                 rank: 0, score: 0, snippetID: id, sourcePath: try row.get(10), sourceTitle: try row.get(11),
@@ -277,13 +278,13 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         return result
     }
 
-    func snippetSummaries(_ ids: [Int64]) throws -> [Int64: (sourcePath: String, text: String)] {
+    func snippetSummaries(_ ids: [Int64]) throws -> [Int64: SnippetSummary] {
         guard !ids.isEmpty else { return [:] }
-        var result: [Int64: (sourcePath: String, text: String)] = [:]
+        var result: [Int64: SnippetSummary] = [:]
         for row in try session.rows("""
-            SELECT sn.id, so.path, sn.text FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE sn.id = ANY ($1)
+            SELECT sn.id, so.path, sn.text, sn.weight FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE sn.id = ANY ($1)
             """, .ints(ids)) {
-            result[try row.get(0, Int64.self)] = (try row.get(1), try row.get(2))
+            result[try row.get(0, Int64.self)] = SnippetSummary(sourcePath: try row.get(1), text: try row.get(2), weight: try row.get(3, Double?.self))
         }
         return result
     }

@@ -66,10 +66,10 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
         // and stored as NULL.
         sql += """
             INSERT INTO snippets (source_id, ordinal, text, start_offset, end_offset, heading_path,
-                                  page_start, page_end, page_label_start, page_label_end, ocr_confidence, fts)
+                                  page_start, page_end, page_label_start, page_label_end, ocr_confidence, weight, fts)
             SELECT \(sourceParameter), u.ordinal, u.text, u.start_offset, u.end_offset, u.heading_path,
                    NULLIF(u.page_start, -1), NULLIF(u.page_end, -1), NULLIF(u.label_start, chr(1)), NULLIF(u.label_end, chr(1)),
-                   NULLIF(u.ocr_confidence, -1), \(fts)
+                   NULLIF(u.ocr_confidence, -1), NULLIF(u.weight, 1), \(fts)
             FROM unnest(\(sql.bind(.ints(snippets.map { Int64($0.ordinal) })))::bigint[], \(sql.bind(.texts(snippets.map(\.text))))::text[],
                         \(sql.bind(.ints(snippets.map { Int64($0.start) })))::bigint[], \(sql.bind(.ints(snippets.map { Int64($0.end) })))::bigint[],
                         \(sql.bind(.texts(snippets.map(\.headingPathString))))::text[],
@@ -77,8 +77,9 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
                         \(sql.bind(.ints(snippets.map { Int64($0.pages?.end ?? -1) })))::bigint[],
                         \(sql.bind(.texts(snippets.map { $0.pages?.startLabel ?? "\u{1}" })))::text[],
                         \(sql.bind(.texts(snippets.map { $0.pages?.endLabel ?? "\u{1}" })))::text[],
-                        \(sql.bind(.floats(snippets.map { Float($0.ocr?.confidence ?? -1) })))::real[])
-                 AS u(ordinal, text, start_offset, end_offset, heading_path, page_start, page_end, label_start, label_end, ocr_confidence)
+                        \(sql.bind(.floats(snippets.map { Float($0.ocr?.confidence ?? -1) })))::real[],
+                        \(sql.bind(.doubles(snippets.map { $0.weight ?? 1 })))::double precision[])
+                 AS u(ordinal, text, start_offset, end_offset, heading_path, page_start, page_end, label_start, label_end, ocr_confidence, weight)
             ORDER BY u.ordinal
             RETURNING id, ordinal
             """

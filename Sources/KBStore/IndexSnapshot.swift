@@ -60,7 +60,7 @@ public protocol IndexSnapshot: StoredReads {
     func hiddenSnippetIDs(user: String?) throws -> Set<Int64>
     /// Hits for snippet ids (rank and score 0); with `highlighting`, excerpts mark its words.
     func hits(for ids: [Int64], highlighting text: String?) throws -> [Int64: SearchHit]
-    func snippetSummaries(_ ids: [Int64]) throws -> [Int64: (sourcePath: String, text: String)]
+    func snippetSummaries(_ ids: [Int64]) throws -> [Int64: SnippetSummary]
 
     // Memories
     /// Memories, oldest first; `scopes` empty means all; every tag must be present.
@@ -156,5 +156,19 @@ extension IndexSnapshot {
             hit.score = entry.score
             return hit
         }
+    }
+}
+
+/// What ranking needs of a snippet beyond its id: its source (for grouping), its text (for
+/// near-duplicates) and its weight (nil: 1).
+public struct SnippetSummary: Sendable, Hashable {
+    public var sourcePath: String
+    public var text: String
+    public var weight: Double?
+
+    public init(sourcePath: String, text: String, weight: Double? = nil) {
+        self.sourcePath = sourcePath
+        self.text = text
+        self.weight = weight
     }
 }

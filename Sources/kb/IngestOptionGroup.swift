@@ -21,6 +21,24 @@ struct IngestOptionGroup: ParsableArguments {
     @Option(help: ArgumentHelp("The password of encrypted PDFs.", valueName: "password"))
     var password: String?
 
+    @Option(name: .customLong("record-text"), help: ArgumentHelp(
+        "Record files (.json, .jsonl, .csv): the fields, comma-separated, that are a record's text (default: text).", valueName: "fields"))
+    var recordText: String?
+
+    @Option(name: .customLong("record-title"), help: ArgumentHelp("Record files: the field shown as a record's location.", valueName: "field"))
+    var recordTitle: String?
+
+    @Option(name: .customLong("record-tags"), help: ArgumentHelp(
+        "Record files: fields, comma-separated, that become tags (planet: Saturn → planet:saturn).", valueName: "fields"))
+    var recordTags: String?
+
+    @Option(name: .customLong("record-weight"), help: ArgumentHelp(
+        "Record files: the field holding a record's weight, a boost every ranking multiplies its score by (default 1).", valueName: "field"))
+    var recordWeight: String?
+
+    @Option(name: .customLong("record-id"), help: ArgumentHelp("Record files: the field that identifies a record.", valueName: "field"))
+    var recordID: String?
+
     @OptionGroup var ocrOptions: OCROptionGroup
 
     func validate() throws {
@@ -44,6 +62,12 @@ struct IngestOptionGroup: ParsableArguments {
         var options = IngestOptions(chunker: chunker, tags: tags.map { Tag($0) }, vocabulary: vocabulary)
         options.password = password
         options.ocr = try ocrOptions.settings()
+        func fields(_ list: String?) -> [String]? {
+            list.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+        }
+        options.records = (vocabulary?.records ?? RecordMapping()).overriding(with: .init(
+            text: fields(recordText), title: recordTitle, tags: fields(recordTags), weight: recordWeight, id: recordID))
+        if options.records.text.isEmpty { throw ValidationError("--record-text names no field.") }
         return options
     }
 }

@@ -129,7 +129,7 @@ struct BotCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Option(name: .customLong("system-prompt"), help: "The bot's system prompt.")
         var systemPrompt: String?
-        @Option(name: .customLong("source"), help: ArgumentHelp("A knowledge source: a path or folder, tag:NAME or kind:note|pdf|image (repeatable).", valueName: "selector"))
+        @Option(name: .customLong("source"), help: ArgumentHelp("A knowledge source: a path or folder, tag:NAME or kind:note|pdf|image|epub|html|docx|record (repeatable).", valueName: "selector"))
         var sources: [String] = []
         @Option(name: .customLong("memory-scope"), help: ArgumentHelp("A memory scope it reads: user:{user}, bot:{name}, global… (repeatable; default user:{user} and bot:{name}).", valueName: "template"))
         var scopes: [String] = []
@@ -208,11 +208,11 @@ struct BotCommand: AsyncParsableCommand {
     struct SourceChange: ParsableArguments {
         @OptionGroup var global: GlobalOptions
         @Argument var name: String
-        @Argument(help: "A path or folder, tag:NAME or kind:note|pdf|image.") var selector: String
+        @Argument(help: "A path or folder, tag:NAME or kind:note|pdf|image|epub|html|docx|record.") var selector: String
     }
 
     struct AddSource: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "add-source", abstract: "Let a bot see a path or folder, tag:NAME or kind:note|pdf|image.")
+        static let configuration = CommandConfiguration(commandName: "add-source", abstract: "Let a bot see a path or folder, tag:NAME or kind:KIND.")
         @OptionGroup var change: SourceChange
         func run() async throws {
             var request = BotChangeRequest(name: change.name)

@@ -10,7 +10,7 @@ import KBCore
 public struct BotRequest: KBRequest, Hashable {
     public var name: String
     public var systemPrompt: String?
-    /// Knowledge sources: absolute paths or folders, `tag:NAME`, `kind:note|pdf|image`.
+    /// Knowledge sources: absolute paths or folders, `tag:NAME`, `kind:KIND`.
     public var sources: [String]?
     /// Memory scope templates; `{user}` and `{name}` are filled in per request.
     public var memoryScopes: [String]?
@@ -23,7 +23,7 @@ public struct BotRequest: KBRequest, Hashable {
         [
             .string("name", "1–64 letters, digits, '-', '_' or '.'.", required: true, pattern: Pattern.botName),
             .string("systemPrompt", "The bot's system prompt.", pattern: nil),
-            .strings("sources", "What the bot may see: absolute paths or folders, tag:NAME, kind:note or kind:pdf.", maxItems: limits.maxListItems,
+            .strings("sources", "What the bot may see: absolute paths or folders, tag:NAME, kind:note, kind:pdf, kind:epub….", maxItems: limits.maxListItems,
                      pattern: Pattern.selector),
             .strings("memoryScopes", "Memory scopes it reads, as templates (default user:{user} and bot:{name}).", maxItems: limits.maxListItems,
                      pattern: Pattern.scope),

@@ -57,7 +57,7 @@ public struct ContextRequest: KBRequest, Hashable {
             .strings("tags", "Only knowledge snippets with every one of these tags, e.g. chart:ada.", maxItems: limits.maxListItems, pattern: Pattern.tag),
             .strings("anyTags", "Only knowledge snippets with at least one of these tags, e.g. placement:sun-aries, placement:moon-leo.",
                      maxItems: limits.maxListItems, pattern: Pattern.tag),
-            .choices("kinds", "Only knowledge sources of these kinds.", ["note", "pdf", "image"], maxItems: limits.maxListItems),
+            .choices("kinds", "Only knowledge sources of these kinds.", SourceKind.documents.map(\.rawValue), maxItems: limits.maxListItems),
         ]
     }
 

@@ -151,8 +151,8 @@ public enum Pattern {
     public static let botName = "^[A-Za-z0-9._-]{1,64}$"
     /// A tag: text with something in it besides white space and one colon.
     public static let tag = "[^\\s:]|:[\\s\\S]*:"
-    /// A bot's knowledge source: an absolute path, `tag:NAME`, `kind:note|pdf|image` or `upload:ID`.
-    public static let selector = "^(/[\\s\\S]*|tag:[\\s\\S]*([^\\s:]|:[\\s\\S]*:)[\\s\\S]*|kind:(note|pdf|image)|upload:[A-Za-z0-9._-]{1,128})$"
+    /// A bot's knowledge source: an absolute path, `tag:NAME`, `kind:KIND` or `upload:ID`.
+    public static let selector = "^(/[\\s\\S]*|tag:[\\s\\S]*([^\\s:]|:[\\s\\S]*:)[\\s\\S]*|kind:(note|pdf|image|epub|html|docx|record)|upload:[A-Za-z0-9._-]{1,128})$"
     /// A source's id, given by whoever adds it: 1–128 letters, digits, `-`, `_` or `.`.
     public static let sourceID = "^[A-Za-z0-9._-]{1,128}$"
     /// A source's id as listings give it: an uploaded source's own id, or `file:` and 16 hex digits.
@@ -344,7 +344,7 @@ struct FieldRules {
         case Pattern.userID: "which is not a user id: use 1–195 characters without spaces or control characters"
         case Pattern.botName: "which is not a bot name: use 1–64 letters, digits, '-', '_' or '.'"
         case Pattern.tag: "which is not a tag: use a word or key:value, e.g. diet or area:career"
-        case Pattern.selector: "which is not a knowledge source: use an absolute path (or folder), tag:NAME, kind:note|pdf|image or upload:ID"
+        case Pattern.selector: "which is not a knowledge source: use an absolute path (or folder), tag:NAME, kind:note|pdf|image|epub|html|docx|record or upload:ID"
         case Pattern.sourceID: "which is not a source id: use 1–128 letters, digits, '-', '_' or '.'"
         case Pattern.listedSourceID: "which is not a source id: use an id that GET /v1/sources (or kb sources) lists"
         case Pattern.absolutePath: "which is not an absolute path: give paths from the root, e.g. /home/ada/notes"

@@ -38,7 +38,7 @@ public struct SearchRequest: KBRequest, Hashable {
             .integer("k", "How many hits to return.", default: min(8, limits.maxResults), range: 1...limits.maxResults),
             .strings("tags", "Only snippets with every one of these tags, e.g. area:career.", maxItems: limits.maxListItems, pattern: Pattern.tag),
             .strings("anyTags", "Only snippets with at least one of these tags.", maxItems: limits.maxListItems, pattern: Pattern.tag),
-            .choices("kinds", "Only sources of these kinds; memories are searched only when named.", ["note", "pdf", "image", "memory"],
+            .choices("kinds", "Only sources of these kinds; memories are searched only when named.", SourceKind.allCases.map(\.rawValue),
                      maxItems: limits.maxListItems),
             .strings("sources", "Only sources whose absolute path starts with one of these (a folder matches what is inside it).",
                      maxItems: limits.maxListItems, pattern: Pattern.absolutePath),

@@ -120,7 +120,7 @@ public struct SourceListRequest: KBRequest, Hashable {
         [
             .string("user", "Only the private sources of this user.", pattern: Pattern.userID),
             .string("bot", "Only the sources this bot sees.", pattern: Pattern.botName),
-            .choice("kind", "Only sources of this kind.", ["note", "pdf", "image"]),
+            .choice("kind", "Only sources of this kind.", SourceKind.documents.map(\.rawValue)),
             .string("tag", "Only sources with this tag.", pattern: Pattern.tag),
             .integer("limit", "How many sources a page holds.", default: min(100, limits.maxListedSources), range: 1...limits.maxListedSources),
             .integer("offset", "How many sources to skip (the page's start).", default: 0, range: 0...Int(Int32.max)),
