@@ -177,13 +177,15 @@ public struct ContextAssembler: Sendable {
     }
 
     /// Joins snippets of one source whose ordinals follow each other, removing the text the
-    /// chunker repeated at their seam. Memories are never merged.
+    /// chunker repeated at their seam; the joined item is located at the headings they share.
+    /// Memories and records (each its own entry) are never merged, nor neighbours that share no
+    /// heading while one has some (a book's front matter and its first chapter): each keeps its location.
     static func mergeNeighbours(_ items: [ContextItem]) -> [ContextItem] {
         var result: [ContextItem] = []
         var used = Set<Int>()
         for (i, item) in items.enumerated() where !used.contains(i) {
             used.insert(i)
-            guard item.kind != .memory else {
+            guard item.kind != .memory, item.kind != .record else {
                 result.append(item)
                 continue
             }
@@ -191,7 +193,8 @@ public struct ContextAssembler: Sendable {
             var extended = true
             while extended {
                 extended = false
-                for (j, other) in items.enumerated() where !used.contains(j) && other.kind != .memory && other.sourcePath == item.sourcePath {
+                for (j, other) in items.enumerated() where !used.contains(j) && other.kind == item.kind && other.sourcePath == item.sourcePath
+                    && Self.shareHeadings(other, item) {
                     if other.ordinal == run.last!.ordinal + 1 {
                         run.append(other); used.insert(j); extended = true
                     } else if other.ordinal == run.first!.ordinal - 1 {
@@ -202,6 +205,10 @@ public struct ContextAssembler: Sendable {
             result.append(run.dropFirst().reduce(run[0]) { join($0, $1) })
         }
         return result
+    }
+
+    static func shareHeadings(_ a: ContextItem, _ b: ContextItem) -> Bool {
+        a.headingPath == b.headingPath || a.headingPath.first == b.headingPath.first && a.headingPath.first != nil
     }
 
     static func join(_ a: ContextItem, _ b: ContextItem) -> ContextItem {

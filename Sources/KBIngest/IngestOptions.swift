@@ -13,7 +13,7 @@ public struct IngestOptions: Sendable {
     /// How pages without a text layer, and images, are read (`--ocr`, `--ocr-lang`, `--ocr-dpi`).
     public var ocr = OCRSettings()
     /// Which fields of records (`.json`, `.jsonl`, `.csv`) are text, title, tags, weight and id.
-    /// The default takes the text from `text` and nothing else.
+    /// The default reads the fields `text`, `title`, `weight` and `id` where records have them.
     public var records = RecordMapping()
 
     public init(chunker: Chunker? = nil, tags: [Tag] = [], vocabulary: TagVocabulary? = nil) {

@@ -16,6 +16,13 @@ public enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
     case png = "image/png"
     case jpeg = "image/jpeg"
     case tiff = "image/tiff"
+    case epub = "application/epub+zip"
+    case html = "text/html"
+    case docx = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    /// Records, one per row (a header row names the fields).
+    case csv = "text/csv"
+    /// Records, one JSON object per line.
+    case jsonLines = "application/x-ndjson"
 
     /// Reads a `Content-Type` value: parameters (`; charset=utf-8`) and case do not matter;
     /// `text/x-markdown` and `image/jpg` are read as their standard names.
@@ -24,6 +31,8 @@ public enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         switch base {
         case "text/x-markdown": self = .markdown
         case "image/jpg", "image/pjpeg": self = .jpeg
+        case "application/xhtml+xml": self = .html
+        case "application/jsonl", "application/jsonlines", "application/x-jsonlines": self = .jsonLines
         default:
             guard let known = MediaType(rawValue: base) else {
                 throw KBError(.unsupportedMediaType,
@@ -39,6 +48,19 @@ public enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         case .pdf: .pdf
         case .markdown, .plainText: .note
         case .png, .jpeg, .tiff: .image
+        case .epub: .epub
+        case .html: .html
+        case .docx: .docx
+        case .csv, .jsonLines: .record
+        }
+    }
+
+    /// The record format (`csv`, `jsonl`) of a records type, else nil.
+    public var recordFormat: String? {
+        switch self {
+        case .csv: "csv"
+        case .jsonLines: "jsonl"
+        default: nil
         }
     }
 
@@ -66,7 +88,8 @@ public enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         case .png: "a PNG image"
         case .jpeg: "a JPEG image"
         case .tiff: "a TIFF image"
-        case .markdown, .plainText: "text"
+        case .epub, .docx: "a ZIP archive"
+        case .markdown, .plainText, .html, .csv, .jsonLines: "text"
         }
     }
 

@@ -12,16 +12,19 @@ public struct RecordMapping: Sendable, Hashable {
     /// Fields whose values, joined by blank lines, are a record's text. The default is `text`.
     public var text: [String] = ["text"]
     /// The field shown as the record's location in citations (else its id, else its number).
+    /// The default is `title`.
     public var title: String?
     /// Fields that become tags: `planet: Saturn` becomes `planet:saturn`; the values of a field
     /// named `tags` become tags as they are. Lists give one tag per element.
     public var tags: [String] = []
-    /// The field holding the record's weight (a number above 0; the default weight is 1).
+    /// The field holding the record's weight (a number above 0; a record without one weighs 1).
+    /// The default is `weight`.
     public var weight: String?
-    /// The field that identifies a record; ids must be unique in a file.
+    /// The field that identifies a record; ids must be unique in a file. The default is `id`.
     public var id: String?
 
-    public init(text: [String] = ["text"], title: String? = nil, tags: [String] = [], weight: String? = nil, id: String? = nil) {
+    /// The defaults read `text`, `title`, `weight` and `id` where records have them.
+    public init(text: [String] = ["text"], title: String? = "title", tags: [String] = [], weight: String? = "weight", id: String? = "id") {
         self.text = text
         self.title = title
         self.tags = tags
@@ -80,10 +83,12 @@ public struct RecordLoader: Sendable {
         }
     }
 
-    public func load(_ data: Data, path: String, displayName: String? = nil, contentHash: String, modifiedAt: Date? = nil) throws -> SourceDocument {
+    /// - Parameter format: `json`, `jsonl` or `csv`; nil: by the path's extension.
+    public func load(_ data: Data, path: String, displayName: String? = nil, contentHash: String, modifiedAt: Date? = nil,
+                     format: String? = nil) throws -> SourceDocument {
         let name = displayName ?? path
         let mapping = options.records
-        let records = try Self.records(data, path: path, name: name)
+        let records = try Self.records(data, format: format ?? URL(fileURLWithPath: path).pathExtension.lowercased(), name: name)
         let fields = Set(records.flatMap(\.keys))
         for field in mapping.text where !fields.contains(field) && !records.isEmpty {
             throw KBError(.invalidArgument,
@@ -131,11 +136,14 @@ public struct RecordLoader: Sendable {
     }
 
     /// The records of a JSON array, JSON Lines or CSV file, as field → value.
-    static func records(_ data: Data, path: String, name: String) throws -> [[String: Value]] {
-        let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
+    static func records(_ data: Data, format: String, name: String) throws -> [[String: Value]] {
         let text = try TextDecoding.decode(data, name: name).text
-        switch ext {
+        switch format {
         case "csv":
+            // SwiftCSV reads an unterminated quoted field to the end of the file; refuse it instead.
+            if text.unicodeScalars.filter({ $0 == "\"" }).count % 2 == 1 {
+                throw KBError(.unreadableFile, "\(name) is not valid CSV: a quoted field is never closed (an odd number of \" marks). Close it, or double a \" inside a field.")
+            }
             let csv: CSV<Named>
             do {
                 csv = try CSV<Named>(string: text, delimiter: .comma, loadColumns: false)

@@ -13,6 +13,8 @@ struct SourceFile: Hashable, Sendable {
     var kind: SourceKind
     /// Whether text is Markdown; nil: by the file's extension (an upload says by its media type).
     var markdown: Bool? = nil
+    /// A records file's format (`csv`, `jsonl`); nil: by the file's extension (an upload says by its media type).
+    var recordFormat: String? = nil
 
     /// Whether OCR may read its pages (PDFs and scans): then new OCR settings re-read it even
     /// when its bytes did not change.
@@ -86,7 +88,8 @@ enum DocumentReader {
                 .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt)
         case .record:
             return try RecordLoader(options: options)
-                .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt)
+                .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt,
+                      format: file.recordFormat)
         case .note, .memory:
             return try NoteLoader(options: options).load(contents.data, path: file.path, displayName: file.displayName,
                                                          contentHash: contents.hash, modifiedAt: contents.modifiedAt, markdown: file.markdown)

@@ -132,7 +132,7 @@ extension KnowledgeBase {
                                       workers: max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
         }
         let file = SourceFile(path: stored.sourcePath, displayName: stored.title ?? stored.job.source, kind: type.kind,
-                              markdown: type.kind == .note ? type.isMarkdown : nil)
+                              markdown: type.kind == .note ? type.isMarkdown : nil, recordFormat: type.recordFormat)
         let contents = DocumentReader.Contents(data: data, modifiedAt: stored.job.createdAt,
                                                hash: stored.contentHash ?? DocumentReader.contentHash(data))
         let ocr = OCRSession(settings: options.ocr, cache: StoreOCRCache(store: store)) { event in

@@ -104,6 +104,7 @@ struct Search: AsyncParsableCommand {
                 if !hit.snippet.headingPath.isEmpty { location += " › " + hit.snippet.headingPathString }
                 if let pages = hit.snippet.pages { location += ", " + pages.citation }
                 if let ocr = hit.snippet.ocr { location += " (" + ocr.label + ")" }
+                if let weight = hit.snippet.weight { location += " (weight \(weight.formatted()))" }
                 let title = hit.sourceTitle.isEmpty && hit.kind == .memory ? "memory \(hit.sourcePath.dropFirst(7).prefix(8))" : hit.sourceTitle
                 print("\(hit.rank). \(Terminal.bold(title))  (score \(String(format: "%.3f", hit.score)))")
                 print("   \(location)")

@@ -43,6 +43,26 @@ import Testing
         return try await kb.context(request)
     }
 
+    @Test func epubDocxHTMLAndRecordsUploadByTheirMediaTypes() async throws {
+        let ws = try Workspace()
+        let kb = try await knowledgeBase(ws)
+        _ = try await upload(kb, try FormatFixtures.englishEPUB2(), type: "application/epub+zip", id: "returns")
+        _ = try await upload(kb, try FormatFixtures.docx(), type: "application/vnd.openxmlformats-officedocument.wordprocessingml.document", id: "lease")
+        _ = try await upload(kb, Data("<html><body><main><p>Mercury retrograde slows messages.</p></main></body></html>".utf8),
+                             type: "text/html; charset=utf-8", id: "page")
+        _ = try await upload(kb, Data("text,weight\nMars in the sixth house works hard.,2\n".utf8), type: "text/csv", id: "rules")
+        _ = try await upload(kb, Data("{\"text\": \"Jupiter in the ninth house travels.\"}\n".utf8), type: "application/x-ndjson", id: "more")
+        #expect(await kb.runQueuedJobs() == 5)
+        let kinds = try await kb.sources().reduce(into: [String: SourceKind]()) { $0[$1.path] = $1.kind }
+        #expect(kinds[Source.uploadPath("returns")] == .epub && kinds[Source.uploadPath("lease")] == .docx)
+        #expect(kinds[Source.uploadPath("page")] == .html && kinds[Source.uploadPath("rules")] == .record && kinds[Source.uploadPath("more")] == .record)
+        #expect(try await kb.search(.keyword("ringed planet")).hits.first?.snippet.headingPathString == "Chapter 3 › The Saturn return")
+        #expect(try await kb.search(.keyword("sixth house")).hits.first?.snippet.weight == 2)
+        // A ZIP sent as HTML is refused before it is stored.
+        let wrong = await #expect(throws: KBError.self) { try await upload(kb, try FormatFixtures.docx(), type: "text/html") }
+        #expect(wrong?.message.contains("The body is a ZIP archive, but its Content-Type says text/html") == true)
+    }
+
     @Test func aShortTextIsSearchableWhenTheAnswerComesAndItsBotsSeeIt() async throws {
         let ws = try Workspace()
         let kb = try await knowledgeBase(ws)

@@ -1,0 +1,100 @@
+import Foundation
+import KBCore
+import KBIngest
+import KBTestSupport
+import Testing
+@testable import KBKit
+
+/// EPUB, HTML, DOCX and record files through ingest, search, bots and context. Runs on SQLite
+/// and (scripts/test.sh) on PostgreSQL.
+@Suite struct FormatIngestTests {
+    func writeBooks(_ ws: Workspace) throws {
+        try FormatFixtures.englishEPUB2().write(to: URL(fileURLWithPath: ws.path("books/returns.epub")), options: [])
+        try FormatFixtures.docx().write(to: URL(fileURLWithPath: ws.path("docs/lease.docx")), options: [])
+        try ws.write("site/page.html", "<html><head><title>Houses</title></head><body><nav>Menu</nav><main><h1>Houses</h1><p>The tenth house is the career.</p></main></body></html>")
+    }
+
+    @Test func aPhraseFromAnEPUBChapterIsCitedWithThatChapter() async throws {
+        let ws = try Workspace()
+        try FileManager.default.createDirectory(atPath: ws.path("books"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: ws.path("docs"), withIntermediateDirectories: true)
+        try writeBooks(ws)
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let (embedder, record) = try await kb.embedder(.hashing)
+        let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        #expect(report.failed.isEmpty)
+        #expect(report.added == 3)
+        #expect(Set(try await kb.sources().map(\.kind)) == [.epub, .docx, .html])
+
+        let hits = try await kb.search(.keyword("ringed planet comes home")).hits
+        #expect(hits.first?.kind == .epub)
+        #expect(hits.first?.snippet.headingPathString == "Chapter 3 › The Saturn return")
+
+        var bot = BotRequest(name: "books")
+        bot.sources = ["kind:epub"]
+        _ = try await kb.createBot(bot)
+        var request = ContextRequest(bot: "books", query: "when does the ringed planet come home")
+        request.budget = 2000
+        let context = try await kb.context(request)
+        // The chapter's snippets join into one item located at the chapter; the title page stays apart.
+        #expect(context.context.contains("ringed planet comes home"))
+        let cited = try #require(context.citations.first { $0.headingPath.first == "Chapter 3" })
+        #expect(cited.headingPath == ["Chapter 3"])
+        #expect(context.context.contains(#"location="Chapter 3""#))
+        #expect(context.citations.allSatisfy { $0.kind == .epub }, "kind:epub lets only the book through")
+
+        // Unchanged files are left alone on a re-run.
+        let again = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        #expect((again.unchanged, again.added, again.updated) == (3, 0, 0))
+    }
+
+    @Test func aRecordOfWeightTwoOutranksAnOtherwiseIdenticalOneInEveryMode() async throws {
+        let ws = try Workspace()
+        try ws.write("rules/aspects.jsonl", """
+            {"id": "light", "planet": "Saturn", "text": "Saturn square the Sun tests ambition and patience.", "weight": 1}
+            {"id": "heavy", "planet": "Saturn", "text": "Saturn square the Sun tests ambition and patience!", "weight": 2}
+            {"id": "other", "planet": "Venus", "text": "Venus trine the Moon brings ease in love."}
+            """)
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let (embedder, record) = try await kb.embedder(.hashing)
+        var options = IngestOptions()
+        options.records = RecordMapping(tags: ["planet"], weight: "weight", id: "id")
+        #expect(await kb.ingest([ws.notes.path], options: options, embedder: embedder, record: record).failed.isEmpty)
+
+        for mode in [SearchMode.keyword, .vector, .hybrid] {
+            var query = SearchQuery("Saturn square the Sun tests ambition")
+            query.mode = mode
+            query.limit = 3
+            let hits = try await kb.search(query).hits
+            #expect(hits.first?.snippet.headingPath == ["heavy"], "\(mode)")
+            #expect(hits.first?.snippet.weight == 2, "\(mode)")
+        }
+        var tagged = SearchQuery.keyword("ease")
+        tagged.tags = [Tag("planet:venus")]
+        #expect(try await kb.search(tagged).hits.map(\.snippet.headingPath) == [["other"]])
+
+        // Without the weight the first record comes first again (its text is the plainer match).
+        try ws.write("rules/aspects.jsonl", """
+            {"id": "light", "planet": "Saturn", "text": "Saturn square the Sun tests ambition and patience.", "weight": 1}
+            {"id": "heavy", "planet": "Saturn", "text": "Saturn square the Sun tests ambition and patience!", "weight": 0.5}
+            """)
+        #expect(await kb.ingest([ws.notes.path], options: options, embedder: embedder, record: record).updated == 1)
+        let hits = try await kb.search(.keyword("Saturn square the Sun tests ambition")).hits
+        #expect(hits.first?.snippet.headingPath == ["light"])
+    }
+
+    @Test func aBrokenFileOfEachKindFailsAloneAndTheIndexKeepsTheRest() async throws {
+        let ws = try Workspace()
+        try ws.write("good.md", "# Good\n\nA good note.")
+        try ws.write("broken.epub", "not a zip")
+        try ws.write("broken.docx", "not a zip either")
+        try ws.write("broken.json", "[{\"text\": ")
+        try ws.write("broken.csv", "text,weight\n\"unterminated,1\n")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let report = await kb.ingest([ws.notes.path], options: IngestOptions())
+        #expect(report.added == 1)
+        #expect(Set(report.failed.map { URL(fileURLWithPath: $0.path).lastPathComponent }) == ["broken.epub", "broken.docx", "broken.json", "broken.csv"])
+        #expect(report.failed.allSatisfy { !$0.message.isEmpty })
+        #expect(try await kb.sources().map(\.kind) == [.note])
+    }
+}
