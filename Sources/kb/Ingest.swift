@@ -6,7 +6,7 @@ import KBKit
 
 struct Ingest: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Add or update notes (.md, .markdown, .txt), books (.pdf) and scans (.png, .jpg, .tif) from files and folders.",
+        abstract: "Add or update notes (.md, .txt), books (.pdf, .epub), scans (.png, .jpg, .tif), web pages (.html), Word documents (.docx) and records (.json, .jsonl, .csv) from files and folders.",
         discussion: """
             Folders are read recursively; hidden files are skipped. Unchanged files (same content hash) \
             are not read again. Each file is stored in its own transaction: a bad file fails alone and \

@@ -79,12 +79,12 @@ struct Workspace {
 
     @Test func missingPathsAndUnsupportedFilesAreReportedByName() async throws {
         let ws = try Workspace()
-        try ws.write("doc.docx", "not really")
+        try ws.write("doc.odt", "not really")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        let report = await kb.ingest([ws.path("nope.md"), ws.path("doc.docx")], options: IngestOptions())
+        let report = await kb.ingest([ws.path("nope.md"), ws.path("doc.odt")], options: IngestOptions())
         #expect(report.failed.map(\.message) == [
             "No such file or folder: \(ws.path("nope.md")). Check the path.",
-            "\(ws.path("doc.docx")): kb does not read .docx files; it reads .md, .markdown, .txt, .pdf, .png, .jpg, .jpeg, .tif, .tiff.",
+            "\(ws.path("doc.odt")): kb does not read .odt files; it reads \(FileTypes.supportedList).",
         ])
         #expect(try await kb.status().sources == 0)
     }
