@@ -70,10 +70,11 @@ public struct EPUBLoader: Sendable {
             documents.append((chapter, root.first("body") ?? root))
         }
         var text = MarkupText(headingsShape: toc.isEmpty, notes: MarkupText.referencedNotes(documents))
+        let tocByFile = Dictionary(grouping: toc, by: \.file)
         for document in documents {
-            let entries = toc.filter { $0.file == document.file }
-            if let start = entries.first(where: { $0.fragment == nil }) ?? entries.first(where: { fragment in
-                !Self.contains(document.root, id: fragment.fragment ?? "") }) {
+            let entries = tocByFile[document.file] ?? []
+            let ids = entries.contains { $0.fragment != nil } ? document.root.ids : []
+            if let start = entries.first(where: { $0.fragment == nil }) ?? entries.first(where: { !ids.contains($0.fragment ?? "") }) {
                 text.setOuterPath(start.path)
             }
             text.anchors = Dictionary(entries.compactMap { entry in entry.fragment.map { ($0, entry.path) } }, uniquingKeysWith: { first, _ in first })
@@ -110,10 +111,6 @@ public struct EPUBLoader: Sendable {
         if algorithms.contains(where: { !fontObfuscation.contains($0) }) {
             throw KBError(.unreadableFile, "\(zip.name) is protected by DRM (its content is encrypted). \(advice)")
         }
-    }
-
-    static func contains(_ element: MarkupElement, id: String) -> Bool {
-        element.attributes["id"] == id || element.elements.contains { contains($0, id: id) }
     }
 
     /// Entries of an EPUB 3 navigation document: the `<nav epub:type="toc">` (or the first nav) lists.

@@ -40,7 +40,7 @@ public struct MarkupElement: Sendable, Hashable {
     /// The first element named `name` in document order (this one or a descendant).
     public func first(_ name: String) -> MarkupElement? {
         if self.name == name { return self }
-        for child in elements { if let found = child.first(name) { return found } }
+        for case .element(let child) in children { if let found = child.first(name) { return found } }
         return nil
     }
 
@@ -49,10 +49,21 @@ public struct MarkupElement: Sendable, Hashable {
         var found: [MarkupElement] = []
         func visit(_ element: MarkupElement) {
             if element.name == name { found.append(element) }
-            element.elements.forEach(visit)
+            for case .element(let child) in element.children { visit(child) }
         }
         visit(self)
         return found
+    }
+
+    /// The `id`s of this element and its descendants.
+    public var ids: Set<String> {
+        var ids = Set<String>()
+        func visit(_ element: MarkupElement) {
+            if let id = element.attributes["id"] { ids.insert(id) }
+            for case .element(let child) in element.children { visit(child) }
+        }
+        visit(self)
+        return ids
     }
 }
 

@@ -74,7 +74,7 @@ struct MarkupText {
         func visit(_ element: MarkupElement, _ file: String) {
             if isNote(element), let id = element.attributes["id"] { notes[file + "#" + id] = element }
             if element.name == "a", let href = element.attributes["href"], let key = noteKey(href, from: file) { links.insert(key) }
-            for child in element.elements { visit(child, file) }
+            for case .element(let child) in element.children { visit(child, file) }
         }
         for document in documents { visit(document.root, document.file) }
         return notes.filter { links.contains($0.key) }
