@@ -10,6 +10,29 @@ enum Schema {
                                  "v6-bot-sources-json", "v7-ocr", "v8-uploads-jobs-owners",
                                  "v9-request-log", "v10-formats-weights"]
 
+    /// The trigger that indexes a new snippet's words (with its source's title and keywords):
+    /// made in v1, and again in v7 and v10, when `sources` is rebuilt.
+    static let keywordInsertTrigger = """
+        CREATE TRIGGER snippets_after_insert AFTER INSERT ON snippets BEGIN
+            INSERT INTO snippets_fts (rowid, text, title, heading_path, keywords)
+            SELECT new.id, new.text, s.title, new.heading_path, s.keywords
+            FROM sources s WHERE s.id = new.source_id;
+        END;
+        """
+
+    /// The triggers that drop recognised pages with the last source of their file hash (v7, v10).
+    static let ocrPageTriggers = """
+        CREATE TRIGGER sources_drop_ocr_pages_after_delete AFTER DELETE ON sources BEGIN
+            DELETE FROM ocr_pages WHERE content_hash = old.content_hash
+                AND NOT EXISTS (SELECT 1 FROM sources WHERE content_hash = old.content_hash);
+        END;
+        CREATE TRIGGER sources_drop_ocr_pages_after_update AFTER UPDATE OF content_hash ON sources
+        WHEN old.content_hash != new.content_hash BEGIN
+            DELETE FROM ocr_pages WHERE content_hash = old.content_hash
+                AND NOT EXISTS (SELECT 1 FROM sources WHERE content_hash = old.content_hash);
+        END;
+        """
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration(migrationNames[0]) { db in
@@ -69,11 +92,7 @@ enum Schema {
                     text, title, heading_path, keywords,
                     tokenize = 'porter unicode61 remove_diacritics 2'
                 );
-                CREATE TRIGGER snippets_after_insert AFTER INSERT ON snippets BEGIN
-                    INSERT INTO snippets_fts (rowid, text, title, heading_path, keywords)
-                    SELECT new.id, new.text, s.title, new.heading_path, s.keywords
-                    FROM sources s WHERE s.id = new.source_id;
-                END;
+                \(keywordInsertTrigger)
                 CREATE TRIGGER snippets_after_delete AFTER DELETE ON snippets BEGIN
                     DELETE FROM snippets_fts WHERE rowid = old.id;
                 END;
@@ -195,11 +214,7 @@ enum Schema {
                 ALTER TABLE sources_v7 RENAME TO sources;
                 CREATE INDEX sources_by_kind ON sources(kind);
                 CREATE INDEX sources_by_content_hash ON sources(content_hash);
-                CREATE TRIGGER snippets_after_insert AFTER INSERT ON snippets BEGIN
-                    INSERT INTO snippets_fts (rowid, text, title, heading_path, keywords)
-                    SELECT new.id, new.text, s.title, new.heading_path, s.keywords
-                    FROM sources s WHERE s.id = new.source_id;
-                END;
+                \(keywordInsertTrigger)
 
                 -- The weakest OCR confidence (0-100) among the pages a snippet spans; NULL when no
                 -- page of it was read by OCR.
@@ -218,15 +233,7 @@ enum Schema {
                     quarter_turns INTEGER NOT NULL DEFAULT 0,
                     PRIMARY KEY (content_hash, settings, page)
                 ) WITHOUT ROWID;
-                CREATE TRIGGER sources_drop_ocr_pages_after_delete AFTER DELETE ON sources BEGIN
-                    DELETE FROM ocr_pages WHERE content_hash = old.content_hash
-                        AND NOT EXISTS (SELECT 1 FROM sources WHERE content_hash = old.content_hash);
-                END;
-                CREATE TRIGGER sources_drop_ocr_pages_after_update AFTER UPDATE OF content_hash ON sources
-                WHEN old.content_hash != new.content_hash BEGIN
-                    DELETE FROM ocr_pages WHERE content_hash = old.content_hash
-                        AND NOT EXISTS (SELECT 1 FROM sources WHERE content_hash = old.content_hash);
-                END;
+                \(ocrPageTriggers)
                 """)
         }
         migrator.registerMigration(migrationNames[7]) { db in
@@ -323,20 +330,8 @@ enum Schema {
                 CREATE INDEX sources_by_kind ON sources(kind);
                 CREATE INDEX sources_by_content_hash ON sources(content_hash);
                 CREATE INDEX sources_by_owner ON sources(owner) WHERE owner IS NOT NULL;
-                CREATE TRIGGER snippets_after_insert AFTER INSERT ON snippets BEGIN
-                    INSERT INTO snippets_fts (rowid, text, title, heading_path, keywords)
-                    SELECT new.id, new.text, s.title, new.heading_path, s.keywords
-                    FROM sources s WHERE s.id = new.source_id;
-                END;
-                CREATE TRIGGER sources_drop_ocr_pages_after_delete AFTER DELETE ON sources BEGIN
-                    DELETE FROM ocr_pages WHERE content_hash = old.content_hash
-                        AND NOT EXISTS (SELECT 1 FROM sources WHERE content_hash = old.content_hash);
-                END;
-                CREATE TRIGGER sources_drop_ocr_pages_after_update AFTER UPDATE OF content_hash ON sources
-                WHEN old.content_hash != new.content_hash BEGIN
-                    DELETE FROM ocr_pages WHERE content_hash = old.content_hash
-                        AND NOT EXISTS (SELECT 1 FROM sources WHERE content_hash = old.content_hash);
-                END;
+                \(keywordInsertTrigger)
+                \(ocrPageTriggers)
 
                 -- A record's boost (`--record-weight`); NULL for the default, 1.
                 ALTER TABLE snippets ADD COLUMN weight REAL;

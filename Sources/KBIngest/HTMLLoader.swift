@@ -1,6 +1,12 @@
 public import Foundation
 public import KBCore
 
+/// A loader of one file format: bytes in, document out. `DocumentReader` picks one by kind.
+public protocol FileLoader: Sendable {
+    init(options: IngestOptions)
+    func load(_ data: Data, path: String, displayName: String?, contentHash: String, modifiedAt: Date?) throws -> SourceDocument
+}
+
 /// Turns a saved web page or manual page (`.html`, `.htm`) into a source and its snippets: the
 /// main text (`<main>`, else the `<article>`s, else the body) without navigation, asides,
 /// footers, scripts and styles; headings as the heading path; `<title>` as the title,
@@ -10,7 +16,7 @@ public import KBCore
 /// ```swift
 /// let document = try HTMLLoader(options: options).load(data, path: "/manual/install.html", contentHash: hash)
 /// ```
-public struct HTMLLoader: Sendable {
+public struct HTMLLoader: FileLoader {
     public var options: IngestOptions
 
     public init(options: IngestOptions) { self.options = options }

@@ -77,15 +77,14 @@ enum DocumentReader {
         case .image:
             return try ImageLoader(options: options, ocr: ocr)
                 .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt)
-        case .epub:
-            return try EPUBLoader(options: options)
-                .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt)
-        case .html:
-            return try HTMLLoader(options: options)
-                .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt)
-        case .docx:
-            return try DOCXLoader(options: options)
-                .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt)
+        case .epub, .html, .docx:
+            let loader: any FileLoader = switch file.kind {
+            case .epub: EPUBLoader(options: options)
+            case .html: HTMLLoader(options: options)
+            default: DOCXLoader(options: options)
+            }
+            return try loader.load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash,
+                                   modifiedAt: contents.modifiedAt)
         case .record:
             return try RecordLoader(options: options)
                 .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt,
