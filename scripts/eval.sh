@@ -3,12 +3,21 @@
 # evaluation/conversations, evaluation/multilingual) and on the public sets in ../shared/datasets when present (SciFact
 # train, Cranfield, CISI). KB_MODEL_DIR chooses the local model (e.g. a multilingual one).
 #
-#   scripts/eval.sh [OUT]      reports (Markdown, SVG, JSON, TREC run files) go to OUT
-#                              (default .build/eval-reports); indexes are kept in OUT too, so
-#                              a re-run only re-runs the queries.
+#   scripts/eval.sh [--model NAME] [OUT]
+#                              reports (Markdown, SVG, JSON, TREC run files) go to OUT
+#                              (default .build/eval-reports, or .build/eval-reports-NAME); indexes
+#                              are kept in OUT too, so a re-run only re-runs the queries.
+#                              --model multilingual-e5-small installs and uses that model.
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
-OUT="${1:-$KB_ROOT/.build/eval-reports}"
+MODEL_ARGS=()
+if [ "${1:-}" = "--model" ]; then
+    bash scripts/install-model.sh "$2"
+    MODEL_ARGS=(--model "$2")
+    DEFAULT_OUT="$KB_ROOT/.build/eval-reports-$2"
+    shift 2
+fi
+OUT="${1:-${DEFAULT_OUT:-$KB_ROOT/.build/eval-reports}}"
 SHARED="$KB_ROOT/../shared/datasets"
 mkdir -p "$OUT"
 bash scripts/install-model.sh
@@ -20,7 +29,8 @@ run() {  # name folder split [kb eval options…]
     local name="$1" folder="$2" split="$3"
     shift 3
     say "kb eval $folder --split $split $*"
-    "$KB" eval "$folder" --split "$split" --mode all --db "$OUT/$name.sqlite" --report "$OUT/$name" --run-file "$OUT/$name/run.txt" "$@"
+    "$KB" eval "$folder" --split "$split" --mode all --db "$OUT/$name.sqlite" --report "$OUT/$name" --run-file "$OUT/$name/run.txt" \
+        ${MODEL_ARGS[@]+"${MODEL_ARGS[@]}"} "$@"
     echo
 }
 run astrology evaluation/astrology test

@@ -290,6 +290,10 @@ do {
         guard let first = Int(a[2]), let count = Int(a[3]), let dpi = Int(a[4]) else { throw KBError(.invalidArgument, "FIRST, COUNT and DPI are numbers") }
         let output = try makeOCRScan(book: a[1], first: first, count: count, dpi: dpi, output: a[5])
         print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
+    case "model-embed" where arguments.count == 3:
+        let a = Array(arguments)
+        let output = try await modelEmbed(folder: a[1], textsFile: a[2])
+        print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
     case "unigram-tokenizer" where arguments.count == 3:
         let a = Array(arguments)
         guard let pieces = Int(a[2]), pieces > 0 else { throw KBError(.invalidArgument, "PIECES is a positive count") }
@@ -306,7 +310,7 @@ do {
         let output = try benchOCR(scan: a[1], workers: workers, languages: try OCRSettings.languages(a[3]))
         print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
     default:
-        FileHandle.standardError.write(Data(("usage: kb-bench embed PASSAGES.txt SENTENCES.txt | kb-bench search N WORKDIR | "
+        FileHandle.standardError.write(Data(("usage: kb-bench embed PASSAGES.txt SENTENCES.txt | kb-bench model-embed MODEL_DIR TEXTS.txt | kb-bench search N WORKDIR | "
             + "kb-bench postgres-vectors URL N QUERIES | kb-bench ocr-scan BOOK FIRST COUNT DPI OUT.pdf | kb-bench ocr SCAN WORKERS LANGUAGES\n").utf8))
         exit(64)
     }

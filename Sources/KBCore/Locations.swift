@@ -16,6 +16,12 @@ public enum Locations {
     /// The default local model's name.
     public static let defaultModelName = "all-MiniLM-L6-v2"
 
+    /// The folder of an installed model by name (`scripts/install-model.sh NAME`):
+    /// `<data directory>/models/NAME`.
+    public static func modelDirectory(named name: String, _ environment: [String: String]) -> String {
+        dataDirectory(environment) + "/models/" + name
+    }
+
     /// The local model folder: `$KB_MODEL_DIR`, else `<data directory>/models/all-MiniLM-L6-v2`.
     public static func modelDirectory(_ environment: [String: String]) -> String {
         if let dir = environment["KB_MODEL_DIR"], !dir.isEmpty { return dir }

@@ -64,8 +64,12 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     /// The model in `$KB_MODEL_DIR`, or the default model's install location, loaded once per
     /// process and precision and shared; a clear error that says how to install it when it is not
     /// there. Its precision is `$KB_PRECISION`, else the process's (`ProcessPrecision`).
-    public static func installed(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> BERTEmbedder {
-        let path = Locations.modelDirectory(environment)
+    /// With `name`, the model installed under that name (`scripts/install-model.sh NAME`) instead.
+    public static func installed(environment: [String: String] = ProcessInfo.processInfo.environment, name: String? = nil) throws -> BERTEmbedder {
+        let path = name.map { Locations.modelDirectory(named: $0, environment) } ?? Locations.modelDirectory(environment)
+        if let name, !FileManager.default.fileExists(atPath: path + "/config.json") {
+            throw KBError(.modelMissing, "The model \(name) is not installed (no model at \(path)). Install it with `scripts/install-model.sh \(name)`.")
+        }
         guard FileManager.default.fileExists(atPath: path + "/config.json") else {
             throw KBError(.modelMissing,
                 "The local embedding model is not installed (no model at \(path)). Install it with `scripts/install-model.sh` "

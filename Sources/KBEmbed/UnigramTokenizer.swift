@@ -19,7 +19,8 @@ extension WordPieceTokenizer: TextTokenizer {
 /// 1. added tokens (`<s>`, `<mask>`…) are cut out of the raw text first and keep their ids;
 /// 2. the normalizer: the SentencePiece precompiled charsmap (`Precompiled`: a double-array trie
 ///    over UTF-8, applied grapheme by grapheme as `tokenizers` does), `Replace`, `NFC`/`NFKC`/
-///    `NFD`/`NFKD`, `Lowercase`, `Strip`, in a `Sequence`;
+///    `NFD`/`NFKD`, `Lowercase`, `Strip`, in a `Sequence`; and kb's own `CodepointMap` (each code
+///    point replaced by a string, as models converted by `scripts/convert_e5s1.py` normalise);
 /// 3. the `Metaspace` pre-tokenizer (spaces become `▁`, one prepended, split before each `▁`),
 ///    optionally after `WhitespaceSplit`;
 /// 4. the Unigram model: the most probable segmentation (Viterbi over the pieces' scores);
@@ -34,6 +35,8 @@ public struct UnigramTokenizer: TextTokenizer {
     let scores: [Float]
     let unknownID: Int32
     let unknownScore: Float
+    /// Whether runs of unknown characters become one unknown piece (`fuse_unk`, true unless the file says).
+    let fuseUnknown: Bool
     let normalizer: [NormalizerStep]
     let preTokenizer: [PreTokenizerStep]
     let added: [AddedToken]
@@ -49,6 +52,7 @@ public struct UnigramTokenizer: TextTokenizer {
 
     enum NormalizerStep {
         case precompiled(PrecompiledCharsMap)
+        case codepointMap([UInt32: String])
         case replace(NSRegularExpression, String)
         case replaceString(String, String)
         case nfc, nfd, nfkc, nfkd, lowercase
@@ -91,6 +95,7 @@ public struct UnigramTokenizer: TextTokenizer {
         self.scores = scores
         unknownID = Int32(unk)
         unknownScore = (scores.min() ?? 0) - 10
+        fuseUnknown = model["fuse_unk"] as? Bool ?? true
 
         var steps: [NormalizerStep] = []
         func readNormalizer(_ object: [String: Any]) throws {
@@ -101,6 +106,16 @@ public struct UnigramTokenizer: TextTokenizer {
                     throw KBError(.invalidModel, "\(source): the Precompiled normalizer has no charsmap.")
                 }
                 steps.append(.precompiled(try PrecompiledCharsMap(blob, source: source)))
+            case "CodepointMap":
+                guard let map = object["map"] as? [String: String] else {
+                    throw KBError(.invalidModel, "\(source): the CodepointMap normalizer has no map of code points to strings.")
+                }
+                var table: [UInt32: String] = [:]
+                for (key, value) in map {
+                    guard let code = UInt32(key) else { throw KBError(.invalidModel, "\(source): CodepointMap key '\(key)' is not a code point.") }
+                    table[code] = value
+                }
+                steps.append(.codepointMap(table))
             case "Replace":
                 let content = object["content"] as? String ?? ""
                 let pattern = object["pattern"] as? [String: Any]
@@ -243,6 +258,12 @@ public struct UnigramTokenizer: TextTokenizer {
         for step in normalizer {
             switch step {
             case .precompiled(let map): text = map.normalize(text)
+            case .codepointMap(let table):
+                var out = String.UnicodeScalarView()
+                for scalar in text.unicodeScalars {
+                    if let replacement = table[scalar.value] { out.append(contentsOf: replacement.unicodeScalars) } else { out.append(scalar) }
+                }
+                text = String(out)
             case .replace(let regex, let content):
                 text = regex.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text),
                                                       withTemplate: NSRegularExpression.escapedTemplate(for: content))
@@ -335,7 +356,7 @@ public struct UnigramTokenizer: TextTokenizer {
         while end > 0 {
             let id = pieceID[end]
             // Runs of unknown characters become one unknown piece.
-            if !(id == unknownID && ids.last == unknownID) { ids.append(id) }
+            if !(fuseUnknown && id == unknownID && ids.last == unknownID) { ids.append(id) }
             end = startsAt[end]
         }
         return ids.reversed()

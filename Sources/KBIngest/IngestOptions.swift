@@ -15,6 +15,9 @@ public struct IngestOptions: Sendable {
     /// Which fields of records (`.json`, `.jsonl`, `.csv`) are text, title, tags, weight and id.
     /// The default reads the fields `text`, `title`, `weight` and `id` where records have them.
     public var records = RecordMapping()
+    /// How snippets get their `lang:` tag (`--text-language`). The default detects each
+    /// snippet's language (`LanguageDetector`); a source's own `lang:` tag wins.
+    public var textLanguage = TextLanguage.detect
 
     public init(chunker: Chunker? = nil, tags: [Tag] = [], vocabulary: TagVocabulary? = nil) {
         self.chunker = chunker ?? (try! Chunker())

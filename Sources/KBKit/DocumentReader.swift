@@ -68,8 +68,14 @@ enum DocumentReader {
         SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// Parses one file's bytes with the loader its kind calls for.
+    /// Parses one file's bytes with the loader its kind calls for; snippets get their `lang:` tags.
     static func load(_ file: SourceFile, _ contents: Contents, options: IngestOptions, ocr: OCRSession) throws -> SourceDocument {
+        var document = try parse(file, contents, options: options, ocr: ocr)
+        LanguageDetector.tag(&document, options.textLanguage)
+        return document
+    }
+
+    static func parse(_ file: SourceFile, _ contents: Contents, options: IngestOptions, ocr: OCRSession) throws -> SourceDocument {
         switch file.kind {
         case .pdf:
             return try PDFLoader(options: options, password: options.password, ocr: ocr)

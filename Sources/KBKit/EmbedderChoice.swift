@@ -6,6 +6,8 @@ public import KBStore
 /// Which embedder an ingest or search uses, as named on the command line (`--embedder`).
 ///
 /// - `local`: the installed local model (`$KB_MODEL_DIR`, else all-MiniLM-L6-v2 in kb's data folder).
+/// - `local:NAME` (`--model NAME`): a model installed under that name (`scripts/install-model.sh
+///   NAME`, e.g. multilingual-e5-small), recorded with the index so that searches load it too.
 /// - `none` (`.keywordOnly`): no vectors; a keyword-only index.
 /// - `hashing`: a deterministic bag-of-words embedder, for tests and debugging.
 /// - `openai:MODEL`: an OpenAI-compatible embeddings endpoint (`--embedder-url`, key from
@@ -15,6 +17,8 @@ public import KBStore
 ///   the index as `SPEC|query=…|passage=…` (percent-encoded).
 public enum EmbedderChoice: Sendable, Hashable {
     case local
+    /// A model installed in kb's data folder under this name.
+    case localNamed(String)
     case keywordOnly
     case hashing
     /// An OpenAI-compatible endpoint: `openai:MODEL`, with the API's base URL.
@@ -71,13 +75,21 @@ public enum EmbedderChoice: Sendable, Hashable {
             }
             return
         }
+        if spec.lowercased().hasPrefix("local:") {
+            let name = String(spec.dropFirst(6))
+            guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }), !name.hasPrefix(".") else {
+                throw KBError(.invalidArgument, "'\(name)' is not a model name. Name an installed model: --model multilingual-e5-small.")
+            }
+            self = name == Locations.defaultModelName ? .local : .localNamed(name)
+            return
+        }
         switch spec.lowercased() {
         case "local", Locations.defaultModelName.lowercased(): self = .local
         case "none": self = .keywordOnly
         case "hashing": self = .hashing
         default:
             throw KBError(.invalidArgument,
-                "Unknown embedder '\(spec)'. Use local (the built-in model), none (keyword-only), hashing, or openai:MODEL (with --embedder-url).")
+                "Unknown embedder '\(spec)'. Use local (the built-in model), local:NAME (a model installed with scripts/install-model.sh NAME), none (keyword-only), hashing, or openai:MODEL (with --embedder-url).")
         }
     }
 
@@ -85,6 +97,7 @@ public enum EmbedderChoice: Sendable, Hashable {
     public var spec: String {
         switch self {
         case .local: "local"
+        case .localNamed(let name): "local:" + name
         case .keywordOnly: "none"
         case .hashing: "hashing"
         case .openAI(let model, let url): "openai:\(model)@\(url)"
@@ -106,6 +119,7 @@ public enum EmbedderChoice: Sendable, Hashable {
             guard let inner = try await base.make(environment: environment, dimension: dimension, forQueries: forQueries) else { return nil }
             return PrefixedEmbedder(inner, queryPrefix: query, passagePrefix: passage)
         case .local: return try await OffPool.run { try BERTEmbedder.installed(environment: environment) }
+        case .localNamed(let name): return try await OffPool.run { try BERTEmbedder.installed(environment: environment, name: name) }
         case .keywordOnly: return nil
         case .hashing: return HashingEmbedder()
         case .openAI(let model, let url):

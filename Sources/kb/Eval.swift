@@ -117,6 +117,12 @@ struct Eval: AsyncParsableCommand {
             let result = run.report
 
             if let runFile {
+                let folder = URL(fileURLWithPath: runFile).deletingLastPathComponent()
+                do {
+                    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                } catch {
+                    throw KBError(.invalidArgument, "Cannot make the folder \(folder.path) for --run-file: \(error.localizedDescription). Give a path in a writable folder.")
+                }
                 let labels = result.modes.map(\.mode)
                 for label in labels {
                     let path = labels.count > 1 ? runFile + "." + label : runFile

@@ -39,6 +39,11 @@ struct IngestOptionGroup: ParsableArguments {
     @Option(name: .customLong("record-id"), help: ArgumentHelp("Record files: the field that identifies a record.", valueName: "field"))
     var recordID: String?
 
+    @Option(name: .customLong("text-language"), help: ArgumentHelp(
+        "Each snippet's lang: tag: auto (detected: en, uk, ru, ar), a code for all of them (uk), or none. A source's own lang (front matter, EPUB, HTML) wins.",
+        valueName: "code"))
+    var textLanguage = "auto"
+
     @OptionGroup var ocrOptions: OCROptionGroup
 
     func validate() throws {
@@ -68,6 +73,7 @@ struct IngestOptionGroup: ParsableArguments {
         options.records = (vocabulary?.records ?? RecordMapping()).overriding(with: .init(
             text: fields(recordText), title: recordTitle, tags: fields(recordTags), weight: recordWeight, id: recordID))
         if options.records.text.isEmpty { throw ValidationError("--record-text names no field.") }
+        options.textLanguage = try TextLanguage(textLanguage)
         return options
     }
 }

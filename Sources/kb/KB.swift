@@ -104,6 +104,11 @@ struct EmbedderOption: ParsableArguments {
         valueName: "name"))
     var embedder: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "A local model installed with scripts/install-model.sh NAME, e.g. multilingual-e5-small (the same as --embedder local:NAME).",
+        valueName: "name"))
+    var model: String?
+
     @Option(name: .customLong("embedder-url"), help: ArgumentHelp(
         "The OpenAI-compatible API for --embedder openai:MODEL (default https://api.openai.com/v1; the key comes from $KB_EMBEDDINGS_API_KEY); alone, a new endpoint for an index built with one.",
         valueName: "url"))
@@ -127,7 +132,10 @@ struct EmbedderOption: ParsableArguments {
         if embedderURL != nil, let embedder, !embedder.lowercased().hasPrefix("openai:") {
             throw KBError(.invalidArgument, "--embedder-url goes with --embedder openai:MODEL, or alone for an index built with one.")
         }
-        let named = try embedder.map { try EmbedderChoice($0, url: embedderURL) }
+        if model != nil, embedder != nil {
+            throw KBError(.invalidArgument, "Give --model NAME or --embedder, not both (--model NAME is --embedder local:NAME).")
+        }
+        let named = try (model.map { "local:" + $0 } ?? embedder).map { try EmbedderChoice($0, url: embedderURL) }
         guard queryPrefix != nil || passagePrefix != nil else { return named }
         return try EmbedderChoice.with(named ?? .local, queryPrefix: queryPrefix, passagePrefix: passagePrefix)
     }

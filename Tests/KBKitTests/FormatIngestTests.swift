@@ -97,4 +97,31 @@ import Testing
         #expect(report.failed.allSatisfy { !$0.message.isEmpty })
         #expect(try await kb.sources().map(\.kind) == [.note])
     }
+
+    @Test func aBilingualCorpusCanBeAskedForOneLanguage() async throws {
+        let ws = try Workspace()
+        try ws.write("en/moon.md", "# The Moon\n\nThe Moon rules the tides, the home and the feelings of a chart.")
+        try ws.write("uk/moon.md", "# Місяць\n\nМісяць керує припливами, домом і почуттями в гороскопі, а також пам'яттю.")
+        try ws.write("uk/given.md", "---\nlang: ru\n---\n# Луна\n\nЛуна управляет приливами и домом, это её сфера.")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let (embedder, record) = try await kb.embedder(.hashing)
+        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+
+        var query = SearchQuery("Moon Місяць Луна")
+        query.mode = .hybrid
+        query.limit = 10
+        let all = try await kb.search(query).hits
+        #expect(Set(all.flatMap { $0.snippet.tags.filter { $0.key == "lang" } }) == ["lang:en", "lang:uk", "lang:ru"])
+        query.tags = [Tag("lang:uk")]
+        let ukrainian = try await kb.search(query).hits
+        #expect(!ukrainian.isEmpty && ukrainian.allSatisfy { $0.sourcePath == ws.path("uk/moon.md") })
+
+        var bot = BotRequest(name: "astro")
+        bot.sources = [ws.notes.path]
+        _ = try await kb.createBot(bot)
+        var request = ContextRequest(bot: "astro", query: "what does the Moon rule")
+        request.tags = ["lang:en"]
+        let context = try await kb.context(request)
+        #expect(!context.citations.isEmpty && context.citations.allSatisfy { $0.path == ws.path("en/moon.md") })
+    }
 }

@@ -1,0 +1,45 @@
+import KBCore
+import Testing
+@testable import KBIngest
+
+@Suite struct LanguageDetectorTests {
+    @Test(arguments: [
+        ("Saturn returns to its natal place after about twenty-nine years, and it asks for accounts.", "en"),
+        ("Сатурн повертається на своє місце приблизно через двадцять дев'ять років, і це час підсумків.", "uk"),
+        ("Сатурн возвращается на своё место примерно через двадцать девять лет, и это время итогов.", "ru"),
+        ("يعود زحل إلى موضعه بعد نحو تسع وعشرين سنة، وهو وقت الحساب.", "ar"),
+        // Russian and Ukrainian words without their own letters: function words decide.
+        ("Он сказал, что это было как всегда.", "ru"),
+        ("Він сказав, що це було як завжди.", "uk"),
+    ])
+    func theLanguageOfAParagraph(text: String, code: String) {
+        #expect(LanguageDetector.language(of: text) == code)
+    }
+
+    @Test func thinEvidenceGivesNoLanguage() {
+        #expect(LanguageDetector.language(of: "42 — 17") == nil)
+        #expect(LanguageDetector.language(of: "Saturn") == nil)
+        #expect(LanguageDetector.language(of: "Le retour de Saturne arrive vers vingt-neuf ans, une période de bilan.") == nil)
+        #expect(LanguageDetector.language(of: "Сатурн Юпитер Марс") == nil)
+    }
+
+    @Test func aSourcesOwnLanguageWinsAndTheSettingChoosesTheRest() throws {
+        func document() -> SourceDocument {
+            let source = Source(path: "/n.md", kind: .note, title: "n", contentHash: "h", size: 1)
+            return SourceDocument(source: source, snippets: [
+                Snippet(ordinal: 0, text: "The Moon rules the tides and the home.", start: 0, end: 1),
+                Snippet(ordinal: 1, text: "Місяць керує припливами і домом, а також почуттями.", start: 1, end: 2, tags: ["lang:en"]),
+            ])
+        }
+        var detected = document()
+        LanguageDetector.tag(&detected, .detect)
+        #expect(detected.snippets.map(\.tags) == [["lang:en"], ["lang:en"]], "a given lang: tag is kept")
+        var fixed = document()
+        LanguageDetector.tag(&fixed, try TextLanguage("UK"))
+        #expect(fixed.snippets[0].tags == ["lang:uk"])
+        var off = document()
+        LanguageDetector.tag(&off, try TextLanguage("none"))
+        #expect(off.snippets[0].tags.isEmpty)
+        #expect(throws: KBError.self) { try TextLanguage("ukrainian!") }
+    }
+}
