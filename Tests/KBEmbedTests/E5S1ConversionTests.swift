@@ -109,21 +109,27 @@ import Testing
         return w.data
     }
 
-    func convert() throws -> String {
+    /// Runs the converter on `bytes` (written to a new folder); returns its exit status, what it
+    /// printed on stderr, and the output folder.
+    static func runConverter(on bytes: Data) throws -> (status: Int32, errors: String, output: String) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kb-e5s1-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let model = folder.appendingPathComponent("tiny.bin")
-        try Self.tinyModel().write(to: model)
+        let model = folder.appendingPathComponent("model.bin"), output = folder.appendingPathComponent("out").path
+        try bytes.write(to: model)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.script, model.path, folder.appendingPathComponent("tiny-e5").path]
+        process.arguments = ["python3", script, model.path, output]
         let errors = Pipe()
         process.standardError = errors
         try process.run()
         process.waitUntilExit()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 0, "\(message)")
-        return folder.appendingPathComponent("tiny-e5").path
+        return (process.terminationStatus, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), output)
+    }
+
+    func convert() throws -> String {
+        let run = try Self.runConverter(on: Self.tinyModel())
+        #expect(run.status == 0, "\(run.errors)")
+        return run.output
     }
 
     @Test func theFolderTokenizesAsE5cDoes() throws {
@@ -155,19 +161,9 @@ import Testing
     }
 
     @Test func aFileOfAnotherFormatIsRefusedByName() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kb-e5s1-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let model = folder.appendingPathComponent("other.bin")
-        try Data("GGUF and more".utf8).write(to: model)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.script, model.path, folder.appendingPathComponent("out").path]
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus != 0)
-        #expect(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("is not an E5S1 model"))
-        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out").path))
+        let run = try Self.runConverter(on: Data("GGUF and more".utf8))
+        #expect(run.status != 0)
+        #expect(run.errors.contains("is not an E5S1 model"))
+        #expect(!FileManager.default.fileExists(atPath: run.output))
     }
 }
