@@ -110,9 +110,13 @@ public struct ModelFolder: Sendable {
     /// family), else WordPiece from `vocab.txt` or `tokenizer.json`.
     public func tokenizer() throws -> any TextTokenizer {
         let file = path + "/tokenizer.json"
+        // Only the model's type is decoded here (a 250,000-piece vocabulary is not turned into objects).
+        struct ModelType: Decodable {
+            struct Model: Decodable { var type: String? }
+            var model: Model?
+        }
         if let data = FileManager.default.contents(atPath: file),
-           let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-           ((json["model"] as? [String: Any])?["type"] as? String) == "Unigram" {
+           (try? JSONDecoder().decode(ModelType.self, from: data))?.model?.type == "Unigram" {
             return try UnigramTokenizer(json: data, source: file)
         }
         return try WordPieceTokenizer(vocabulary: try vocabulary(), lowercase: lowercase)

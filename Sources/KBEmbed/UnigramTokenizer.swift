@@ -68,34 +68,33 @@ public struct UnigramTokenizer: TextTokenizer {
 
     /// Reads `tokenizer.json`; fails naming what kb does not implement.
     public init(json data: Data, source: String) throws {
-        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw KBError(.invalidModel, "\(source) is not a JSON object.")
+        // JSONDecoder, not JSONSerialization: a 250,000-piece vocabulary as Foundation objects
+        // (and its scores parsed as Decimals) took seconds and hundreds of megabytes.
+        let file: TokenizerFile
+        do {
+            file = try JSONDecoder().decode(TokenizerFile.self, from: data)
+        } catch {
+            throw KBError(.invalidModel, "\(source) is not a tokenizer.json kb can read: \(error).")
         }
         func unsupported(_ what: String) -> KBError {
             KBError(.invalidModel, "\(source) uses \(what), which kb's tokenizer does not implement.")
         }
-        guard let model = root["model"] as? [String: Any], (model["type"] as? String) == "Unigram",
-              let vocab = model["vocab"] as? [[Any]] else {
+        guard let model = file.model, model.type == "Unigram", let vocab = model.vocab else {
             throw KBError(.invalidModel, "\(source) does not hold a Unigram model.")
         }
-        if (model["byte_fallback"] as? Bool) == true { throw unsupported("Unigram byte fallback") }
+        if model.byte_fallback == true { throw unsupported("Unigram byte fallback") }
         var entries: [(bytes: [UInt8], id: Int32)] = []
-        var scores: [Float] = []
-        for (index, entry) in vocab.enumerated() {
-            guard entry.count == 2, let piece = entry[0] as? String, let score = (entry[1] as? NSNumber)?.floatValue else {
-                throw KBError(.invalidModel, "\(source): vocabulary entry \(index) is not [piece, score].")
-            }
-            entries.append((Array(piece.utf8), Int32(index)))
-            scores.append(score)
-        }
-        guard let unk = model["unk_id"] as? Int, unk >= 0, unk < scores.count else {
+        entries.reserveCapacity(vocab.count)
+        for (index, piece) in vocab.enumerated() { entries.append((Array(piece.text.utf8), Int32(index))) }
+        let scores = vocab.map(\.score)
+        guard let unk = model.unk_id, unk >= 0, unk < scores.count else {
             throw KBError(.invalidModel, "\(source): the Unigram model names no unknown-piece id (unk_id).")
         }
         pieces = ByteTrie(entries)
         self.scores = scores
         unknownID = Int32(unk)
         unknownScore = (scores.min() ?? 0) - 10
-        fuseUnknown = model["fuse_unk"] as? Bool ?? true
+        fuseUnknown = model.fuse_unk ?? true
 
         var steps: [NormalizerStep] = []
         func readNormalizer(_ object: [String: Any]) throws {
@@ -135,7 +134,7 @@ public struct UnigramTokenizer: TextTokenizer {
             case let other: throw unsupported("the normalizer \(other ?? "?")")
             }
         }
-        if let object = root["normalizer"] as? [String: Any] { try readNormalizer(object) }
+        if let object = file.normalizer?.value as? [String: Any] { try readNormalizer(object) }
         normalizer = steps
 
         var preSteps: [PreTokenizerStep] = []
@@ -156,13 +155,13 @@ public struct UnigramTokenizer: TextTokenizer {
             case let other: throw unsupported("the pre-tokenizer \(other ?? "?")")
             }
         }
-        if let object = root["pre_tokenizer"] as? [String: Any] { try readPreTokenizer(object) }
+        if let object = file.pre_tokenizer?.value as? [String: Any] { try readPreTokenizer(object) }
         guard preSteps.contains(where: { if case .metaspace = $0 { true } else { false } }) else {
             throw unsupported("a Unigram model without the Metaspace pre-tokenizer")
         }
         preTokenizer = preSteps
 
-        added = (root["added_tokens"] as? [[String: Any]] ?? []).compactMap { token in
+        added = (file.added_tokens?.value as? [[String: Any]] ?? []).compactMap { token in
             guard let content = token["content"] as? String, let id = token["id"] as? Int, !content.isEmpty,
                   (token["normalized"] as? Bool) != true else { return nil }
             return AddedToken(content: Array(content.utf8), id: Int32(id), leftStrip: token["lstrip"] as? Bool ?? false,
@@ -170,7 +169,7 @@ public struct UnigramTokenizer: TextTokenizer {
         }.sorted { $0.content.count > $1.content.count }
 
         // The special tokens around a single sequence.
-        let post = root["post_processor"] as? [String: Any]
+        let post = file.post_processor?.value as? [String: Any]
         switch post?["type"] as? String {
         case "TemplateProcessing":
             let specials = post?["special_tokens"] as? [String: [String: Any]] ?? [:]
@@ -369,6 +368,60 @@ public struct UnigramTokenizer: TextTokenizer {
         case 0xE0..<0xF0: 3
         case 0xF0...: 4
         default: 1
+        }
+    }
+}
+
+/// The parts of `tokenizer.json` kb reads: the model typed, the small parts as plain values
+/// (`[String: Any]`, as the checks in `UnigramTokenizer.init` read them).
+private struct TokenizerFile: Decodable {
+    struct Model: Decodable {
+        var type: String?
+        var unk_id: Int?
+        var byte_fallback: Bool?
+        var fuse_unk: Bool?
+        var vocab: [Piece]?
+    }
+
+    /// `[piece, score]`.
+    struct Piece: Decodable {
+        var text: String
+        var score: Float
+
+        init(from decoder: any Decoder) throws {
+            var pair = try decoder.unkeyedContainer()
+            text = try pair.decode(String.self)
+            score = Float(try pair.decode(Double.self))
+        }
+    }
+
+    var model: Model?
+    var normalizer: PlainJSON?
+    var pre_tokenizer: PlainJSON?
+    var post_processor: PlainJSON?
+    var added_tokens: PlainJSON?
+}
+
+/// Any JSON value as `String`, `Int`, `Double`, `Bool`, `NSNull`, `[Any]` or `[String: Any]`.
+private struct PlainJSON: Decodable {
+    let value: Any
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            value = NSNull()
+        } else if let bool = try? container.decode(Bool.self) {
+            value = bool
+        } else if let int = try? container.decode(Int.self) {
+            value = int
+        } else if let double = try? container.decode(Double.self) {
+            value = double
+        } else if let string = try? container.decode(String.self) {
+            value = string
+        } else if let array = try? container.decode([PlainJSON].self) {
+            value = array.map(\.value)
+        } else {
+            value = try container.decode([String: PlainJSON].self).mapValues(\.value)
         }
     }
 }
