@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `kb serve` where a real deployment lives (scripts/bench-serve.sh --scale): a bot whose knowledge
 # is a shelf of SNIPPETS snippets (default 100,000; real-length text, synthetic vectors under the
-# local model's name, built by `kb-bench scale-index`) and 10,000 users with 10 memories each
-# (real text and real embeddings, through `kb memory import`). POST /v1/context with QUERIES
+# local model's name grouped by book and chapter as embeddings are, the first books around the
+# sample corpus's paragraphs, built by `kb-bench scale-index`) and 10,000 users with 10 memories each (real text and real embeddings, through
+# `kb memory import`). POST /v1/context with QUERIES
 # distinct user turns for distinct users, at 1, 8, 32 and 64 connections; then the resident
 # memory of `kb serve` (VmRSS, VmHWM). Results in bench-results/serve-scale-SNIPPETS.json.
 #
@@ -33,6 +34,21 @@ mkdir -p "$STORE"
 export KB_DB="$STORE/shelf-$SNIPPETS-users-$USERS.sqlite"
 MODEL_NAME="$(basename "${KB_MODEL_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/kb/models/all-MiniLM-L6-v2}")"
 
+# The first books' themes: the sample corpus's paragraphs (embedded by kb-bench), so that the
+# benchmark's questions, written for that corpus, meet the shelf as questions meet real books.
+python3 - > "$WORK/themes.txt" <<'PY'
+import glob, re
+for path in sorted(glob.glob("corpus/**/*.md", recursive=True)):
+    text = open(path, encoding="utf-8").read()
+    if text.startswith("---"):
+        text = text.split("---", 2)[2]
+    for paragraph in re.split(r"\n\s*\n", text):
+        paragraph = " ".join(paragraph.split())
+        if len(paragraph) >= 60 and not paragraph.startswith("#"):
+            print(paragraph)
+PY
+SHELF_VECTORS="themes $(sha256sum "$WORK/themes.txt" | cut -c1-16)"
+
 if [ ! -f "$KB_DB.done" ]; then
     rm -f "$KB_DB" "$KB_DB-wal" "$KB_DB-shm"
     say "Writing a shelf of $SNIPPETS snippets (real-length text, synthetic vectors)"
@@ -40,7 +56,7 @@ if [ ! -f "$KB_DB.done" ]; then
     # among the shared Markdown doc sets when present (a shelf is mostly other text).
     { cat corpus/*.md corpus/*/*.md; find "$KB_ROOT/../shared/notes" -name '*.md' -exec cat {} + ; } 2>/dev/null \
         | tr -cs "A-Za-z'" ' ' > "$WORK/words.txt"
-    "$BENCH" scale-index "$KB_DB" "$SNIPPETS" "$WORK/words.txt" "$MODEL_NAME"
+    "$BENCH" scale-index "$KB_DB" "$SNIPPETS" "$WORK/words.txt" "$MODEL_NAME" "$WORK/themes.txt"
     echo
     "$KB" bot create scale --system-prompt "You answer from the shelf." --source /scale/books --json >/dev/null
     say "Importing $USERS users × 10 memories (embedded with the local model)"
@@ -61,7 +77,14 @@ PY
     start=$SECONDS
     "$KB" memory import "$WORK/memories.jsonl" --json > "$WORK/import.json"
     echo "imported $(python3 -c "import json; print(json.load(open('$WORK/import.json'))['added'])" ) memories in $((SECONDS - start)) s"
-    touch "$KB_DB.done"
+    echo "$SHELF_VECTORS" > "$KB_DB.done"
+fi
+if [ "$(cat "$KB_DB.done")" != "$SHELF_VECTORS" ]; then
+    # A shelf written by an older kb-bench (other vectors, or other themes): rewritten in place.
+    say "Rewriting the shelf's synthetic vectors"
+    "$BENCH" scale-vectors "$KB_DB" "$MODEL_NAME" "$WORK/themes.txt"
+    echo
+    echo "$SHELF_VECTORS" > "$KB_DB.done"
 fi
 
 write_context_load "$QUERIES" "$USERS"

@@ -3,12 +3,16 @@
 //   kb-bench embed PASSAGES.txt SENTENCES.txt     (one text per line)
 //   kb-bench encoder-profile [THREADS]             (per-stage time of one forward pass)
 //   kb-bench search N WORKDIR                     (writes WORKDIR/vectors.f32 and queries.f32 for the reference)
-//   kb-bench quantized-recall INDEX.sqlite QUERIES.jsonl   (int8 scan recall@10 on real embeddings)
+//   kb-bench quantized-recall INDEX.sqlite QUERIES.jsonl [knowledge]  (int8 scan and sign stage recall@10/@24 on real embeddings;
+//                                                  `knowledge` leaves memories out, as kb serve's knowledge copy does)
 //   kb-bench postgres-vectors URL N QUERIES        (exact vs HNSW top-10 in PostgreSQL: latency, recall@10)
 //   kb-bench ocr-scan BOOK.pdf FIRST COUNT DPI OUT.pdf   (an image-only scan of COUNT pages, truth in OUT.pdf.json)
 //   kb-bench ocr SCAN.pdf WORKERS LANGUAGES         (OCR of that scan: pages/s, word accuracy against the truth)
 //   kb-bench unigram-tokenizer TOKENIZER.json PIECES (the Unigram tokenizer grown to PIECES: load time, memory, speed)
-//   kb-bench scale-index INDEX.sqlite N WORDS.txt MODEL  (N snippets of real-length text, synthetic vectors; bench-serve.sh --scale)
+//   kb-bench scale-index INDEX.sqlite N WORDS.txt MODEL [THEMES.txt]  (N snippets of real-length text, synthetic vectors
+//                                                  grouped by book and chapter, the first books around THEMES' embeddings;
+//                                                  bench-serve.sh --scale)
+//   kb-bench scale-vectors INDEX.sqlite MODEL [THEMES.txt]  (an older shelf's vectors rewritten as scale-index now writes them)
 import Foundation
 import GRDB
 import KBCore
@@ -194,28 +198,42 @@ func benchSearch(count: Int, workdir: String) async throws -> [String: Any] {
     ]
 }
 
-/// Recall@10 of the int8 scan against the exact scan on a real index's vectors, with real queries.
-func benchQuantizedRecall(index path: String, queriesFile: String) async throws -> [String: Any] {
+/// Recall@10 and @24 of the int8 scan, and of the sign stage before it, against the exact scan
+/// on a real index's vectors, with real queries.
+func benchQuantizedRecall(index path: String, queriesFile: String, rows: VectorRows) async throws -> [String: Any] {
     let store = try SQLiteStore.open(at: path, create: false)
     guard let record = try await store.snapshot({ try $0.embedderRecord() }), record.dimension > 0 else {
         throw KBError(.invalidArgument, "\(path) has no vectors.")
     }
-    let loaded = try await store.loadVectors(embedder: record)
-    let index = VectorIndex(dimension: record.dimension)
-    try index.reset(ids: loaded.ids, matrix: loaded.matrix)
-    index.enableQuantization()
+    let loaded = try await store.loadVectors(embedder: record, rows: rows)
     let texts = lines(queriesFile).compactMap { line -> String? in
         (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["text"] as? String
     }
     let embedder = try BERTEmbedder.installed()
     let queries = try await embedder.embed(texts, role: .query)
-    var found = 0
-    for q in queries {
-        let exact = Set(try index.search(q, k: 10).map(\.id))
-        found += Set(try index.search(q, k: 10, quantized: true).map(\.id)).intersection(exact).count
+    // The int8 scan of every row, then the sign stage first (whatever the index's size).
+    var output: [String: Any] = ["index": path, "vectors": loaded.ids.count, "queries": queries.count, "embedder": record.name]
+    for (name, signFrom) in [("int8", Int.max), ("sign", 1)] {
+        let index = VectorIndex(dimension: record.dimension, signStageFrom: signFrom)
+        try index.reset(ids: loaded.ids, matrix: loaded.matrix)
+        index.enableQuantization()
+        if name == "sign" { output["sign_depth"] = index.signStageDepth ?? -1 }
+        for k in [10, 24] {
+            var found = 0
+            for q in queries {
+                let exact = Set(try index.search(q, k: k).map(\.id))
+                found += Set(try index.search(q, k: k, quantized: true).map(\.id)).intersection(exact).count
+            }
+            output["\(name)_recall_at_\(k)"] = Double(found) / Double(k * max(1, queries.count))
+        }
+        if name == "sign" {
+            let counts = index.signStageCounts
+            output["sign_searches"] = counts.searches
+            output["sign_rows_per_search"] = Double(counts.rows) / Double(max(1, counts.searches))
+            output["sign_left_to_int8_scan"] = counts.scanned
+        }
     }
-    return ["index": path, "vectors": loaded.ids.count, "queries": queries.count, "embedder": record.name,
-            "quantized_recall_at_10": Double(found) / Double(10 * max(1, queries.count))]
+    return output
 }
 
 /// Per-stage time of one forward pass (median of repeated runs, on `threads` threads) for short
@@ -267,8 +285,9 @@ do {
         let output = try await benchEmbed(passagesFile: arguments[arguments.startIndex + 1], sentencesFile: arguments[arguments.startIndex + 2])
         let data = try JSONSerialization.data(withJSONObject: output, options: [.prettyPrinted, .sortedKeys])
         print(String(decoding: data, as: UTF8.self))
-    case "quantized-recall" where arguments.count == 3:
-        let output = try await benchQuantizedRecall(index: arguments[arguments.startIndex + 1], queriesFile: arguments[arguments.startIndex + 2])
+    case "quantized-recall" where arguments.count == 3 || (arguments.count == 4 && arguments.last == "knowledge"):
+        let output = try await benchQuantizedRecall(index: arguments[arguments.startIndex + 1], queriesFile: arguments[arguments.startIndex + 2],
+                                                    rows: arguments.count == 4 ? .knowledge : .all)
         print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
     case "encoder-profile" where arguments.count <= 2:
         let threads = arguments.count == 2 ? Int(arguments[arguments.startIndex + 1]) ?? 1 : 1
@@ -299,10 +318,14 @@ do {
         guard let pieces = Int(a[2]), pieces > 0 else { throw KBError(.invalidArgument, "PIECES is a positive count") }
         let output = try benchUnigramTokenizer(fixture: a[1], pieces: pieces)
         print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
-    case "scale-index" where arguments.count == 5:
+    case "scale-index" where arguments.count == 5 || arguments.count == 6:
         let a = Array(arguments)
         guard let count = Int(a[2]), count > 0 else { throw KBError(.invalidArgument, "N must be a positive count") }
-        let output = try await makeScaleIndex(path: a[1], count: count, wordsFile: a[3], modelName: a[4])
+        let output = try await makeScaleIndex(path: a[1], count: count, wordsFile: a[3], modelName: a[4], themesFile: a.count == 6 ? a[5] : nil)
+        print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
+    case "scale-vectors" where arguments.count == 3 || arguments.count == 4:
+        let a = Array(arguments)
+        let output = try await regroupScaleVectors(path: a[1], modelName: a[2], themesFile: a.count == 4 ? a[3] : nil)
         print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
     case "ocr" where arguments.count == 4:
         let a = Array(arguments)

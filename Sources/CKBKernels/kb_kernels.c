@@ -90,3 +90,138 @@ void kb_i8_dot_rows(const int8_t *rows, size_t n, size_t d, const int8_t *query,
 #endif
     dot_rows_default(rows, n, d, query, out);
 }
+
+void kb_i8_dot_picked(const int8_t *rows, const uint32_t *picked, size_t count, size_t d, const int8_t *query, int32_t *out) {
+    for (size_t i = 0; i < count; i++) {
+        // The next rows' first lines are fetched while this one is summed.
+        if (i + 8 < count) {
+            const char *ahead = (const char *)(rows + (size_t)picked[i + 8] * d);
+            for (size_t j = 0; j < d; j += 64) __builtin_prefetch(ahead + j);
+        }
+        kb_i8_dot_rows(rows + (size_t)picked[i] * d, 1, d, query, out + i);
+    }
+}
+
+static void sign_dot_rows(const uint64_t *bits, size_t n, size_t words, const int8_t *query, int32_t *out) {
+    for (size_t i = 0; i < n; i++) {
+        int32_t sum = 0;
+        for (size_t w = 0; w < words; w++) {
+            uint64_t word = bits[i * words + w];
+            while (word) {
+                sum += query[w * 64 + (size_t)__builtin_ctzll(word)];
+                word &= word - 1;
+            }
+        }
+        out[i] = sum;
+    }
+}
+
+#if defined(__x86_64__) && defined(__clang__)
+/// AVX-512: each 64-bit word masks 64 query bytes (`vmovdqu8` with zeroing), and `vpdpbusd`
+/// against ones sums them in four-byte groups. Four rows at a time; at most 8 words (512 bits).
+__attribute__((target("avx512f,avx512bw,avx512vnni")))
+static void sign_dot_rows_vnni(const uint64_t *bits, size_t n, size_t words, const int8_t *query, int32_t *out) {
+    __m512i q[8];
+    for (size_t w = 0; w < words; w++) q[w] = _mm512_loadu_si512((const void *)(query + w * 64));
+    const __m512i ones = _mm512_set1_epi8(1);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const uint64_t *b = bits + i * words;
+        __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
+        __m512i a2 = _mm512_setzero_si512(), a3 = _mm512_setzero_si512();
+        for (size_t w = 0; w < words; w++) {
+            a0 = _mm512_dpbusd_epi32(a0, ones, _mm512_maskz_mov_epi8((__mmask64)b[w], q[w]));
+            a1 = _mm512_dpbusd_epi32(a1, ones, _mm512_maskz_mov_epi8((__mmask64)b[words + w], q[w]));
+            a2 = _mm512_dpbusd_epi32(a2, ones, _mm512_maskz_mov_epi8((__mmask64)b[2 * words + w], q[w]));
+            a3 = _mm512_dpbusd_epi32(a3, ones, _mm512_maskz_mov_epi8((__mmask64)b[3 * words + w], q[w]));
+        }
+        __m128i s01 = _mm_hadd_epi32(fold_to_128(a0), fold_to_128(a1));
+        __m128i s23 = _mm_hadd_epi32(fold_to_128(a2), fold_to_128(a3));
+        _mm_storeu_si128((__m128i *)(out + i), _mm_hadd_epi32(s01, s23));
+    }
+    if (i < n) sign_dot_rows(bits + i * words, n - i, words, query, out + i);
+}
+#endif
+
+void kb_sign_dot_rows(const uint64_t *bits, size_t n, size_t words, const int8_t *query, int32_t *out) {
+#if defined(__x86_64__) && defined(__clang__)
+    static int has_vnni = -1;
+    if (has_vnni < 0) {
+        has_vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni") ? 1 : 0;
+    }
+    if (has_vnni && words <= 8) { sign_dot_rows_vnni(bits, n, words, query, out); return; }
+#endif
+    sign_dot_rows(bits, n, words, query, out);
+}
+
+size_t kb_top_rows(const int32_t *scores, size_t n, size_t r, uint32_t *rows) {
+    if (r >= n) {
+        for (size_t i = 0; i < n; i++) rows[i] = (uint32_t)i;
+        return n;
+    }
+    if (r == 0) return 0;
+    // A histogram of at most 4,096 bins over the scores' range; the bin that holds the r-th
+    // largest score is the boundary: every row above it is taken, then rows of it in order.
+    int32_t lowest = scores[0], highest = scores[0];
+    for (size_t i = 1; i < n; i++) {
+        if (scores[i] < lowest) lowest = scores[i];
+        if (scores[i] > highest) highest = scores[i];
+    }
+    unsigned shift = 0;
+    while ((((int64_t)highest - lowest) >> shift) >= 4096) shift++;
+    size_t bins = (size_t)((((int64_t)highest - lowest) >> shift) + 1);
+    uint32_t counts[4096] = {0};
+    for (size_t i = 0; i < n; i++) counts[((int64_t)scores[i] - lowest) >> shift]++;
+    size_t above = 0, boundary = bins - 1;
+    while (above + counts[boundary] < r) { above += counts[boundary]; boundary--; }
+    // Every row above the boundary bin, then the best of the boundary bin's rows.
+    size_t taken = 0, inBoundary = 0;
+    uint32_t *boundaryRows = rows + above;
+    for (size_t i = 0; i < n; i++) {
+        size_t bin = (size_t)(((int64_t)scores[i] - lowest) >> shift);
+        if (bin > boundary) rows[taken++] = (uint32_t)i;
+        else if (bin == boundary) inBoundary++;
+    }
+    if (shift == 0 || inBoundary == r - above) {
+        for (size_t i = 0; i < n && taken < r; i++) {
+            if ((size_t)(((int64_t)scores[i] - lowest) >> shift) == boundary) boundaryRows[taken++ - above] = (uint32_t)i;
+        }
+        return taken;
+    }
+    // The boundary bin spans 2^shift values (2^20 at most for 32-bit scores): a second
+    // histogram, one bin per value, finds the exact cut inside it.
+    int32_t base = (int32_t)(lowest + ((int64_t)boundary << shift));
+    size_t width = (size_t)1 << shift;
+    uint32_t *exact = calloc(width, sizeof(uint32_t));
+    if (!exact) {   // no memory for the refinement: the boundary bin's rows in order
+        for (size_t i = 0; i < n && taken < r; i++) {
+            if ((size_t)(((int64_t)scores[i] - lowest) >> shift) == boundary) boundaryRows[taken++ - above] = (uint32_t)i;
+        }
+        return taken;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int64_t offset = (int64_t)scores[i] - base;
+        if (offset >= 0 && (size_t)offset < width) exact[offset]++;
+    }
+    size_t wanted = r - above, cut = width - 1, better = 0;
+    while (better + exact[cut] < wanted) { better += exact[cut]; cut--; }
+    size_t atCut = wanted - better;
+    free(exact);
+    for (size_t i = 0; i < n && taken < r; i++) {
+        int64_t offset = (int64_t)scores[i] - base;
+        if (offset < 0 || (size_t)offset >= width) continue;
+        if ((size_t)offset > cut) rows[taken++] = (uint32_t)i;
+        else if ((size_t)offset == cut && atCut > 0) { rows[taken++] = (uint32_t)i; atCut--; }
+    }
+    return taken;
+}
+
+size_t kb_rows_at_least(const int32_t *scores, size_t n, int32_t threshold, uint32_t *rows, size_t capacity) {
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (scores[i] < threshold) continue;
+        if (count == capacity) return capacity + 1;
+        rows[count++] = (uint32_t)i;
+    }
+    return count;
+}

@@ -28,6 +28,11 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     private let configuredMode: ComputeMode
     private let encoder: BERTEncoder
     private let queue: EncoderQueue
+    /// Where queries go in `.throughput` mode: one worker whose passes use every core, so that a
+    /// lone query is answered on all of them and queries that arrive together share one pass
+    /// (short sequences cost about as much to encode alone as several together). In `.latency`
+    /// mode, `queue`.
+    private let queryQueue: EncoderQueue?
 
     /// A model with threads of its own.
     ///
@@ -53,13 +58,25 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
         var configuration = EncoderQueue.Configuration(mode: configuredMode)
         configuration.maxSequencesPerPass = maxSequencesPerPass
         configuration.collectionWindow = collectionWindow
-        queue = EncoderQueue(configuration: configuration) { sequences, scratch, threads in
+        let pass: EncoderQueue.Pass = { sequences, scratch, threads in
             var profile = EncoderProfile.disabled
             return encoder.encode(sequences, scratch: scratch, threads: threads, profile: &profile)
         }
+        queue = EncoderQueue(configuration: configuration, pass: pass)
+        if configuredMode == .throughput {
+            var queries = EncoderQueue.Configuration(mode: .latency)
+            queries.maxSequencesPerPass = maxSequencesPerPass
+            queries.collectionWindow = collectionWindow
+            queryQueue = EncoderQueue(configuration: queries, pass: pass)
+        } else {
+            queryQueue = nil
+        }
     }
 
-    deinit { queue.stop() }
+    deinit {
+        queue.stop()
+        queryQueue?.stop()
+    }
 
     /// The model in `$KB_MODEL_DIR`, or the default model's install location, loaded once per
     /// process and precision and shared; a clear error that says how to install it when it is not
@@ -84,7 +101,9 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
 
     public func embed(_ texts: [String], role: EmbeddingRole) async throws -> [[Float]] {
         guard !texts.isEmpty else { return [] }
-        return await queue.encode(texts.map { tokenIDs($0, role: role) })
+        let sequences = texts.map { tokenIDs($0, role: role) }
+        if role == .query, let queryQueue { return await queryQueue.encode(sequences) }
+        return await queue.encode(sequences)
     }
 
     /// Vectors with `prefix` before every text instead of the model's own prompts.
@@ -105,10 +124,10 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     /// Threads that run forward passes.
     public var workers: Int { queue.configuration.workers }
 
-    /// Passes run and sequences embedded so far (for measurements and tests).
-    public var passCount: Int { queue.statistics.passes }
+    /// Passes run so far (for measurements and tests), queries' included.
+    public var passCount: Int { queue.statistics.passes + (queryQueue?.statistics.passes ?? 0) }
     /// The most texts one pass has held so far.
-    public var largestPass: Int { queue.statistics.largestPass }
+    public var largestPass: Int { max(queue.statistics.largestPass, queryQueue?.statistics.largestPass ?? 0) }
 
     /// One forward pass over token-id sequences on the calling thread, timing each stage into
     /// `profile`. For measurements (`kb-bench encoder-profile`).

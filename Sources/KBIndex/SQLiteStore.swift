@@ -63,6 +63,9 @@ public final class SQLiteStore: TransactionalStore {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             // Deleted text is overwritten with zeros in the file, not left in free pages.
             try db.execute(sql: "PRAGMA secure_delete = ON")
+            // Pages are read from a shared memory map rather than copied into each connection's
+            // cache (SQLite still writes with write()).
+            try db.execute(sql: "PRAGMA mmap_size = \(Self.mmapBytes)")
             db.add(tokenizer: FoldingTokenizer.self)
         }
         let pool: DatabasePool
@@ -77,6 +80,10 @@ public final class SQLiteStore: TransactionalStore {
         try store.prepareSchema()
         return store
     }
+
+    /// How much of the index file connections read through a memory map: 4 GiB on 64-bit
+    /// systems (address space, not memory: pages are the kernel's page cache).
+    static let mmapBytes: Int64 = 4 << 30
 
     private func prepareSchema() throws {
         do {
@@ -179,11 +186,12 @@ public final class SQLiteStore: TransactionalStore {
 
     /// Every vector of an embedder as one row-major matrix, read in one transaction (for tools
     /// and benchmarks; searches use the vectors in memory).
-    public func loadVectors(embedder: EmbedderRecord) async throws -> (ids: [Int64], matrix: [Float], generation: Int64) {
+    public func loadVectors(embedder: EmbedderRecord, rows: VectorRows = .all) async throws -> (ids: [Int64], matrix: [Float], generation: Int64) {
         let path = self.path, vectors = self.vectors, memoryVectors = self.memoryVectors, keywords = self.keywords
         return try await wrap {
             try await pool.read { db in
-                try Snapshot(db: db, path: path, vectors: vectors, memoryVectors: memoryVectors, keywords: keywords).loadVectors(embedder: embedder)
+                try Snapshot(db: db, path: path, vectors: vectors, memoryVectors: memoryVectors, keywords: keywords)
+                    .loadVectors(embedder: embedder, rows: rows)
             }
         }
     }

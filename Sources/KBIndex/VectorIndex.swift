@@ -27,7 +27,15 @@ public final class VectorIndex: @unchecked Sendable {
     private var quantizedRows: [Int8] = []
     private var scales: [Float] = []
     private var quantizedEnabled = false
+    /// The sign copy kept with the int8 one: bit j of a row's `signWords` words is set when the
+    /// row's value j is positive. 48 bytes a row at 384 dimensions: a shelf's copy stays in cache.
+    private var signBits: [UInt64] = []
+    private let signWords: Int
+    private let signStageRows: Int
     private let lock = ReadWriteLock()
+    /// How deep the sign stage goes (see `SignStage`), guarded by its own lock so that a search
+    /// holding the read lock can record a calibration.
+    private let signStage = LockedValue(SignStage())
 
     /// A quantized search rescores this many candidates per wanted hit (at least 100) in float32.
     public static let rescoreFactor = 10
@@ -40,8 +48,12 @@ public final class VectorIndex: @unchecked Sendable {
         Double(allowed) < Double(total) * gatherFraction
     }
 
-    public init(dimension: Int) {
+    /// - Parameter signStageFrom: rows the index needs before its int8 searches start with the
+    ///   sign stage (default `signStageMinimumRows`).
+    public init(dimension: Int, signStageFrom: Int = VectorIndex.signStageMinimumRows) {
         self.dimension = dimension
+        signStageRows = signStageFrom
+        signWords = (dimension + 63) / 64
         _ = BLASThreads.count
     }
 
@@ -58,6 +70,7 @@ public final class VectorIndex: @unchecked Sendable {
             quantizedEnabled = true
             quantizedRows = [Int8](repeating: 0, count: matrix.count)
             scales = [Float](repeating: 0, count: ids.count)
+            signBits = [UInt64](repeating: 0, count: ids.count * signWords)
             for row in 0..<ids.count { quantize(row: row) }
         }
     }
@@ -70,6 +83,11 @@ public final class VectorIndex: @unchecked Sendable {
         let scale = largest > 0 ? largest / 127 : 1
         scales[row] = scale
         for j in 0..<dimension { quantizedRows[base + j] = Int8((matrix[base + j] / scale).rounded()) }
+        for word in 0..<signWords {
+            var bits: UInt64 = 0
+            for bit in 0..<min(64, dimension - word * 64) where matrix[base + word * 64 + bit] > 0 { bits |= 1 << UInt64(bit) }
+            signBits[row * signWords + word] = bits
+        }
     }
 
     /// Adds or replaces vectors by snippet id. A vector of another dimension is an error, and
@@ -90,6 +108,7 @@ public final class VectorIndex: @unchecked Sendable {
                     if quantizedEnabled {
                         quantizedRows.append(contentsOf: repeatElement(0, count: dimension))
                         scales.append(0)
+                        signBits.append(contentsOf: repeatElement(0, count: signWords))
                     }
                 }
                 if quantizedEnabled { quantize(row: row) }
@@ -115,6 +134,7 @@ public final class VectorIndex: @unchecked Sendable {
                             (q.baseAddress! + row * dimension).update(from: q.baseAddress! + last * dimension, count: dimension)
                         }
                         scales[row] = scales[last]
+                        for word in 0..<signWords { signBits[row * signWords + word] = signBits[last * signWords + word] }
                     }
                 }
                 ids.removeLast()
@@ -122,6 +142,7 @@ public final class VectorIndex: @unchecked Sendable {
                 if quantizedEnabled {
                     quantizedRows.removeLast(dimension)
                     scales.removeLast()
+                    signBits.removeLast(signWords)
                 }
             }
         }
@@ -139,6 +160,7 @@ public final class VectorIndex: @unchecked Sendable {
             if quantizedEnabled {
                 quantizedRows = [Int8](repeating: 0, count: matrix.count)
                 scales = [Float](repeating: 0, count: ids.count)
+                signBits = [UInt64](repeating: 0, count: ids.count * signWords)
                 for row in 0..<ids.count { quantize(row: row) }
             }
         }
@@ -188,14 +210,19 @@ public final class VectorIndex: @unchecked Sendable {
         }
     }
 
-    /// Approximate search on the int8 copy (see `enableQuantization()`): every allowed row is scored
-    /// as int8·int8 with int32 sums, the best `max(k·10, 100)` candidates are rescored exactly in
-    /// float32, and the best `k` of those are returned with exact scores. Falls back to the exact
-    /// scan when the copy is not kept or few rows are allowed.
+    /// Approximate search on the int8 copy (see `enableQuantization()`): the best `max(k·10, 100)`
+    /// candidates by int8·int8 products are rescored exactly in float32, and the best `k` of
+    /// those are returned with exact scores. Falls back to the exact scan when the copy is not
+    /// kept or few rows are allowed.
     ///
-    /// Concurrent searches share the scan: those that arrive while one runs are gathered and
-    /// scored together in the next, each block of rows read once for all of them while it is in
-    /// cache. A search alone scores its rows on all cores.
+    /// On large indexes a sign stage comes first: the query's int8 values summed over each
+    /// row's positive dimensions (its inner product with the row's signs) choose the rows the
+    /// int8 products are computed for — a pass over 48 bytes a row instead of 384, which stays
+    /// in the CPU's cache. How many rows it passes on is calibrated on the index's own vectors
+    /// (`SignStage`); where the signs rank too poorly (uniformly spread vectors can), every
+    /// row gets its int8 product. Concurrent int8 scans share the scan: those that arrive while
+    /// one runs are gathered and scored together in the next, each block of rows read once for
+    /// all of them while it is in cache. A search alone scores its rows on all cores.
     public func search(_ query: [Float], k: Int, allowed: Set<Int64>? = nil, quantized: Bool) throws -> [TopK.Entry] {
         guard quantized else { return try search(query, k: k, allowed: allowed) }
         let fallback: Bool = lock.read {
@@ -203,7 +230,194 @@ public final class VectorIndex: @unchecked Sendable {
         }
         if fallback { return try search(query, k: k, allowed: allowed) }
         guard query.count == dimension else { throw wrongDimension(query.count, "query") }
+        if let found = lock.read({ () -> [TopK.Entry]? in
+            signCalibration().flatMap { signSearch(query, k: k, allowed: allowed, calibration: $0) }
+        }) {
+            return found
+        }
         return scans.join(QuantizedScan(query: query, k: k, allowed: allowed)) { self.scanQuantized($0) }
+    }
+
+    /// Rows an index needs before the sign stage is used: below it the int8 copy (6 MiB at 384
+    /// dimensions) is read from cache anyway.
+    public static let signStageMinimumRows = 16_384
+
+    /// How many rows the sign stage hands to the int8 stage for a top-10 search,
+    /// calibrating first when the index has grown or shrunk by half since the last calibration;
+    /// nil when searches of the int8 copy do not start with the sign stage.
+    public var signStageDepth: Int? {
+        lock.read { quantizedEnabled ? signCalibration()?.depth : nil }
+    }
+
+    /// What searches through the sign stage have done so far.
+    public var signStageCounts: SignStage.Counts { signStage.withLock { $0.counts } }
+
+    /// The sign stage's calibration, measured when due; nil when the stage is off.
+    /// Call with the read lock held.
+    private func signCalibration() -> SignStage.Calibration? {
+        let n = ids.count
+        guard n >= max(1, signStageRows) else { return nil }
+        let due: Bool = signStage.withLock { stage in
+            guard !stage.calibrating, stage.isDue(rows: n) else { return false }
+            stage.calibrating = true
+            return true
+        }
+        if due {
+            let calibration = calibrateSignStage()
+            signStage.withLock { stage in
+                stage.calibrating = false
+                stage.rows = n
+                stage.calibration = calibration
+            }
+        }
+        return signStage.withLock { stage in stage.rows > 0 ? stage.calibration : nil }
+    }
+
+    /// How far down the sign ranking the exact top 10 of queries near the index's rows lie:
+    /// `SignStage.samples` rows spread over the index, each moved as far off as a question is
+    /// from the passage that answers it (cosine 0.6: the row plus a random vector 1.33 times its
+    /// length), are searched exactly and by their signs; the depth that holds 99.8% of their
+    /// exact top 10, doubled, is the stage's depth — nil when that is over a quarter of the rows
+    /// (uniformly spread vectors, or crowds of near-duplicates whose order only exact scores
+    /// settle). The lowest best sign score among them (as a share of the query's largest
+    /// possible one) is how close a query must come to some row for the depth to hold.
+    /// Call with the read lock held.
+    private func calibrateSignStage() -> SignStage.Calibration? {
+        let n = ids.count, d = dimension
+        let samples = stride(from: 0, to: n, by: max(1, n / SignStage.samples)).prefix(SignStage.samples).map { $0 }
+        var state: UInt64 = 0x51A9_5EED
+        let queries = samples.map { row -> [Float] in
+            let noise = (0..<d).map { _ -> Float in
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                return Float(Int64(bitPattern: state >> 11) % 2_000_001) / 1_000_000 - 1
+            }
+            let rowNorm = (0..<d).reduce(Float(0)) { $0 + matrix[row * d + $1] * matrix[row * d + $1] }.squareRoot()
+            let noiseNorm = max(1e-6, noise.reduce(0) { $0 + $1 * $1 }.squareRoot())
+            return (0..<d).map { matrix[row * d + $0] + noise[$0] * 1.33 * rowNorm / noiseNorm }
+        }
+        let exact = topRows(queries, k: 10)
+        var ranks: [Int] = [], closeness: [Float] = []
+        var scores = [Int32](repeating: 0, count: n)
+        for (number, query) in queries.enumerated() {
+            let q8 = Self.quantizedQuery(query)
+            signScores(q8, into: &scores)
+            // How many rows score above each value: a count per value, summed from the top.
+            let lowest = Int(scores.min() ?? 0), highest = Int(scores.max() ?? 0)
+            var above = [Int](repeating: 0, count: highest - lowest + 2)
+            for score in scores { above[Int(score) - lowest] += 1 }
+            var running = 0
+            for value in stride(from: highest - lowest, through: 0, by: -1) {
+                let here = above[value]
+                above[value] = running
+                running += here
+            }
+            for row in exact[number] { ranks.append(above[Int(scores[row]) - lowest] + 1) }
+            closeness.append(Self.closeness(best: Int32(highest), query: q8))
+        }
+        guard !ranks.isEmpty else { return nil }
+        ranks.sort()
+        let depth = max(SignStage.minimumDepth, 2 * ranks[min(ranks.count - 1, Int(Double(ranks.count) * 0.998))])
+        return depth <= n / 4 ? SignStage.Calibration(depth: depth, closeness: closeness.min()!) : nil
+    }
+
+    /// Row numbers of each query's exact top `k` (float32 products). Call with the read lock held.
+    private func topRows(_ queries: [[Float]], k: Int) -> [[Int]] {
+        let n = ids.count, d = dimension, q = queries.count
+        var tops = (0..<q).map { _ in TopK(k: k) }
+        let block = Self.batchBlockRows
+        var flat = [Float](); flat.reserveCapacity(q * d)
+        for query in queries { flat.append(contentsOf: query) }
+        var scores = [Float](repeating: 0, count: q * block)
+        matrix.withUnsafeBufferPointer { m in
+            for start in stride(from: 0, to: n, by: block) {
+                let rows = min(block, n - start)
+                scores.withUnsafeMutableBufferPointer { s in
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(q), Int32(rows), Int32(d),
+                                1, flat, Int32(d), m.baseAddress! + start * d, Int32(d), 0, s.baseAddress!, Int32(rows))
+                    for j in 0..<q {
+                        for i in 0..<rows where s[j * rows + i] >= tops[j].threshold {
+                            tops[j].offer(id: Int64(start + i), score: s[j * rows + i])
+                        }
+                    }
+                }
+            }
+        }
+        return tops.map { $0.sorted().map { Int($0.id) } }
+    }
+
+    /// Every row's sign score for an int8 query. Call with the read lock held.
+    private func signScores(_ query: [Int8], into scores: inout [Int32]) {
+        var padded = query
+        padded.append(contentsOf: repeatElement(0, count: signWords * 64 - dimension))
+        signBits.withUnsafeBufferPointer { bits in
+            padded.withUnsafeBufferPointer { q in
+                scores.withUnsafeMutableBufferPointer { out in
+                    kb_sign_dot_rows(bits.baseAddress!, ids.count, signWords, q.baseAddress!, out.baseAddress!)
+                }
+            }
+        }
+    }
+
+    /// A search through the sign stage: the best `depth` rows by sign score (scaled for `k`, and
+    /// twice for a filter's share of the rows) get their int8 products, then the exact rescoring. Nil
+    /// for a query that comes less close to every row than the calibration's queries did: the
+    /// depth says nothing about it, and the int8 scan of every row answers it.
+    /// Call with the read lock held.
+    private func signSearch(_ query: [Float], k: Int, allowed: Set<Int64>?, calibration: SignStage.Calibration) -> [TopK.Entry]? {
+        let n = ids.count, d = dimension
+        let q8 = Self.quantizedQuery(query)
+        var wanted = calibration.depth * max(1, (k + 9) / 10)
+        // A filter's top k lie deeper among all rows, and further from the query: twice its share.
+        if let allowed { wanted = 2 * wanted * n / max(1, allowed.count) }
+        wanted = min(n, wanted)
+        var scores = [Int32](repeating: 0, count: n)
+        signScores(q8, into: &scores)
+        guard Self.closeness(best: scores.max() ?? 0, query: q8) >= calibration.closeness else {
+            signStage.withLock { $0.counts.scanned += 1 }
+            return nil
+        }
+        var picked = [UInt32](repeating: 0, count: wanted)
+        let count = scores.withUnsafeBufferPointer { s in
+            picked.withUnsafeMutableBufferPointer { p in kb_top_rows(s.baseAddress!, n, wanted, p.baseAddress!) }
+        }
+        signStage.withLock { stage in
+            stage.counts.searches += 1
+            stage.counts.rows += count
+        }
+        picked.removeLast(picked.count - count)
+        if let allowed { picked.removeAll { !allowed.contains(ids[Int($0)]) } }
+        var dots = [Int32](repeating: 0, count: picked.count)
+        quantizedRows.withUnsafeBufferPointer { rows in
+            picked.withUnsafeBufferPointer { p in
+                q8.withUnsafeBufferPointer { q in
+                    dots.withUnsafeMutableBufferPointer { out in
+                        kb_i8_dot_picked(rows.baseAddress!, p.baseAddress!, p.count, d, q.baseAddress!, out.baseAddress!)
+                    }
+                }
+            }
+        }
+        var candidates = TopK(k: max(k * Self.rescoreFactor, 100))
+        scales.withUnsafeBufferPointer { scales in
+            for (row, dot) in zip(picked, dots) {
+                let score = Float(dot) * scales[Int(row)]
+                if score >= candidates.threshold { candidates.offer(id: Int64(row), score: score) }
+            }
+        }
+        return rescore(candidates.sorted(), query: query, k: k)
+    }
+
+    /// A query's best sign score as a share of the largest it could have (every row's signs
+    /// matching its own): how close it comes to some row.
+    static func closeness(best: Int32, query: [Int8]) -> Float {
+        Float(best) / Float(max(1, query.reduce(0) { $0 + abs(Int($1)) }))
+    }
+
+    /// A float query as int8, scaled by its largest magnitude.
+    static func quantizedQuery(_ query: [Float]) -> [Int8] {
+        var largest: Float = 0
+        for v in query { largest = max(largest, abs(v)) }
+        let scale = largest > 0 ? largest / 127 : 1
+        return query.map { Int8(($0 / scale).rounded()) }
     }
 
     /// Concurrent quantized searches waiting for, or in, a shared scan.
@@ -218,12 +432,7 @@ public final class VectorIndex: @unchecked Sendable {
         lock.read {
             let n = ids.count, d = dimension
             guard n > 0 else { return batch.map { _ in [] } }
-            let queries = batch.map { request -> [Int8] in
-                var largest: Float = 0
-                for v in request.query { largest = max(largest, abs(v)) }
-                let queryScale = largest > 0 ? largest / 127 : 1
-                return request.query.map { Int8(($0 / queryScale).rounded()) }
-            }
+            let queries = batch.map { Self.quantizedQuery($0.query) }
             var candidates = batch.map { TopK(k: max($0.k * Self.rescoreFactor, 100)) }
             quantizedRows.withUnsafeBufferPointer { rows in
                 if batch.count == 1 {
@@ -406,6 +615,42 @@ final class PartialTops: @unchecked Sendable {
             }
         }
     }
+}
+
+/// The sign stage's calibration: how many rows by sign score a top-10 search hands to the int8
+/// stage, measured on the index's own rows when it had `rows` rows (0: never; nil calibration:
+/// the signs rank too poorly here and every row gets its int8 product).
+public struct SignStage: Sendable {
+    /// Rows searched as queries to calibrate.
+    static let samples = 48
+    /// The least depth used, however well the signs rank.
+    static let minimumDepth = 512
+
+    struct Calibration: Sendable {
+        /// Rows by sign score a top-10 search takes.
+        var depth: Int
+        /// The least closeness (`VectorIndex.closeness`) of a query the depth holds for.
+        var closeness: Float
+    }
+
+    /// What searches through the stage did, for measurements.
+    public struct Counts: Sendable, Hashable {
+        /// Searches the stage answered.
+        public var searches = 0
+        /// Rows they gave int8 products, all together.
+        public var rows = 0
+        /// Searches left to the int8 scan because the query came less close to every row than
+        /// the calibration's queries.
+        public var scanned = 0
+    }
+
+    var rows = 0
+    var calibration: Calibration?
+    var calibrating = false
+    var counts = Counts()
+
+    /// Whether the index's size has halved or doubled since the last calibration.
+    func isDue(rows now: Int) -> Bool { rows == 0 || now > 2 * rows || 2 * now < rows }
 }
 
 /// One search of a shared quantized scan.

@@ -38,6 +38,22 @@ import Testing
         #expect(small.largestPass <= 3)
     }
 
+    /// In `.throughput` mode queries have a queue of their own (one worker on every core) and
+    /// passages theirs: the same text gets the same vector from either, at once or concurrently.
+    @Test func queriesAndPassagesGetTheSameVectorsFromTheirOwnQueues() async throws {
+        let folder = try InstalledModel.get().folder
+        #expect(folder.queryPrefix.isEmpty && folder.passagePrefix.isEmpty)   // MiniLM has no prompts
+        let embedder = try BERTEmbedder(folder: folder, mode: .throughput, precision: .fp32)
+        let texts = Self.fixture.cases.map(\.text)
+        let passages = try await embedder.embed(texts, role: .passage)
+        let passesBefore = embedder.passCount
+        async let queries = embedder.embed(texts, role: .query)
+        async let again = embedder.embed(Array(texts.reversed()), role: .passage)
+        #expect(try await queries == passages)
+        #expect(try await again == passages.reversed())
+        #expect(embedder.passCount > passesBefore + 1)
+    }
+
     /// Micro-batching packs concurrent callers' texts into one forward pass; each text's vector
     /// must be exactly what it gets alone, whichever texts it shares a pass with.
     @Test(arguments: [ComputeMode.throughput, .latency], PrecisionGate.available.map(\.precision))

@@ -131,6 +131,21 @@ func bruteForce(_ entries: [(id: Int64, vector: [Float])], _ query: [Float], k: 
     }
 }
 
+/// Unit vectors in groups around `clusters` random centres, as embeddings of related texts are
+/// (each a centre plus 0.7 of a random unit vector, normalised).
+func clusteredVectors(count: Int, dimension: Int, clusters: Int, seed: UInt64, firstID: Int64 = 7) -> [(id: Int64, vector: [Float])] {
+    let centres = randomVectors(count: clusters, dimension: dimension, seed: 1234).map(\.vector)
+    let noise = randomVectors(count: count, dimension: dimension, seed: seed)
+    var state = seed
+    return noise.enumerated().map { i, entry in
+        state = state &* 6364136223846793005 &+ 1442695040888963407
+        let centre = centres[Int(state >> 33) % clusters]
+        let v = zip(centre, entry.vector).map { $0 + 0.7 * $1 }
+        let norm = v.reduce(0) { $0 + $1 * $1 }.squareRoot()
+        return (firstID + Int64(i), v.map { $0 / norm })
+    }
+}
+
 @Suite struct QuantizedScanTests {
     static let data = randomVectors(count: 20_000, dimension: 384, seed: 3)
 
@@ -229,4 +244,137 @@ final class LockedResults: @unchecked Sendable {
     init(count: Int) { values = Array(repeating: nil, count: count) }
     func set(_ index: Int, _ value: [TopK.Entry]?) { lock.withLock { values[index] = value } }
     func get(_ index: Int) -> [TopK.Entry]? { lock.withLock { values[index] } }
+}
+
+/// Queries as far from `rows` as a question is from its passage: each row plus a random vector
+/// 1.2 times its length (cosine ≈ 0.64), normalised.
+func nearbyQueries(_ rows: [[Float]], seed: UInt64) -> [[Float]] {
+    let noise = randomVectors(count: rows.count, dimension: rows.first?.count ?? 0, seed: seed).map(\.vector)
+    return zip(rows, noise).map { row, noise in
+        let v = zip(row, noise).map { $0 + 1.2 * $1 }
+        let norm = v.reduce(0) { $0 + $1 * $1 }.squareRoot()
+        return v.map { $0 / norm }
+    }
+}
+
+@Suite struct SignStageTests {
+    static let data = clusteredVectors(count: 20_000, dimension: 384, clusters: 2_000, seed: 3)
+
+    static func index() throws -> VectorIndex {
+        let index = VectorIndex(dimension: 384)
+        try index.upsert(data)
+        index.enableQuantization()
+        return index
+    }
+
+    /// Recall@10 of the quantized search against the exact one, checking that every score is exact.
+    static func recall(_ index: VectorIndex, _ queries: [[Float]], k: Int = 10) throws -> Double {
+        var found = 0
+        for query in queries {
+            let exact = try index.search(query, k: k)
+            let approximate = try index.search(query, k: k, quantized: true)
+            found += Set(exact.map(\.id)).intersection(approximate.map(\.id)).count
+            for hit in approximate {
+                let score = zip(index.vector(for: hit.id)!, query).reduce(Float(0)) { $0 + $1.0 * $1.1 }
+                #expect(abs(score - hit.score) < 1e-4)
+            }
+        }
+        return Double(found) / Double(k * queries.count)
+    }
+
+    @Test func groupedVectorsAreSearchedThroughTheSignStageWithRecallAtLeast099() throws {
+        let index = try Self.index()
+        let depth = try #require(index.signStageDepth)
+        #expect(depth < Self.data.count / 4)
+        let queries = nearbyQueries(stride(from: 11, to: Self.data.count, by: 400).map { Self.data[$0].vector }, seed: 77)
+        let recall10 = try Self.recall(index, queries)
+        let recall24 = try Self.recall(index, queries, k: 24)
+        #expect(recall10 >= 0.99, "recall@10 \(recall10)")
+        #expect(recall24 >= 0.99, "recall@24 \(recall24)")
+        let counts = index.signStageCounts
+        #expect(counts.searches >= queries.count * 9 / 10, "\(counts)")
+        #expect(counts.rows / max(1, counts.searches) < Self.data.count / 4)
+    }
+
+    @Test func queriesFarFromEveryRowGetTheInt8ScanOfEveryRow() throws {
+        let index = try Self.index()
+        #expect(index.signStageDepth != nil)
+        let far = randomVectors(count: 20, dimension: 384, seed: 4242).map(\.vector)
+        let recall = try Self.recall(index, far)
+        #expect(recall >= 0.99, "recall@10 \(recall)")
+        #expect(index.signStageCounts.scanned == far.count)
+        #expect(index.signStageCounts.searches == 0)
+    }
+
+    @Test func filtersHoldOnTheSignStage() throws {
+        let index = try Self.index()
+        let allowed = Set(Self.data.enumerated().filter { $0.offset % 3 == 0 }.map(\.element.id))
+        let queries = nearbyQueries(stride(from: 0, to: Self.data.count, by: 1000).map { Self.data[$0].vector }, seed: 5)
+        var found = 0
+        for query in queries {
+            let hits = try index.search(query, k: 10, allowed: allowed, quantized: true)
+            #expect(hits.count == 10 && hits.allSatisfy { allowed.contains($0.id) })
+            let exact = bruteForce(Self.data, query, k: 10, allowed: allowed)
+            found += Set(exact.map(\.id)).intersection(hits.map(\.id)).count
+        }
+        #expect(Double(found) / Double(10 * queries.count) >= 0.99)
+        #expect(index.signStageCounts.searches > 0)
+    }
+
+    @Test func theSignCopyFollowsUpdatesAndRemovals() throws {
+        let index = try Self.index()
+        _ = index.signStageDepth
+        index.remove(Self.data.prefix(3_000).map(\.id))
+        // New rows near existing ones, and replaced vectors: both must be found by nearby queries.
+        let moved = clusteredVectors(count: 200, dimension: 384, clusters: 2_000, seed: 91, firstID: 1_000_000)
+        try index.upsert(moved)
+        try index.upsert(zip(Self.data[5_000..<5_200], moved).map { (id: $0.id, vector: $1.vector) })
+        let queries = nearbyQueries(moved.prefix(40).map(\.vector), seed: 8)
+        let recall = try Self.recall(index, queries)
+        #expect(recall >= 0.99, "recall@10 \(recall)")
+        for id in Self.data.prefix(3_000).map(\.id) where id % 97 == 0 { #expect(index.vector(for: id) == nil) }
+        #expect(index.signStageCounts.searches > 0)
+    }
+
+    @Test func uniformlySpreadVectorsKeepTheInt8Scan() throws {
+        let index = VectorIndex(dimension: 384)
+        try index.upsert(randomVectors(count: 20_000, dimension: 384, seed: 3))
+        index.enableQuantization()
+        #expect(index.signStageDepth == nil)
+        let small = VectorIndex(dimension: 384)
+        try small.upsert(Array(Self.data.prefix(VectorIndex.signStageMinimumRows - 1)))
+        small.enableQuantization()
+        #expect(small.signStageDepth == nil)
+    }
+
+    @Test func signSumsEqualTheirSums() {
+        var generator = SystemRandomNumberGenerator()
+        for (n, words) in [(1, 1), (3, 6), (4, 6), (37, 6), (9, 2), (5, 8), (6, 9)] {
+            let bits = (0..<(n * words)).map { _ in UInt64.random(in: .min ... .max, using: &generator) }
+            var query = (0..<(words * 64)).map { _ in Int8.random(in: -127...127, using: &generator) }
+            query[0] = -128
+            var out = [Int32](repeating: 0, count: n)
+            kb_sign_dot_rows(bits, n, words, query, &out)
+            let expected = (0..<n).map { i in
+                (0..<(words * 64)).reduce(Int32(0)) { sum, j in bits[i * words + j / 64] >> UInt64(j % 64) & 1 == 1 ? sum + Int32(query[j]) : sum }
+            }
+            #expect(out == expected, "n \(n), words \(words)")
+        }
+    }
+
+    @Test(arguments: [0, 1, 7, 500, 999, 1000, 1300])
+    func topRowsAreTheLargestScores(r: Int) {
+        var generator = SystemRandomNumberGenerator()
+        for range in [Int32(3), 100_000] {   // many ties, and a range the histogram narrows in two steps
+            let scores = (0..<1000).map { _ in Int32.random(in: -range...range, using: &generator) }
+            var rows = [UInt32](repeating: 0, count: max(r, 1))
+            let count = kb_top_rows(scores, scores.count, r, &rows)
+            #expect(count == min(r, scores.count))
+            let picked = Set(rows.prefix(count).map(Int.init))
+            #expect(picked.count == count)
+            let lowestPicked = picked.map { scores[$0] }.min() ?? .max
+            let highestLeft = scores.indices.filter { !picked.contains($0) }.map { scores[$0] }.max() ?? .min
+            #expect(lowestPicked >= highestLeft)
+        }
+    }
 }
