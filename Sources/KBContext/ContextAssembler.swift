@@ -74,13 +74,10 @@ public struct AssembledContext: Sendable, Hashable, Codable {
 public struct ContextAssembler: Sendable {
     public var counter: any TokenCounter
     public var options: ContextOptions
-    /// Word sets kept between assemblies (the same choices, computed once per text); nil for none.
-    public var wordSets: WordSetCache?
 
-    public init(counter: any TokenCounter, options: ContextOptions = ContextOptions(), wordSets: WordSetCache? = nil) {
+    public init(counter: any TokenCounter, options: ContextOptions = ContextOptions()) {
         self.counter = counter
         self.options = options
-        self.wordSets = wordSets
     }
 
     static let header = """
@@ -150,25 +147,19 @@ public struct ContextAssembler: Sendable {
     func prepare(_ items: [ContextItem], limit: Int) -> [ContextItem] {
         let ranked = items.enumerated().sorted { $0.element.score != $1.element.score ? $0.element.score > $1.element.score : $0.offset < $1.offset }
             .map(\.element)
-        var sets = WordSets(cache: wordSets)
-        let words = ranked.map { sets.words($0.text) }
-        let kept = RankFusion.distinct(ranked.count) { i, j in WordSets.similarity(words[j], words[i]) >= options.duplicateThreshold }
+        let words = ranked.map { WordSets.words($0.text) }
+        let kept = RankFusion.distinct(ranked.count) { i, j in WordSets.reaches(words[j], words[i], options.duplicateThreshold) }
             .map { ranked[$0] }
         var merged = options.mergeAdjacent ? Self.mergeNeighbours(kept) : kept
-        merged = mmr(merged, limit: max(0, limit), sets: &sets)
+        merged = mmr(merged, limit: max(0, limit))
         return merged.sorted { $0.score > $1.score }
     }
 
     /// Up to `limit` items by maximal marginal relevance: each round picks the item with the best
     /// λ·relevance − (1 − λ)·(its highest similarity to an item already picked).
     func mmr(_ items: [ContextItem], limit: Int) -> [ContextItem] {
-        var sets = WordSets(cache: wordSets)
-        return mmr(items, limit: limit, sets: &sets)
-    }
-
-    private func mmr(_ items: [ContextItem], limit: Int, sets: inout WordSets) -> [ContextItem] {
         guard items.count > limit else { return items }
-        let words = items.map { sets.words($0.text) }
+        let words = items.map { WordSets.words($0.text) }
         let top = items.map(\.score).max() ?? 1
         let scale = top > 0 ? top : 1
         return RankFusion.maximalMarginalRelevance(items.map { $0.score / scale }, lambda: options.diversity, k: limit) { i, j in

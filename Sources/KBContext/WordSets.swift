@@ -1,36 +1,25 @@
 import Foundation
 
-/// The distinct words of texts as sorted integer ids, for fast set similarity: words are
-/// lower-cased runs of letters and digits, interned per `WordSets` value, so two sets compare by
-/// merging arrays instead of hashing strings.
+/// The distinct words of texts as sorted 64-bit hashes, for fast set similarity: words are
+/// lower-cased runs of letters and digits, each hashed from its UTF-8 bytes in NFC (FNV-1a), so two sets
+/// compare by merging arrays instead of hashing strings, and no word becomes a `String` of its
+/// own. (Two different words share a hash with a chance of about one in 10¹⁸ per pair.)
 ///
 /// ```swift
-/// var sets = WordSets()
-/// let a = sets.words("Venus rules Taurus"), b = sets.words("Taurus is ruled by Venus")
+/// let a = WordSets.words("Venus rules Taurus"), b = WordSets.words("Taurus is ruled by Venus")
 /// WordSets.similarity(a, b)   // 0.4
 /// ```
-struct WordSets {
-    private var ids: [String: Int32] = [:]
-    /// Sets kept between calls, when the assembler has a cache.
-    private let cache: WordSetCache?
-
-    init(cache: WordSetCache? = nil) { self.cache = cache }
-
-    /// The distinct words of `text`: what `Set(text.lowercased().split { !$0.isLetter && !$0.isNumber })`
-    /// holds, as ids.
-    mutating func words(_ text: String) -> [Int32] {
-        if let cache { return cache.words(text) }
-        return Self.words(text) { id($0) }
-    }
-
-    /// The sorted, distinct ids `intern` gives the words of `text`.
-    static func words(_ text: String, intern: (String) -> Int32) -> [Int32] {
-        var result: [Int32] = []
-        if let ascii = Self.asciiWords(text) {
-            result.reserveCapacity(ascii.count)
-            for word in ascii { result.append(intern(word)) }
-        } else {
-            for word in text.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }) { result.append(intern(String(word))) }
+enum WordSets {
+    /// The distinct words of `text` — what `Set(text.lowercased().split { !$0.isLetter && !$0.isNumber })`
+    /// holds — as sorted hashes.
+    static func words(_ text: String) -> [UInt64] {
+        var result = asciiWords(text) ?? text.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }).map { word in
+            // Canonically equivalent spellings are one word, as they are one String ("café" with
+            // é or with e and a combining accent): hashed in NFC.
+            var hash = Hash()
+            let bytes = word.utf8.allSatisfy { $0 < 0x80 } ? word.utf8 : String(word).precomposedStringWithCanonicalMapping.utf8[...]
+            for byte in bytes { hash.add(byte) }
+            return hash.value
         }
         result.sort()
         var unique = 0
@@ -42,104 +31,90 @@ struct WordSets {
         return result
     }
 
-    private mutating func id(_ word: String) -> Int32 {
-        if let known = ids[word] { return known }
-        let next = Int32(ids.count)
-        ids[word] = next
-        return next
+    /// FNV-1a over a word's bytes.
+    struct Hash {
+        var value: UInt64 = 0xcbf29ce484222325
+        mutating func add(_ byte: UInt8) { value = (value ^ UInt64(byte)) &* 0x100000001b3 }
     }
 
-    /// The words of an all-ASCII text, straight from its bytes (the same words the Character path
-    /// finds: for ASCII, letters and digits are [A-Za-z0-9]); nil for any other text.
-    static func asciiWords(_ text: String) -> [String]? {
+    /// The word hashes of an all-ASCII text, straight from its bytes (the same words the Character
+    /// path finds: for ASCII, letters and digits are [A-Za-z0-9]); nil for any other text.
+    static func asciiWords(_ text: String) -> [UInt64]? {
         var text = text
-        return text.withUTF8 { bytes -> [String]? in
-            var words: [String] = []
-            var start = -1
-            for (index, byte) in bytes.enumerated() {
+        return text.withUTF8 { bytes -> [UInt64]? in
+            var words: [UInt64] = []
+            words.reserveCapacity(bytes.count / 5)
+            var hash = Hash(), inWord = false
+            for byte in bytes {
                 guard byte < 0x80 else { return nil }
-                let isWordByte = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                if isWordByte {
-                    if start < 0 { start = index }
-                } else if start >= 0 {
-                    words.append(lowered(bytes, start..<index))
-                    start = -1
+                let lower = byte | 0x20
+                if (byte >= 0x30 && byte <= 0x39) || (lower >= 0x61 && lower <= 0x7A) {
+                    hash.add(byte >= 0x41 && byte <= 0x5A ? lower : byte)
+                    inWord = true
+                } else if inWord {
+                    words.append(hash.value)
+                    hash = Hash()
+                    inWord = false
                 }
             }
-            if start >= 0 { words.append(lowered(bytes, start..<bytes.count)) }
+            if inWord { words.append(hash.value) }
             return words
         }
     }
 
-    private static func lowered(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
-        String(unsafeUninitializedCapacity: range.count) { buffer in
-            for (offset, byte) in bytes[range].enumerated() { buffer[offset] = byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte }
-            return range.count
-        }
-    }
-
-    /// How many ids two sorted, distinct arrays share.
-    static func sharedCount(_ a: [Int32], _ b: [Int32]) -> Int {
-        var i = 0, j = 0, shared = 0
-        while i < a.count && j < b.count {
-            if a[i] == b[j] {
-                shared += 1
-                i += 1
-                j += 1
-            } else if a[i] < b[j] {
-                i += 1
-            } else {
-                j += 1
+    /// How many values two sorted, distinct arrays share.
+    static func sharedCount(_ a: [UInt64], _ b: [UInt64]) -> Int {
+        a.withUnsafeBufferPointer { a in
+            b.withUnsafeBufferPointer { b in
+                // Without branches on the comparisons (which a merge of word ids mispredicts half
+                // the time): each step moves past the smaller id, or both when they are equal.
+                var i = 0, j = 0, shared = 0
+                while i < a.count && j < b.count {
+                    let x = a[i], y = b[j]
+                    shared &+= x == y ? 1 : 0
+                    i &+= x <= y ? 1 : 0
+                    j &+= y <= x ? 1 : 0
+                }
+                return shared
             }
         }
-        return shared
     }
 
     /// Jaccard similarity, or containment of the smaller set when that is higher (and the smaller
     /// set has at least 8 words and is 95% contained).
-    static func similarity(_ a: [Int32], _ b: [Int32]) -> Double {
+    static func similarity(_ a: [UInt64], _ b: [UInt64]) -> Double {
         guard !a.isEmpty, !b.isEmpty else { return a.isEmpty && b.isEmpty ? 1 : 0 }
-        let shared = sharedCount(a, b)
-        let jaccard = Double(shared) / Double(a.count + b.count - shared)
-        let smaller = min(a.count, b.count)
+        return similarity(shared: sharedCount(a, b), a.count, b.count)
+    }
+
+    /// The similarity of sets of `a` and `b` words that share `shared`: rises with `shared`.
+    static func similarity(shared: Int, _ a: Int, _ b: Int) -> Double {
+        let jaccard = Double(shared) / Double(a + b - shared)
+        let smaller = min(a, b)
         let containment = Double(shared) / Double(smaller)
         return max(jaccard, containment >= 0.95 && smaller >= 8 ? containment : 0)
     }
-}
 
-/// Word-id sets of texts kept between context assemblies: the same snippets come back request
-/// after request, so their words are split and interned once. Bounded: past `capacity` texts
-/// (or a million distinct words) it starts afresh.
-///
-/// ```swift
-/// let assembler = ContextAssembler(counter: ConservativeTokenCounter(), wordSets: WordSetCache())
-/// ```
-///
-/// @unchecked Sendable: `ids` and `sets` are only touched under `lock`.
-public final class WordSetCache: @unchecked Sendable {
-    private let lock = NSLock()
-    private var ids: [String: Int32] = [:]
-    private var sets: [String: [Int32]] = [:]
-    private let capacity: Int
-
-    /// `capacity`: how many texts to keep. The default is 8,192.
-    public init(capacity: Int = 8192) { self.capacity = max(1, capacity) }
-
-    func words(_ text: String) -> [Int32] {
-        lock.withLock {
-            if let known = sets[text] { return known }
-            if sets.count >= capacity || ids.count >= 1_000_000 {
-                sets = [:]
-                if ids.count >= 1_000_000 { ids = [:] }
+    /// `similarity(a, b) >= threshold`, decided as soon as the words left could no longer lift
+    /// it to the threshold (most pairs of a context's candidates are far from duplicates).
+    static func reaches(_ a: [UInt64], _ b: [UInt64], _ threshold: Double) -> Bool {
+        guard !a.isEmpty, !b.isEmpty else { return (a.isEmpty && b.isEmpty ? 1 : 0) >= threshold }
+        return a.withUnsafeBufferPointer { a in
+            b.withUnsafeBufferPointer { b in
+                var i = 0, j = 0, shared = 0, steps = 0
+                while i < a.count && j < b.count {
+                    let x = a[i], y = b[j]
+                    shared &+= x == y ? 1 : 0
+                    i &+= x <= y ? 1 : 0
+                    j &+= y <= x ? 1 : 0
+                    steps &+= 1
+                    if steps & 15 == 0,
+                       similarity(shared: shared + min(a.count - i, b.count - j), a.count, b.count) < threshold {
+                        return false
+                    }
+                }
+                return similarity(shared: shared, a.count, b.count) >= threshold
             }
-            let result = WordSets.words(text) { word in
-                if let known = ids[word] { return known }
-                let next = Int32(ids.count)
-                ids[word] = next
-                return next
-            }
-            sets[text] = result
-            return result
         }
     }
 }

@@ -41,7 +41,7 @@ extension KnowledgeBase {
                         options: ContextOptions = ContextOptions()) async throws -> ContextResponse {
         let valid = try request.validated(limits)
         let (query, budget) = (valid.query, valid.budget)
-        let assembler = ContextAssembler(counter: counter, options: options, wordSets: wordSets)
+        let assembler = ContextAssembler(counter: counter, options: options)
         switch valid.target {
         case .bot(let name, let user):
             return try await botContext(name, query: query, history: valid.history, filters: valid.filters, user: user, budget: budget,

@@ -40,8 +40,6 @@ public final class KnowledgeBase: Sendable {
     let health = EmbedderHealth()
     /// The API tokens last read from the index, and when (`authenticate`).
     let tokenCache = LockedValue<(read: Date, tokens: [APIToken])?>(nil)
-    /// Word sets of the texts context assembly has seen.
-    let wordSets = WordSetCache()
     /// Wakes the job runner when this process queues a job.
     let jobSignal = JobSignal()
 

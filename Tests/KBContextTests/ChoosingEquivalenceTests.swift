@@ -3,7 +3,7 @@ import KBCore
 import Testing
 @testable import KBContext
 
-/// The fast choosing code (interned word ids, incremental MMR, Character-array overlap) must
+/// The fast choosing code (hashed word sets, incremental MMR, Character-array overlap) must
 /// choose exactly what the plain definitions choose. The definitions are here, written the
 /// straightforward way (string sets, MMR recomputed from scratch, `hasSuffix`).
 @Suite struct ChoosingEquivalenceTests {
@@ -65,8 +65,6 @@ import Testing
     @Test func choosingMatchesTheDefinitionOverRandomItems() {
         var rng = SeededGenerator(seed: 7)
         let assembler = ContextAssembler(counter: ConservativeTokenCounter())
-        // A small shared cache, so that rounds both reuse sets and start afresh.
-        let cached = ContextAssembler(counter: ConservativeTokenCounter(), wordSets: WordSetCache(capacity: 50))
         for round in 0..<400 {
             // Some near-copies, so that deduplication and merging have work to do.
             var items: [ContextItem] = []
@@ -80,7 +78,6 @@ import Testing
             let limit = Int.random(in: 0...10, using: &rng)
             let defined = Self.definedPrepare(items, limit: limit, options: assembler.options)
             #expect(assembler.prepare(items, limit: limit) == defined, "round \(round)")
-            #expect(cached.prepare(items, limit: limit) == defined, "round \(round), cached word sets")
         }
     }
 
@@ -88,10 +85,12 @@ import Testing
         var rng = SeededGenerator(seed: 11)
         for _ in 0..<300 {
             let a = Self.text(&rng, words: 0...30), b = Self.text(&rng, words: 0...30)
-            var sets = WordSets()
-            let x = sets.words(a), y = sets.words(b)
+            let x = WordSets.words(a), y = WordSets.words(b)
             #expect(x.count == Self.words(a).count)
             #expect(WordSets.similarity(x, y) == Self.similarity(Self.words(a), Self.words(b)), "\(a) | \(b)")
+            for threshold in [0.0, 0.3, 0.5, 0.8, 0.95, 1.0] {
+                #expect(WordSets.reaches(x, y, threshold) == (Self.similarity(Self.words(a), Self.words(b)) >= threshold), "\(a) | \(b)")
+            }
         }
     }
 
