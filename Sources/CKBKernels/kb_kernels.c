@@ -143,15 +143,20 @@ static void sign_dot_rows_vnni(const uint64_t *bits, size_t n, size_t words, con
 }
 #endif
 
-void kb_sign_dot_rows(const uint64_t *bits, size_t n, size_t words, const int8_t *query, int32_t *out) {
+int32_t kb_sign_dot_rows(const uint64_t *bits, size_t n, size_t words, const int8_t *query, int32_t *out) {
 #if defined(__x86_64__) && defined(__clang__)
     static int has_vnni = -1;
     if (has_vnni < 0) {
         has_vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni") ? 1 : 0;
     }
-    if (has_vnni && words <= 8) { sign_dot_rows_vnni(bits, n, words, query, out); return; }
-#endif
+    if (has_vnni && words <= 8) sign_dot_rows_vnni(bits, n, words, query, out);
+    else sign_dot_rows(bits, n, words, query, out);
+#else
     sign_dot_rows(bits, n, words, query, out);
+#endif
+    int32_t best = INT32_MIN;
+    for (size_t i = 0; i < n; i++) best = out[i] > best ? out[i] : best;
+    return best;
 }
 
 size_t kb_top_rows(const int32_t *scores, size_t n, size_t r, uint32_t *rows) {

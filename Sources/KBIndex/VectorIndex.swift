@@ -345,11 +345,12 @@ public final class VectorIndex: @unchecked Sendable {
         return tops.map { $0.sorted().map { Int($0.id) } }
     }
 
-    /// Every row's sign score for an int8 query. Call with the read lock held.
-    private func signScores(_ query: [Int8], into scores: inout [Int32]) {
+    /// Every row's sign score for an int8 query, and the best of them. Call with the read lock held.
+    @discardableResult
+    private func signScores(_ query: [Int8], into scores: inout [Int32]) -> Int32 {
         var padded = query
         padded.append(contentsOf: repeatElement(0, count: signWords * 64 - dimension))
-        signBits.withUnsafeBufferPointer { bits in
+        return signBits.withUnsafeBufferPointer { bits in
             padded.withUnsafeBufferPointer { q in
                 scores.withUnsafeMutableBufferPointer { out in
                     kb_sign_dot_rows(bits.baseAddress!, ids.count, signWords, q.baseAddress!, out.baseAddress!)
@@ -370,13 +371,13 @@ public final class VectorIndex: @unchecked Sendable {
         // A filter's top k lie deeper among all rows, and further from the query: twice its share.
         if let allowed { wanted = 2 * wanted * n / max(1, allowed.count) }
         wanted = min(n, wanted)
-        var scores = [Int32](repeating: 0, count: n)
-        signScores(q8, into: &scores)
-        guard Self.closeness(best: scores.max() ?? 0, query: q8) >= calibration.closeness else {
+        var scores = [Int32](unsafeUninitializedCapacity: n) { _, count in count = n }
+        let best = signScores(q8, into: &scores)
+        guard Self.closeness(best: best, query: q8) >= calibration.closeness else {
             signStage.withLock { $0.counts.scanned += 1 }
             return nil
         }
-        var picked = [UInt32](repeating: 0, count: wanted)
+        var picked = [UInt32](unsafeUninitializedCapacity: wanted) { _, count in count = wanted }
         let count = scores.withUnsafeBufferPointer { s in
             picked.withUnsafeMutableBufferPointer { p in kb_top_rows(s.baseAddress!, n, wanted, p.baseAddress!) }
         }

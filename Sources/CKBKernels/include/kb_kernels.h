@@ -13,8 +13,8 @@ void kb_i8_dot_picked(const int8_t *rows, const uint32_t *picked, size_t count, 
 
 /// out[i] = Σ of query[j] over the set bits j of row i, for rows of `words` 64-bit words each
 /// (bit j of a row is bit j % 64 of its word j / 64): the query's inner product with the row's
-/// sign pattern is 2·out[i] − Σ query.
-void kb_sign_dot_rows(const uint64_t *bits, size_t n, size_t words, const int8_t *query, int32_t *out);
+/// sign pattern is 2·out[i] − Σ query. Returns the largest out[i] (INT32_MIN when n is 0).
+int32_t kb_sign_dot_rows(const uint64_t *bits, size_t n, size_t words, const int8_t *query, int32_t *out);
 
 /// Writes into `rows` the numbers of the `r` largest of `scores[0..<n]` (ties broken by
 /// position; in no particular order) and returns how many it wrote: min(r, n).
