@@ -63,9 +63,6 @@ public final class SQLiteStore: TransactionalStore {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             // Deleted text is overwritten with zeros in the file, not left in free pages.
             try db.execute(sql: "PRAGMA secure_delete = ON")
-            // Pages are read from a shared memory map rather than copied into each connection's
-            // cache (SQLite still writes with write()).
-            try db.execute(sql: "PRAGMA mmap_size = \(Self.mmapBytes)")
             db.add(tokenizer: FoldingTokenizer.self)
         }
         let pool: DatabasePool
@@ -80,10 +77,6 @@ public final class SQLiteStore: TransactionalStore {
         try store.prepareSchema()
         return store
     }
-
-    /// How much of the index file connections read through a memory map: 4 GiB on 64-bit
-    /// systems (address space, not memory: pages are the kernel's page cache).
-    static let mmapBytes: Int64 = 4 << 30
 
     private func prepareSchema() throws {
         do {
