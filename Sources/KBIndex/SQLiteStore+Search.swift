@@ -78,12 +78,12 @@ extension SQLiteStore.Snapshot {
     }
 
     /// Source path, text and weight of snippets: what weighting, grouping and near-duplicate checks need.
-    public func snippetSummaries(_ ids: [Int64]) throws -> [Int64: SnippetSummary] {
+    public func snippetSummaries(_ ids: [Int64], texts: Bool) throws -> [Int64: SnippetSummary] {
         var result: [Int64: SnippetSummary] = [:]
         for chunk in stride(from: 0, to: ids.count, by: 500) {
             let list = SQLiteStore.inList(Array(ids[chunk..<min(chunk + 500, ids.count)]))
             for row in try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT sn.id, so.path, sn.text, sn.weight FROM snippets sn JOIN sources so ON so.id = sn.source_id
+                SELECT sn.id, so.path, \(texts ? "sn.text" : "''"), sn.weight FROM snippets sn JOIN sources so ON so.id = sn.source_id
                 WHERE sn.id IN (\(list.sql))
                 """), arguments: list.arguments) {
                 result[row[0]] = SnippetSummary(sourcePath: row[1], text: row[2], weight: row[3])

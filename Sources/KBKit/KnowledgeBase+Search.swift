@@ -200,7 +200,8 @@ extension KnowledgeBase {
                 [keywordRanking.map(\.id), vectorRanking.map(\.id)],
                 weights: [query.keywordWeight, query.vectorWeight]).map { ($0.id, $0.score) }
         }
-        let summaries = try snapshot.snippetSummaries(ordered.map(\.id))
+        // Texts only where near-duplicates are compared by them.
+        let summaries = try snapshot.snippetSummaries(ordered.map(\.id), texts: collapsing)
         ordered = ordered.filter { summaries[$0.id] != nil }
         // Records' weights reorder the candidates (a stable sort: equal scores keep their order).
         if ordered.contains(where: { summaries[$0.id]?.weight != nil }) {

@@ -278,11 +278,12 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         return result
     }
 
-    func snippetSummaries(_ ids: [Int64]) throws -> [Int64: SnippetSummary] {
+    func snippetSummaries(_ ids: [Int64], texts: Bool) throws -> [Int64: SnippetSummary] {
         guard !ids.isEmpty else { return [:] }
         var result: [Int64: SnippetSummary] = [:]
         for row in try session.rows("""
-            SELECT sn.id, so.path, sn.text, sn.weight FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE sn.id = ANY ($1)
+            SELECT sn.id, so.path, \(texts ? "sn.text" : "''"), sn.weight FROM snippets sn JOIN sources so ON so.id = sn.source_id
+            WHERE sn.id = ANY ($1)
             """, .ints(ids)) {
             result[try row.get(0, Int64.self)] = SnippetSummary(sourcePath: try row.get(1), text: try row.get(2), weight: try row.get(3, Double?.self))
         }

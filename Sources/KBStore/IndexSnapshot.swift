@@ -60,7 +60,8 @@ public protocol IndexSnapshot: StoredReads {
     func hiddenSnippetIDs(user: String?) throws -> Set<Int64>
     /// Hits for snippet ids (rank and score 0); with `highlighting`, excerpts mark its words.
     func hits(for ids: [Int64], highlighting text: String?) throws -> [Int64: SearchHit]
-    func snippetSummaries(_ ids: [Int64]) throws -> [Int64: SnippetSummary]
+    /// Where snippets come from, their weights and (with `texts`; else "") their texts.
+    func snippetSummaries(_ ids: [Int64], texts: Bool) throws -> [Int64: SnippetSummary]
 
     // Memories
     /// Memories, oldest first; `scopes` empty means all; every tag must be present.
