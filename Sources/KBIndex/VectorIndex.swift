@@ -359,8 +359,8 @@ public final class VectorIndex: @unchecked Sendable {
         }
     }
 
-    /// A search through the sign stage: the best `depth` rows by sign score (scaled for `k`, and
-    /// twice for a filter's share of the rows) get their int8 products, then the exact rescoring. Nil
+    /// A search through the sign stage: the best `depth` rows by sign score (scaled for `k` and
+    /// for a filter's share of the rows) get their int8 products, then the exact rescoring. Nil
     /// for a query that comes less close to every row than the calibration's queries did: the
     /// depth says nothing about it, and the int8 scan of every row answers it.
     /// Call with the read lock held.
@@ -368,8 +368,9 @@ public final class VectorIndex: @unchecked Sendable {
         let n = ids.count, d = dimension
         let q8 = Self.quantizedQuery(query)
         var wanted = calibration.depth * max(1, (k + 9) / 10)
-        // A filter's top k lie deeper among all rows, and further from the query: twice its share.
-        if let allowed { wanted = 2 * wanted * n / max(1, allowed.count) }
+        // A filter's top k lie deeper among all rows by its share of them, and when it leaves out
+        // half or more, further from the query too: twice that.
+        if let allowed, allowed.count < n { wanted = (2 * allowed.count < n ? 2 : 1) * wanted * n / max(1, allowed.count) }
         wanted = min(n, wanted)
         var scores = [Int32](unsafeUninitializedCapacity: n) { _, count in count = n }
         let best = signScores(q8, into: &scores)
