@@ -408,10 +408,16 @@ public final class VectorIndex: @unchecked Sendable {
         return rescore(candidates.sorted(), query: query, k: k)
     }
 
-    /// A query's best sign score as a share of the largest it could have (every row's signs
-    /// matching its own): how close it comes to some row.
+    /// How close a query comes to some row: its inner product with the best row's signs
+    /// (2·best − Σ query, from the best sign score) as a share of the largest it could be, Σ |query|
+    /// (a row whose signs are all the query's own), from −1 to 1.
     static func closeness(best: Int32, query: [Int8]) -> Float {
-        Float(best) / Float(max(1, query.reduce(0) { $0 + abs(Int($1)) }))
+        var sum = 0, magnitude = 0
+        for value in query {
+            sum += Int(value)
+            magnitude += abs(Int(value))
+        }
+        return Float(2 * Int(best) - sum) / Float(max(1, magnitude))
     }
 
     /// A float query as int8, scaled by its largest magnitude.
