@@ -141,6 +141,21 @@ static void sign_dot_rows_vnni(const uint64_t *bits, size_t n, size_t words, con
     }
     if (i < n) sign_dot_rows(bits + i * words, n - i, words, query, out + i);
 }
+
+/// Rows of more than 8 words (over 512 dimensions): the query's bytes are loaded under each word's
+/// mask straight from memory (where they stay in L1), one row at a time.
+__attribute__((target("avx512f,avx512bw,avx512vnni")))
+static void sign_dot_rows_vnni_wide(const uint64_t *bits, size_t n, size_t words, const int8_t *query, int32_t *out) {
+    const __m512i ones = _mm512_set1_epi8(1);
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t *b = bits + i * words;
+        __m512i a = _mm512_setzero_si512();
+        for (size_t w = 0; w < words; w++) {
+            a = _mm512_dpbusd_epi32(a, ones, _mm512_maskz_loadu_epi8((__mmask64)b[w], (const void *)(query + w * 64)));
+        }
+        out[i] = _mm512_reduce_add_epi32(a);
+    }
+}
 #endif
 
 int32_t kb_sign_dot_rows(const uint64_t *bits, size_t n, size_t words, const int8_t *query, int32_t *out) {
@@ -150,6 +165,7 @@ int32_t kb_sign_dot_rows(const uint64_t *bits, size_t n, size_t words, const int
         has_vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni") ? 1 : 0;
     }
     if (has_vnni && words <= 8) sign_dot_rows_vnni(bits, n, words, query, out);
+    else if (has_vnni) sign_dot_rows_vnni_wide(bits, n, words, query, out);
     else sign_dot_rows(bits, n, words, query, out);
 #else
     sign_dot_rows(bits, n, words, query, out);

@@ -349,7 +349,7 @@ func nearbyQueries(_ rows: [[Float]], seed: UInt64) -> [[Float]] {
 
     @Test func signSumsEqualTheirSums() {
         var generator = SystemRandomNumberGenerator()
-        for (n, words) in [(1, 1), (3, 6), (4, 6), (37, 6), (9, 2), (5, 8), (6, 9)] {
+        for (n, words) in [(1, 1), (3, 6), (4, 6), (37, 6), (9, 2), (5, 8), (6, 9), (7, 12)] {
             let bits = (0..<(n * words)).map { _ in UInt64.random(in: .min ... .max, using: &generator) }
             var query = (0..<(words * 64)).map { _ in Int8.random(in: -127...127, using: &generator) }
             query[0] = -128
