@@ -62,18 +62,24 @@ enum WordSets {
         }
     }
 
-    /// How many values two sorted, distinct arrays share.
-    static func sharedCount(_ a: [UInt64], _ b: [UInt64]) -> Int {
+    /// How many values two sorted, distinct arrays share — or nil as soon as the values left could
+    /// no longer lift their `similarity` to `threshold` (checked every 16 steps).
+    static func sharedCount(_ a: [UInt64], _ b: [UInt64], reaching threshold: Double = -.infinity) -> Int? {
         a.withUnsafeBufferPointer { a in
             b.withUnsafeBufferPointer { b in
-                // Without branches on the comparisons (which a merge of word ids mispredicts half
-                // the time): each step moves past the smaller id, or both when they are equal.
-                var i = 0, j = 0, shared = 0
+                // Without branches on the comparisons (which a merge of word hashes mispredicts half
+                // the time): each step moves past the smaller value, or both when they are equal.
+                var i = 0, j = 0, shared = 0, steps = 0
                 while i < a.count && j < b.count {
                     let x = a[i], y = b[j]
                     shared &+= x == y ? 1 : 0
                     i &+= x <= y ? 1 : 0
                     j &+= y <= x ? 1 : 0
+                    steps &+= 1
+                    if steps & 15 == 0, threshold > -.infinity,
+                       similarity(shared: shared + min(a.count - i, b.count - j), a.count, b.count) < threshold {
+                        return nil
+                    }
                 }
                 return shared
             }
@@ -84,7 +90,7 @@ enum WordSets {
     /// set has at least 8 words and is 95% contained).
     static func similarity(_ a: [UInt64], _ b: [UInt64]) -> Double {
         guard !a.isEmpty, !b.isEmpty else { return a.isEmpty && b.isEmpty ? 1 : 0 }
-        return similarity(shared: sharedCount(a, b), a.count, b.count)
+        return similarity(shared: sharedCount(a, b)!, a.count, b.count)
     }
 
     /// The similarity of sets of `a` and `b` words that share `shared`: rises with `shared`.
@@ -99,22 +105,7 @@ enum WordSets {
     /// it to the threshold (most pairs of a context's candidates are far from duplicates).
     static func reaches(_ a: [UInt64], _ b: [UInt64], _ threshold: Double) -> Bool {
         guard !a.isEmpty, !b.isEmpty else { return (a.isEmpty && b.isEmpty ? 1 : 0) >= threshold }
-        return a.withUnsafeBufferPointer { a in
-            b.withUnsafeBufferPointer { b in
-                var i = 0, j = 0, shared = 0, steps = 0
-                while i < a.count && j < b.count {
-                    let x = a[i], y = b[j]
-                    shared &+= x == y ? 1 : 0
-                    i &+= x <= y ? 1 : 0
-                    j &+= y <= x ? 1 : 0
-                    steps &+= 1
-                    if steps & 15 == 0,
-                       similarity(shared: shared + min(a.count - i, b.count - j), a.count, b.count) < threshold {
-                        return false
-                    }
-                }
-                return similarity(shared: shared, a.count, b.count) >= threshold
-            }
-        }
+        guard let shared = sharedCount(a, b, reaching: threshold) else { return false }
+        return similarity(shared: shared, a.count, b.count) >= threshold
     }
 }

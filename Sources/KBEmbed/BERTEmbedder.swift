@@ -65,10 +65,7 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
         var configuration = EncoderQueue.Configuration(mode: configuredMode)
         configuration.maxSequencesPerPass = maxSequencesPerPass
         configuration.collectionWindow = collectionWindow
-        queue = EncoderQueue(configuration: configuration) { sequences, scratch, threads in
-            var profile = EncoderProfile.disabled
-            return encoder.encode(sequences, scratch: scratch, threads: threads, profile: &profile)
-        }
+        queue = EncoderQueue(configuration: configuration, pass: Self.pass(encoder))
         if configuredMode == .throughput {
             let queryEncoder = precision == .auto && encoder.precision != KB_PRECISION_INT8 && kb_precision_supported(KB_PRECISION_INT8) != 0
                 ? try BERTEncoder(folder: folder, precision: KB_PRECISION_INT8) : encoder
@@ -76,10 +73,7 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
             var queries = EncoderQueue.Configuration(mode: .latency)
             queries.maxSequencesPerPass = maxSequencesPerPass
             queries.collectionWindow = collectionWindow
-            queryQueue = EncoderQueue(configuration: queries) { sequences, scratch, threads in
-                var profile = EncoderProfile.disabled
-                return queryEncoder.encode(sequences, scratch: scratch, threads: threads, profile: &profile)
-            }
+            queryQueue = EncoderQueue(configuration: queries, pass: Self.pass(queryEncoder))
         } else {
             queryPrecision = self.precision
             queryQueue = nil
@@ -89,6 +83,14 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     deinit {
         queue.stop()
         queryQueue?.stop()
+    }
+
+    /// An encoder's forward passes, for a queue.
+    private static func pass(_ encoder: BERTEncoder) -> EncoderQueue.Pass {
+        { sequences, scratch, threads in
+            var profile = EncoderProfile.disabled
+            return encoder.encode(sequences, scratch: scratch, threads: threads, profile: &profile)
+        }
     }
 
     /// The model in `$KB_MODEL_DIR`, or the default model's install location, loaded once per
@@ -150,8 +152,8 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     }
 }
 
-/// The process's models, one per folder and precision (`.auto` apart: its queries may differ), so that every caller shares one set of
-/// weights and one set of threads.
+/// The process's models, one per folder and precision (`.auto` apart: its queries may differ), so
+/// that every caller shares one set of weights and one set of threads.
 /// @unchecked Sendable: `models` is guarded by `lock`.
 final class LoadedModels: @unchecked Sendable {
     static let shared = LoadedModels()

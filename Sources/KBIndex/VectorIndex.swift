@@ -322,27 +322,7 @@ public final class VectorIndex: @unchecked Sendable {
 
     /// Row numbers of each query's exact top `k` (float32 products). Call with the read lock held.
     private func topRows(_ queries: [[Float]], k: Int) -> [[Int]] {
-        let n = ids.count, d = dimension, q = queries.count
-        var tops = (0..<q).map { _ in TopK(k: k) }
-        let block = Self.batchBlockRows
-        var flat = [Float](); flat.reserveCapacity(q * d)
-        for query in queries { flat.append(contentsOf: query) }
-        var scores = [Float](repeating: 0, count: q * block)
-        matrix.withUnsafeBufferPointer { m in
-            for start in stride(from: 0, to: n, by: block) {
-                let rows = min(block, n - start)
-                scores.withUnsafeMutableBufferPointer { s in
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(q), Int32(rows), Int32(d),
-                                1, flat, Int32(d), m.baseAddress! + start * d, Int32(d), 0, s.baseAddress!, Int32(rows))
-                    for j in 0..<q {
-                        for i in 0..<rows where s[j * rows + i] >= tops[j].threshold {
-                            tops[j].offer(id: Int64(start + i), score: s[j * rows + i])
-                        }
-                    }
-                }
-            }
-        }
-        return tops.map { $0.sorted().map { Int($0.id) } }
+        batchTops(queries, k: k, rowNumbers: true).map { $0.map { Int($0.id) } }
     }
 
     /// Every row's sign score for an int8 query, and the best of them. Call with the read lock held.
@@ -522,50 +502,54 @@ public final class VectorIndex: @unchecked Sendable {
     /// one `sgemm` into their own heaps, and the heaps are merged.
     public func search(batch queries: [[Float]], k: Int) throws -> [[TopK.Entry]] {
         if let bad = queries.first(where: { $0.count != dimension }) { throw wrongDimension(bad.count, "query") }
-        return lock.read {
-            let n = ids.count, q = queries.count
-            guard n > 0, q > 0, k > 0 else { return queries.map { _ in [] } }
-            var flat = [Float](); flat.reserveCapacity(q * dimension)
-            for query in queries { flat.append(contentsOf: query) }
-            let block = Self.batchBlockRows
-            let blocks = (n + block - 1) / block
-            // One worker per core when each sgemm is single-threaded (`.throughput`); one worker
-            // using every BLAS thread otherwise.
-            let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount / BLASThreads.count, blocks))
-            let partial = PartialTops(workers: workers, queries: q, k: k)
-            let d = dimension
-            matrix.withUnsafeBufferPointer { m in
-                flat.withUnsafeBufferPointer { f in
-                    ids.withUnsafeBufferPointer { idBuffer in
-                        let matrixBase = UnsafeSendable(m.baseAddress!), queryBase = UnsafeSendable(f.baseAddress!)
-                        let idBase = UnsafeSendable(idBuffer.baseAddress!)
-                        DispatchQueue.concurrentPerform(iterations: workers) { w in
-                            var tops = (0..<q).map { _ in TopK(k: k) }
-                            var scores = [Float](repeating: 0, count: q * block)
-                            for b in stride(from: w, to: blocks, by: workers) {
-                                let start = b * block, rows = min(block, n - start)
-                                scores.withUnsafeMutableBufferPointer { s in
-                                    // scores[q × rows] = queries[q × d] · matrix[start..<start+rows]ᵀ
-                                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(q), Int32(rows), Int32(d),
-                                                1, queryBase.pointer, Int32(d), matrixBase.pointer + start * d, Int32(d),
-                                                0, s.baseAddress!, Int32(rows))
-                                    for j in 0..<q {
-                                        let row = s.baseAddress! + j * rows
-                                        var threshold = tops[j].threshold
-                                        for i in 0..<rows where row[i] >= threshold {
-                                            tops[j].offer(id: idBase.pointer[start + i], score: row[i])
-                                            threshold = tops[j].threshold
-                                        }
+        return lock.read { batchTops(queries, k: k, rowNumbers: false) }
+    }
+
+    /// Each query's exact top `k` by blocked `sgemm`s, keyed by snippet id (or by row number with
+    /// `rowNumbers`). Call with the read lock held.
+    private func batchTops(_ queries: [[Float]], k: Int, rowNumbers: Bool) -> [[TopK.Entry]] {
+        let n = ids.count, q = queries.count
+        guard n > 0, q > 0, k > 0 else { return queries.map { _ in [] } }
+        var flat = [Float](); flat.reserveCapacity(q * dimension)
+        for query in queries { flat.append(contentsOf: query) }
+        let block = Self.batchBlockRows
+        let blocks = (n + block - 1) / block
+        // One worker per core when each sgemm is single-threaded (`.throughput`); one worker
+        // using every BLAS thread otherwise.
+        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount / BLASThreads.count, blocks))
+        let partial = PartialTops(workers: workers, queries: q, k: k)
+        let d = dimension
+        matrix.withUnsafeBufferPointer { m in
+            flat.withUnsafeBufferPointer { f in
+                ids.withUnsafeBufferPointer { idBuffer in
+                    let matrixBase = UnsafeSendable(m.baseAddress!), queryBase = UnsafeSendable(f.baseAddress!)
+                    let idBase = UnsafeSendable(idBuffer.baseAddress!)
+                    DispatchQueue.concurrentPerform(iterations: workers) { w in
+                        var tops = (0..<q).map { _ in TopK(k: k) }
+                        var scores = [Float](repeating: 0, count: q * block)
+                        for b in stride(from: w, to: blocks, by: workers) {
+                            let start = b * block, rows = min(block, n - start)
+                            scores.withUnsafeMutableBufferPointer { s in
+                                // scores[q × rows] = queries[q × d] · matrix[start..<start+rows]ᵀ
+                                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(q), Int32(rows), Int32(d),
+                                            1, queryBase.pointer, Int32(d), matrixBase.pointer + start * d, Int32(d),
+                                            0, s.baseAddress!, Int32(rows))
+                                for j in 0..<q {
+                                    let row = s.baseAddress! + j * rows
+                                    var threshold = tops[j].threshold
+                                    for i in 0..<rows where row[i] >= threshold {
+                                        tops[j].offer(id: rowNumbers ? Int64(start + i) : idBase.pointer[start + i], score: row[i])
+                                        threshold = tops[j].threshold
                                     }
                                 }
                             }
-                            partial.set(w, tops)
                         }
+                        partial.set(w, tops)
                     }
                 }
             }
-            return partial.merged()
         }
+        return partial.merged()
     }
 
     func wrongDimension(_ count: Int, _ what: String) -> KBError {
