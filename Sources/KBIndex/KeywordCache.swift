@@ -23,6 +23,9 @@ final class KeywordCache: @unchecked Sendable {
     /// A copy with this many removed documents in its postings per live one is rebuilt.
     static let deadFraction = 0.25
 
+    /// Whether a copy is held (it may be older or newer than a snapshot).
+    var holdsCopy: Bool { lock.withLock { index != nil } }
+
     /// The copy as of exactly `generation`: built with `load` when none is held or it is older,
     /// with pending additions read by `fetch` (id → tokens by column); nil when this process's copy
     /// is newer than the snapshot.

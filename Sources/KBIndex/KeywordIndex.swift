@@ -103,51 +103,145 @@ final class KeywordIndex: @unchecked Sendable {
     /// The best `limit` documents for an OR of single-term phrases, by FTS5's bm25 (higher is
     /// better; FTS5's `rank` is its negation), ties to the smaller id; only `allowed` ids when
     /// given, never `excluded` ones.
+    ///
+    /// A few allowed documents (a user's memories) are looked up in each term's postings (ascending,
+    /// so by binary search) instead of scoring every posting of the terms.
     func ranking(_ phrases: [String], limit: Int, allowed: Set<Int64>?, excluded: Set<Int64> = []) -> [(id: Int64, score: Double)] {
         lock.read {
             let rows = documentOf.count
             guard rows > 0, limit > 0 else { return [] }
-            let n = Double(rows)
-            let averageLength = Double(liveTokens) / n
+            let terms = phrases.compactMap { termIDs[$0] }
+            let postings = terms.reduce(0) { $0 + postingDocuments[$1].count }
+            let weigh = Weighing(index: self, rows: rows)
+            if let allowed, allowed.count * 16 < postings {
+                return rankingAmong(allowed, terms: terms, weigh: weigh, limit: limit, excluded: excluded)
+            }
             // Local copies (no copying: the arrays are shared) spare the loops the exclusivity
             // checks of class properties.
             let alive = self.alive, lengths = self.lengths, snippetIDs = self.snippetIDs
-            var scores = [Double](repeating: 0, count: snippetIDs.count)
-            var touched: [UInt32] = []
-            let k1 = Self.k1, b = Self.b
-            for phrase in phrases {
-                guard let term = termIDs[phrase] else { continue }
-                let documents = postingDocuments[term], frequencies = postingFrequencies[term]
-                var hits = 0
-                for document in documents where alive[Int(document)] { hits += 1 }
-                // As fts5Bm25GetData: a term in more than half the rows still counts a little.
-                var idf = log((n - Double(hits) + 0.5) / (Double(hits) + 0.5))
-                if idf <= 0 { idf = 1e-6 }
-                for (index, document) in documents.enumerated() where alive[Int(document)] {
-                    let d = Int(document)
-                    let frequency = Double(frequencies[index])
-                    let length = Double(lengths[d])
-                    if scores[d] == 0 { touched.append(document) }
-                    scores[d] += idf * ((frequency * (k1 + 1.0)) / (frequency + k1 * (1 - b + b * length / averageLength)))
+            return Self.scratch.withScores(count: snippetIDs.count) { scores in
+                var touched: [UInt32] = []
+                for term in terms {
+                    let documents = postingDocuments[term], frequencies = postingFrequencies[term]
+                    let idf = weigh.idf(hits: weigh.allAlive ? documents.count : documents.reduce(0) { $0 + (alive[Int($1)] ? 1 : 0) })
+                    for (index, document) in documents.enumerated() where weigh.allAlive || alive[Int(document)] {
+                        let d = Int(document)
+                        if scores[d] == 0 { touched.append(document) }
+                        scores[d] += weigh.score(idf: idf, frequency: frequencies[index], length: lengths[d])
+                    }
                 }
-            }
-            // The best `limit`, kept sorted best first; filters are checked only for a candidate
-            // good enough to enter.
-            var best: [(id: Int64, score: Double)] = []
-            best.reserveCapacity(limit + 1)
-            for document in touched {
-                let score = scores[Int(document)], id = snippetIDs[Int(document)]
-                if best.count == limit, let last = best.last, !(score > last.score || (score == last.score && id < last.id)) { continue }
-                if let allowed, !allowed.contains(id) { continue }
-                if excluded.contains(id) { continue }
-                var position = best.count
-                while position > 0, score > best[position - 1].score || (score == best[position - 1].score && id < best[position - 1].id) {
-                    position -= 1
+                // The best `limit`, kept sorted best first; filters are checked only for a candidate
+                // good enough to enter.
+                var best = Best(limit: limit)
+                for document in touched {
+                    let score = scores[Int(document)], id = snippetIDs[Int(document)]
+                    scores[Int(document)] = 0
+                    guard best.admits(id, score) else { continue }
+                    if let allowed, !allowed.contains(id) { continue }
+                    if excluded.contains(id) { continue }
+                    best.insert(id, score)
                 }
-                best.insert((id, score), at: position)
-                if best.count > limit { best.removeLast() }
+                return best.entries
             }
-            return best
         }
+    }
+
+    /// `ranking` over a few allowed documents: each one's frequency of each term found by binary
+    /// search in the term's postings. Scores add up term by term as there, so they are the same
+    /// to the bit. (Under the read lock.)
+    private func rankingAmong(_ allowed: Set<Int64>, terms: [Int], weigh: Weighing, limit: Int, excluded: Set<Int64>) -> [(id: Int64, score: Double)] {
+        let documents = allowed.compactMap { excluded.contains($0) ? nil : documentOf[$0] }
+        var scores = [Double](repeating: 0, count: documents.count)
+        var matched = [Bool](repeating: false, count: documents.count)
+        for term in terms {
+            let postings = postingDocuments[term], frequencies = postingFrequencies[term]
+            let idf = weigh.idf(hits: weigh.allAlive ? postings.count : postings.reduce(0) { $0 + (alive[Int($1)] ? 1 : 0) })
+            for (slot, document) in documents.enumerated() {
+                var low = 0, high = postings.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if postings[middle] < document { low = middle + 1 } else { high = middle }
+                }
+                guard low < postings.count, postings[low] == document else { continue }
+                matched[slot] = true
+                scores[slot] += weigh.score(idf: idf, frequency: frequencies[low], length: lengths[Int(document)])
+            }
+        }
+        var best = Best(limit: limit)
+        for (slot, document) in documents.enumerated() where matched[slot] {
+            let id = snippetIDs[Int(document)]
+            if best.admits(id, scores[slot]) { best.insert(id, scores[slot]) }
+        }
+        return best.entries
+    }
+
+    /// FTS5's bm25 terms for this index's statistics.
+    private struct Weighing {
+        let n: Double, averageLength: Double
+        /// No document was removed: every posting is alive.
+        let allAlive: Bool
+
+        init(index: KeywordIndex, rows: Int) {
+            n = Double(rows)
+            averageLength = Double(index.liveTokens) / n
+            allAlive = index.snippetIDs.count == rows
+        }
+
+        /// As fts5Bm25GetData: a term in more than half the rows still counts a little.
+        func idf(hits: Int) -> Double {
+            let idf = log((n - Double(hits) + 0.5) / (Double(hits) + 0.5))
+            return idf <= 0 ? 1e-6 : idf
+        }
+
+        func score(idf: Double, frequency: Float, length: UInt32) -> Double {
+            let frequency = Double(frequency), k1 = KeywordIndex.k1, b = KeywordIndex.b
+            return idf * ((frequency * (k1 + 1.0)) / (frequency + k1 * (1 - b + b * Double(length) / averageLength)))
+        }
+    }
+
+    /// The best `limit` (id, score) pairs seen, best first, ties to the smaller id.
+    private struct Best {
+        let limit: Int
+        var entries: [(id: Int64, score: Double)] = []
+
+        init(limit: Int) {
+            self.limit = limit
+            entries.reserveCapacity(limit + 1)
+        }
+
+        func admits(_ id: Int64, _ score: Double) -> Bool {
+            guard entries.count == limit, let last = entries.last else { return true }
+            return score > last.score || (score == last.score && id < last.id)
+        }
+
+        mutating func insert(_ id: Int64, _ score: Double) {
+            var position = entries.count
+            while position > 0, score > entries[position - 1].score || (score == entries[position - 1].score && id < entries[position - 1].id) {
+                position -= 1
+            }
+            entries.insert((id, score), at: position)
+            if entries.count > limit { entries.removeLast() }
+        }
+    }
+
+    /// Score arrays of rankings, kept zeroed between them: a ranking over 200,000 documents
+    /// would otherwise allocate (and the kernel zero) 1.6 MB.
+    private static let scratch = ScoreScratch()
+}
+
+/// A few zeroed `[Double]` buffers lent to rankings (one each; a ranking returns its buffer zeroed).
+///
+/// @unchecked Sendable: `free` is guarded by `lock`.
+final class ScoreScratch: @unchecked Sendable {
+    private let lock = NSLock()
+    private var free: [[Double]] = []
+
+    /// Runs `body` with a zeroed buffer of at least `count` scores; `body` must leave it zeroed.
+    func withScores<T>(count: Int, _ body: (inout [Double]) -> T) -> T {
+        var scores = lock.withLock { free.popLast() } ?? []
+        if scores.count < count { scores = [Double](repeating: 0, count: count) }
+        let result = body(&scores)
+        lock.withLock { if free.count < 8 { free.append(scores) } }
+        return result
     }
 }

@@ -29,6 +29,12 @@ extension SQLiteStore.Snapshot {
         }
         let allowed = try allowed ?? filteredSnippetIDs(query) ?? []
         if allowed.count <= 16 * SQLiteStore.rankedByRowidRanges {
+            // A few snippets (a user's memories): from the postings when a server holds them (a
+            // lookup per snippet and word), else FTS5 seeks them — loading the postings for one
+            // small search would cost far more.
+            if keywords.holdsCopy, let ranking = try keywordRankingInMemory(query.text, language: language, limit: limit, allowed: allowed) {
+                return ranking
+            }
             let runs = Self.runs(of: allowed)
             if runs.count <= SQLiteStore.rankedByRowidRanges { return try keywordRanking(match: match, limit: limit, within: runs) }
         }

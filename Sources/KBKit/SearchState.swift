@@ -16,8 +16,10 @@ final class SearchState: @unchecked Sendable {
     var knownRecord: EmbedderRecord??
     /// Snippet ids that pass a filter, and those a search without filters leaves out (by user;
     /// "" for none), at `filtersGeneration`.
-    var filters: [FilterKey: Set<Int64>] = [:]
-    var hidden: [String: Set<Int64>] = [:]
+    var filters: [FilterKey: CachedIDs] = [:]
+    var hidden: [String: CachedIDs] = [:]
+    /// Counts lookups, to tell which cached sets were used last.
+    private var clock: UInt64 = 0
     /// The users who own private sources, at `filtersGeneration`.
     var owners: Set<String>?
     var filtersGeneration: Int64 = -1
@@ -36,18 +38,33 @@ final class SearchState: @unchecked Sendable {
     }
 
     /// The set `key` names in one of the caches, made by `make` unless the cache holds it for
-    /// `generation`. A new generation empties both caches; each keeps at most 256 sets.
-    func cached<Key: Hashable>(_ cache: ReferenceWritableKeyPath<SearchState, [Key: Set<Int64>]>, _ key: Key, generation: Int64,
+    /// `generation`. A new generation empties both caches; each keeps at most `capacity` sets and,
+    /// when full, forgets the half used least recently — so a bot's large set, used by every
+    /// request, stays while 10,000 users' memory filters come and go.
+    func cached<Key: Hashable>(_ cache: ReferenceWritableKeyPath<SearchState, [Key: CachedIDs]>, _ key: Key, generation: Int64,
                                make: () throws -> Set<Int64>) rethrows -> Set<Int64> {
-        if let found = lock.withLock({ filtersGeneration == generation ? self[keyPath: cache][key] : nil }) { return found }
+        let found = lock.withLock { () -> Set<Int64>? in
+            guard filtersGeneration == generation, self[keyPath: cache][key] != nil else { return nil }
+            clock += 1
+            self[keyPath: cache][key]!.used = clock
+            return self[keyPath: cache][key]!.ids
+        }
+        if let found { return found }
         let made = try make()
         lock.withLock {
             forget(unless: generation)
-            if self[keyPath: cache].count >= 256 { self[keyPath: cache] = [:] }
-            self[keyPath: cache][key] = made
+            if self[keyPath: cache].count >= Self.capacity {
+                let oldest = self[keyPath: cache].sorted { $0.value.used < $1.value.used }.prefix(Self.capacity / 2)
+                for (key, _) in oldest { self[keyPath: cache][key] = nil }
+            }
+            clock += 1
+            self[keyPath: cache][key] = CachedIDs(ids: made, used: clock)
         }
         return made
     }
+
+    /// Sets each cache keeps at most.
+    static let capacity = 256
 
     /// Empties the caches when they reflect another generation than `generation` (under `lock`).
     private func forget(unless generation: Int64) {
@@ -57,6 +74,12 @@ final class SearchState: @unchecked Sendable {
         owners = nil
         filtersGeneration = generation
     }
+}
+
+/// A cached filter result and when it was last used.
+struct CachedIDs {
+    var ids: Set<Int64>
+    var used: UInt64
 }
 
 /// The parts of a query that decide which snippets pass its filters.

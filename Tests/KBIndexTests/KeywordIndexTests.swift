@@ -77,6 +77,8 @@ struct KeywordIndexTests {
         // Everything, and every other snippet (a filter that lets half through).
         try await Self.expectSameRankings(store, allowed: Set(ids), "all")
         try await Self.expectSameRankings(store, allowed: Set(ids.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)), "half")
+        // A few (a user's memories): looked up in the postings one by one.
+        try await Self.expectSameRankings(store, allowed: Set(ids.enumerated().filter { $0.offset % 97 == 3 }.map(\.element)), "a few")
     }
 
     @Test func rankingsFollowWritesAfterTheyAreLoaded() async throws {
@@ -90,6 +92,8 @@ struct KeywordIndexTests {
         try await Self.fill(store, sources: 30..<36, seed: 4)
         _ = try await store.removeSources(exactly: ["/shelf/book7.md", "/shelf/book31.md"])
         try await Self.expectSameRankings(store, allowed: Set(try await Self.snippetIDs(store)), "added and removed")
+        let left = try await Self.snippetIDs(store)
+        try await Self.expectSameRankings(store, allowed: Set(left.enumerated().filter { $0.offset % 89 == 5 }.map(\.element)), "a few after removals")
         // A raw write (whose effect the store cannot follow) makes the next search rebuild.
         try await store.write { db in try db.execute(sql: "DELETE FROM snippets WHERE id IN (SELECT id FROM snippets ORDER BY id LIMIT 50)") }
         try await Self.expectSameRankings(store, allowed: Set(try await Self.snippetIDs(store)), "after a raw write")
