@@ -46,12 +46,55 @@ public struct ConservativeTokenCounter: TokenCounter {
         return .bytes
     }
 
+    /// Reads the text's UTF-8 bytes: ASCII is classified by its byte, other characters are
+    /// decoded to a scalar first (the text is valid UTF-8, as every `String` is).
     public func count(_ text: String) -> Int {
+        var text = text
+        return text.withUTF8 { bytes in
+            var tally = Tally()
+            var i = 0
+            while i < bytes.count {
+                let byte = bytes[i]
+                if byte < 0x80 {
+                    let lower = byte | 0x20
+                    let kind: Class = lower >= 0x61 && lower <= 0x7A ? .ascii : byte == 0x20 || byte == 0x09 || byte == 0x0D ? .spaces : .single
+                    tally.add(kind, upper: byte <= 0x5A, bytes: 1)
+                    i += 1
+                    continue
+                }
+                let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2
+                var value = UInt32(byte) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+                for k in 1..<length { value = value << 6 | UInt32(bytes[i + k] & 0x3F) }
+                tally.add(Unicode.Scalar(value).map(Self.classify) ?? .bytes, upper: false, bytes: length)
+                i += length
+            }
+            tally.flush()
+            return tally.tokens
+        }
+    }
+
+    /// Runs of one class and the tokens they cost so far.
+    struct Tally {
         var tokens = 0
         var run: Class?
         var length = 0
         var previousLower = false
-        func flush() {
+
+        /// One character of `kind` (`upper`: an upper-case ASCII letter) that is `bytes` long in UTF-8.
+        mutating func add(_ kind: Class, upper: Bool, bytes: Int) {
+            if kind == .bytes {
+                flush()
+                tokens += bytes
+                return
+            }
+            let isUpper = kind == .ascii && upper
+            if kind != run || kind == .single || kind == .latinExtended || (isUpper && previousLower) { flush() }
+            run = kind
+            length += 1
+            previousLower = kind == .ascii && !isUpper
+        }
+
+        mutating func flush() {
             guard let current = run else { return }
             switch current {
             case .ascii: tokens += (length * 2 + 6) / 7            // ⌈n / 3.5⌉
@@ -64,20 +107,5 @@ public struct ConservativeTokenCounter: TokenCounter {
             run = nil
             length = 0
         }
-        for scalar in text.unicodeScalars {
-            let kind = Self.classify(scalar)
-            let isUpper = kind == .ascii && scalar.value <= 0x5A
-            if kind == .bytes {
-                flush()
-                tokens += String(scalar).utf8.count
-                continue
-            }
-            if kind != run || kind == .single || kind == .latinExtended || (isUpper && previousLower) { flush() }
-            run = kind
-            length += 1
-            previousLower = kind == .ascii && !isUpper
-        }
-        flush()
-        return tokens
     }
 }

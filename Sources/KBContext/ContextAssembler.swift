@@ -149,17 +149,19 @@ public struct ContextAssembler: Sendable {
             .map(\.element)
         let words = ranked.map { WordSets.words($0.text) }
         let kept = RankFusion.distinct(ranked.count) { i, j in WordSets.reaches(words[j], words[i], options.duplicateThreshold) }
-            .map { ranked[$0] }
-        var merged = options.mergeAdjacent ? Self.mergeNeighbours(kept) : kept
-        merged = mmr(merged, limit: max(0, limit))
-        return merged.sorted { $0.score > $1.score }
+        let keptItems = kept.map { ranked[$0] }
+        let runs = options.mergeAdjacent ? Self.neighbourRuns(keptItems) : keptItems.indices.map { [$0] }
+        let merged = runs.map { run in run.dropFirst().reduce(keptItems[run[0]]) { Self.join($0, keptItems[$1]) } }
+        // An item left whole keeps its word set; a joined one has its own.
+        let mergedWords = zip(runs, merged).map { run, item in run.count == 1 ? words[kept[run[0]]] : WordSets.words(item.text) }
+        return mmr(merged, words: mergedWords, limit: max(0, limit)).sorted { $0.score > $1.score }
     }
 
     /// Up to `limit` items by maximal marginal relevance: each round picks the item with the best
-    /// λ·relevance − (1 − λ)·(its highest similarity to an item already picked).
-    func mmr(_ items: [ContextItem], limit: Int) -> [ContextItem] {
+    /// λ·relevance − (1 − λ)·(its highest similarity to an item already picked). `words` are the
+    /// items' word sets.
+    func mmr(_ items: [ContextItem], words: [[UInt64]], limit: Int) -> [ContextItem] {
         guard items.count > limit else { return items }
-        let words = items.map { WordSets.words($0.text) }
         let top = items.map(\.score).max() ?? 1
         let scale = top > 0 ? top : 1
         return RankFusion.maximalMarginalRelevance(items.map { $0.score / scale }, lambda: options.diversity, k: limit) { i, j in
@@ -172,30 +174,36 @@ public struct ContextAssembler: Sendable {
     /// Memories and records (each its own entry) are never merged, nor neighbours that share no
     /// heading while one has some (a book's front matter and its first chapter): each keeps its location.
     static func mergeNeighbours(_ items: [ContextItem]) -> [ContextItem] {
-        var result: [ContextItem] = []
+        neighbourRuns(items).map { run in run.dropFirst().reduce(items[run[0]]) { join($0, items[$1]) } }
+    }
+
+    /// The runs `mergeNeighbours` joins, as indices into `items` in reading order (one index for
+    /// an item left alone), in the order of their first item.
+    static func neighbourRuns(_ items: [ContextItem]) -> [[Int]] {
+        var runs: [[Int]] = []
         var used = Set<Int>()
         for (i, item) in items.enumerated() where !used.contains(i) {
             used.insert(i)
             guard item.kind != .memory, item.kind != .record else {
-                result.append(item)
+                runs.append([i])
                 continue
             }
-            var run = [item]
+            var run = [i]
             var extended = true
             while extended {
                 extended = false
                 for (j, other) in items.enumerated() where !used.contains(j) && other.kind == item.kind && other.sourcePath == item.sourcePath
                     && Self.shareHeadings(other, item) {
-                    if other.ordinal == run.last!.ordinal + 1 {
-                        run.append(other); used.insert(j); extended = true
-                    } else if other.ordinal == run.first!.ordinal - 1 {
-                        run.insert(other, at: 0); used.insert(j); extended = true
+                    if other.ordinal == items[run.last!].ordinal + 1 {
+                        run.append(j); used.insert(j); extended = true
+                    } else if other.ordinal == items[run.first!].ordinal - 1 {
+                        run.insert(j, at: 0); used.insert(j); extended = true
                     }
                 }
             }
-            result.append(run.dropFirst().reduce(run[0]) { join($0, $1) })
+            runs.append(run)
         }
-        return result
+        return runs
     }
 
     static func shareHeadings(_ a: ContextItem, _ b: ContextItem) -> Bool {

@@ -1,5 +1,5 @@
 import Foundation
-import KBContext
+@testable import KBContext
 import KBCore
 import Testing
 
@@ -50,6 +50,29 @@ struct TokenFixture: Decodable {
             for b in parts {
                 #expect(counter.count(a + b) <= counter.count(a) + counter.count(b) + 1, "\(a)|\(b)")
             }
+        }
+    }
+
+    /// The rules of `ConservativeTokenCounter`'s documentation, applied scalar by scalar.
+    static func definedCount(_ text: String) -> Int {
+        var tally = ConservativeTokenCounter.Tally()
+        for scalar in text.unicodeScalars {
+            tally.add(ConservativeTokenCounter.classify(scalar), upper: scalar.value >= 0x41 && scalar.value <= 0x5A,
+                      bytes: String(scalar).utf8.count)
+        }
+        tally.flush()
+        return tally.tokens
+    }
+
+    @Test func countingBytesMatchesCountingScalars() {
+        let pieces = ["Venus", "rUles", "TAURUS", " ", "  ", "\t", "\r\n", "\n", "29.5", "—", "Сатурн", "زحل", "café", "cafe\u{301}",
+                      "naïve", "ǅemal", "✨", "🪐", "日本語", "\u{2028}", "\u{00A0}", "x2", "(", "\"", "a\u{0}b"]
+        var rng = SeededGenerator(seed: 5)
+        let counter = ConservativeTokenCounter()
+        for _ in 0..<500 {
+            let text = (0..<Int.random(in: 0...30, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }
+                .joined(separator: Bool.random(using: &rng) ? "" : " ")
+            #expect(counter.count(text) == Self.definedCount(text), "\(text)")
         }
     }
 
