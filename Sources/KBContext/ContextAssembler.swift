@@ -225,19 +225,43 @@ public struct ContextAssembler: Sendable {
     }
 
     /// Characters at the start of `b` that repeat the end of `a` (at least 12, at a word start).
-    /// Compares Characters, as `a.hasSuffix(b.prefix(k))` does, over arrays (no index walks).
+    /// Compares Characters, as `a.hasSuffix(b.prefix(k))` does, over arrays (no index walks) —
+    /// of bytes when both texts are ASCII without carriage returns (then every byte is a Character).
     static func overlap(_ a: String, _ b: String) -> Int {
+        if let bytes = asciiOverlap(a, b) { return bytes }
         let limit = min(a.count, b.count, 600)
         guard limit >= 12 else { return 0 }
-        let tail = Array(a.suffix(limit)), head = Array(b.prefix(limit + 1))
+        return overlap(Array(a.suffix(limit)), Array(b.prefix(limit + 1)), limit: limit, isWhitespace: \.isWhitespace)
+    }
+
+    /// `overlap` of two ASCII texts without "\r" (which joins "\r\n" into one Character); nil for others.
+    static func asciiOverlap(_ a: String, _ b: String) -> Int? {
+        var a = a, b = b
+        return a.withUTF8 { a in
+            b.withUTF8 { b -> Int? in
+                let limit = min(a.count, b.count, 600)
+                let tail = UnsafeBufferPointer(rebasing: a[(a.count - limit)...]), head = UnsafeBufferPointer(rebasing: b[..<min(b.count, limit + 1)])
+                guard !tail.contains(where: { $0 >= 0x80 || $0 == 0x0D }), !head.contains(where: { $0 >= 0x80 || $0 == 0x0D }) else { return nil }
+                guard limit >= 12 else { return 0 }
+                // ASCII whitespace as Character.isWhitespace has it: tab to carriage return, and space.
+                return overlap(tail, head, limit: limit) { $0 == 0x20 || ($0 >= 0x09 && $0 <= 0x0D) }
+            }
+        }
+    }
+
+    /// The longest k ≥ 12 for which `tail`'s last k elements are `head`'s first k and `head`
+    /// breaks at a word there; `tail` has `limit` elements, `head` up to `limit + 1`.
+    static func overlap<C: RandomAccessCollection>(_ tail: C, _ head: C, limit: Int, isWhitespace: (C.Element) -> Bool) -> Int
+        where C.Element: Equatable, C.Index == Int {
+        let tailStart = tail.startIndex, headStart = head.startIndex
         for k in stride(from: limit, through: 12, by: -1) {
-            let start = limit - k
+            let start = tailStart + limit - k
             var matches = true
-            for offset in 0..<k where tail[start + offset] != head[offset] {
+            for offset in 0..<k where tail[start + offset] != head[headStart + offset] {
                 matches = false
                 break
             }
-            if matches, k == head.count || head[k].isWhitespace || head[k - 1].isWhitespace {
+            if matches, k == head.count || isWhitespace(head[headStart + k]) || isWhitespace(head[headStart + k - 1]) {
                 return k
             }
         }
@@ -245,14 +269,18 @@ public struct ContextAssembler: Sendable {
     }
 
     /// The item cut at a word so that its rendering costs at most `budget` tokens; nil when not
-    /// even a few words fit.
+    /// even a few words fit. Candidates are prefixes of the text ending before a space (as the
+    /// text's words split at spaces, joined again), searched by bisection.
     func truncate(_ item: ContextItem, number: Int, toFit budget: Int) -> ContextItem? {
-        let words = item.text.split(separator: " ", omittingEmptySubsequences: false)
-        var low = 0, high = words.count - 1, best: ContextItem?
+        let text = item.text
+        // (A space followed by a combining mark is one Character, not a space: bytes only for ASCII.)
+        var ends = text.utf8.allSatisfy({ $0 < 0x80 }) ? text.utf8.indices.filter { text.utf8[$0] == 0x20 } : text.indices.filter { text[$0] == " " }
+        ends.append(text.endIndex)
+        var low = 0, high = ends.count - 1, best: ContextItem?
         while low <= high {
             let middle = (low + high) / 2
             var cut = item
-            cut.text = words[0...middle].joined(separator: " ") + " …"
+            cut.text = String(text[..<ends[middle]]) + " …"
             if counter.count(Self.render(cut, number: number)) <= budget {
                 best = cut
                 low = middle + 1

@@ -105,28 +105,63 @@ final class KeywordIndex: @unchecked Sendable {
     /// given, never `excluded` ones.
     ///
     /// A few allowed documents (a user's memories) are looked up in each term's postings (ascending,
-    /// so by binary search) instead of scoring every posting of the terms.
+    /// so by binary search) instead of scoring every posting of the terms. Otherwise the postings
+    /// of terms too common to lift a document into the best `limit` on their own (see `Plan`) are
+    /// only searched for the documents the other terms found.
     func ranking(_ phrases: [String], limit: Int, allowed: Set<Int64>?, excluded: Set<Int64> = []) -> [(id: Int64, score: Double)] {
+        ranking(phrases, limit: limit, allowed: allowed, excluded: excluded, pruning: true).ranking
+    }
+
+    /// `ranking`, with or without skipping common terms' postings, and how many postings it
+    /// read one by one (a measure for tests).
+    func ranking(_ phrases: [String], limit: Int, allowed: Set<Int64>?, excluded: Set<Int64>, pruning: Bool)
+        -> (ranking: [(id: Int64, score: Double)], scanned: Int) {
         lock.read {
             let rows = documentOf.count
-            guard rows > 0, limit > 0 else { return [] }
+            guard rows > 0, limit > 0 else { return ([], 0) }
             let terms = phrases.compactMap { termIDs[$0] }
             let postings = terms.reduce(0) { $0 + postingDocuments[$1].count }
             let weigh = Weighing(index: self, rows: rows)
             if let allowed, allowed.count * 16 < postings {
-                return rankingAmong(allowed, terms: terms, weigh: weigh, limit: limit, excluded: excluded)
+                return (rankingAmong(allowed, terms: terms, weigh: weigh, limit: limit, excluded: excluded), 0)
             }
             // Local copies (no copying: the arrays are shared) spare the loops the exclusivity
             // checks of class properties.
             let alive = self.alive, lengths = self.lengths, snippetIDs = self.snippetIDs
-            return Self.scratch.withScores(count: snippetIDs.count) { scores in
+            let idfs = terms.map { term in
+                let documents = postingDocuments[term]
+                return weigh.idf(hits: weigh.allAlive ? documents.count : documents.reduce(0) { $0 + (alive[Int($1)] ? 1 : 0) })
+            }
+            let plan = pruning ? Plan(self, terms: terms, idfs: idfs, weigh: weigh, limit: limit, allowed: allowed, excluded: excluded)
+                : Plan(skipped: Array(repeating: false, count: terms.count), scanned: 0)
+            var scanned = plan.scanned
+            let ranking = Self.scratch.withScores(count: snippetIDs.count) { scores in
                 var touched: [UInt32] = []
-                for term in terms {
-                    let documents = postingDocuments[term], frequencies = postingFrequencies[term]
-                    let idf = weigh.idf(hits: weigh.allAlive ? documents.count : documents.reduce(0) { $0 + (alive[Int($1)] ? 1 : 0) })
+                // The documents the scanned terms hold: only they can be among the best.
+                if plan.skipped.contains(true) {
+                    for (slot, term) in terms.enumerated() where !plan.skipped[slot] {
+                        for document in postingDocuments[term] where scores[Int(document)] == 0 && (weigh.allAlive || alive[Int(document)]) {
+                            scores[Int(document)] = 1
+                            touched.append(document)
+                        }
+                    }
+                    touched.sort()
+                    for document in touched { scores[Int(document)] = 0 }
+                }
+                // Scores add up term by term in the query's order, as FTS5 adds them.
+                for (slot, term) in terms.enumerated() {
+                    let documents = postingDocuments[term], frequencies = postingFrequencies[term], idf = idfs[slot]
+                    if plan.skipped[slot] {
+                        Self.intersect(touched, documents) { index, document in
+                            scores[Int(document)] += weigh.score(idf: idf, frequency: frequencies[index], length: lengths[Int(document)])
+                        }
+                        continue
+                    }
+                    scanned += documents.count
+                    let collecting = !plan.skipped.contains(true)
                     for (index, document) in documents.enumerated() where weigh.allAlive || alive[Int(document)] {
                         let d = Int(document)
-                        if scores[d] == 0 { touched.append(document) }
+                        if collecting, scores[d] == 0 { touched.append(document) }
                         scores[d] += weigh.score(idf: idf, frequency: frequencies[index], length: lengths[d])
                     }
                 }
@@ -143,6 +178,82 @@ final class KeywordIndex: @unchecked Sendable {
                 }
                 return best.entries
             }
+            return (ranking, scanned)
+        }
+    }
+
+    /// Which terms' postings a ranking need not scan. A term adds less than idf·(k1 + 1) to any
+    /// document's score (bm25's frequency part stays below k1 + 1), so the documents that hold only
+    /// the terms with the smallest such bounds score below their sum. The best-bounded term's own
+    /// contributions give a floor under the `limit`-th best score (every score is at least its
+    /// part of it); the least-bounded terms whose bounds add up to less than that floor cannot lift
+    /// a document into the best on their own, so only the documents the other terms hold are
+    /// scored — fully, the skipped terms found in their postings by galloping search. (Very common
+    /// words — "the", "a", in more than half the documents — have an idf near zero.)
+    struct Plan {
+        /// Per term (in the query's order): its postings are not scanned.
+        var skipped: [Bool]
+        /// Postings read to decide.
+        var scanned: Int
+
+        init(skipped: [Bool], scanned: Int) {
+            self.skipped = skipped
+            self.scanned = scanned
+        }
+
+        init(_ index: KeywordIndex, terms: [Int], idfs: [Double], weigh: Weighing, limit: Int, allowed: Set<Int64>?, excluded: Set<Int64>) {
+            skipped = Array(repeating: false, count: terms.count)
+            scanned = 0
+            guard terms.count >= 2 else { return }
+            // A margin over the rounding of the bounds and of the scores they are compared with.
+            let bounds = idfs.map { $0 * (KeywordIndex.k1 + 1) * (1 + 1e-9) }
+            let order = terms.indices.sorted { bounds[$0] != bounds[$1] ? bounds[$0] > bounds[$1] : $0 < $1 }
+            let top = order[0], documents = index.postingDocuments[terms[top]], frequencies = index.postingFrequencies[terms[top]]
+            // Finding the floor reads the top term's postings once more: only worth it when they
+            // are at most half of all.
+            guard documents.count * 2 <= terms.reduce(0, { $0 + index.postingDocuments[$1].count }) else { return }
+            var floor = Best(limit: limit)
+            for (position, document) in documents.enumerated() where weigh.allAlive || index.alive[Int(document)] {
+                let id = index.snippetIDs[Int(document)]
+                let part = weigh.score(idf: idfs[top], frequency: frequencies[position], length: index.lengths[Int(document)])
+                guard floor.admits(id, part) else { continue }
+                if let allowed, !allowed.contains(id) { continue }
+                if excluded.contains(id) { continue }
+                floor.insert(id, part)
+            }
+            scanned = documents.count
+            guard floor.entries.count == limit, let threshold = floor.entries.last?.score else { return }
+            var sum = 0.0
+            for slot in order.reversed() where slot != top {
+                guard sum + bounds[slot] < threshold * (1 - 1e-9) else { break }
+                sum += bounds[slot]
+                skipped[slot] = true
+            }
+        }
+    }
+
+    /// Calls `body` with the position in `postings` of each of `documents` it holds (both
+    /// ascending), seeking by galloping: cost grows with the documents, not the postings.
+    static func intersect(_ documents: [UInt32], _ postings: [UInt32], _ body: (Int, UInt32) -> Void) {
+        var position = 0
+        let count = postings.count
+        for document in documents {
+            guard position < count else { return }
+            if postings[position] < document {
+                // Gallop: postings[low] < document; find a bound past it, then bisect.
+                var low = position, step = 1
+                while low + step < count, postings[low + step] < document {
+                    low += step
+                    step <<= 1
+                }
+                var first = low + 1, last = min(low + step, count)
+                while first < last {
+                    let middle = (first + last) / 2
+                    if postings[middle] < document { first = middle + 1 } else { last = middle }
+                }
+                position = first
+            }
+            if position < count, postings[position] == document { body(position, document) }
         }
     }
 
@@ -176,7 +287,7 @@ final class KeywordIndex: @unchecked Sendable {
     }
 
     /// FTS5's bm25 terms for this index's statistics.
-    private struct Weighing {
+    struct Weighing {
         let n: Double, averageLength: Double
         /// No document was removed: every posting is alive.
         let allAlive: Bool
@@ -200,7 +311,7 @@ final class KeywordIndex: @unchecked Sendable {
     }
 
     /// The best `limit` (id, score) pairs seen, best first, ties to the smaller id.
-    private struct Best {
+    struct Best {
         let limit: Int
         var entries: [(id: Int64, score: Double)] = []
 

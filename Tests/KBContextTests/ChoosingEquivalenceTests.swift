@@ -102,5 +102,49 @@ import Testing
             let b = shared + (Bool.random(using: &rng) ? " " : "") + Self.text(&rng, words: 0...8)
             #expect(ContextAssembler.overlap(a, b) == Self.definedOverlap(a, b), "round \(round): \(a) | \(b)")
         }
+        // ASCII texts (compared as bytes), some with "\r\n" (one Character: compared as Characters).
+        let ascii = ["Venus", "rules", "VENUS", "12", "house", "career", "\n", "\t", "(", "the", "reputation,", "x2", "a", "\r\n"]
+        func text(_ words: ClosedRange<Int>) -> String {
+            (0..<Int.random(in: words, using: &rng)).map { _ in ascii.randomElement(using: &rng)! }.joined(separator: " ")
+        }
+        for round in 0..<400 {
+            let shared = text(0...12)
+            let a = text(0...8) + (Bool.random(using: &rng) ? " " : "") + shared
+            let b = shared + (Bool.random(using: &rng) ? "\n" : "") + text(0...8)
+            #expect(ContextAssembler.overlap(a, b) == Self.definedOverlap(a, b), "ascii round \(round): \(a) | \(b)")
+        }
+    }
+
+    /// The item's words (split at spaces) joined again up to the most that fit, found by bisection.
+    static func definedTruncate(_ item: ContextItem, number: Int, budget: Int, counter: some TokenCounter) -> ContextItem? {
+        let words = item.text.split(separator: " ", omittingEmptySubsequences: false)
+        var best: ContextItem?
+        var low = 0, high = words.count - 1
+        while low <= high {
+            let middle = (low + high) / 2
+            var cut = item
+            cut.text = words[0...middle].joined(separator: " ") + " …"
+            if counter.count(ContextAssembler.render(cut, number: number)) <= budget {
+                best = cut
+                low = middle + 1
+            } else {
+                high = middle - 1
+            }
+        }
+        guard let best, best.text.count >= 20 else { return nil }
+        return best
+    }
+
+    @Test func truncationMatchesTheDefinition() {
+        var rng = SeededGenerator(seed: 13)
+        let assembler = ContextAssembler(counter: ConservativeTokenCounter())
+        for round in 0..<300 {
+            var text = Self.text(&rng, words: 0...80)
+            if Bool.random(using: &rng) { text = text.replacingOccurrences(of: "é", with: "e") + "  x \u{301}y" }
+            let cut = item(text, score: 1, path: "/s", ordinal: 0, kind: .note, memory: nil)
+            let budget = Int.random(in: 20...200, using: &rng)
+            #expect(assembler.truncate(cut, number: 3, toFit: budget) == Self.definedTruncate(cut, number: 3, budget: budget, counter: assembler.counter as! ConservativeTokenCounter),
+                    "round \(round)")
+        }
     }
 }

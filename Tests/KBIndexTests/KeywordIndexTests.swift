@@ -110,6 +110,48 @@ struct KeywordIndexTests {
         #expect(hits.map(\.id) == ranked?.map(\.id))
     }
 
+    @Test func commonWordsPostingsAreSkippedWithoutChangingTheRanking() {
+        // "the" in every document and "a" in most (idf clamped or tiny), the others rarer.
+        var generator = Generator(state: 9)
+        let index = KeywordIndex(weights: [1, 2, 1.5, 1.5])
+        for id in 1...4_000 {
+            var text = ["the"] + (0..<(2 + generator.next(30))).map { _ in generator.word() }
+            if generator.next(10) < 8 { text.append("a") }
+            index.add(Int64(id), columns: [text, generator.next(5) == 0 ? ["the", generator.word()] : [], [], []])
+        }
+        index.remove((1...4_000).filter { $0 % 37 == 0 }.map(Int64.init))
+        let queries = [["the", "saturn", "a", "return"], ["a", "the", "eclipse", "node", "sign"], ["sign", "the"], ["the", "a"], ["eclipse"]]
+        let half = Set((1...4_000).filter { $0 % 2 == 1 }.map(Int64.init))
+        var skippedSome = false
+        for query in queries {
+            for (allowed, excluded) in [(nil, Set<Int64>()), (half, Set<Int64>([5, 7, 9]))] as [(Set<Int64>?, Set<Int64>)] {
+                for limit in [1, 10, 50, 5_000] {
+                    let full = index.ranking(query, limit: limit, allowed: allowed, excluded: excluded, pruning: false)
+                    let pruned = index.ranking(query, limit: limit, allowed: allowed, excluded: excluded, pruning: true)
+                    #expect(pruned.ranking.map(\.id) == full.ranking.map(\.id), "\(query) \(limit)")
+                    #expect(pruned.ranking.map(\.score) == full.ranking.map(\.score), "\(query) \(limit)")
+                    #expect(pruned.scanned <= full.scanned + full.scanned / 2)
+                    if pruned.scanned < full.scanned / 2 { skippedSome = true }
+                }
+            }
+        }
+        #expect(skippedSome)
+    }
+
+    @Test func gallopingFindsEveryCommonDocument() {
+        var generator = Generator(state: 4)
+        for _ in 0..<200 {
+            let postings = (0..<500).filter { _ in generator.next(3) == 0 }.map(UInt32.init)
+            let documents = (0..<500).filter { _ in generator.next(20) == 0 }.map(UInt32.init)
+            var found: [UInt32] = []
+            KeywordIndex.intersect(documents, postings) { position, document in
+                #expect(postings[position] == document)
+                found.append(document)
+            }
+            #expect(found == documents.filter(Set(postings).contains))
+        }
+    }
+
     @Test func theIndexScoresAsTheFormulaSays() {
         // Three documents; "saturn" in two (idf clamped to 1e-6: in more than half the rows),
         // "venus" in one, weighted twice in the title column.
