@@ -49,17 +49,28 @@ public enum RankFusion {
                                                 similarity: (_ candidate: Int, _ picked: Int) -> Double) -> [Int] {
         var left = Array(relevance.indices)
         var picked: [Int] = []
-        // Each candidate's highest similarity to the picked ones, updated as candidates are picked.
+        // Each candidate's highest similarity to the first `compared[i]` picked ones. A candidate
+        // compared with fewer than all has a value that can only fall when it catches up, so a
+        // round compares only the candidates that lead on their values so far: the one that leads
+        // once caught up is the best (values of the others are upper bounds), as the plain rule
+        // — compare every candidate with every pick — would choose, ties included.
         var redundancy = [Double](repeating: 0, count: relevance.count)
+        var compared = [Int](repeating: 0, count: relevance.count)
         while picked.count < k, let first = left.first {
-            var best = first, bestValue = -Double.infinity
-            for i in left {
-                let value = lambda * relevance[i] - (1 - lambda) * redundancy[i]
-                if value > bestValue { best = i; bestValue = value }
+            while true {
+                var best = first, bestValue = -Double.infinity
+                for i in left {
+                    let value = lambda * relevance[i] - (1 - lambda) * redundancy[i]
+                    if value > bestValue { best = i; bestValue = value }
+                }
+                guard compared[best] < picked.count else {
+                    picked.append(best)
+                    left.removeAll { $0 == best }
+                    break
+                }
+                for other in picked[compared[best]...] { redundancy[best] = max(redundancy[best], similarity(best, other)) }
+                compared[best] = picked.count
             }
-            picked.append(best)
-            left.removeAll { $0 == best }
-            for i in left { redundancy[i] = max(redundancy[i], similarity(i, best)) }
         }
         return picked
     }

@@ -36,3 +36,41 @@ import Testing
         #expect(RankFusion.collapseNearDuplicates(items, vectors: vectors) == [1, 4])
     }
 }
+
+@Suite struct LazyMarginalRelevanceTests {
+    /// MMR as defined: every round, every candidate's highest similarity to every pick.
+    static func plain(_ relevance: [Double], lambda: Double, k: Int, similarity: (Int, Int) -> Double) -> [Int] {
+        var left = Array(relevance.indices), picked: [Int] = []
+        while picked.count < k, !left.isEmpty {
+            var best = left[0], bestValue = -Double.infinity
+            for i in left {
+                let redundancy = picked.map { similarity(i, $0) }.max() ?? 0
+                let value = lambda * relevance[i] - (1 - lambda) * max(redundancy, 0)
+                if value > bestValue { best = i; bestValue = value }
+            }
+            picked.append(best)
+            left.removeAll { $0 == best }
+        }
+        return picked
+    }
+
+    @Test func picksWhatThePlainRulePicksWithFewerComparisons() {
+        var rng = SeededGenerator(seed: 21)
+        var lazyCalls = 0, incrementalCalls = 0
+        for round in 0..<500 {
+            let n = Int.random(in: 0...40, using: &rng)
+            // Coarse values, so that ties happen.
+            let relevance = (0..<n).map { _ in Double(Int.random(in: 0...8, using: &rng)) / 8 }
+            var matrix = [[Double]](repeating: [Double](repeating: 0, count: n), count: n)
+            for i in 0..<n { for j in 0..<i { matrix[i][j] = Double(Int.random(in: 0...4, using: &rng)) / 4; matrix[j][i] = matrix[i][j] } }
+            let lambda = [0.0, 0.3, 0.7, 1.0].randomElement(using: &rng)!, k = Int.random(in: 0...12, using: &rng)
+            let lazy = RankFusion.maximalMarginalRelevance(relevance, lambda: lambda, k: k) { lazyCalls += 1; return matrix[$0][$1] }
+            let defined = Self.plain(relevance, lambda: lambda, k: k) { matrix[$0][$1] }
+            #expect(lazy == defined, "round \(round)")
+            // Comparing every candidate left with each pick as it is made.
+            incrementalCalls += (0..<defined.count).reduce(0) { $0 + n - 1 - $1 }
+        }
+        // (18,925 against 47,459 when written.)
+        #expect(lazyCalls < incrementalCalls / 2)
+    }
+}
