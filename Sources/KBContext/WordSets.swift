@@ -21,7 +21,7 @@ enum WordSets {
             for byte in bytes { hash.add(byte) }
             return hash.value
         }
-        result.sort()
+        result.withUnsafeMutableBufferPointer { sort($0) }
         var unique = 0
         for value in result where unique == 0 || result[unique - 1] != value {
             result[unique] = value
@@ -29,6 +29,59 @@ enum WordSets {
         }
         result.removeLast(result.count - unique)
         return result
+    }
+
+    /// Sorts hashes in place: quicksort (the middle of three as pivot) with insertion sort for short
+    /// runs — without the buffer the standard library's stable sort allocates. Hashes look random,
+    /// so its worst case does not arise; long lists (over 4,096) take the standard sort anyway.
+    static func sort(_ values: UnsafeMutableBufferPointer<UInt64>) {
+        guard values.count <= 4_096 else {
+            var all = values
+            return all.sort()
+        }
+        var low = 0, high = values.count - 1
+        var pending: [(Int, Int)] = []
+        while true {
+            if high - low < 16 {
+                if low < high {
+                    for i in (low + 1)...high {
+                        let value = values[i]
+                        var j = i
+                        while j > low, values[j - 1] > value {
+                            values[j] = values[j - 1]
+                            j -= 1
+                        }
+                        values[j] = value
+                    }
+                }
+                guard let next = pending.popLast() else { return }
+                (low, high) = next
+                continue
+            }
+            let middle = low + (high - low) / 2
+            if values[middle] < values[low] { values.swapAt(middle, low) }
+            if values[high] < values[low] { values.swapAt(high, low) }
+            if values[high] < values[middle] { values.swapAt(high, middle) }
+            let pivot = values[middle]
+            var i = low, j = high
+            while i <= j {
+                while values[i] < pivot { i += 1 }
+                while values[j] > pivot { j -= 1 }
+                if i <= j {
+                    values.swapAt(i, j)
+                    i += 1
+                    j -= 1
+                }
+            }
+            // The shorter side next, the longer one later.
+            if j - low < high - i {
+                pending.append((i, high))
+                high = j
+            } else {
+                pending.append((low, j))
+                low = i
+            }
+        }
     }
 
     /// FNV-1a over a word's bytes.

@@ -149,6 +149,8 @@ extension SQLiteStore.Snapshot {
 }
 
 extension SQLiteStore {
+    /// A hit from a row of `hits(for:)`'s query (read by position: looking a column up by name
+    /// compares names).
     static func hit(_ row: Row, rank: Int, score: Double, tags: [Int64: [Tag]]) -> SearchHit {
         let id: Int64 = row[0]
         var pages: PageRange?
@@ -159,11 +161,11 @@ extension SQLiteStore {
         let snippet = Snippet(
             ordinal: row[1], text: row[2], start: row[3], end: row[4],
             headingPath: heading.isEmpty ? [] : heading.components(separatedBy: Snippet.headingSeparator),
-            pages: pages, tags: tags[id] ?? [], ocr: (row["ocr_confidence"] as Double?).map(OCRMark.init(confidence:)),
-            weight: row["weight"])
+            pages: pages, tags: tags[id] ?? [], ocr: (row[14] as Double?).map(OCRMark.init(confidence:)),
+            weight: row[15])
         return SearchHit(
             rank: rank, score: score, snippetID: id,
             sourcePath: row[10], sourceTitle: row[11], kind: SourceKind(rawValue: row[12]) ?? .note,
-            snippet: snippet, excerpt: row["excerpt"])
+            snippet: snippet, excerpt: row[13])
     }
 }

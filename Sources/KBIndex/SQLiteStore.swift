@@ -240,6 +240,6 @@ extension SQLiteStore {
         while size < values.count { size *= 2 }
         var arguments = StatementArguments(values)
         arguments += StatementArguments(Array(repeating: DatabaseValue.null, count: size - values.count))
-        return (Array(repeating: "?", count: size).joined(separator: ","), arguments)
+        return (String(repeating: "?,", count: size - 1) + "?", arguments)
     }
 }

@@ -64,7 +64,7 @@ extension KnowledgeBase {
     func botContext(_ name: String, query: String, history: [ConversationTurn], filters: ContextFilters, user: String?, budget: Int,
                     assembler: ContextAssembler) async throws -> ContextResponse {
         let plan = ConversationPlan.queries(turn: query, history: history, use: .fused)
-        let (bot, knowledge, recalled) = try await withQueryVectors(plan.map(\.text), needed: true, mayDegrade: true) { snapshot, vectors, record, degraded in
+        let (bot, scopes, knowledge, recalled) = try await withQueryVectors(plan.map(\.text), needed: true, mayDegrade: true) { snapshot, vectors, record, degraded in
             let bot = try snapshot.bot(named: name)
             var knowledge = SearchQuery(query)
             knowledge.selectors = bot.sources
@@ -81,11 +81,10 @@ extension KnowledgeBase {
             let recalled = try recall.scopes.isEmpty ? nil
                 : self.rank(Self.recallSearch(recall), plan: plan, vectors: vectors, record: record, degraded: degraded, collapsing: false, in: snapshot)
             let memories = try recalled.map { try snapshot.memories(sourcePaths: $0.hits.map(\.sourcePath)) } ?? [:]
-            return (bot, found, recalled.map { Self.recalled(recall, $0, memories: memories) })
+            return (bot, recall.scopes, found, recalled.map { Self.recalled(recall, $0, memories: memories) })
         }
         var items: [ContextItem] = knowledge?.hits.map(Self.item) ?? []
         items += recalled?.hits.map(Self.item) ?? []
-        let scopes = bot.scopes(user: user)
         let assembled = try assembler.assemble([ContextSection(items: items, budget: budget, maxItems: 10)], budget: budget)
         var response = ContextResponse(
             bot: bot.name, report: nil, system: bot.systemPrompt, query: query, context: assembled.context,
