@@ -217,7 +217,7 @@ func benchQuantizedRecall(index path: String, queriesFile: String, rows: VectorR
         let index = VectorIndex(dimension: record.dimension, signStageFrom: signFrom)
         try index.reset(ids: loaded.ids, matrix: loaded.matrix)
         index.enableQuantization()
-        if name == "sign" { output["sign_depth"] = index.signStageDepth ?? -1 }
+        if name == "sign" { output["sign_depth"] = index.signStageDepth ?? -1; output["sign_depths"] = index.signStageDepths.map(String.init).joined(separator: ",") }
         for k in [10, 24] {
             var found = 0
             for q in queries {

@@ -249,6 +249,12 @@ public final class VectorIndex: @unchecked Sendable {
         lock.read { quantizedEnabled ? signCalibration()?.depth : nil }
     }
 
+    /// The depth of each tier of the sign stage (closest queries first); empty when searches of
+    /// the int8 copy do not start with the sign stage.
+    public var signStageDepths: [Int] {
+        lock.read { quantizedEnabled ? signCalibration()?.tiers.map(\.depth) ?? [] : [] }
+    }
+
     /// What searches through the sign stage have done so far.
     public var signStageCounts: SignStage.Counts { signStage.withLock { $0.counts } }
 
@@ -283,6 +289,19 @@ public final class VectorIndex: @unchecked Sendable {
     /// possible one) is how close a query must come to some row for the depth to hold.
     /// Call with the read lock held.
     private func calibrateSignStage() -> SignStage.Calibration? {
+        var tiers: [SignStage.Tier] = []
+        for (number, noise) in SignStage.tierNoise.enumerated() {
+            guard let tier = calibrateSignTier(noise: noise, minimumDepth: SignStage.minimumDepth << (2 * number)) else { break }
+            // A farther tier is only worth having for queries the nearer one does not take.
+            if let last = tiers.last, tier.closeness >= last.closeness { break }
+            tiers.append(tier)
+        }
+        return tiers.isEmpty ? nil : SignStage.Calibration(tiers: tiers)
+    }
+
+    /// One tier of the calibration: queries `noise` times their row's length off it.
+    /// Call with the read lock held.
+    private func calibrateSignTier(noise scale: Float, minimumDepth: Int) -> SignStage.Tier? {
         let n = ids.count, d = dimension
         let samples = stride(from: 0, to: n, by: max(1, n / SignStage.samples)).prefix(SignStage.samples).map { $0 }
         var state: UInt64 = 0x51A9_5EED
@@ -293,7 +312,7 @@ public final class VectorIndex: @unchecked Sendable {
             }
             let rowNorm = (0..<d).reduce(Float(0)) { $0 + matrix[row * d + $1] * matrix[row * d + $1] }.squareRoot()
             let noiseNorm = max(1e-6, noise.reduce(0) { $0 + $1 * $1 }.squareRoot())
-            return (0..<d).map { matrix[row * d + $0] + noise[$0] * 1.33 * rowNorm / noiseNorm }
+            return (0..<d).map { matrix[row * d + $0] + noise[$0] * scale * rowNorm / noiseNorm }
         }
         let exact = topRows(queries, k: 10)
         var ranks: [Int] = [], closeness: [Float] = []
@@ -316,8 +335,8 @@ public final class VectorIndex: @unchecked Sendable {
         }
         guard !ranks.isEmpty else { return nil }
         ranks.sort()
-        let depth = max(SignStage.minimumDepth, 2 * ranks[min(ranks.count - 1, Int(Double(ranks.count) * 0.998))])
-        return depth <= n / 4 ? SignStage.Calibration(depth: depth, closeness: closeness.min()!) : nil
+        let depth = max(minimumDepth, 2 * ranks[min(ranks.count - 1, Int(Double(ranks.count) * 0.998))])
+        return depth <= n / 4 ? SignStage.Tier(depth: depth, closeness: closeness.min()!) : nil
     }
 
     /// Row numbers of each query's exact top `k` (float32 products). Call with the read lock held.
@@ -347,17 +366,17 @@ public final class VectorIndex: @unchecked Sendable {
     private func signSearch(_ query: [Float], k: Int, allowed: Set<Int64>?, calibration: SignStage.Calibration) -> [TopK.Entry]? {
         let n = ids.count, d = dimension
         let q8 = Self.quantizedQuery(query)
-        var wanted = calibration.depth * max(1, (k + 9) / 10)
+        var scores = [Int32](unsafeUninitializedCapacity: n) { _, count in count = n }
+        let best = signScores(q8, into: &scores)
+        guard let tier = calibration.tier(for: Self.closeness(best: best, query: q8)) else {
+            signStage.withLock { $0.counts.scanned += 1 }
+            return nil
+        }
+        var wanted = tier.depth * max(1, (k + 9) / 10)
         // A filter's top k lie deeper among all rows by its share of them, and when it leaves out
         // half or more, further from the query too: twice that.
         if let allowed, allowed.count < n { wanted = (2 * allowed.count < n ? 2 : 1) * wanted * n / max(1, allowed.count) }
         wanted = min(n, wanted)
-        var scores = [Int32](unsafeUninitializedCapacity: n) { _, count in count = n }
-        let best = signScores(q8, into: &scores)
-        guard Self.closeness(best: best, query: q8) >= calibration.closeness else {
-            signStage.withLock { $0.counts.scanned += 1 }
-            return nil
-        }
         var picked = [UInt32](unsafeUninitializedCapacity: wanted) { _, count in count = wanted }
         let count = scores.withUnsafeBufferPointer { s in
             picked.withUnsafeMutableBufferPointer { p in kb_top_rows(s.baseAddress!, n, wanted, p.baseAddress!) }
@@ -618,11 +637,25 @@ public struct SignStage: Sendable {
     /// The least depth used, however well the signs rank.
     static let minimumDepth = 512
 
-    struct Calibration: Sendable {
+    /// Noise added to calibration queries, times the row's length: the first tier's queries lie at
+    /// cosine 0.6 from their rows (as a question from the passage that answers it), the second's
+    /// at 0.45 (a question that shares less with its passage).
+    static let tierNoise: [Float] = [1.33, 2.0]
+
+    struct Tier: Sendable {
         /// Rows by sign score a top-10 search takes.
         var depth: Int
         /// The least closeness (`VectorIndex.closeness`) of a query the depth holds for.
         var closeness: Float
+    }
+
+    struct Calibration: Sendable {
+        /// Closest first; a query takes the first whose closeness it reaches.
+        var tiers: [Tier]
+        var depth: Int { tiers[0].depth }
+
+        /// The tier a query as close as `closeness` to some row takes; nil: the int8 scan of every row.
+        func tier(for closeness: Float) -> Tier? { tiers.first { closeness >= $0.closeness } }
     }
 
     /// What searches through the stage did, for measurements.

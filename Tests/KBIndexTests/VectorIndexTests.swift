@@ -248,10 +248,10 @@ final class LockedResults: @unchecked Sendable {
 
 /// Queries as far from `rows` as a question is from its passage: each row plus a random vector
 /// 1.2 times its length (cosine ≈ 0.64), normalised.
-func nearbyQueries(_ rows: [[Float]], seed: UInt64) -> [[Float]] {
+func nearbyQueries(_ rows: [[Float]], seed: UInt64, noise scale: Float = 1.2) -> [[Float]] {
     let noise = randomVectors(count: rows.count, dimension: rows.first?.count ?? 0, seed: seed).map(\.vector)
     return zip(rows, noise).map { row, noise in
-        let v = zip(row, noise).map { $0 + 1.2 * $1 }
+        let v = zip(row, noise).map { $0 + scale * $1 }
         let norm = v.reduce(0) { $0 + $1 * $1 }.squareRoot()
         return v.map { $0 / norm }
     }
@@ -294,6 +294,22 @@ func nearbyQueries(_ rows: [[Float]], seed: UInt64) -> [[Float]] {
         let counts = index.signStageCounts
         #expect(counts.searches >= queries.count * 9 / 10, "\(counts)")
         #expect(counts.rows / max(1, counts.searches) < Self.data.count / 4)
+    }
+
+    /// Questions that share less with their passages (cosine ≈ 0.45) than the first tier's take
+    /// the second, deeper one — not the scan of every row.
+    @Test func fartherQueriesTakeTheDeeperTierWithRecallAtLeast099() throws {
+        let index = try Self.index()
+        let depths = index.signStageDepths
+        #expect(depths.count == 2 && depths[1] > depths[0] && depths[1] <= Self.data.count / 4, "\(depths)")
+        let queries = nearbyQueries(stride(from: 23, to: Self.data.count, by: 400).map { Self.data[$0].vector }, seed: 78, noise: 2.0)
+        let recall10 = try Self.recall(index, queries)
+        let recall24 = try Self.recall(index, queries, k: 24)
+        #expect(recall10 >= 0.99, "recall@10 \(recall10)")
+        #expect(recall24 >= 0.99, "recall@24 \(recall24)")
+        let counts = index.signStageCounts
+        #expect(counts.searches >= queries.count * 2 * 9 / 10, "\(counts)")
+        #expect(counts.rows / max(1, counts.searches) > depths[0], "\(counts)")
     }
 
     @Test func queriesFarFromEveryRowGetTheInt8ScanOfEveryRow() throws {
