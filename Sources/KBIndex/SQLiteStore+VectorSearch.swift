@@ -76,19 +76,28 @@ extension SQLiteStore.Snapshot {
     /// out after scanning deeper by their number, so they never shrink `k`.
     public func vectorRanking(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?,
                               excluded: Set<Int64>, quantized: Bool, rows: VectorRows) throws -> [(id: Int64, score: Float)] {
-        var entries: [TopK.Entry] = []
-        for cache in [vectors, memoryVectors] where rows == .all || rows == cache.rows {
-            let index = try vectorIndex(cache, embedder: embedder)
-            if quantized { index.enableQuantization() }
-            entries += try index.search(vector, k: k + excluded.count, allowed: allowed, quantized: quantized)
+        try vectorRankingWork(vector, embedder: embedder, k: k, allowed: allowed, excluded: excluded, quantized: quantized, rows: rows)()
+    }
+
+    /// The copies in memory are found (and loaded, when older than the snapshot) in the call; the
+    /// work searches only them.
+    public func vectorRankingWork(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?, excluded: Set<Int64>,
+                                  quantized: Bool, rows: VectorRows) throws -> @Sendable () throws -> [(id: Int64, score: Float)] {
+        let indexes = try [vectors, memoryVectors].filter { rows == .all || rows == $0.rows }.map { try vectorIndex($0, embedder: embedder) }
+        return {
+            var entries: [TopK.Entry] = []
+            for index in indexes {
+                if quantized { index.enableQuantization() }
+                entries += try index.search(vector, k: k + excluded.count, allowed: allowed, quantized: quantized)
+            }
+            if rows == .all {
+                var top = TopK(k: k + excluded.count)
+                for entry in entries { top.offer(id: entry.id, score: entry.score) }
+                entries = top.sorted()
+            }
+            if !excluded.isEmpty { entries = entries.filter { !excluded.contains($0.id) } }
+            return entries.prefix(k).map { ($0.id, $0.score) }
         }
-        if rows == .all {
-            var top = TopK(k: k + excluded.count)
-            for entry in entries { top.offer(id: entry.id, score: entry.score) }
-            entries = top.sorted()
-        }
-        if !excluded.isEmpty { entries = entries.filter { !excluded.contains($0.id) } }
-        return entries.prefix(k).map { ($0.id, $0.score) }
     }
 
     /// One of the store's vector copies, loaded from this snapshot when it is older.

@@ -169,6 +169,22 @@ extension KnowledgeBase {
         // Without filters, memories and other users' private sources are still left out.
         let excluded = allowed == nil ? try hiddenSnippets(user: query.user, generation: generation, in: snapshot) : []
 
+        var vectorWork: (@Sendable () throws -> [(id: Int64, score: Float)])?
+        var quantized = false
+        if mode != .keyword, let record {
+            guard let vector = given, vector.count == record.dimension else {
+                throw KBError(.embedding, "No query vector of \(record.dimension) dimensions for \(record.name).")
+            }
+            // The int8 copy is a quarter of a float scan's memory traffic, which at 100,000 snippets
+            // is most of a context request; exact rescoring of the best candidates gave the same
+            // context for all 40 queries checked on the shelf benchmark.
+            quantized = query.quantized || (approximatingLargeScans && (allowed?.count ?? 0) >= Self.approximateScanFrom)
+            vectorWork = try snapshot.vectorRankingWork(vector, embedder: record, k: depth, allowed: allowed, excluded: excluded,
+                                                        quantized: quantized, rows: VectorRows(kinds: query.kinds))
+        }
+        // A large scan runs on another thread while this one (the snapshot's) ranks keywords.
+        let background = quantized && mode == .hybrid ? vectorWork.map(BackgroundWork.init) : nil
+        defer { background?.finish() }
         var keywordRanking: [(id: Int64, score: Double)] = []
         if mode != .vector {
             do {
@@ -177,18 +193,7 @@ extension KnowledgeBase {
                 keywordRanking = []   // no words to match; the vector ranking still runs
             }
         }
-        var vectorRanking: [(id: Int64, score: Float)] = []
-        if mode != .keyword, let record {
-            guard let vector = given, vector.count == record.dimension else {
-                throw KBError(.embedding, "No query vector of \(record.dimension) dimensions for \(record.name).")
-            }
-            // The int8 copy is a quarter of a float scan's memory traffic, which at 100,000 snippets
-            // is most of a context request; exact rescoring of the best candidates gave the same
-            // context for all 40 queries checked on the shelf benchmark.
-            let quantized = query.quantized || (approximatingLargeScans && (allowed?.count ?? 0) >= Self.approximateScanFrom)
-            vectorRanking = try snapshot.vectorRanking(vector, embedder: record, k: depth, allowed: allowed, excluded: excluded,
-                                                       quantized: quantized, rows: VectorRows(kinds: query.kinds))
-        }
+        let vectorRanking = try background?.result() ?? vectorWork?() ?? []
 
         // One ordering with scores.
         var ordered: [(id: Int64, score: Double)]

@@ -38,6 +38,12 @@ public protocol IndexSnapshot: StoredReads {
     /// query's kinds): a store that keeps them apart scans only those.
     func vectorRanking(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?, excluded: Set<Int64>,
                        quantized: Bool, rows: VectorRows) throws -> [(id: Int64, score: Float)]
+    /// `vectorRanking` in two steps: what needs the snapshot's connection happens in the call,
+    /// and the work it returns ranks — on any thread, while the snapshot's own thread goes on (a
+    /// keyword ranking beside it). A store whose ranking is a query of its connection ranks in the
+    /// call (the default).
+    func vectorRankingWork(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?, excluded: Set<Int64>,
+                           quantized: Bool, rows: VectorRows) throws -> @Sendable () throws -> [(id: Int64, score: Float)]
     func vectors(of snippetIDs: [Int64], embedder: EmbedderRecord) throws -> [Int64: [Float]]
     /// Loads what a store keeps in memory for searches (vectors, their int8 copy when there are
     /// at least `quantizingFrom`, keyword postings) now rather than at the first search.
@@ -120,6 +126,12 @@ extension IndexSnapshot {
     }
 
     public func prepareSearches(embedder: EmbedderRecord?, quantizingFrom: Int) throws {}
+
+    public func vectorRankingWork(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?, excluded: Set<Int64>,
+                                  quantized: Bool, rows: VectorRows) throws -> @Sendable () throws -> [(id: Int64, score: Float)] {
+        let ranking = try vectorRanking(vector, embedder: embedder, k: k, allowed: allowed, excluded: excluded, quantized: quantized, rows: rows)
+        return { ranking }
+    }
 
     /// A stored source with its snippets, as ingest wrote it; nil when there is none at `path`.
     public func document(path: String) throws -> SourceDocument? {

@@ -105,6 +105,26 @@ import Testing
         #expect(results.hits[0].score > results.hits[1].score || results.hits[0].score == results.hits[1].score)
     }
 
+    /// A quantized hybrid search ranks its vectors on another thread while the snapshot's ranks
+    /// keywords: the same hits as one after the other.
+    @Test func aQuantizedHybridSearchRanksAsTheExactOne() async throws {
+        let ws = try Workspace()
+        for (name, text) in [("k.md", "zebra"), ("v.md", "apple banana cherry"), ("w.md", "banana split zebra crossing"), ("x.md", "cherry tree")] {
+            try ws.write(name, text)
+        }
+        let kb = try await hashingKB(ws)
+        var query = SearchQuery("apple banana cherry zebra")
+        let exact = try await kb.search(query)
+        query.quantized = true
+        let quantized = try await kb.search(query)
+        #expect(quantized.mode == .hybrid)
+        #expect(quantized.hits.map(\.sourcePath) == exact.hits.map(\.sourcePath))
+        #expect(quantized.hits.map(\.score) == exact.hits.map(\.score))
+        query.text = "banana"
+        query.mode = .vector
+        #expect(try await kb.search(query).hits.count > 0)
+    }
+
     /// A folder whose name holds a combining mark (é as e + U+0301) is one Swift character
     /// shorter than its Unicode scalars: filters must compare whole prefixes, not a count of
     /// characters that the database counts differently.
