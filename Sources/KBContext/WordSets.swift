@@ -31,56 +31,39 @@ enum WordSets {
         return result
     }
 
-    /// Sorts hashes in place: quicksort (the middle of three as pivot) with insertion sort for short
-    /// runs — without the buffer the standard library's stable sort allocates. Hashes look random,
-    /// so its worst case does not arise; long lists (over 4,096) take the standard sort anyway.
+    /// Sorts hashes in place: one pass into buckets by their top bits (about one hash a bucket, as
+    /// hashes spread evenly), then insertion sort, which only has each bucket's few to order — no
+    /// comparisons whose outcome a branch predictor could not guess, as a comparison sort of random
+    /// hashes has. Long lists (over 4,096) take the standard sort.
     static func sort(_ values: UnsafeMutableBufferPointer<UInt64>) {
-        guard values.count <= 4_096 else {
+        let count = values.count
+        guard count <= 4_096 else {
             var all = values
             return all.sort()
         }
-        var low = 0, high = values.count - 1
-        var pending: [(Int, Int)] = []
-        while true {
-            if high - low < 16 {
-                if low < high {
-                    for i in (low + 1)...high {
-                        let value = values[i]
-                        var j = i
-                        while j > low, values[j - 1] > value {
-                            values[j] = values[j - 1]
-                            j -= 1
-                        }
-                        values[j] = value
-                    }
+        if count > 16 {
+            let bits = Int.bitWidth - (count - 1).leadingZeroBitCount, shift = UInt64(64 - bits)
+            var starts = [Int](repeating: 0, count: (1 << bits) + 1)
+            for value in values { starts[Int(value >> shift) + 1] += 1 }
+            for bucket in 1..<starts.count { starts[bucket] += starts[bucket - 1] }
+            let bucketed = [UInt64](unsafeUninitializedCapacity: count) { buffer, initialized in
+                for value in values {
+                    let bucket = Int(value >> shift)
+                    buffer[starts[bucket]] = value
+                    starts[bucket] += 1
                 }
-                guard let next = pending.popLast() else { return }
-                (low, high) = next
-                continue
+                initialized = count
             }
-            let middle = low + (high - low) / 2
-            if values[middle] < values[low] { values.swapAt(middle, low) }
-            if values[high] < values[low] { values.swapAt(high, low) }
-            if values[high] < values[middle] { values.swapAt(high, middle) }
-            let pivot = values[middle]
-            var i = low, j = high
-            while i <= j {
-                while values[i] < pivot { i += 1 }
-                while values[j] > pivot { j -= 1 }
-                if i <= j {
-                    values.swapAt(i, j)
-                    i += 1
-                    j -= 1
-                }
+            for (i, value) in bucketed.enumerated() { values[i] = value }
+        }
+        for i in values.indices.dropFirst() {
+            let value = values[i]
+            var j = i
+            while j > 0, values[j - 1] > value {
+                values[j] = values[j - 1]
+                j -= 1
             }
-            // The shorter side next, the longer one later.
-            if j - low < high - i {
-                pending.append((i, high))
-                high = j
-            } else {
-                pending.append((low, j))
-                low = i
-            }
+            values[j] = value
         }
     }
 

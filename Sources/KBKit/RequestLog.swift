@@ -92,7 +92,10 @@ public final class RequestLog: Sendable {
             }
             self.salt.withLock { $0 = salt }
         }
-        return SHA256.hash(data: Data((salt + "\u{0}" + user).utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        // Lower-case hex of the first 8 bytes (as "%02x" each, without String(format:)'s cost).
+        let digits = Array("0123456789abcdef".utf8)
+        let bytes = SHA256.hash(data: Data((salt + "\u{0}" + user).utf8)).prefix(8).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

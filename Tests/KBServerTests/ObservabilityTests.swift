@@ -65,6 +65,7 @@ import Testing
         let hash = try await log.userHash("ada")
         let again = try await log.userHash("ada"), bob = try await log.userHash("bob")
         #expect(hash.count == 16 && hash != "ada" && again == hash && bob != hash)
+        #expect(hash.allSatisfy { "0123456789abcdef".contains($0) })
 
         // Old rows go.
         var old = RequestLogEntry(at: Date(timeIntervalSinceNow: -40 * 86_400), route: "POST /v1/search", status: 200, requestID: "old",
