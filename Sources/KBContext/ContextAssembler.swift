@@ -276,12 +276,18 @@ public struct ContextAssembler: Sendable {
         // (A space followed by a combining mark is one Character, not a space: bytes only for ASCII.)
         var ends = text.utf8.allSatisfy({ $0 < 0x80 }) ? text.utf8.indices.filter { text.utf8[$0] == 0x20 } : text.indices.filter { text[$0] == " " }
         ends.append(text.endIndex)
-        var low = 0, high = ends.count - 1, best: ContextItem?
+        return Self.longestCut(item, parts: ends.count) { String(text[..<ends[$0]]) } fits: { counter.count(Self.render($0, number: number)) <= budget }
+    }
+
+    /// The item with the longest of its `parts` candidate texts (`text(i)` + " …", longer as i
+    /// grows) that `fits`, by bisection; nil when none fits or the text would be under 20 characters.
+    static func longestCut(_ item: ContextItem, parts: Int, text: (Int) -> String, fits: (ContextItem) -> Bool) -> ContextItem? {
+        var low = 0, high = parts - 1, best: ContextItem?
         while low <= high {
             let middle = (low + high) / 2
             var cut = item
-            cut.text = String(text[..<ends[middle]]) + " …"
-            if counter.count(Self.render(cut, number: number)) <= budget {
+            cut.text = text(middle) + " …"
+            if fits(cut) {
                 best = cut
                 low = middle + 1
             } else {

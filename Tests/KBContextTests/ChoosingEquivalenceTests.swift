@@ -118,21 +118,9 @@ import Testing
     /// The item's words (split at spaces) joined again up to the most that fit, found by bisection.
     static func definedTruncate(_ item: ContextItem, number: Int, budget: Int, counter: some TokenCounter) -> ContextItem? {
         let words = item.text.split(separator: " ", omittingEmptySubsequences: false)
-        var best: ContextItem?
-        var low = 0, high = words.count - 1
-        while low <= high {
-            let middle = (low + high) / 2
-            var cut = item
-            cut.text = words[0...middle].joined(separator: " ") + " …"
-            if counter.count(ContextAssembler.render(cut, number: number)) <= budget {
-                best = cut
-                low = middle + 1
-            } else {
-                high = middle - 1
-            }
+        return ContextAssembler.longestCut(item, parts: words.count) { words[0...$0].joined(separator: " ") } fits: {
+            counter.count(ContextAssembler.render($0, number: number)) <= budget
         }
-        guard let best, best.text.count >= 20 else { return nil }
-        return best
     }
 
     @Test func truncationMatchesTheDefinition() {
