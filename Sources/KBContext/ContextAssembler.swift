@@ -151,7 +151,7 @@ public struct ContextAssembler: Sendable {
         let kept = RankFusion.distinct(ranked.count) { i, j in WordSets.reaches(words[j], words[i], options.duplicateThreshold) }
         let keptItems = kept.map { ranked[$0] }
         let runs = options.mergeAdjacent ? Self.neighbourRuns(keptItems) : keptItems.indices.map { [$0] }
-        let merged = runs.map { run in run.dropFirst().reduce(keptItems[run[0]]) { Self.join($0, keptItems[$1]) } }
+        let merged = runs.map { Self.join($0, of: keptItems) }
         // An item left whole keeps its word set; a joined one has its own.
         let mergedWords = zip(runs, merged).map { run, item in run.count == 1 ? words[kept[run[0]]] : WordSets.words(item.text) }
         return mmr(merged, words: mergedWords, limit: max(0, limit)).sorted { $0.score > $1.score }
@@ -174,7 +174,12 @@ public struct ContextAssembler: Sendable {
     /// Memories and records (each its own entry) are never merged, nor neighbours that share no
     /// heading while one has some (a book's front matter and its first chapter): each keeps its location.
     static func mergeNeighbours(_ items: [ContextItem]) -> [ContextItem] {
-        neighbourRuns(items).map { run in run.dropFirst().reduce(items[run[0]]) { join($0, items[$1]) } }
+        neighbourRuns(items).map { join($0, of: items) }
+    }
+
+    /// The items of a run joined into one.
+    static func join(_ run: [Int], of items: [ContextItem]) -> ContextItem {
+        run.dropFirst().reduce(items[run[0]]) { join($0, items[$1]) }
     }
 
     /// The runs `mergeNeighbours` joins, as indices into `items` in reading order (one index for

@@ -138,10 +138,7 @@ final class KeywordIndex: @unchecked Sendable {
             // Local copies (no copying: the arrays are shared) spare the loops the exclusivity
             // checks of class properties.
             let alive = self.alive, lengths = self.lengths, snippetIDs = self.snippetIDs
-            let idfs = terms.map { term in
-                let documents = postingDocuments[term]
-                return weigh.idf(hits: weigh.allAlive ? documents.count : documents.reduce(0) { $0 + (alive[Int($1)] ? 1 : 0) })
-            }
+            let idfs = terms.map { idf($0, weigh) }
             let plan = pruning ? Plan(self, terms: terms, idfs: idfs, weigh: weigh, limit: limit, allowed: allowed, excluded: excluded)
                 : Plan(skipped: Array(repeating: false, count: terms.count), scanned: 0)
             var scanned = plan.scanned
@@ -165,16 +162,17 @@ final class KeywordIndex: @unchecked Sendable {
                     touched.sort()
                 }
                 // Scores add up term by term in the query's order, as FTS5 adds them.
+                let collecting = !plan.skipped.contains(true)
                 for (slot, term) in terms.enumerated() {
                     let documents = postingDocuments[term], frequencies = postingFrequencies[term], idf = idfs[slot]
                     if plan.skipped[slot] {
-                        Self.intersect(touched, documents) { index, document in
-                            scores[Int(document)] += weigh.score(idf: idf, frequency: frequencies[index], length: lengths[Int(document)])
+                        Self.intersect(touched, documents) { i, position in
+                            let d = Int(touched[i])
+                            scores[d] += weigh.score(idf: idf, frequency: frequencies[position], length: lengths[d])
                         }
                         continue
                     }
                     scanned += documents.count
-                    let collecting = !plan.skipped.contains(true)
                     for (index, document) in documents.enumerated() where weigh.allAlive || alive[Int(document)] {
                         let d = Int(document)
                         if collecting, scores[d] == 0 { touched.append(document) }
@@ -251,12 +249,13 @@ final class KeywordIndex: @unchecked Sendable {
         }
     }
 
-    /// Calls `body` with the position in `postings` of each of `documents` it holds (both
-    /// ascending), seeking by galloping: cost grows with the documents, not the postings.
-    static func intersect(_ documents: [UInt32], _ postings: [UInt32], _ body: (Int, UInt32) -> Void) {
+    /// Calls `body` with the index in `documents` and the position in `postings` of each document
+    /// both hold (both ascending), seeking by galloping: cost grows with the documents, not the
+    /// postings.
+    static func intersect(_ documents: [UInt32], _ postings: [UInt32], _ body: (Int, Int) -> Void) {
         var position = 0
         let count = postings.count
-        for document in documents {
+        for (i, document) in documents.enumerated() {
             guard position < count else { return }
             if postings[position] < document {
                 // Gallop: postings[low] < document; find a bound past it, then bisect.
@@ -272,29 +271,22 @@ final class KeywordIndex: @unchecked Sendable {
                 }
                 position = first
             }
-            if position < count, postings[position] == document { body(position, document) }
+            if position < count, postings[position] == document { body(i, position) }
         }
     }
 
-    /// `ranking` over a few allowed documents: each one's frequency of each term found by binary
-    /// search in the term's postings. Scores add up term by term as there, so they are the same
-    /// to the bit. (Under the read lock.)
+    /// `ranking` over a few allowed documents: each one's frequency of each term found in the
+    /// term's postings by galloping search. Scores add up term by term as there, so they are the
+    /// same to the bit. (Under the read lock.)
     private func rankingAmong(_ allowed: Set<Int64>, terms: [Int], weigh: Weighing, limit: Int, excluded: Set<Int64>) -> [(id: Int64, score: Double)] {
-        let documents = allowed.compactMap { excluded.contains($0) ? nil : documentOf[$0] }
+        let documents = allowed.compactMap { excluded.contains($0) ? nil : documentOf[$0] }.sorted()
         var scores = [Double](repeating: 0, count: documents.count)
         var matched = [Bool](repeating: false, count: documents.count)
         for term in terms {
-            let postings = postingDocuments[term], frequencies = postingFrequencies[term]
-            let idf = weigh.idf(hits: weigh.allAlive ? postings.count : postings.reduce(0) { $0 + (alive[Int($1)] ? 1 : 0) })
-            for (slot, document) in documents.enumerated() {
-                var low = 0, high = postings.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if postings[middle] < document { low = middle + 1 } else { high = middle }
-                }
-                guard low < postings.count, postings[low] == document else { continue }
+            let frequencies = postingFrequencies[term], idf = idf(term, weigh)
+            Self.intersect(documents, postingDocuments[term]) { slot, position in
                 matched[slot] = true
-                scores[slot] += weigh.score(idf: idf, frequency: frequencies[low], length: lengths[Int(document)])
+                scores[slot] += weigh.score(idf: idf, frequency: frequencies[position], length: lengths[Int(documents[slot])])
             }
         }
         var best = Best(limit: limit)
@@ -303,6 +295,12 @@ final class KeywordIndex: @unchecked Sendable {
             if best.admits(id, scores[slot]) { best.insert(id, scores[slot]) }
         }
         return best.entries
+    }
+
+    /// A term's idf, from its live postings. (Under the read lock.)
+    private func idf(_ term: Int, _ weigh: Weighing) -> Double {
+        let documents = postingDocuments[term]
+        return weigh.idf(hits: weigh.allAlive ? documents.count : documents.reduce(0) { $0 + (alive[Int($1)] ? 1 : 0) })
     }
 
     /// FTS5's bm25 terms for this index's statistics.

@@ -279,14 +279,10 @@ public final class VectorIndex: @unchecked Sendable {
         return signStage.withLock { stage in stage.rows > 0 ? stage.calibration : nil }
     }
 
-    /// How far down the sign ranking the exact top 10 of queries near the index's rows lie:
-    /// `SignStage.samples` rows spread over the index, each moved as far off as a question is
-    /// from the passage that answers it (cosine 0.6: the row plus a random vector 1.33 times its
-    /// length), are searched exactly and by their signs; the depth that holds 99.8% of their
-    /// exact top 10, doubled, is the stage's depth — nil when that is over a quarter of the rows
-    /// (uniformly spread vectors, or crowds of near-duplicates whose order only exact scores
-    /// settle). The lowest best sign score among them (as a share of the query's largest
-    /// possible one) is how close a query must come to some row for the depth to hold.
+    /// The sign stage's tiers (`SignStage.tierNoise`), closest first: each farther tier only
+    /// when it holds (see `calibrateSignTier`) and reaches queries the nearer one does not; nil
+    /// when not even the first holds. The first tier is at least `SignStage.minimumDepth` rows
+    /// deep, each next one four times the previous one's floor.
     /// Call with the read lock held.
     private func calibrateSignStage() -> SignStage.Calibration? {
         var tiers: [SignStage.Tier] = []
@@ -299,7 +295,14 @@ public final class VectorIndex: @unchecked Sendable {
         return tiers.isEmpty ? nil : SignStage.Calibration(tiers: tiers)
     }
 
-    /// One tier of the calibration: queries `noise` times their row's length off it.
+    /// How far down the sign ranking the exact top 10 of queries near the index's rows lie:
+    /// `SignStage.samples` rows spread over the index, each moved `noise` times its length off
+    /// (1.33: cosine 0.6, as far as a question is from the passage that answers it), are
+    /// searched exactly and by their signs; the depth that holds 99.8% of their exact top 10,
+    /// doubled (at least `minimumDepth`), is the tier's depth — nil when that is over a quarter
+    /// of the rows (uniformly spread vectors, or crowds of near-duplicates whose order only
+    /// exact scores settle). The lowest best sign score among them (as a share of the query's
+    /// largest possible one) is how close a query must come to some row for the depth to hold.
     /// Call with the read lock held.
     private func calibrateSignTier(noise scale: Float, minimumDepth: Int) -> SignStage.Tier? {
         let n = ids.count, d = dimension

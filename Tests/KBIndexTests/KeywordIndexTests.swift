@@ -144,9 +144,9 @@ struct KeywordIndexTests {
             let postings = (0..<500).filter { _ in generator.next(3) == 0 }.map(UInt32.init)
             let documents = (0..<500).filter { _ in generator.next(20) == 0 }.map(UInt32.init)
             var found: [UInt32] = []
-            KeywordIndex.intersect(documents, postings) { position, document in
-                #expect(postings[position] == document)
-                found.append(document)
+            KeywordIndex.intersect(documents, postings) { i, position in
+                #expect(postings[position] == documents[i])
+                found.append(documents[i])
             }
             #expect(found == documents.filter(Set(postings).contains))
         }
