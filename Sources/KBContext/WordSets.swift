@@ -21,7 +21,7 @@ enum WordSets {
             for byte in bytes { hash.add(byte) }
             return hash.value
         }
-        result.withUnsafeMutableBufferPointer { sort($0) }
+        result.sort()
         var unique = 0
         for value in result where unique == 0 || result[unique - 1] != value {
             result[unique] = value
@@ -29,42 +29,6 @@ enum WordSets {
         }
         result.removeLast(result.count - unique)
         return result
-    }
-
-    /// Sorts hashes in place: one pass into buckets by their top bits (about one hash a bucket, as
-    /// hashes spread evenly), then insertion sort, which only has each bucket's few to order — no
-    /// comparisons whose outcome a branch predictor could not guess, as a comparison sort of random
-    /// hashes has. Long lists (over 4,096) take the standard sort.
-    static func sort(_ values: UnsafeMutableBufferPointer<UInt64>) {
-        let count = values.count
-        guard count <= 4_096 else {
-            var all = values
-            return all.sort()
-        }
-        if count > 16 {
-            let bits = Int.bitWidth - (count - 1).leadingZeroBitCount, shift = UInt64(64 - bits)
-            var starts = [Int](repeating: 0, count: (1 << bits) + 1)
-            for value in values { starts[Int(value >> shift) + 1] += 1 }
-            for bucket in 1..<starts.count { starts[bucket] += starts[bucket - 1] }
-            let bucketed = [UInt64](unsafeUninitializedCapacity: count) { buffer, initialized in
-                for value in values {
-                    let bucket = Int(value >> shift)
-                    buffer[starts[bucket]] = value
-                    starts[bucket] += 1
-                }
-                initialized = count
-            }
-            for (i, value) in bucketed.enumerated() { values[i] = value }
-        }
-        for i in values.indices.dropFirst() {
-            let value = values[i]
-            var j = i
-            while j > 0, values[j - 1] > value {
-                values[j] = values[j - 1]
-                j -= 1
-            }
-            values[j] = value
-        }
     }
 
     /// FNV-1a over a word's bytes.

@@ -136,19 +136,3 @@ import Testing
         }
     }
 }
-
-@Suite struct WordSetSortTests {
-    @Test func sortsLikeTheStandardSort() {
-        var rng = SeededGenerator(seed: 17)
-        for round in 0..<300 {
-            let count = [0, 1, 2, 15, 16, 17, 40, 200, 5_000].randomElement(using: &rng)!
-            // Random hashes, and lists with many repeats (sorted runs, equal values).
-            let spread = Bool.random(using: &rng) ? UInt64.max : 5
-            var values = (0..<count).map { _ in UInt64.random(in: 0...spread, using: &rng) }
-            if round % 7 == 0 { values.sort() }
-            var sorted = values
-            sorted.withUnsafeMutableBufferPointer { WordSets.sort($0) }
-            #expect(sorted == values.sorted(), "round \(round)")
-        }
-    }
-}
