@@ -3,7 +3,7 @@
 //   kb-bench embed PASSAGES.txt SENTENCES.txt     (one text per line)
 //   kb-bench encoder-profile [THREADS]             (per-stage time of one forward pass)
 //   kb-bench search N WORKDIR                     (writes WORKDIR/vectors.f32 and queries.f32 for the reference)
-//   kb-bench quantized-recall INDEX.sqlite QUERIES.jsonl [knowledge]  (int8 scan and sign stage recall@10/@24 on real embeddings;
+//   kb-bench quantized-recall INDEX.sqlite QUERIES.jsonl [knowledge]  (int8 scan and sign stage recall@10/@24/@50 on real embeddings;
 //                                                  `knowledge` leaves memories out, as kb serve's knowledge copy does)
 //   kb-bench postgres-vectors URL N QUERIES        (exact vs HNSW top-10 in PostgreSQL: latency, recall@10)
 //   kb-bench ocr-scan BOOK.pdf FIRST COUNT DPI OUT.pdf   (an image-only scan of COUNT pages, truth in OUT.pdf.json)
@@ -218,7 +218,7 @@ func benchQuantizedRecall(index path: String, queriesFile: String, rows: VectorR
         try index.reset(ids: loaded.ids, matrix: loaded.matrix)
         index.enableQuantization()
         if name == "sign" { output["sign_depth"] = index.signStageDepth ?? -1; output["sign_depths"] = index.signStageDepths.map(String.init).joined(separator: ",") }
-        for k in [10, 24] {
+        for k in [10, 24, 50] {
             var found = 0
             for q in queries {
                 let exact = Set(try index.search(q, k: k).map(\.id))

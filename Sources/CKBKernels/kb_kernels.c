@@ -175,7 +175,7 @@ int32_t kb_sign_dot_rows(const uint64_t *bits, size_t n, size_t words, const int
     return best;
 }
 
-size_t kb_top_rows(const int32_t *scores, size_t n, size_t r, uint32_t *rows) {
+static size_t top_rows_exact(const int32_t *scores, size_t n, size_t r, uint32_t *rows) {
     if (r >= n) {
         for (size_t i = 0; i < n; i++) rows[i] = (uint32_t)i;
         return n;
@@ -237,9 +237,74 @@ size_t kb_top_rows(const int32_t *scores, size_t n, size_t r, uint32_t *rows) {
     return taken;
 }
 
+size_t kb_top_rows(const int32_t *scores, size_t n, size_t r, uint32_t *rows) {
+    // Many rows, few wanted: every 16th score estimates a threshold a little below the r-th
+    // largest (the sample's (r/16·2 + 32)-th largest); the rows at or above it are gathered in one
+    // vector pass, and the exact selection runs over them alone. The estimate rarely misses (fewer
+    // than r rows reach it, or far more than expected do): then the exact selection over all rows.
+    if (n >= 16384 && r > 0 && r * 16 <= n) {
+        size_t m = n / 16, s = (r / 16) * 2 + 32, capacity = 4 * r + 4096;
+        int32_t *sample = malloc(m * sizeof(int32_t) + capacity * sizeof(int32_t));
+        uint32_t *found = malloc((capacity + s) * sizeof(uint32_t) + r * sizeof(uint32_t));
+        if (sample && found) {
+            for (size_t i = 0; i < m; i++) sample[i] = scores[i * 16];
+            uint32_t *sampleRows = found + capacity;
+            size_t taken = top_rows_exact(sample, m, s, sampleRows);
+            int32_t threshold = INT32_MAX;
+            for (size_t i = 0; i < taken; i++) threshold = sample[sampleRows[i]] < threshold ? sample[sampleRows[i]] : threshold;
+            size_t count = kb_rows_at_least(scores, n, threshold, found, capacity);
+            if (count >= r && count <= capacity) {
+                int32_t *candidateScores = sample;   // the sample is no longer needed
+                for (size_t i = 0; i < count; i++) candidateScores[i] = scores[found[i]];
+                uint32_t *positions = found + capacity;
+                size_t picked = top_rows_exact(candidateScores, count, r, positions);
+                for (size_t i = 0; i < picked; i++) rows[i] = found[positions[i]];
+                free(sample);
+                free(found);
+                return picked;
+            }
+        }
+        free(sample);
+        free(found);
+    }
+    return top_rows_exact(scores, n, r, rows);
+}
+
+#if defined(__x86_64__) && defined(__clang__)
+/// `kb_rows_at_least`'s AVX-512 part: 16 scores compared at a time, the numbers of those at
+/// least `threshold` stored packed (`vpcompressd`). Returns how many it stored, capacity + 1
+/// when they would not fit, and sets `*next` to the first row it did not look at.
+__attribute__((target("avx512f")))
+static size_t rows_at_least_avx512(const int32_t *scores, size_t n, int32_t threshold, uint32_t *rows, size_t capacity, size_t *next) {
+    const __m512i bound = _mm512_set1_epi32(threshold), step = _mm512_set1_epi32(16);
+    __m512i index = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    size_t count = 0, i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __mmask16 at_least = _mm512_cmpge_epi32_mask(_mm512_loadu_si512((const void *)(scores + i)), bound);
+        if (at_least) {
+            size_t found = (size_t)__builtin_popcount(at_least);
+            if (count + found > capacity) return capacity + 1;
+            _mm512_mask_compressstoreu_epi32(rows + count, at_least, index);
+            count += found;
+        }
+        index = _mm512_add_epi32(index, step);
+    }
+    *next = i;
+    return count;
+}
+#endif
+
 size_t kb_rows_at_least(const int32_t *scores, size_t n, int32_t threshold, uint32_t *rows, size_t capacity) {
-    size_t count = 0;
-    for (size_t i = 0; i < n; i++) {
+    size_t count = 0, i = 0;
+#if defined(__x86_64__) && defined(__clang__)
+    static int has_avx512 = -1;
+    if (has_avx512 < 0) has_avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    if (has_avx512) {
+        count = rows_at_least_avx512(scores, n, threshold, rows, capacity, &i);
+        if (count > capacity) return capacity + 1;
+    }
+#endif
+    for (; i < n; i++) {
         if (scores[i] < threshold) continue;
         if (count == capacity) return capacity + 1;
         rows[count++] = (uint32_t)i;

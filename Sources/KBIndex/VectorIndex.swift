@@ -389,7 +389,14 @@ public final class VectorIndex: @unchecked Sendable {
             stage.counts.rows += count
         }
         picked.removeLast(picked.count - count)
-        if let allowed { picked.removeAll { !allowed.contains(ids[Int($0)]) } }
+        // A filter that leaves out few rows is checked only for rows good enough to be offered
+        // (a look-up in a large set misses the cache about as often as scoring a row does);
+        // one that leaves out many, before scoring.
+        var late = allowed
+        if let allowed, 4 * allowed.count < 3 * n {
+            picked.removeAll { !allowed.contains(ids[Int($0)]) }
+            late = nil
+        }
         var dots = [Int32](repeating: 0, count: picked.count)
         quantizedRows.withUnsafeBufferPointer { rows in
             picked.withUnsafeBufferPointer { p in
@@ -404,7 +411,9 @@ public final class VectorIndex: @unchecked Sendable {
         scales.withUnsafeBufferPointer { scales in
             for (row, dot) in zip(picked, dots) {
                 let score = Float(dot) * scales[Int(row)]
-                if score >= candidates.threshold { candidates.offer(id: Int64(row), score: score) }
+                guard score >= candidates.threshold else { continue }
+                if let late, !late.contains(ids[Int(row)]) { continue }
+                candidates.offer(id: Int64(row), score: score)
             }
         }
         return rescore(candidates.sorted(), query: query, k: k)

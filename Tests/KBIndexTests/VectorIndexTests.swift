@@ -289,10 +289,12 @@ func nearbyQueries(_ rows: [[Float]], seed: UInt64, noise scale: Float = 1.2) ->
         let queries = nearbyQueries(stride(from: 11, to: Self.data.count, by: 400).map { Self.data[$0].vector }, seed: 77)
         let recall10 = try Self.recall(index, queries)
         let recall24 = try Self.recall(index, queries, k: 24)
+        let recall50 = try Self.recall(index, queries, k: 50)   // a hybrid search's candidates
         #expect(recall10 >= 0.99, "recall@10 \(recall10)")
         #expect(recall24 >= 0.99, "recall@24 \(recall24)")
+        #expect(recall50 >= 0.99, "recall@50 \(recall50)")
         let counts = index.signStageCounts
-        #expect(counts.searches >= queries.count * 9 / 10, "\(counts)")
+        #expect(counts.searches >= queries.count * 3 * 9 / 10, "\(counts)")
         #expect(counts.rows / max(1, counts.searches) < Self.data.count / 4)
     }
 
@@ -305,10 +307,12 @@ func nearbyQueries(_ rows: [[Float]], seed: UInt64, noise scale: Float = 1.2) ->
         let queries = nearbyQueries(stride(from: 23, to: Self.data.count, by: 400).map { Self.data[$0].vector }, seed: 78, noise: 2.0)
         let recall10 = try Self.recall(index, queries)
         let recall24 = try Self.recall(index, queries, k: 24)
+        let recall50 = try Self.recall(index, queries, k: 50)   // a hybrid search's candidates
         #expect(recall10 >= 0.99, "recall@10 \(recall10)")
         #expect(recall24 >= 0.99, "recall@24 \(recall24)")
+        #expect(recall50 >= 0.99, "recall@50 \(recall50)")
         let counts = index.signStageCounts
-        #expect(counts.searches >= queries.count * 2 * 9 / 10, "\(counts)")
+        #expect(counts.searches >= queries.count * 3 * 9 / 10, "\(counts)")
         #expect(counts.rows / max(1, counts.searches) > depths[0], "\(counts)")
     }
 
@@ -392,5 +396,33 @@ func nearbyQueries(_ rows: [[Float]], seed: UInt64, noise scale: Float = 1.2) ->
             let highestLeft = scores.indices.filter { !picked.contains($0) }.map { scores[$0] }.max() ?? .min
             #expect(lowestPicked >= highestLeft)
         }
+    }
+
+    /// Many rows and few wanted take the sampled threshold; the rows are those of the exact
+    /// selection: every score above the r-th largest, then the first rows of that score.
+    @Test(arguments: [1, 7, 640, 2_500])
+    func topRowsOfManyAreTheExactSelection(r: Int) {
+        var generator = SystemRandomNumberGenerator()
+        let n = 40_000
+        for range in [Int32(2), 50_000, 1 << 30] {
+            var scores = (0..<n).map { _ in Int32.random(in: -range...range, using: &generator) }
+            if range == 2 { scores[n - 1] = 3 }   // one best row, at the end
+            var rows = [UInt32](repeating: 0, count: r)
+            let count = kb_top_rows(scores, n, r, &rows)
+            let cut = scores.sorted(by: >)[r - 1]
+            let above = scores.indices.filter { scores[$0] > cut }
+            let expected = above + scores.indices.filter { scores[$0] == cut }.prefix(r - above.count)
+            #expect(count == r)
+            #expect(rows.prefix(count).map(Int.init).sorted() == expected.sorted(), "range \(range)")
+        }
+    }
+
+    @Test func rowsAtLeastAThresholdInOrderUpToTheirCapacity() {
+        let scores = (0..<1_000).map { Int32(($0 * 7919) % 1_000) }
+        let expected = scores.indices.filter { scores[$0] >= 900 }.map(UInt32.init)
+        var rows = [UInt32](repeating: 0, count: 200)
+        #expect(kb_rows_at_least(scores, scores.count, 900, &rows, 200) == expected.count)
+        #expect(Array(rows.prefix(expected.count)) == expected)
+        #expect(kb_rows_at_least(scores, scores.count, 900, &rows, expected.count - 1) == expected.count)
     }
 }
