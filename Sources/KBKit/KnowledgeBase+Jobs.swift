@@ -241,7 +241,7 @@ final class JobSignal: @unchecked Sendable {
 
     /// Returns when fired, or after `seconds`, or when the task is cancelled.
     func wait(seconds: TimeInterval) async {
-        let id = UUID()
+        let id = UUID.random()
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let resumeNow: Bool = lock.withLock {

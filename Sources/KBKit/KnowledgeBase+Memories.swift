@@ -181,7 +181,7 @@ extension KnowledgeBase {
         let (embedder, record) = try await memoryEmbedder(choice)
         let vector = try await embedOne(content, with: embedder, record: record)
         let now = MemoryArchive.roundedToMilliseconds(Date())
-        let memory = Memory(id: UUID().uuidString.lowercased(), scope: draft.scope, title: title, content: content, tags: tags,
+        let memory = Memory(id: UUID.random().uuidString.lowercased(), scope: draft.scope, title: title, content: content, tags: tags,
                             createdAt: now, updatedAt: now)
         switch try await store.addMemory(Self.memoryWrite(memory, vector: vector, record: record), superseding: supersedingID) {
         case .existing(let existing):

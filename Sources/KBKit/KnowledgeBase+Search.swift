@@ -161,6 +161,18 @@ extension KnowledgeBase {
     /// at least `approximateScanFrom` allowed snippets scans the int8 copy with exact rescoring.
     func rank(_ query: SearchQuery, vector given: [Float]?, record: EmbedderRecord?, degraded: Degraded? = nil,
               collapsing: Bool = true, approximatingLargeScans: Bool = false, in snapshot: any IndexSnapshot) throws -> SearchResults {
+        try searchState.counted { running in
+            try rank(query, vector: given, record: record, degraded: degraded, collapsing: collapsing,
+                     approximatingLargeScans: approximatingLargeScans, besideKeywords: running < ProcessInfo.processInfo.activeProcessorCount,
+                     in: snapshot)
+        }
+    }
+
+    /// `rank`; with `besideKeywords`, a quantized vector ranking of a hybrid search runs on another
+    /// thread while this one ranks keywords — worth it only while searches leave cores idle
+    /// (otherwise the handing over costs more than it saves).
+    private func rank(_ query: SearchQuery, vector given: [Float]?, record: EmbedderRecord?, degraded: Degraded?,
+                      collapsing: Bool, approximatingLargeScans: Bool, besideKeywords: Bool, in snapshot: any IndexSnapshot) throws -> SearchResults {
         let mode = try query.mode.effective(indexHasVectors: record.hasVectors, queryEmbedded: given != nil)
         var depth = max(query.candidates, query.limit)
         if query.groupBySource || query.diversity != nil { depth = max(depth, query.limit * 5) }
@@ -182,8 +194,9 @@ extension KnowledgeBase {
             vectorWork = try snapshot.vectorRankingWork(vector, embedder: record, k: depth, allowed: allowed, excluded: excluded,
                                                         quantized: quantized, rows: VectorRows(kinds: query.kinds))
         }
-        // A large scan runs on another thread while this one (the snapshot's) ranks keywords.
-        let background = quantized && mode == .hybrid ? vectorWork.map(BackgroundWork.init) : nil
+        // A large scan runs on another thread while this one (the snapshot's) ranks keywords, when
+        // a core is idle for it.
+        let background = quantized && mode == .hybrid && besideKeywords ? vectorWork.map(BackgroundWork.init) : nil
         defer { background?.finish() }
         var keywordRanking: [(id: Int64, score: Double)] = []
         if mode != .vector {

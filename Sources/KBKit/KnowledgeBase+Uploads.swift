@@ -213,7 +213,7 @@ extension KnowledgeBase {
         var outcomes: [SourcesReread.Outcome] = []
         for (n, id) in chosen.enumerated() {
             progress(n, chosen.count, id)
-            let job = try await store.beginReread(sourcePath: Source.uploadPath(id), jobID: UUID().uuidString.lowercased())
+            let job = try await store.beginReread(sourcePath: Source.uploadPath(id), jobID: UUID.random().uuidString.lowercased())
             // A failure is recorded in the job, which the outcome shows.
             _ = try? await runClaimedJob(job, embedder: choice, ocr: ocr, rereading: true)
             outcomes.append(SourcesReread.Outcome(id: id, job: try await self.job(job.job.id)))
@@ -280,7 +280,7 @@ public actor SourceUpload {
         self.kb = kb
         self.type = type
         let now = Date()
-        job = Job(id: UUID().uuidString.lowercased(), source: fields.id, state: .receiving, contentType: type.rawValue, size: 0,
+        job = Job(id: UUID.random().uuidString.lowercased(), source: fields.id, state: .receiving, contentType: type.rawValue, size: 0,
                   createdAt: now, updatedAt: now)
         try await kb.store.beginJob(StoredJob(job: job, title: fields.title, tags: fields.tags, owner: fields.owner, bots: fields.bots))
     }

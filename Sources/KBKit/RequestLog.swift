@@ -87,7 +87,7 @@ public final class RequestLog: Sendable {
             salt = known
         } else {
             salt = try await kb.store.updateMeta("request_log_salt") { stored in
-                let value = stored ?? UUID().uuidString
+                let value = stored ?? UUID.random().uuidString
                 return (value, value)
             }
             self.salt.withLock { $0 = salt }

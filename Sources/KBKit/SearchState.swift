@@ -23,6 +23,15 @@ final class SearchState: @unchecked Sendable {
     /// The users who own private sources, at `filtersGeneration`.
     var owners: Set<String>?
     var filtersGeneration: Int64 = -1
+    /// Searches ranking now, in this process.
+    private var ranking = 0
+
+    /// Runs `body` counted among the searches ranking now, with their number (this one included).
+    func counted<T>(_ body: (Int) throws -> T) rethrows -> T {
+        let running = lock.withLock { ranking += 1; return ranking }
+        defer { lock.withLock { ranking -= 1 } }
+        return try body(running)
+    }
 
     /// Whether `user` owns a private source at `generation`. A user who owns none sees exactly
     /// what a query without a user sees, so such queries share one cached filter result instead

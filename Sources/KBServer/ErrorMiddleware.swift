@@ -31,7 +31,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The caller's id when it is 1–128 printable ASCII characters, else a new one.
     static func requestID(_ given: String?) -> String {
         if let given, (1...128).contains(given.utf8.count), given.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) { return given }
-        return UUID().uuidString.lowercased()
+        return UUID.random().uuidString.lowercased()
     }
 
     func response(for error: any Error, request: Request, id: String, context: Context) -> Response {

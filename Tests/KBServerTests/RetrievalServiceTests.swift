@@ -273,6 +273,19 @@ func errorCode(_ json: Any?) -> String? { ((json as? [String: Any])?["error"] as
         }
     }
 
+    @Test func newRequestIDsAreDistinctVersion4UUIDsAndGivenOnesAreKept() {
+        let ids = (0..<1_000).map { _ in ErrorMiddleware<BasicRequestContext>.requestID(nil) }
+        #expect(Set(ids).count == ids.count)
+        for id in ids {
+            let uuid = UUID(uuidString: id)
+            #expect(uuid != nil && id == id.lowercased(), "\(id)")
+            let bytes = uuid.map { $0.uuid } ?? (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            #expect(bytes.6 >> 4 == 4 && bytes.8 >> 6 == 2, "\(id)")
+        }
+        #expect(ErrorMiddleware<BasicRequestContext>.requestID("trace-42") == "trace-42")
+        #expect(ErrorMiddleware<BasicRequestContext>.requestID("two words") != "two words")
+    }
+
     @Test func theOpenAPIDocumentParsesAndListsEveryRoute() async throws {
         let fixture = try await Fixture()
         try await fixture.service().application().test(.router) { client in

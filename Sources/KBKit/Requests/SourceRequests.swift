@@ -92,7 +92,7 @@ struct UploadFields: Sendable, Hashable {
 
     init(_ rules: FieldRules, title: String?, tags: [String]?, tagsField: String, bots: [String]?, botsField: String,
                        user: String?, id: String?) throws {
-        self.id = try rules.optionalText(id, "id").map(Source.validID) ?? UUID().uuidString.lowercased()
+        self.id = try rules.optionalText(id, "id").map(Source.validID) ?? UUID.random().uuidString.lowercased()
         self.title = try rules.optionalText(title, "title")
         self.tags = try rules.list(tags, tagsField).map { Tag($0) }
         self.bots = try rules.list(bots, botsField).map(Bot.validName)
