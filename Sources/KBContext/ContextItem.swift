@@ -45,7 +45,9 @@ public struct ContextItem: Sendable, Hashable, Codable {
     /// The title a reader sees: the source's, or for an untitled memory the start of its text.
     public var displayTitle: String {
         if !sourceTitle.isEmpty { return sourceTitle }
-        let words = text.split(whereSeparator: \.isWhitespace).prefix(8).joined(separator: " ")
-        return words.count < text.count ? words + "…" : words
+        // Splitting no further than the ninth word: a long text is not walked to its end.
+        let pieces = text.split(maxSplits: 8, whereSeparator: \.isWhitespace)
+        let words = pieces.prefix(8).joined(separator: " ")
+        return pieces.count > 8 || words.count < text.count ? words + "…" : words
     }
 }

@@ -135,4 +135,18 @@ import Testing
                     "round \(round)")
         }
     }
+
+    /// A title from an untitled item's first words, as the plain definition makes it (every word
+    /// of the text split, the first eight joined; "…" when that is shorter than the text).
+    @Test func untitledItemsAreTitledByTheirFirstEightWordsAsDefined() {
+        let texts = ["", "one", "one two", "a b c d e f g h", "a b c d e f g h ", " a b c d e f g h", "a  b c d e f g h",
+                     "a b c d e f g h i", "a b c d e f g h\n\ni j", "word " + String(repeating: "x", count: 5_000),
+                     "café naïve 東京 e\u{301}t\u{e9} \t tab\tseparated words here and more", "   ", "eight\u{2003}em spaces\u{2003}count too"]
+        for text in texts {
+            let words = text.split(whereSeparator: \.isWhitespace).prefix(8).joined(separator: " ")
+            let defined = words.count < text.count ? words + "…" : words
+            let item = ContextItem(kind: .memory, text: text, score: 1, sourcePath: "memory:x", sourceTitle: "")
+            #expect(item.displayTitle == defined, "\(text.debugDescription)")
+        }
+    }
 }
