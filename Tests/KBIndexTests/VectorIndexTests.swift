@@ -326,9 +326,13 @@ func nearbyQueries(_ rows: [[Float]], seed: UInt64, noise scale: Float = 1.2) ->
         #expect(index.signStageCounts.searches == 0)
     }
 
-    @Test func filtersHoldOnTheSignStage() throws {
+    /// A filter that leaves out many rows is applied before the int8 products, one that leaves out
+    /// few only to the rows good enough to be kept: both hold, with recall.
+    @Test(arguments: [3, -10])
+    func filtersHoldOnTheSignStage(every: Int) throws {
         let index = try Self.index()
-        let allowed = Set(Self.data.enumerated().filter { $0.offset % 3 == 0 }.map(\.element.id))
+        // Every third row, or all but every tenth.
+        let allowed = Set(Self.data.enumerated().filter { every > 0 ? $0.offset % every == 0 : $0.offset % -every != 0 }.map(\.element.id))
         let queries = nearbyQueries(stride(from: 0, to: Self.data.count, by: 1000).map { Self.data[$0].vector }, seed: 5)
         var found = 0
         for query in queries {
