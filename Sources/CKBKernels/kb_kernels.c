@@ -245,7 +245,8 @@ size_t kb_top_rows(const int32_t *scores, size_t n, size_t r, uint32_t *rows) {
     if (n >= 16384 && r > 0 && r * 16 <= n) {
         size_t m = n / 16, s = (r / 16) * 2 + 32, capacity = 4 * r + 4096;
         int32_t *sample = malloc(m * sizeof(int32_t) + capacity * sizeof(int32_t));
-        uint32_t *found = malloc((capacity + s) * sizeof(uint32_t) + r * sizeof(uint32_t));
+        // The gathered rows, then the sample's best (s) and later the candidates' best (r).
+        uint32_t *found = malloc((capacity + (s > r ? s : r)) * sizeof(uint32_t));
         if (sample && found) {
             for (size_t i = 0; i < m; i++) sample[i] = scores[i * 16];
             uint32_t *sampleRows = found + capacity;

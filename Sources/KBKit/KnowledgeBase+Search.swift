@@ -161,10 +161,9 @@ extension KnowledgeBase {
     /// at least `approximateScanFrom` allowed snippets scans the int8 copy with exact rescoring.
     func rank(_ query: SearchQuery, vector given: [Float]?, record: EmbedderRecord?, degraded: Degraded? = nil,
               collapsing: Bool = true, approximatingLargeScans: Bool = false, in snapshot: any IndexSnapshot) throws -> SearchResults {
-        try searchState.counted { running in
+        try searchState.ranking { coreIdle in
             try rank(query, vector: given, record: record, degraded: degraded, collapsing: collapsing,
-                     approximatingLargeScans: approximatingLargeScans, besideKeywords: running < ProcessInfo.processInfo.activeProcessorCount,
-                     in: snapshot)
+                     approximatingLargeScans: approximatingLargeScans, besideKeywords: coreIdle, in: snapshot)
         }
     }
 

@@ -24,13 +24,15 @@ final class SearchState: @unchecked Sendable {
     var owners: Set<String>?
     var filtersGeneration: Int64 = -1
     /// Searches ranking now, in this process.
-    private var ranking = 0
+    private var rankingNow = 0
+    private let cores = ProcessInfo.processInfo.activeProcessorCount
 
-    /// Runs `body` counted among the searches ranking now, with their number (this one included).
-    func counted<T>(_ body: (Int) throws -> T) rethrows -> T {
-        let running = lock.withLock { ranking += 1; return ranking }
-        defer { lock.withLock { ranking -= 1 } }
-        return try body(running)
+    /// Runs `body` counted among the searches ranking now; it is told whether they (this one
+    /// included) leave a core idle.
+    func ranking<T>(_ body: (_ coreIdle: Bool) throws -> T) rethrows -> T {
+        let running = lock.withLock { rankingNow += 1; return rankingNow }
+        defer { lock.withLock { rankingNow -= 1 } }
+        return try body(running < cores)
     }
 
     /// Whether `user` owns a private source at `generation`. A user who owns none sees exactly

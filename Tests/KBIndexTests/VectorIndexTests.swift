@@ -282,19 +282,24 @@ func nearbyQueries(_ rows: [[Float]], seed: UInt64, noise scale: Float = 1.2) ->
         return Double(found) / Double(k * queries.count)
     }
 
+    /// Recall@10, @24 and @50 (a hybrid search's candidates) of at least 0.99, with nine searches
+    /// in ten through the sign stage; its counts.
+    static func expectRecallThroughTheSignStage(_ index: VectorIndex, _ queries: [[Float]]) throws -> SignStage.Counts {
+        for k in [10, 24, 50] {
+            let recall = try Self.recall(index, queries, k: k)
+            #expect(recall >= 0.99, "recall@\(k) \(recall)")
+        }
+        let counts = index.signStageCounts
+        #expect(counts.searches >= queries.count * 3 * 9 / 10, "\(counts)")
+        return counts
+    }
+
     @Test func groupedVectorsAreSearchedThroughTheSignStageWithRecallAtLeast099() throws {
         let index = try Self.index()
         let depth = try #require(index.signStageDepth)
         #expect(depth < Self.data.count / 4)
         let queries = nearbyQueries(stride(from: 11, to: Self.data.count, by: 400).map { Self.data[$0].vector }, seed: 77)
-        let recall10 = try Self.recall(index, queries)
-        let recall24 = try Self.recall(index, queries, k: 24)
-        let recall50 = try Self.recall(index, queries, k: 50)   // a hybrid search's candidates
-        #expect(recall10 >= 0.99, "recall@10 \(recall10)")
-        #expect(recall24 >= 0.99, "recall@24 \(recall24)")
-        #expect(recall50 >= 0.99, "recall@50 \(recall50)")
-        let counts = index.signStageCounts
-        #expect(counts.searches >= queries.count * 3 * 9 / 10, "\(counts)")
+        let counts = try Self.expectRecallThroughTheSignStage(index, queries)
         #expect(counts.rows / max(1, counts.searches) < Self.data.count / 4)
     }
 
@@ -305,14 +310,7 @@ func nearbyQueries(_ rows: [[Float]], seed: UInt64, noise scale: Float = 1.2) ->
         let depths = index.signStageDepths
         #expect(depths.count == 2 && depths[1] > depths[0] && depths[1] <= Self.data.count / 4, "\(depths)")
         let queries = nearbyQueries(stride(from: 23, to: Self.data.count, by: 400).map { Self.data[$0].vector }, seed: 78, noise: 2.0)
-        let recall10 = try Self.recall(index, queries)
-        let recall24 = try Self.recall(index, queries, k: 24)
-        let recall50 = try Self.recall(index, queries, k: 50)   // a hybrid search's candidates
-        #expect(recall10 >= 0.99, "recall@10 \(recall10)")
-        #expect(recall24 >= 0.99, "recall@24 \(recall24)")
-        #expect(recall50 >= 0.99, "recall@50 \(recall50)")
-        let counts = index.signStageCounts
-        #expect(counts.searches >= queries.count * 3 * 9 / 10, "\(counts)")
+        let counts = try Self.expectRecallThroughTheSignStage(index, queries)
         #expect(counts.rows / max(1, counts.searches) > depths[0], "\(counts)")
     }
 
