@@ -37,8 +37,12 @@ public struct KBError: Error, Sendable, CustomStringConvertible {
         /// A language model kb was told to ask (memory extraction) failed, timed out, or gave an
         /// answer kb does not accept.
         case languageModel = "language_model"
-        /// The caller's token does not carry the right the request needs.
+        /// The caller's token does not carry the right the request needs, or a web page of
+        /// another origin asked.
         case forbidden = "forbidden"
+        /// A request for a host name the service does not answer to (DNS rebinding, a proxy
+        /// that needs `--allowed-host`).
+        case misdirectedRequest = "misdirected_request"
 
         public var description: String { rawValue }
     }

@@ -8,8 +8,7 @@ struct BodyLimitMiddleware<Context: RequestContext>: RouterMiddleware {
     let limit: Int
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let isUpload = request.method == .post && request.uri.path == "/v1/sources"
-            && !(request.headers[.contentType] ?? "").lowercased().hasPrefix("application/json")
+        let isUpload = BrowserPolicy.isUpload(method: request.method, path: request.uri.path, contentType: request.headers[.contentType])
         if !isUpload, let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             throw KBError(.tooLarge, "The request body is \(length) bytes; the limit is \(limit).")
         }

@@ -14,6 +14,7 @@ extension KBError: HTTPResponseError {
         case .invalidArgument, .invalidText, .invalidFrontMatter, .invalidVocabulary, .unsupportedFileType: .badRequest
         case .notFound: .notFound
         case .forbidden: .forbidden
+        case .misdirectedRequest: .misdirectedRequest
         case .conflict: .conflict
         case .tooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType

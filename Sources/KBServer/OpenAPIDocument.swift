@@ -31,11 +31,13 @@ enum OpenAPIDocument {
         var result: [String: JSONValue] = [:]
         for code in [ok.0] + also { result[code] = ["description": "Success", "content": ["application/json": ["schema": ok.1]]] }
         let descriptions = [400: "Bad input", 401: "Missing, wrong, expired or revoked bearer token",
-                            403: "The token lacks the right (scope, bot or allow) the request needs", 404: "Not found", 409: "Conflict",
-                            413: "Body too large", 415: "Not a media type kb reads, or not the one the body is",
+                            403: "The token lacks the right (scope, bot or allow) the request needs, or a web page of another origin asked (kb serve --allow-origin)",
+                            404: "Not found", 409: "Conflict",
+                            413: "Body too large", 415: "Not a media type kb reads, or not the one the body is (a JSON body must be sent as application/json)",
+                            421: "A host name kb does not answer to (kb serve --allowed-host)",
                             422: "Cannot be done with this index", 500: "Internal error", 502: "The language model failed or gave an answer kb does not accept",
                             503: "Embedder unavailable"]
-        for code in Set(errors + [401, 403, 500]).sorted() {
+        for code in Set(errors + [401, 403, 421, 500]).sorted() {
             result[String(code)] = ["description": .string(descriptions[code]!), "content": ["application/json": ["schema": ref("Error")]]]
         }
         return .object(result)
@@ -44,7 +46,7 @@ enum OpenAPIDocument {
     static func operation(_ id: String, _ summary: String, body: String? = nil, ok: (String, JSONValue), also: [String] = [],
                           errors: [Int] = [400], parameters: [JSONValue] = [], open: Bool = false) -> JSONValue {
         var op: [String: JSONValue] = ["operationId": .string(id), "summary": .string(summary),
-                                       "responses": responses(ok, also: also, errors: errors)]
+                                       "responses": responses(ok, also: also, errors: errors + (body == nil ? [] : [415]))]
         if let body { op["requestBody"] = self.body(body) }
         if !parameters.isEmpty { op["parameters"] = .array(parameters) }
         if open { op["security"] = [] }
@@ -118,6 +120,7 @@ enum OpenAPIDocument {
                 "200": ["description": "Success", "content": ["text/plain": ["schema": string]]],
                 "401": ["description": "Missing, wrong, expired or revoked bearer token", "content": ["application/json": ["schema": ref("Error")]]],
                 "403": ["description": "Only the admin token reads metrics", "content": ["application/json": ["schema": ref("Error")]]],
+                "421": ["description": "A host name kb does not answer to (kb serve --allowed-host)", "content": ["application/json": ["schema": ref("Error")]]],
                 "500": ["description": "Internal error", "content": ["application/json": ["schema": ref("Error")]]],
             ],
         ]],

@@ -75,13 +75,15 @@ public struct RetrievalService: Sendable {
         _ = await logging?.value
     }
 
-    /// The router: the middleware (request ids and errors, the token, the body limit), then every
-    /// route, registered once; the table of methods per path that a 405 answer lists is read from
-    /// these registrations.
+    /// The router: the middleware (metrics and the request log, the browser rules, request ids
+    /// and errors, the token, the body limit), then every route, registered once; the table of
+    /// methods per path that a 405 answer and a CORS preflight list is read from these
+    /// registrations.
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
         let routes = RouteTable()
         router.add(middleware: ObservingMiddleware(metrics: metrics, log: log))
+        router.add(middleware: BrowserGuardMiddleware(policy: (try? BrowserPolicy(configuration)) ?? .loopback, routes: routes))
         router.add(middleware: ErrorMiddleware(routes: routes))
         router.add(middleware: AuthMiddleware(token: configuration.token, kb: kb, metricsPublic: configuration.metricsPublic))
         router.add(middleware: BodyLimitMiddleware(limit: configuration.maxBodyBytes))
@@ -275,7 +277,7 @@ public struct RetrievalService: Sendable {
     func addSource(_ request: Request) async throws -> Response {
         let type = request.headers[.contentType] ?? ""
         let added: SourceAdded
-        if type.lowercased().hasPrefix("application/json") {
+        if BrowserPolicy.isJSON(type) {
             let query = Self.parameters(request)
             guard query.isEmpty else {
                 let names = Set(query.map(\.key)).sorted().joined(separator: ", ")

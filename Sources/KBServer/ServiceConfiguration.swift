@@ -31,6 +31,15 @@ public struct ServiceConfiguration: Sendable {
     public var requestLog: RequestLog.Settings? = RequestLog.Settings()
     /// Serve `GET /metrics` without a token. The default is false (admin token only).
     public var metricsPublic = false
+    /// Origins of web pages (`scheme://host[:port]`) that may call kb from a browser, answered
+    /// with CORS for exactly those origins (`--allow-origin`); pages of any other origin are
+    /// refused (403). kb's own pages need no entry. The default is none.
+    public var allowedOrigins: [String] = []
+    /// Host names kb answers to besides its bound address, `localhost`, `127.0.0.1` and `[::1]`
+    /// (`--allowed-host`): the name a reverse proxy passes on, or the machine's name on a
+    /// network. A request for any other name is refused (421), which stops DNS rebinding. The
+    /// default is none.
+    public var allowedHosts: [String] = []
 
     public init() {}
 
@@ -51,5 +60,6 @@ public struct ServiceConfiguration: Sendable {
         }
         guard (1...65535).contains(port) else { throw KBError(.invalidArgument, "The port must be 1–65535; got \(port).") }
         guard maxBodyBytes >= 1024 else { throw KBError(.invalidArgument, "The body limit must be at least 1024 bytes.") }
+        _ = try BrowserPolicy(self)
     }
 }

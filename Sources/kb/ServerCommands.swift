@@ -16,7 +16,9 @@ struct Serve: AsyncParsableCommand {
             when a token is set (--token or KB_API_TOKEN); kb refuses to bind to any other address without one. \
             GET /openapi.json describes every endpoint. Report templates are read once, at start, from --reports. \
             Sources posted to /v1/sources are read in the background, one at a time; an upload is stored \
-            before it is acknowledged, and jobs a stopped server left are run when it starts again.
+            before it is acknowledged, and jobs a stopped server left are run when it starts again. \
+            Web pages of other origins are refused (--allow-origin lets one in), and so are requests for host names \
+            kb does not answer to (--allowed-host adds one); a JSON body must be sent as application/json.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -50,6 +52,16 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("metrics-public"), help: "Serve GET /metrics without a token (by default the admin token only).")
     var metricsPublic = false
 
+    @Option(name: .customLong("allow-origin"), help: ArgumentHelp(
+        "A web page's origin that may call kb from a browser (CORS), e.g. http://localhost:3000; repeatable. Pages of other origins are refused.",
+        valueName: "origin"))
+    var allowOrigins: [String] = []
+
+    @Option(name: .customLong("allowed-host"), help: ArgumentHelp(
+        "A host name kb answers to besides its address, localhost, 127.0.0.1 and [::1] (a reverse proxy's or the machine's name); repeatable.",
+        valueName: "name"))
+    var allowedHosts: [String] = []
+
     @Option(name: .customLong("max-body"), help: ArgumentHelp("Largest request body, in bytes.", valueName: "bytes"))
     var maxBody = ServiceConfiguration().maxBodyBytes
 
@@ -80,6 +92,8 @@ struct Serve: AsyncParsableCommand {
                 configuration.requestLog = settings
             }
             configuration.metricsPublic = metricsPublic
+            configuration.allowedOrigins = allowOrigins
+            configuration.allowedHosts = allowedHosts
             try configuration.validate()
             var limits = Limits()
             limits.maxUploadBytes = maxUpload
