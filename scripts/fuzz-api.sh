@@ -7,7 +7,10 @@
 # failure or if the server died; afterwards the index must pass PRAGMA integrity_check. The full
 # output goes to bench-results/fuzz-api.log. Before it, a run with a scoped token (user:ada, the
 # bot astro, the sources right): no server error and every answer (403s included) as documented;
-# its output goes to bench-results/fuzz-api-scoped.log.
+# its output goes to bench-results/fuzz-api-scoped.log. Then two runs as a web page would send
+# them, with the admin token: from a foreign Origin, and for a foreign Host (DNS rebinding). Every
+# answer must be 403 (or 421), as /metrics counts them, and the index's memories, bots, tokens and
+# sources must be unchanged (bench-results/fuzz-api-origin.log, fuzz-api-host.log).
 #
 #   scripts/fuzz-api.sh [EXAMPLES_PER_OPERATION]     (default 100)
 . "$(dirname "$0")/lib.sh"
@@ -38,6 +41,45 @@ say "Fuzzing $URL with a scoped token (user:ada, bot astro, sources)"
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
     > bench-results/fuzz-api-scoped.log 2>&1 || status=$?
 sed -n '/^Test cases:/,$p' bench-results/fuzz-api-scoped.log | sed '/^$/d'
+
+# What the service holds, and the statuses /metrics has counted, read with the admin token.
+held() {
+    for path in "/v1/memories?all=true" /v1/bots /v1/tokens "/v1/sources?limit=500"; do
+        curl -sf "$URL$path" -H "Authorization: Bearer $TOKEN"
+    done | sha256sum
+}
+statuses() {   # answers by status, but the metrics' own
+    curl -sf "$URL/metrics" -H "Authorization: Bearer $TOKEN" | grep '^kb_http_requests_total' | grep -v 'route="GET /metrics"' \
+        | sed -E 's/.*status="([0-9]+)"[^ ]* ([0-9.e+]+)$/\1 \2/' | awk '{ n[$1] += $2 } END { for (k in n) print k, n[k] }' | sort
+}
+# Fuzzes with the admin token and one more header; every answer must have the status given.
+fuzz_as_a_page() {
+    local name="$1" header="$2" expected="$3"
+    say "Fuzzing $URL as a web page would ($header): every answer $expected, nothing changed"
+    # The document is read first: the header applies to every request Schemathesis sends.
+    curl -sf "$URL/openapi.json" -H "Authorization: Bearer $TOKEN" >"$WORK/openapi.json"
+    local before_held before_statuses
+    before_held="$(held)"
+    before_statuses="$(statuses)"
+    "$WORK/venv/bin/schemathesis" --config-file scripts/fuzz-api.toml run "$WORK/openapi.json" --url "$URL" \
+        --header "Authorization: Bearer $TOKEN" --header "$header" --max-examples "$EXAMPLES" --no-color \
+        --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
+        > "bench-results/fuzz-api-$name.log" 2>&1 || status=$?
+    sed -n '/^Test cases:/,$p' "bench-results/fuzz-api-$name.log" | sed '/^$/d'
+    local answered
+    answered="$(join -a 2 -e 0 -o 0,1.2,2.2 <(echo "$before_statuses") <(statuses) | awk '$3 != $2 { print $1, $3 - $2 }')"
+    echo "answers by status during the run: $(echo "$answered" | tr '\n' ' ')"
+    if [ -z "$answered" ] || echo "$answered" | awk -v ok="$expected" '$1 != ok { bad = 1 } END { exit !bad }'; then
+        echo "error: a request sent as a web page would was answered with another status than $expected" >&2
+        status=1
+    fi
+    if [ "$(held)" != "$before_held" ]; then
+        echo "error: the index changed while every request came from a foreign $name" >&2
+        status=1
+    fi
+}
+fuzz_as_a_page origin "Origin: http://evil.example" 403
+fuzz_as_a_page host "Host: evil.example:$PORT" 421
 
 say "Fuzzing $URL ($EXAMPLES examples per operation)"
 "$WORK/venv/bin/schemathesis" --config-file scripts/fuzz-api.toml run "$URL/openapi.json" \
