@@ -54,7 +54,7 @@ let package = Package(
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
             swiftSettings: strict),
-        // OpenBLAS's CBLAS interface (libopenblas-dev). KBIndex (the vector scan) uses it.
+        // OpenBLAS's CBLAS interface (libopenblas-dev). KBSQLite (the vector scan) uses it.
         .systemLibrary(name: "COpenBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
         // A plain C view of libxml2's XML and HTML parsers (libxml2-dev): EPUB, HTML and DOCX.
         // Only KBIngest imports it.
@@ -69,7 +69,7 @@ let package = Package(
         .target(
             name: "CTesseract",
             linkerSettings: [.linkedLibrary("tesseract"), .linkedLibrary("lept"), .linkedLibrary("gomp")]),
-        // int8 kernels in C (clang vectorises them; Swift's SIMD widening does not). Only KBIndex imports it.
+        // int8 kernels in C (clang vectorises them; Swift's SIMD widening does not). Only KBSQLite imports it.
         .target(name: "CKBKernels"),
         // The encoder's numeric kernels in C: packed-weight matrix products and attention, with
         // AVX-512 and AVX2 variants chosen at run time. Only KBEmbed imports it.
@@ -85,7 +85,7 @@ let package = Package(
         .target(name: "KBStore", dependencies: ["KBCore"], swiftSettings: strict),
         // The SQLite store: schema, migrations, snippets, tags, FTS5, and the vectors in memory.
         .target(
-            name: "KBIndex",
+            name: "KBSQLite",
             dependencies: ["KBCore", "KBStore", "COpenBLAS", "CKBKernels", .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "GRDBSQLite", package: "GRDB.swift")],
             swiftSettings: strict),
@@ -110,7 +110,7 @@ let package = Package(
         .target(
             name: "KBKit",
             dependencies: [
-                "KBCore", "KBStore", "KBIngest", "KBIndex", "KBEmbed", "KBEval", "KBMemory", "KBContext",
+                "KBCore", "KBStore", "KBIngest", "KBSQLite", "KBEmbed", "KBEval", "KBMemory", "KBContext",
                 .target(name: "KBPostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
@@ -140,7 +140,7 @@ let package = Package(
         // Measurements run by scripts/bench-*.sh; kept apart from the tests.
         .executableTarget(
             name: "kb-bench",
-            dependencies: ["KBCore", "KBStore", "KBEmbed", "KBIndex", "KBIngest", "KBPostgres", "KBTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["KBCore", "KBStore", "KBEmbed", "KBSQLite", "KBIngest", "KBPostgres", "KBTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/kb-bench",
             swiftSettings: strict),
         // Which backend the tests run against (SQLite, or PostgreSQL when scripts/test.sh says so),
@@ -150,8 +150,8 @@ let package = Package(
             name: "KBIngestTests", dependencies: ["KBCore", "KBIngest", "KBTestSupport"], resources: [.copy("Fixtures")],
             swiftSettings: strict),
         .testTarget(
-            name: "KBIndexTests",
-            dependencies: ["KBCore", "KBStore", "KBIndex", .product(name: "GRDB", package: "GRDB.swift")],
+            name: "KBSQLiteTests",
+            dependencies: ["KBCore", "KBStore", "KBSQLite", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(name: "KBEmbedTests", dependencies: ["KBCore", "KBEmbed", "CKBEncoder"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "KBEvalTests", dependencies: ["KBCore", "KBEval"], swiftSettings: strict),
@@ -159,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "KBServerTests",
             dependencies: [
-                "KBCore", "KBStore", "KBIndex", "KBKit", "KBServer", "KBContext", "KBEmbed", "KBIngest", "KBTestSupport",
+                "KBCore", "KBStore", "KBSQLite", "KBKit", "KBServer", "KBContext", "KBEmbed", "KBIngest", "KBTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -170,7 +170,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "KBMemoryTests", dependencies: ["KBCore", "KBMemory"], swiftSettings: strict),
         .testTarget(
-            name: "KBKitTests", dependencies: ["KBCore", "KBStore", "KBIndex", "KBIngest", "KBKit", "KBMemory", "KBContext", "KBPostgres", "KBTestSupport"],
+            name: "KBKitTests", dependencies: ["KBCore", "KBStore", "KBSQLite", "KBIngest", "KBKit", "KBMemory", "KBContext", "KBPostgres", "KBTestSupport"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "kbTests",

@@ -1,7 +1,7 @@
 import Foundation
 import KBCore
 import KBEmbed
-import KBIndex
+import KBSQLite
 import KBStore
 import GRDB
 

@@ -17,7 +17,7 @@ import Foundation
 import GRDB
 import KBCore
 import KBEmbed
-import KBIndex
+import KBSQLite
 import KBStore
 import KBIngest
 

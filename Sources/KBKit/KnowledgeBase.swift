@@ -1,7 +1,7 @@
 public import Foundation
 import KBContext
 public import KBCore
-import KBIndex
+import KBSQLite
 public import KBStore
 #if PostgreSQL
 import KBPostgres

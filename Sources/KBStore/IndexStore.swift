@@ -2,7 +2,7 @@ public import Foundation
 public import KBCore
 
 /// Where a knowledge base keeps its sources, snippets, vectors, memories and bots: everything
-/// `KnowledgeBase` asks of storage, and nothing more. `SQLiteStore` (one file, in KBIndex) and
+/// `KnowledgeBase` asks of storage, and nothing more. `SQLiteStore` (one file, in KBSQLite) and
 /// `PostgresStore` (PostgreSQL with pgvector, for several servers, in KBPostgres) implement it,
 /// both as a ``TransactionalStore``: the rules every write follows are written once, in that
 /// protocol's extension, over the steps each store supplies in its own SQL.

@@ -14,7 +14,7 @@ import KBCore
 /// - `simple`: case-folded and diacritics removed, no stemming: any other language.
 ///
 /// In SQLite, the non-English languages use kb's FTS5 tokenizer `kb_fold` (a wrapper around
-/// unicode61, in KBIndex), registered on every connection kb opens; the stock `sqlite3` shell can
+/// unicode61, in KBSQLite), registered on every connection kb opens; the stock `sqlite3` shell can
 /// read such an index but not run MATCH on its keyword table. PostgreSQL uses its text search
 /// configurations.
 public enum KeywordLanguage: String, Sendable, CaseIterable, Hashable {

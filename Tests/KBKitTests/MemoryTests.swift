@@ -1,7 +1,7 @@
 import Foundation
 import KBCore
 import KBStore
-import KBIndex
+import KBSQLite
 import KBIngest
 import KBMemory
 import KBTestSupport

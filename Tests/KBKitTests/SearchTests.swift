@@ -2,7 +2,7 @@ import Foundation
 import KBCore
 import KBStore
 import KBEmbed
-@testable import KBIndex
+@testable import KBSQLite
 import KBIngest
 import KBTestSupport
 import Testing

@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import KBCore
-import KBIndex
+import KBSQLite
 import KBIngest
 @testable import KBKit
 import KBServer

@@ -1,6 +1,6 @@
 import Foundation
 import KBCore
-import KBIndex
+import KBSQLite
 import KBStore
 
 /// A fresh index in its own temporary folder (tests run in parallel).

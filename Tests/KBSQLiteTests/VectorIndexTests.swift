@@ -2,7 +2,7 @@ import CKBKernels
 import Foundation
 import KBCore
 import Testing
-@testable import KBIndex
+@testable import KBSQLite
 
 /// Random unit vectors from a seed, with some exact duplicates to force ties.
 func randomVectors(count: Int, dimension: Int, seed: UInt64) -> [(id: Int64, vector: [Float])] {

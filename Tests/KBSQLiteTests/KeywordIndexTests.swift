@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import KBCore
-@testable import KBIndex
+@testable import KBSQLite
 import KBStore
 import Testing
 

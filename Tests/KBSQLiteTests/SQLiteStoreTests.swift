@@ -4,7 +4,7 @@ import KBCore
 import KBStore
 import KBStore
 import Testing
-@testable import KBIndex
+@testable import KBSQLite
 
 @Suite struct SQLiteStoreTests {
     @Test func aNewIndexRecordsItsSchemaVersion() async throws {
