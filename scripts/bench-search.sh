@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Vector search speed: kb's VectorIndex side by side with numpy and FAISS IndexFlatIP on the same
+# Vector search speed: kb's VectorMatrix side by side with numpy and FAISS IndexFlatIP on the same
 # random unit vectors (d = 384) and queries, in the same run, at the same thread count.
 #
 #   scripts/bench-search.sh [N ...]        default: 10000 100000 1000000

@@ -146,7 +146,7 @@ func benchSearch(count: Int, workdir: String) async throws -> [String: Any] {
     // Load from SQLite into the in-memory matrix, as a search does on first use.
     let loadStart = now()
     let loaded = try await store.loadVectors(embedder: record)
-    let index = VectorIndex(dimension: d)
+    let index = VectorMatrix(dimension: d)
     try index.reset(ids: loaded.ids, matrix: loaded.matrix)
     let loadSeconds = now() - loadStart
     let afterLoad = residentMB()
@@ -185,7 +185,7 @@ func benchSearch(count: Int, workdir: String) async throws -> [String: Any] {
     for b in stride(from: 0, to: batches.count, by: 64) { _ = try index.search(batch: Array(batches[b..<b + 64]), k: k) }
     let batchSeconds = now() - batchStart
     return [
-        "implementation": "kb VectorIndex (OpenBLAS sgemv/sgemm + heap)", "vectors": count, "dimension": d,
+        "implementation": "kb VectorMatrix (OpenBLAS sgemv/sgemm + heap)", "vectors": count, "dimension": d,
         "build_seconds": buildSeconds, "load_seconds": loadSeconds,
         "resident_mb_for_matrix": afterLoad - baseline, "raw_matrix_mb": Double(count * d * 4) / 1_048_576,
         "single_ms_median": median(latencies), "single_ms_p95": percentile(latencies, 0.95),
@@ -214,7 +214,7 @@ func benchQuantizedRecall(index path: String, queriesFile: String, rows: VectorR
     // The int8 scan of every row, then the sign stage first (whatever the index's size).
     var output: [String: Any] = ["index": path, "vectors": loaded.ids.count, "queries": queries.count, "embedder": record.name]
     for (name, signFrom) in [("int8", Int.max), ("sign", 1)] {
-        let index = VectorIndex(dimension: record.dimension, signStageFrom: signFrom)
+        let index = VectorMatrix(dimension: record.dimension, signStageFrom: signFrom)
         try index.reset(ids: loaded.ids, matrix: loaded.matrix)
         index.enableQuantization()
         if name == "sign" { output["sign_depth"] = index.signStageDepth ?? -1; output["sign_depths"] = index.signStageDepths.map(String.init).joined(separator: ",") }

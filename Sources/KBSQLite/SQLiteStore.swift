@@ -6,7 +6,7 @@ public import KBStore
 /// One knowledge base: a single SQLite file in WAL mode, read and written through a
 /// `DatabasePool` (readers never block the writer, and never see a half-written source).
 /// Vectors are ranked in memory: the searched embedder's vectors are loaded once into a
-/// `VectorIndex` and follow every write this process makes (see `VectorCache`).
+/// `VectorMatrix` and follow every write this process makes (see `VectorCache`).
 ///
 /// ```swift
 /// let store = try SQLiteStore.open(at: "/tmp/kb.sqlite", create: true)

@@ -19,7 +19,7 @@ final class VectorCache: @unchecked Sendable {
 
     private let lock = NSLock()
     private let loading = NSLock()
-    private var index: VectorIndex?
+    private var index: VectorMatrix?
     private var record: EmbedderRecord?
     /// The index generation the vectors reflect; -1 when they must be reloaded.
     private var generation: Int64 = -1
@@ -27,13 +27,13 @@ final class VectorCache: @unchecked Sendable {
     /// The vectors of `record` as of `generation` or later, loading them with `load` when the
     /// copy in memory is older (or of another embedder).
     func index(for record: EmbedderRecord, generation: Int64,
-               load: () throws -> (ids: [Int64], matrix: [Float], generation: Int64)) throws -> VectorIndex {
+               load: () throws -> (ids: [Int64], matrix: [Float], generation: Int64)) throws -> VectorMatrix {
         if let index = current(record, generation) { return index }
         loading.lock()
         defer { loading.unlock() }
         if let index = current(record, generation) { return index }
         let loaded = try load()
-        let index = VectorIndex(dimension: record.dimension)
+        let index = VectorMatrix(dimension: record.dimension)
         try index.reset(ids: loaded.ids, matrix: loaded.matrix)
         lock.withLock {
             // Keep the newest: a search on an older snapshot must not replace a newer copy.
@@ -47,7 +47,7 @@ final class VectorCache: @unchecked Sendable {
     }
 
     /// The copy in memory when it holds `record`'s vectors as of `generation` or later.
-    func current(_ record: EmbedderRecord, _ generation: Int64) -> VectorIndex? {
+    func current(_ record: EmbedderRecord, _ generation: Int64) -> VectorMatrix? {
         lock.withLock { self.record == record && self.generation >= generation ? index : nil }
     }
 
@@ -76,7 +76,7 @@ final class VectorCache: @unchecked Sendable {
     }
 
     /// The copy in memory, whatever its generation (for tests).
-    var loadedIndex: VectorIndex? { lock.withLock { index } }
+    var loadedIndex: VectorMatrix? { lock.withLock { index } }
 
     /// Marks the copy stale (a raw write whose effect is unknown).
     func invalidate() { lock.withLock { generation = -1 } }

@@ -276,7 +276,7 @@ struct IndexCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors(json: global.json) {
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                let report = try await kb.buildVectorIndex(HNSWSettings(m: m, efConstruction: efConstruction, efSearch: efSearch), sample: sample)
+                let report = try await kb.buildApproximateIndex(HNSWSettings(m: m, efConstruction: efConstruction, efSearch: efSearch), sample: sample)
                 if global.json {
                     try Terminal.printJSON(report)
                 } else {
@@ -295,7 +295,7 @@ struct IndexCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors(json: global.json) {
-                let dropped = try await KnowledgeBase.open(at: global.databasePath, create: false).dropVectorIndex()
+                let dropped = try await KnowledgeBase.open(at: global.databasePath, create: false).dropApproximateIndex()
                 if global.json { try Terminal.printJSON(["dropped": dropped]) } else { print(dropped ? "Dropped the HNSW index." : "There was no HNSW index.") }
             }
         }

@@ -75,18 +75,18 @@ import Testing
         let exact = try await kb.search(query).hits
         #expect(exact.count == query.limit)
         guard TestBackend.isPostgres else {
-            let error = await #expect(throws: KBError.self) { try await kb.buildVectorIndex(HNSWSettings()) }
+            let error = await #expect(throws: KBError.self) { try await kb.buildApproximateIndex(HNSWSettings()) }
             #expect(error?.code == .unsupportedMode)
             return
         }
-        let report = try await kb.buildVectorIndex(HNSWSettings(m: 8, efConstruction: 32, efSearch: 200), sample: 20)
+        let report = try await kb.buildApproximateIndex(HNSWSettings(m: 8, efConstruction: 32, efSearch: 200), sample: 20)
         #expect(report.vectors == 40 && report.sampled == 20 && report.settings.m == 8)
         #expect(report.recallAt10 > 0.9)   // 40 vectors, ef_search 200: the walk sees them all
         // The same top hits (hashing vectors tie a lot, and ties may come in another order).
         #expect(try await kb.search(query).hits.map(\.score) == exact.map(\.score))
-        await #expect(throws: KBError.self) { try await kb.buildVectorIndex(HNSWSettings(m: 1)) }
-        #expect(try await kb.dropVectorIndex())
-        #expect(try await !kb.dropVectorIndex())
+        await #expect(throws: KBError.self) { try await kb.buildApproximateIndex(HNSWSettings(m: 1)) }
+        #expect(try await kb.dropApproximateIndex())
+        #expect(try await !kb.dropApproximateIndex())
         #expect(try await kb.search(query).hits.map(\.snippetID) == exact.map(\.snippetID))
     }
 }

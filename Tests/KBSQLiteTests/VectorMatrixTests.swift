@@ -32,11 +32,11 @@ func bruteForce(_ entries: [(id: Int64, vector: [Float])], _ query: [Float], k: 
     return Array(scored.prefix(k))
 }
 
-@Suite struct VectorIndexTests {
+@Suite struct VectorMatrixTests {
     static let data = randomVectors(count: 600, dimension: 24, seed: 42)
 
-    func index() throws -> VectorIndex {
-        let index = VectorIndex(dimension: 24)
+    func index() throws -> VectorMatrix {
+        let index = VectorMatrix(dimension: 24)
         try index.upsert(Self.data)
         return index
     }
@@ -64,7 +64,7 @@ func bruteForce(_ entries: [(id: Int64, vector: [Float])], _ query: [Float], k: 
     func filtersApplyBeforeSelectionOnBothPaths(fraction: Double) throws {
         let index = try index()
         let allowed = Set(Self.data.enumerated().filter { Double($0.offset % 100) < fraction * 100 }.map(\.element.id))
-        #expect(VectorIndex.gathers(allowed: allowed.count, of: Self.data.count) == (fraction < 0.1))
+        #expect(VectorMatrix.gathers(allowed: allowed.count, of: Self.data.count) == (fraction < 0.1))
         for k in [1, 10, allowed.count, allowed.count + 5] {
             let query = Self.data[11].vector
             let got = try index.search(query, k: k, allowed: allowed)
@@ -75,13 +75,13 @@ func bruteForce(_ entries: [(id: Int64, vector: [Float])], _ query: [Float], k: 
     }
 
     @Test func equalScoresAreOrderedBySnippetID() throws {
-        let index = VectorIndex(dimension: 2)
+        let index = VectorMatrix(dimension: 2)
         try index.upsert([(9, [1, 0]), (3, [1, 0]), (5, [0, 1]), (4, [1, 0])])
         #expect(try index.search([1, 0], k: 3).map(\.id) == [3, 4, 9])
     }
 
     @Test func vectorsOfAnotherDimensionAreRefusedAndChangeNothing() throws {
-        let index = VectorIndex(dimension: 2)
+        let index = VectorMatrix(dimension: 2)
         try index.upsert([(1, [1, 0])])
         #expect(throws: KBError.self) { try index.upsert([(2, [0, 1]), (3, [1, 0, 0])]) }
         #expect(index.count == 1)
@@ -150,7 +150,7 @@ func clusteredVectors(count: Int, dimension: Int, clusters: Int, seed: UInt64, f
     static let data = randomVectors(count: 20_000, dimension: 384, seed: 3)
 
     @Test func recallAt10AgainstTheExactScanIsAtLeast099WithExactScores() throws {
-        let index = VectorIndex(dimension: 384)
+        let index = VectorMatrix(dimension: 384)
         try index.upsert(Self.data)
         index.enableQuantization()
         var found = 0
@@ -170,18 +170,18 @@ func clusteredVectors(count: Int, dimension: Int, clusters: Int, seed: UInt64, f
     }
 
     @Test func filtersHoldOnTheQuantizedPath() throws {
-        let index = VectorIndex(dimension: 384)
+        let index = VectorMatrix(dimension: 384)
         try index.upsert(Self.data)
         index.enableQuantization()
         let allowed = Set(Self.data.enumerated().filter { $0.offset % 3 == 0 }.map(\.element.id))
-        #expect(!VectorIndex.gathers(allowed: allowed.count, of: Self.data.count))
+        #expect(!VectorMatrix.gathers(allowed: allowed.count, of: Self.data.count))
         let hits = try index.search(Self.data[5].vector, k: 20, allowed: allowed, quantized: true)
         #expect(hits.count == 20 && hits.allSatisfy { allowed.contains($0.id) })
     }
 
     @Test func theInt8CopyFollowsUpdatesAndRemovals() throws {
         let small = Array(Self.data.prefix(90))
-        let index = VectorIndex(dimension: 384)
+        let index = VectorMatrix(dimension: 384)
         try index.upsert(small)
         index.enableQuantization()
         index.remove(small.prefix(30).map(\.id))
@@ -199,7 +199,7 @@ func clusteredVectors(count: Int, dimension: Int, clusters: Int, seed: UInt64, f
     }
 
     @Test func concurrentQuantizedSearchesSharingScansGetTheirOwnResults() throws {
-        let index = VectorIndex(dimension: 384)
+        let index = VectorMatrix(dimension: 384)
         try index.upsert(Self.data)
         index.enableQuantization()
         let queries = randomVectors(count: 24, dimension: 384, seed: 17).map(\.vector)
@@ -260,15 +260,15 @@ func nearbyQueries(_ rows: [[Float]], seed: UInt64, noise scale: Float = 1.2) ->
 @Suite struct SignStageTests {
     static let data = clusteredVectors(count: 20_000, dimension: 384, clusters: 2_000, seed: 3)
 
-    static func index() throws -> VectorIndex {
-        let index = VectorIndex(dimension: 384)
+    static func index() throws -> VectorMatrix {
+        let index = VectorMatrix(dimension: 384)
         try index.upsert(data)
         index.enableQuantization()
         return index
     }
 
     /// Recall@10 of the quantized search against the exact one, checking that every score is exact.
-    static func recall(_ index: VectorIndex, _ queries: [[Float]], k: Int = 10) throws -> Double {
+    static func recall(_ index: VectorMatrix, _ queries: [[Float]], k: Int = 10) throws -> Double {
         var found = 0
         for query in queries {
             let exact = try index.search(query, k: k)
@@ -284,7 +284,7 @@ func nearbyQueries(_ rows: [[Float]], seed: UInt64, noise scale: Float = 1.2) ->
 
     /// Recall@10, @24 and @50 (a hybrid search's candidates) of at least 0.99, with nine searches
     /// in ten through the sign stage; its counts.
-    static func expectRecallThroughTheSignStage(_ index: VectorIndex, _ queries: [[Float]]) throws -> SignStage.Counts {
+    static func expectRecallThroughTheSignStage(_ index: VectorMatrix, _ queries: [[Float]]) throws -> SignStage.Counts {
         for k in [10, 24, 50] {
             let recall = try Self.recall(index, queries, k: k)
             #expect(recall >= 0.99, "recall@\(k) \(recall)")
@@ -359,12 +359,12 @@ func nearbyQueries(_ rows: [[Float]], seed: UInt64, noise scale: Float = 1.2) ->
     }
 
     @Test func uniformlySpreadVectorsKeepTheInt8Scan() throws {
-        let index = VectorIndex(dimension: 384)
+        let index = VectorMatrix(dimension: 384)
         try index.upsert(randomVectors(count: 20_000, dimension: 384, seed: 3))
         index.enableQuantization()
         #expect(index.signStageDepth == nil)
-        let small = VectorIndex(dimension: 384)
-        try small.upsert(Array(Self.data.prefix(VectorIndex.signStageMinimumRows - 1)))
+        let small = VectorMatrix(dimension: 384)
+        try small.upsert(Array(Self.data.prefix(VectorMatrix.signStageMinimumRows - 1)))
         small.enableQuantization()
         #expect(small.signStageDepth == nil)
     }

@@ -5,12 +5,12 @@ extension KnowledgeBase {
     /// Builds an approximate (HNSW) index over the index's vectors (`kb index build --hnsw`) and
     /// reports its recall@10 against the exact ranking. Only PostgreSQL indexes have one; an
     /// SQLite index always ranks exactly, and says so.
-    public func buildVectorIndex(_ settings: HNSWSettings, sample: Int = 100) async throws -> HNSWReport {
+    public func buildApproximateIndex(_ settings: HNSWSettings, sample: Int = 100) async throws -> HNSWReport {
         try await store.buildApproximateIndex(settings, sample: sample)
     }
 
     /// Drops the HNSW index; returns false when there was none.
-    public func dropVectorIndex() async throws -> Bool {
+    public func dropApproximateIndex() async throws -> Bool {
         try await store.dropApproximateIndex()
     }
 }

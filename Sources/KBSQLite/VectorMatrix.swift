@@ -12,13 +12,13 @@ import KBCore
 /// selection. Either way a filter never shrinks K.
 ///
 /// ```swift
-/// let index = VectorIndex(dimension: 384)
+/// let index = VectorMatrix(dimension: 384)
 /// index.upsert([(id: 1, vector: v)])
 /// index.search(query, k: 10)   // [(id, score)], best first
 /// ```
 ///
 /// @unchecked Sendable: all state is guarded by `lock` (many readers, one writer).
-public final class VectorIndex: @unchecked Sendable {
+public final class VectorMatrix: @unchecked Sendable {
     public let dimension: Int
     private var ids: [Int64] = []
     private var matrix: [Float] = []
@@ -50,7 +50,7 @@ public final class VectorIndex: @unchecked Sendable {
 
     /// - Parameter signStageFrom: rows the index needs before its int8 searches start with the
     ///   sign stage (default `signStageMinimumRows`).
-    public init(dimension: Int, signStageFrom: Int = VectorIndex.signStageMinimumRows) {
+    public init(dimension: Int, signStageFrom: Int = VectorMatrix.signStageMinimumRows) {
         self.dimension = dimension
         signStageRows = signStageFrom
         signWords = (dimension + 63) / 64
@@ -657,7 +657,7 @@ public struct SignStage: Sendable {
     struct Tier: Sendable {
         /// Rows by sign score a top-10 search takes.
         var depth: Int
-        /// The least closeness (`VectorIndex.closeness`) of a query the depth holds for.
+        /// The least closeness (`VectorMatrix.closeness`) of a query the depth holds for.
         var closeness: Float
     }
 
