@@ -1,0 +1,250 @@
+import CKBKernels
+import COpenBLAS
+import Foundation
+import KBCore
+
+// The sign stage of int8 searches on large indexes, and its calibration on the index's own rows.
+extension VectorMatrix {
+    /// Rows an index needs before the sign stage is used: below it the int8 copy (6 MiB at 384
+    /// dimensions) is read from cache anyway.
+    public static let signStageMinimumRows = 16_384
+
+    /// How many rows the sign stage hands to the int8 stage for a top-10 search,
+    /// calibrating first when the index has grown or shrunk by half since the last calibration;
+    /// nil when searches of the int8 copy do not start with the sign stage.
+    public var signStageDepth: Int? {
+        lock.read { quantizedEnabled ? signCalibration()?.depth : nil }
+    }
+
+    /// The depth of each tier of the sign stage (closest queries first); empty when searches of
+    /// the int8 copy do not start with the sign stage.
+    public var signStageDepths: [Int] {
+        lock.read { quantizedEnabled ? signCalibration()?.tiers.map(\.depth) ?? [] : [] }
+    }
+
+    /// What searches through the sign stage have done so far.
+    public var signStageCounts: SignStage.Counts { signStage.withLock { $0.counts } }
+
+    /// The sign stage's calibration, measured when due; nil when the stage is off.
+    /// Call with the read lock held.
+    func signCalibration() -> SignStage.Calibration? {
+        let n = ids.count
+        guard n >= max(1, signStageRows) else { return nil }
+        let due: Bool = signStage.withLock { stage in
+            guard !stage.calibrating, stage.isDue(rows: n) else { return false }
+            stage.calibrating = true
+            return true
+        }
+        if due {
+            let calibration = calibrateSignStage()
+            signStage.withLock { stage in
+                stage.calibrating = false
+                stage.rows = n
+                stage.calibration = calibration
+            }
+        }
+        return signStage.withLock { stage in stage.rows > 0 ? stage.calibration : nil }
+    }
+
+    /// The sign stage's tiers (`SignStage.tierNoise`), closest first: each farther tier only
+    /// when it holds (see `calibrateSignTier`) and reaches queries the nearer one does not; nil
+    /// when not even the first holds. The first tier is at least `SignStage.minimumDepth` rows
+    /// deep, each next one four times the previous one's floor.
+    /// Call with the read lock held.
+    func calibrateSignStage() -> SignStage.Calibration? {
+        var tiers: [SignStage.Tier] = []
+        for (number, noise) in SignStage.tierNoise.enumerated() {
+            guard let tier = calibrateSignTier(noise: noise, minimumDepth: SignStage.minimumDepth << (2 * number)) else { break }
+            // A farther tier is only worth having for queries the nearer one does not take.
+            if let last = tiers.last, tier.closeness >= last.closeness { break }
+            tiers.append(tier)
+        }
+        return tiers.isEmpty ? nil : SignStage.Calibration(tiers: tiers)
+    }
+
+    /// How far down the sign ranking the exact top 10 of queries near the index's rows lie:
+    /// `SignStage.samples` rows spread over the index, each moved `noise` times its length off
+    /// (1.33: cosine 0.6, as far as a question is from the passage that answers it), are
+    /// searched exactly and by their signs; the depth that holds 99.8% of their exact top 10,
+    /// doubled (at least `minimumDepth`), is the tier's depth — nil when that is over a quarter
+    /// of the rows (uniformly spread vectors, or crowds of near-duplicates whose order only
+    /// exact scores settle). The lowest best sign score among them (as a share of the query's
+    /// largest possible one) is how close a query must come to some row for the depth to hold.
+    /// Call with the read lock held.
+    func calibrateSignTier(noise scale: Float, minimumDepth: Int) -> SignStage.Tier? {
+        let n = ids.count, d = dimension
+        let samples = stride(from: 0, to: n, by: max(1, n / SignStage.samples)).prefix(SignStage.samples).map { $0 }
+        var state: UInt64 = 0x51A9_5EED
+        let queries = samples.map { row -> [Float] in
+            let noise = (0..<d).map { _ -> Float in
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                return Float(Int64(bitPattern: state >> 11) % 2_000_001) / 1_000_000 - 1
+            }
+            let rowNorm = (0..<d).reduce(Float(0)) { $0 + matrix[row * d + $1] * matrix[row * d + $1] }.squareRoot()
+            let noiseNorm = max(1e-6, noise.reduce(0) { $0 + $1 * $1 }.squareRoot())
+            return (0..<d).map { matrix[row * d + $0] + noise[$0] * scale * rowNorm / noiseNorm }
+        }
+        let exact = topRows(queries, k: 10)
+        var ranks: [Int] = [], closeness: [Float] = []
+        var scores = [Int32](repeating: 0, count: n)
+        for (number, query) in queries.enumerated() {
+            let q8 = Self.quantizedQuery(query)
+            signScores(q8, into: &scores)
+            // How many rows score above each value: a count per value, summed from the top.
+            let lowest = Int(scores.min() ?? 0), highest = Int(scores.max() ?? 0)
+            var above = [Int](repeating: 0, count: highest - lowest + 2)
+            for score in scores { above[Int(score) - lowest] += 1 }
+            var running = 0
+            for value in stride(from: highest - lowest, through: 0, by: -1) {
+                let here = above[value]
+                above[value] = running
+                running += here
+            }
+            for row in exact[number] { ranks.append(above[Int(scores[row]) - lowest] + 1) }
+            closeness.append(Self.closeness(best: Int32(highest), query: q8))
+        }
+        guard !ranks.isEmpty else { return nil }
+        ranks.sort()
+        let depth = max(minimumDepth, 2 * ranks[min(ranks.count - 1, Int(Double(ranks.count) * 0.998))])
+        return depth <= n / 4 ? SignStage.Tier(depth: depth, closeness: closeness.min()!) : nil
+    }
+
+    /// Row numbers of each query's exact top `k` (float32 products). Call with the read lock held.
+    func topRows(_ queries: [[Float]], k: Int) -> [[Int]] {
+        batchTops(queries, k: k, rowNumbers: true).map { $0.map { Int($0.id) } }
+    }
+
+    /// Every row's sign score for an int8 query, and the best of them. Call with the read lock held.
+    @discardableResult
+    func signScores(_ query: [Int8], into scores: inout [Int32]) -> Int32 {
+        var padded = query
+        padded.append(contentsOf: repeatElement(0, count: signWords * 64 - dimension))
+        return signBits.withUnsafeBufferPointer { bits in
+            padded.withUnsafeBufferPointer { q in
+                scores.withUnsafeMutableBufferPointer { out in
+                    kb_sign_dot_rows(bits.baseAddress!, ids.count, signWords, q.baseAddress!, out.baseAddress!)
+                }
+            }
+        }
+    }
+
+    /// A search through the sign stage: the best `depth` rows by sign score (scaled for `k` and
+    /// for a filter's share of the rows) get their int8 products, then the exact rescoring. Nil
+    /// for a query that comes less close to every row than the calibration's queries did: the
+    /// depth says nothing about it, and the int8 scan of every row answers it.
+    /// Call with the read lock held.
+    func signSearch(_ query: [Float], k: Int, allowed: Set<Int64>?, calibration: SignStage.Calibration) -> [TopK.Entry]? {
+        let n = ids.count, d = dimension
+        let q8 = Self.quantizedQuery(query)
+        var scores = [Int32](unsafeUninitializedCapacity: n) { _, count in count = n }
+        let best = signScores(q8, into: &scores)
+        guard let tier = calibration.tier(for: Self.closeness(best: best, query: q8)) else {
+            signStage.withLock { $0.counts.scanned += 1 }
+            return nil
+        }
+        var wanted = tier.depth * max(1, (k + 9) / 10)
+        // A filter's top k lie deeper among all rows by its share of them, and when it leaves out
+        // half or more, further from the query too: twice that.
+        if let allowed, allowed.count < n { wanted = (2 * allowed.count < n ? 2 : 1) * wanted * n / max(1, allowed.count) }
+        wanted = min(n, wanted)
+        var picked = [UInt32](unsafeUninitializedCapacity: wanted) { _, count in count = wanted }
+        let count = scores.withUnsafeBufferPointer { s in
+            picked.withUnsafeMutableBufferPointer { p in kb_top_rows(s.baseAddress!, n, wanted, p.baseAddress!) }
+        }
+        signStage.withLock { stage in
+            stage.counts.searches += 1
+            stage.counts.rows += count
+        }
+        picked.removeLast(picked.count - count)
+        // A filter that leaves out few rows is checked only for rows good enough to be offered
+        // (a look-up in a large set misses the cache about as often as scoring a row does);
+        // one that leaves out many, before scoring.
+        var late = allowed
+        if let allowed, 4 * allowed.count < 3 * n {
+            picked.removeAll { !allowed.contains(ids[Int($0)]) }
+            late = nil
+        }
+        var dots = [Int32](repeating: 0, count: picked.count)
+        quantizedRows.withUnsafeBufferPointer { rows in
+            picked.withUnsafeBufferPointer { p in
+                q8.withUnsafeBufferPointer { q in
+                    dots.withUnsafeMutableBufferPointer { out in
+                        kb_i8_dot_picked(rows.baseAddress!, p.baseAddress!, p.count, d, q.baseAddress!, out.baseAddress!)
+                    }
+                }
+            }
+        }
+        var candidates = TopK(k: max(k * Self.rescoreFactor, 100))
+        scales.withUnsafeBufferPointer { scales in
+            for (row, dot) in zip(picked, dots) {
+                let score = Float(dot) * scales[Int(row)]
+                guard score >= candidates.threshold else { continue }
+                if let late, !late.contains(ids[Int(row)]) { continue }
+                candidates.offer(id: Int64(row), score: score)
+            }
+        }
+        return rescore(candidates.sorted(), query: query, k: k)
+    }
+
+    /// How close a query comes to some row: its inner product with the best row's signs
+    /// (2·best − Σ query, from the best sign score) as a share of the largest it could be, Σ |query|
+    /// (a row whose signs are all the query's own), from −1 to 1.
+    static func closeness(best: Int32, query: [Int8]) -> Float {
+        var sum = 0, magnitude = 0
+        for value in query {
+            sum += Int(value)
+            magnitude += abs(Int(value))
+        }
+        return Float(2 * Int(best) - sum) / Float(max(1, magnitude))
+    }
+}
+
+/// The sign stage's calibration: how many rows by sign score a top-10 search hands to the int8
+/// stage, measured on the index's own rows when it had `rows` rows (0: never; nil calibration:
+/// the signs rank too poorly here and every row gets its int8 product).
+public struct SignStage: Sendable {
+    /// Rows searched as queries to calibrate.
+    static let samples = 48
+    /// The least depth used, however well the signs rank.
+    static let minimumDepth = 512
+
+    /// Noise added to calibration queries, times the row's length: the first tier's queries lie at
+    /// cosine 0.6 from their rows (as a question from the passage that answers it), the second's
+    /// at 0.45 (a question that shares less with its passage).
+    static let tierNoise: [Float] = [1.33, 2.0]
+
+    struct Tier: Sendable {
+        /// Rows by sign score a top-10 search takes.
+        var depth: Int
+        /// The least closeness (`VectorMatrix.closeness`) of a query the depth holds for.
+        var closeness: Float
+    }
+
+    struct Calibration: Sendable {
+        /// Closest first; a query takes the first whose closeness it reaches.
+        var tiers: [Tier]
+        var depth: Int { tiers[0].depth }
+
+        /// The tier a query as close as `closeness` to some row takes; nil: the int8 scan of every row.
+        func tier(for closeness: Float) -> Tier? { tiers.first { closeness >= $0.closeness } }
+    }
+
+    /// What searches through the stage did, for measurements.
+    public struct Counts: Sendable, Hashable {
+        /// Searches the stage answered.
+        public var searches = 0
+        /// Rows they gave int8 products, all together.
+        public var rows = 0
+        /// Searches left to the int8 scan because the query came less close to every row than
+        /// the calibration's queries.
+        public var scanned = 0
+    }
+
+    var rows = 0
+    var calibration: Calibration?
+    var calibrating = false
+    var counts = Counts()
+
+    /// Whether the index's size has halved or doubled since the last calibration.
+    func isDue(rows now: Int) -> Bool { rows == 0 || now > 2 * rows || 2 * now < rows }
+}
