@@ -93,3 +93,9 @@ final class ProgressBar: @unchecked Sendable {
         if drawn { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
     }
 }
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}

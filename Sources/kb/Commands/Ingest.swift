@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import KBCore
-import KBStore
 import KBKit
+import KBStore
 
 struct Ingest: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -120,4 +120,3 @@ struct Search: AsyncParsableCommand {
         }
     }
 }
-

@@ -515,4 +515,3 @@ struct MemoryCommand: AsyncParsableCommand {
         }
     }
 }
-

@@ -3,8 +3,8 @@ import Foundation
 import KBCore
 import KBEval
 import KBIngest
-import KBStore
 import KBKit
+import KBStore
 
 struct Eval: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

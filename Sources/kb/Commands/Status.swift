@@ -1,0 +1,41 @@
+import ArgumentParser
+import Foundation
+import KBCore
+import KBKit
+import KBStore
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show where the index is and what it holds.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await reportingErrors(json: global.json) {
+            let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+            let status = try await kb.status()
+            if global.json {
+                try Terminal.printJSON(status)
+                return
+            }
+            let kinds = status.sourcesByKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            print("Index:    \(status.path)")
+            print("Size:     \(ByteCountFormatter.string(fromByteCount: status.sizeOnDisk, countStyle: .file))")
+            print("Schema:   \(status.schemaVersion)")
+            print("Sources:  \(status.sources)\(kinds.isEmpty ? "" : " (\(kinds))")")
+            print("Snippets: \(status.snippets)")
+            print("Tags:     \(status.tags)")
+            print("Keywords: \(status.keywordLanguage)")
+            if let embedder = status.embedder {
+                let count = status.vectors[embedder.name] ?? 0
+                print("Embedder: \(embedder.name)\(embedder.dimension > 0 ? " (\(embedder.dimension)-dim, \(count) vectors)" : " (keyword-only index)")")
+                if case .openAI(_, let url)? = (try? EmbedderChoice(embedder.spec))?.base { print("Endpoint: \(url)") }
+            }
+            // Price per million tokens, for an estimate: $KB_EMBEDDINGS_PRICE (e.g. 0.02).
+            let price = ProcessInfo.processInfo.environment["KB_EMBEDDINGS_PRICE"].flatMap(Double.init)
+            for (name, tokens) in status.tokensUsed.sorted(by: { $0.key < $1.key }) {
+                let cost = price.map { String(format: " (≈ $%.4f at $%g per million tokens)", Double(tokens) / 1e6 * $0, $0) } ?? ""
+                print("Tokens:   \(name) \(tokens) used\(cost); \(status.cachedVectors[name] ?? 0) vectors cached")
+            }
+        }
+    }
+}
