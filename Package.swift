@@ -13,7 +13,7 @@ let package = Package(
         .executable(name: "kb", targets: ["kb"]),
         // KBKit and the modules its API speaks in (its vocabulary, the storage types, ingest and
         // context options, memories, evaluation), so that a package using it can import them too.
-        .library(name: "KBKit", targets: ["KBKit", "KBCore", "KBStore", "KBIngest", "KBContext", "KBMemory", "KBEval"]),
+        .library(name: "KBKit", targets: ["KBKit", "KBCore", "KBStore", "KBIngest", "KBRetrieval", "KBContext", "KBMemory", "KBEval"]),
     ],
     // What a package that depends on kb may leave out. With none of them, KBKit needs only SQLite,
     // OpenBLAS, poppler and the model: `.package(path: "…/kb", traits: [])`.
@@ -93,9 +93,13 @@ let package = Package(
         .target(name: "KBEval", dependencies: ["KBCore"], swiftSettings: strict),
         // Memories: validation, duplicates, recency, the JSON Lines archive. Pure.
         .target(name: "KBMemory", dependencies: ["KBCore"], swiftSettings: strict),
-        // Ranking and context: rank fusion, near-duplicates and diversity; context assembly for bots
-        // and reports (merge, token budget, citations). Pure.
-        .target(name: "KBContext", dependencies: ["KBCore"], swiftSettings: strict),
+        // Retrieval: the pipeline of named stages every search, recall and context runs (plan,
+        // embed, candidates in one store snapshot, fuse, weight, collapse, diversify, an
+        // asynchronous stage, hydrate), the ranking arithmetic and the conversation plan.
+        .target(name: "KBRetrieval", dependencies: ["KBCore", "KBStore"], swiftSettings: strict),
+        // Context assembly for bots and reports: near-duplicates, diversity, merge, token budget,
+        // citations. Pure.
+        .target(name: "KBContext", dependencies: ["KBCore", "KBRetrieval"], swiftSettings: strict),
         // The PostgreSQL + pgvector store (the second implementation of KBStore's IndexStore).
         .target(
             name: "KBPostgres",
@@ -110,7 +114,7 @@ let package = Package(
         .target(
             name: "KBKit",
             dependencies: [
-                "KBCore", "KBStore", "KBIngest", "KBSQLite", "KBEmbed", "KBEval", "KBMemory", "KBContext",
+                "KBCore", "KBStore", "KBIngest", "KBSQLite", "KBEmbed", "KBEval", "KBMemory", "KBRetrieval", "KBContext",
                 .target(name: "KBPostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
@@ -155,7 +159,8 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "KBEmbedTests", dependencies: ["KBCore", "KBEmbed", "CKBEncoder"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "KBEvalTests", dependencies: ["KBCore", "KBEval"], swiftSettings: strict),
-        .testTarget(name: "KBContextTests", dependencies: ["KBCore", "KBContext"], resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "KBContextTests", dependencies: ["KBCore", "KBContext", "KBTestSupport"], resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "KBRetrievalTests", dependencies: ["KBCore", "KBRetrieval", "KBTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "KBServerTests",
             dependencies: [
@@ -170,7 +175,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "KBMemoryTests", dependencies: ["KBCore", "KBMemory"], swiftSettings: strict),
         .testTarget(
-            name: "KBKitTests", dependencies: ["KBCore", "KBStore", "KBSQLite", "KBIngest", "KBKit", "KBMemory", "KBContext", "KBPostgres", "KBTestSupport"],
+            name: "KBKitTests", dependencies: ["KBCore", "KBStore", "KBSQLite", "KBIngest", "KBKit", "KBMemory", "KBRetrieval", "KBContext", "KBPostgres", "KBTestSupport"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "kbTests",

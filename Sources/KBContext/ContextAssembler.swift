@@ -1,4 +1,5 @@
 public import KBCore
+import KBRetrieval
 
 /// How candidates become context.
 public struct ContextOptions: Sendable, Hashable {
@@ -143,12 +144,12 @@ public struct ContextAssembler: Sendable {
 
     /// Deduplicated, merged, chosen by MMR and ordered by score: the one place context items are
     /// deduplicated and diversified (the searches that feed it leave both to it), with
-    /// `RankFusion`'s rules over word-set similarity.
+    /// `Ranking`'s rules over word-set similarity.
     func prepare(_ items: [ContextItem], limit: Int) -> [ContextItem] {
         let ranked = items.enumerated().sorted { $0.element.score != $1.element.score ? $0.element.score > $1.element.score : $0.offset < $1.offset }
             .map(\.element)
         let words = ranked.map { WordSets.words($0.text) }
-        let kept = RankFusion.distinct(ranked.count) { i, j in WordSets.reaches(words[j], words[i], options.duplicateThreshold) }
+        let kept = Ranking.distinct(ranked.count) { i, j in WordSets.reaches(words[j], words[i], options.duplicateThreshold) }
         let keptItems = kept.map { ranked[$0] }
         let runs = options.mergeAdjacent ? Self.neighbourRuns(keptItems) : keptItems.indices.map { [$0] }
         let merged = runs.map { Self.join($0, of: keptItems) }
@@ -164,7 +165,7 @@ public struct ContextAssembler: Sendable {
         guard items.count > limit else { return items }
         let top = items.map(\.score).max() ?? 1
         let scale = top > 0 ? top : 1
-        return RankFusion.maximalMarginalRelevance(items.map { $0.score / scale }, lambda: options.diversity, k: limit) { i, j in
+        return Ranking.maximalMarginalRelevance(items.map { $0.score / scale }, lambda: options.diversity, k: limit) { i, j in
             WordSets.similarity(words[i], words[j])
         }.map { items[$0] }
     }

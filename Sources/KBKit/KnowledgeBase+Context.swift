@@ -1,6 +1,7 @@
 import Foundation
 public import KBContext
 public import KBCore
+import KBRetrieval
 import KBStore
 import KBMemory
 
@@ -63,29 +64,38 @@ extension KnowledgeBase {
     /// items are deduplicated and diversified.
     func botContext(_ name: String, query: String, history: [ConversationTurn], filters: ContextFilters, user: String?, budget: Int,
                     assembler: ContextAssembler) async throws -> ContextResponse {
-        let plan = ConversationPlan.queries(turn: query, history: history, use: .fused)
-        let (bot, scopes, knowledge, recalled) = try await withQueryVectors(plan.map(\.text), needed: true, mayDegrade: true) { snapshot, vectors, record, degraded in
-            let bot = try snapshot.bot(named: name)
-            var knowledge = SearchQuery(query)
-            knowledge.selectors = bot.sources
-            knowledge.user = user
-            knowledge.limit = 24
-            knowledge.excerpts = false
-            filters.apply(to: &knowledge)
-            var recall = MemoryQuery(query)
-            recall.scopes = bot.scopes(user: user)
-            recall.limit = 8
-            let found = bot.sources.isEmpty ? nil
-                : try self.rank(knowledge, plan: plan, vectors: vectors, record: record, degraded: degraded, collapsing: false,
-                                approximatingLargeScans: true, in: snapshot)
-            let recalled = try recall.scopes.isEmpty ? nil
-                : self.rank(Self.recallSearch(recall), plan: plan, vectors: vectors, record: record, degraded: degraded, collapsing: false, in: snapshot)
-            let memories = try recalled.map { try snapshot.memories(sourcePaths: $0.hits.map(\.sourcePath)) } ?? [:]
-            return (bot, recall.scopes, found, recalled.map { Self.recalled(recall, $0, memories: memories) })
-        }
+        let profile = self.profile
+        // The bot is read in the ranking's snapshot; its knowledge and its user's memories are two
+        // arms of one retrieval, over the same planned queries.
+        let (made, results, memories) = try await retriever.retrieve(
+            query, history: history, use: .fused, needsVectors: true, mayDegrade: true,
+            arms: { snapshot in
+                let bot = try snapshot.bot(named: name)
+                var knowledge = SearchQuery(query)
+                knowledge.selectors = bot.sources
+                knowledge.user = user
+                knowledge.limit = profile.contextSnippets
+                knowledge.excerpts = false
+                filters.apply(to: &knowledge)
+                var recall = MemoryQuery(query)
+                recall.scopes = bot.scopes(user: user)
+                recall.limit = profile.contextMemories
+                var arms: [Retriever.Arm] = []
+                if !bot.sources.isEmpty { arms.append(Retriever.Arm(knowledge, collapsing: false, approximatingLargeScans: true)) }
+                if !recall.scopes.isEmpty { arms.append(Retriever.Arm(self.recallSearch(recall), collapsing: false)) }
+                return ((bot: bot, recall: recall), arms)
+            },
+            extra: { snapshot, made, results in
+                made.recall.scopes.isEmpty ? [:] : try snapshot.memories(sourcePaths: results.last!.hits.map(\.sourcePath))
+            })
+        let (bot, recall) = made
+        let knowledge = bot.sources.isEmpty ? nil : results.first
+        let recalled = recall.scopes.isEmpty ? nil : results.last.map { Self.recalled(recall, $0, memories: memories) }
         var items: [ContextItem] = knowledge?.hits.map(Self.item) ?? []
         items += recalled?.hits.map(Self.item) ?? []
-        let assembled = try assembler.assemble([ContextSection(items: items, budget: budget, maxItems: 10)], budget: budget)
+        let scopes = recall.scopes
+        let plan = retriever.planQueries(query, history: history, use: .fused)
+        let assembled = try assembler.assemble([ContextSection(items: items, budget: budget, maxItems: profile.contextItems)], budget: budget)
         var response = ContextResponse(
             bot: bot.name, report: nil, system: bot.systemPrompt, query: query, context: assembled.context,
             citations: assembled.citations, items: assembled.items, tokens: assembled.tokens, budget: assembled.budget,
@@ -107,7 +117,7 @@ extension KnowledgeBase {
             search.tags = section.tags
             search.anyTags = section.anyTags
             search.kinds = Set(section.kinds)
-            search.limit = max(section.snippets * 3, 8)
+            search.limit = max(section.snippets * profile.sectionWidening, profile.hits)
             search.excerpts = false
             var sectionFilters = filters
             if !filters.anyTags.isEmpty, !section.anyTags.isEmpty {
@@ -116,7 +126,7 @@ extension KnowledgeBase {
                 sectionFilters.anyTags = section.anyTags
             }
             sectionFilters.apply(to: &search)
-            var hits = try await searches([search], collapsing: false) { _, _ in }.searches[0]
+            var hits = try await retriever.search(search, collapsing: false) { _, _ in () }.results
             if !filters.anyTags.isEmpty, !section.anyTags.isEmpty {
                 hits.hits = hits.hits.filter { hit in filters.anyTags.contains { hit.snippet.tags.contains($0) } }
             }

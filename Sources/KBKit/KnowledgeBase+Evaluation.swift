@@ -148,10 +148,10 @@ extension KnowledgeBase {
                 if notesRoot != nil {
                     // Documents are notes or PDF pages: collapse snippets by document id below.
                     search.limit = min(1000, options.depth * 3)
-                    search.candidates = max(50, search.limit)
+                    search.candidates = max(profile.candidates, search.limit)
                 } else {
                     search.limit = options.depth
-                    search.candidates = max(50, options.depth)
+                    search.candidates = max(profile.candidates, options.depth)
                     search.groupBySource = options.chunk   // one snippet per document needs no grouping
                 }
                 search.tags = query.tags.map { Tag($0) }

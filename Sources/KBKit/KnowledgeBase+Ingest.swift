@@ -10,10 +10,10 @@ extension KnowledgeBase {
     /// Fails, before any work, when `choice` differs from what the index holds.
     public func embedder(_ choice: EmbedderChoice?) async throws -> (embedder: (any Embedder)?, record: EmbedderRecord) {
         let recorded = try await store.snapshot { try $0.embedderRecord() }
-        let resolved = try choice ?? recorded.map { try recordedChoice($0) } ?? .local
+        let resolved = try choice ?? recorded.map { try embedders.recordedChoice($0) } ?? .local
         // The index knows the dimension of the embedder it records: no need to ask a remote one.
         let known = recorded.flatMap { record in
-            (try? recordedChoice(record)) == resolved && record.hasVectors ? record.dimension : nil
+            (try? embedders.recordedChoice(record)) == resolved && record.hasVectors ? record.dimension : nil
         }
         let embedder = try await resolved.make(environment: environment, dimension: known)
         let record = EmbedderChoice.record(for: embedder, choice: resolved)

@@ -1,5 +1,6 @@
 public import Foundation
 public import KBCore
+import KBRetrieval
 import KBStore
 public import KBMemory
 
@@ -125,7 +126,7 @@ extension KnowledgeBase {
                 let (_, record) = try await embedder(choice)   // throws the mismatch message
                 return (nil, record)
             }
-            return recorded.hasVectors ? (try await queryEmbedder(recorded), recorded) : (nil, .none)
+            return recorded.hasVectors ? (try await embedders.recorded(recorded), recorded) : (nil, .none)
         }
         return try await embedder(choice)
     }
@@ -255,29 +256,30 @@ extension KnowledgeBase {
     /// Memories that match a query, searched like snippets (hybrid by default) within the
     /// query's scopes only.
     public func recall(_ query: MemoryQuery) async throws -> MemoryResults {
-        try Self.check(Self.recallSearch(query))
+        try Retriever.check(recallSearch(query))
         return try await recall(checked: query)
     }
 
     /// A recall whose query was checked (`RecallRequest.validated`, or `recall(_:)`).
     func recall(checked query: MemoryQuery) async throws -> MemoryResults {
-        let (results, memories) = try await searches([Self.recallSearch(query)]) { snapshot, results in
-            try snapshot.memories(sourcePaths: results[0].hits.map(\.sourcePath))
+        let (results, memories) = try await retriever.search(recallSearch(query)) { snapshot, results in
+            try snapshot.memories(sourcePaths: results.hits.map(\.sourcePath))
         }
-        return Self.recalled(query, results[0], memories: memories)
+        return Self.recalled(query, results, memories: memories)
     }
 
     /// The snippet search a recall runs: memories only, of the query's scopes, deep enough for
-    /// recency to reorder.
-    static func recallSearch(_ query: MemoryQuery) -> SearchQuery {
+    /// recency to reorder (`RetrievalProfile.widening` times the memories wanted, at least
+    /// `candidates`).
+    func recallSearch(_ query: MemoryQuery) -> SearchQuery {
         var search = SearchQuery(query.text)
         search.kinds = [.memory]
         search.scopes = query.scopes
         search.tags = query.tags
         search.includeSuperseded = query.includeSuperseded
         search.mode = query.mode
-        search.limit = query.recency == nil ? query.limit : max(query.limit * 5, 50)
-        search.candidates = max(50, search.limit)
+        search.limit = query.recency == nil ? query.limit : max(query.limit * profile.widening, profile.candidates)
+        search.candidates = max(profile.candidates, search.limit)
         search.excerpts = false
         return search
     }

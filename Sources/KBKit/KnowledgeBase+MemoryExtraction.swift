@@ -143,7 +143,7 @@ extension KnowledgeBase {
     /// The scope's memory whose embedding is closest to `text`, if at least `atLeast` close
     /// (cosine); on an index without vectors, the identical content only.
     func closest(_ text: String, existing: [Memory], scope: MemoryScope, atLeast: Float) async throws -> (memory: Memory, similarity: Float)? {
-        guard !existing.isEmpty, try await assumedRecord()?.hasVectors == true else { return nil }
+        guard !existing.isEmpty, try await retriever.assumedRecord()?.hasVectors == true else { return nil }
         var query = MemoryQuery(text)
         query.scopes = [scope]
         query.limit = 1

@@ -59,7 +59,7 @@ extension KnowledgeBase {
             throw KBError(.database, "The index kept changing while it was reindexed; run `kb reindex` again (it resumes).")
         }
         // The next search reads the new record (the store's vectors in memory follow the switch).
-        searchState.lock.withLock { searchState.knownRecord = nil }
+        retriever.forgetEmbedderRecord()
         report.seconds = Date().timeIntervalSince(started)
         return report
     }

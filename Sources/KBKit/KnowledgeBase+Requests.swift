@@ -1,4 +1,5 @@
 public import KBCore
+import KBRetrieval
 public import KBStore
 import KBMemory
 
@@ -12,14 +13,20 @@ extension KnowledgeBase {
 
     /// Answers a checked search request.
     public func search(_ search: ValidSearch) async throws -> SearchResults {
-        var query = search.query
-        if let name = search.bot {
-            let bot = try await store.snapshot { try $0.bot(named: name) }
-            guard !bot.sources.isEmpty else { return SearchResults(query: query.text, mode: query.mode, embedder: nil, hits: []) }
-            query.selectors = bot.sources
-            query.kinds.remove(.memory)
-        }
-        return try await searches([query]) { _, _ in }.searches[0]
+        let query = search.query
+        guard let name = search.bot else { return try await retriever.search(query) }
+        // The bot is read in the ranking's own snapshot.
+        let (seen, results, _) = try await retriever.retrieve(
+            query.text, history: query.history, use: query.historyUse, needsVectors: query.mode != .keyword, mayDegrade: query.mode != .vector,
+            arms: { snapshot in
+                let bot = try snapshot.bot(named: name)
+                guard !bot.sources.isEmpty else { return (false, []) }
+                var query = query
+                query.selectors = bot.sources
+                query.kinds.remove(.memory)
+                return (true, [Retriever.Arm(query)])
+            }, extra: { _, _, _ in () })
+        return seen ? results[0] : SearchResults(query: query.text, mode: query.mode, embedder: nil, hits: [])
     }
 
     /// Memories that match a query (see `recall(_ query: MemoryQuery)`).

@@ -1,6 +1,7 @@
 public import Foundation
 import KBContext
 public import KBCore
+public import KBRetrieval
 import KBSQLite
 public import KBStore
 #if PostgreSQL
@@ -28,27 +29,31 @@ public final class KnowledgeBase: Sendable {
     public var path: String { store.location }
     /// What requests may ask for.
     public let limits: Limits
+    /// The embedders: the one the index records (for queries and memory writes) and whether
+    /// queries can be embedded now.
+    let embedders: Embedders
     /// Where embedders come from: `KB_MODEL_DIR`, `KB_EMBEDDINGS_*`.
-    let environment: [String: String]
-    /// The embeddings endpoint to use instead of the one an `openai:` index recorded (the model
-    /// name recorded stays the identity that must match): given when opening, else
-    /// `KB_EMBEDDINGS_URL`.
-    public var embedderURL: String? { givenEmbedderURL ?? environment["KB_EMBEDDINGS_URL"].flatMap { $0.isEmpty ? nil : $0 } }
-    /// The endpoint given when opening (an error on an index that is not `openai:`).
-    let givenEmbedderURL: String?
-    let searchState = SearchState()
-    let health = EmbedderHealth()
+    var environment: [String: String] { embedders.environment }
+    /// Search, recall, bot and report context, evaluation: the pipeline of retrieval stages.
+    public let retriever: Retriever
     /// The API tokens last read from the index, and when (`authenticate`).
     let tokenCache = LockedValue<(read: Date, tokens: [APIToken])?>(nil)
     /// Wakes the job runner when this process queues a job.
     let jobSignal = JobSignal()
 
-    init(store: any IndexStore, limits: Limits, environment: [String: String], embedderURL: String?) {
+    init(store: any IndexStore, limits: Limits, profile: RetrievalProfile, environment: [String: String], embedderURL: String?) {
         self.store = store
         self.limits = limits
-        self.environment = environment
-        self.givenEmbedderURL = embedderURL
+        embedders = Embedders(environment: environment, embedderURL: embedderURL)
+        retriever = Retriever(store: store, profile: profile, encoding: embedders)
     }
+
+    /// Every depth and limit of retrieval this knowledge base uses.
+    public var profile: RetrievalProfile { retriever.profile }
+
+    /// Runs `stage` (a re-ranker, say) after every ranking's snapshot and before its hits are
+    /// read, in searches, recalls and contexts; `PassThroughStage()` removes it.
+    public func useRetrievalStage(_ stage: any RetrievalStage) { retriever.use(stage) }
 
     /// Chooses how this process spends its cores on the model and on vector scans; call it once,
     /// before the first search or embedding (later calls with another mode change nothing and
@@ -62,14 +67,15 @@ public final class KnowledgeBase: Sendable {
     ///   - path: an SQLite file, or (with the PostgreSQL trait) a `postgres://` URL.
     ///   - create: make the index when there is none (else that is an error saying how to make one).
     ///   - limits: what requests may ask for.
+    ///   - profile: every depth and limit of retrieval (the defaults unless given).
     ///   - environment: where embedders are configured from (`KB_MODEL_DIR`, `KB_EMBEDDINGS_URL`,
     ///     `KB_EMBEDDINGS_API_KEY`, …). The default is the process's.
     ///   - embedderURL: an embeddings endpoint to use instead of the one an `openai:` index
     ///     recorded, for this knowledge base only (else `KB_EMBEDDINGS_URL`).
-    public static func open(at path: String, create: Bool = true, limits: Limits = Limits(),
+    public static func open(at path: String, create: Bool = true, limits: Limits = Limits(), profile: RetrievalProfile = .standard,
                             environment: [String: String] = ProcessInfo.processInfo.environment,
                             embedderURL: String? = nil) throws -> KnowledgeBase {
-        KnowledgeBase(store: try openStore(path, create: create, environment: environment), limits: limits,
+        KnowledgeBase(store: try openStore(path, create: create, environment: environment), limits: limits, profile: profile,
                       environment: environment, embedderURL: embedderURL)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import KBCore
+import KBTestSupport
 import Testing
 @testable import KBContext
 

@@ -1,6 +1,7 @@
 import Foundation
 import KBContext
 import KBCore
+import KBTestSupport
 import Testing
 
 func item(_ text: String, score: Double, path: String = "/notes/a.md", title: String = "A", ordinal: Int = 0,
@@ -150,18 +151,5 @@ struct WordCounter: TokenCounter {
             #expect(ConservativeTokenCounter().count(context.context) == context.tokens)
             #expect(context.citations.count == context.items.count)
         }
-    }
-}
-
-/// SplitMix64: deterministic randomness for property tests.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 @testable import KBContext
 import KBCore
+import KBTestSupport
 import Testing
 
 struct TokenFixture: Decodable {

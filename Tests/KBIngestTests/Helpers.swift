@@ -1,5 +1,6 @@
 import Foundation
 @testable import KBIngest
+import KBTestSupport
 
 func scalars(_ text: String) -> [Unicode.Scalar] { Array(text.unicodeScalars) }
 
@@ -9,7 +10,7 @@ func slice(_ text: String, _ range: Range<Int>) -> String {
 
 /// A long, word-rich Markdown text made deterministically from a seed.
 func generatedMarkdown(sections: Int, paragraphsPerSection: Int, seed: UInt64) -> String {
-    var rng = SplitMix(seed: seed)
+    var rng = SeededGenerator(seed: seed)
     let words = ["venus", "transit", "house", "career", "aspect", "sextile", "trine", "square", "opposition",
                  "Saturn", "moon", "chart", "ruler", "ascendant", "retrograde", "element", "фаза", "القمر",
                  "extraordinarily-long-hyphenated-compound", "a", "of", "the", "in", "and"]
@@ -29,16 +30,4 @@ func generatedMarkdown(sections: Int, paragraphsPerSection: Int, seed: UInt64) -
         }
     }
     return text
-}
-
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E3779B97F4A7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
-        z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
-        return z ^ (z >> 31)
-    }
 }

@@ -3,6 +3,7 @@ import KBContext
 import KBCore
 import KBIngest
 import KBTestSupport
+import KBRetrieval
 import Testing
 @testable import KBKit
 

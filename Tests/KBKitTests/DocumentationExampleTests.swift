@@ -33,17 +33,6 @@ import Testing
         #expect(report.added == 1 && results.hits.first?.sourceTitle == "Venus in the tenth house")
     }
 
-    @Test func backgroundWork() throws {
-        @Sendable func work() throws -> Int { (1...100).reduce(0, +) }
-        let ranking = BackgroundWork { try work() }
-        // … other work on this thread …
-        let result = try ranking.result()
-        #expect(result == 5050)
-        struct Failed: Error {}
-        let failing = BackgroundWork<Int> { throw Failed() }
-        #expect(throws: Failed.self) { try failing.result() }
-    }
-
     @Test func limits() throws {
         let ws = try Workspace()
         let path = ws.dbPath

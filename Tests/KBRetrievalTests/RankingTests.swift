@@ -1,9 +1,10 @@
-import KBContext
+import KBRetrieval
+import KBTestSupport
 import Testing
 
-@Suite struct RankFusionTests {
+@Suite struct RankingTests {
     @Test func reciprocalRankFusionAddsWeightedReciprocalRanks() {
-        let fused = RankFusion.reciprocalRank([[1, 2, 3], [3, 1]], weights: [1, 1])
+        let fused = Ranking.reciprocalRank([[1, 2, 3], [3, 1]], weights: [1, 1])
         #expect(fused.map(\.id) == [1, 3, 2])
         #expect(abs(fused[0].score - (1.0 / 61 + 1.0 / 62)) < 1e-12)
         #expect(abs(fused[1].score - (1.0 / 63 + 1.0 / 61)) < 1e-12)
@@ -11,29 +12,29 @@ import Testing
     }
 
     @Test func weightsScaleEachList() {
-        let fused = RankFusion.reciprocalRank([[1, 2], [2, 1]], weights: [2, 1])
+        let fused = Ranking.reciprocalRank([[1, 2], [2, 1]], weights: [2, 1])
         #expect(fused.map(\.id) == [1, 2])
         #expect(abs(fused[0].score - (2.0 / 61 + 1.0 / 62)) < 1e-12)
-        #expect(RankFusion.reciprocalRank([[1, 2], [2, 1]], weights: [0, 1]).map(\.id) == [2, 1])
+        #expect(Ranking.reciprocalRank([[1, 2], [2, 1]], weights: [0, 1]).map(\.id) == [2, 1])
     }
 
     @Test func tiesGoToTheBetterBestRankThenTheSmallerID() {
-        #expect(RankFusion.reciprocalRank([[5], [2]], weights: [1, 1]).map(\.id) == [2, 5])
+        #expect(Ranking.reciprocalRank([[5], [2]], weights: [1, 1]).map(\.id) == [2, 5])
         // 7: ranks 1 and 3; 8: rank 2 twice — 1/61 + 1/63 = 0.032266 beats 2/62 = 0.032258.
-        #expect(RankFusion.reciprocalRank([[7, 8], [9, 8, 7]], weights: [1, 1]).map(\.id) == [7, 8, 9])
+        #expect(Ranking.reciprocalRank([[7, 8], [9, 8, 7]], weights: [1, 1]).map(\.id) == [7, 8, 9])
     }
 
     @Test func maximalMarginalRelevancePrefersVarietyWhenLambdaIsLow() {
         let vectors: [Int64: [Float]] = [1: [1, 0], 2: [0.99, 0.141], 3: [0, 1]]
         let candidates: [(id: Int64, relevance: Double)] = [(1, 0.9), (2, 0.85), (3, 0.5)]
-        #expect(RankFusion.maximalMarginalRelevance(candidates, vectors: vectors, lambda: 1, k: 3) == [1, 2, 3])
-        #expect(RankFusion.maximalMarginalRelevance(candidates, vectors: vectors, lambda: 0.5, k: 2) == [1, 3])
+        #expect(Ranking.maximalMarginalRelevance(candidates, vectors: vectors, lambda: 1, k: 3) == [1, 2, 3])
+        #expect(Ranking.maximalMarginalRelevance(candidates, vectors: vectors, lambda: 0.5, k: 2) == [1, 3])
     }
 
     @Test func nearDuplicatesCollapseToTheBestRanked() {
         let vectors: [Int64: [Float]] = [1: [1, 0], 2: [0, 1], 3: [0.999, 0.0447], 4: [0.6, 0.8]]
         let items: [(id: Int64, text: String)] = [(1, "Venus rules love."), (2, "venus  RULES\nlove."), (3, "different words"), (4, "other")]
-        #expect(RankFusion.collapseNearDuplicates(items, vectors: vectors) == [1, 4])
+        #expect(Ranking.collapseNearDuplicates(items, vectors: vectors) == [1, 4])
     }
 }
 
@@ -64,7 +65,7 @@ import Testing
             var matrix = [[Double]](repeating: [Double](repeating: 0, count: n), count: n)
             for i in 0..<n { for j in 0..<i { matrix[i][j] = Double(Int.random(in: 0...4, using: &rng)) / 4; matrix[j][i] = matrix[i][j] } }
             let lambda = [0.0, 0.3, 0.7, 1.0].randomElement(using: &rng)!, k = Int.random(in: 0...12, using: &rng)
-            let lazy = RankFusion.maximalMarginalRelevance(relevance, lambda: lambda, k: k) { lazyCalls += 1; return matrix[$0][$1] }
+            let lazy = Ranking.maximalMarginalRelevance(relevance, lambda: lambda, k: k) { lazyCalls += 1; return matrix[$0][$1] }
             let defined = Self.plain(relevance, lambda: lambda, k: k) { matrix[$0][$1] }
             #expect(lazy == defined, "round \(round)")
             // Comparing every candidate left with each pick as it is made.

@@ -1,7 +1,7 @@
 /// Pure ranking arithmetic: reciprocal rank fusion, maximal marginal relevance, near-duplicates.
 /// Search and context assembly both choose with these; only what "similar" means differs (vectors
 /// and folded text for search candidates, word sets for context items).
-public enum RankFusion {
+public enum Ranking {
     public struct Fused: Sendable, Hashable {
         public var id: Int64
         public var score: Double
@@ -14,7 +14,7 @@ public enum RankFusion {
     /// smaller id.
     ///
     /// ```swift
-    /// RankFusion.reciprocalRank([[3, 1], [1, 2]], weights: [1, 1])   // 1 first: 1/62 + 1/61
+    /// Ranking.reciprocalRank([[3, 1], [1, 2]], weights: [1, 1])   // 1 first: 1/62 + 1/61
     /// ```
     public static func reciprocalRank(_ lists: [[Int64]], weights: [Double], k: Double = 60) -> [Fused] {
         precondition(lists.count == weights.count, "one weight per list")
@@ -43,7 +43,7 @@ public enum RankFusion {
     /// pick order, at most `k`.
     ///
     /// ```swift
-    /// RankFusion.maximalMarginalRelevance([1, 0.9, 0.5], lambda: 0.5, k: 2) { i, j in i + j == 1 ? 1 : 0 }   // [0, 2]
+    /// Ranking.maximalMarginalRelevance([1, 0.9, 0.5], lambda: 0.5, k: 2) { i, j in i + j == 1 ? 1 : 0 }   // [0, 2]
     /// ```
     public static func maximalMarginalRelevance(_ relevance: [Double], lambda: Double, k: Int,
                                                 similarity: (_ candidate: Int, _ picked: Int) -> Double) -> [Int] {

@@ -1,17 +1,14 @@
 import Foundation
 import KBCore
-import KBEmbed
 import KBStore
 
-/// What searches of one knowledge base keep between calls: the embedder record last read, the
-/// query embedder, and the filter results of the index generation they reflect. (The vectors in
-/// memory are the SQLite store's own.)
+/// What a retriever keeps between searches: the embedder record last read, and the filter
+/// results of the index generation they reflect. (The vectors in memory are the SQLite store's
+/// own; the query embedder is the knowledge base's.)
 ///
 /// @unchecked Sendable: every field is guarded by `lock`.
 final class SearchState: @unchecked Sendable {
     let lock = NSLock()
-    var embedder: (any Embedder)?
-    var embedderName: String?
     /// The embedder record last read, to embed a query before the snapshot that confirms it.
     var knownRecord: EmbedderRecord??
     /// Snippet ids that pass a filter, and those a search without filters leaves out (by user;

@@ -1,4 +1,4 @@
-import KBContext
+import KBRetrieval
 import KBCore
 import Testing
 

@@ -1,4 +1,4 @@
-@testable import KBKit
+@testable import KBRetrieval
 import Testing
 
 @Suite struct SearchStateTests {

@@ -1,0 +1,129 @@
+public import Foundation
+import KBCore
+import KBRetrieval
+import KBStore
+
+/// The embedders of one knowledge base: the one its index records — loaded once, at the endpoint
+/// this knowledge base was told to use, for queries and for memory writes — and whether queries
+/// can be embedded now (`EmbedderHealth`, with a background probe for long-running services).
+/// The retriever embeds its planned queries through it (`QueryEncoding`).
+///
+/// @unchecked Sendable: `loaded` is a `LockedValue`; the rest is immutable or Sendable.
+final class Embedders: QueryEncoding, @unchecked Sendable {
+    /// Where embedders are configured from (`KB_MODEL_DIR`, `KB_EMBEDDINGS_*`).
+    let environment: [String: String]
+    /// The endpoint given when opening (an error on an index that is not `openai:`).
+    let givenEmbedderURL: String?
+    let health = EmbedderHealth()
+    /// The recorded embedder, by the name it was loaded for.
+    private let loaded = LockedValue<(name: String, embedder: any Embedder)?>(nil)
+
+    init(environment: [String: String], embedderURL: String?) {
+        self.environment = environment
+        givenEmbedderURL = embedderURL
+    }
+
+    /// The embeddings endpoint to use instead of the one an `openai:` index recorded: the one
+    /// given when opening, else `KB_EMBEDDINGS_URL`.
+    var embedderURL: String? { givenEmbedderURL ?? environment["KB_EMBEDDINGS_URL"].flatMap { $0.isEmpty ? nil : $0 } }
+
+    /// The embedder an index records, at the endpoint this knowledge base was told to use
+    /// instead of the recorded one, if any.
+    func recordedChoice(_ record: EmbedderRecord) throws -> EmbedderChoice {
+        let choice = try EmbedderChoice(record.spec)
+        if case .openAI = choice.base, let embedderURL { return choice.movingEndpoint(to: embedderURL) }
+        if let given = givenEmbedderURL {
+            throw KBError(.invalidArgument,
+                "The endpoint \(given) was given, but this index was built with '\(record.name)', not an OpenAI-compatible endpoint; "
+              + "--embedder-url applies to indexes built with --embedder openai:MODEL.")
+        }
+        return choice
+    }
+
+    /// The embedder the index records, loaded once per knowledge base.
+    func recorded(_ record: EmbedderRecord) async throws -> any Embedder {
+        if let cached = loaded.withLock({ $0?.name == record.name ? $0?.embedder : nil }) { return cached }
+        guard let embedder = try await recordedChoice(record).make(environment: environment, dimension: record.hasVectors ? record.dimension : nil,
+                                                                   forQueries: true) else {
+            throw KBError(.unsupportedMode, "This index has no vectors; use --mode keyword.")
+        }
+        guard embedder.id == record.name, embedder.dimension == record.dimension else {
+            throw KBError(.embedderMismatch,
+                "The index holds \(record.dimension)-dim vectors from '\(record.name)', but '\(embedder.id)' returns \(embedder.dimension). "
+              + "Install the model the index was built with (or point KB_MODEL_DIR at it), or rebuild the index with --db.")
+        }
+        loaded.withLock { $0 = (record.name, embedder) }
+        return embedder
+    }
+
+    /// The queries' embeddings for an index with `record`, in one call to the embedder.
+    func queryVectors(_ texts: [String], record: EmbedderRecord) async throws -> [[Float]] {
+        let embedder = try await recorded(record)
+        let vectors = try await embedder.embed(texts, role: .query)
+        guard vectors.count == texts.count, vectors.allSatisfy({ $0.count == record.dimension }) else {
+            throw KBError(.embedding, "\(embedder.id) returned no usable query vector.")
+        }
+        return vectors
+    }
+
+    /// The queries' vectors, or — when the embedder is unavailable and `mayDegrade` — nil and why.
+    /// Without `mayDegrade` the embedder's error is thrown: there is nothing to fall back to.
+    func vectors(_ texts: [String], record: EmbedderRecord?, mayDegrade: Bool) async throws -> (vectors: [[Float]]?, degraded: Degraded?) {
+        guard let record, record.hasVectors else { return (nil, nil) }
+        if let known = health.skip() {
+            guard mayDegrade else { throw known }
+            return (nil, Degraded(reason: known.message))
+        }
+        do {
+            let vectors = try await queryVectors(texts, record: record)
+            health.succeeded()
+            return (vectors, nil)
+        } catch let error as KBError where EmbedderHealth.isUnavailability(error) {
+            let (_, startProbe) = health.failed(error)
+            if startProbe { startProbing(record) }
+            guard mayDegrade else { throw error }
+            return (nil, Degraded(reason: error.message))
+        }
+    }
+
+    func countDegradedAnswer() { health.countDegradedAnswer() }
+
+    /// Tries the embedder in the background until it works again.
+    func startProbing(_ record: EmbedderRecord) {
+        Task.detached { [self] in
+            while let delay = health.nextProbe() {
+                try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                do {
+                    _ = try await queryVectors(["kb health probe"], record: record)
+                    health.succeeded()
+                } catch let error as KBError {
+                    _ = health.failed(error)
+                } catch {
+                    _ = health.failed(KBError(.embedding, "The embedder failed: \(error)"))
+                }
+            }
+        }
+    }
+}
+
+extension KnowledgeBase {
+    /// Whether queries can be embedded, and how many answers fell back to keywords.
+    public var queryEmbedderStatus: QueryEmbedderStatus { embedders.health.status }
+
+    /// Calls `handler` when queries can no longer be embedded, and when they can again.
+    public func onEmbedderHealthChange(_ handler: @escaping @Sendable (EmbedderHealthEvent) -> Void) {
+        embedders.health.observe(handler)
+    }
+
+    /// Has this knowledge base (a long-running service's) probe an unavailable embedder in the
+    /// background — after `first` seconds, then doubling up to `longest` — so that it recovers by
+    /// itself while searches answer from keywords.
+    public func recoverEmbedderInBackground(first: TimeInterval = 1, longest: TimeInterval = 30) {
+        embedders.health.recoverInBackground(first: first, longest: longest)
+    }
+
+    /// The embeddings endpoint to use instead of the one an `openai:` index recorded (the model
+    /// name recorded stays the identity that must match): given when opening, else
+    /// `KB_EMBEDDINGS_URL`.
+    public var embedderURL: String? { embedders.embedderURL }
+}

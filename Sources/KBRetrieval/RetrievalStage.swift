@@ -1,0 +1,57 @@
+public import KBCore
+
+/// A candidate as the asynchronous stage sees it: the snippet, its score so far, where it comes
+/// from and its text.
+public struct RetrievalCandidate: Sendable, Hashable {
+    public var snippetID: Int64
+    /// The score the ranking gave it (higher is better); a stage may replace it.
+    public var score: Double
+    public var sourcePath: String
+    public var text: String
+
+    public init(snippetID: Int64, score: Double, sourcePath: String, text: String) {
+        self.snippetID = snippetID
+        self.score = score
+        self.sourcePath = sourcePath
+        self.text = text
+    }
+}
+
+/// The one step of retrieval that may wait: it runs after the ranking's snapshot has closed and
+/// before the hits are read, on each ranked list (a search's, a recall's, a bot's knowledge and
+/// its memories), and may reorder, rescore or drop candidates — never add one. A re-ranker that
+/// calls a model, or a rewriter, sits here. When it fails, the answer keeps the ranking before it
+/// and says so (`degraded`).
+///
+/// ```swift
+/// struct Reversed: RetrievalStage {
+///     let name = "reversed"
+///     func apply(_ candidates: [RetrievalCandidate], query: String) async throws -> [RetrievalCandidate] {
+///         candidates.reversed()
+///     }
+/// }
+/// kb.useRetrievalStage(Reversed())
+/// ```
+public protocol RetrievalStage: Sendable {
+    /// How answers and errors name the stage.
+    var name: String { get }
+    /// True for a stage that leaves every list as it is: the hits are then read in the ranking's
+    /// own snapshot. The default is false.
+    var isPassThrough: Bool { get }
+    /// The list in its new order (best first), for the turn or query `query`.
+    func apply(_ candidates: [RetrievalCandidate], query: String) async throws -> [RetrievalCandidate]
+}
+
+extension RetrievalStage {
+    public var isPassThrough: Bool { false }
+}
+
+/// The stage kb runs by default: none. Answers are exactly the ranking's.
+public struct PassThroughStage: RetrievalStage {
+    public let name = "none"
+    public var isPassThrough: Bool { true }
+
+    public init() {}
+
+    public func apply(_ candidates: [RetrievalCandidate], query: String) async throws -> [RetrievalCandidate] { candidates }
+}
