@@ -25,10 +25,10 @@ public struct ContextSection: Sendable, Hashable {
     public var items: [ContextItem]
     /// Tokens this section may use; budget a section leaves unused passes to the next.
     public var budget: Int
-    /// At most this many items (after merging). The default is 8.
+    /// At most this many items (after merging). The default is 10 (`RetrievalProfile.contextItems`).
     public var maxItems: Int
 
-    public init(name: String? = nil, items: [ContextItem], budget: Int, maxItems: Int = 8) {
+    public init(name: String? = nil, items: [ContextItem], budget: Int, maxItems: Int = RetrievalProfile.standard.contextItems) {
         self.name = name
         self.items = items
         self.budget = budget

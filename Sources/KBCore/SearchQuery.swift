@@ -33,8 +33,8 @@ public enum SearchMode: String, Sendable, Codable, CaseIterable {
 public struct SearchQuery: Sendable, Hashable {
     /// The user's text, searched as plain words: search syntax characters have no effect.
     public var text: String
-    /// How many hits to return. The default is 8.
-    public var limit = 8
+    /// How many hits to return. The default is 8 (`RetrievalProfile.hits`).
+    public var limit = RetrievalProfile.standard.hits
     /// Every tag must be on a snippet (or its source) for it to match. The default is none.
     public var tags: [Tag] = []
     /// When not empty, a snippet (or its source) must carry at least one of these tags. The
@@ -56,8 +56,8 @@ public struct SearchQuery: Sendable, Hashable {
     /// The ranking. The default is `.hybrid` (which is keyword ranking on an index without vectors).
     public var mode: SearchMode = .hybrid
     /// How many candidates each ranking contributes before fusion, grouping and diversity.
-    /// The default is 50.
-    public var candidates = 50
+    /// The default is 50 (`RetrievalProfile.candidates`).
+    public var candidates = RetrievalProfile.standard.candidates
     /// Weight of keyword ranks in hybrid fusion. The default is 1.
     public var keywordWeight = 1.0
     /// Weight of vector ranks in hybrid fusion. The default is 1.

@@ -67,8 +67,8 @@ public struct MemoryQuery: Sendable, Hashable {
     public var scopes: [MemoryScope] = []
     /// Every tag must be on a memory. The default is none.
     public var tags: [Tag] = []
-    /// How many memories to return. The default is 8.
-    public var limit = 8
+    /// How many memories to return. The default is 8 (`RetrievalProfile.hits`).
+    public var limit = RetrievalProfile.standard.hits
     /// The default is `.hybrid` (keyword ranking on an index without vectors).
     public var mode: SearchMode = .hybrid
     /// Prefer recent memories: scores are multiplied by 2^(−age / half-life). The default is none.

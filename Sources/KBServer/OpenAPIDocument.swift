@@ -208,7 +208,7 @@ enum OpenAPIDocument {
     /// Present when an answer came from keywords alone because the query could not be embedded.
     static let degraded = object(["reason": string], required: ["reason"])
     static let tags = array(string)
-    static let mode: JSONValue = ["type": "string", "enum": ["hybrid", "vector", "keyword"]]
+    static let mode: JSONValue = ["type": "string", "enum": .array(SearchMode.allCases.map { .string($0.rawValue) })]
     static let kind: JSONValue = ["type": "string", "enum": .array(SourceKind.allCases.map { .string($0.rawValue) })]
     /// Present on text read from page images by OCR: the weakest page confidence, 0–100.
     static let ocr = object(["confidence": number], required: ["confidence"])

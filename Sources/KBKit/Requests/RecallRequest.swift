@@ -27,8 +27,9 @@ public struct RecallRequest: KBRequest, Hashable {
             .strings("scopes", "Scopes to search: global, user:ID, bot:NAME (all when none).", maxItems: limits.maxListItems,
                      pattern: Pattern.scope),
             .strings("tags", "Only memories with every one of these tags.", maxItems: limits.maxListItems, pattern: Pattern.tag),
-            .integer("k", "How many memories to return.", default: min(8, limits.maxResults), range: 1...limits.maxResults),
-            .choice("mode", "Ranking: keyword (bm25), vector (cosine) or both fused.", ["hybrid", "vector", "keyword"], default: "hybrid"),
+            .integer("k", "How many memories to return.", default: min(RetrievalProfile.standard.hits, limits.maxResults), range: 1...limits.maxResults),
+            .choice("mode", "Ranking: keyword (bm25), vector (cosine) or both fused.", SearchMode.allCases.map(\.rawValue),
+                    default: SearchMode.hybrid.rawValue),
             .string("halfLife", "Prefer recent memories: scores halve every 30d, 12h, 2w…", pattern: Pattern.halfLife),
             .boolean("includeSuperseded", "Also search memories replaced by newer ones."),
         ]

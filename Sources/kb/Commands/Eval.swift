@@ -57,7 +57,8 @@ struct Eval: AsyncParsableCommand {
     var failBelow: [String] = []
 
     func validate() throws {
-        guard ["hybrid", "vector", "keyword", "all"].contains(mode) else { throw ValidationError("--mode takes hybrid, vector, keyword or all.") }
+        let modes = SearchMode.allCases.map(\.rawValue) + ["all"]
+        guard modes.contains(mode) else { throw ValidationError("--mode takes \(modes.joined(separator: ", ")).") }
         if let history, history != "all", HistoryUse(rawValue: history) == nil {
             throw ValidationError("--history takes turn, concatenated, fused or all.")
         }
@@ -82,7 +83,7 @@ struct Eval: AsyncParsableCommand {
             let notes = KnowledgeBase.notesCorpus(of: folder)
             let data = try BEIRDataset.load(from: folder, split: split, corpus: notes == nil)
             var options = EvaluationOptions()
-            options.modes = mode == "all" ? [.hybrid, .vector, .keyword] : [SearchMode(rawValue: mode)!]
+            options.modes = mode == "all" ? SearchMode.allCases : [SearchMode(rawValue: mode)!]
             options.histories = history.flatMap { $0 == "all" ? HistoryUse.allCases : [HistoryUse(rawValue: $0)!] }
             options.depth = k
             options.chunk = chunk
