@@ -37,6 +37,8 @@ public struct KBError: Error, Sendable, CustomStringConvertible {
         /// A language model kb was told to ask (memory extraction) failed, timed out, or gave an
         /// answer kb does not accept.
         case languageModel = "language_model"
+        /// No valid credential: a missing, wrong, expired or revoked token.
+        case unauthorized = "unauthorized"
         /// The caller's token does not carry the right the request needs, or a web page of
         /// another origin asked.
         case forbidden = "forbidden"

@@ -38,9 +38,19 @@ extension KnowledgeBase {
     /// Prompt context for a bot's turn or a report: knowledge snippets (only from the bot's own
     /// sources) and, for bots, memories of the scopes the bot may read, assembled within the
     /// budget. `reports` are the templates a request may name.
+    ///
+    /// A scoped token gets context only through its bots, for users of its scopes, and for
+    /// reports with the right `reports`.
     public func context(_ request: ContextRequest, reports: [String: ReportTemplate] = [:], counter: any TokenCounter = ConservativeTokenCounter(),
-                        options: ContextOptions = ContextOptions()) async throws -> ContextResponse {
+                        options: ContextOptions = ContextOptions(), as caller: Caller = .admin) async throws -> ContextResponse {
         let valid = try request.validated(limits)
+        switch valid.target {
+        case .bot(let name, let user):
+            try caller.requireBot(name)
+            if let user { try caller.requireScopes([try MemoryScope.user(user)], writing: false) }
+        case .report:
+            try caller.require(.reports, writing: false, "assemble report context")
+        }
         let (query, budget) = (valid.query, valid.budget)
         let assembler = ContextAssembler(counter: counter, options: options)
         switch valid.target {

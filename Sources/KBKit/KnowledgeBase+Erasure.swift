@@ -24,8 +24,10 @@ extension KnowledgeBase {
     /// jobs; then scrubs the index files (`IndexStore.scrub`: on SQLite, deleted text is
     /// zeroed, the keyword index merged and the write-ahead log truncated). Hand a user their
     /// data first with `kb memory export --scope`.
-    public func erase(_ request: EraseRequest) async throws -> Erasure {
+    /// The caller must be allowed to write the scope.
+    public func erase(_ request: EraseRequest, as caller: Caller = .admin) async throws -> Erasure {
         let scope = try request.validated(limits)
+        try caller.requireScopes([scope], writing: true)
         let erased = try await store.eraseMemories(scope: scope) { Data(SHA256.hash(data: Data($0.utf8))) }
         var sources = SourcesErased(user: "", sources: 0, jobs: 0)
         if scope.name.hasPrefix("user:") {

@@ -205,11 +205,13 @@ extension KnowledgeBase {
     }
 
     /// The memory with this id, or a unique prefix of it (4 characters or more), and with
-    /// `history` its earlier versions, oldest first (the current state is the memory itself).
-    public func memory(_ id: String, history: Bool = false) async throws -> MemoryWithHistory {
+    /// `history` its earlier versions, oldest first (the current state is the memory itself) —
+    /// if it is of a scope the caller may read.
+    public func memory(_ id: String, history: Bool = false, as caller: Caller = .admin) async throws -> MemoryWithHistory {
         let id = try MemoryRules.idOrPrefix(id)
         return try await store.snapshot { snapshot in
             let memory = try snapshot.memory(id)
+            try caller.requireScopes([memory.scope], writing: false)
             return MemoryWithHistory(memory: memory, history: history ? try snapshot.memoryHistory(memory.id) : nil)
         }
     }
@@ -223,11 +225,15 @@ extension KnowledgeBase {
     /// Changes a memory, keeping the previous state in its history. A change that changes
     /// nothing (content equal after whitespace normalisation) writes nothing. The new content must not be the content of another current
     /// memory of the scope.
-    func updateMemory(_ id: String, _ change: MemoryChange, options: MemoryOptions = MemoryOptions()) async throws -> Memory {
+    ///
+    /// `authorize` sees the memory before anything is changed, and may refuse.
+    func updateMemory(_ id: String, _ change: MemoryChange, options: MemoryOptions = MemoryOptions(),
+                      authorize: (Memory) throws -> Void = { _ in }) async throws -> Memory {
         guard change.content != nil || change.title != nil || change.tags != nil else {
             throw KBError(.invalidArgument, "Nothing to update: give new content, a title or tags.")
         }
         let current = try await memory(id).memory
+        try authorize(current)
         var next = current
         if let content = change.content {
             let valid = try MemoryRules.validContent(content, options: options)
@@ -246,9 +252,10 @@ extension KnowledgeBase {
     }
 
     /// Deletes a memory and its history; it is gone from keyword and vector search at once.
+    /// `authorize` sees the memory inside the deleting transaction, and may refuse.
     @discardableResult
-    func forget(_ id: String) async throws -> Memory {
-        let memory = try await store.deleteMemory(MemoryRules.idOrPrefix(id)).memory
+    func forget(_ id: String, authorize: @escaping @Sendable (Memory) throws -> Void = { _ in }) async throws -> Memory {
+        let memory = try await store.deleteMemory(MemoryRules.idOrPrefix(id), authorize: authorize).memory
         try await store.scrub()
         return memory
     }

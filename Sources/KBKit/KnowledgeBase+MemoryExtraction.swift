@@ -49,9 +49,11 @@ extension KnowledgeBase {
     ///   - request: the user, the bot, the turns and whether to apply.
     ///   - model: the chat model to ask; nil uses the explicit patterns.
     ///   - choice: the embedder for a new index; an existing one keeps its own.
+    ///   - caller: who asks: the user's scope must be theirs to read (and, to apply, to write).
     public func extractMemories(_ request: MemoryExtractRequest, model: ChatModel? = nil,
-                                embedder choice: EmbedderChoice? = nil) async throws -> MemoryExtraction {
+                                embedder choice: EmbedderChoice? = nil, as caller: Caller = .admin) async throws -> MemoryExtraction {
         let (scope, botName, turns) = try request.validated(limits)
+        try caller.requireScopes([scope], writing: request.apply == true)
         if let botName { _ = try await bot(botName) }
         let existing = try await memories(scopes: [scope])
         let candidates = if let model {

@@ -4,11 +4,16 @@ public import KBStore
 import KBMemory
 
 /// The answers to kb's requests: one method per request type, each validating its request
-/// against `limits` once. The CLI, the HTTP service and the MCP server call these and nothing else.
+/// against `limits` once and then holding it to what `caller` may do (`Caller`). The CLI, the
+/// HTTP service and the MCP server call these and nothing else.
 extension KnowledgeBase {
-    /// Ranked snippets (see `search(_ query: SearchQuery)`); with `bot`, only what that bot may see.
-    public func search(_ request: SearchRequest) async throws -> SearchResults {
-        try await search(try request.validated(limits))
+    /// Ranked snippets (see `search(_ query: SearchQuery)`); with `bot`, only what that bot may
+    /// see. A scoped token searches only through its bots, for users of its scopes.
+    public func search(_ request: SearchRequest, as caller: Caller = .admin) async throws -> SearchResults {
+        let valid = try request.validated(limits)
+        try caller.requireBot(valid.bot)
+        if let user = valid.query.user { try caller.requireScopes([try MemoryScope.user(user)], writing: false) }
+        return try await search(valid)
     }
 
     /// Answers a checked search request.
@@ -29,46 +34,55 @@ extension KnowledgeBase {
         return seen ? results[0] : SearchResults(query: query.text, mode: query.mode, embedder: nil, hits: [])
     }
 
-    /// Memories that match a query (see `recall(_ query: MemoryQuery)`).
-    public func recall(_ request: RecallRequest) async throws -> MemoryResults {
-        try await recall(checked: try request.validated(limits))
+    /// Memories that match a query (see `recall(_ query: MemoryQuery)`), of scopes the caller
+    /// may read.
+    public func recall(_ request: RecallRequest, as caller: Caller = .admin) async throws -> MemoryResults {
+        let query = try request.validated(limits)
+        try caller.requireScopes(query.scopes, writing: false)
+        return try await recall(checked: query)
     }
 
-    /// Stores a memory (see `remember(_:options:superseding:embedder:)`). `embedder` applies to a
-    /// new index only; an existing one keeps its own.
-    public func remember(_ request: RememberRequest, embedder choice: EmbedderChoice? = nil) async throws -> RememberResult {
+    /// Stores a memory (see `remember(_:options:superseding:embedder:)`) in a scope the caller may
+    /// write. `embedder` applies to a new index only; an existing one keeps its own.
+    public func remember(_ request: RememberRequest, embedder choice: EmbedderChoice? = nil, as caller: Caller = .admin) async throws -> RememberResult {
         let (draft, options, supersede) = try request.validated(limits)
+        try caller.requireScopes([draft.scope], writing: true)
         return try await remember(draft, options: options, superseding: supersede, embedder: choice)
     }
 
-    /// Changes a memory, keeping the previous version (see `updateMemory(_:_:options:)`).
-    public func changeMemory(_ request: MemoryChangeRequest) async throws -> Memory {
+    /// Changes a memory of a scope the caller may write, keeping the previous version (see
+    /// `updateMemory(_:_:options:)`).
+    public func changeMemory(_ request: MemoryChangeRequest, as caller: Caller = .admin) async throws -> Memory {
         let (id, change, options) = try request.validated(limits)
-        return try await updateMemory(id, change, options: options)
+        return try await updateMemory(id, change, options: options) { try caller.requireScopes([$0.scope], writing: true) }
     }
 
-    /// Deletes a memory and its history.
-    public func forget(_ request: ForgetRequest) async throws -> Deleted {
+    /// Deletes a memory of a scope the caller may write, and its history.
+    public func forget(_ request: ForgetRequest, as caller: Caller = .admin) async throws -> Deleted {
         try request.check(limits)
-        return Deleted(try await forget(request.id).id)
+        return Deleted(try await forget(request.id) { try caller.requireScopes([$0.scope], writing: true) }.id)
     }
 
-    /// Memories, oldest first.
-    public func memories(_ request: MemoryListRequest) async throws -> [Memory] {
+    /// Memories of scopes the caller may read, oldest first. A scoped token must name them.
+    public func memories(_ request: MemoryListRequest, as caller: Caller = .admin) async throws -> [Memory] {
         let (scopes, tags, includeSuperseded) = try request.validated(limits)
+        try caller.requireScopes(scopes, writing: false)
         return try await memories(scopes: scopes, tags: tags, includeSuperseded: includeSuperseded)
     }
 
-    /// Makes a bot.
-    public func createBot(_ request: BotRequest) async throws -> Bot {
+    /// Makes a bot (a scoped token needs the right `bots`).
+    public func createBot(_ request: BotRequest, as caller: Caller = .admin) async throws -> Bot {
         let bot = try request.validated(limits)
+        try caller.require(.bots, writing: true, "create bots")
         try await store.createBot(bot)
         return try await self.bot(bot.name)
     }
 
-    /// Changes a bot's prompt, sources and scopes in one transaction: all of the change, or none.
-    public func changeBot(_ request: BotChangeRequest) async throws -> Bot {
+    /// Changes a bot's prompt, sources and scopes in one transaction: all of the change, or none
+    /// (a scoped token needs the right `bots`).
+    public func changeBot(_ request: BotChangeRequest, as caller: Caller = .admin) async throws -> Bot {
         let (sources, added, removed, scopes, prompt) = try request.validated(limits)
+        try caller.require(.bots, writing: true, "change bots")
         let name = request.name
         return try await store.updateBot(named: name) { bot in
             if let prompt { bot.systemPrompt = prompt }
@@ -84,16 +98,24 @@ extension KnowledgeBase {
         }
     }
 
-    /// Deletes a bot (its memories stay: they belong to their scopes).
-    public func deleteBot(_ name: String) async throws -> Deleted {
-        try await store.deleteBot(named: try Bot.validName(name))
+    /// Deletes a bot (its memories stay: they belong to their scopes); a scoped token needs the
+    /// right `bots`.
+    public func deleteBot(_ name: String, as caller: Caller = .admin) async throws -> Deleted {
+        let name = try Bot.validName(name)
+        try caller.require(.bots, writing: true, "delete bots")
+        try await store.deleteBot(named: name)
         return Deleted(name)
     }
 
-    public func bots() async throws -> [Bot] { try await store.snapshot { try $0.bots() } }
+    /// Every bot the caller may use (a scoped token: its own).
+    public func bots(as caller: Caller = .admin) async throws -> [Bot] {
+        try await store.snapshot { try $0.bots() }.filter { caller.sees($0) }
+    }
 
-    public func bot(_ name: String) async throws -> Bot {
+    /// A bot the caller may use.
+    public func bot(_ name: String, as caller: Caller = .admin) async throws -> Bot {
         let name = try Bot.validName(name)
+        try caller.requireBot(name)
         return try await store.snapshot { try $0.bot(named: name) }
     }
 

@@ -112,8 +112,11 @@ extension KnowledgeBase {
     ///   - request: the text and its fields (title, tags, bots, user, id).
     ///   - waiting: read the text before returning, whatever its length.
     ///   - choice: the embedder for a new index; an existing one keeps its own.
-    public func addSource(_ request: SourceRequest, waiting: Bool = false, embedder choice: EmbedderChoice? = nil) async throws -> SourceAdded {
+    ///   - caller: a scoped token needs the right `sources`.
+    public func addSource(_ request: SourceRequest, waiting: Bool = false, embedder choice: EmbedderChoice? = nil,
+                          as caller: Caller = .admin) async throws -> SourceAdded {
         let (text, fields) = try request.validated(limits)
+        try caller.require(.sources, writing: true, "add sources")
         let upload = try await SourceUpload(kb: self, type: .markdown, fields: fields)
         try await upload.append(Data(text.utf8))
         if waiting || text.count <= Self.inlineTextCharacters { return try await upload.finishAndRead(embedder: choice) }
@@ -121,14 +124,17 @@ extension KnowledgeBase {
     }
 
     /// Starts a file upload: the bots it names must exist, and the bytes that follow (`append`)
-    /// are stored with the index as they come; `finish` acknowledges them.
-    public func beginUpload(_ request: UploadRequest) async throws -> SourceUpload {
+    /// are stored with the index as they come; `finish` acknowledges them. A scoped token needs
+    /// the right `sources`.
+    public func beginUpload(_ request: UploadRequest, as caller: Caller = .admin) async throws -> SourceUpload {
         let (type, fields) = try request.validated(limits)
+        try caller.require(.sources, writing: true, "add sources")
         return try await SourceUpload(kb: self, type: type, fields: fields)
     }
 
-    /// A job, as it is now.
-    public func job(_ id: String) async throws -> Job {
+    /// A job, as it is now (a scoped token needs the right `sources`).
+    public func job(_ id: String, as caller: Caller = .admin) async throws -> Job {
+        try caller.require(.sources, writing: false, "see jobs")
         guard id.count <= 128, let job = try await store.snapshot({ try $0.storedJob(id: id) })?.job else {
             throw KBError(.notFound, "No job has the id \(id). `POST /v1/sources` answers with the job's id.")
         }
@@ -136,9 +142,10 @@ extension KnowledgeBase {
     }
 
     /// Sources, a page at a time, by path (uploads as `upload:ID`): uploads and ingested files,
-    /// not memories.
-    public func sources(_ request: SourceListRequest) async throws -> SourceList {
+    /// not memories. A scoped token needs the right `sources`.
+    public func sources(_ request: SourceListRequest, as caller: Caller = .admin) async throws -> SourceList {
         let checked = try request.validated(limits)
+        try caller.require(.sources, writing: false, "list sources")
         let (all, visible) = try await store.snapshot { snapshot -> ([StoredSource], Set<String>?) in
             let all = try snapshot.sources().filter { $0.kind != .memory }
             guard let name = checked.bot else { return (all, nil) }
@@ -153,9 +160,10 @@ extension KnowledgeBase {
         return SourceList(sources: Array(page), total: kept.count, offset: offset, limit: limit)
     }
 
-    /// One source, with the bots that see it.
-    public func source(_ id: String) async throws -> SourceInfo {
+    /// One source, with the bots that see it (a scoped token needs the right `sources`).
+    public func source(_ id: String, as caller: Caller = .admin) async throws -> SourceInfo {
         let id = try SourceRemoveRequest(id: id).validated(limits)
+        try caller.require(.sources, writing: false, "see sources")
         return try await store.snapshot { snapshot in
             let stored = try Self.find(id, in: try snapshot.sources())
             var info = SourceInfo(stored)
@@ -166,9 +174,10 @@ extension KnowledgeBase {
 
     /// Removes a source added over the API, with its snippets, vectors, original and jobs (a job
     /// still reading it is cancelled). A file's source is not removed this way: it belongs to the
-    /// file (a `conflict`).
-    public func removeSource(_ request: SourceRemoveRequest) async throws -> Deleted {
+    /// file (a `conflict`). A scoped token needs the right `sources`.
+    public func removeSource(_ request: SourceRemoveRequest, as caller: Caller = .admin) async throws -> Deleted {
         let id = try request.validated(limits)
+        try caller.require(.sources, writing: true, "remove sources")
         if id.hasPrefix("file:") {
             let stored = try await store.snapshot { try Self.find(id, in: try $0.sources()) }
             throw KBError(.conflict,
@@ -223,9 +232,10 @@ extension KnowledgeBase {
     }
 
     /// Removes every private source of a user (their snippets, vectors and originals) and cancels
-    /// the user's uploads still waiting to be read.
-    public func eraseSources(user: String) async throws -> SourcesErased {
+    /// the user's uploads still waiting to be read. A scoped token needs the right `sources`.
+    public func eraseSources(user: String, as caller: Caller = .admin) async throws -> SourcesErased {
         _ = try MemoryScope.user(user)
+        try caller.require(.sources, writing: true, "erase sources")
         let (paths, waiting) = try await store.snapshot { snapshot in
             (try snapshot.sources().filter { $0.owner == user }.map(\.path),
              try snapshot.unfinishedJobs().filter { $0.owner == user })

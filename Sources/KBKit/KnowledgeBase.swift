@@ -36,8 +36,8 @@ public final class KnowledgeBase: Sendable {
     var environment: [String: String] { embedders.environment }
     /// Search, recall, bot and report context, evaluation: the pipeline of retrieval stages.
     public let retriever: Retriever
-    /// The API tokens last read from the index, and when (`authenticate`).
-    let tokenCache = LockedValue<(read: Date, tokens: [APIToken])?>(nil)
+    /// The API tokens and the check of bearer secrets.
+    let tokenKeeper: TokenKeeper
     /// Wakes the job runner when this process queues a job.
     let jobSignal = JobSignal()
 
@@ -46,6 +46,7 @@ public final class KnowledgeBase: Sendable {
         self.limits = limits
         embedders = Embedders(environment: environment, embedderURL: embedderURL)
         retriever = Retriever(store: store, profile: profile, encoding: embedders)
+        tokenKeeper = TokenKeeper(store: store, limits: limits)
     }
 
     /// Every depth and limit of retrieval this knowledge base uses.

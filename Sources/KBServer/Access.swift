@@ -1,70 +1,7 @@
-import KBCore
-public import KBKit
+import KBKit
 
-/// Who is asking, for the request being answered: set by `AuthMiddleware` for the handler's task.
+/// Who is asking, for the request being answered: set by `AuthMiddleware` for the handler's task,
+/// passed to every KBKit request (KBKit decides what the caller may do).
 enum Access {
     @TaskLocal static var caller: Caller = .admin
-}
-
-/// What a caller may do. The admin token (`--token`, `KB_API_TOKEN`) may do everything; a scoped
-/// token (`kb token create`) reads and writes the memories of its scopes, uses its bots for
-/// context and search, and has the rights it was given (`sources`, `bots`, `reports`); a
-/// read-only one writes nothing. Everything else is `forbidden`, with a message naming the right
-/// that is missing.
-extension Caller {
-    func refuse(_ token: APIToken, _ problem: String) -> KBError {
-        KBError(.forbidden, "The token \(token.name) \(problem).")
-    }
-
-    /// Admin only: tokens, and what no scoped token may reach.
-    func requireAdmin(_ what: String) throws {
-        guard case .token(let token) = self else { return }
-        throw refuse(token, "may not \(what); only the admin token (--token, KB_API_TOKEN) may")
-    }
-
-    /// Writes of any kind.
-    func requireWriting(_ what: String) throws {
-        guard case .token(let token) = self, token.readOnly else { return }
-        throw refuse(token, "is read-only: it may not \(what)")
-    }
-
-    func require(_ right: APIToken.Right, writing: Bool, _ what: String) throws {
-        guard case .token(let token) = self else { return }
-        guard token.allow.contains(right) else {
-            throw refuse(token, "may not \(what): it lacks the right \(right.rawValue) (kb token create --allow \(right.rawValue))")
-        }
-        if writing { try requireWriting(what) }
-    }
-
-    func requireBot(_ name: String?) throws {
-        guard case .token(let token) = self else { return }
-        guard let name else {
-            throw refuse(token, "searches only through its bots (\(Self.list(token.bots))): give \"bot\"")
-        }
-        guard token.bots.contains(name) else {
-            throw refuse(token, "may not use the bot \(name): its bots are \(Self.list(token.bots)) (kb token create --bot \(name))")
-        }
-    }
-
-    /// Memories of these scopes; none named means every scope, which only the admin may read.
-    /// `scopes` is read only for a scoped token (the admin's request is checked where kb answers it).
-    func requireScopes(_ scopes: @autoclosure () throws -> [MemoryScope], writing: Bool) throws {
-        guard case .token(let token) = self else { return }
-        let scopes = try scopes()
-        guard !scopes.isEmpty else {
-            throw refuse(token, "may read only the memories of its scopes (\(Self.list(token.scopes))): name the scope")
-        }
-        if let outside = scopes.first(where: { !token.covers($0) }) {
-            throw refuse(token, "may not \(writing ? "write" : "read") the memories of \(outside.name): its scopes are \(Self.list(token.scopes))")
-        }
-        if writing { try requireWriting("write memories") }
-    }
-
-    /// The bots a listing shows.
-    func sees(_ bot: Bot) -> Bool {
-        guard case .token(let token) = self else { return true }
-        return token.bots.contains(bot.name)
-    }
-
-    static func list(_ names: [String]) -> String { names.isEmpty ? "none" : names.joined(separator: ", ") }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Hummingbird
+import KBCore
 import KBKit
 
 /// Who may ask: on every route but `/healthz`, `Authorization: Bearer TOKEN` (the scheme in any
@@ -35,16 +36,16 @@ struct AuthMiddleware<Context: RequestContext>: RouterMiddleware {
                 RequestNote.set { $0.caller = token.name }
                 return try await Access.$caller.withValue(.token(token)) { try await next(request, context) }
             case .failure(.expired):
-                throw HTTPError(.unauthorized, message: "This token has expired. Ask for a new one (kb token create).")
+                throw KBError(.unauthorized, "This token has expired. Ask for a new one (kb token create).")
             case .failure(.revoked):
-                throw HTTPError(.unauthorized, message: "This token was revoked. Ask for a new one (kb token create).")
+                throw KBError(.unauthorized, "This token was revoked. Ask for a new one (kb token create).")
             case .failure(.unknown):
                 break
             }
         } else if expected == nil {
             return try await next(request, context)   // loopback without an admin token
         }
-        throw HTTPError(.unauthorized, message: "Send the API token as `Authorization: Bearer TOKEN`.")
+        throw KBError(.unauthorized, "Send the API token as `Authorization: Bearer TOKEN`.")
     }
 
     /// The token of a `Bearer` credential (scheme in any case, spaces around it ignored); "" for none.

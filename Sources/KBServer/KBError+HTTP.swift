@@ -13,6 +13,7 @@ extension KBError: HTTPResponseError {
         switch code {
         case .invalidArgument, .invalidText, .invalidFrontMatter, .invalidVocabulary, .unsupportedFileType: .badRequest
         case .notFound: .notFound
+        case .unauthorized: .unauthorized
         case .forbidden: .forbidden
         case .misdirectedRequest: .misdirectedRequest
         case .conflict: .conflict

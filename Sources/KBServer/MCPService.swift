@@ -8,7 +8,8 @@ public import MCP
 /// `kb mcp`: a Model Context Protocol server on stdio, so desktop assistants can use a knowledge
 /// base directly. Each tool is one of KBKit's requests: its input schema is the request's schema
 /// and its answer the request's answer as JSON. Logs go to stderr; stdout carries only protocol
-/// messages.
+/// messages. The tools act as the index's owner, or — given a scoped token (`kb mcp --token`) —
+/// with exactly that token's rights, decided by KBKit as for HTTP requests.
 ///
 /// ```swift
 /// try await MCPService(kb: kb).runOnStdio()
@@ -19,11 +20,27 @@ public struct MCPService: Sendable {
     public var reports: [String: ReportTemplate] = [:]
     /// The chat model `extract_memories` asks; nil uses kb's explicit patterns.
     public var memoryModel: ChatModel?
+    /// A scoped token's secret (`kb_…`) the tools act with, checked on every call (so an expired
+    /// or revoked token stops working at once); nil acts as the index's owner. The default is nil.
+    public var token: String?
 
-    public init(kb: KnowledgeBase, reports: [String: ReportTemplate] = [:], memoryModel: ChatModel? = nil) {
+    public init(kb: KnowledgeBase, reports: [String: ReportTemplate] = [:], memoryModel: ChatModel? = nil, token: String? = nil) {
         self.kb = kb
         self.reports = reports
         self.memoryModel = memoryModel
+        self.token = token
+    }
+
+    /// Who the tools act as: the owner, or the scoped token, if it is still valid.
+    public func caller() async throws -> Caller {
+        guard let token else { return .admin }
+        switch try await kb.authenticate(token) {
+        case .success(let scoped): return .token(scoped)
+        case .failure(.expired): throw KBError(.unauthorized, "The token kb mcp was started with has expired. Ask for a new one (kb token create).")
+        case .failure(.revoked): throw KBError(.unauthorized, "The token kb mcp was started with was revoked. Ask for a new one (kb token create).")
+        case .failure(.unknown):
+            throw KBError(.unauthorized, "kb mcp --token takes a scoped token of this index (kb_…, from kb token create); this one is not.")
+        }
     }
 
     /// One tool: its name, what it is for, and how it answers.
@@ -31,40 +48,40 @@ public struct MCPService: Sendable {
         let name: String
         let summary: String
         let schema: @Sendable (Limits) -> JSONValue
-        let answer: @Sendable (MCPService, JSONValue) async throws -> String
+        let answer: @Sendable (MCPService, JSONValue, Caller) async throws -> String
     }
 
     static func tool<R: KBRequest, T: Encodable & SendableMetatype>(
-        _ name: String, _ summary: String, _ type: R.Type, _ answer: @escaping @Sendable (MCPService, R) async throws -> T
+        _ name: String, _ summary: String, _ type: R.Type, _ answer: @escaping @Sendable (MCPService, R, Caller) async throws -> T
     ) -> ToolSpec {
-        ToolSpec(name: name, summary: summary, schema: { R.schema($0) }) { service, arguments in
-            try KBJSON.text(try await answer(service, try KBJSON.decode(R.self, from: arguments)))
+        ToolSpec(name: name, summary: summary, schema: { R.schema($0) }) { service, arguments, caller in
+            try KBJSON.text(try await answer(service, try KBJSON.decode(R.self, from: arguments), caller))
         }
     }
 
     static let specs: [ToolSpec] = [
         tool("search", "Search the knowledge base (notes and books) for snippets that match a query.", SearchRequest.self) {
-            try await $0.kb.search($1)
+            try await $0.kb.search($1, as: $2)
         },
         tool("context", "Prompt context for a bot's turn (its knowledge snippets and the user's memories) or a report: numbered, with citations, within a token budget.",
-             ContextRequest.self) { service, request in try await service.kb.context(request, reports: service.reports) },
+             ContextRequest.self) { service, request, caller in try await service.kb.context(request, reports: service.reports, as: caller) },
         tool("remember", "Store a memory (a small fact) in a scope. Identical content returns the existing memory; near-duplicates are reported.",
-             RememberRequest.self) { try await $0.kb.remember($1) },
-        tool("recall", "Find the memories of the given scopes that match a query.", RecallRequest.self) { try await $0.kb.recall($1) },
+             RememberRequest.self) { try await $0.kb.remember($1, as: $2) },
+        tool("recall", "Find the memories of the given scopes that match a query.", RecallRequest.self) { try await $0.kb.recall($1, as: $2) },
         tool("update_memory", "Change a memory's content, title or tags; the previous version is kept.", MemoryChangeRequest.self) {
-            try await $0.kb.changeMemory($1)
+            try await $0.kb.changeMemory($1, as: $2)
         },
-        tool("forget", "Delete a memory and its history.", ForgetRequest.self) { try await $0.kb.forget($1) },
+        tool("forget", "Delete a memory and its history.", ForgetRequest.self) { try await $0.kb.forget($1, as: $2) },
         tool("forget_user", "Erase a scope: every memory of it with all versions, and for user:ID that user's private sources; the index files keep no trace.",
-             EraseRequest.self) { try await $0.kb.erase($1) },
+             EraseRequest.self) { try await $0.kb.erase($1, as: $2) },
         tool("extract_memories", "Propose memories for a user from a conversation (add, update, forget, or none when already known), checked against the user's memories; with apply, store them.",
-             MemoryExtractRequest.self) { service, request in try await service.kb.extractMemories(request, model: service.memoryModel) },
+             MemoryExtractRequest.self) { service, request, caller in try await service.kb.extractMemories(request, model: service.memoryModel, as: caller) },
         tool("add_source", "Add a text (Markdown or plain) as a knowledge source, optionally private to a user and seen by bots; it is searchable when the answer comes.",
-             SourceRequest.self) { try await $0.kb.addSource($1, waiting: true) },
+             SourceRequest.self) { try await $0.kb.addSource($1, waiting: true, as: $2) },
         tool("list_sources", "List knowledge sources (added texts and files, ingested files), filtered by user, bot, kind or tag, a page at a time.",
-             SourceListRequest.self) { try await $0.kb.sources($1) },
+             SourceListRequest.self) { try await $0.kb.sources($1, as: $2) },
         tool("remove_source", "Remove a knowledge source added over the API (with its snippets and original).", SourceRemoveRequest.self) {
-            try await $0.kb.removeSource($1)
+            try await $0.kb.removeSource($1, as: $2)
         },
     ]
 
@@ -113,6 +130,6 @@ public struct MCPService: Sendable {
         guard let spec = Self.specs.first(where: { $0.name == name }) else {
             throw KBError(.notFound, "kb has no tool named \(name); its tools are \(Self.specs.map(\.name).joined(separator: ", ")).")
         }
-        return try await spec.answer(self, try Self.json(.object(arguments)))
+        return try await spec.answer(self, try Self.json(.object(arguments)), try await caller())
     }
 }

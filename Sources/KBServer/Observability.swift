@@ -24,6 +24,8 @@ final class RequestNote: @unchecked Sendable {
         var budget: Int?
         var degraded = false
         var query: String?
+        /// The route is one the request log keeps (declared with the route, `logged`).
+        var logged = false
     }
 
     @TaskLocal static var current: RequestNote?
@@ -38,16 +40,12 @@ final class RequestNote: @unchecked Sendable {
 }
 
 /// Counts and times every request (`/metrics`), and writes the ones the request log keeps —
-/// search, recall, context, memory extraction and sources — with what their handlers noted.
-/// It runs outside the error middleware, so it sees the status and the request id the client
-/// gets.
+/// the routes declared `logged`: search, recall, context, memory extraction and sources — with
+/// what their handlers noted. It runs outside the error middleware, so it sees the status and
+/// the request id the client gets.
 struct ObservingMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServiceMetrics
     let log: RequestLog?
-
-    static func logged(_ method: HTTPRequest.Method, _ route: String) -> Bool {
-        route.hasPrefix("/v1/sources") || (method == .post && ["/v1/search", "/v1/context", "/v1/memories/search", "/v1/memories/extract"].contains(route))
-    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
@@ -58,7 +56,7 @@ struct ObservingMiddleware<Context: RequestContext>: RouterMiddleware {
         let status = Int(response.status.code)
         let fields = note.snapshot
         metrics.record(method: request.method.rawValue, route: route, status: status, elapsed: elapsed, degraded: fields.degraded)
-        if let log, Self.logged(request.method, route) {
+        if let log, fields.logged {
             var entry = RequestLogEntry(at: Date(), route: "\(request.method) \(route)", status: status,
                                         requestID: response.headers[ErrorMiddleware<Context>.requestIDHeader] ?? "",
                                         latencyMilliseconds: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
@@ -102,7 +100,9 @@ final class ServiceMetrics: Sendable {
     }
 
     /// The text a scrape gets, with the gauges read now.
-    func exposition(kb: KnowledgeBase) async throws -> String {
+    /// `caller` must be allowed to read them (KBKit says who may).
+    func exposition(kb: KnowledgeBase, as caller: Caller) async throws -> String {
+        let (status, jobs) = try await kb.observedState(as: caller)
         let available = kb.queryEmbedderStatus.available
         registry.makeGauge(descriptor: Self.name("query_embedder", "available", "1 while queries can be embedded, 0 while answers come from keywords."))
             .set(to: available ? 1 : 0)
@@ -114,7 +114,6 @@ final class ServiceMetrics: Sendable {
             registry.makeGauge(descriptor: Self.name("encoder_passes_by_size", "total", "Encoder passes by how many sequences they held."),
                                labels: [("sequences", size)]).set(to: Double(count))
         }
-        let (status, jobs) = try await kb.observedState()
         for (name, value, help) in [("sources", status.sources, "Sources in the index (memories included)."),
                                     ("snippets", status.snippets, "Snippets in the index."),
                                     ("index_size", Int(status.sizeOnDisk), "Bytes the index takes on disk (SQLite).")] {

@@ -60,7 +60,8 @@ public protocol IndexStore: AnyObject, Sendable {
     // Memories
     func addMemory(_ write: MemoryWrite, superseding: String?) async throws -> MemoryAddOutcome
     func updateMemory(_ write: MemoryWrite, expectedVersion: Int) async throws -> WriteEffect
-    func deleteMemory(_ idOrPrefix: String) async throws -> (memory: Memory, effect: WriteEffect)
+    /// Deletes a memory after `authorize` has seen it (and not refused).
+    func deleteMemory(_ idOrPrefix: String, authorize: @escaping @Sendable (Memory) throws -> Void) async throws -> (memory: Memory, effect: WriteEffect)
     func importMemory(_ write: MemoryWrite, history: [MemoryVersion], replacing: Bool) async throws -> (MemoryImportOutcome, WriteEffect?)
     /// Deletes every memory of a scope with its history, vectors, keyword rows and cached
     /// remote vectors (`MemoryTransaction.eraseMemories`).

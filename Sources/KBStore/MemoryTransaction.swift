@@ -78,9 +78,11 @@ extension MemoryTransaction {
 
     /// Deletes a memory with its history, vector and keyword entries. Memories it had superseded
     /// become current again (unless their content is current elsewhere in the scope).
-    public func deleteMemory(_ idOrPrefix: String) throws -> (memory: Memory, effect: WriteEffect) {
+    /// `authorize` sees the memory first, and may refuse (the caller's rights).
+    public func deleteMemory(_ idOrPrefix: String, authorize: (Memory) throws -> Void = { _ in }) throws -> (memory: Memory, effect: WriteEffect) {
         let id = try resolveMemoryID(idOrPrefix)
         guard let memory = try fetchMemory(id: id) else { throw KBError(.notFound, "No memory has the id \(idOrPrefix).") }
+        try authorize(memory)
         var effect = WriteEffect()
         effect.removedSnippets = try deleteSource(path: memory.sourcePath) ?? []
         for older in try memoriesSuperseded(by: id) {

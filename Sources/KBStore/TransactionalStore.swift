@@ -86,8 +86,8 @@ extension TransactionalStore {
         try await transaction { try $0.updateMemory(write, expectedVersion: expectedVersion) }
     }
 
-    public func deleteMemory(_ idOrPrefix: String) async throws -> (memory: Memory, effect: WriteEffect) {
-        try await transaction { try $0.deleteMemory(idOrPrefix) }
+    public func deleteMemory(_ idOrPrefix: String, authorize: @escaping @Sendable (Memory) throws -> Void) async throws -> (memory: Memory, effect: WriteEffect) {
+        try await transaction { try $0.deleteMemory(idOrPrefix, authorize: authorize) }
     }
 
     public func eraseMemories(scope: MemoryScope, textHash: @escaping @Sendable (String) -> Data) async throws -> MemoryErasure {

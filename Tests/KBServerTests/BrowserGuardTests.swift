@@ -6,6 +6,7 @@ import KBCore
 @testable import KBKit
 @testable import KBServer
 import KBTestSupport
+import NIOPosix
 import Testing
 
 /// What a web page in the user's browser can make kb do: nothing, unless kb was told to trust
@@ -241,7 +242,7 @@ import Testing
         let server = try await LiveServer.start(fixture.service(token: token).router())
         defer { server.stop() }
         let port = try #require(server.url.port)
-        let client = TestClient(host: "127.0.0.1", port: port, configuration: .init(), eventLoopGroupProvider: .createNew)
+        let client = TestClient(host: "127.0.0.1", port: port, configuration: .init(), eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton))
         client.connect()
         defer { Task { try? await client.shutdown() } }
         let before = try await Self.state(fixture.kb)

@@ -171,7 +171,7 @@ import Testing
         let reopened = try KnowledgeBase.open(at: fixture.kb.path, create: false)
         #expect(try await reopened.authenticate(created.token) == .success(try #require(try await reopened.tokens().first.map { token in
             var stored = token
-            stored.hash = KnowledgeBase.tokenHash(created.token)
+            stored.hash = TokenKeeper.tokenHash(created.token)
             return stored
         })))
         #expect(try await reopened.authenticate(created.token + "x") == .failure(.unknown))

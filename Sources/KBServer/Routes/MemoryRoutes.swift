@@ -1,0 +1,67 @@
+import Foundation
+import Hummingbird
+import KBCore
+import KBKit
+
+extension RetrievalService {
+    /// `/v1/memories`: list, add, erase a scope, search, extract; one memory by id.
+    func memoryRoutes() -> RouteCollection<BasicRequestContext> {
+        let routes = RouteCollection(context: BasicRequestContext.self)
+        routes.get { request, _ in try Self.json(try await kb.memories(try Self.memoryList(request), as: Access.caller)) }
+        routes.post { request, _ in
+            try await answer(RememberRequest.self, request, status: { $0.created ? .created : .ok }) { try await kb.remember($0, as: Access.caller) }
+        }
+        routes.delete { request, _ in
+            let parameters = Self.parameters(request)
+            guard parameters.count == 1, parameters[0].key == "scope" else {
+                throw KBError(.invalidArgument, "DELETE /v1/memories takes one parameter, scope (?scope=user:ada): it erases everything of that scope. Delete one memory with DELETE /v1/memories/{id}.")
+            }
+            return try Self.json(try await kb.erase(EraseRequest(scope: parameters[0].value), as: Access.caller))
+        }
+        routes.logged(.post, "search") { request, _ in
+            try await answer(RecallRequest.self, request) { request in
+                let answer = try await kb.recall(request, as: Access.caller)
+                RequestNote.set { note in
+                    if let scopes = request.scopes, scopes.count == 1, scopes[0].hasPrefix("user:") { note.user = String(scopes[0].dropFirst(5)) }
+                    (note.query, note.results, note.degraded) = (request.query, answer.hits.count, answer.degraded != nil)
+                }
+                return answer
+            }
+        }
+        routes.logged(.post, "extract") { request, _ in
+            try await answer(MemoryExtractRequest.self, request) { request in
+                let answer = try await kb.extractMemories(request, model: configuration.memoryModel, as: Access.caller)
+                RequestNote.set { note in (note.bot, note.user, note.results) = (request.bot, request.user, answer.proposals.count) }
+                return answer
+            }
+        }
+        routes.get("{id}") { _, context in
+            try Self.json(try await kb.memory(try context.pathParameter("id"), history: true, as: Access.caller))
+        }
+        routes.patch("{id}") { request, context in
+            try await answer(MemoryChangeRequest.self, request, adding: ["id": .string(try context.pathParameter("id"))]) {
+                try await kb.changeMemory($0, as: Access.caller)
+            }
+        }
+        routes.delete("{id}") { _, context in
+            try Self.json(try await kb.forget(ForgetRequest(id: try context.pathParameter("id")), as: Access.caller))
+        }
+        return routes
+    }
+
+    /// `GET /v1/memories`' query parameters: `scope` and `tag` (repeatable), `all`.
+    static func memoryList(_ request: Request) throws -> MemoryListRequest {
+        let parameters = request.uri.queryParameters
+        if let unknown = parameters.map({ String($0.key) }).sorted().first(where: { !["scope", "tag", "all"].contains($0) }) {
+            throw KBError(.invalidArgument, "Unknown query parameter \"\(unknown)\". GET /v1/memories takes scope, tag and all.")
+        }
+        var list = MemoryListRequest()
+        list.scopes = parameters.getAll("scope").map { String($0) }
+        list.tags = parameters.getAll("tag").map { String($0) }
+        if let all = parameters.get("all") {
+            guard let flag = Bool(String(all)) else { throw KBError(.invalidArgument, "\"all\" must be true or false; got \"\(all)\".") }
+            list.includeSuperseded = flag
+        }
+        return list
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Hummingbird
+import KBCore
+import KBKit
+import NIOCore
+
+extension RetrievalService {
+    /// `/v1/context`, `/v1/search` and `/v1/embeddings`.
+    func retrievalRoutes() -> RouteCollection<BasicRequestContext> {
+        let routes = RouteCollection(context: BasicRequestContext.self)
+        routes.logged(.post, "context") { request, _ in
+            try await answer(ContextRequest.self, request) { request in
+                let answer = try await kb.context(request, reports: configuration.reports, as: Access.caller)
+                RequestNote.set { note in
+                    (note.bot, note.report, note.user, note.query) = (request.bot, request.report, request.user, request.query)
+                    (note.results, note.tokens, note.budget, note.degraded) = (answer.citations.count, answer.tokens, answer.budget, answer.degraded != nil)
+                }
+                return answer
+            }
+        }
+        routes.logged(.post, "search") { request, _ in
+            try await answer(SearchRequest.self, request) { request in
+                let answer = try await kb.search(request, as: Access.caller)
+                RequestNote.set { note in
+                    (note.bot, note.user, note.query) = (request.bot, request.user, request.query)
+                    (note.results, note.degraded) = (answer.hits.count, answer.degraded != nil)
+                }
+                return answer
+            }
+        }
+        routes.post("embeddings") { request, _ in try await embed(request) }
+        return routes
+    }
+
+    func embed(_ request: Request) async throws -> Response {
+        let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
+        guard buffer.readableBytes > 0 else { throw KBError(.invalidArgument, "The request needs a JSON body.") }
+        let body: API.EmbeddingsBody
+        do {
+            body = try JSONDecoder().decode(API.EmbeddingsBody.self, from: Data(buffer: buffer))
+        } catch {
+            throw KBError(.invalidArgument, "The body must be an OpenAI embeddings request: {\"input\": \"text\" or [\"texts\"], \"model\": …}.")
+        }
+        let texts = body.input.texts
+        guard !texts.isEmpty, texts.count <= configuration.maxEmbeddingInputs else {
+            throw KBError(.invalidArgument, "input must hold 1 to \(configuration.maxEmbeddingInputs) texts; got \(texts.count).")
+        }
+        if let empty = texts.firstIndex(where: { $0.isEmpty }) {
+            throw KBError(.invalidArgument, "input[\(empty)] is empty; every input must be a non-empty string.")
+        }
+        let format = body.encoding_format ?? "float"
+        guard format == "float" || format == "base64" else {
+            throw KBError(.invalidArgument, "encoding_format must be float or base64; got \(format).")
+        }
+        let model = try await embeddings.modelID()
+        if let asked = body.model, !["local", model, model.lowercased(), "sentence-transformers/" + model].contains(asked) {
+            throw KBError(.notFound, "The model '\(asked)' does not exist here; this service embeds with \(model).")
+        }
+        let width = try await embeddings.dimension()
+        if let dimensions = body.dimensions, dimensions != width {
+            throw KBError(.unprocessable, "\(model) returns \(width) dimensions; it cannot return \(dimensions).")
+        }
+        let (vectors, tokens) = try await embeddings.embed(texts)
+        let data = vectors.enumerated().map { index, vector in
+            API.Embedding(index: index, embedding: format == "float" ? .floats(vector) : .base64(Self.base64(vector)))
+        }
+        return try Self.json(API.EmbeddingsResponse(data: data, model: model, usage: .init(prompt_tokens: tokens, total_tokens: tokens)))
+    }
+
+    /// Little-endian float32 bytes, base64: what OpenAI's `encoding_format: base64` returns.
+    static func base64(_ vector: [Float]) -> String {
+        var bytes = Data(capacity: vector.count * 4)
+        for value in vector { withUnsafeBytes(of: value.bitPattern.littleEndian) { bytes.append(contentsOf: $0) } }
+        return bytes.base64EncodedString()
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Hummingbird
+import KBCore
+import KBKit
+
+extension RetrievalService {
+    /// `/v1/sources` (texts and files added, listed, removed; a user's erased) and `/v1/jobs`.
+    func sourceRoutes() -> RouteCollection<BasicRequestContext> {
+        let routes = RouteCollection(context: BasicRequestContext.self)
+        routes.logged(.post, "sources") { request, _ in try await addSource(request) }
+        routes.logged(.get, "sources") { request, _ in
+            try Self.json(try await kb.sources(try KBJSON.decode(SourceListRequest.self, query: Self.parameters(request)), as: Access.caller))
+        }
+        routes.logged(.delete, "sources") { request, _ in
+            let parameters = Self.parameters(request)
+            guard parameters.count == 1, parameters[0].key == "user" else {
+                throw KBError(.invalidArgument, "DELETE /v1/sources takes one parameter, user (?user=ada): it erases that user's sources. Remove one source with DELETE /v1/sources/{id}.")
+            }
+            return try Self.json(try await kb.eraseSources(user: parameters[0].value, as: Access.caller))
+        }
+        routes.logged(.get, "sources/{id}") { _, context in
+            try Self.json(try await kb.source(try context.pathParameter("id"), as: Access.caller))
+        }
+        routes.logged(.delete, "sources/{id}") { _, context in
+            try Self.json(try await kb.removeSource(SourceRemoveRequest(id: try context.pathParameter("id")), as: Access.caller))
+        }
+        routes.get("jobs/{id}") { _, context in try Self.json(try await kb.job(try context.pathParameter("id"), as: Access.caller)) }
+        return routes
+    }
+
+    /// `POST /v1/sources`: a JSON body is a text source; any other body is a file, streamed into
+    /// the index as it arrives (never held whole in memory), its fields in the query. Answers 202
+    /// with the queued job and its `Location`, or 201 when the job is already done.
+    func addSource(_ request: Request) async throws -> Response {
+        let type = request.headers[.contentType] ?? ""
+        let added: SourceAdded
+        if BrowserPolicy.isJSON(type) {
+            let query = Self.parameters(request)
+            guard query.isEmpty else {
+                let names = Set(query.map(\.key)).sorted().joined(separator: ", ")
+                throw KBError(.invalidArgument,
+                    "POST /v1/sources with a JSON body takes its fields in the body, not as query parameters (\(names)); query parameters go with a file's bytes.")
+            }
+            let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
+            added = try await kb.addSource(try KBJSON.decode(SourceRequest.self, from: Data(buffer: buffer)), as: Access.caller)
+        } else {
+            if let length = request.headers[.contentLength].flatMap(Int.init), length > kb.limits.maxUploadBytes {
+                throw KBError(.tooLarge, "The upload is \(length) bytes; the limit is \(kb.limits.maxUploadBytes) (kb serve --max-upload).")
+            }
+            let upload = try await kb.beginUpload(try KBJSON.decode(UploadRequest.self, query: Self.parameters(request),
+                                                                    adding: ["contentType": .string(type)]), as: Access.caller)
+            do {
+                for try await buffer in request.body { try await upload.append(Data(buffer: buffer)) }
+            } catch let error as KBError {
+                await upload.discard()
+                throw error
+            } catch {
+                await upload.discard()
+                throw KBError(.invalidArgument, "The upload was cut short before all its bytes arrived; nothing was kept. Send it again.")
+            }
+            added = try await upload.finish()
+        }
+        var response = try Self.json(added, status: added.job.state == .queued ? .accepted : .created)
+        response.headers[.location] = "/v1/jobs/" + added.job.id
+        return response
+    }
+}
