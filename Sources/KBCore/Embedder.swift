@@ -19,8 +19,12 @@ public protocol Embedder: Sendable {
     /// Whether each call costs a network round trip (and maybe money): then ingest caches
     /// vectors by text. The default is false.
     var isRemote: Bool { get }
+    /// Tokens the embedder's endpoint reported as used since it was made (0 for local models).
+    /// The default is 0.
+    var tokensUsed: Int { get }
 }
 
 extension Embedder {
     public var isRemote: Bool { false }
+    public var tokensUsed: Int { 0 }
 }

@@ -20,6 +20,7 @@ public struct PrefixedEmbedder: Embedder {
     public var id: String { Self.id(inner.id, queryPrefix: queryPrefix, passagePrefix: passagePrefix) }
     public var dimension: Int { inner.dimension }
     public var isRemote: Bool { inner.isRemote }
+    public var tokensUsed: Int { inner.tokensUsed }
 
     /// `multilingual-e5-small [query: "query: ", passage: "passage: "]`.
     public static func id(_ base: String, queryPrefix: String, passagePrefix: String) -> String {

@@ -10,7 +10,7 @@ public import KBCore
 /// ```swift
 /// let document = try DOCXLoader(options: options).load(data, path: "/docs/lease.docx", contentHash: hash)
 /// ```
-public struct DOCXLoader: FileLoader {
+public struct DOCXLoader: Sendable {
     public var options: IngestOptions
 
     public init(options: IngestOptions) { self.options = options }

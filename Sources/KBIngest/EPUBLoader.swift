@@ -11,7 +11,7 @@ public import KBCore
 /// let document = try EPUBLoader(options: options).load(data, path: "/books/saturn.epub", contentHash: hash)
 /// document.snippets[9].headingPathString   // "Chapter 3 › The Saturn return"
 /// ```
-public struct EPUBLoader: FileLoader {
+public struct EPUBLoader: Sendable {
     public var options: IngestOptions
 
     public init(options: IngestOptions) { self.options = options }

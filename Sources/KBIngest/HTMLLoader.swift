@@ -2,11 +2,6 @@ public import Foundation
 public import KBCore
 
 /// A loader of one file format: bytes in, document out. `DocumentReader` picks one by kind.
-public protocol FileLoader: Sendable {
-    init(options: IngestOptions)
-    func load(_ data: Data, path: String, displayName: String?, contentHash: String, modifiedAt: Date?) throws -> SourceDocument
-}
-
 /// Turns a saved web page or manual page (`.html`, `.htm`) into a source and its snippets: the
 /// main text (`<main>`, else the `<article>`s, else the body) without navigation, asides,
 /// footers, scripts and styles; headings as the heading path; `<title>` as the title,
@@ -16,7 +11,7 @@ public protocol FileLoader: Sendable {
 /// ```swift
 /// let document = try HTMLLoader(options: options).load(data, path: "/manual/install.html", contentHash: hash)
 /// ```
-public struct HTMLLoader: FileLoader {
+public struct HTMLLoader: Sendable {
     public var options: IngestOptions
 
     public init(options: IngestOptions) { self.options = options }

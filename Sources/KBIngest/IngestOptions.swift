@@ -26,33 +26,19 @@ public struct IngestOptions: Sendable {
     }
 }
 
-/// The file types kb reads, by extension.
+/// The file types kb reads, by extension: the loaders' own (`FileLoaders`), in their order.
 public enum FileTypes {
+    /// Text read as Markdown (the others of `NoteLoader` are plain text).
     public static let markdown: Set<String> = ["md", "markdown"]
-    public static let text: Set<String> = ["txt"]
-    public static let pdf: Set<String> = ["pdf"]
-    /// Scans, read by OCR.
-    public static let image: Set<String> = ["png", "jpg", "jpeg", "tif", "tiff"]
-    public static let epub: Set<String> = ["epub"]
-    public static let html: Set<String> = ["html", "htm", "xhtml"]
-    public static let docx: Set<String> = ["docx"]
-    /// Files of records, one snippet per record.
-    public static let record: Set<String> = ["json", "jsonl", "ndjson", "csv"]
 
     /// The kind of source a file with this extension becomes, or nil if kb does not read it.
     public static func kind(forExtension ext: String) -> SourceKind? {
         let e = ext.lowercased()
-        if markdown.contains(e) || text.contains(e) { return .note }
-        if pdf.contains(e) { return .pdf }
-        if image.contains(e) { return .image }
-        if epub.contains(e) { return .epub }
-        if html.contains(e) { return .html }
-        if docx.contains(e) { return .docx }
-        if record.contains(e) { return .record }
-        return nil
+        return FileLoaders.all.first { $0.extensions.contains(e) }?.kind
     }
 
+    /// `.md, .markdown, .txt, .pdf, …`: every extension kb reads, for messages.
     public static var supportedList: String {
-        ".md, .markdown, .txt, .pdf, .png, .jpg, .jpeg, .tif, .tiff, .epub, .html, .htm, .xhtml, .docx, .json, .jsonl, .ndjson, .csv"
+        FileLoaders.all.flatMap { $0.extensions.map { "." + $0 } }.joined(separator: ", ")
     }
 }

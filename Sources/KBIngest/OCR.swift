@@ -109,16 +109,6 @@ public struct OCRSettings: Sendable, Hashable {
     }
 }
 
-/// Recognised page text kept in the index by file hash and page, so an interrupted ingest of a
-/// long scan does not recognise the same pages again. Calls block their (non-cooperative) thread.
-public protocol OCRPageCache: Sendable {
-    /// Pages already recognised in the file with this hash under `key` (`OCRSettings.cacheKey`).
-    func pages(contentHash: String, key: String) throws -> [Int: OCRPage]
-    /// Keeps one recognised page. A failure costs only time on a re-run; it is reported in the
-    /// ingest's warnings.
-    func store(_ page: OCRPage, contentHash: String, key: String) throws
-}
-
 /// What OCR is doing, for a progress display.
 public enum OCREvent: Sendable {
     /// A file has this many pages to recognise (pages found in the cache not counted).
@@ -128,12 +118,18 @@ public enum OCREvent: Sendable {
 }
 
 /// One ingest's OCR: the settings, a pool of Tesseract instances (at most `workers`, shared
-/// by every file loaded at once, started on first use and kept for the next file), the page
-/// cache and a progress callback. Its calls block: use it off Swift's cooperative pool.
+/// by every file loaded at once, started on first use and kept for the next file), the pages
+/// recognised before, a progress callback and a sink for new pages. Loaders never wait on an
+/// index: whoever reads files finds the pages an index cached for them before they are parsed
+/// (`rememberPages`) and keeps each page as it is recognised (`recognised`, called on the
+/// recognising thread, which must not block on it). Its calls block: use it off Swift's
+/// cooperative pool.
 public final class OCRSession: @unchecked Sendable {
     public let settings: OCRSettings
-    let cache: (any OCRPageCache)?
     let events: @Sendable (OCREvent) -> Void
+    let recognised: @Sendable (_ page: OCRPage, _ contentHash: String) -> Void
+    /// Pages recognised before, by the hash of the file they are of (under `settings.cacheKey`).
+    private let known = LockedValue<[String: [Int: OCRPage]]>([:])
     private let condition = NSCondition()
     private var idle: [OpaquePointer] = []
     private var started = 0
@@ -142,10 +138,11 @@ public final class OCRSession: @unchecked Sendable {
     /// Why OCR cannot run with these settings (a language without data), or nil.
     public let problem: String?
 
-    public init(settings: OCRSettings, cache: (any OCRPageCache)? = nil, events: @escaping @Sendable (OCREvent) -> Void = { _ in }) {
+    public init(settings: OCRSettings, events: @escaping @Sendable (OCREvent) -> Void = { _ in },
+                recognised: @escaping @Sendable (_ page: OCRPage, _ contentHash: String) -> Void = { _, _ in }) {
         self.settings = settings
-        self.cache = cache
         self.events = events
+        self.recognised = recognised
         if let unavailable = Tesseract.unavailable {
             problem = unavailable
             return
@@ -160,6 +157,18 @@ public final class OCRSession: @unchecked Sendable {
 
     /// Pages whose text came from the cache instead of Tesseract.
     public var cachedPagesUsed: Int { cachedPages.withLock { $0 } }
+
+    /// Gives the pages recognised before in the file with this hash (under these settings'
+    /// `cacheKey`): they are not recognised again.
+    public func rememberPages(_ pages: [OCRPage], contentHash: String) {
+        guard !pages.isEmpty else { return }
+        known.withLock { known in for page in pages { known[contentHash, default: [:]][page.page] = page } }
+    }
+
+    /// The pages known for a file, and forgets them (a file is parsed once per session).
+    func takeKnownPages(contentHash: String) -> [Int: OCRPage] {
+        known.withLock { $0.removeValue(forKey: contentHash) ?? [:] }
+    }
 
     /// Pages found blank by their pixels, which Tesseract was not asked to read.
     public var blankPagesSkipped: Int { blankPages.withLock { $0 } }
@@ -237,37 +246,29 @@ public final class OCRSession: @unchecked Sendable {
     }
 }
 
-/// The outcome of reading a file's pages through OCR: pages recognised (from the cache or now)
+/// The outcome of reading a file's pages through OCR: pages recognised (known before, or now)
 /// and pages that failed, with why.
 struct OCRPages {
     var pages: [Int: OCRPage] = [:]
     var failures: [(page: Int, reason: String)] = []
-    /// What went wrong with the index's OCR page cache, if anything (recognition went on).
-    var cacheProblems: [String] = []
 
-    /// Recognises `pages` (1-based) on up to `settings.workers` threads, taking what the cache
-    /// holds and caching what is new. `image(page)` renders or reads one page; each worker calls
-    /// `open` once for a handle of its own (a poppler document must not be shared between threads).
+    /// Recognises `pages` (1-based) on up to `settings.workers` threads, taking the pages known
+    /// before and handing each new one to the session's `recognised`. `image(page)` renders or
+    /// reads one page; each worker calls `open` once for a handle of its own (a poppler document
+    /// must not be shared between threads).
     static func recognise<Handle>(
         _ wanted: [Int], file: String, contentHash: String, session: OCRSession,
         open: @escaping @Sendable () -> Handle?, close: @escaping @Sendable (Handle) -> Void,
         image: @escaping @Sendable (Handle, Int) throws -> OpaquePointer
     ) -> OCRPages {
         var outcome = OCRPages()
-        let key = session.settings.cacheKey
-        var cached: [Int: OCRPage] = [:]
-        do {
-            cached = try session.cache?.pages(contentHash: contentHash, key: key) ?? [:]
-        } catch {
-            outcome.cacheProblems.append("could not be read (\((error as? KBError)?.message ?? "\(error)"))")
-        }
+        let cached = session.takeKnownPages(contentHash: contentHash)
         let todo = wanted.filter { cached[$0] == nil }
         for page in wanted { if let hit = cached[page] { outcome.pages[page] = hit } }
         session.cachedPages.withLock { $0 += outcome.pages.count }
         guard !todo.isEmpty else { return outcome }
         session.events(.queued(file: file, pages: todo.count))
         let results = ConcurrentSlots<Result<OCRPage, any Error>>(count: todo.count)
-        let storeFailure = LockedValue<String?>(nil)
         let next = LockedValue(0)
         /// The next page index no worker has taken yet.
         let claim: @Sendable () -> Int? = {
@@ -293,11 +294,7 @@ struct OCRPages {
                     let picture = try image(handle, page)
                     defer { Tesseract.free(picture) }
                     let recognised = try session.recognise(picture, page: page)
-                    do {
-                        try session.cache?.store(recognised, contentHash: contentHash, key: key)
-                    } catch {
-                        storeFailure.withLock { $0 = $0 ?? ((error as? KBError)?.message ?? "\(error)") }
-                    }
+                    session.recognised(recognised, contentHash)
                     return recognised
                 })
                 session.events(.finished(file: file))
@@ -311,7 +308,6 @@ struct OCRPages {
             }
         }
         outcome.failures.sort { $0.page < $1.page }
-        if let failure = storeFailure.withLock({ $0 }) { outcome.cacheProblems.append("could not keep recognised pages (\(failure))") }
         return outcome
     }
 
@@ -329,9 +325,7 @@ struct OCRPages {
     /// Warnings about what OCR found: pages that failed, pages with no words, pages read with
     /// low confidence, pages turned upright.
     func warnings(file: String, floor: Double) -> [String] {
-        var out: [String] = cacheProblems.map {
-            "\(file): the index's OCR page cache \($0); the text is indexed, but an interrupted run would recognise these pages again."
-        }
+        var out: [String] = []
         for failure in failures {
             out.append("\(file): page \(failure.page) could not be read by OCR (\(failure.reason)); it was left out.")
         }

@@ -1,54 +1,12 @@
-import Foundation
 public import KBCore
 public import KBEval
 public import KBStore
-public import KBIngest
 
-/// How `kb eval` runs.
-public struct EvaluationOptions: Sendable {
-    /// The rankings to evaluate. The default is hybrid.
-    public var modes: [SearchMode] = [.hybrid]
-    /// Documents retrieved per query (-k). The default is 100.
-    public var depth = 100
-    /// Chunk documents (hits collapse to documents by best snippet) instead of one snippet per
-    /// document. The default is false.
-    public var chunk = false
-    public var chunker: Chunker = try! Chunker()
-    /// How queries with a `history` are searched: each mode is reported once per way (the turn
-    /// alone as `MODE`, the turns concatenated as `MODE+concat`, kb's way as `MODE+history`).
-    /// Nil means all three for a conversational dataset and the turn alone otherwise.
-    public var histories: [HistoryUse]?
-
-    public init() {}
-
-    /// A mode's name in the report, with how the history was used.
-    public static func label(_ mode: SearchMode, _ use: HistoryUse) -> String {
-        switch use {
-        case .turn: mode.rawValue
-        case .concatenated: mode.rawValue + "+concat"
-        case .fused: mode.rawValue + "+history"
-        }
-    }
-}
-
-/// A finished evaluation: the report and every ranking (for run files).
-public struct EvaluationRun: Sendable {
-    public var report: EvaluationReport
-    /// mode's label (`EvaluationOptions.label`) → query id → ranked documents with scores.
-    public var rankings: [String: [String: [Metrics.Scored]]]
-}
-
+/// `kb eval` (`Evaluator`).
 extension KnowledgeBase {
-    static let corpusPrefix = "beir:"
-
     /// A dataset folder in kb's own layout names a folder of notes in `corpus.path` instead of
     /// holding `corpus.jsonl`; document ids are note paths relative to that folder.
-    public static func notesCorpus(of datasetFolder: String) -> String? {
-        let file = datasetFolder + "/corpus.path"
-        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
-        let relative = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        return relative.hasPrefix("/") ? relative : ((datasetFolder as NSString).appendingPathComponent(relative) as NSString).standardizingPath
-    }
+    public static func notesCorpus(of datasetFolder: String) -> String? { Evaluator.notesCorpus(of: datasetFolder) }
 
     /// Puts a dataset's corpus into this index, unless it already holds exactly that corpus
     /// (same corpus file or notes, same chunking): re-runs only re-run the queries.
@@ -56,59 +14,7 @@ extension KnowledgeBase {
         of datasetFolder: String, _ dataset: BEIRDataset, options: EvaluationOptions,
         embedder: (any Embedder)?, record: EmbedderRecord, progress: @escaping @Sendable (IngestProgress) -> Void = { _ in }
     ) async throws -> IngestReport {
-        if let notes = Self.notesCorpus(of: datasetFolder) {
-            var ingestOptions = IngestOptions(chunker: options.chunker)
-            let vocabularyFile = notes + "/tags.yaml"
-            if FileManager.default.fileExists(atPath: vocabularyFile) {
-                let vocabulary: String
-                do {
-                    vocabulary = try String(contentsOfFile: vocabularyFile, encoding: .utf8)
-                } catch {
-                    throw KBError(.unreadableFile, "Cannot read the corpus's tag vocabulary \(vocabularyFile): \(error.localizedDescription).")
-                }
-                ingestOptions.vocabulary = try TagVocabulary(yaml: vocabulary, name: vocabularyFile)
-            }
-            let report = await ingest([notes], options: ingestOptions, embedder: embedder, record: record, prune: true, progress: progress)
-            if let failure = report.failed.first { throw KBError(.invalidArgument, "The corpus \(notes) did not ingest cleanly: \(failure.message)") }
-            return report
-        }
-        let corpusFile = datasetFolder + "/corpus.jsonl"
-        guard let corpusData = FileManager.default.contents(atPath: corpusFile) else {
-            throw KBError(.noSuchFile, "No corpus.jsonl (or corpus.path) in \(datasetFolder). Is this a BEIR-layout folder?")
-        }
-        let fingerprint = Self.contentHash(corpusData) + (options.chunk ? "|chunk=\(options.chunker.targetCharacters)" : "|whole")
-        let (status, loaded) = try await store.snapshot { (try $0.status(), try $0.meta("eval_corpus")) }
-        if loaded == fingerprint, status.sources == dataset.documents.count {
-            return IngestReport()   // already loaded
-        }
-        if status.sources > 0 {
-            throw KBError(.invalidArgument,
-                "The index \(path) already holds \(status.sources) other sources; evaluate into a new index (omit --db, or name a new file).")
-        }
-        let documents = dataset.documents.map { document -> (name: String, document: SourceDocument, isNew: Bool) in
-            let text = document.title.isEmpty ? document.text : document.title + "\n\n" + document.text
-            let source = Source(path: Self.corpusPrefix + document.id, kind: .note, title: document.title.isEmpty ? document.id : document.title,
-                                contentHash: "", size: text.utf8.count)
-            var snippets: [Snippet]
-            if options.chunk {
-                let scalars = Array(text.unicodeScalars)
-                snippets = options.chunker.chunk(scalars, sections: MarkdownStructure.paragraphs(scalars)).enumerated().map { i, span in
-                    Snippet(ordinal: i, text: String(String.UnicodeScalarView(scalars[span.range])), start: span.range.lowerBound, end: span.range.upperBound)
-                }
-            } else {
-                snippets = [Snippet(ordinal: 0, text: text, start: 0, end: text.unicodeScalars.count)]
-            }
-            if snippets.isEmpty { snippets = [Snippet(ordinal: 0, text: document.id, start: 0, end: 0)] }
-            return (document.id, SourceDocument(source: source, snippets: snippets), true)
-        }
-        var report = IngestReport()
-        var counted = WriteProgress(total: documents.reduce(0) { $0 + $1.document.snippets.count })
-        await write(documents, embedder: embedder, record: record, into: &report, counted: &counted, progress: progress)
-        if let failure = report.failed.first {
-            throw KBError(.embedding, "Loading the corpus failed for \(report.failed.count) documents, first \(failure.path): \(failure.message)")
-        }
-        try await store.setMeta("eval_corpus", fingerprint)
-        return report
+        try await evaluator.loadCorpus(of: datasetFolder, dataset, options: options, embedder: embedder, record: record, progress: progress)
     }
 
     /// Runs every judged query of the dataset in each mode and scores the rankings.
@@ -116,83 +22,6 @@ extension KnowledgeBase {
         datasetFolder: String, _ dataset: BEIRDataset, options: EvaluationOptions,
         progress: @Sendable (Int, Int) -> Void = { _, _ in }
     ) async throws -> EvaluationRun {
-        let notesRoot = Self.notesCorpus(of: datasetFolder).map { $0.hasSuffix("/") ? $0 : $0 + "/" }
-        // Notes are documents by relative path; a PDF's pages are documents of their own
-        // (`books/x.pdf#p3`, the physical page where the snippet starts), so questions can be
-        // judged by the page that answers them.
-        func documentID(_ hit: SearchHit) -> String {
-            if let root = notesRoot, hit.sourcePath.hasPrefix(root) {
-                let relative = String(hit.sourcePath.dropFirst(root.count))
-                if let pages = hit.snippet.pages { return relative + "#p\(pages.start)" }
-                return relative
-            }
-            return hit.sourcePath.hasPrefix(Self.corpusPrefix) ? String(hit.sourcePath.dropFirst(Self.corpusPrefix.count)) : hit.sourcePath
-        }
-        let judged = dataset.queries.filter { Metrics.hasRelevant(dataset.qrels[$0.id] ?? [:]) }
-        let skipped = dataset.queries.count - judged.count
-        var modeResults: [EvaluationReport.ModeResult] = []
-        var rankings: [String: [String: [Metrics.Scored]]] = [:]
-        var embedderName: String?
-        var done = 0
-        let uses = options.histories ?? (dataset.isConversational ? [.turn, .concatenated, .fused] : [.turn])
-        let runs = options.modes.flatMap { mode in uses.map { (mode, $0) } }
-        for (mode, use) in runs {
-            var perQuery: [(query: BEIRDataset.Query, ndcg: Double, ranking: [String])] = []
-            var sums: [String: Double] = [:]
-            var latencies: [Double] = []
-            var modeRankings: [String: [Metrics.Scored]] = [:]
-            for (index, query) in judged.enumerated() {
-                var search = SearchQuery(query.text)
-                search.mode = mode
-                search.excerpts = false
-                if notesRoot != nil {
-                    // Documents are notes or PDF pages: collapse snippets by document id below.
-                    search.limit = min(1000, options.depth * 3)
-                    search.candidates = max(profile.candidates, search.limit)
-                } else {
-                    search.limit = options.depth
-                    search.candidates = max(profile.candidates, options.depth)
-                    search.groupBySource = options.chunk   // one snippet per document needs no grouping
-                }
-                search.tags = query.tags.map { Tag($0) }
-                search.history = query.history
-                search.historyUse = use
-                if index == 0 { _ = try await self.search(search) }   // warm up: load the model and vectors
-                let started = DispatchTime.now().uptimeNanoseconds
-                let results = try await self.search(search)
-                latencies.append(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)
-                if results.embedder != nil { embedderName = results.embedder }
-                var seen = Set<String>()
-                let scored = results.hits.map { Metrics.Scored(documentID($0), $0.score) }
-                    .filter { seen.insert($0.id).inserted }.prefix(options.depth).map { $0 }
-                modeRankings[query.id] = scored
-                let ranking = Metrics.ranked(scored)
-                let qrels = dataset.qrels[query.id] ?? [:]
-                let metrics = Metrics.all(ranking, qrels)
-                for (name, value) in metrics { sums[name, default: 0] += value }
-                perQuery.append((query, metrics["ndcg@10"] ?? 0, ranking))
-                done += 1
-                progress(done, judged.count * runs.count)
-            }
-            let count = Double(max(1, judged.count))
-            let worst = perQuery.sorted { $0.ndcg != $1.ndcg ? $0.ndcg < $1.ndcg : $0.query.id < $1.query.id }.prefix(5).map { item in
-                let expected = (dataset.qrels[item.query.id] ?? [:]).filter { $0.value > 0 }
-                    .sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(3).map(\.key)
-                return EvaluationReport.QueryOutcome(id: item.query.id, text: item.query.text, ndcgAt10: item.ndcg,
-                                                     expected: Array(expected), got: Array(item.ranking.prefix(3)))
-            }
-            modeResults.append(EvaluationReport.ModeResult(
-                mode: EvaluationOptions.label(mode, use), metrics: sums.mapValues { $0 / count },
-                latencyP50Milliseconds: Metrics.percentile(latencies, 0.5), latencyP95Milliseconds: Metrics.percentile(latencies, 0.95),
-                worst: Array(worst)))
-            rankings[EvaluationOptions.label(mode, use)] = modeRankings
-        }
-        let status = try await status()
-        let report = EvaluationReport(
-            dataset: dataset.name, split: dataset.split,
-            documents: notesRoot == nil ? dataset.documents.count : status.sources,
-            queries: judged.count, skippedQueries: skipped, embedder: embedderName,
-            chunked: options.chunk || notesRoot != nil, depth: options.depth, modes: modeResults)
-        return EvaluationRun(report: report, rankings: rankings)
+        try await evaluator.evaluate(datasetFolder: datasetFolder, dataset, options: options, progress: progress)
     }
 }

@@ -1,5 +1,6 @@
 public import KBCore
 import KBRetrieval
+import KBStore
 
 extension KnowledgeBase {
     /// Ranked snippets for a query built in code (checked here; requests are checked where they
@@ -13,6 +14,33 @@ extension KnowledgeBase {
     public func search(_ query: SearchQuery) async throws -> SearchResults {
         try Retriever.check(query)
         return try await retriever.search(query)
+    }
+
+    /// Ranked snippets (see `search(_ query: SearchQuery)`); with `bot`, only what that bot may
+    /// see. A scoped token searches only through its bots, for users of its scopes.
+    public func search(_ request: SearchRequest, as caller: Caller = .admin) async throws -> SearchResults {
+        let valid = try request.validated(limits)
+        try caller.requireBot(valid.bot)
+        if let user = valid.query.user { try caller.requireScopes([try MemoryScope.user(user)], writing: false) }
+        return try await search(valid)
+    }
+
+    /// Answers a checked search request.
+    public func search(_ search: ValidSearch) async throws -> SearchResults {
+        let query = search.query
+        guard let name = search.bot else { return try await retriever.search(query) }
+        // The bot is read in the ranking's own snapshot.
+        let (seen, results, _) = try await retriever.retrieve(
+            query.text, history: query.history, use: query.historyUse, needsVectors: query.mode != .keyword, mayDegrade: query.mode != .vector,
+            arms: { snapshot in
+                let bot = try snapshot.bot(named: name)
+                guard !bot.sources.isEmpty else { return (false, []) }
+                var query = query
+                query.selectors = bot.sources
+                query.kinds.remove(.memory)
+                return (true, [Retriever.Arm(query)])
+            }, extra: { _, _, _ in () })
+        return seen ? results[0] : SearchResults(query: query.text, mode: query.mode, embedder: nil, hits: [])
     }
 
     /// Loads what searches keep in memory (the vectors and, for a large index, their int8 copy;

@@ -1,57 +1,87 @@
-import Foundation
-import KBCore
-import KBIngest
-public import KBStore
+public import Foundation
+public import KBCore
+public import KBIngest
+import KBStore
 
+/// Sources added while kb runs, and every source as the sources API shows it (`SourceDesk`).
 extension KnowledgeBase {
-    /// An absolute, standardised path (`~` expanded, relative to the current folder).
-    public static func absolutePath(_ path: String) -> String { FileScanner.absolute(path) }
+    /// Texts up to this many characters are read while `addSource` waits (the answer is the
+    /// finished job); longer ones in the background, as files are.
+    public static let inlineTextCharacters = SourceDesk.inlineTextCharacters
 
-    /// Turns a `--source` argument into the absolute prefix stored paths are matched with:
-    /// a folder matches the files inside it, anything else is a plain path prefix.
-    public static func sourcePrefix(_ argument: String) -> String {
-        let path = FileScanner.absolute(argument)
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue, path != "/" {
-            return path + "/"
-        }
-        return argument.hasSuffix("/") && path != "/" ? path + "/" : path
+    /// Adds a text source (Markdown understood as in notes): the text is stored with the index
+    /// first, then read — at once for a short text (the job comes back done, or the error is
+    /// thrown), else by the job runner. With `waiting`, any length is read before returning
+    /// (`kb ingest -`).
+    ///
+    /// - Parameters:
+    ///   - request: the text and its fields (title, tags, bots, user, id).
+    ///   - waiting: read the text before returning, whatever its length.
+    ///   - choice: the embedder for a new index; an existing one keeps its own.
+    ///   - caller: a scoped token needs the right `sources`.
+    public func addSource(_ request: SourceRequest, waiting: Bool = false, embedder choice: EmbedderChoice? = nil,
+                          as caller: Caller = .admin) async throws -> SourceAdded {
+        try await sourceDesk.addSource(request, waiting: waiting, embedder: choice, as: caller)
     }
 
-    /// Ingested files (memories are listed by `memories(_:)`).
-    public func sources() async throws -> [StoredSource] { try await store.snapshot { try $0.sources() }.filter { $0.kind != .memory } }
+    /// Starts a file upload: the bots it names must exist, and the bytes that follow (`append`)
+    /// are stored with the index as they come; `finish` acknowledges them. A scoped token needs
+    /// the right `sources`.
+    public func beginUpload(_ request: UploadRequest, as caller: Caller = .admin) async throws -> SourceUpload {
+        try await sourceDesk.beginUpload(request, as: caller)
+    }
 
-    /// Removes sources by file path, or all sources under a folder path. Throws when a path
-    /// matches nothing, naming it, and removes nothing in that case.
+    /// A job, as it is now (a scoped token needs the right `sources`).
+    public func job(_ id: String, as caller: Caller = .admin) async throws -> Job {
+        try await sourceDesk.job(id, as: caller)
+    }
+
+    /// Sources, a page at a time, by path (uploads as `upload:ID`): uploads and ingested files,
+    /// not memories. A scoped token needs the right `sources`.
+    public func sources(_ request: SourceListRequest, as caller: Caller = .admin) async throws -> SourceList {
+        try await sourceDesk.sources(request, as: caller)
+    }
+
+    /// One source, with the bots that see it (a scoped token needs the right `sources`).
+    public func source(_ id: String, as caller: Caller = .admin) async throws -> SourceInfo {
+        try await sourceDesk.source(id, as: caller)
+    }
+
+    /// Removes a source added over the API, with its snippets, vectors, original and jobs (a job
+    /// still reading it is cancelled). A file's source is not removed this way: it belongs to the
+    /// file (a `conflict`). A scoped token needs the right `sources`.
+    public func removeSource(_ request: SourceRemoveRequest, as caller: Caller = .admin) async throws -> Deleted {
+        try await sourceDesk.removeSource(request, as: caller)
+    }
+
+    /// Reads uploaded sources again from the originals kept with the index — after new OCR
+    /// settings, say — without the client sending them again: each in its own job, run here
+    /// one after another. A source that fails to read keeps the version it had. `ids` empty means
+    /// every uploaded source.
+    ///
+    /// - Parameters:
+    ///   - ids: the uploaded sources to read again; empty means all of them.
+    ///   - ocr: how page images are read; nil reads them as the job runner does.
+    ///   - choice: the embedder for a new index; an existing one keeps its own.
+    ///   - progress: called after each source with how many are done, of how many, and its id.
+    public func rereadSources(_ ids: [String], ocr: OCRSettings? = nil, embedder choice: EmbedderChoice? = nil,
+                              progress: @Sendable (_ done: Int, _ total: Int, _ id: String) -> Void = { _, _, _ in }) async throws -> SourcesReread {
+        try await sourceDesk.rereadSources(ids, ocr: ocr, embedder: choice, progress: progress)
+    }
+
+    /// Removes every private source of a user (their snippets, vectors and originals) and cancels
+    /// the user's uploads still waiting to be read. A scoped token needs the right `sources`.
+    public func eraseSources(user: String, as caller: Caller = .admin) async throws -> SourcesErased {
+        try await sourceDesk.eraseSources(user: user, as: caller)
+    }
+
+    /// Starts the background runner of upload jobs (see `JobRunner`).
+    public func startJobRunner(poll: TimeInterval = 2) -> JobRunner { sourceDesk.startJobRunner(poll: poll) }
+
+    /// Runs queued jobs (and jobs whose process died) one after another until none is left;
+    /// returns how many ran. Their failures are recorded in the jobs.
     @discardableResult
-    public func remove(_ paths: [String]) async throws -> [String] {
-        let absolute = paths.map(FileScanner.absolute)
-        let stored = try await store.snapshot { snapshot in try absolute.map { try snapshot.sourcePaths(under: $0) } }
-        for (argument, (path, under)) in zip(paths, zip(absolute, stored)) where !under.contains(where: { $0 == path || $0.hasPrefix(path + "/") }) {
-            throw KBError(.notFound, "No source in the index matches \(argument). `kb sources` lists what is indexed.")
-        }
-        let removed = try await store.removeSources(matching: absolute).paths
-        try await store.scrub()
-        return removed
-    }
+    public func runQueuedJobs() async -> Int { await sourceDesk.runQueuedJobs() }
 
-    /// The OCR languages for an ingest into this index (`OCRSettings.languages(given:recorded:)`):
-    /// `given` languages are recorded as the index's.
-    public func ocrLanguages(given: [String]?) async throws -> [String] {
-        let recorded = try await store.snapshot { try $0.meta(Self.ocrLanguagesKey) }
-        if let given {
-            let list = given.joined(separator: "+")
-            if recorded != list { try await store.setMeta(Self.ocrLanguagesKey, list) }
-        }
-        return OCRSettings.languages(given: given, recorded: recorded)
-    }
-
-    static let ocrLanguagesKey = "ocr_languages"
-
-    /// Tunes keyword search for `language` (recorded with the index); rebuilds the keyword index
-    /// when it was tuned for another. False when nothing changed.
-    @discardableResult
-    public func setKeywordLanguage(_ language: KeywordLanguage) async throws -> Bool {
-        try await store.setKeywordLanguage(language)
-    }
+    func runClaimedJob(_ stored: StoredJob) async throws -> Job { try await sourceDesk.runClaimedJob(stored) }
 }

@@ -11,10 +11,13 @@ import KBPostgres
 /// A knowledge base: an index (one SQLite file, or a PostgreSQL database that several servers
 /// share) and everything kb does with it — ingest, search, memories, bots, context.
 ///
-/// The jobs live in their own files: opening (here), reading files (`DocumentReader`), the ingest
-/// pipeline (`KnowledgeBase+Ingest`), remote embeddings and their cache
-/// (`KnowledgeBase+RemoteEmbeddings`), search, context, memories, sources, reindex, export and
-/// evaluation. The index is reached only through KBStore's `IndexStore`, whichever backend holds it.
+/// It is a facade: opening happens here, and each request method validates its request once,
+/// holds it to what the caller may do (`Caller`), and hands it to the job that answers it — the
+/// `Retriever` (search, recall and the retrieval of context), `ContextBuilder`, `MemoryBook`,
+/// `Ingestor` and `DocumentWriter`, `SourceDesk` (sources added while kb runs and their jobs),
+/// `TokenKeeper`, `Evaluator` and `IndexCopier` — over the embedders (`Embedders`) and the index,
+/// reached only through KBStore's `IndexStore`, whichever backend holds it. Each job holds only
+/// the state it uses.
 ///
 /// ```swift
 /// let kb = try KnowledgeBase.open(at: path)
@@ -38,15 +41,29 @@ public final class KnowledgeBase: Sendable {
     public let retriever: Retriever
     /// The API tokens and the check of bearer secrets.
     let tokenKeeper: TokenKeeper
-    /// Wakes the job runner when this process queues a job.
-    let jobSignal = JobSignal()
+    /// Memories: added, changed, recalled, learned from conversations.
+    let memoryBook: MemoryBook
+    /// Prompt context for bots and reports.
+    let contexts: ContextBuilder
+    /// Files into the index.
+    let ingestor: Ingestor
+    /// Sources added while kb runs, their jobs, and the sources API.
+    let sourceDesk: SourceDesk
+    /// `kb eval`: corpora loaded and queries scored.
+    let evaluator: Evaluator
 
     init(store: any IndexStore, limits: Limits, profile: RetrievalProfile, environment: [String: String], embedderURL: String?) {
         self.store = store
         self.limits = limits
-        embedders = Embedders(environment: environment, embedderURL: embedderURL)
+        embedders = Embedders(store: store, environment: environment, embedderURL: embedderURL)
         retriever = Retriever(store: store, profile: profile, encoding: embedders)
         tokenKeeper = TokenKeeper(store: store, limits: limits)
+        memoryBook = MemoryBook(store: store, limits: limits, embedders: embedders, retriever: retriever)
+        contexts = ContextBuilder(store: store, limits: limits, retriever: retriever, memoryBook: memoryBook)
+        let writer = DocumentWriter(store: store, embedders: embedders)
+        ingestor = Ingestor(store: store, embedders: embedders, retriever: retriever, writer: writer)
+        sourceDesk = SourceDesk(store: store, limits: limits, embedders: embedders, ingestor: ingestor, writer: writer)
+        evaluator = Evaluator(store: store, retriever: retriever, ingestor: ingestor, writer: writer)
     }
 
     /// Every depth and limit of retrieval this knowledge base uses.

@@ -33,6 +33,14 @@ import Testing
         #expect(report.added == 1 && results.hits.first?.sourceTitle == "Venus in the tenth house")
     }
 
+    @Test func cachingEmbedder() async throws {
+        let kb = try await knowledgeBase(try Workspace())
+        let (chosen, record) = try await kb.embedder(nil)
+        let (embedder, store, texts) = (try #require(chosen), kb.store, ["alpha", "beta"])
+        let vectors = try await CachingEmbedder(embedder, record: record, store: store).embed(texts)
+        #expect(vectors.count == 2 && vectors.allSatisfy { $0.count == record.dimension })
+    }
+
     @Test func limits() throws {
         let ws = try Workspace()
         let path = ws.dbPath

@@ -111,7 +111,7 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
 
     @Test func filesAreReadABatchAheadOfTheEmbeddingAndEveryFileIsWritten() async throws {
         let ws = try Workspace()
-        let files = KnowledgeBase.readBatchSize * 2 + 5
+        let files = Ingestor.readBatchSize * 2 + 5
         for i in 0..<files {
             // Long enough that each batch makes several groups of snippets.
             try ws.write(String(format: "n%03d.md", i), (0..<8).map { "# Part \($0)\n\nnote \(i) paragraph \($0) about saturn." }.joined(separator: "\n\n"))
@@ -133,8 +133,8 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         func position(_ phase: IngestProgress.Phase, _ where: (IngestProgress) -> Bool) -> Int? {
             log.firstIndex { $0.phase == phase && `where`($0) }
         }
-        let secondRead = try #require(position(.reading) { $0.done == KnowledgeBase.readBatchSize })
-        let thirdRead = try #require(position(.reading) { $0.done == 2 * KnowledgeBase.readBatchSize })
+        let secondRead = try #require(position(.reading) { $0.done == Ingestor.readBatchSize })
+        let thirdRead = try #require(position(.reading) { $0.done == 2 * Ingestor.readBatchSize })
         let firstEmbedding = try #require(position(.embedding) { $0.done > 0 })
         // The second batch is being read before the first is embedded, and the third not before
         // some of the first is written: reading runs one batch ahead, not all of it first.

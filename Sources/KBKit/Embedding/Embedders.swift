@@ -4,12 +4,15 @@ import KBRetrieval
 import KBStore
 
 /// The embedders of one knowledge base: the one its index records — loaded once, at the endpoint
-/// this knowledge base was told to use, for queries and for memory writes — and whether queries
-/// can be embedded now (`EmbedderHealth`, with a background probe for long-running services).
-/// The retriever embeds its planned queries through it (`QueryEncoding`).
+/// this knowledge base was told to use, for queries and for memory writes — the choice of an
+/// embedder for a write (`choose`, the one place it is made), and whether queries can be
+/// embedded now (`EmbedderHealth`, with a background probe for long-running services). The
+/// retriever embeds its planned queries through it (`QueryEncoding`); writers embed passages
+/// through `CachingEmbedder`.
 ///
 /// @unchecked Sendable: `loaded` is a `LockedValue`; the rest is immutable or Sendable.
 final class Embedders: QueryEncoding, @unchecked Sendable {
+    let store: any IndexStore
     /// Where embedders are configured from (`KB_MODEL_DIR`, `KB_EMBEDDINGS_*`).
     let environment: [String: String]
     /// The endpoint given when opening (an error on an index that is not `openai:`).
@@ -18,7 +21,8 @@ final class Embedders: QueryEncoding, @unchecked Sendable {
     /// The recorded embedder, by the name it was loaded for.
     private let loaded = LockedValue<(name: String, embedder: any Embedder)?>(nil)
 
-    init(environment: [String: String], embedderURL: String?) {
+    init(store: any IndexStore, environment: [String: String], embedderURL: String?) {
+        self.store = store
         self.environment = environment
         givenEmbedderURL = embedderURL
     }
@@ -54,6 +58,41 @@ final class Embedders: QueryEncoding, @unchecked Sendable {
         }
         loaded.withLock { $0 = (record.name, embedder) }
         return embedder
+    }
+
+    /// The embedder a write into this index uses: the one it records, else `choice`, else the
+    /// local model. Fails, before any work, when `choice` differs from what the index holds.
+    func choose(_ choice: EmbedderChoice?) async throws -> (embedder: (any Embedder)?, record: EmbedderRecord) {
+        let recorded = try await store.snapshot { try $0.embedderRecord() }
+        let resolved = try choice ?? recorded.map { try recordedChoice($0) } ?? .local
+        // The index knows the dimension of the embedder it records: no need to ask a remote one.
+        let known = recorded.flatMap { record in
+            (try? recordedChoice(record)) == resolved && record.hasVectors ? record.dimension : nil
+        }
+        let embedder = try await resolved.make(environment: environment, dimension: known)
+        let record = EmbedderChoice.record(for: embedder, choice: resolved)
+        try await store.snapshot { try $0.checkEmbedder(record) }
+        return (embedder, record)
+    }
+
+    /// The embedder memory writes and upload jobs use: the index's own (loaded once), else
+    /// `choice`, else the local model. nil for a keyword-only index.
+    func forWrites(_ choice: EmbedderChoice?) async throws -> (embedder: (any Embedder)?, record: EmbedderRecord) {
+        if let recorded = try await store.snapshot({ try $0.embedderRecord() }) {
+            if let choice, choice.spec != recorded.spec {
+                let (_, record) = try await choose(choice)   // throws the mismatch message
+                return (nil, record)
+            }
+            return recorded.hasVectors ? (try await self.recorded(recorded), recorded) : (nil, .none)
+        }
+        return try await choose(choice)
+    }
+
+    /// Passages' vectors with `embedder` through the index's embedding cache (nil without an
+    /// embedder: a keyword-only index).
+    func passages(_ texts: [String], with embedder: (any Embedder)?, record: EmbedderRecord) async throws -> [[Float]]? {
+        guard let embedder else { return nil }
+        return try await CachingEmbedder(embedder, record: record, store: store).embed(texts)
     }
 
     /// The queries' embeddings for an index with `record`, in one call to the embedder.

@@ -1,42 +1,9 @@
-public import Foundation
-public import KBCore
+import Foundation
+import KBCore
 import KBMemory
+import KBStore
 
-/// A memory a conversation suggests, checked against the user's memories.
-public struct MemoryProposal: Sendable, Hashable, Codable {
-    public enum Action: String, Sendable, Hashable, Codable, CaseIterable {
-        /// A new memory.
-        case add
-        /// A new version of the memory `replaces` (the old one stays in its history).
-        case update
-        /// The memory `replaces` is deleted, as the user asked.
-        case forget
-        /// Nothing to do: already remembered, or nothing matches what is to be forgotten.
-        case none
-    }
-
-    public var action: Action
-    public var content: String
-    public var tags: [Tag]
-    /// The memory an update or a forget is about.
-    public var replaces: String?
-    /// Why, in a sentence.
-    public var reason: String
-    /// With `apply`: the memory that was written (add, update) or deleted (forget).
-    public var memory: String?
-}
-
-/// What `extractMemories` proposes, and whether it was stored.
-public struct MemoryExtraction: Sendable, Hashable, Codable {
-    /// The one scope the proposals are for: `user:{user}`.
-    public var scope: String
-    /// `patterns` (kb's explicit patterns, `ExplicitMemories`) or the model, `openai:MODEL`.
-    public var extractor: String
-    public var applied: Bool
-    public var proposals: [MemoryProposal]
-}
-
-extension KnowledgeBase {
+extension MemoryBook {
     /// Proposes memories for the user from a conversation — by kb's explicit patterns, or by
     /// asking `model` — checks each against the user's current memories (the same content, or an
     /// embedding at least the near-duplicate threshold close, is `none`; a fact the user has one
@@ -50,11 +17,11 @@ extension KnowledgeBase {
     ///   - model: the chat model to ask; nil uses the explicit patterns.
     ///   - choice: the embedder for a new index; an existing one keeps its own.
     ///   - caller: who asks: the user's scope must be theirs to read (and, to apply, to write).
-    public func extractMemories(_ request: MemoryExtractRequest, model: ChatModel? = nil,
-                                embedder choice: EmbedderChoice? = nil, as caller: Caller = .admin) async throws -> MemoryExtraction {
+    func extractMemories(_ request: MemoryExtractRequest, model: ChatModel? = nil,
+                                embedder choice: EmbedderChoice? = nil, as caller: Caller) async throws -> MemoryExtraction {
         let (scope, botName, turns) = try request.validated(limits)
         try caller.requireScopes([scope], writing: request.apply == true)
-        if let botName { _ = try await bot(botName) }
+        if let botName { _ = try await store.snapshot { try $0.bot(named: botName) } }
         let existing = try await memories(scopes: [scope])
         let candidates = if let model {
             try await modelCandidates(model, turns: turns, existing: existing, scope: scope, bot: botName)

@@ -76,29 +76,9 @@ enum DocumentReader {
     }
 
     static func parse(_ file: SourceFile, _ contents: Contents, options: IngestOptions, ocr: OCRSession) throws -> SourceDocument {
-        switch file.kind {
-        case .pdf:
-            return try PDFLoader(options: options, password: options.password, ocr: ocr)
-                .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt)
-        case .image:
-            return try ImageLoader(options: options, ocr: ocr)
-                .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt)
-        case .epub, .html, .docx:
-            let loader: any FileLoader = switch file.kind {
-            case .epub: EPUBLoader(options: options)
-            case .html: HTMLLoader(options: options)
-            default: DOCXLoader(options: options)
-            }
-            return try loader.load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash,
-                                   modifiedAt: contents.modifiedAt)
-        case .record:
-            return try RecordLoader(options: options)
-                .load(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt,
-                      format: file.recordFormat)
-        case .note, .memory:
-            return try NoteLoader(options: options).load(contents.data, path: file.path, displayName: file.displayName,
-                                                         contentHash: contents.hash, modifiedAt: contents.modifiedAt, markdown: file.markdown)
-        }
+        try FileLoaders.loader(for: file.kind, options: options, ocr: ocr).load(
+            FileInput(contents.data, path: file.path, displayName: file.displayName, contentHash: contents.hash, modifiedAt: contents.modifiedAt,
+                      markdown: file.markdown, recordFormat: file.recordFormat))
     }
 }
 

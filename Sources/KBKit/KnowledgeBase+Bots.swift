@@ -3,73 +3,10 @@ import KBRetrieval
 public import KBStore
 import KBMemory
 
-/// The answers to kb's requests: one method per request type, each validating its request
-/// against `limits` once and then holding it to what `caller` may do (`Caller`). The CLI, the
-/// HTTP service and the MCP server call these and nothing else.
+/// Bots and the service's status. Like every request method of the facade, each validates its
+/// request against `limits` once and then holds it to what `caller` may do (`Caller`); the CLI,
+/// the HTTP service and the MCP server call these and nothing else.
 extension KnowledgeBase {
-    /// Ranked snippets (see `search(_ query: SearchQuery)`); with `bot`, only what that bot may
-    /// see. A scoped token searches only through its bots, for users of its scopes.
-    public func search(_ request: SearchRequest, as caller: Caller = .admin) async throws -> SearchResults {
-        let valid = try request.validated(limits)
-        try caller.requireBot(valid.bot)
-        if let user = valid.query.user { try caller.requireScopes([try MemoryScope.user(user)], writing: false) }
-        return try await search(valid)
-    }
-
-    /// Answers a checked search request.
-    public func search(_ search: ValidSearch) async throws -> SearchResults {
-        let query = search.query
-        guard let name = search.bot else { return try await retriever.search(query) }
-        // The bot is read in the ranking's own snapshot.
-        let (seen, results, _) = try await retriever.retrieve(
-            query.text, history: query.history, use: query.historyUse, needsVectors: query.mode != .keyword, mayDegrade: query.mode != .vector,
-            arms: { snapshot in
-                let bot = try snapshot.bot(named: name)
-                guard !bot.sources.isEmpty else { return (false, []) }
-                var query = query
-                query.selectors = bot.sources
-                query.kinds.remove(.memory)
-                return (true, [Retriever.Arm(query)])
-            }, extra: { _, _, _ in () })
-        return seen ? results[0] : SearchResults(query: query.text, mode: query.mode, embedder: nil, hits: [])
-    }
-
-    /// Memories that match a query (see `recall(_ query: MemoryQuery)`), of scopes the caller
-    /// may read.
-    public func recall(_ request: RecallRequest, as caller: Caller = .admin) async throws -> MemoryResults {
-        let query = try request.validated(limits)
-        try caller.requireScopes(query.scopes, writing: false)
-        return try await recall(checked: query)
-    }
-
-    /// Stores a memory (see `remember(_:options:superseding:embedder:)`) in a scope the caller may
-    /// write. `embedder` applies to a new index only; an existing one keeps its own.
-    public func remember(_ request: RememberRequest, embedder choice: EmbedderChoice? = nil, as caller: Caller = .admin) async throws -> RememberResult {
-        let (draft, options, supersede) = try request.validated(limits)
-        try caller.requireScopes([draft.scope], writing: true)
-        return try await remember(draft, options: options, superseding: supersede, embedder: choice)
-    }
-
-    /// Changes a memory of a scope the caller may write, keeping the previous version (see
-    /// `updateMemory(_:_:options:)`).
-    public func changeMemory(_ request: MemoryChangeRequest, as caller: Caller = .admin) async throws -> Memory {
-        let (id, change, options) = try request.validated(limits)
-        return try await updateMemory(id, change, options: options) { try caller.requireScopes([$0.scope], writing: true) }
-    }
-
-    /// Deletes a memory of a scope the caller may write, and its history.
-    public func forget(_ request: ForgetRequest, as caller: Caller = .admin) async throws -> Deleted {
-        try request.check(limits)
-        return Deleted(try await forget(request.id) { try caller.requireScopes([$0.scope], writing: true) }.id)
-    }
-
-    /// Memories of scopes the caller may read, oldest first. A scoped token must name them.
-    public func memories(_ request: MemoryListRequest, as caller: Caller = .admin) async throws -> [Memory] {
-        let (scopes, tags, includeSuperseded) = try request.validated(limits)
-        try caller.requireScopes(scopes, writing: false)
-        return try await memories(scopes: scopes, tags: tags, includeSuperseded: includeSuperseded)
-    }
-
     /// Makes a bot (a scoped token needs the right `bots`).
     public func createBot(_ request: BotRequest, as caller: Caller = .admin) async throws -> Bot {
         let bot = try request.validated(limits)
