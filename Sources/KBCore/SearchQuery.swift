@@ -70,8 +70,11 @@ public struct SearchQuery: Sendable, Hashable {
     /// Scan an int8 copy of the vectors first and rescore the best candidates exactly: about a
     /// quarter of the memory traffic, at a small risk of missing a hit. The default is false.
     public var quantized = false
-    /// Maximal-marginal-relevance trade-off λ in 0…1 (1 = relevance only); nil for none. The default is nil.
+    /// Maximal-marginal-relevance trade-off λ in `diversityRange` (1 = relevance only); nil for
+    /// none. The default is nil.
     public var diversity: Double?
+    /// The values `diversity` may take.
+    public static let diversityRange: ClosedRange<Double> = 0...1
     /// The user the search is made for: that user's private sources are searched too. Other
     /// users' private sources never are. The default is nil (shared sources only).
     public var user: String?

@@ -15,19 +15,27 @@ public struct Chunker: Sendable, Hashable {
         public var headingPath: [String]
     }
 
-    /// The most characters (Unicode scalars) a snippet may have. The default is 500.
+    /// The most characters (Unicode scalars) a snippet may have. The default is 500
+    /// (`defaultTarget`).
     public let targetCharacters: Int
     /// How many characters of the previous snippet, at most, a snippet repeats at its start
-    /// when a section needs several snippets. The default is a tenth of the target.
+    /// when a section needs several snippets. The default is a tenth of the target
+    /// (`defaultOverlap(for:)`).
     public let overlapCharacters: Int
 
+    public static let defaultTarget = 500
     public static let minimumTarget = 50
 
-    public init(targetCharacters: Int = 500, overlapCharacters: Int? = nil) throws {
+    /// The overlap a target gets when none is given.
+    public static func defaultOverlap(for target: Int) -> Int { target / 10 }
+
+    /// Fails, naming the value and the rule, on a target below `minimumTarget` or an overlap
+    /// outside 0 to half the target: the one check of chunk settings, whoever gives them.
+    public init(targetCharacters: Int = Chunker.defaultTarget, overlapCharacters: Int? = nil) throws {
         guard targetCharacters >= Chunker.minimumTarget else {
             throw KBError(.invalidArgument, "Chunk size \(targetCharacters) is too small; use at least \(Chunker.minimumTarget) characters.")
         }
-        let overlap = overlapCharacters ?? targetCharacters / 10
+        let overlap = overlapCharacters ?? Self.defaultOverlap(for: targetCharacters)
         guard overlap >= 0, overlap <= targetCharacters / 2 else {
             throw KBError(.invalidArgument,
                 "Chunk overlap \(overlap) must be between 0 and half the chunk size (\(targetCharacters / 2)).")

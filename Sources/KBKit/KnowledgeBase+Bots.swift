@@ -9,7 +9,12 @@ import KBMemory
 extension KnowledgeBase {
     /// Makes a bot (a scoped token needs the right `bots`).
     public func createBot(_ request: BotRequest, as caller: Caller = .admin) async throws -> Bot {
-        let bot = try request.validated(limits)
+        try await createBot(try request.checked(limits), as: caller)
+    }
+
+    /// As `createBot(_:as:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func createBot(_ checked: Checked<BotRequest>, as caller: Caller = .admin) async throws -> Bot {
+        let bot = try inForce(checked).valid
         try caller.require(.bots, writing: true, "create bots")
         try await store.createBot(bot)
         return try await self.bot(bot.name)
@@ -18,9 +23,14 @@ extension KnowledgeBase {
     /// Changes a bot's prompt, sources and scopes in one transaction: all of the change, or none
     /// (a scoped token needs the right `bots`).
     public func changeBot(_ request: BotChangeRequest, as caller: Caller = .admin) async throws -> Bot {
-        let (sources, added, removed, scopes, prompt) = try request.validated(limits)
+        try await changeBot(try request.checked(limits), as: caller)
+    }
+
+    /// As `changeBot(_:as:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func changeBot(_ checked: Checked<BotChangeRequest>, as caller: Caller = .admin) async throws -> Bot {
+        let (sources, added, removed, scopes, prompt) = try inForce(checked).valid
         try caller.require(.bots, writing: true, "change bots")
-        let name = request.name
+        let name = checked.request.name
         return try await store.updateBot(named: name) { bot in
             if let prompt { bot.systemPrompt = prompt }
             if let scopes { bot.memoryScopes = scopes }

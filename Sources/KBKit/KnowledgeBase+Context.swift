@@ -10,6 +10,12 @@ extension KnowledgeBase {
     /// reports with the right `reports`.
     public func context(_ request: ContextRequest, reports: [String: ReportTemplate] = [:], counter: any TokenCounter = ConservativeTokenCounter(),
                         options: ContextOptions = ContextOptions(), as caller: Caller = .admin) async throws -> ContextResponse {
-        try await contexts.context(request, reports: reports, counter: counter, options: options, as: caller)
+        try await context(try request.checked(limits), reports: reports, counter: counter, options: options, as: caller)
+    }
+
+    /// As `context(_:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func context(_ checked: Checked<ContextRequest>, reports: [String: ReportTemplate] = [:], counter: any TokenCounter = ConservativeTokenCounter(),
+                        options: ContextOptions = ContextOptions(), as caller: Caller = .admin) async throws -> ContextResponse {
+        try await contexts.context(try inForce(checked), reports: reports, counter: counter, options: options, as: caller)
     }
 }

@@ -8,7 +8,12 @@ extension KnowledgeBase {
     /// data first with `kb memory export --scope`.
     /// The caller must be allowed to write the scope.
     public func erase(_ request: EraseRequest, as caller: Caller = .admin) async throws -> Erasure {
-        let scope = try request.validated(limits)
+        try await erase(try request.checked(limits), as: caller)
+    }
+
+    /// As `erase(_:as:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func erase(_ checked: Checked<EraseRequest>, as caller: Caller = .admin) async throws -> Erasure {
+        let scope = try inForce(checked).valid
         try caller.requireScopes([scope], writing: true)
         let erased = try await memoryBook.erase(scope)
         var sources = SourcesErased(user: "", sources: 0, jobs: 0)

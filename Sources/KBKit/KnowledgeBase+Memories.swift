@@ -26,7 +26,12 @@ extension KnowledgeBase {
     /// Stores a memory in a scope the caller may write (see `remember(_:options:superseding:embedder:)`).
     /// `embedder` applies to a new index only; an existing one keeps its own.
     public func remember(_ request: RememberRequest, embedder choice: EmbedderChoice? = nil, as caller: Caller = .admin) async throws -> RememberResult {
-        try await memoryBook.remember(request, embedder: choice, as: caller)
+        try await remember(try request.checked(limits), embedder: choice, as: caller)
+    }
+
+    /// As `remember(_:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func remember(_ checked: Checked<RememberRequest>, embedder choice: EmbedderChoice? = nil, as caller: Caller = .admin) async throws -> RememberResult {
+        try await memoryBook.remember(try inForce(checked), embedder: choice, as: caller)
     }
 
     /// The memory with this id, or a unique prefix of it (4 characters or more), and with
@@ -38,7 +43,12 @@ extension KnowledgeBase {
 
     /// Memories of scopes the caller may read, oldest first. A scoped token must name them.
     public func memories(_ request: MemoryListRequest, as caller: Caller = .admin) async throws -> [Memory] {
-        try await memoryBook.memories(request, as: caller)
+        try await memories(try request.checked(limits), as: caller)
+    }
+
+    /// As `memories(_:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func memories(_ checked: Checked<MemoryListRequest>, as caller: Caller = .admin) async throws -> [Memory] {
+        try await memoryBook.memories(try inForce(checked), as: caller)
     }
 
     /// Memories, oldest first. `scopes` empty means all; every tag must be present.
@@ -50,7 +60,12 @@ extension KnowledgeBase {
     /// history. A change that changes nothing (content equal after whitespace normalisation)
     /// writes nothing; the new content must not be that of another current memory of the scope.
     public func changeMemory(_ request: MemoryChangeRequest, as caller: Caller = .admin) async throws -> Memory {
-        try await memoryBook.changeMemory(request, as: caller)
+        try await changeMemory(try request.checked(limits), as: caller)
+    }
+
+    /// As `changeMemory(_:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func changeMemory(_ checked: Checked<MemoryChangeRequest>, as caller: Caller = .admin) async throws -> Memory {
+        try await memoryBook.changeMemory(try inForce(checked), as: caller)
     }
 
     func updateMemory(_ id: String, _ change: MemoryChange, options: MemoryOptions = MemoryOptions()) async throws -> Memory {
@@ -60,7 +75,12 @@ extension KnowledgeBase {
     /// Deletes a memory of a scope the caller may write, and its history; it is gone from
     /// keyword and vector search at once.
     public func forget(_ request: ForgetRequest, as caller: Caller = .admin) async throws -> Deleted {
-        try await memoryBook.forget(request, as: caller)
+        try await forget(try request.checked(limits), as: caller)
+    }
+
+    /// As `forget(_:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func forget(_ checked: Checked<ForgetRequest>, as caller: Caller = .admin) async throws -> Deleted {
+        try await memoryBook.forget(try inForce(checked), as: caller)
     }
 
     @discardableResult
@@ -74,7 +94,12 @@ extension KnowledgeBase {
 
     /// Memories that match a query, of scopes the caller may read.
     public func recall(_ request: RecallRequest, as caller: Caller = .admin) async throws -> MemoryResults {
-        try await memoryBook.recall(request, as: caller)
+        try await recall(try request.checked(limits), as: caller)
+    }
+
+    /// As `recall(_:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func recall(_ checked: Checked<RecallRequest>, as caller: Caller = .admin) async throws -> MemoryResults {
+        try await memoryBook.recall(try inForce(checked), as: caller)
     }
 
     /// Memories as JSON Lines, oldest first, superseded ones and history included.
@@ -106,6 +131,12 @@ extension KnowledgeBase {
     ///   - caller: who asks: the user's scope must be theirs to read (and, to apply, to write).
     public func extractMemories(_ request: MemoryExtractRequest, model: ChatModel? = nil,
                                 embedder choice: EmbedderChoice? = nil, as caller: Caller = .admin) async throws -> MemoryExtraction {
-        try await memoryBook.extractMemories(request, model: model, embedder: choice, as: caller)
+        try await extractMemories(try request.checked(limits), model: model, embedder: choice, as: caller)
+    }
+
+    /// As `extractMemories(_:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func extractMemories(_ checked: Checked<MemoryExtractRequest>, model: ChatModel? = nil,
+                                embedder choice: EmbedderChoice? = nil, as caller: Caller = .admin) async throws -> MemoryExtraction {
+        try await memoryBook.extractMemories(try inForce(checked), model: model, embedder: choice, as: caller)
     }
 }

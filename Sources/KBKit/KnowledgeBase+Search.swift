@@ -19,16 +19,16 @@ extension KnowledgeBase {
     /// Ranked snippets (see `search(_ query: SearchQuery)`); with `bot`, only what that bot may
     /// see. A scoped token searches only through its bots, for users of its scopes.
     public func search(_ request: SearchRequest, as caller: Caller = .admin) async throws -> SearchResults {
-        let valid = try request.validated(limits)
-        try caller.requireBot(valid.bot)
-        if let user = valid.query.user { try caller.requireScopes([try MemoryScope.user(user)], writing: false) }
-        return try await search(valid)
+        try await search(try request.checked(limits), as: caller)
     }
 
-    /// Answers a checked search request.
-    public func search(_ search: ValidSearch) async throws -> SearchResults {
-        let query = search.query
-        guard let name = search.bot else { return try await retriever.search(query) }
+    /// As `search(_:as:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func search(_ checked: Checked<SearchRequest>, as caller: Caller = .admin) async throws -> SearchResults {
+        let valid = try inForce(checked).valid
+        try caller.requireBot(valid.bot)
+        if let user = valid.query.user { try caller.requireScopes([try MemoryScope.user(user)], writing: false) }
+        let query = valid.query
+        guard let name = valid.bot else { return try await retriever.search(query) }
         // The bot is read in the ranking's own snapshot.
         let (seen, results, _) = try await retriever.retrieve(
             query.text, history: query.history, use: query.historyUse, needsVectors: query.mode != .keyword, mayDegrade: query.mode != .vector,

@@ -21,14 +21,25 @@ extension KnowledgeBase {
     ///   - caller: a scoped token needs the right `sources`.
     public func addSource(_ request: SourceRequest, waiting: Bool = false, embedder choice: EmbedderChoice? = nil,
                           as caller: Caller = .admin) async throws -> SourceAdded {
-        try await sourceDesk.addSource(request, waiting: waiting, embedder: choice, as: caller)
+        try await addSource(try request.checked(limits), waiting: waiting, embedder: choice, as: caller)
+    }
+
+    /// As `addSource(_:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func addSource(_ checked: Checked<SourceRequest>, waiting: Bool = false, embedder choice: EmbedderChoice? = nil,
+                          as caller: Caller = .admin) async throws -> SourceAdded {
+        try await sourceDesk.addSource(try inForce(checked), waiting: waiting, embedder: choice, as: caller)
     }
 
     /// Starts a file upload: the bots it names must exist, and the bytes that follow (`append`)
     /// are stored with the index as they come; `finish` acknowledges them. A scoped token needs
     /// the right `sources`.
     public func beginUpload(_ request: UploadRequest, as caller: Caller = .admin) async throws -> SourceUpload {
-        try await sourceDesk.beginUpload(request, as: caller)
+        try await beginUpload(try request.checked(limits), as: caller)
+    }
+
+    /// As `beginUpload(_:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func beginUpload(_ checked: Checked<UploadRequest>, as caller: Caller = .admin) async throws -> SourceUpload {
+        try await sourceDesk.beginUpload(try inForce(checked), as: caller)
     }
 
     /// A job, as it is now (a scoped token needs the right `sources`).
@@ -39,7 +50,12 @@ extension KnowledgeBase {
     /// Sources, a page at a time, by path (uploads as `upload:ID`): uploads and ingested files,
     /// not memories. A scoped token needs the right `sources`.
     public func sources(_ request: SourceListRequest, as caller: Caller = .admin) async throws -> SourceList {
-        try await sourceDesk.sources(request, as: caller)
+        try await sources(try request.checked(limits), as: caller)
+    }
+
+    /// As `sources(_:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func sources(_ checked: Checked<SourceListRequest>, as caller: Caller = .admin) async throws -> SourceList {
+        try await sourceDesk.sources(try inForce(checked), as: caller)
     }
 
     /// One source, with the bots that see it (a scoped token needs the right `sources`).
@@ -51,7 +67,12 @@ extension KnowledgeBase {
     /// still reading it is cancelled). A file's source is not removed this way: it belongs to the
     /// file (a `conflict`). A scoped token needs the right `sources`.
     public func removeSource(_ request: SourceRemoveRequest, as caller: Caller = .admin) async throws -> Deleted {
-        try await sourceDesk.removeSource(request, as: caller)
+        try await removeSource(try request.checked(limits), as: caller)
+    }
+
+    /// As `removeSource(_:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func removeSource(_ checked: Checked<SourceRemoveRequest>, as caller: Caller = .admin) async throws -> Deleted {
+        try await sourceDesk.removeSource(try inForce(checked), as: caller)
     }
 
     /// Reads uploaded sources again from the originals kept with the index — after new OCR

@@ -4,7 +4,12 @@ extension KnowledgeBase {
     /// Makes a scoped token: the secret `kb_PREFIX_SECRET` is returned once and only its SHA-256
     /// kept. Bots it names must exist; names are unique. Only the admin may.
     public func createToken(_ request: TokenRequest, as caller: Caller = .admin) async throws -> CreatedToken {
-        try await tokenKeeper.createToken(request, as: caller)
+        try await createToken(try request.checked(limits), as: caller)
+    }
+
+    /// As `createToken(_:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func createToken(_ checked: Checked<TokenRequest>, as caller: Caller = .admin) async throws -> CreatedToken {
+        try await tokenKeeper.createToken(try inForce(checked), as: caller)
     }
 
     /// Every token, revoked and expired ones included, without hashes. Only the admin may.

@@ -66,6 +66,12 @@ public final class KnowledgeBase: Sendable {
         evaluator = Evaluator(store: store, retriever: retriever, ingestor: ingestor, writer: writer)
     }
 
+    /// A request checked against this knowledge base's limits: as given when it was checked
+    /// against the same limits, else checked now.
+    func inForce<R: KBRequest>(_ checked: Checked<R>) throws -> Checked<R> {
+        checked.limits == limits ? checked : try checked.request.checked(limits)
+    }
+
     /// Every depth and limit of retrieval this knowledge base uses.
     public var profile: RetrievalProfile { retriever.profile }
 
@@ -91,10 +97,10 @@ public final class KnowledgeBase: Sendable {
     ///   - embedderURL: an embeddings endpoint to use instead of the one an `openai:` index
     ///     recorded, for this knowledge base only (else `KB_EMBEDDINGS_URL`).
     public static func open(at path: String, create: Bool = true, limits: Limits = Limits(), profile: RetrievalProfile = .standard,
-                            environment: [String: String] = ProcessInfo.processInfo.environment,
+                            store options: StoreOptions? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
                             embedderURL: String? = nil) throws -> KnowledgeBase {
-        KnowledgeBase(store: try openStore(path, create: create, environment: environment), limits: limits, profile: profile,
-                      environment: environment, embedderURL: embedderURL)
+        KnowledgeBase(store: try openStore(path, create: create, options: try options ?? StoreOptions(environment: environment), environment: environment),
+                      limits: limits, profile: profile, environment: environment, embedderURL: embedderURL)
     }
 
     /// Whether `location` names a database server rather than a file (`postgres://…`).
@@ -103,14 +109,12 @@ public final class KnowledgeBase: Sendable {
     }
 
     /// The store `location` names — the one place a backend is chosen: a PostgreSQL database for
-    /// `postgres://…` (its pool holds `KB_DB_POOL` connections, default 8), else the SQLite file at
-    /// that path.
-    static func openStore(_ location: String, create: Bool, environment: [String: String]) throws -> any IndexStore {
+    /// `postgres://…` (with `options`), else the SQLite file at that path.
+    static func openStore(_ location: String, create: Bool, options: StoreOptions, environment: [String: String]) throws -> any IndexStore {
         if isDatabaseURL(location) {
             #if PostgreSQL
-            let pool = environment["KB_DB_POOL"].map { Int($0) ?? 0 } ?? 8
-            return try PostgresStore.open(url: location, create: create, connections: pool,
-                                          textSearchConfig: environment["KB_TEXT_SEARCH"] ?? "simple", environment: environment)
+            return try PostgresStore.open(url: location, create: create, connections: options.connections,
+                                          textSearchConfig: options.textSearch, environment: environment)
             #else
             throw KBError(.unsupportedMode,
                 "\(location) is a PostgreSQL database, and this build of kb has no PostgreSQL support. Build kb with the PostgreSQL trait (it is on by default), or use an SQLite file.")
@@ -122,13 +126,11 @@ public final class KnowledgeBase: Sendable {
     /// Opens the index for a service, making an empty one when there is none yet (so that a service
     /// that only stores memories needs no ingest first). The folder must exist: a mistyped path
     /// is an error, not a new directory tree. `created` says whether the file was made.
-    /// A PostgreSQL index keeps `databasePool` connections (default `KB_DB_POOL`, else 8).
+    /// A PostgreSQL index is opened with `store` (its pool size, say).
     public static func openForService(at path: String, limits: Limits = Limits(), embedderURL: String? = nil,
-                                      databasePool: Int? = nil) throws -> (kb: KnowledgeBase, created: Bool) {
+                                      store options: StoreOptions? = nil) throws -> (kb: KnowledgeBase, created: Bool) {
         if isDatabaseURL(path) {
-            var environment = ProcessInfo.processInfo.environment
-            if let databasePool { environment["KB_DB_POOL"] = String(databasePool) }
-            return (try open(at: path, create: true, limits: limits, environment: environment, embedderURL: embedderURL), false)
+            return (try open(at: path, create: true, limits: limits, store: options, embedderURL: embedderURL), false)
         }
         let absolute = FileScanner.absolute(path)
         if FileManager.default.fileExists(atPath: absolute) {

@@ -222,8 +222,8 @@ public final class Retriever: Sendable {
     public static func check(_ query: SearchQuery) throws {
         guard query.limit >= 1 else { throw KBError(.invalidArgument, "The number of hits must be at least 1.") }
         guard query.candidates >= 1 else { throw KBError(.invalidArgument, "The candidate depth must be at least 1.") }
-        if let lambda = query.diversity, !(0...1).contains(lambda) {
-            throw KBError(.invalidArgument, "Diversity λ must be between 0 and 1 (1 = relevance only); got \(lambda).")
+        if let lambda = query.diversity, !SearchQuery.diversityRange.contains(lambda) {
+            throw KBError(.invalidArgument, "Diversity λ must be between \(SearchQuery.diversityRange.lowerBound) and \(SearchQuery.diversityRange.upperBound) (1 = relevance only); got \(lambda).")
         }
         guard query.keywordWeight >= 0, query.vectorWeight >= 0, query.keywordWeight + query.vectorWeight > 0 else {
             throw KBError(.invalidArgument, "Fusion weights must be zero or more, and not both zero.")

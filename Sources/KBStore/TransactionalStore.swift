@@ -36,14 +36,12 @@ extension TransactionalStore {
 
     @discardableResult
     public func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord, ingestedAt: Date) async throws -> WriteEffect {
-        try embedder.check(vectors, for: document)
-        return try await transaction { try $0.replace(document, vectors: vectors, embedder: embedder, ingestedAt: ingestedAt) }
+        try await transaction { try $0.replace(document, vectors: vectors, embedder: embedder, ingestedAt: ingestedAt) }
     }
 
     @discardableResult
     public func replace(_ documents: [(document: SourceDocument, vectors: [[Float]]?)], embedder: EmbedderRecord, ingestedAt: Date) async throws -> [WriteEffect] {
-        for (document, vectors) in documents { try embedder.check(vectors, for: document) }
-        return try await transaction { transaction in
+        try await transaction { transaction in
             try documents.map { try transaction.replace($0.document, vectors: $0.vectors, embedder: embedder, ingestedAt: ingestedAt) }
         }
     }
@@ -140,8 +138,7 @@ extension TransactionalStore {
 
     public func completeJob(id: String, document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord,
                             progress: Job.Progress, warnings: [String]) async throws -> WriteEffect {
-        try embedder.check(vectors, for: document)
-        return try await transaction {
+        try await transaction {
             try $0.completeJob(id: id, document: document, vectors: vectors, embedder: embedder, progress: progress, warnings: warnings, now: Date())
         }
     }

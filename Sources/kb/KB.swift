@@ -37,9 +37,8 @@ struct BadRequest: Error {
 }
 
 /// Checks a request before anything is opened; its problems are bad usage (exit 64).
-func checked<R: KBRequest>(_ request: R, _ limits: Limits = Limits()) throws -> R {
-    try checked { try request.check(limits) }
-    return request
+func checked<R: KBRequest>(_ request: R, _ limits: Limits = Limits()) throws -> Checked<R> {
+    try checked { try request.checked(limits) }
 }
 
 /// What `validate` makes of a request (its checked form, which flows down unchecked again); a
@@ -69,7 +68,7 @@ func reportingErrors(json: Bool = false, _ body: () async throws -> Void) async 
 /// The body of a command that answers one request from an existing index: checks the request,
 /// opens the index, answers, and prints the answer — JSON with --json, else `text` of it.
 func answerFromIndex<R: KBRequest, T: Encodable>(_ request: R, _ global: GlobalOptions, text: (T) -> String,
-                                                 _ answer: (KnowledgeBase, R) async throws -> T) async throws {
+                                                 _ answer: (KnowledgeBase, Checked<R>) async throws -> T) async throws {
     try await reportingErrors(json: global.json) {
         let request = try checked(request)
         let kb = try KnowledgeBase.open(at: global.databasePath, create: false)

@@ -41,6 +41,14 @@ import Testing
         #expect(vectors.count == 2 && vectors.allSatisfy { $0.count == record.dimension })
     }
 
+    @Test func checkedRequests() async throws {
+        let kb = try await knowledgeBase(try Workspace())
+        let checked = try SearchRequest(query: "saturn return").checked(kb.limits)
+        let results = try await kb.search(checked)
+        #expect(results.query == "saturn return")
+        #expect(throws: KBError.self) { try SearchRequest(query: "").checked(kb.limits) }
+    }
+
     @Test func limits() throws {
         let ws = try Workspace()
         let path = ws.dbPath

@@ -74,7 +74,7 @@ import Testing
 
     /// Decodes a body into `type` and checks it against `limits`: what every adapter does first.
     static func check(_ type: any KBRequest.Type, _ body: [String: KBKit.JSONValue], _ limits: Limits) throws {
-        try KBJSON.decode(type, from: .object(body)).check(limits)
+        _ = try KBJSON.decode(type, from: .object(body)).validated(limits)
     }
 
     @Test(arguments: [Limits(), { var l = Limits(); l.maxResults = 7; l.maxBudget = 500; l.maxCandidates = 20; return l }()])

@@ -22,9 +22,9 @@ struct ContextBuilder: Sendable {
     ///
     /// A scoped token gets context only through its bots, for users of its scopes, and for
     /// reports with the right `reports`.
-    func context(_ request: ContextRequest, reports: [String: ReportTemplate] = [:], counter: any TokenCounter = ConservativeTokenCounter(),
+    func context(_ checked: Checked<ContextRequest>, reports: [String: ReportTemplate] = [:], counter: any TokenCounter = ConservativeTokenCounter(),
                         options: ContextOptions = ContextOptions(), as caller: Caller) async throws -> ContextResponse {
-        let valid = try request.validated(limits)
+        let valid = checked.valid
         switch valid.target {
         case .bot(let name, let user):
             try caller.requireBot(name)

@@ -32,7 +32,7 @@ struct IndexCopier: Sendable {
     /// give the same results (keyword scores are each backend's own).
     func export(to destination: String, progress: @Sendable (_ done: Int, _ total: Int, _ item: String) -> Void = { _, _, _ in })
         async throws -> ExportReport {
-        let target = try KnowledgeBase.openStore(destination, create: true, environment: environment)
+        let target = try KnowledgeBase.openStore(destination, create: true, options: try StoreOptions(environment: environment), environment: environment)
         guard target.location != store.location else {
             throw KBError(.invalidArgument, "The destination is the index itself (\(store.location)). Name another file or database.")
         }

@@ -17,10 +17,10 @@ extension MemoryBook {
     ///   - model: the chat model to ask; nil uses the explicit patterns.
     ///   - choice: the embedder for a new index; an existing one keeps its own.
     ///   - caller: who asks: the user's scope must be theirs to read (and, to apply, to write).
-    func extractMemories(_ request: MemoryExtractRequest, model: ChatModel? = nil,
+    func extractMemories(_ checked: Checked<MemoryExtractRequest>, model: ChatModel? = nil,
                                 embedder choice: EmbedderChoice? = nil, as caller: Caller) async throws -> MemoryExtraction {
-        let (scope, botName, turns) = try request.validated(limits)
-        try caller.requireScopes([scope], writing: request.apply == true)
+        let (scope, botName, turns) = checked.valid
+        try caller.requireScopes([scope], writing: checked.request.apply == true)
         if let botName { _ = try await store.snapshot { try $0.bot(named: botName) } }
         let existing = try await memories(scopes: [scope])
         let candidates = if let model {
@@ -30,14 +30,14 @@ extension MemoryBook {
         }
         var proposals: [MemoryProposal] = []
         for candidate in candidates {
-            var proposal = try await checked(candidate, existing: existing, scope: scope)
+            var proposal = try await self.checked(candidate, existing: existing, scope: scope)
             if proposal.action != .none, proposals.contains(where: { $0.action == proposal.action && $0.content == proposal.content && $0.replaces == proposal.replaces }) {
                 proposal.action = .none
                 proposal.reason = "Proposed twice in this conversation."
             }
             proposals.append(proposal)
         }
-        if request.apply == true {
+        if checked.request.apply == true {
             for index in proposals.indices {
                 let proposal = proposals[index]
                 switch proposal.action {
@@ -52,7 +52,7 @@ extension MemoryBook {
                 }
             }
         }
-        return MemoryExtraction(scope: scope.name, extractor: model?.name ?? "patterns", applied: request.apply == true, proposals: proposals)
+        return MemoryExtraction(scope: scope.name, extractor: model?.name ?? "patterns", applied: checked.request.apply == true, proposals: proposals)
     }
 
     /// What an extractor suggests, before it is checked against the user's memories.

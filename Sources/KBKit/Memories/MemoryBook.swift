@@ -18,36 +18,35 @@ struct MemoryBook: Sendable {
 
     /// Memories that match a query (see `recall(_ query: MemoryQuery)`), of scopes the caller
     /// may read.
-    func recall(_ request: RecallRequest, as caller: Caller) async throws -> MemoryResults {
-        let query = try request.validated(limits)
+    func recall(_ checked: Checked<RecallRequest>, as caller: Caller) async throws -> MemoryResults {
+        let query = checked.valid
         try caller.requireScopes(query.scopes, writing: false)
         return try await recall(checked: query)
     }
 
     /// Stores a memory (see `remember(_:options:superseding:embedder:)`) in a scope the caller may
     /// write. `embedder` applies to a new index only; an existing one keeps its own.
-    func remember(_ request: RememberRequest, embedder choice: EmbedderChoice? = nil, as caller: Caller) async throws -> RememberResult {
-        let (draft, options, supersede) = try request.validated(limits)
+    func remember(_ checked: Checked<RememberRequest>, embedder choice: EmbedderChoice? = nil, as caller: Caller) async throws -> RememberResult {
+        let (draft, options, supersede) = checked.valid
         try caller.requireScopes([draft.scope], writing: true)
         return try await remember(draft, options: options, superseding: supersede, embedder: choice)
     }
 
     /// Changes a memory of a scope the caller may write, keeping the previous version (see
     /// `updateMemory(_:_:options:)`).
-    func changeMemory(_ request: MemoryChangeRequest, as caller: Caller) async throws -> Memory {
-        let (id, change, options) = try request.validated(limits)
+    func changeMemory(_ checked: Checked<MemoryChangeRequest>, as caller: Caller) async throws -> Memory {
+        let (id, change, options) = checked.valid
         return try await updateMemory(id, change, options: options) { try caller.requireScopes([$0.scope], writing: true) }
     }
 
     /// Deletes a memory of a scope the caller may write, and its history.
-    func forget(_ request: ForgetRequest, as caller: Caller) async throws -> Deleted {
-        try request.check(limits)
-        return Deleted(try await forget(request.id) { try caller.requireScopes([$0.scope], writing: true) }.id)
+    func forget(_ checked: Checked<ForgetRequest>, as caller: Caller) async throws -> Deleted {
+        Deleted(try await forget(checked.valid) { try caller.requireScopes([$0.scope], writing: true) }.id)
     }
 
     /// Memories of scopes the caller may read, oldest first. A scoped token must name them.
-    func memories(_ request: MemoryListRequest, as caller: Caller) async throws -> [Memory] {
-        let (scopes, tags, includeSuperseded) = try request.validated(limits)
+    func memories(_ checked: Checked<MemoryListRequest>, as caller: Caller) async throws -> [Memory] {
+        let (scopes, tags, includeSuperseded) = checked.valid
         try caller.requireScopes(scopes, writing: false)
         return try await memories(scopes: scopes, tags: tags, includeSuperseded: includeSuperseded)
     }

@@ -1,4 +1,4 @@
-import KBCore
+public import KBCore
 
 /// A bot to make: `kb bot create` and `POST /v1/bots`.
 ///
@@ -30,9 +30,8 @@ public struct BotRequest: KBRequest, Hashable {
         ]
     }
 
-    public func check(_ limits: Limits) throws { _ = try validated(limits) }
 
-    func validated(_ limits: Limits) throws -> Bot {
+    public func validated(_ limits: Limits) throws -> Bot {
         let rules = FieldRules(Self.self, limits)
         return Bot(name: try Bot.validName(try rules.text(name, "name")), systemPrompt: systemPrompt ?? "",
                    sources: try rules.list(sources, "sources").map(KnowledgeBase.selector),
@@ -68,10 +67,9 @@ public struct BotChangeRequest: KBRequest, Hashable {
         ]
     }
 
-    public func check(_ limits: Limits) throws { _ = try validated(limits) }
 
     /// The change: sources replaced (nil: kept), added, removed; scopes and prompt (nil: kept).
-    func validated(_ limits: Limits) throws
+    public func validated(_ limits: Limits) throws
         -> (sources: [SourceSelector]?, added: [SourceSelector], removed: [SourceSelector], scopes: [String]?, prompt: String?) {
         let rules = FieldRules(Self.self, limits)
         _ = try Bot.validName(try rules.text(name, "name"))

@@ -66,23 +66,23 @@ public struct ContextRequest: KBRequest, Hashable {
         ["anyOf": [["required": ["bot", "query"]], ["required": ["report"]]], "not": ["required": ["bot", "report"]]]
     }
 
-    public func check(_ limits: Limits) throws { _ = try validated(limits) }
 
-    enum Target {
+    /// What context is assembled for: a bot's turn (for a user, maybe) or a report.
+    public enum Target: Sendable, Hashable {
         case bot(String, user: String?)
         case report(String)
     }
 
     /// A checked request: what to assemble for, the turn, the budget, and what narrows the search.
-    struct Valid {
-        var target: Target
-        var query: String
-        var budget: Int
-        var history: [ConversationTurn]
-        var filters: ContextFilters
+    public struct Valid: Sendable, Hashable {
+        public var target: Target
+        public var query: String
+        public var budget: Int
+        public var history: [ConversationTurn]
+        public var filters: ContextFilters
     }
 
-    func validated(_ limits: Limits) throws -> Valid {
+    public func validated(_ limits: Limits) throws -> Valid {
         let rules = FieldRules(Self.self, limits)
         let budget = try rules.integer(budget, "budget")
         let text = try rules.optionalText(query, "query")?.trimmingWhitespace ?? ""
@@ -111,7 +111,7 @@ public struct ContextRequest: KBRequest, Hashable {
 
 /// What narrows the knowledge a context request searches: tags it must all carry, tags of which
 /// it must carry one, and kinds of sources.
-struct ContextFilters: Sendable, Hashable {
+public struct ContextFilters: Sendable, Hashable {
     var tags: [Tag] = []
     var anyTags: [Tag] = []
     var kinds: Set<SourceKind> = []

@@ -19,9 +19,8 @@ public struct EraseRequest: KBRequest, Hashable {
                  required: true, pattern: Pattern.scope)]
     }
 
-    public func check(_ limits: Limits) throws { _ = try validated(limits) }
 
-    func validated(_ limits: Limits) throws -> MemoryScope {
+    public func validated(_ limits: Limits) throws -> MemoryScope {
         try MemoryScope(try FieldRules(Self.self, limits).text(scope, "scope"))
     }
 }

@@ -13,5 +13,6 @@ public struct ForgetRequest: KBRequest, Hashable {
         [.string("id", "The memory's id, or a unique prefix of 4 or more characters.", required: true, pattern: Pattern.memoryID)]
     }
 
-    public func check(_ limits: Limits) throws { _ = try MemoryRules.idOrPrefix(try FieldRules(Self.self, limits).text(id, "id")) }
+    /// The memory's id or prefix.
+    public func validated(_ limits: Limits) throws -> String { try MemoryRules.idOrPrefix(try FieldRules(Self.self, limits).text(id, "id")) }
 }

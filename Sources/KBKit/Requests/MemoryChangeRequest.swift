@@ -1,5 +1,5 @@
-import KBCore
-import KBMemory
+public import KBCore
+public import KBMemory
 
 /// A change to a memory: `kb memory update`, `PATCH /v1/memories/{id}` and the MCP tool
 /// `update_memory`. Fields left out stay as they are; `"title": null` removes the title and
@@ -54,9 +54,8 @@ public struct MemoryChangeRequest: KBRequest, Hashable {
         }
     }
 
-    public func check(_ limits: Limits) throws { _ = try validated(limits) }
 
-    func validated(_ limits: Limits) throws -> (id: String, change: MemoryChange, options: MemoryOptions) {
+    public func validated(_ limits: Limits) throws -> (id: String, change: MemoryChange, options: MemoryOptions) {
         let rules = FieldRules(Self.self, limits)
         var options = MemoryOptions()
         options.maxContentBytes = limits.maxMemoryBytes

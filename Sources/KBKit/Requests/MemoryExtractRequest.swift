@@ -35,9 +35,8 @@ public struct MemoryExtractRequest: KBRequest, Hashable {
         ]
     }
 
-    public func check(_ limits: Limits) throws { _ = try validated(limits) }
 
-    func validated(_ limits: Limits) throws -> (scope: MemoryScope, bot: String?, turns: [ConversationTurn]) {
+    public func validated(_ limits: Limits) throws -> (scope: MemoryScope, bot: String?, turns: [ConversationTurn]) {
         let rules = FieldRules(Self.self, limits)
         let user = try rules.text(user, "user")
         let turns = try rules.turns(turns, "turns")

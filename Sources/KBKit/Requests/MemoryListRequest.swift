@@ -1,4 +1,4 @@
-import KBCore
+public import KBCore
 
 /// Which memories to list: `kb memory list`, `GET /v1/memories` (as query parameters: scope, tag,
 /// all) and nothing in MCP. Oldest first.
@@ -19,9 +19,8 @@ public struct MemoryListRequest: KBRequest, Hashable {
         ]
     }
 
-    public func check(_ limits: Limits) throws { _ = try validated(limits) }
 
-    func validated(_ limits: Limits) throws -> (scopes: [MemoryScope], tags: [Tag], includeSuperseded: Bool) {
+    public func validated(_ limits: Limits) throws -> (scopes: [MemoryScope], tags: [Tag], includeSuperseded: Bool) {
         let rules = FieldRules(Self.self, limits)
         return (try rules.list(scopes, "scopes").map { try MemoryScope($0) }, try rules.list(tags, "tags").map { Tag($0) },
                 includeSuperseded ?? false)

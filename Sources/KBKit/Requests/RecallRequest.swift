@@ -35,9 +35,8 @@ public struct RecallRequest: KBRequest, Hashable {
         ]
     }
 
-    public func check(_ limits: Limits) throws { _ = try validated(limits) }
 
-    func validated(_ limits: Limits) throws -> MemoryQuery {
+    public func validated(_ limits: Limits) throws -> MemoryQuery {
         let rules = FieldRules(Self.self, limits)
         var recall = MemoryQuery(try rules.text(query, "query"))
         recall.scopes = try rules.list(scopes, "scopes").map { try MemoryScope($0) }

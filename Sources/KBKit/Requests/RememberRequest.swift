@@ -1,5 +1,5 @@
-import KBCore
-import KBMemory
+public import KBCore
+public import KBMemory
 
 /// A memory to store: `kb memory add`, `POST /v1/memories` and the MCP tool `remember`.
 /// Content identical to a current memory of the scope returns that memory.
@@ -33,9 +33,8 @@ public struct RememberRequest: KBRequest, Hashable {
         ]
     }
 
-    public func check(_ limits: Limits) throws { _ = try validated(limits) }
 
-    func validated(_ limits: Limits) throws -> (draft: MemoryDraft, options: MemoryOptions, supersede: String?) {
+    public func validated(_ limits: Limits) throws -> (draft: MemoryDraft, options: MemoryOptions, supersede: String?) {
         let rules = FieldRules(Self.self, limits)
         var options = MemoryOptions()
         options.maxContentBytes = limits.maxMemoryBytes

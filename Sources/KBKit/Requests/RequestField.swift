@@ -152,7 +152,7 @@ public enum Pattern {
     /// A tag: text with something in it besides white space and one colon.
     public static let tag = "[^\\s:]|:[\\s\\S]*:"
     /// A bot's knowledge source: an absolute path, `tag:NAME`, `kind:KIND` or `upload:ID`.
-    public static let selector = "^(/[\\s\\S]*|tag:[\\s\\S]*([^\\s:]|:[\\s\\S]*:)[\\s\\S]*|kind:(note|pdf|image|epub|html|docx|record)|upload:[A-Za-z0-9._-]{1,128})$"
+    public static let selector = "^(/[\\s\\S]*|tag:[\\s\\S]*([^\\s:]|:[\\s\\S]*:)[\\s\\S]*|kind:(\(SourceKind.documentList))|upload:[A-Za-z0-9._-]{1,128})$"
     /// A source's id, given by whoever adds it: 1–128 letters, digits, `-`, `_` or `.`.
     public static let sourceID = "^[A-Za-z0-9._-]{1,128}$"
     /// A source's id as listings give it: an uploaded source's own id, or `file:` and 16 hex digits.
@@ -175,13 +175,36 @@ public protocol KBRequest: Codable, Sendable {
     /// Rules across fields, as JSON Schema keywords (`anyOf`, `not`, `minProperties`), that the
     /// request's check enforces too. None by default.
     static func constraints(_ limits: Limits) -> [String: JSONValue]
-    /// Checks every value against the fields and `limits` (what answering the request checks
-    /// first), without touching an index.
-    func check(_ limits: Limits) throws
+    /// What the request asks for once every value is checked.
+    associatedtype Validated: Sendable
+    /// Checks every value against the fields and `limits`, without touching an index: the
+    /// request's valid form. (`checked(_:)` keeps it with the request.)
+    func validated(_ limits: Limits) throws -> Validated
+}
+
+/// A request checked once, against the limits in force: the request and its valid form, which
+/// KBKit's request methods take. The CLI checks a request before it opens an index (bad usage
+/// exits 64 with nothing opened); HTTP routes and MCP tools hand the request in and KBKit checks
+/// it. Either way, once.
+///
+/// ```swift
+/// let checked = try SearchRequest(query: "saturn return").checked(kb.limits)
+/// let results = try await kb.search(checked)
+/// ```
+public struct Checked<Request: KBRequest>: Sendable {
+    public let request: Request
+    public let valid: Request.Validated
+    /// What it was checked against.
+    public let limits: Limits
 }
 
 extension KBRequest {
     public static func constraints(_ limits: Limits) -> [String: JSONValue] { [:] }
+
+    /// Checks the request against `limits`, once (see `Checked`).
+    public func checked(_ limits: Limits) throws -> Checked<Self> {
+        Checked(request: self, valid: try validated(limits), limits: limits)
+    }
 
     /// A field's allowed values and default, for command-line help: `(values: hybrid, vector,
     /// keyword; default: hybrid)`, `(default: 8)`, or "" when it has neither.
@@ -344,7 +367,7 @@ struct FieldRules {
         case Pattern.userID: "which is not a user id: use 1–195 characters without spaces or control characters"
         case Pattern.botName: "which is not a bot name: use 1–64 letters, digits, '-', '_' or '.'"
         case Pattern.tag: "which is not a tag: use a word or key:value, e.g. diet or area:career"
-        case Pattern.selector: "which is not a knowledge source: use an absolute path (or folder), tag:NAME, kind:note|pdf|image|epub|html|docx|record or upload:ID"
+        case Pattern.selector: "which is not a knowledge source: use an absolute path (or folder), tag:NAME, kind:\(SourceKind.documentList) or upload:ID"
         case Pattern.sourceID: "which is not a source id: use 1–128 letters, digits, '-', '_' or '.'"
         case Pattern.listedSourceID: "which is not a source id: use an id that GET /v1/sources (or kb sources) lists"
         case Pattern.absolutePath: "which is not an absolute path: give paths from the root, e.g. /home/ada/notes"

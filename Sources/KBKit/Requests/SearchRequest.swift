@@ -46,7 +46,8 @@ public struct SearchRequest: KBRequest, Hashable {
                     default: SearchMode.hybrid.rawValue),
             .string("bot", "Search only the knowledge sources of this bot.", pattern: Pattern.botName),
             .choice("groupBy", "source keeps the best snippet of each source.", ["source"]),
-            .number("diversity", "Maximal marginal relevance λ (1 = relevance only, lower = more varied).", minimum: 0, maximum: 1),
+            .number("diversity", "Maximal marginal relevance λ (1 = relevance only, lower = more varied).",
+                    minimum: SearchQuery.diversityRange.lowerBound, maximum: SearchQuery.diversityRange.upperBound),
             .integer("candidates", "Candidates each ranking contributes before fusion.", default: min(RetrievalProfile.standard.candidates, limits.maxCandidates),
                      range: 1...limits.maxCandidates),
             .number("keywordWeight", "Weight of keyword ranks in hybrid fusion.", default: 1, minimum: 0),
@@ -63,7 +64,6 @@ public struct SearchRequest: KBRequest, Hashable {
                  "properties": ["keywordWeight": ["const": 0], "vectorWeight": ["const": 0]]]]
     }
 
-    public func check(_ limits: Limits) throws { _ = try validated(limits) }
 
     /// The search this request asks for, checked against `limits` — the one check on the way in;
     /// what comes out flows down to `KnowledgeBase.search(_:)` unchecked again. A bot's sources

@@ -1,6 +1,6 @@
 import Foundation
-import KBCore
-import KBIngest
+public import KBCore
+public import KBIngest
 
 /// A text source to add: `POST /v1/sources` with a JSON body, the MCP tool `add_source` and
 /// `kb ingest -`. Markdown is understood as in notes (headings, front matter). Posting the same
@@ -32,9 +32,8 @@ public struct SourceRequest: KBRequest, Hashable {
             + UploadFields.fields(limits, tags: "tags", bots: "bots")
     }
 
-    public func check(_ limits: Limits) throws { _ = try validated(limits) }
 
-    func validated(_ limits: Limits) throws -> (text: String, upload: UploadFields) {
+    public func validated(_ limits: Limits) throws -> (text: String, upload: UploadFields) {
         let rules = FieldRules(Self.self, limits)
         return (try rules.text(text, "text"),
                 try UploadFields(rules, title: title, tags: tags, tagsField: "tags", bots: bots, botsField: "bots", user: user, id: id))
@@ -61,9 +60,8 @@ public struct UploadRequest: KBRequest, Hashable {
             + UploadFields.fields(limits, tags: "tag", bots: "bot")
     }
 
-    public func check(_ limits: Limits) throws { _ = try validated(limits) }
 
-    func validated(_ limits: Limits) throws -> (type: MediaType, upload: UploadFields) {
+    public func validated(_ limits: Limits) throws -> (type: MediaType, upload: UploadFields) {
         let rules = FieldRules(Self.self, limits)
         return (try MediaType(contentType),
                 try UploadFields(rules, title: title, tags: tag, tagsField: "tag", bots: bot, botsField: "bot", user: user, id: id))
@@ -71,7 +69,8 @@ public struct UploadRequest: KBRequest, Hashable {
 }
 
 /// What a new source is given besides its bytes, checked: the fields text and file uploads share.
-struct UploadFields: Sendable, Hashable {
+/// A source's fields as an upload or a text gives them: its id, title, tags, bots and user.
+public struct UploadFields: Sendable, Hashable {
     var id: String
     var title: String?
     var tags: [Tag]
@@ -127,9 +126,8 @@ public struct SourceListRequest: KBRequest, Hashable {
         ]
     }
 
-    public func check(_ limits: Limits) throws { _ = try validated(limits) }
 
-    func validated(_ limits: Limits) throws -> SourceListRequest {
+    public func validated(_ limits: Limits) throws -> SourceListRequest {
         let rules = FieldRules(Self.self, limits)
         var checked = self
         checked.user = try rules.optionalText(user, "user")
@@ -156,7 +154,6 @@ public struct SourceRemoveRequest: KBRequest, Hashable {
         [.string("id", "The source's id, as listed.", required: true, pattern: Pattern.listedSourceID)]
     }
 
-    public func check(_ limits: Limits) throws { _ = try validated(limits) }
 
-    func validated(_ limits: Limits) throws -> String { try FieldRules(Self.self, limits).text(id, "id") }
+    public func validated(_ limits: Limits) throws -> String { try FieldRules(Self.self, limits).text(id, "id") }
 }

@@ -40,9 +40,8 @@ public struct TokenRequest: KBRequest, Hashable {
         ]
     }
 
-    public func check(_ limits: Limits) throws { _ = try validated(limits) }
 
-    func validated(_ limits: Limits) throws -> APIToken {
+    public func validated(_ limits: Limits) throws -> APIToken {
         let rules = FieldRules(Self.self, limits)
         var token = APIToken(name: try rules.text(name, "name"))
         token.scopes = try rules.list(scopes, "scopes")

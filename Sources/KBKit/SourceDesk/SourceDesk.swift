@@ -31,9 +31,9 @@ struct SourceDesk: Sendable {
     ///   - waiting: read the text before returning, whatever its length.
     ///   - choice: the embedder for a new index; an existing one keeps its own.
     ///   - caller: a scoped token needs the right `sources`.
-    func addSource(_ request: SourceRequest, waiting: Bool = false, embedder choice: EmbedderChoice? = nil,
+    func addSource(_ checked: Checked<SourceRequest>, waiting: Bool = false, embedder choice: EmbedderChoice? = nil,
                           as caller: Caller) async throws -> SourceAdded {
-        let (text, fields) = try request.validated(limits)
+        let (text, fields) = checked.valid
         try caller.require(.sources, writing: true, "add sources")
         let upload = try await SourceUpload(desk: self, type: .markdown, fields: fields)
         try await upload.append(Data(text.utf8))
@@ -44,8 +44,8 @@ struct SourceDesk: Sendable {
     /// Starts a file upload: the bots it names must exist, and the bytes that follow (`append`)
     /// are stored with the index as they come; `finish` acknowledges them. A scoped token needs
     /// the right `sources`.
-    func beginUpload(_ request: UploadRequest, as caller: Caller) async throws -> SourceUpload {
-        let (type, fields) = try request.validated(limits)
+    func beginUpload(_ checked: Checked<UploadRequest>, as caller: Caller) async throws -> SourceUpload {
+        let (type, fields) = checked.valid
         try caller.require(.sources, writing: true, "add sources")
         return try await SourceUpload(desk: self, type: type, fields: fields)
     }
@@ -61,19 +61,19 @@ struct SourceDesk: Sendable {
 
     /// Sources, a page at a time, by path (uploads as `upload:ID`): uploads and ingested files,
     /// not memories. A scoped token needs the right `sources`.
-    func sources(_ request: SourceListRequest, as caller: Caller) async throws -> SourceList {
-        let checked = try request.validated(limits)
+    func sources(_ checked: Checked<SourceListRequest>, as caller: Caller) async throws -> SourceList {
+        let list = checked.valid
         try caller.require(.sources, writing: false, "list sources")
         let (all, visible) = try await store.snapshot { snapshot -> ([StoredSource], Set<String>?) in
             let all = try snapshot.sources().filter { $0.kind != .memory }
-            guard let name = checked.bot else { return (all, nil) }
+            guard let name = list.bot else { return (all, nil) }
             return (all, try snapshot.sourcePaths(passing: Self.seenBy(try snapshot.bot(named: name))))
         }
         let kept = all.filter { source in
-            (checked.user == nil || source.owner == checked.user) && (checked.kind == nil || source.kind.rawValue == checked.kind)
-                && (checked.tag.map { source.tags.contains(Tag($0)) } ?? true) && (visible?.contains(source.path) ?? true)
+            (list.user == nil || source.owner == list.user) && (list.kind == nil || source.kind.rawValue == list.kind)
+                && (list.tag.map { source.tags.contains(Tag($0)) } ?? true) && (visible?.contains(source.path) ?? true)
         }
-        let offset = checked.offset ?? 0, limit = checked.limit ?? 100
+        let offset = list.offset ?? 0, limit = list.limit ?? 100
         let page = kept.dropFirst(offset).prefix(limit).map(SourceInfo.init)
         return SourceList(sources: Array(page), total: kept.count, offset: offset, limit: limit)
     }
@@ -93,8 +93,8 @@ struct SourceDesk: Sendable {
     /// Removes a source added over the API, with its snippets, vectors, original and jobs (a job
     /// still reading it is cancelled). A file's source is not removed this way: it belongs to the
     /// file (a `conflict`). A scoped token needs the right `sources`.
-    func removeSource(_ request: SourceRemoveRequest, as caller: Caller) async throws -> Deleted {
-        let id = try request.validated(limits)
+    func removeSource(_ checked: Checked<SourceRemoveRequest>, as caller: Caller) async throws -> Deleted {
+        let id = checked.valid
         try caller.require(.sources, writing: true, "remove sources")
         if id.hasPrefix("file:") {
             let stored = try await store.snapshot { try Self.find(id, in: try $0.sources()) }

@@ -19,8 +19,8 @@ struct TokenKeeper: Sendable {
 
     /// Makes a token: the secret `kb_PREFIX_SECRET` is returned once and only its SHA-256 kept.
     /// Bots it names must exist; names are unique. Admin only.
-    func createToken(_ request: TokenRequest, as caller: Caller) async throws -> CreatedToken {
-        var token = try request.validated(limits)
+    func createToken(_ checked: Checked<TokenRequest>, as caller: Caller) async throws -> CreatedToken {
+        var token = checked.valid
         try caller.requireAdmin("make tokens")
         let bots = token.bots
         try await store.snapshot { snapshot in for bot in bots { _ = try snapshot.bot(named: bot) } }

@@ -32,9 +32,9 @@ struct BotCommand: AsyncParsableCommand {
     /// Applies a change request to a bot and shows the result.
     static func change(_ request: BotChangeRequest, global: GlobalOptions) async throws {
         try await reportingErrors(json: global.json) {
-            let request = try checked(request)
+            let valid = try checked(request)
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-            try show(try await kb.changeBot(request), json: global.json)
+            try show(try await kb.changeBot(valid), json: global.json)
         }
     }
 
@@ -43,7 +43,7 @@ struct BotCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Option(name: .customLong("system-prompt"), help: "The bot's system prompt.")
         var systemPrompt: String?
-        @Option(name: .customLong("source"), help: ArgumentHelp("A knowledge source: a path or folder, tag:NAME or kind:note|pdf|image|epub|html|docx|record (repeatable).", valueName: "selector"))
+        @Option(name: .customLong("source"), help: ArgumentHelp("A knowledge source: a path or folder, tag:NAME or kind:\(SourceKind.documentList) (repeatable).", valueName: "selector"))
         var sources: [String] = []
         @Option(name: .customLong("memory-scope"), help: ArgumentHelp("A memory scope it reads: user:{user}, bot:{name}, global… (repeatable; default user:{user} and bot:{name}).", valueName: "template"))
         var scopes: [String] = []
@@ -55,9 +55,9 @@ struct BotCommand: AsyncParsableCommand {
                 request.systemPrompt = systemPrompt
                 request.sources = sources.isEmpty ? nil : sources.map(BotCommand.absolute).map(BotCommand.absolute)
                 request.memoryScopes = scopes.isEmpty ? nil : scopes
-                request = try checked(request)
+                let valid = try checked(request)
                 let kb = try KnowledgeBase.open(at: global.databasePath)
-                try BotCommand.show(try await kb.createBot(request), json: global.json)
+                try BotCommand.show(try await kb.createBot(valid), json: global.json)
             }
         }
     }
@@ -122,7 +122,7 @@ struct BotCommand: AsyncParsableCommand {
     struct SourceChange: ParsableArguments {
         @OptionGroup var global: GlobalOptions
         @Argument var name: String
-        @Argument(help: "A path or folder, tag:NAME or kind:note|pdf|image|epub|html|docx|record.") var selector: String
+        @Argument(help: ArgumentHelp("A path or folder, tag:NAME or kind:\(SourceKind.documentList).")) var selector: String
     }
 
     struct AddSource: AsyncParsableCommand {

@@ -56,10 +56,10 @@ struct Context: AsyncParsableCommand {
             request.tags = tags.isEmpty ? nil : tags
             request.anyTags = anyTags.isEmpty ? nil : anyTags
             request.kinds = kinds.isEmpty ? nil : kinds
-            request = try checked(request)
+            let valid = try checked(request)
             KnowledgeBase.configure(.latency)
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false, embedderURL: endpoint.url)
-            let response = try await kb.context(request, reports: template.map { [$0.name: $0] } ?? [:])
+            let response = try await kb.context(valid, reports: template.map { [$0.name: $0] } ?? [:])
             if global.json {
                 try Terminal.printJSON(response)
                 return

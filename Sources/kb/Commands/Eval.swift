@@ -42,7 +42,7 @@ struct Eval: AsyncParsableCommand {
     var chunk = false
 
     @Option(name: .customLong("chunk-size"), help: "Most characters in a snippet with --chunk.")
-    var chunkSize = 500
+    var chunkSize = Chunker.defaultTarget
 
     @Option(name: .customLong("run-file"), help: ArgumentHelp("Write the rankings as a TREC run file (with several modes, one file per mode: PATH.MODE).", valueName: "path"))
     var runFile: String?

@@ -6,6 +6,7 @@ import KBCore
 import KBKit
 import KBMemory
 import KBServer
+import KBStore
 
 struct MCP: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -34,9 +35,8 @@ struct MCP: AsyncParsableCommand {
             KnowledgeBase.configure(.throughput)
             let templates = try reports.map { try ReportTemplate.loadAll(folder: $0) } ?? [:]
             let model = try llm.model()
-            var environment = ProcessInfo.processInfo.environment
-            if let size = pool.size { environment["KB_DB_POOL"] = String(size) }
-            let kb = try KnowledgeBase.open(at: global.databasePath, create: true, environment: environment, embedderURL: endpoint.url)
+            let kb = try KnowledgeBase.open(at: global.databasePath, create: true, store: try StoreOptions(connections: pool.size),
+                                            embedderURL: endpoint.url)
             kb.recoverEmbedderInBackground()
             let secret = token ?? ProcessInfo.processInfo.environment["KB_MCP_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
             let service = MCPService(kb: kb, reports: templates, memoryModel: model, token: secret)

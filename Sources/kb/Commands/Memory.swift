@@ -103,10 +103,10 @@ struct MemoryCommand: AsyncParsableCommand {
                 request.scope = scope
                 request.supersede = supersede
                 request.nearDuplicate = nearDuplicate
-                request = try checked(request, size.limits)
+                let valid = try checked(request, size.limits)
                 KnowledgeBase.configure(.latency)
                 let kb = try KnowledgeBase.open(at: global.databasePath, limits: size.limits, embedderURL: embedder.endpoint)
-                let result = try await kb.remember(request, embedder: try embedder.choice())
+                let result = try await kb.remember(valid, embedder: try embedder.choice())
                 if global.json {
                     try Terminal.printJSON(result)
                     return
@@ -147,9 +147,9 @@ struct MemoryCommand: AsyncParsableCommand {
                 request.scopes = scopes.isEmpty ? nil : scopes
                 request.tags = tags.isEmpty ? nil : tags
                 request.includeSuperseded = all ? true : nil
-                request = try checked(request)
+                let valid = try checked(request)
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                let memories = try await kb.memories(request)
+                let memories = try await kb.memories(valid)
                 if global.json {
                     try Terminal.printJSON(memories)
                     return
@@ -235,11 +235,11 @@ struct MemoryCommand: AsyncParsableCommand {
                 request.content = content.map { MemoryCommand.text([$0]) }
                 if noTitle { request.title = .some(nil) } else if let title { request.title = .some(title) }
                 if noTags { request.tags = [] } else if !tags.isEmpty { request.tags = tags }
-                request = try checked(request, size.limits)
+                let valid = try checked(request, size.limits)
                 KnowledgeBase.configure(.latency)
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false, limits: size.limits, embedderURL: endpoint.url)
                 let before = try await kb.memory(id).memory
-                let memory = try await kb.changeMemory(request)
+                let memory = try await kb.changeMemory(valid)
                 if global.json {
                     try Terminal.printJSON(memory)
                 } else if memory.version == before.version {
@@ -297,11 +297,11 @@ struct MemoryCommand: AsyncParsableCommand {
             try await reportingErrors(json: global.json) {
                 var request = try Self.request(file, user: user, bot: bot)
                 request.apply = apply ? true : request.apply
-                request = try checked(request)
+                let valid = try checked(request)
                 let model = try llm.model()
                 KnowledgeBase.configure(.latency)
                 let kb = try KnowledgeBase.open(at: global.databasePath, embedderURL: embedder.endpoint)
-                let extraction = try await kb.extractMemories(request, model: model, embedder: try embedder.choice())
+                let extraction = try await kb.extractMemories(valid, model: model, embedder: try embedder.choice())
                 if global.json {
                     try Terminal.printJSON(extraction)
                     return
@@ -408,10 +408,10 @@ struct MemoryCommand: AsyncParsableCommand {
                 request.mode = mode
                 request.halfLife = halfLife
                 request.includeSuperseded = includeSuperseded ? true : nil
-                request = try checked(request)
+                let valid = try checked(request)
                 KnowledgeBase.configure(.latency)
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false, embedderURL: endpoint.url)
-                let results = try await kb.recall(request)
+                let results = try await kb.recall(valid)
                 if global.json {
                     try Terminal.printJSON(results)
                     return

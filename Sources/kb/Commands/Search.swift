@@ -85,7 +85,7 @@ struct Search: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors(json: global.json) {
-            let search = try checked { try request.validated(Limits()) }
+            let search = try checked(request)
             KnowledgeBase.configure(.latency)
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false, embedderURL: endpoint.url)
             let results = try await kb.search(search)
@@ -112,7 +112,7 @@ struct Search: AsyncParsableCommand {
                 print("   " + Terminal.shorten(hit.excerpt.replacingOccurrences(of: "\n", with: " ")))
                 print("")
             }
-            let asked = search.query.mode
+            let asked = search.valid.query.mode
             if (Terminal.stdoutIsTerminal || results.mode != asked) && results.degraded == nil {
                 let how = results.embedder.map { "\(results.mode.rawValue) search with \($0)" } ?? "\(results.mode.rawValue) search"
                 FileHandle.standardError.write(Data("(\(how)\(results.mode != asked ? "; the index has no vectors" : ""))\n".utf8))

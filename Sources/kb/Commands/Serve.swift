@@ -6,6 +6,7 @@ import KBCore
 import KBKit
 import KBMemory
 import KBServer
+import KBStore
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -98,7 +99,7 @@ struct Serve: AsyncParsableCommand {
             var limits = Limits()
             limits.maxUploadBytes = maxUpload
             let (kb, created) = try KnowledgeBase.openForService(at: global.databasePath, limits: limits, embedderURL: endpoint.url,
-                                                                 databasePool: pool.size)
+                                                                 store: try StoreOptions(connections: pool.size))
             if created { FileHandle.standardError.write(Data("kb serve: created a new, empty index at \(kb.path)\n".utf8)) }
             FileHandle.standardError.write(Data((
                 "kb serve: http://\(host):\(port) (index \(kb.path); \(configuration.reports.count) report template(s); "

@@ -49,9 +49,9 @@ struct TokenCommand: AsyncParsableCommand {
                 request.allow = allow
                 request.readOnly = readOnly
                 request.expires = expires
-                request = try checked(request)
+                let valid = try checked(request)
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                let created = try await kb.createToken(request)
+                let created = try await kb.createToken(valid)
                 if global.json {
                     try Terminal.printJSON(created)
                 } else {

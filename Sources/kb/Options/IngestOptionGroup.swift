@@ -13,7 +13,7 @@ struct IngestOptionGroup: ParsableArguments {
     var tagsFrom: String?
 
     @Option(name: .customLong("chunk-size"), help: "Most characters in a snippet.")
-    var chunkSize = 500
+    var chunkSize = Chunker.defaultTarget
 
     @Option(name: .customLong("chunk-overlap"), help: "Characters a snippet repeats from the previous one (default: a tenth of the chunk size).")
     var chunkOverlap: Int?
@@ -47,11 +47,10 @@ struct IngestOptionGroup: ParsableArguments {
     @OptionGroup var ocrOptions: OCROptionGroup
 
     func validate() throws {
-        guard chunkSize >= Chunker.minimumTarget else {
-            throw ValidationError("--chunk-size must be at least \(Chunker.minimumTarget).")
-        }
-        if let overlap = chunkOverlap, overlap < 0 || overlap > chunkSize / 2 {
-            throw ValidationError("--chunk-overlap must be between 0 and half of --chunk-size (\(chunkSize / 2)).")
+        do {
+            _ = try Chunker(targetCharacters: chunkSize, overlapCharacters: chunkOverlap)
+        } catch let error as KBError {
+            throw ValidationError(error.message + " (--chunk-size, --chunk-overlap)")
         }
     }
 

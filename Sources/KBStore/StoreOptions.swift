@@ -1,0 +1,37 @@
+public import Foundation
+public import KBCore
+
+/// How a knowledge base opens its index, beyond where it is: settings only a database server's
+/// index uses, each read from the environment once, here, when not given.
+///
+/// ```swift
+/// let options = try StoreOptions(connections: 16)
+/// let kb = try KnowledgeBase.open(at: "postgres://kb@db:5432/kb", store: options)
+/// ```
+public struct StoreOptions: Sendable, Hashable {
+    /// Connections to a PostgreSQL index, and threads waiting on them (`--db-pool`). The default
+    /// is `$KB_DB_POOL`, else 8.
+    public var connections: Int
+    /// PostgreSQL's text search configuration for a new index. The default is `$KB_TEXT_SEARCH`,
+    /// else `simple`.
+    public var textSearch: String
+
+    public static let defaultConnections = 8
+
+    /// Given values win; the others come from `environment`. A `KB_DB_POOL` that is not a whole
+    /// number is an error naming it.
+    public init(connections: Int? = nil, textSearch: String? = nil,
+                environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        if let connections {
+            self.connections = connections
+        } else if let given = environment["KB_DB_POOL"], !given.isEmpty {
+            guard let parsed = Int(given) else {
+                throw KBError(.invalidArgument, "KB_DB_POOL is '\(given)'; give the number of PostgreSQL connections, e.g. KB_DB_POOL=8.")
+            }
+            self.connections = parsed
+        } else {
+            self.connections = Self.defaultConnections
+        }
+        self.textSearch = textSearch ?? environment["KB_TEXT_SEARCH"].flatMap { $0.isEmpty ? nil : $0 } ?? "simple"
+    }
+}
