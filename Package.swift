@@ -124,8 +124,9 @@ let package = Package(
         .target(
             name: "KBServer",
             dependencies: [
-                "KBCore", "KBKit", "KBMemory", "KBContext", "KBIngest",
+                "KBCore", "KBStore", "KBKit", "KBMemory", "KBContext", "KBIngest",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "MCP", package: "swift-sdk"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -155,7 +156,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "KBSQLiteTests",
-            dependencies: ["KBCore", "KBStore", "KBSQLite", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["KBCore", "KBStore", "KBSQLite", "CKBKernels", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(name: "KBEmbedTests", dependencies: ["KBCore", "KBEmbed", "CKBEncoder"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "KBEvalTests", dependencies: ["KBCore", "KBEval"], swiftSettings: strict),
@@ -166,6 +167,8 @@ let package = Package(
             dependencies: [
                 "KBCore", "KBStore", "KBSQLite", "KBKit", "KBServer", "KBContext", "KBEmbed", "KBIngest", "KBTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -175,7 +178,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "KBMemoryTests", dependencies: ["KBCore", "KBMemory"], swiftSettings: strict),
         .testTarget(
-            name: "KBKitTests", dependencies: ["KBCore", "KBStore", "KBSQLite", "KBIngest", "KBKit", "KBMemory", "KBRetrieval", "KBContext", "KBPostgres", "KBTestSupport"],
+            name: "KBKitTests", dependencies: ["KBCore", "KBStore", "KBSQLite", "KBIngest", "KBKit", "KBEmbed", "KBMemory", "KBRetrieval", "KBContext", "KBPostgres", "KBTestSupport"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "kbTests",

@@ -1,6 +1,6 @@
 import CKBMarkup
 public import Foundation
-public import KBCore
+import KBCore
 
 /// An element of a parsed XML or HTML document, copied out of libxml2's tree into values:
 /// local names (no namespace prefixes), attributes by local name, children in order.

@@ -2,7 +2,7 @@ public import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-public import KBCore
+import KBCore
 import KBEmbed
 
 /// A chat model behind an OpenAI-compatible `POST /chat/completions` endpoint (OpenAI, Ollama,

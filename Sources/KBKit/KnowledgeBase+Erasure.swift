@@ -1,4 +1,4 @@
-public import KBCore
+import KBCore
 
 extension KnowledgeBase {
     /// Erases a scope: every memory with all its versions, vectors, keyword rows and cached

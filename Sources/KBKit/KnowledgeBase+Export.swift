@@ -1,4 +1,4 @@
-public import KBCore
+import KBCore
 
 extension KnowledgeBase {
     /// Copies this whole index — sources (with uploads' originals), snippets, tags, every

@@ -1,4 +1,4 @@
-public import KBCore
+import KBCore
 
 extension KnowledgeBase {
     /// Makes a scoped token: the secret `kb_PREFIX_SECRET` is returned once and only its SHA-256

@@ -1,6 +1,6 @@
 import Crypto
 public import Foundation
-public import KBCore
+import KBCore
 public import KBStore
 
 /// What `kb serve` answered, kept with the index for `kb usage`: every search, recall, context,

@@ -1,4 +1,4 @@
-public import KBCore
+import KBCore
 
 /// A candidate as the asynchronous stage sees it: the snippet, its score so far, where it comes
 /// from and its text.

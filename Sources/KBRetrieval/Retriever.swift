@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import KBCore
 public import KBStore
 

@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import KBCore
-import KBEmbed
 import KBKit
 import KBStore
 import Prometheus
@@ -106,7 +105,7 @@ final class ServiceMetrics: Sendable {
         let available = kb.queryEmbedderStatus.available
         registry.makeGauge(descriptor: Self.name("query_embedder", "available", "1 while queries can be embedded, 0 while answers come from keywords."))
             .set(to: available ? 1 : 0)
-        let encoder = EncoderActivity.shared.current
+        let encoder = KnowledgeBase.encoderLoad
         registry.makeGauge(descriptor: Self.name("encoder_waiting", "sequences", "Sequences waiting for an encoder pass.")).set(to: Double(encoder.waiting))
         registry.makeGauge(descriptor: Self.name("encoder_passes", "total", "Encoder passes run.")).set(to: Double(encoder.passes))
         registry.makeGauge(descriptor: Self.name("encoder_encoded", "sequences", "Sequences encoded.")).set(to: Double(encoder.sequences))

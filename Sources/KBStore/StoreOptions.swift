@@ -1,5 +1,5 @@
 public import Foundation
-public import KBCore
+import KBCore
 
 /// How a knowledge base opens its index, beyond where it is: settings only a database server's
 /// index uses, each read from the environment once, here, when not given.

@@ -184,7 +184,7 @@ extension SearchQuery {
         for kind in SourceKind.allCases {
             let source = Source(path: "/kinds/\(kind.rawValue)", kind: kind, title: kind.rawValue, contentHash: kind.rawValue, size: 1)
             let document = SourceDocument(source: source, snippets: [Snippet(ordinal: 0, text: "a \(kind.rawValue) text", start: 0, end: 8)])
-            try await kb.store.replace(document, vectors: nil, embedder: .none, ingestedAt: Date())
+            _ = try await kb.store.replace(document, vectors: nil, embedder: .none, ingestedAt: Date())
         }
         let stored = try await kb.store.snapshot { try $0.sources() }.filter { $0.path.hasPrefix("/kinds/") }
         #expect(Set(stored.map(\.kind)) == Set(SourceKind.allCases))

@@ -106,6 +106,26 @@ import Testing
         }
     }
 
+    /// Every command's and subcommand's help, found by walking the SUBCOMMANDS of each: no line
+    /// shows a source line's continuation backslash.
+    @Test func noHelpTextShowsALineContinuation() async throws {
+        let cli = try CLI()
+        var pending: [[String]] = [[]]
+        var seen = 0
+        while let command = pending.popLast() {
+            let help = try await cli.run(command + ["--help"], environment: ["COLUMNS": "100"]).stdout
+            seen += 1
+            #expect(!help.components(separatedBy: "\n").contains { $0.hasSuffix("\\") }, "kb \(command.joined(separator: " ")) --help")
+            guard let section = help.components(separatedBy: "SUBCOMMANDS:").dropFirst().first else { continue }
+            // Subcommands are listed lower case; the section ends with "See 'kb help …'".
+            for line in section.components(separatedBy: "\n") where line.hasPrefix("  ") && !line.hasPrefix("   ") && command.count < 3 {
+                let name = line.trimmingCharacters(in: .whitespaces).components(separatedBy: " ")[0]
+                if name.range(of: "^[a-z][a-z-]*$", options: .regularExpression) != nil, name != "help" { pending.append(command + [name]) }
+            }
+        }
+        #expect(seen > 25)
+    }
+
     @Test(.enabled(if: TestBackend.isSQLite, "about index files"))
     func searchingWithoutAnIndexSaysHowToMakeOne() async throws {
         let cli = try CLI()

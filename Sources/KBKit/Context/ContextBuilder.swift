@@ -1,6 +1,6 @@
 import Foundation
-public import KBContext
-public import KBCore
+import KBContext
+import KBCore
 import KBRetrieval
 import KBStore
 import KBMemory

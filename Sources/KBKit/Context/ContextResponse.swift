@@ -1,6 +1,6 @@
 public import KBContext
 public import KBCore
-public import KBRetrieval
+import KBRetrieval
 
 /// A prompt block with its citations, for a bot or a report.
 public struct ContextResponse: Sendable, Codable {

@@ -1,5 +1,6 @@
 public import Foundation
 import KBCore
+import KBEmbed
 import KBRetrieval
 import KBStore
 
@@ -165,4 +166,23 @@ extension KnowledgeBase {
     /// name recorded stays the identity that must match): given when opening, else
     /// `KB_EMBEDDINGS_URL`.
     public var embedderURL: String? { embedders.embedderURL }
+}
+
+/// What the local model's encoder queues of this process have done, for metrics: sequences that
+/// have waited for a forward pass, passes run and the sequences in them, and how many wait now.
+public struct EncoderLoad: Sendable, Hashable {
+    /// Sequences waiting for a pass now.
+    public var waiting: Int
+    public var passes: Int
+    public var sequences: Int
+    /// How many passes held 1, 2–4, 5–8, 9–16 and 17 or more sequences.
+    public var passSizes: [Int]
+}
+
+extension KnowledgeBase {
+    /// The encoder queues' work so far, process-wide.
+    public static var encoderLoad: EncoderLoad {
+        let counts = EncoderActivity.shared.current
+        return EncoderLoad(waiting: counts.waiting, passes: counts.passes, sequences: counts.sequences, passSizes: counts.passSizes)
+    }
 }

@@ -1,7 +1,7 @@
 import Foundation
 public import KBCore
 public import KBEval
-public import KBStore
+import KBStore
 public import KBIngest
 
 /// How `kb eval` runs.

@@ -1,7 +1,7 @@
 public import Foundation
 public import KBCore
 public import KBMemory
-public import KBStore
+import KBStore
 
 /// A memory to add.
 ///

@@ -1,4 +1,4 @@
-public import KBCore
+import KBCore
 public import KBMemory
 
 /// A change to a memory: `kb memory update`, `PATCH /v1/memories/{id}` and the MCP tool

@@ -1,4 +1,4 @@
-public import KBCore
+import KBCore
 public import KBMemory
 
 /// A memory to store: `kb memory add`, `POST /v1/memories` and the MCP tool `remember`.

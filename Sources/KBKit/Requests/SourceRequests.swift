@@ -1,5 +1,5 @@
 import Foundation
-public import KBCore
+import KBCore
 public import KBIngest
 
 /// A text source to add: `POST /v1/sources` with a JSON body, the MCP tool `add_source` and

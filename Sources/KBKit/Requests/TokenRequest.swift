@@ -1,5 +1,5 @@
 import Foundation
-public import KBCore
+import KBCore
 
 /// A scoped API token to make: `kb token create`, `POST /v1/tokens` (admin token only).
 ///

@@ -1,4 +1,4 @@
-public import KBCore
+import KBCore
 
 /// Who a request comes from.
 public enum Caller: Sendable, Hashable {

@@ -1,6 +1,6 @@
 import Crypto
-public import Foundation
-public import KBCore
+import Foundation
+import KBCore
 import KBMemory
 import KBStore
 

@@ -10,10 +10,10 @@ struct Eval: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure retrieval quality on a labelled query set (BEIR layout).",
         discussion: """
-            DATASET is a folder with corpus.jsonl, queries.jsonl and qrels/<split>.tsv; or, in kb's own \\
-            layout, a corpus.path file naming a folder of notes (document ids are note paths relative to \\
-            it). The corpus goes into a temporary index, or into --db, where a re-run reuses it and only \\
-            re-runs the queries. Reports nDCG@10, MRR@10, recall@10, recall@100 and MAP@100 as trec_eval \\
+            DATASET is a folder with corpus.jsonl, queries.jsonl and qrels/<split>.tsv; or, in kb's own \
+            layout, a corpus.path file naming a folder of notes (document ids are note paths relative to \
+            it). The corpus goes into a temporary index, or into --db, where a re-run reuses it and only \
+            re-runs the queries. Reports nDCG@10, MRR@10, recall@10, recall@100 and MAP@100 as trec_eval \
             defines them (queries without a relevant document are skipped and counted), and latency.
             """)
 

@@ -1,7 +1,7 @@
-public import ArgumentParser
+import ArgumentParser
 import Foundation
 import KBCore
-public import KBIngest
+import KBIngest
 
 /// How files become snippets: shared by `ingest` and `inspect`.
 struct IngestOptionGroup: ParsableArguments {
