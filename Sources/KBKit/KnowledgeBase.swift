@@ -92,6 +92,8 @@ public final class KnowledgeBase: Sendable {
     ///   - create: make the index when there is none (else that is an error saying how to make one).
     ///   - limits: what requests may ask for.
     ///   - profile: every depth and limit of retrieval (the defaults unless given).
+    ///   - options: how a database server's index is opened (its pool size); nil reads them
+    ///     from `environment` (`KB_DB_POOL`, `KB_TEXT_SEARCH`).
     ///   - environment: where embedders are configured from (`KB_MODEL_DIR`, `KB_EMBEDDINGS_URL`,
     ///     `KB_EMBEDDINGS_API_KEY`, …). The default is the process's.
     ///   - embedderURL: an embeddings endpoint to use instead of the one an `openai:` index

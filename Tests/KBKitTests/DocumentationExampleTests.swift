@@ -1,16 +1,17 @@
 import Foundation
 import KBCore
 import KBIngest
+import KBRetrieval
 import KBStore
 import KBTestSupport
 import Testing
 @testable import KBKit
 
-/// Every Swift example in KBKit's documentation — doc comments and the DocC articles — and in
-/// README runs, line for line, here or in `Examples/embed-kb` (built and run by scripts/test.sh), and a test checks
-/// that no example is left out: an example that stops compiling fails the build, one that stops
-/// working fails its test, and one written without a test fails
-/// `everyExampleInTheDocumentationIsATest`.
+/// Every Swift example in KBKit's and KBRetrieval's documentation — doc comments and the DocC
+/// articles — in README and in the manual (`docs/*.md`) runs, line for line, in the tests or in
+/// `Examples/embed-kb` (built and run by scripts/test.sh), and a test checks that no example is
+/// left out: an example that stops compiling fails the build, one that stops working fails its
+/// test, and one written without a test fails `everyExampleInTheDocumentationIsATest`.
 @Suite struct DocumentationExampleTests {
     /// A knowledge base with the notes of a workspace ingested with the hashing embedder.
     func knowledgeBase(_ ws: Workspace) async throws -> KnowledgeBase {
@@ -39,6 +40,23 @@ import Testing
         let (embedder, store, texts) = (try #require(chosen), kb.store, ["alpha", "beta"])
         let vectors = try await CachingEmbedder(embedder, record: record, store: store).embed(texts)
         #expect(vectors.count == 2 && vectors.allSatisfy { $0.count == record.dimension })
+    }
+
+    @Test func aRetrieverAndAStage() async throws {
+        let kb = try await knowledgeBase(try Workspace())
+        let (store, embeddings) = (kb.store, kb.embedders)
+        let retriever = Retriever(store: store, encoding: embeddings)
+        let results = try await retriever.search(SearchQuery("saturn return"))
+        #expect(results.query == "saturn return")
+
+        struct Reversed: RetrievalStage {
+            let name = "reversed"
+            func apply(_ candidates: [RetrievalCandidate], query: String) async throws -> [RetrievalCandidate] {
+                candidates.reversed()
+            }
+        }
+        kb.useRetrievalStage(Reversed())
+        #expect(kb.retriever.stage.name == "reversed")
     }
 
     @Test func checkedRequests() async throws {
@@ -180,11 +198,21 @@ import Testing
 
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The Swift examples (```swift blocks) of KBKit's doc comments and DocC articles, and of README.
+    /// The manual's pages: `docs/*.md`.
+    static func manualPages() throws -> [URL] {
+        try FileManager.default.contentsOfDirectory(at: root.appendingPathComponent("docs"), includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "md" }.sorted { $0.path < $1.path }
+    }
+
+    /// The Swift examples (```swift blocks) of KBKit's and KBRetrieval's doc comments, KBKit's
+    /// DocC articles, README and the manual's pages.
     static func documentedExamples() throws -> [(place: String, lines: [String])] {
         var examples: [(String, [String])] = []
-        let files = (FileManager.default.enumerator(at: root.appendingPathComponent("Sources/KBKit"), includingPropertiesForKeys: nil)?
-            .compactMap { $0 as? URL } ?? []).sorted { $0.path < $1.path } + [root.appendingPathComponent("README.md")]
+        let sources = ["Sources/KBKit", "Sources/KBRetrieval"].flatMap { folder in
+            FileManager.default.enumerator(at: root.appendingPathComponent(folder), includingPropertiesForKeys: nil)?
+                .compactMap { $0 as? URL } ?? []
+        }
+        let files = sources.sorted { $0.path < $1.path } + [root.appendingPathComponent("README.md")] + (try manualPages())
         for file in files where ["swift", "md"].contains(file.pathExtension) {
             let isArticle = file.pathExtension == "md"
             var block: [String]?
@@ -209,12 +237,32 @@ import Testing
         return examples
     }
 
+    /// README is the way in: every page of the manual is linked from it, and every link of
+    /// README and the manual to a file of the repository finds one.
+    @Test func everyPageOfTheManualIsReachableFromREADMEAndEveryLinkFindsItsFile() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let pages = try Self.manualPages()
+        #expect(pages.count >= 10)
+        for page in pages { #expect(readme.contains("(docs/\(page.lastPathComponent))"), "README does not link \(page.lastPathComponent)") }
+        #expect(readme.components(separatedBy: "\n").count <= 200, "README is over 200 lines")
+        for file in [Self.root.appendingPathComponent("README.md")] + pages {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            let links = text.matches(of: /\]\(([^)#:]+\.md)(#[^)]*)?\)/).map { String($0.output.1) }
+            for link in links {
+                let target = file.deletingLastPathComponent().appendingPathComponent(link).standardizedFileURL
+                #expect(FileManager.default.fileExists(atPath: target.path), "\(file.lastPathComponent) links \(link), which is not there")
+            }
+        }
+    }
+
     @Test func everyExampleInTheDocumentationIsATest() throws {
         let examples = try Self.documentedExamples()
         #expect(examples.count >= 15)
-        // This file's tests, and the app in Examples/embed-kb, which scripts/test.sh builds and runs.
-        let files = [URL(fileURLWithPath: #filePath), Self.root.appendingPathComponent("Examples/embed-kb/Sources/embed-kb/main.swift"),
-                     Self.root.appendingPathComponent("Examples/embed-kb/Package.swift")]
+        // The tests, and the app in Examples/embed-kb, which scripts/test.sh builds and runs.
+        let testFiles = FileManager.default.enumerator(at: Self.root.appendingPathComponent("Tests"), includingPropertiesForKeys: nil)?
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+        let files = testFiles + [Self.root.appendingPathComponent("Examples/embed-kb/Sources/embed-kb/main.swift"),
+                                 Self.root.appendingPathComponent("Examples/embed-kb/Package.swift")]
         let tests = try files.flatMap { try String(contentsOf: $0, encoding: .utf8).components(separatedBy: "\n") }
             .map { $0.trimmingCharacters(in: .whitespaces) }
         for (place, lines) in examples {

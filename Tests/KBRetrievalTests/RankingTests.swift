@@ -1,3 +1,4 @@
+import KBCore
 import KBRetrieval
 import KBTestSupport
 import Testing
@@ -73,5 +74,25 @@ import Testing
         }
         // (18,925 against 47,459 when written.)
         #expect(lazyCalls < incrementalCalls / 2)
+    }
+}
+
+/// The examples of KBRetrieval's documentation, line for line.
+@Suite struct RetrievalDocumentationExampleTests {
+    @Test func rankingExamples() {
+        let fused =
+            Ranking.reciprocalRank([[3, 1], [1, 2]], weights: [1, 1])   // 1 first: 1/62 + 1/61
+        #expect(fused.first?.id == 1)
+        let picks =
+            Ranking.maximalMarginalRelevance([1, 0.9, 0.5], lambda: 0.5, k: 2) { i, j in i + j == 1 ? 1 : 0 }   // [0, 2]
+        #expect(picks == [0, 2])
+    }
+
+    @Test func conversationPlanExample() {
+        let plan = ConversationPlan.queries(turn: "And when does it come back?",
+                                            history: [ConversationTurn(.user, "What does Saturn stand for?")], use: .fused)
+        // [("And when does it come back?", 1), ("What does Saturn stand for?\nAnd when does it come back?", 4)]
+        #expect(plan == [PlannedQuery("And when does it come back?", weight: 1),
+                         PlannedQuery("What does Saturn stand for?\nAnd when does it come back?", weight: 4)])
     }
 }
