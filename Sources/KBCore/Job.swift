@@ -63,7 +63,4 @@ public struct Job: Sendable, Hashable, Codable, Identifiable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
     }
-
-    /// Whether the job has ended, well or not.
-    public var isFinished: Bool { state == .done || state == .failed }
 }

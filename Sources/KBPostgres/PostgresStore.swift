@@ -210,11 +210,6 @@ public final class PostgresStore: TransactionalStore {
         }
     }
 
-    /// Whether an error is PostgreSQL's unique violation.
-    static func isUniqueViolation(_ error: any Error) -> Bool {
-        (error as? PSQLError)?.serverInfo?[.sqlState] == "23505"
-    }
-
     // MARK: - Keyword language
 
     /// The text search configuration is chosen when the index is made (`KB_TEXT_SEARCH`); kb does

@@ -59,9 +59,6 @@ public final class VectorMatrix: @unchecked Sendable {
 
     public var count: Int { lock.read { ids.count } }
 
-    /// Whether the int8 copy is kept.
-    public var isQuantized: Bool { lock.read { quantizedEnabled } }
-
     /// Adds or replaces vectors by snippet id. A vector of another dimension is an error, and
     /// then nothing changes.
     public func upsert(_ entries: [(id: Int64, vector: [Float])]) throws {

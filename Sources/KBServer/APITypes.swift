@@ -57,12 +57,4 @@ enum API {
         var model: String
         var usage: Usage
     }
-
-    struct ErrorBody: Encodable {
-        struct Detail: Encodable {
-            var code: String
-            var message: String
-        }
-        var error: Detail
-    }
 }

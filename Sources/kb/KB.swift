@@ -78,7 +78,7 @@ func answerFromIndex<R: KBRequest, T: Encodable>(_ request: R, _ global: GlobalO
 }
 
 func report(_ error: KBError, json: Bool) {
-    guard json, let text = try? KBJSON.text(["error": ["code": error.code.rawValue, "message": error.message]]) else {
+    guard json, let text = try? KBJSON.text(ErrorBody(code: error.code.rawValue, message: error.message)) else {
         Terminal.error(error.message)
         return
     }

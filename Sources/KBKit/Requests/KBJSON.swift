@@ -132,3 +132,15 @@ public struct Deleted: Sendable, Hashable, Codable {
 
     public init(_ deleted: String) { self.deleted = deleted }
 }
+
+/// `{"error": {"code", "message"}}`: how `kb serve` answers an error and how a command prints
+/// one with `--json` — the one shape of an error body.
+public struct ErrorBody: Codable, Sendable, Hashable {
+    public struct Detail: Codable, Sendable, Hashable {
+        public var code: String
+        public var message: String
+    }
+    public var error: Detail
+
+    public init(code: String, message: String) { error = Detail(code: code, message: message) }
+}
