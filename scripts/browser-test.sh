@@ -2,7 +2,7 @@
 # kb in a real browser: Debian's Chromium driven by Playwright (from PyPI, using that Chromium;
 # Playwright's own browser download is never used). Runs Tests/Browser/*.py against the kb binary
 # in KB_BIN (default: .build/debug/kb, built if missing). Installs chromium and python3-venv if
-# missing, and keeps the Python tools in .build/browser-venv (made again when the pins change).
+# missing, and keeps the Python tools in .build/test-venv (ensure_test_venv in lib.sh).
 #
 #   scripts/browser-test.sh
 . "$(dirname "$0")/lib.sh"
@@ -10,15 +10,7 @@ cd "$KB_ROOT"
 ensure_swift
 ensure_system_packages chromium python3-venv
 
-PINS=(playwright==1.65.2 openai==3.57.0)
-VENV="$KB_ROOT/.build/browser-venv"
-if [ "$(cat "$VENV/pins" 2>/dev/null)" != "${PINS[*]}" ]; then
-    say "Installing ${PINS[*]} into $VENV"
-    rm -rf "$VENV"
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "${PINS[@]}"
-    echo "${PINS[*]}" >"$VENV/pins"
-fi
+ensure_test_venv
 
 KB_BIN="${KB_BIN:-$KB_ROOT/.build/debug/kb}"
 if [ ! -x "$KB_BIN" ]; then
@@ -30,6 +22,6 @@ export KB_BIN KB_CHROMIUM="$(command -v chromium)"
 status=0
 for test in Tests/Browser/*.py; do
     say "Browser: $test"
-    "$VENV/bin/python" "$test" || status=1
+    "$TEST_PYTHON" "$test" || status=1
 done
 exit "$status"

@@ -218,3 +218,18 @@ wrk_context() {
     line=$(KB_BENCH_MIXED="${3:-0}" wrk -t"$threads" -c"$1" -d"${2}s" --timeout 10s -s "$WORK/context.lua" "$URL" | grep '^RESULT')
     read -r _ REQUESTS RPS P50 P99 SOCKET STATUS <<<"$line"
 }
+
+# The Python tools the browser and client tests use (Playwright, OpenAI's client), pinned, in
+# .build/test-venv (made again when the pins change). Sets TEST_PYTHON.
+ensure_test_venv() {
+    local pins=(playwright==1.65.2 openai==3.57.0)
+    local venv="$KB_ROOT/.build/test-venv"
+    if [ "$(cat "$venv/pins" 2>/dev/null)" != "${pins[*]}" ]; then
+        say "Installing ${pins[*]} into $venv"
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install --quiet --disable-pip-version-check "${pins[@]}"
+        echo "${pins[*]}" >"$venv/pins"
+    fi
+    TEST_PYTHON="$venv/bin/python"
+}

@@ -8,6 +8,8 @@
 #     the build phase;
 #   - the tests against SQLite;
 #   - web pages against a local kb in Debian's Chromium (scripts/browser-test.sh);
+#   - OpenAI's Python client against kb serve's chat completions, with a stub upstream model
+#     (scripts/client-test.sh), on SQLite and on PostgreSQL;
 #   - the suites that open indexes (KBKitTests, KBServerTests, kbTests) again against
 #     PostgreSQL + pgvector: a throwaway server from scripts/postgres.sh (PyPI pgserver). Where it
 #     cannot be installed (KB_TEST_POSTGRES=0, or no x86_64 Linux wheel) that run is skipped with a
@@ -59,6 +61,13 @@ browser_tests() {
 }
 PHASE_ERRORS='FAIL|error' phase "Browser tests (Chromium)" browser browser_tests
 
+# OpenAI's Python client against kb serve's chat completions, with a stub upstream model.
+client_tests() {
+    KB_BIN="$KB_ROOT/.build/debug/kb" bash scripts/client-test.sh || return
+    phase_note "$(grep -c '^  ok ' "$KB_LOGS/$1.log") checks"
+}
+PHASE_ERRORS='FAIL|error' phase "Chat completions with OpenAI's client (SQLite)" client client_tests client
+
 # The suites that open indexes, again against PostgreSQL, on a throwaway server.
 PG_FOLDER="" PG_URL=""
 start_postgres() {
@@ -84,6 +93,8 @@ else
         PG_URL=""
     fi
     [ -z "$PG_URL" ] || PHASE_ERRORS='✘|error:' phase "Tests (PostgreSQL + pgvector)" tests-postgres postgres_tests "$@"
+    [ -z "$PG_URL" ] || KB_TEST_DB="$PG_URL" PHASE_ERRORS='FAIL|error' \
+        phase "Chat completions with OpenAI's client (PostgreSQL)" client-postgres client_tests client-postgres
 fi
 
 e5_exactness() {

@@ -37,6 +37,9 @@ public struct KBError: Error, Sendable, CustomStringConvertible {
         /// A language model kb was told to ask (memory extraction) failed, timed out, or gave an
         /// answer kb does not accept.
         case languageModel = "language_model"
+        /// A language model kb was told to ask gave no answer within its timeout (a chat
+        /// completion's upstream).
+        case upstreamTimeout = "upstream_timeout"
         /// No valid credential: a missing, wrong, expired or revoked token.
         case unauthorized = "unauthorized"
         /// The caller's token does not carry the right the request needs, or a web page of

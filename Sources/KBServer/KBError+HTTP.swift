@@ -22,6 +22,7 @@ extension KBError: HTTPResponseError {
         case .unsupportedMode, .embedderMismatch, .unprocessable: .unprocessableContent
         case .modelMissing, .invalidModel, .embedding: .serviceUnavailable
         case .languageModel: .badGateway
+        case .upstreamTimeout: .gatewayTimeout
         case .noSuchFile, .unreadableFile, .notAnIndex, .noIndex, .newerSchema, .database: .internalServerError
         }
     }
@@ -33,15 +34,17 @@ extension KBError: HTTPResponseError {
 
     /// A 4xx answer carries the code and the message. A 5xx answer says only that something
     /// failed, with the request id; what failed goes to the server log under that id, so no path,
-    /// SQL or model detail reaches a client.
+    /// SQL or model detail reaches a client. A language model's failure (502, 504) says which
+    /// model at which address and the fix, in kb's words; the model's own answer goes to the log.
     func response(to request: Request, id: String, context: some RequestContext) -> Response {
         let status = self.status
         guard status.code >= 500 else { return ErrorMiddleware<BasicRequestContext>.response(status, code: code.rawValue, message: message) }
         context.logger.error("request \(id): \(request.method) \(request.uri.path) failed (\(code)): \(message)\(cause.map { " — \($0)" } ?? "")")
         let message = switch status {
         case .serviceUnavailable: "The embedder is unavailable right now (request \(id)). Try again later, or search with mode keyword."
-        case .badGateway: "The language model kb asks failed, timed out or gave an answer kb does not accept (request \(id)); "
-            + "nothing was stored. The server log has the details."
+        // kb's own words about the model (which one, where, the fix); what the model itself
+        // answered stays in the cause, for the log.
+        case .badGateway, .gatewayTimeout: "\(message) (request \(id); the server log has the details.)"
         default: "Something went wrong inside kb (request \(id)); the server log has the details."
         }
         return ErrorMiddleware<BasicRequestContext>.response(status, code: code.rawValue, message: message)

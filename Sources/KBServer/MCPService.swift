@@ -102,9 +102,20 @@ public struct MCPService: Sendable {
 
     /// A server with kb's tools registered, not yet started.
     public func makeServer() async throws -> Server {
-        let server = Server(name: "kb", version: "0.1.0", capabilities: .init(tools: .init(listChanged: false)))
+        let server = Server(name: "kb", version: "0.1.0", capabilities: .init(prompts: .init(listChanged: false), tools: .init(listChanged: false)))
         let tools = try tools()
         await server.withMethodHandler(ListTools.self) { _ in .init(tools: tools) }
+        await server.withMethodHandler(ListPrompts.self) { _ in .init(prompts: [Self.chatPrompt]) }
+        await server.withMethodHandler(GetPrompt.self) { params in
+            guard params.name == Self.chatPrompt.name else {
+                throw MCPError.invalidParams("kb has one prompt, chat; there is no prompt named \(params.name).")
+            }
+            do {
+                return try await chat(params.arguments ?? [:])
+            } catch let error as KBError {
+                throw MCPError.invalidParams(error.message)
+            }
+        }
         await server.withMethodHandler(CallTool.self) { params in
             do {
                 return .init(content: [.text(text: try await call(params.name, params.arguments ?? [:]), annotations: nil, _meta: nil)], isError: false)
@@ -115,6 +126,44 @@ public struct MCPService: Sendable {
             }
         }
         return server
+    }
+
+    /// The `chat` prompt: a bot's system prompt and its context for a turn, as messages a desktop
+    /// assistant sends its own model.
+    static let chatPrompt = Prompt(
+        name: "chat", title: "Chat with a bot's knowledge",
+        description: "The bot's system prompt with the context kb assembles for the question (numbered snippets and the user's memories, within a token budget), then the question: messages to send to your own model.",
+        arguments: [
+            .init(name: "bot", description: "The bot whose prompt, knowledge and memories to use.", required: true),
+            .init(name: "query", description: "The user's question.", required: true),
+            .init(name: "user", description: "The user's id, for the bot's user:{user} memories.", required: false),
+            .init(name: "budget", description: "Tokens the context may use (a whole number).", required: false),
+        ])
+
+    /// The `chat` prompt's messages for these arguments: the bot's system prompt and context,
+    /// then the question. A scoped token's rights apply as for the tools.
+    func chat(_ arguments: [String: String]) async throws -> GetPrompt.Result {
+        if let unknown = arguments.keys.sorted().first(where: { name in !(Self.chatPrompt.arguments ?? []).contains { $0.name == name } }) {
+            throw KBError(.invalidArgument, "The chat prompt takes bot, query, user and budget; \(unknown) is not one of them.")
+        }
+        for name in ["bot", "query"] where (arguments[name] ?? "").isEmpty {
+            throw KBError(.invalidArgument, "The chat prompt needs \(name): the bot and the user's question.")
+        }
+        var options: [String: JSONValue] = [:]
+        if let user = arguments["user"] { options["user"] = .string(user) }
+        if let budget = arguments["budget"] {
+            guard let tokens = Int(budget) else { throw KBError(.invalidArgument, "budget must be a whole number of tokens; got \(budget).") }
+            options["budget"] = .integer(tokens)
+        }
+        let body: JSONValue = [
+            "model": .string(arguments["bot"] ?? ""),
+            "messages": [["role": "user", "content": .string(arguments["query"] ?? "")]],
+            "kb": .object(options),
+        ]
+        let request = try ChatCompletionRequest(json: try KBJSON.encode(body), limits: kb.limits)
+        let turn = try await kb.chatTurn(request, reports: reports, as: try await caller())
+        return .init(description: "\(turn.bot.name): \(turn.context.citations.count) cited items, \(turn.context.tokens) tokens of context",
+                     messages: [.user(.text(text: turn.system)), .user(.text(text: turn.context.query))])
     }
 
     /// Serves on stdin/stdout until the client disconnects.

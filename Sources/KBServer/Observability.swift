@@ -94,6 +94,26 @@ final class ServiceMetrics: Sendable {
         }
     }
 
+    /// A call to a chat completion's upstream model: how long until its answer's head (or its
+    /// whole answer), and how it ended (`ok`, `timeout`, `unreachable`, `status`, `malformed`,
+    /// `cancelled`).
+    func recordUpstream(_ error: (any Error)?, elapsed: Duration) {
+        let outcome: String = switch error {
+        case nil: "ok"
+        case is CancellationError: "cancelled"
+        case let error as KBError where error.code == .upstreamTimeout: "timeout"
+        case let error as KBError where error.message.contains("answered HTTP"): "status"
+        case let error as KBError where error.message.contains("could not be reached"): "unreachable"
+        default: "malformed"
+        }
+        registry.makeDurationHistogram(descriptor: Self.name("upstream_duration", "seconds", "Time the upstream chat model took, by outcome."),
+                                       labels: [("outcome", outcome)], buckets: Self.buckets).record(elapsed)
+        if error != nil {
+            registry.makeCounter(descriptor: Self.name("upstream_errors", "total", "Chat completions the upstream model failed, by outcome."),
+                                 labels: [("outcome", outcome)]).increment()
+        }
+    }
+
     static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(namespace: "kb", metricName: metric, unitName: unit, helpText: help)
     }

@@ -36,7 +36,7 @@ enum OpenAPIDocument {
                             413: "Body too large", 415: "Not a media type kb reads, or not the one the body is (a JSON body must be sent as application/json)",
                             421: "A host name kb does not answer to (kb serve --allowed-host)",
                             422: "Cannot be done with this index", 500: "Internal error", 502: "The language model failed or gave an answer kb does not accept",
-                            503: "Embedder unavailable"]
+                            503: "Embedder unavailable", 504: "The language model gave no answer in time (kb serve --llm-timeout)"]
         for code in Set(errors + [401, 403, 421, 500]).sorted() {
             result[String(code)] = ["description": .string(descriptions[code]!), "content": ["application/json": ["schema": ref("Error")]]]
         }
@@ -92,11 +92,29 @@ enum OpenAPIDocument {
         return .object(op)
     }
 
+    /// `POST /v1/chat/completions`: OpenAI's request and answer, streamed as Server-Sent Events
+    /// when `stream` is true.
+    static func chatCompletions(_ limits: Limits) -> JSONValue {
+        guard case .object(var op) = operation(
+            "chatCompletions",
+            "OpenAI-compatible chat completion with the bot's context: model names a bot (astro) or a bot and the upstream model (astro/llama3.1); "
+          + "kb puts the bot's system prompt and context first, sends the messages on unchanged, and returns the answer with citations on each "
+          + "choice's message (streamed: in a last chunk's kb field, before [DONE]).",
+            body: "ChatCompletionRequest", ok: ("200", ref("ChatCompletion")), errors: [400, 404, 413, 422, 502, 503, 504]),
+              case .object(var responses)? = op["responses"] else { return .null }
+        responses["200"] = ["description": "Success", "content": [
+            "application/json": ["schema": ref("ChatCompletion")],
+            "text/event-stream": ["schema": ["type": "string", "description": "data: {chat.completion.chunk} events, then data: [DONE]."]],
+        ]]
+        op["responses"] = .object(responses)
+        return .object(op)
+    }
+
     /// The request types, as components: what every route that takes a body decodes.
     static func requests(_ limits: Limits) -> [String: JSONValue] {
         let types: [any KBRequest.Type] = [
             SearchRequest.self, RecallRequest.self, RememberRequest.self, ContextRequest.self, BotRequest.self, SourceRequest.self,
-            MemoryExtractRequest.self, TokenRequest.self,
+            MemoryExtractRequest.self, TokenRequest.self, ChatOptions.self,
         ]
         var schemas = Dictionary(uniqueKeysWithValues: types.map { ($0.schemaName, $0.schema(limits)) })
         // The path names the memory or bot these change, so their bodies leave it out.
@@ -129,6 +147,9 @@ enum OpenAPIDocument {
         "/v1/context": ["post": operation(
             "context", "Prompt context for a bot's turn or a report, with citations, within a token budget.",
             body: "ContextRequest", ok: ("200", ref("ContextResponse")), errors: [400, 404, 413, 422, 503])],
+        "/v1/chat/completions": ["post": chatCompletions(limits)],
+        "/v1/models": ["get": operation("listModels", "The bots the caller may use, as OpenAI's list of models (for a chat app's model picker).",
+                                        ok: ("200", ref("ModelList")), errors: [])],
         "/v1/search": ["post": operation(
             "search", "Ranked snippets (memories only with kinds: [memory]).", body: "SearchRequest",
             ok: ("200", ref("SearchResults")), errors: [400, 404, 413, 422, 503])],
@@ -221,7 +242,7 @@ enum OpenAPIDocument {
     ], required: ["id", "scope", "content", "tags", "createdAt", "updatedAt", "version"])
 
     /// What the service answers with, and the embeddings request (OpenAI's shape, not a kb request).
-    static func answers(maxEmbeddingInputs: Int, dimension: Int?) -> [String: JSONValue] { [
+    static func answers(_ limits: Limits = Limits(), maxEmbeddingInputs: Int, dimension: Int?) -> [String: JSONValue] { [
         "Error": object(["error": object(["code": string, "message": string], required: ["code", "message"])], required: ["error"]),
         "Citation": object([
             "number": integer, "kind": kind, "title": string, "path": string, "pages": pageRange, "pageLabel": string,
@@ -277,6 +298,42 @@ enum OpenAPIDocument {
         "Bot": object([
             "name": string, "systemPrompt": string, "sources": tags, "memoryScopes": tags, "createdAt": string, "updatedAt": string,
         ], required: ["name", "systemPrompt", "sources", "memoryScopes"]),
+        "ChatCompletionRequest": [
+            "type": "object",
+            "description": "OpenAI's chat completion request. Fields kb does not read (temperature, max_tokens, stop, tools, …) go to the upstream model unchanged.",
+            "properties": [
+                "model": ["type": "string", "minLength": 1, "description": "A bot (astro), or a bot and the upstream model (astro/llama3.1)."],
+                "messages": [
+                    "type": "array", "minItems": 1, "maxItems": .integer(limits.maxChatMessages),
+                    "items": [
+                        "type": "object",
+                        "properties": [
+                            "role": ["type": "string", "enum": ["system", "developer", "user", "assistant", "tool", "function"]],
+                            "content": ["anyOf": [["type": "string", "maxLength": .integer(limits.maxChatMessageCharacters)], ["type": "array"], ["type": "null"]]],
+                        ],
+                        "required": ["role"],
+                    ],
+                ],
+                "stream": ["type": ["boolean", "null"]],
+                "user": ["type": ["string", "null"], "description": "The end user's id (kb.user wins)."],
+                "kb": ref("ChatOptions"),
+            ],
+            "required": ["model", "messages"],
+        ],
+        "ChatCompletion": [
+            "type": "object",
+            "description": "The upstream model's chat completion; each choice's message carries citations, and kb says what the context was made of.",
+            "properties": [
+                "choices": array(object(["message": object(["citations": array(ref("Citation"))])])),
+                "kb": object(["bot": string, "upstreamModel": string, "contextTokens": integer, "budget": integer, "unmatchedMarkers": array(integer)],
+                             required: ["bot", "upstreamModel", "contextTokens", "budget", "unmatchedMarkers"]),
+            ],
+            "required": ["choices", "kb"],
+        ],
+        "ModelList": object([
+            "object": string, "data": array(object(["id": string, "object": string, "created": integer, "owned_by": string],
+                                                   required: ["id", "object", "created", "owned_by"])),
+        ], required: ["object", "data"]),
         "EmbeddingsRequest": object([
             "input": ["anyOf": [["type": "string", "minLength": 1],
                                 ["type": "array", "items": ["type": "string", "minLength": 1], "minItems": 1,
@@ -326,7 +383,7 @@ enum OpenAPIDocument {
         "security": [["bearer": []]],
         "paths": paths(limits),
         "components": [
-            "schemas": .object(answers(maxEmbeddingInputs: maxEmbeddingInputs, dimension: dimension).merging(requests(limits)) { first, _ in first }),
+            "schemas": .object(answers(limits, maxEmbeddingInputs: maxEmbeddingInputs, dimension: dimension).merging(requests(limits)) { first, _ in first }),
             "securitySchemes": ["bearer": ["type": "http", "scheme": "bearer", "description": "Required when kb serve has a token (--token or KB_API_TOKEN)."]],
         ],
     ] }

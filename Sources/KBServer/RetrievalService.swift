@@ -90,6 +90,7 @@ public struct RetrievalService: Sendable {
         router.add(middleware: BodyLimitMiddleware(limit: configuration.maxBodyBytes))
         router.addRoutes(serviceRoutes())
         router.addRoutes(retrievalRoutes(), atPath: "/v1")
+        router.addRoutes(chatRoutes(), atPath: "/v1")
         router.addRoutes(memoryRoutes(), atPath: "/v1/memories")
         router.addRoutes(botRoutes(), atPath: "/v1/bots")
         router.addRoutes(sourceRoutes(), atPath: "/v1")

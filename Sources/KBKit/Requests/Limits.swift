@@ -31,6 +31,12 @@ public struct Limits: Sendable, Hashable, Codable {
     public var maxHistoryTurns = 20
     /// Longest turn of a `history`, in characters. The default is 4,000.
     public var maxTurnCharacters = 4_000
+    /// Most messages of one chat completion request (all are sent on to the model; the last
+    /// `maxHistoryTurns` before the user's turn steer retrieval). The default is 256.
+    public var maxChatMessages = 256
+    /// Longest message of a chat completion request, in characters. The default is 100,000 (the
+    /// HTTP service's body limit usually comes first).
+    public var maxChatMessageCharacters = 100_000
 
     public init() {}
 }
