@@ -10,7 +10,7 @@ public import KBCore
 /// ```swift
 /// let request = try ChatCompletionRequest(json: body, limits: kb.limits)
 /// let turn = try await kb.chatTurn(request)
-/// // send turn.upstreamBody(model: "llama3.1") to the model
+/// let upstream = request.upstreamBody(model: "llama3.1", system: turn.system)
 /// ```
 public struct ChatCompletionRequest: Sendable {
     /// The body as the client sent it, without `kb`.

@@ -3,7 +3,6 @@ import Foundation
 import KBCore
 import KBKit
 import NIOCore
-import NIOHTTP1
 
 /// The upstream chat model a chat completion is sent on to: an OpenAI-compatible
 /// `POST {base}/chat/completions` (OpenAI, Ollama, vLLM, llama.cpp, LM Studio), over
