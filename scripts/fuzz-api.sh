@@ -31,6 +31,12 @@ python3 -m venv "$WORK/venv"
 # Made before the admin run, which may well delete the bot astro and revoke tokens (its stateful
 # phase follows links); the scoped run goes first for the same reason.
 SCOPED=$("$KB" token create fuzz-scoped --scope user:ada --bot astro --allow sources)
+# Chat completions go to a stub upstream model on loopback (scripts/stub_chat_model.py).
+STUB_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 scripts/stub_chat_model.py "$STUB_PORT" --chunks 5 &
+STUB=$!
+trap 'kill "$STUB" 2>/dev/null || true; stop_sample_server; rm -rf "$WORK"' EXIT
+KB_SERVE_ARGS="${KB_SERVE_ARGS:-} --llm openai:stub --llm-url http://127.0.0.1:$STUB_PORT/v1"
 start_sample_server
 
 mkdir -p bench-results

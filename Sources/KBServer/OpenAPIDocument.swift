@@ -302,7 +302,7 @@ enum OpenAPIDocument {
             "type": "object",
             "description": "OpenAI's chat completion request. Fields kb does not read (temperature, max_tokens, stop, tools, …) go to the upstream model unchanged.",
             "properties": [
-                "model": ["type": "string", "minLength": 1, "description": "A bot (astro), or a bot and the upstream model (astro/llama3.1)."],
+                "model": ["type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}(/.+)?$", "description": "A bot (astro), or a bot and the upstream model (astro/llama3.1)."],
                 "messages": [
                     "type": "array", "minItems": 1, "maxItems": .integer(limits.maxChatMessages),
                     "items": [
@@ -315,7 +315,7 @@ enum OpenAPIDocument {
                     ],
                 ],
                 "stream": ["type": ["boolean", "null"]],
-                "user": ["type": ["string", "null"], "description": "The end user's id (kb.user wins)."],
+                "user": ["type": ["string", "null"], "pattern": .string(Pattern.userID), "description": "The end user's id, for the bot's user:{user} memories (kb.user wins)."],
                 "kb": ref("ChatOptions"),
             ],
             "required": ["model", "messages"],

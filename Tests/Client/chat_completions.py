@@ -97,7 +97,12 @@ class Upstream:
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
-                pieces = ["Venus ", "favours ", "the arts ", "[1]", " and ", "[42]."] if not slow else [f"word{i} " for i in range(150)]
+                if upstream.mode == "big":
+                    pieces = ["x" * 10_000] * 3_000   # 30 MB, more than every buffer on the way
+                elif slow:
+                    pieces = [f"word{i} " for i in range(150)]
+                else:
+                    pieces = ["Venus ", "favours ", "the arts ", "[1]", " and ", "[42]."]
                 def event(payload):
                     data = f"data: {payload}\n\n".encode()
                     self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
@@ -110,6 +115,8 @@ class Upstream:
                         upstream.stream_sent += 1
                         if slow:
                             time.sleep(0.1)
+                        if upstream.mode == "stall":
+                            time.sleep(5)   # longer than kb's --llm-timeout, mid-answer
                     event(json.dumps({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
                     event("[DONE]")
                     self.wfile.write(b"0\r\n\r\n")
@@ -327,6 +334,35 @@ def run(serve, upstream, token, work):
     if upstream.stream_broken:
         print(f"       (upstream saw the disconnect {upstream.stream_broken - left:.2f} s after the client left, at chunk {sent_then} of 150)")
 
+    # A reader that does not read: kb does not read the whole answer ahead of it (the upstream
+    # blocks once the buffers on the way are full), and nothing is lost once it reads on.
+    upstream.mode = "big"
+    upstream.stream_sent, upstream.stream_broken = 0, None
+    connection = http.client.HTTPConnection("127.0.0.1", serve.port, timeout=120)
+    connection.request("POST", "/v1/chat/completions", body=json.dumps({"model": "astro", "messages": messages, "stream": True}),
+                       headers={"Authorization": f"Bearer {ADMIN}", "Content-Type": "application/json"})
+    response = connection.getresponse()
+    response.readline()
+    stalled = -1
+    for _ in range(60):   # until the buffers on the way are full and the upstream stops
+        if upstream.stream_sent == stalled:
+            break
+        stalled = upstream.stream_sent
+        time.sleep(1)
+    time.sleep(1)
+    check("a slow reader holds the upstream back instead of kb buffering the answer",
+          stalled < 3_000 and upstream.stream_sent == stalled, (stalled, upstream.stream_sent))
+    received = 0
+    for line in iter(response.readline, b""):
+        if line.startswith(b"data: {"):
+            received += sum(len(c.get("delta", {}).get("content") or "") for c in json.loads(line[6:]).get("choices", []))
+        if line.strip() == b"data: [DONE]":
+            break
+    connection.close()
+    check("once it reads on, the whole answer arrives", received == 30_000_000 and upstream.stream_sent == 3_000, (received, upstream.stream_sent))
+    if stalled:
+        print(f"       (the upstream had sent {stalled} of 3000 chunks of 10 kB when the reader waited)")
+
     # Upstream failures: statuses and messages that name the upstream, its own body kept out.
     for mode, status, says in [("status", 502, "answered HTTP 500"), ("garbage", 502, "not with a chat completion"), ("hang", 504, "within 2 s")]:
         upstream.mode = mode
@@ -343,6 +379,12 @@ def run(serve, upstream, token, work):
         check("a hanging upstream stream is 504", False, "no error")
     except openai.APIStatusError as error:
         check("a hanging upstream stream is 504", error.status_code == 504, error.status_code)
+    upstream.mode = "stall"
+    _, _, text = raw(serve, "POST", "/v1/chat/completions", {"model": "astro", "messages": messages, "stream": True})
+    events = [e for e in text.split("\n\n") if e]
+    last = json.loads(events[-1][6:]) if events and events[-1].startswith("data: {") else {}
+    check("an upstream that stalls mid-stream ends it with an error event after --llm-timeout",
+          last.get("error", {}).get("code") == "upstream_timeout" and "mid-answer" in last["error"]["message"] and "data: [DONE]" not in events, events[-2:])
     upstream.mode = "ok"
 
     # Rights and bad input.

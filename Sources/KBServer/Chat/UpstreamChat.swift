@@ -1,3 +1,4 @@
+import AsyncAlgorithms
 import AsyncHTTPClient
 import Foundation
 import KBCore
@@ -65,11 +66,23 @@ struct UpstreamChat: Sendable {
                        cause: UpstreamAnswer(text: "\(error)"))
     }
 
-    /// The answer, when it was not streamed: read whole (up to `maxAnswerBytes`), a JSON object.
+    /// The answer, when it was not streamed: read whole (up to `maxAnswerBytes`, within the
+    /// timeout), a JSON object.
     func answer(_ response: HTTPClientResponse) async throws -> [String: JSONValue] {
         let buffer: ByteBuffer
         do {
-            buffer = try await response.body.collect(upTo: Self.maxAnswerBytes)
+            buffer = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+                group.addTask { try await response.body.collect(upTo: Self.maxAnswerBytes) }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(model.timeout))
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let buffer = first else {
+                    throw KBError(.upstreamTimeout, "\(describe) did not finish its answer within \(Int(model.timeout)) s. Raise --llm-timeout, or check the model server.")
+                }
+                return buffer
+            }
         } catch {
             throw failure(error)
         }
@@ -81,18 +94,66 @@ struct UpstreamChat: Sendable {
         return object
     }
 
+    /// A streamed answer's bytes, handed to the caller a part at a time as it takes them: the
+    /// upstream is read only when the caller wants more (a slow reader slows the upstream; kb
+    /// holds one part), the timeout counts only the waits for the upstream, and `stop()` (the
+    /// client went away) closes the upstream request.
+    final class Stream: Sendable {
+        let parts = AsyncThrowingChannel<ByteBuffer, any Error>()
+        private let reader: Task<Void, Never>
+
+        init(_ response: HTTPClientResponse, from upstream: UpstreamChat) {
+            let parts = parts
+            reader = Task {
+                let waiting = LockedValue<ContinuousClock.Instant?>(nil)
+                do {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            var iterator = response.body.makeAsyncIterator()
+                            while true {
+                                waiting.withLock { $0 = .now }
+                                guard let part = try await iterator.next() else { break }
+                                waiting.withLock { $0 = nil }
+                                await parts.send(part)   // returns once the caller took it
+                                try Task.checkCancellation()
+                            }
+                        }
+                        group.addTask {
+                            // The timeout, for the waits on the upstream only.
+                            while true {
+                                try await Task.sleep(for: .milliseconds(200))
+                                if let since = waiting.withLock({ $0 }), ContinuousClock.now - since > .seconds(upstream.model.timeout) {
+                                    throw KBError(.upstreamTimeout, "\(upstream.describe) sent nothing more for \(Int(upstream.model.timeout)) s mid-answer. Raise --llm-timeout, or check the model server.")
+                                }
+                            }
+                        }
+                        defer { group.cancelAll() }
+                        try await group.next()
+                    }
+                    parts.finish()
+                } catch {
+                    parts.fail(upstream.failure(error))
+                }
+            }
+        }
+
+        /// Stops reading: the upstream request is closed.
+        func stop() { reader.cancel() }
+    }
+
     /// `the chat model openai:MODEL at URL`.
     var describe: String { "The chat model \(model.name) at \(model.baseURL.absoluteString)" }
 
     /// One client per timeout, for the life of the process (a client must be shut down before it
-    /// goes, and the service's clients live as long as it does). `timeout` bounds the connection
-    /// and each wait for the next bytes of a body.
+    /// goes, and the service's clients live as long as it does). `timeout` bounds connecting.
     static func client(timeout: TimeInterval) -> HTTPClient {
         let key = Int(timeout.rounded(.up))
         return clients.withLock { clients in
             if let client = clients[key] { return client }
             var configuration = HTTPClient.Configuration()
-            configuration.timeout = .init(connect: .seconds(Int64(min(key, 10))), read: .seconds(Int64(key)))
+            // No read timeout here: a streamed answer is read only as fast as the client takes it,
+            // so its waits are timed by `Stream` instead.
+            configuration.timeout = .init(connect: .seconds(Int64(min(key, 10))))
             configuration.decompression = .disabled
             let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             clients[key] = client

@@ -75,10 +75,12 @@ extension RetrievalService {
                 var events = ServerSentEvents()
                 var text = ChatText()
                 var finished = false
+                // The upstream is read as the client takes the answer: a slow reader slows the
+                // upstream read; a reader gone ends this closure, which closes the upstream request.
+                let stream = UpstreamChat.Stream(response, from: upstream)
+                defer { stream.stop() }
                 do {
-                    // The upstream body is read as the client takes the answer: a slow reader slows
-                    // the upstream read; a reader gone ends this loop, which closes the upstream request.
-                    for try await part in response.body {
+                    for try await part in stream.parts {
                         for event in events.append(part) {
                             if event.data == "[DONE]" { finished = true; break }
                             text.read(event.data)
@@ -91,7 +93,8 @@ extension RetrievalService {
                     let failure = upstream.failure(error)
                     metrics.recordUpstream(failure, elapsed: ContinuousClock.now - started)
                     let message = (failure as? KBError)?.message ?? "\(upstream.describe) stopped mid-answer."
-                    let body = try KBJSON.text(["error": ["message": JSONValue.string(message), "type": "upstream_error", "code": "language_model"]])
+                    let code = (failure as? KBError)?.code.rawValue ?? KBError.Code.languageModel.rawValue
+                    let body = try KBJSON.text(["error": ["message": JSONValue.string(message), "type": "upstream_error", "code": .string(code)]])
                     try? await writer.write(ByteBuffer(string: "data: \(body)\n\n"))
                     try await writer.finish(nil)
                     return

@@ -1,0 +1,62 @@
+"""A stub upstream chat model for kb's benchmarks and fuzzing: OpenAI's POST /v1/chat/completions
+on loopback, answering at once (or after --delay seconds) with a fixed answer, as one JSON chat
+completion or, when asked to stream, as --chunks Server-Sent Events chunks.
+
+    python3 scripts/stub_chat_model.py PORT [--delay SECONDS] [--chunks N]
+"""
+import argparse
+import json
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+parser = argparse.ArgumentParser()
+parser.add_argument("port", type=int)
+parser.add_argument("--delay", type=float, default=0.0)
+parser.add_argument("--chunks", type=int, default=20)
+options = parser.parse_args()
+ANSWER = "Venus in the tenth house favours the arts [1]."
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+        if options.delay:
+            time.sleep(options.delay)
+        head = {"id": "chatcmpl-stub", "created": 1764115200, "model": body.get("model", "stub")}
+        if not body.get("stream"):
+            data = json.dumps({**head, "object": "chat.completion",
+                               "choices": [{"index": 0, "message": {"role": "assistant", "content": ANSWER}, "finish_reason": "stop"}],
+                               "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            for i in range(options.chunks):
+                event = {**head, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": f"w{i} "}, "finish_reason": None}]}
+                self.chunk(f"data: {json.dumps(event)}\n\n".encode())
+            self.chunk(b"data: [DONE]\n\n")
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def chunk(self, data):
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+server = ThreadingHTTPServer(("127.0.0.1", options.port), Handler)
+server.daemon_threads = True
+server.request_queue_size = 256
+server.serve_forever()
