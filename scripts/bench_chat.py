@@ -21,7 +21,7 @@ queries = [line.strip() for line in open(queries_file, encoding="utf-8") if line
 def request(connection, path, body, stream):
     """Sends one chat completion; returns seconds to the whole answer, or to its first content chunk."""
     started = time.perf_counter()
-    connection.request("POST", path, body=json.dumps(body), headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    connection.request("POST", path, body=json.dumps(body).encode(), headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
     response = connection.getresponse()
     if response.status != 200:
         text = response.read()
@@ -46,7 +46,7 @@ def run(target, connections, stream):
     base = urlparse(target)
     path = base.path.rstrip("/") + "/chat/completions"
     model = "astro" if target == kb_url + "/v1" else "stub"
-    timings, errors, lock = [], [0], threading.Lock()
+    timings, errors, lock, messages = [], [0], threading.Lock(), []
     deadline = time.perf_counter() + seconds
 
     def worker(index):
@@ -59,9 +59,10 @@ def run(target, connections, stream):
                 took = request(connection, path, body, stream)
                 with lock:
                     timings.append(took)
-            except Exception:
+            except Exception as error:
                 with lock:
                     errors[0] += 1
+                    messages.append(f"{type(error).__name__}: {error}")
                 connection.close()
                 connection = http.client.HTTPConnection(base.hostname, base.port, timeout=60)
         connection.close()
@@ -72,6 +73,8 @@ def run(target, connections, stream):
     for thread in threads:
         thread.join()
     timings.sort()
+    for message in sorted(set(messages))[:3]:
+        print(f"  ({target}, {connections} connections, {'streamed' if stream else 'whole'}: {message})", flush=True)
 
     def percentile(p):
         return round(1000 * timings[min(len(timings) - 1, int(p * len(timings)))], 2) if timings else None

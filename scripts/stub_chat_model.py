@@ -6,6 +6,7 @@ completion or, when asked to stream, as --chunks Server-Sent Events chunks.
 """
 import argparse
 import json
+import socket
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -32,16 +33,10 @@ class Handler(BaseHTTPRequestHandler):
             data = json.dumps({**head, "object": "chat.completion",
                                "choices": [{"index": 0, "message": {"role": "assistant", "content": ANSWER}, "finish_reason": "stop"}],
                                "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            # Head and body in one write: no Nagle / delayed-ACK pause between them.
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(data) + data)
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
         try:
             for i in range(options.chunks):
                 event = {**head, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": f"w{i} "}, "finish_reason": None}]}
@@ -50,6 +45,10 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+    def setup(self):
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def chunk(self, data):
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

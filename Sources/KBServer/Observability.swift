@@ -94,9 +94,9 @@ final class ServiceMetrics: Sendable {
         }
     }
 
-    /// A call to a chat completion's upstream model: how long until its answer's head (or its
-    /// whole answer), and how it ended (`ok`, `timeout`, `unreachable`, `status`, `malformed`,
-    /// `cancelled`).
+    /// A call to a chat completion's upstream model, once it ended: how long it took (to the
+    /// end of the answer, streamed or not) and how it ended (`ok`, `timeout`, `unreachable`,
+    /// `status`, `malformed`, or `cancelled` when the client went away mid-stream).
     func recordUpstream(_ error: (any Error)?, elapsed: Duration) {
         let outcome: String = switch error {
         case nil: "ok"

@@ -415,7 +415,8 @@ def run(serve, upstream, token, work):
           any("chat/completions" in str(r) and "LEARN" not in str(r) for r in routes) and any("LEARN" in str(r) for r in routes), usage)
     metrics = raw(serve, "GET", "/metrics")[2]
     check("metrics time the upstream and count its errors",
-          'kb_upstream_duration_seconds_count{outcome="ok"}' in metrics and 'kb_upstream_errors_total{outcome="timeout"}' in metrics, "")
+          all(f'kb_upstream_errors_total{{outcome="{outcome}"}}' in metrics for outcome in ["timeout", "status", "malformed", "cancelled"])
+          and 'kb_upstream_duration_seconds_count{outcome="ok"}' in metrics, [l for l in metrics.splitlines() if "upstream" in l and not l.startswith("#")][:12])
 
 
 def degraded(work, upstream):

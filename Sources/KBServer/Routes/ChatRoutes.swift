@@ -66,7 +66,6 @@ extension RetrievalService {
             metrics.recordUpstream(error, elapsed: ContinuousClock.now - started)
             throw error
         }
-        metrics.recordUpstream(nil, elapsed: ContinuousClock.now - started)
         let metrics = metrics
         return Response(
             status: .ok,
@@ -74,33 +73,37 @@ extension RetrievalService {
             body: ResponseBody { writer in
                 var events = ServerSentEvents()
                 var text = ChatText()
-                var finished = false
                 // The upstream is read as the client takes the answer: a slow reader slows the
                 // upstream read; a reader gone ends this closure, which closes the upstream request.
                 let stream = UpstreamChat.Stream(response, from: upstream)
                 defer { stream.stop() }
-                do {
-                    for try await part in stream.parts {
-                        for event in events.append(part) {
-                            if event.data == "[DONE]" { finished = true; break }
-                            text.read(event.data)
-                            try await writer.write(ByteBuffer(string: event.raw + "\n\n"))
-                        }
-                        if finished { break }
+                /// Writes to the client; its failure means the client went away.
+                func send(_ text: String) async throws {
+                    do {
+                        try await writer.write(ByteBuffer(string: text))
+                    } catch {
+                        metrics.recordUpstream(CancellationError(), elapsed: ContinuousClock.now - started)
+                        throw error
                     }
-                } catch {
-                    guard !(error is CancellationError) else { throw error }
-                    let failure = upstream.failure(error)
+                }
+                do {
+                    reading: for try await part in stream.parts {
+                        for event in events.append(part) {
+                            if event.data == "[DONE]" { break reading }
+                            text.read(event.data)
+                            try await send(event.raw + "\n\n")
+                        }
+                    }
+                } catch let failure as KBError {
+                    // The upstream failed mid-answer: the stream ends with an error event, as OpenAI's do.
                     metrics.recordUpstream(failure, elapsed: ContinuousClock.now - started)
-                    let message = (failure as? KBError)?.message ?? "\(upstream.describe) stopped mid-answer."
-                    let code = (failure as? KBError)?.code.rawValue ?? KBError.Code.languageModel.rawValue
-                    let body = try KBJSON.text(["error": ["message": JSONValue.string(message), "type": "upstream_error", "code": .string(code)]])
-                    try? await writer.write(ByteBuffer(string: "data: \(body)\n\n"))
+                    let body = try KBJSON.text(["error": ["message": JSONValue.string(failure.message), "type": "upstream_error", "code": .string(failure.code.rawValue)]])
+                    try await send("data: \(body)\n\n")
                     try await writer.finish(nil)
                     return
                 }
-                let last = try KBJSON.text(summary.finalChunk(after: text))
-                try await writer.write(ByteBuffer(string: "data: \(last)\n\ndata: [DONE]\n\n"))
+                metrics.recordUpstream(nil, elapsed: ContinuousClock.now - started)
+                try await send("data: \(try KBJSON.text(summary.finalChunk(after: text)))\n\ndata: [DONE]\n\n")
                 try await writer.finish(nil)
                 learning.start()
             })
