@@ -1,6 +1,7 @@
 """A stub upstream chat model for kb's benchmarks and fuzzing: OpenAI's POST /v1/chat/completions
 on loopback, answering at once (or after --delay seconds) with a fixed answer, as one JSON chat
-completion or, when asked to stream, as --chunks Server-Sent Events chunks.
+completion or, when asked to stream, as --chunks Server-Sent Events chunks; memory extraction's
+requests for a JSON object get {"memories": []}.
 
     python3 scripts/stub_chat_model.py PORT [--delay SECONDS] [--chunks N]
 """
@@ -29,9 +30,11 @@ class Handler(BaseHTTPRequestHandler):
         if options.delay:
             time.sleep(options.delay)
         head = {"id": "chatcmpl-stub", "created": 1764115200, "model": body.get("model", "stub")}
+        # Memory extraction asks for a JSON object: nothing to remember.
+        answer = json.dumps({"memories": []}) if body.get("response_format", {}).get("type") == "json_object" else ANSWER
         if not body.get("stream"):
             data = json.dumps({**head, "object": "chat.completion",
-                               "choices": [{"index": 0, "message": {"role": "assistant", "content": ANSWER}, "finish_reason": "stop"}],
+                               "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
                                "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}).encode()
             # Head and body in one write: no Nagle / delayed-ACK pause between them.
             self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(data) + data)
