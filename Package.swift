@@ -137,6 +137,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ],
+            // The console's files, embedded by scripts/embed-console.py as ConsoleAssets.swift.
+            exclude: ["Console"],
             swiftSettings: strict),
         .executableTarget(
             name: "kb",

@@ -219,10 +219,10 @@ wrk_context() {
     read -r _ REQUESTS RPS P50 P99 SOCKET STATUS <<<"$line"
 }
 
-# The Python tools the browser and client tests use (Playwright, OpenAI's client), pinned, in
+# The Python tools the browser and client tests use (Playwright, axe-core, OpenAI's client), pinned, in
 # .build/test-venv (made again when the pins change). Sets TEST_PYTHON.
 ensure_test_venv() {
-    local pins=(playwright==1.65.2 openai==3.57.0)
+    local pins=(playwright==1.65.2 openai==3.57.0 axe-playwright-python==0.1.8)
     local venv="$KB_ROOT/.build/test-venv"
     if [ "$(cat "$venv/pins" 2>/dev/null)" != "${pins[*]}" ]; then
         say "Installing ${pins[*]} into $venv"

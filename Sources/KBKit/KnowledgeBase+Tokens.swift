@@ -1,3 +1,4 @@
+public import Foundation
 import KBCore
 
 extension KnowledgeBase {
@@ -32,5 +33,27 @@ extension KnowledgeBase {
     /// index at most every couple of seconds.
     public func authenticate(_ secret: String) async throws -> Result<APIToken, TokenProblem> {
         try await tokenKeeper.authenticate(secret)
+    }
+}
+
+/// Who a caller is and what it may do (`GET /v1/me`): the admin may do everything; a scoped
+/// token has its scopes, bots and rights. The console shows only what this allows.
+public struct CallerInfo: Sendable, Hashable, Codable {
+    public var admin: Bool
+    /// The token's name (`admin` for the admin token).
+    public var name: String
+    public var scopes: [String]
+    public var bots: [String]
+    public var allow: [String]
+    public var readOnly: Bool
+    public var expiresAt: Date?
+
+    public init(_ caller: Caller) {
+        switch caller {
+        case .admin:
+            (admin, name, scopes, bots, allow, readOnly, expiresAt) = (true, "admin", [], [], APIToken.Right.allCases.map(\.rawValue), false, nil)
+        case .token(let token):
+            (admin, name, scopes, bots, allow, readOnly, expiresAt) = (false, token.name, token.scopes, token.bots, token.allow.map(\.rawValue), token.readOnly, token.expiresAt)
+        }
     }
 }

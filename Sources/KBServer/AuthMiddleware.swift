@@ -4,7 +4,7 @@ import Hummingbird
 import KBCore
 import KBKit
 
-/// Who may ask: on every route but `/healthz`, `Authorization: Bearer TOKEN` (the scheme in any
+/// Who may ask: on every route but `/healthz` and the console's static files, `Authorization: Bearer TOKEN` (the scheme in any
 /// case, as RFC 7235 allows) with the admin token (compared in constant time: SHA-256 of both,
 /// then every byte) or a scoped token (`kb_…`, `kb token create`), which the handler then holds
 /// to its rights (`Access.caller`). An expired, revoked or unknown token is 401. A service on
@@ -22,7 +22,7 @@ struct AuthMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard !open.contains(request.uri.path) else { return try await next(request, context) }
+        guard !open.contains(request.uri.path), !Self.isConsole(request.uri.path) else { return try await next(request, context) }
         let given = Self.bearerToken(request.headers[.authorization])
         if let expected, !given.isEmpty {
             let digest = Array(SHA256.hash(data: Data(given.utf8)))
@@ -46,6 +46,12 @@ struct AuthMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)   // loopback without an admin token
         }
         throw KBError(.unauthorized, "Send the API token as `Authorization: Bearer TOKEN`.")
+    }
+
+    /// The console's page and assets (`/`, `/console…`): they hold no data; the API calls they
+    /// make carry a token.
+    static func isConsole(_ path: String) -> Bool {
+        path == "/" || path == "/console" || path.hasPrefix("/console/")
     }
 
     /// The token of a `Bearer` credential (scheme in any case, spaces around it ignored); "" for none.

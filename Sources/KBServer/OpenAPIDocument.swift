@@ -92,6 +92,19 @@ enum OpenAPIDocument {
         return .object(op)
     }
 
+    /// A console page: HTML, or a redirect to it; no token.
+    static func page(_ id: String, _ summary: String, redirect: Bool) -> JSONValue {
+        var responses: [String: JSONValue] = [
+            "421": ["description": "A host name kb does not answer to (kb serve --allowed-host)", "content": ["application/json": ["schema": ref("Error")]]],
+        ]
+        if redirect {
+            responses["302"] = ["description": "To /console/", "headers": ["Location": ["schema": string]]]
+        } else {
+            responses["200"] = ["description": "The page", "content": ["text/html": ["schema": string]]]
+        }
+        return ["operationId": .string(id), "summary": .string(summary), "security": [], "responses": .object(responses)]
+    }
+
     /// `POST /v1/chat/completions`: OpenAI's request and answer, streamed as Server-Sent Events
     /// when `stream` is true.
     static func chatCompletions(_ limits: Limits) -> JSONValue {
@@ -144,6 +157,18 @@ enum OpenAPIDocument {
         ]],
         "/openapi.json": ["get": operation("openapi", "This document.", ok: ("200", ["type": "object"]), errors: [])],
         "/v1/status": ["get": operation("status", "What the index holds.", ok: ("200", ref("Status")), errors: [])],
+        "/v1/me": ["get": operation("me", "Who the token is and what it may do (the console shows only that).", ok: ("200", ref("CallerInfo")), errors: [])],
+        "/": ["get": page("consoleRoot", "Leads to the console (/console/).", redirect: true)],
+        "/console": ["get": page("console", "The console's page, also at /console/ (no token needed: it holds no data; its API calls carry one).", redirect: false)],
+        "/console/{file}": ["get": [
+            "operationId": "consoleFile", "summary": "One of the console's files (script, style sheet).", "security": [],
+            "parameters": [["name": "file", "in": "path", "required": true, "schema": ["type": "string"]]],
+            "responses": [
+                "200": ["description": "The file", "content": ["text/javascript": ["schema": string], "text/css": ["schema": string], "text/html": ["schema": string]]],
+                "404": ["description": "No such file", "content": ["application/json": ["schema": ref("Error")]]],
+                "421": ["description": "A host name kb does not answer to (kb serve --allowed-host)", "content": ["application/json": ["schema": ref("Error")]]],
+            ],
+        ]],
         "/v1/context": ["post": operation(
             "context", "Prompt context for a bot's turn or a report, with citations, within a token budget.",
             body: "ContextRequest", ok: ("200", ref("ContextResponse")), errors: [400, 404, 413, 422, 503])],
@@ -330,6 +355,9 @@ enum OpenAPIDocument {
             ],
             "required": ["choices", "kb"],
         ],
+        "CallerInfo": object([
+            "admin": boolean, "name": string, "scopes": tags, "bots": tags, "allow": tags, "readOnly": boolean, "expiresAt": string,
+        ], required: ["admin", "name", "scopes", "bots", "allow", "readOnly"]),
         "ModelList": object([
             "object": string, "data": array(object(["id": string, "object": string, "created": integer, "owned_by": string],
                                                    required: ["id", "object", "created", "owned_by"])),

@@ -89,6 +89,7 @@ public struct RetrievalService: Sendable {
         router.add(middleware: AuthMiddleware(token: configuration.token, kb: kb, metricsPublic: configuration.metricsPublic))
         router.add(middleware: BodyLimitMiddleware(limit: configuration.maxBodyBytes))
         router.addRoutes(serviceRoutes())
+        router.addRoutes(consoleRoutes())
         router.addRoutes(retrievalRoutes(), atPath: "/v1")
         router.addRoutes(chatRoutes(), atPath: "/v1")
         router.addRoutes(memoryRoutes(), atPath: "/v1/memories")

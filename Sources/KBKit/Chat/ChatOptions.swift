@@ -1,4 +1,4 @@
-public import KBCore
+import KBCore
 
 /// kb's own fields of a chat completion request, sent beside OpenAI's as `kb` (what the SDKs'
 /// `extra_body` adds): whose memories, which report, the budget and filters of the context, and

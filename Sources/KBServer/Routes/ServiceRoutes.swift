@@ -5,7 +5,7 @@ import KBKit
 import NIOCore
 
 extension RetrievalService {
-    /// `/healthz`, `/openapi.json`, `/metrics` and `/v1/status`.
+    /// `/healthz`, `/openapi.json`, `/metrics`, `/v1/status` and `/v1/me`.
     func serviceRoutes() -> RouteCollection<BasicRequestContext> {
         let routes = RouteCollection(context: BasicRequestContext.self)
         routes.get("healthz") { _, _ in try Self.json(["status": "ok"]) }
@@ -20,6 +20,7 @@ extension RetrievalService {
                             body: .init(byteBuffer: ByteBuffer(string: try await metrics.exposition(kb: kb, as: caller))))
         }
         routes.get("v1/status") { _, _ in try Self.json(try await kb.serviceStatus()) }
+        routes.get("v1/me") { _, _ in try Self.json(CallerInfo(Access.caller)) }
         return routes
     }
 }

@@ -1,0 +1,220 @@
+"""kb's console in a real browser: Debian's Chromium driven by Playwright, against a running
+kb serve with a token. Signs in, uploads a PDF and watches its job finish, finds a phrase from it in
+the playground with its page label, previews a bot's context for a user, edits a memory and sees
+its history, makes and revokes a scoped token, and checks that a scoped token's console cannot
+open another user's memories. axe-core checks every screen (no serious or critical violation).
+
+    KB_BIN=.build/debug/kb python Tests/Browser/console.py
+    KB_CONSOLE_SHOTS=folder also saves a screenshot of each screen there.
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import expect, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[2]
+KB = str(Path(os.environ.get("KB_BIN", ROOT / ".build/debug/kb")).resolve())
+CHROMIUM = os.environ.get("KB_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
+SHOTS = os.environ.get("KB_CONSOLE_SHOTS")
+ADMIN = "console-test-admin-token-0123456789"
+FAILURES = []
+
+
+def check(condition, name, detail=""):
+    print(("  ok   " if condition else "  FAIL ") + name + ("" if condition else f" — {detail}"), flush=True)
+    if not condition:
+        FAILURES.append(name)
+
+
+def kb(*args, db):
+    result = subprocess.run([KB, *args, "--db", db], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"kb {' '.join(args)} failed: {result.stderr}")
+    return result.stdout
+
+
+def main():
+    work = Path(tempfile.mkdtemp(prefix="kb-console-"))
+    db = str(work / "kb.sqlite")
+    (work / "notes").mkdir()
+    (work / "notes/venus.md").write_text("# Venus\n\nVenus in the tenth house favours a career in the arts.\n")
+    book = work / "reading-an-ephemeris.pdf"
+    book.write_bytes((ROOT / "corpus/books/reading-an-ephemeris.pdf").read_bytes())
+    kb("ingest", "--embedder", "hashing", str(work / "notes"), db=db)
+    kb("bot", "create", "astro", "--system-prompt", "You are a careful astrologer.", "--source", "kind:note", "--source", "kind:pdf", db=db)
+    kb("memory", "add", "Ada drinks green tea every morning.", "--scope", "user:ada", db=db)
+    kb("memory", "add", "Bob's private note: allergic to cats.", "--scope", "user:bob", db=db)
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([KB, "serve", "--db", db, "--port", str(port), "--token", ADMIN], cwd=work,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(base + "/healthz", timeout=1)
+            break
+        except Exception:
+            time.sleep(0.1)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM)
+            run(browser, base, book)
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+    if FAILURES:
+        print(f"FAIL: {len(FAILURES)} console checks failed: {', '.join(FAILURES)}")
+        sys.exit(1)
+    print("all console checks passed")
+
+
+def accessible(page, screen):
+    """axe-core on the screen as it is: no serious or critical violation."""
+    results = Axe().run(page)
+    bad = [f"{v['id']} ({v['impact']}): {v['nodes'][0]['target']}" for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+    check(not bad, f"{screen}: no serious or critical accessibility violation", bad)
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / f"{screen}.png"), full_page=True)
+
+
+def open_screen(page, name, heading=None):
+    """Follows the menu link and waits until the screen has drawn itself."""
+    page.get_by_role("link", name=name, exact=True).click()
+    expect(page.get_by_role("heading", name=heading or name, level=1)).to_be_visible()
+
+
+def sign_in(page, base, token):
+    page.goto(base + "/")
+    expect(page.get_by_label("API token")).to_be_visible()
+    page.get_by_label("API token").fill(token)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Status")).to_be_visible()
+
+
+def run(browser, base, book):
+    context = browser.new_context()
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+
+    # First load: what is transferred, and how soon the sign-in form answers.
+    transferred = []
+    page.on("response", lambda response: transferred.append(len(response.body())) if response.ok and response.request.method == "GET" else None)
+    started = time.perf_counter()
+    page.goto(base + "/")
+    expect(page.get_by_label("API token")).to_be_editable()
+    interactive = time.perf_counter() - started
+    print(f"       (first load: {sum(transferred)} bytes in {len(transferred)} responses; sign-in form usable after {interactive * 1000:.0f} ms)")
+    check(page.url.endswith("/console/#/signin") or page.url.endswith("/console/"), "/ leads to the console", page.url)
+    accessible(page, "signin")
+
+    # A wrong token is refused with kb's message; the right one signs in.
+    page.get_by_label("API token").fill("not-the-token-at-all")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_contain_text("Authorization")
+    sign_in(page, base, ADMIN)
+    check("token" not in page.url and ADMIN not in page.url, "the token is never in the address", page.url)
+    expect(page.locator(".stat").first).to_be_visible()
+    accessible(page, "status")
+
+    # Upload a PDF and watch its job finish.
+    open_screen(page, "Sources")
+    page.get_by_label("Files").set_input_files(str(book))
+    expect(page.get_by_text("reading-an-ephemeris.pdf: done")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("cell", name="reading-an-ephemeris", exact=True)).to_be_visible()
+    accessible(page, "sources")
+
+    # The playground finds a phrase from it, with its page label; the settings are in the address.
+    open_screen(page, "Playground", "Retrieval playground")
+    page.get_by_label("Query").fill("ephemeris table columns")
+    page.get_by_label("Bot").fill("astro")
+    page.get_by_label("User", exact=True).fill("ada")
+    page.get_by_role("button", name="Search").click()
+    hit = page.locator(".hits li").filter(has_text="reading-an-ephemeris").first
+    expect(hit).to_be_visible()
+    label = hit.locator(".badge").filter(has_text="p.").first.inner_text()
+    check(label.startswith("p. ") or label.startswith("pp. "), "a hit from the PDF shows its printed page label", label)
+    check("q=ephemeris" in page.url and ADMIN not in page.url, "the settings (not the token) are kept in the address", page.url)
+    block = page.get_by_label("The context block as the bot gets it")
+    expect(block).to_contain_text("<context>")
+    expect(block).to_contain_text("Ada drinks green tea")
+    expect(page.get_by_role("heading", name="Context for astro and ada")).to_be_visible()
+    accessible(page, "playground")
+    shared = page.url
+    other = context.new_page()   # a new tab asks for the token (kept per tab), then shows the shared search
+    other.goto(shared)
+    other.get_by_label("API token").fill(ADMIN)
+    other.get_by_role("button", name="Sign in").click()
+    expect(other.locator(".hits li").first).to_be_visible()
+    check(other.get_by_label("Query").input_value() == "ephemeris table columns", "a shared address shows the same search in another tab")
+    other.close()
+
+    # Edit a memory and see its history.
+    open_screen(page, "Memories")
+    page.get_by_label("Scope").fill("user:ada")
+    page.get_by_role("button", name="Show").click()
+    page.get_by_role("button", name="Edit Ada drinks green tea every morning.").click()
+    page.get_by_label("New content").fill("Ada drinks black tea every morning.")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_text("Ada drinks black tea every morning.")).to_be_visible()
+    page.get_by_role("button", name="History of Ada drinks black tea every morning.").click()
+    versions = page.get_by_role("list", name="Versions").locator("li")
+    expect(versions).to_have_count(2)
+    check("green tea" in versions.all_inner_texts()[0] + versions.all_inner_texts()[1], "the history keeps the earlier version", versions.all_inner_texts())
+    accessible(page, "memories")
+
+    open_screen(page, "Bots")
+    expect(page.get_by_role("cell", name="astro", exact=True)).to_be_visible()
+    accessible(page, "bots")
+
+    # Make a scoped token (secret shown once) and revoke another.
+    open_screen(page, "Tokens")
+    for name, scopes in [("temporary", "user:zoe"), ("ada-only", "user:ada")]:
+        page.get_by_label("Name", exact=True).fill(name)
+        page.get_by_label("Scopes (comma-separated)").fill(scopes)
+        page.get_by_label("Bots (comma-separated)").fill("astro")
+        page.get_by_role("button", name="Create token").click()
+        expect(page.get_by_text(f"Token {name} made")).to_be_visible()
+    secret = page.locator(".secret").inner_text().strip()
+    check(secret.startswith("kb_"), "the new token's secret is shown once", secret[:6])
+    accessible(page, "tokens")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Revoke temporary").click()
+    expect(page.get_by_role("row").filter(has_text="temporary")).to_contain_text("revoked")
+
+    # The scoped token's console: its own user's memories, not another's; no tokens screen.
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, base, secret)
+    open_screen(page, "Memories")
+    page.get_by_label("Scope").fill("user:bob")
+    page.get_by_role("button", name="Show").click()
+    expect(page.get_by_role("alert")).to_contain_text("user:bob")
+    check(page.get_by_text("allergic to cats").count() == 0, "a scoped token's console cannot open another user's memories")
+    page.get_by_label("Scope").fill("user:ada")
+    page.get_by_role("button", name="Show").click()
+    expect(page.get_by_text("Ada drinks black tea every morning.")).to_be_visible()
+    open_screen(page, "Tokens")
+    expect(page.get_by_text("only the admin token makes, lists and revokes tokens")).to_be_visible()
+    open_screen(page, "Sources")
+    expect(page.get_by_text('lacks the right "sources"')).to_be_visible()
+
+    check(not [e for e in errors if "403" not in e and "401" not in e], "no script error on any screen", errors)
+    context.close()
+
+
+if __name__ == "__main__":
+    main()
