@@ -63,6 +63,12 @@ extension KnowledgeBase {
         try await sourceDesk.source(id, as: caller)
     }
 
+    /// A source's snippets in order, with pages, printed labels, headings, tags, weight and OCR
+    /// mark (a scoped token needs the right `sources`).
+    public func snippets(ofSource id: String, as caller: Caller = .admin) async throws -> SourceSnippets {
+        try await sourceDesk.snippets(id, as: caller)
+    }
+
     /// Removes a source added over the API, with its snippets, vectors, original and jobs (a job
     /// still reading it is cancelled). A file's source is not removed this way: it belongs to the
     /// file (a `conflict`). A scoped token needs the right `sources`.

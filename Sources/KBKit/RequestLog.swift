@@ -106,9 +106,28 @@ public struct UsageReport: Sendable, Hashable, Codable {
     public var rows: [UsageRow]
     /// Tokens each remote embedder reported using, over the index's life.
     public var embeddingTokens: [String: Int]
+
+    /// How far back a usage request may look: 1 to 999,999 (decimals allowed), in minutes,
+    /// hours, days (the default unit) or weeks.
+    public static let sincePattern = "^0*[1-9][0-9]{0,5}(\\.[0-9]{1,3})?[mhdw]?$"
 }
 
 extension KnowledgeBase {
+    /// The request log over the last `since` (`30d`, `12h`; the default 30d), grouped `by` day (the
+    /// default), bot, report or route: `GET /v1/usage`. The admin's only.
+    public func usage(since: String?, by: String?, as caller: Caller) async throws -> UsageReport {
+        try caller.requireAdmin("read the request log")
+        let since = since ?? "30d"
+        guard since.range(of: UsageReport.sincePattern, options: .regularExpression) != nil else {
+            throw KBError(.invalidArgument, "\"since\" is \"\(since)\"; give how far back as a number and a unit: 30d, 12h, 90m, 2w.")
+        }
+        let seconds = try APIToken.duration(since)
+        guard let grouping = UsageGrouping(rawValue: by ?? "day") else {
+            throw KBError(.invalidArgument, "\"by\" is \"\(by ?? "")\"; use day, bot, report or route.")
+        }
+        return try await usage(since: Date(timeIntervalSinceNow: -seconds), by: grouping)
+    }
+
     /// The request log since `since`, grouped by day, bot, report or route.
     public func usage(since: Date, by grouping: UsageGrouping) async throws -> UsageReport {
         let (rows, tokens) = try await store.snapshot { snapshot in

@@ -81,6 +81,14 @@ pre.block { white-space: pre-wrap; word-break: break-word; background: var(--was
   padding: 0.5rem; border-radius: 4px; }
 .history { margin: 0.5rem 0 0 1rem; font-size: 0.9rem; }
 
+figure { margin: 0 0 1.25rem; }
+figcaption { font-weight: 600; margin-bottom: 0.35rem; }
+svg.chart { width: 100%; height: auto; max-width: 48rem; font-size: 13px; }
+svg.chart rect { fill: var(--accent); }
+svg.chart text { fill: var(--ink); }
+.snippet-text { white-space: pre-wrap; margin: 0.5rem 0 0; }
+ul { padding-left: 1.25rem; }
+
 @media (max-width: 40rem) {
   .who { margin-left: 0; width: 100%; }
   main { padding: 0.5rem; }
@@ -124,6 +132,11 @@ async function api(method, path, body, contentType) {
   return data;
 }
 
+/// Shows `hash`, drawing the screen again when it is already the current one.
+function go(hash) {
+  if (location.hash === hash) guarded(render); else location.hash = hash;
+}
+
 function say(message) {
   alertBox.textContent = message;
   alertBox.hidden = !message;
@@ -162,7 +175,7 @@ function field(label, input) {
 }
 
 function page(title, ...children) {
-  main.replaceChildren(el("h1", { text: title }), ...children);
+  main.replaceChildren(el("h1", { text: title }), ...children.flat().filter(c => c !== null && c !== undefined && c !== false));
   document.title = `${title} · kb console`;
   main.focus();
 }
@@ -250,7 +263,7 @@ async function sources() {
     const next = new URLSearchParams();
     if (kind.value) next.set("kind", kind.value);
     if (user.value) next.set("user", user.value);
-    location.hash = "#/sources?" + next;
+    go("#/sources?" + next);
   } }, field("Kind", kind), field("User", user), el("button", { type: "submit", text: "Filter" }));
 
   const uploadUser = el("input", {});
@@ -268,7 +281,8 @@ async function sources() {
   drop.addEventListener("drop", event => { event.preventDefault(); drop.classList.remove("over"); upload([...event.dataTransfer.files]); });
 
   const rows = list.sources.map(s => [
-    s.title, s.kind, String(s.snippets ?? ""), s.user || "", (s.ingestedAt || "").slice(0, 19).replace("T", " "),
+    el("a", { href: "#/snippets?id=" + encodeURIComponent(s.id), text: s.title }), s.kind,
+    s.state === "ready" ? String(s.snippets ?? "") : s.state, s.user || "", (s.ingestedAt || "").slice(0, 19).replace("T", " "),
     el("button", { class: "danger", type: "button", "aria-label": `Delete ${s.title}`, text: "Delete", onclick: () => guarded(async () => {
       if (!confirm(`Delete ${s.title} with its snippets?`)) return;
       await api("DELETE", "/v1/sources/" + encodeURIComponent(s.id));
@@ -277,7 +291,7 @@ async function sources() {
   ]);
   page("Sources",
     el("section", {}, el("h2", { text: "Add" }), el("form", { class: "grid", onsubmit: e => e.preventDefault() }, field("For user (optional: private to them)", uploadUser)), drop, progress),
-    el("section", {}, el("h2", { text: `Sources (${list.total})` }), filters, table(["title", "kind", "snippets", "user", "added", ""], rows, [3, 4])));
+    el("section", {}, el("h2", { text: `Sources (${list.total})` }), filters, table(["title (its snippets)", "kind", "snippets", "user", "added", ""], rows, [3, 4])));
 }
 
 async function uploadOne(file, user, progress) {
@@ -311,6 +325,82 @@ async function uploadOne(file, user, progress) {
   }
 }
 
+// ---- the chunk inspector ----------------------------------------------------------------
+
+async function snippets() {
+  const id = new URLSearchParams(location.hash.split("?")[1] || "").get("id");
+  const data = await api("GET", "/v1/sources/" + encodeURIComponent(id) + "/snippets");
+  const s = data.source;
+  const facts = [s.kind, `${data.snippets.length} snippets`, s.user ? `private to ${s.user}` : null, s.state !== "ready" ? `job ${s.state}` : null,
+    s.ocr ? `OCR ${s.ocr}${s.ocrConfidence != null ? `, weakest page ${s.ocrConfidence}` : ""}` : null].filter(Boolean).join(" · ");
+  const pages = new Map();
+  for (const snippet of data.snippets) {
+    const key = snippet.pages ? pageLabel(snippet.pages) : "";
+    if (!pages.has(key)) pages.set(key, []);
+    pages.get(key).push(snippet);
+  }
+  const groups = [...pages.entries()].map(([label, list]) => el("section", {}, label ? el("h2", { text: label }) : null,
+    list.map(snippet => el("div", { class: "card" },
+      el("div", { class: "row" }, el("span", { class: "badge", text: `#${snippet.ordinal}` }),
+        snippet.headingPath && snippet.headingPath.length ? el("span", { class: "muted", text: snippet.headingPath.join(" › ") }) : null,
+        (snippet.tags || []).map(t => el("span", { class: "badge", text: t })),
+        snippet.weight != null && snippet.weight !== 1 ? el("span", { class: "badge", text: `weight ${snippet.weight}` }) : null,
+        snippet.ocr ? el("span", { class: "badge", text: `OCR ${snippet.ocr.confidence ?? ""}` }) : null),
+      el("p", { class: "snippet-text", text: snippet.text })))));
+  page(`Snippets of ${s.title}`, el("p", { class: "note", text: facts }), el("p", {}, el("a", { href: "#/sources", text: "← Sources" })),
+    data.snippets.length ? groups : el("p", { text: s.state !== "ready" ? "Its job is still reading it." : "It has no snippets." }));
+}
+
+// ---- usage ------------------------------------------------------------------------------
+
+function bars(title, rows, value, format = v => String(v)) {
+  // A bar chart as SVG, one bar per row, with the numbers written beside the bars.
+  const width = 640, bar = 22, gap = 6, label = 200;
+  const max = Math.max(1, ...rows.map(value));
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("viewBox", `0 0 ${width} ${Math.max(1, rows.length) * (bar + gap)}`);
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", `${title}: ` + rows.map(r => `${r.key || "(none)"} ${format(value(r))}`).join(", "));
+  svg.setAttribute("class", "chart");
+  rows.forEach((row, i) => {
+    const y = i * (bar + gap);
+    const text = (x, content, anchor) => {
+      const node = document.createElementNS("http://www.w3.org/2000/svg", "text");
+      node.setAttribute("x", x); node.setAttribute("y", y + bar * 0.7); node.setAttribute("text-anchor", anchor);
+      node.textContent = content;
+      return node;
+    };
+    const rect = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+    const w = Math.max(1, (width - label - 90) * value(row) / max);
+    rect.setAttribute("x", label); rect.setAttribute("y", y); rect.setAttribute("width", w); rect.setAttribute("height", bar);
+    svg.append(text(label - 8, row.key || "(none)", "end"), rect, text(label + w + 6, format(value(row)), "start"));
+  });
+  return el("figure", {}, el("figcaption", { text: title }), rows.length ? svg : el("p", { class: "note", text: "No requests logged." }));
+}
+
+async function usage() {
+  if (!me.admin) { page("Usage", hiddenNote("Usage", "only the admin token reads the request log.")); return; }
+  const since = new URLSearchParams(location.hash.split("?")[1] || "").get("since") || "30d";
+  const [days, routes, botRows, status] = await Promise.all([
+    api("GET", `/v1/usage?by=day&since=${encodeURIComponent(since)}`), api("GET", `/v1/usage?by=route&since=${encodeURIComponent(since)}`),
+    api("GET", `/v1/usage?by=bot&since=${encodeURIComponent(since)}`), api("GET", "/v1/status")]);
+  const choose = el("select", { onchange: event => { location.hash = "#/usage?since=" + event.target.value; } },
+    ["1d", "7d", "30d", "90d"].map(v => el("option", { value: v, text: `last ${v}`, selected: v === since })));
+  const ms = v => `${v.toFixed(1)} ms`;
+  const index = status.index || status;
+  page("Usage",
+    el("form", { class: "grid", onsubmit: e => e.preventDefault() }, field("Period", choose)),
+    el("div", { class: "stats" }, ...[["sources", index.sources], ["snippets", index.snippets],
+      ["on disk", `${((index.sizeOnDisk || 0) / 1048576).toFixed(1)} MB`], ["requests", days.rows.reduce((n, r) => n + r.requests, 0)]]
+      .map(([name, value]) => el("div", { class: "stat" }, el("b", { text: value }), name))),
+    el("section", {}, bars("Requests per day", days.rows, r => r.requests), bars("Requests by route", routes.rows, r => r.requests),
+      bars("Requests by bot", botRows.rows, r => r.requests), bars("Mean latency per day", days.rows, r => r.meanLatencyMilliseconds, ms),
+      bars("Slowest request per day", days.rows, r => r.maxLatencyMilliseconds, ms), bars("Degraded answers per day", days.rows, r => r.degraded),
+      bars("Context tokens served per day", days.rows, r => r.tokens)),
+    el("h2", { text: "Embedding tokens (remote embedders, over the index's life)" }),
+    table(["embedder", "tokens"], Object.entries(days.embeddingTokens || {}).map(([k, v]) => [k, String(v)])));
+}
+
 // ---- playground -------------------------------------------------------------------------
 
 async function playground() {
@@ -329,7 +419,7 @@ async function playground() {
     event.preventDefault();
     const next = new URLSearchParams();
     for (const [name, node] of Object.entries({ q, mode, k, bot, user, kinds, tags, budget, history })) if (node.value) next.set(name, node.value);
-    location.hash = "#/playground?" + next;   // the settings, never the token, so a result can be shared
+    go("#/playground?" + next);   // the settings, never the token, so a result can be shared
   } },
     el("div", { class: "wide" }, field("Query", q)), field("Mode", mode), field("Results (k)", k), field("Bot", bot), field("User", user),
     field("Kinds (comma-separated)", kinds), field("Tags (comma-separated)", tags), field("Context budget (tokens)", budget),
@@ -377,9 +467,10 @@ async function memories() {
   const params = new URLSearchParams(location.hash.split("?")[1] || "");
   const suggested = me && !me.admin && me.scopes.length ? me.scopes[0].replace("user:*", "user:") : "";
   const scope = el("input", { value: params.get("scope") || suggested, required: true });
-  const form = el("form", { class: "grid", onsubmit: event => { event.preventDefault(); location.hash = "#/memories?scope=" + encodeURIComponent(scope.value.trim()); } },
+  const form = el("form", { class: "grid", onsubmit: event => { event.preventDefault(); go("#/memories?scope=" + encodeURIComponent(scope.value.trim())); } },
     field("Scope (user:ID, bot:NAME or global)", scope), el("button", { type: "submit", text: "Show" }));
-  page("Memories", el("section", {}, form, me && !me.admin ? el("p", { class: "note", text: `This token reads only the scopes ${me.scopes.join(", ") || "(none)"}.` }) : null));
+  page("Memories", el("section", {}, form, me && !me.admin ? el("p", { class: "note", text: `This token reads only the scopes ${me.scopes.join(", ") || "(none)"}.` }) : null),
+    learnFromConversation());
   if (!params.get("scope")) return;
   const chosen = params.get("scope");
   const list = await api("GET", "/v1/memories?scope=" + encodeURIComponent(chosen));
@@ -422,6 +513,41 @@ async function memories() {
     }) }));
   }
   main.append(section);
+}
+
+function learnFromConversation() {
+  // Paste a conversation, review what kb would remember, store the chosen proposals.
+  const user = el("input", { required: true });
+  const turns = el("textarea", { rows: "4", placeholder: "user: I'm allergic to peanuts.\nassistant: Noted." });
+  const review = el("div", { "aria-live": "polite" });
+  const parse = () => turns.value.split("\n").map(l => l.trim()).filter(Boolean).map(l => {
+    const [role, ...rest] = l.split(":");
+    return { role: role.trim().toLowerCase() === "assistant" ? "assistant" : "user", content: rest.join(":").trim() || l };
+  });
+  return el("section", {}, el("h2", { text: "Learn from a conversation" }),
+    el("form", { class: "grid", onsubmit: event => { event.preventDefault(); guarded(async () => {
+      const proposed = await api("POST", "/v1/memories/extract", { user: user.value.trim(), turns: parse() });
+      const boxes = proposed.proposals.map(p => el("input", { type: "checkbox", checked: p.action !== "none" }));
+      review.replaceChildren(el("p", { text: `${proposed.proposals.length} proposals for ${proposed.scope} (by ${proposed.extractor}):` }),
+        el("ul", {}, proposed.proposals.map((p, i) => el("li", {}, field(`${p.action}: ${p.content} — ${p.reason}`, boxes[i])))),
+        el("button", { type: "button", text: "Remember the chosen ones", onclick: () => guarded(async () => {
+          let stored = 0;
+          for (const [i, p] of proposed.proposals.entries()) {
+            if (!boxes[i].checked || p.action === "none") continue;
+            if (p.action === "add") await api("POST", "/v1/memories", { content: p.content, scope: proposed.scope, tags: p.tags });
+            else if (p.action === "update") await api("PATCH", "/v1/memories/" + encodeURIComponent(p.replaces), { content: p.content });
+            else if (p.action === "forget") await api("DELETE", "/v1/memories/" + encodeURIComponent(p.replaces));
+            stored += 1;
+          }
+          const note = `${stored} applied to ${proposed.scope}.`;
+          location.hash = "#/memories?scope=" + encodeURIComponent(proposed.scope);
+          await render();
+          say("");
+          main.querySelector("h1").after(el("p", { class: "ok", role: "status", text: note }));
+        }) }));
+    }); } }, field("User", user), el("div", { class: "wide" }, field("Conversation, one turn per line (user: … / assistant: …)", turns)),
+      el("button", { type: "submit", text: "Propose memories" })),
+    review);
 }
 
 // ---- bots -------------------------------------------------------------------------------
@@ -491,7 +617,7 @@ async function tokens() {
 
 // ---- routing ----------------------------------------------------------------------------
 
-const screens = { status, sources, playground, memories, bots, tokens };
+const screens = { status, sources, snippets, playground, memories, bots, tokens, usage };
 
 async function render() {
   const name = (location.hash.replace(/^#\//, "").split("?")[0]) || "status";
@@ -533,6 +659,7 @@ render();
       <li><a href="#/memories">Memories</a></li>
       <li><a href="#/bots">Bots</a></li>
       <li><a href="#/tokens">Tokens</a></li>
+      <li><a href="#/usage">Usage</a></li>
     </ul>
   </nav>
   <p id="who" class="who"></p>

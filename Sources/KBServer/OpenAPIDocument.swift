@@ -158,6 +158,11 @@ enum OpenAPIDocument {
         "/openapi.json": ["get": operation("openapi", "This document.", ok: ("200", ["type": "object"]), errors: [])],
         "/v1/status": ["get": operation("status", "What the index holds.", ok: ("200", ref("Status")), errors: [])],
         "/v1/me": ["get": operation("me", "Who the token is and what it may do (the console shows only that).", ok: ("200", ref("CallerInfo")), errors: [])],
+        "/v1/usage": ["get": operation("usage", "The request log grouped by day, bot, report or route, and the embedding tokens each remote embedder used (admin only).",
+                                       ok: ("200", ref("UsageReport")), errors: [400], parameters: [
+                                           queryParameter("since", "How far back: 30d (the default), 12h, 90m, 2w.", schema: ["type": "string", "pattern": .string(UsageReport.sincePattern)]),
+                                           queryParameter("by", "Group by day (the default), bot, report or route.", schema: ["type": "string", "enum": ["day", "bot", "report", "route"]]),
+                                       ])],
         "/": ["get": page("consoleRoot", "Leads to the console (/console/).", redirect: true)],
         "/console": ["get": page("console", "The console's page, also at /console/ (no token needed: it holds no data; its API calls carry one).", redirect: false)],
         "/console/{file}": ["get": [
@@ -244,6 +249,10 @@ enum OpenAPIDocument {
             "delete": operation("deleteSource", "Remove a source added over the API, with its snippets and original (409 for an ingested file).",
                                 ok: ("200", object(["deleted": string])), errors: [400, 404, 409], parameters: [sourceID]),
         ],
+        "/v1/sources/{id}/snippets": [
+            "get": operation("getSourceSnippets", "A source's snippets in order, with pages and printed labels, headings, tags, weight and OCR mark (none yet while its job runs).",
+                             ok: ("200", ref("SourceSnippets")), errors: [400, 404], parameters: [sourceID]),
+        ],
         "/v1/jobs/{id}": ["get": operation("getJob", "The job that reads an added source: state, progress, error.", ok: ("200", ref("Job")),
                                            errors: [404], parameters: [pathParameter("id", "The job's id.", pattern: "^[0-9a-f-]{36}$")])],
     ] }
@@ -287,10 +296,12 @@ enum OpenAPIDocument {
         ], required: ["query", "context", "citations", "items", "tokens", "budget", "counter", "scopes"]),
         "SearchHit": object([
             "rank": integer, "score": number, "snippetID": integer, "sourcePath": string, "sourceTitle": string, "kind": kind,
-            "snippet": object(["ordinal": integer, "text": string, "start": integer, "end": integer, "headingPath": tags,
-                               "pages": pageRange, "tags": tags, "ocr": ocr]),
+            "snippet": ref("Snippet"),
             "excerpt": string,
         ]),
+        "Snippet": object(["ordinal": integer, "text": string, "start": integer, "end": integer, "headingPath": tags,
+                           "pages": pageRange, "tags": tags, "ocr": ocr, "weight": number]),
+        "SourceSnippets": object(["source": ref("SourceInfo"), "snippets": array(ref("Snippet"))], required: ["source", "snippets"]),
         "SearchResults": object(["query": string, "mode": mode, "embedder": string, "hits": array(ref("SearchHit")), "degraded": degraded,
                                  "queries": plannedQueries],
                                 required: ["query", "mode", "hits"]),
@@ -355,6 +366,11 @@ enum OpenAPIDocument {
             ],
             "required": ["choices", "kb"],
         ],
+        "UsageReport": object([
+            "since": string, "by": string, "embeddingTokens": ["type": "object"],
+            "rows": array(object(["key": string, "requests": integer, "errors": integer, "degraded": integer, "results": integer, "tokens": integer,
+                                  "meanLatencyMilliseconds": number, "maxLatencyMilliseconds": number])),
+        ], required: ["since", "by", "rows", "embeddingTokens"]),
         "CallerInfo": object([
             "admin": boolean, "name": string, "scopes": tags, "bots": tags, "allow": tags, "readOnly": boolean, "expiresAt": string,
         ], required: ["admin", "name", "scopes", "bots", "allow", "readOnly"]),
@@ -388,7 +404,8 @@ enum OpenAPIDocument {
             "id": string, "origin": ["type": "string", "enum": ["upload", "file"]], "path": string, "kind": kind, "title": string,
             "tags": tags, "user": string, "size": integer, "contentHash": string, "snippets": integer, "ocr": string,
             "ocrConfidence": number, "ingestedAt": string, "modifiedAt": string, "bots": tags,
-        ], required: ["id", "origin", "kind", "title", "tags", "size", "contentHash", "snippets", "ingestedAt"]),
+            "state": ["type": "string", "enum": ["ready", "queued", "running"]], "job": string,
+        ], required: ["id", "origin", "kind", "title", "tags", "size", "contentHash", "snippets", "ingestedAt", "state"]),
         "SourceList": object(["sources": array(ref("SourceInfo")), "total": integer, "offset": integer, "limit": integer],
                              required: ["sources", "total", "offset", "limit"]),
         "SourcesErased": object(["user": string, "sources": integer, "jobs": integer], required: ["user", "sources", "jobs"]),

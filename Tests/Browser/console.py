@@ -163,6 +163,16 @@ def run(browser, base, book):
     check(other.get_by_label("Query").input_value() == "ephemeris table columns", "a shared address shows the same search in another tab")
     other.close()
 
+    # The chunk inspector: the PDF's snippets by page, with the page the playground showed.
+    open_screen(page, "Sources")
+    page.get_by_role("link", name="reading-an-ephemeris", exact=True).click()
+    expect(page.get_by_role("heading", name="Snippets of reading-an-ephemeris")).to_be_visible()
+    expect(page.get_by_role("heading", name=label, exact=True)).to_be_visible()
+    section = page.locator("section").filter(has=page.get_by_role("heading", name=label, exact=True))
+    check("ephemeris" in section.inner_text().lower() or "column" in section.inner_text().lower(),
+          f"the inspector shows {label}'s snippets under it", section.inner_text()[:200])
+    accessible(page, "snippets")
+
     # Edit a memory and see its history.
     open_screen(page, "Memories")
     page.get_by_label("Scope").fill("user:ada")
@@ -177,9 +187,27 @@ def run(browser, base, book):
     check("green tea" in versions.all_inner_texts()[0] + versions.all_inner_texts()[1], "the history keeps the earlier version", versions.all_inner_texts())
     accessible(page, "memories")
 
+    # Learn from a pasted conversation: review the proposals, remember the chosen ones.
+    page.get_by_label("User", exact=True).fill("ada")
+    page.get_by_label("Conversation, one turn per line").fill("user: By the way, I'm allergic to peanuts.\nassistant: Noted.")
+    page.get_by_role("button", name="Propose memories").click()
+    expect(page.get_by_text("proposals for user:ada")).to_be_visible()
+    page.get_by_role("button", name="Remember the chosen ones").click()
+    expect(page.get_by_text("1 applied to user:ada.")).to_be_visible()
+    page.get_by_label("Scope").fill("user:ada")
+    page.get_by_role("button", name="Show").click()
+    expect(page.get_by_text("peanuts", exact=False).first).to_be_visible()
+
     open_screen(page, "Bots")
     expect(page.get_by_role("cell", name="astro", exact=True)).to_be_visible()
     accessible(page, "bots")
+
+    # Usage: the request log as charts, and the index's figures.
+    open_screen(page, "Usage")
+    chart = page.get_by_role("img", name="Requests by route")
+    expect(chart).to_be_visible()
+    check("POST /v1/search" in (chart.get_attribute("aria-label") or ""), "the usage charts count the playground's searches", chart.get_attribute("aria-label"))
+    accessible(page, "usage")
 
     # Make a scoped token (secret shown once) and revoke another.
     open_screen(page, "Tokens")

@@ -64,17 +64,27 @@ struct SourceDesk: Sendable {
     func sources(_ checked: Checked<SourceListRequest>, as caller: Caller) async throws -> SourceList {
         let list = checked.valid
         try caller.require(.sources, writing: false, "list sources")
-        let (all, visible) = try await store.snapshot { snapshot -> ([StoredSource], Set<String>?) in
+        let (all, visible, jobs) = try await store.snapshot { snapshot -> ([StoredSource], Set<String>?, [StoredJob]) in
             let all = try snapshot.sources().filter { $0.kind != .memory }
-            guard let name = list.bot else { return (all, nil) }
-            return (all, try snapshot.sourcePaths(passing: Self.seenBy(try snapshot.bot(named: name))))
+            let jobs = Self.acknowledged(try snapshot.unfinishedJobs())
+            guard let name = list.bot else { return (all, nil, jobs) }
+            return (all, try snapshot.sourcePaths(passing: Self.seenBy(try snapshot.bot(named: name))), jobs)
         }
-        let kept = all.filter { source in
-            (list.user == nil || source.owner == list.user) && (list.kind == nil || source.kind.rawValue == list.kind)
-                && (list.tag.map { source.tags.contains(Tag($0)) } ?? true) && (visible?.contains(source.path) ?? true)
+        let reading = Dictionary(jobs.map { ($0.job.source, $0) }, uniquingKeysWith: { first, _ in first })
+        var infos: [SourceInfo] = all.filter { visible?.contains($0.path) ?? true }.map { stored in
+            var info = SourceInfo(stored)
+            if let job = reading[info.id] { (info.state, info.job) = (job.job.state.rawValue, job.job.id) }
+            return info
+        }
+        // Acknowledged uploads not stored yet are listed at once, with their job.
+        let stored = Set(infos.map(\.id))
+        infos += jobs.filter { !stored.contains($0.job.source) && (list.bot.map($0.bots.contains) ?? true) }.map { SourceInfo(pending: $0) }
+        let kept = infos.filter { source in
+            (list.user == nil || source.user == list.user) && (list.kind == nil || source.kind.rawValue == list.kind)
+                && (list.tag.map { source.tags.contains(Tag($0)) } ?? true)
         }
         let offset = list.offset ?? 0, limit = list.limit ?? 100
-        let page = kept.dropFirst(offset).prefix(limit).map(SourceInfo.init)
+        let page = kept.dropFirst(offset).prefix(limit)
         return SourceList(sources: Array(page), total: kept.count, offset: offset, limit: limit)
     }
 
@@ -83,11 +93,35 @@ struct SourceDesk: Sendable {
         let id = try SourceRemoveRequest(id: id).validated(limits)
         try caller.require(.sources, writing: false, "see sources")
         return try await store.snapshot { snapshot in
-            let stored = try Self.find(id, in: try snapshot.sources())
+            let jobs = Self.acknowledged(try snapshot.unfinishedJobs()).filter { $0.job.source == id }
+            guard let stored = try? Self.find(id, in: try snapshot.sources()) else {
+                // Acknowledged, not stored yet: readable at once, with its job.
+                guard let pending = jobs.first else { throw Self.noSuchSource(id) }
+                var info = SourceInfo(pending: pending)
+                info.bots = pending.bots
+                return info
+            }
             var info = SourceInfo(stored)
+            if let job = jobs.first { (info.state, info.job) = (job.job.state.rawValue, job.job.id) }
             info.bots = try snapshot.bots().filter { try snapshot.sourcePaths(passing: Self.seenBy($0)).contains(stored.path) }.map(\.name)
             return info
         }
+    }
+
+    /// A source's snippets in order, with their pages and printed labels, headings, tags, weight
+    /// and OCR mark (the console's chunk inspector); none yet while its job runs. The rights of
+    /// `source(_:as:)`.
+    func snippets(_ id: String, as caller: Caller) async throws -> SourceSnippets {
+        let info = try await source(id, as: caller)
+        let path = info.path ?? Source.uploadPath(info.id)
+        let document = try await store.snapshot { try $0.document(path: path) }
+        return SourceSnippets(source: info, snippets: document?.snippets ?? [])
+    }
+
+    /// The unfinished jobs of uploads that were acknowledged (queued or running; not those whose
+    /// bytes are still arriving), oldest first.
+    static func acknowledged(_ jobs: [StoredJob]) -> [StoredJob] {
+        jobs.filter { $0.job.state == .queued || $0.job.state == .running }.sorted { $0.job.createdAt < $1.job.createdAt }
     }
 
     /// Removes a source added over the API, with its snippets, vectors, original and jobs (a job
@@ -177,7 +211,11 @@ struct SourceDesk: Sendable {
         let found = id.hasPrefix("file:")
             ? sources.first { $0.kind != .memory && Source.uploadID(path: $0.path) == nil && SourceInfo.fileID($0.path) == id }
             : sources.first { $0.path == Source.uploadPath(id) }
-        guard let found else { throw KBError(.notFound, "No source has the id \(id). `GET /v1/sources` (or `kb sources`) lists them.") }
+        guard let found else { throw noSuchSource(id) }
         return found
+    }
+
+    static func noSuchSource(_ id: String) -> KBError {
+        KBError(.notFound, "No source has the id \(id). `GET /v1/sources` (or `kb sources`) lists them.")
     }
 }

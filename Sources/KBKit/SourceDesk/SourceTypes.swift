@@ -1,6 +1,7 @@
 import Crypto
 public import Foundation
 public import KBCore
+import KBIngest
 import KBStore
 
 /// One source as the sources API shows it, whether it was added over the API or ingested from a
@@ -33,6 +34,11 @@ public struct SourceInfo: Sendable, Hashable, Codable {
     public var modifiedAt: Date?
     /// The bots that see it (given by `GET /v1/sources/{id}`, not by listings).
     public var bots: [String]?
+    /// `ready` (stored and searchable), or the state of the job that is reading it now:
+    /// `queued` or `running` (an acknowledged upload is listed at once, before its job ends).
+    public var state: String = "ready"
+    /// The unfinished job reading it (`GET /v1/jobs/{id}`), if any.
+    public var job: String?
 
     init(_ stored: StoredSource) {
         let upload = Source.uploadID(path: stored.path)
@@ -50,6 +56,23 @@ public struct SourceInfo: Sendable, Hashable, Codable {
         ocrConfidence = stored.ocrConfidence.map { ($0 * 10).rounded() / 10 }
         ingestedAt = stored.ingestedAt
         modifiedAt = stored.modifiedAt
+    }
+
+    /// An acknowledged upload whose job has not stored it yet.
+    init(pending stored: StoredJob) {
+        id = stored.job.source
+        origin = .upload
+        path = nil
+        kind = (try? MediaType(stored.job.contentType))?.kind ?? .note
+        title = stored.title ?? stored.job.source
+        tags = stored.tags
+        user = stored.owner
+        size = stored.job.size
+        contentHash = stored.contentHash ?? ""
+        snippets = 0
+        ingestedAt = stored.job.createdAt
+        state = stored.job.state.rawValue
+        job = stored.job.id
     }
 
     /// The id a file's source is listed under: stable across re-ingests and copies of the index.
@@ -95,4 +118,10 @@ public struct SourcesErased: Sendable, Hashable, Codable {
     public var sources: Int
     /// Jobs cancelled that had not yet stored their source.
     public var jobs: Int
+}
+
+/// A source with its snippets in order (`GET /v1/sources/{id}/snippets`).
+public struct SourceSnippets: Sendable, Hashable, Codable {
+    public var source: SourceInfo
+    public var snippets: [Snippet]
 }

@@ -5,7 +5,7 @@ import KBKit
 import NIOCore
 
 extension RetrievalService {
-    /// `/healthz`, `/openapi.json`, `/metrics`, `/v1/status` and `/v1/me`.
+    /// `/healthz`, `/openapi.json`, `/metrics`, `/v1/status`, `/v1/me` and `/v1/usage`.
     func serviceRoutes() -> RouteCollection<BasicRequestContext> {
         let routes = RouteCollection(context: BasicRequestContext.self)
         routes.get("healthz") { _, _ in try Self.json(["status": "ok"]) }
@@ -21,6 +21,14 @@ extension RetrievalService {
         }
         routes.get("v1/status") { _, _ in try Self.json(try await kb.serviceStatus()) }
         routes.get("v1/me") { _, _ in try Self.json(CallerInfo(Access.caller)) }
+        routes.get("v1/usage") { request, _ in
+            let parameters = Self.parameters(request)
+            if let unknown = parameters.map(\.key).first(where: { !["since", "by"].contains($0) }) {
+                throw KBError(.invalidArgument, "Unknown query parameter \"\(unknown)\". GET /v1/usage takes since (30d, 12h) and by (day, bot, report, route).")
+            }
+            let value = { (name: String) in parameters.last { $0.key == name }?.value }
+            return try Self.json(try await kb.usage(since: value("since"), by: value("by"), as: Access.caller))
+        }
         return routes
     }
 }

@@ -21,6 +21,9 @@ extension RetrievalService {
         routes.logged(.get, "sources/{id}") { _, context in
             try Self.json(try await kb.source(try context.pathParameter("id"), as: Access.caller))
         }
+        routes.get("sources/{id}/snippets") { _, context in
+            try Self.json(try await kb.snippets(ofSource: try context.pathParameter("id"), as: Access.caller))
+        }
         routes.logged(.delete, "sources/{id}") { _, context in
             try Self.json(try await kb.removeSource(SourceRemoveRequest(id: try context.pathParameter("id")), as: Access.caller))
         }
