@@ -87,6 +87,9 @@ public struct SearchQuery: Sendable, Hashable {
     /// How `history` is used. The default is `.fused`, kb's way.
     public var historyUse: HistoryUse = .fused
 
+    /// Say why each hit is there (`SearchHit.explanation`). The default is false.
+    public var explain = false
+
     public init(_ text: String) { self.text = text }
 
     /// Whether any filter narrows the snippets searched.

@@ -11,6 +11,8 @@ struct Ranked: Sendable {
         var sourcePath: String
         /// The words an excerpt of this hit marks (the planned query that found it), if excerpts are made.
         var highlight: String?
+        /// Why it is there, when the search explains.
+        var explanation: HitExplanation? = nil
     }
     var entries: [Entry]
     /// The query the list answers (the stage is told it).
@@ -43,7 +45,12 @@ extension Retriever {
             return try rank(part, vector: vectors?[index], record: record, degraded: degraded, cut: max(part.query.limit, cut), in: snapshot)
         }
         var byID: [Int64: Ranked.Entry] = [:]
-        for entry in lists.flatMap(\.entries) where byID[entry.id] == nil { byID[entry.id] = entry }
+        for (index, list) in lists.enumerated() {
+            for var entry in list.entries where byID[entry.id] == nil {
+                entry.explanation?.query = plan[index].text   // the planned query that found it first
+                byID[entry.id] = entry
+            }
+        }
         var entries: [Ranked.Entry] = []
         var sources = Set<String>()
         for fused in Ranking.reciprocalRank(lists.map { $0.entries.map(\.id) }, weights: plan.map(\.weight), k: ConversationPlan.fusionK) {
@@ -79,6 +86,7 @@ extension Retriever {
                                                              approximating: arm.approximatingLargeScans, besideKeywords: besideKeywords,
                                                              in: snapshot)
         var ordered = fuse(mode: mode, keywords: keywordRanking, vectors: vectorRanking, query: query)
+        let explaining = query.explain ? explanations(keywordRanking, vectorRanking, fused: ordered, query: query) : [:]
         // Texts only where near-duplicates are compared by them.
         let summaries = try snapshot.snippetSummaries(ordered.map(\.id), texts: arm.collapsing)
         ordered = ordered.filter { summaries[$0.id] != nil }
@@ -98,7 +106,12 @@ extension Retriever {
             ordered = diversify(ordered, vectors: vectors, lambda: lambda, k: limit)
         }
         let highlight = mode == .vector || !query.excerpts ? nil : query.text
-        return Ranked(entries: ordered.prefix(limit).map { Ranked.Entry(id: $0.id, score: $0.score, sourcePath: summaries[$0.id]!.sourcePath, highlight: highlight) },
+        return Ranked(entries: ordered.prefix(limit).map { entry in
+                          var explanation = explaining[entry.id]
+                          explanation?.weight = summaries[entry.id]?.weight
+                          return Ranked.Entry(id: entry.id, score: entry.score, sourcePath: summaries[entry.id]!.sourcePath, highlight: highlight,
+                                              explanation: explanation)
+                      },
                       query: query.text, limit: query.limit, mode: mode, embedder: mode == .keyword ? nil : record?.name,
                       degraded: mode == .keyword && query.mode == .hybrid ? degraded : nil)
     }
@@ -155,6 +168,29 @@ extension Retriever {
         }
     }
 
+    /// What `explain` tells of each candidate: its place and score in each ranking, the fused
+    /// score, and the filters the search applied.
+    func explanations(_ keywords: [(id: Int64, score: Double)], _ vectors: [(id: Int64, score: Float)], fused: [(id: Int64, score: Double)],
+                      query: SearchQuery) -> [Int64: HitExplanation] {
+        var filters: [String] = []
+        if !query.tags.isEmpty { filters.append("tags: " + query.tags.map(\.name).joined(separator: ", ")) }
+        if !query.anyTags.isEmpty { filters.append("any of the tags: " + query.anyTags.map(\.name).joined(separator: ", ")) }
+        if !query.kinds.isEmpty { filters.append("kinds: " + query.kinds.map(\.rawValue).sorted().joined(separator: ", ")) }
+        if !query.sourcePrefixes.isEmpty { filters.append("sources: " + query.sourcePrefixes.joined(separator: ", ")) }
+        if !query.selectors.isEmpty { filters.append("a bot's sources: " + query.selectors.map(\.description).joined(separator: ", ")) }
+        if !query.scopes.isEmpty { filters.append("scopes: " + query.scopes.map(\.name).joined(separator: ", ")) }
+        if let user = query.user { filters.append("user: \(user)") }
+        var byID: [Int64: HitExplanation] = [:]
+        for (id, score) in fused { byID[id] = HitExplanation(fused: score, filters: filters) }
+        for (index, entry) in keywords.enumerated() where byID[entry.id] != nil {
+            (byID[entry.id]!.keywordRank, byID[entry.id]!.keywordScore) = (index + 1, entry.score)
+        }
+        for (index, entry) in vectors.enumerated() where byID[entry.id] != nil {
+            (byID[entry.id]!.vectorRank, byID[entry.id]!.cosine) = (index + 1, Double(entry.score))
+        }
+        return byID
+    }
+
     /// Stage 5, weight: records' weights reorder the candidates (a stable sort: equal scores keep
     /// their order).
     func weight(_ ordered: [(id: Int64, score: Double)], summaries: [Int64: SnippetSummary]) -> [(id: Int64, score: Double)] {
@@ -204,6 +240,7 @@ extension Retriever {
             guard var hit = hitsByID[entry.id] else { continue }
             hit.rank = hits.count + 1
             hit.score = entry.score
+            hit.explanation = entry.explanation
             hits.append(hit)
         }
         var results = SearchResults(query: ranked.query, mode: ranked.mode, embedder: ranked.embedder, hits: hits, degraded: ranked.degraded)

@@ -86,6 +86,7 @@ figcaption { font-weight: 600; margin-bottom: 0.35rem; }
 svg.chart { width: 100%; height: auto; max-width: 48rem; font-size: 13px; }
 svg.chart rect { fill: var(--accent); }
 svg.chart text { fill: var(--ink); }
+.why { font-size: 0.85rem; color: var(--muted); margin-top: 0.25rem; }
 .snippet-text { white-space: pre-wrap; margin: 0.5rem 0 0; }
 ul { padding-left: 1.25rem; }
 
@@ -403,6 +404,18 @@ async function usage() {
 
 // ---- playground -------------------------------------------------------------------------
 
+/// Why a hit is there, in a line: its place in each ranking, the fused score, weight, filters.
+function why(e) {
+  const parts = [];
+  parts.push(e.keywordRank ? `keyword #${e.keywordRank} (score ${e.keywordScore.toFixed(2)})` : "no keyword match");
+  parts.push(e.vectorRank ? `vector #${e.vectorRank} (cosine ${e.cosine.toFixed(3)})` : "not in the vector ranking");
+  parts.push(`fused ${e.fused.toFixed(4)}`);
+  if (e.weight != null && e.weight !== 1) parts.push(`weight ${e.weight}`);
+  if (e.query) parts.push(`found by "${e.query}"`);
+  if (e.filters && e.filters.length) parts.push("filters: " + e.filters.join("; "));
+  return "Why: " + parts.join(" · ");
+}
+
 async function playground() {
   const params = new URLSearchParams(location.hash.split("?")[1] || "");
   const input = (name, attributes = {}) => el("input", { name, value: params.get(name) || attributes.value || "", ...attributes });
@@ -431,13 +444,14 @@ async function playground() {
 
   const list = value => value ? value.split(",").map(s => s.trim()).filter(Boolean) : undefined;
   const search = { query: params.get("q"), mode: params.get("mode") || "hybrid", k: Number(params.get("k") || 8), bot: params.get("bot") || undefined,
-    user: params.get("user") || undefined, kinds: list(params.get("kinds")), tags: list(params.get("tags")) };
+    user: params.get("user") || undefined, kinds: list(params.get("kinds")), tags: list(params.get("tags")), explain: true };
   const found = await api("POST", "/v1/search", search);
   const hits = el("ol", { class: "hits" }, found.hits.map(hit => el("li", {},
     el("div", { class: "hit-head" }, el("strong", { text: `${hit.rank}. ${hit.sourceTitle}` }), el("span", { class: "badge", text: hit.kind }),
       hit.snippet.pages ? el("span", { class: "badge", text: pageLabel(hit.snippet.pages) }) : null,
       el("span", { class: "muted", text: `score ${Number(hit.score).toFixed(4)}${hit.snippet.weight && hit.snippet.weight !== 1 ? `, weight ${hit.snippet.weight}` : ""}` })),
     hit.snippet.headingPath && hit.snippet.headingPath.length ? el("div", { class: "note", text: hit.snippet.headingPath.join(" › ") }) : null,
+    hit.explanation ? el("div", { class: "why", text: why(hit.explanation) }) : null,
     el("p", { text: hit.excerpt.replaceAll("**", "") }),
     el("div", { class: "note", text: hit.sourcePath })))) ;
   results.append(el("section", {}, el("h2", { text: `Search: ${found.hits.length} hits (${found.mode}${found.degraded ? ", from keywords only" : ""})` }), hits));

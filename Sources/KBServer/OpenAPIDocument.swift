@@ -298,6 +298,8 @@ enum OpenAPIDocument {
             "rank": integer, "score": number, "snippetID": integer, "sourcePath": string, "sourceTitle": string, "kind": kind,
             "snippet": ref("Snippet"),
             "excerpt": string,
+            "explanation": object(["keywordRank": integer, "keywordScore": number, "vectorRank": integer, "cosine": number, "fused": number,
+                                   "weight": number, "query": string, "filters": tags], required: ["fused", "filters"]),
         ]),
         "Snippet": object(["ordinal": integer, "text": string, "start": integer, "end": integer, "headingPath": tags,
                            "pages": pageRange, "tags": tags, "ocr": ocr, "weight": number]),

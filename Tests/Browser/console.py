@@ -148,6 +148,9 @@ def run(browser, base, book):
     expect(hit).to_be_visible()
     label = hit.locator(".badge").filter(has_text="p.").first.inner_text()
     check(label.startswith("p. ") or label.startswith("pp. "), "a hit from the PDF shows its printed page label", label)
+    reason = hit.locator(".why").inner_text()
+    check("keyword #" in reason and "cosine" in reason and "fused" in reason and "a bot's sources" in reason,
+          "each hit says why it is there (ranks, scores, filters)", reason)
     check("q=ephemeris" in page.url and ADMIN not in page.url, "the settings (not the token) are kept in the address", page.url)
     block = page.get_by_label("The context block as the bot gets it")
     expect(block).to_contain_text("<context>")

@@ -15,7 +15,7 @@ import Testing
         var search = SearchRequest(query: "venus")
         search.k = 3; search.tags = ["a"]; search.anyTags = ["b"]; search.kinds = ["note"]; search.sources = ["/x"]; search.mode = "keyword"; search.bot = "b"
         search.groupBy = "source"; search.diversity = 0.5; search.candidates = 10; search.keywordWeight = 1; search.vectorWeight = 1
-        search.quantized = true; search.user = "ada"
+        search.quantized = true; search.user = "ada"; search.explain = true
         var recall = RecallRequest(query: "q")
         recall.scopes = ["global"]; recall.tags = ["a"]; recall.k = 2; recall.mode = "hybrid"; recall.halfLife = "3d"; recall.includeSuperseded = true
         var remember = RememberRequest(content: "c")
@@ -42,6 +42,8 @@ import Testing
         upload.title = "t"; upload.tag = ["a"]; upload.bot = ["b"]; upload.user = "ada"; upload.id = "s1"
         var sources = SourceListRequest()
         sources.user = "ada"; sources.bot = "b"; sources.kind = "pdf"; sources.tag = "a"; sources.limit = 10; sources.offset = 0
+        var chat = ChatOptions()
+        chat.user = "ada"; chat.report = "natal"; chat.budget = 900; chat.tags = ["a"]; chat.anyTags = ["b"]; chat.kinds = ["note"]; chat.learn = "apply"
         return [
             (SearchRequest.self, search, ["query": "venus"]),
             (RecallRequest.self, recall, ["query": "q"]),
@@ -59,6 +61,7 @@ import Testing
             (MemoryExtractRequest.self, extract, ["user": "ada", "turns": [["role": "user", "content": "hi"]]]),
             (EraseRequest.self, EraseRequest(scope: "user:ada"), ["scope": "user:ada"]),
             (TokenRequest.self, token, ["name": "ada-app"]),
+            (ChatOptions.self, chat, [:]),
         ]
     }()
 

@@ -24,6 +24,8 @@ public struct SearchRequest: KBRequest, Hashable {
     public var keywordWeight: Double?
     public var vectorWeight: Double?
     public var quantized: Bool?
+    /// Say why each hit is there (its ranks, scores, weight and the filters).
+    public var explain: Bool?
     /// The user the search is made for: that user's private sources are searched too.
     public var user: String?
 
@@ -53,6 +55,7 @@ public struct SearchRequest: KBRequest, Hashable {
             .number("keywordWeight", "Weight of keyword ranks in hybrid fusion.", default: 1, minimum: 0),
             .number("vectorWeight", "Weight of vector ranks in hybrid fusion.", default: 1, minimum: 0),
             .boolean("quantized", "Scan an int8 copy of the vectors, then rescore the best candidates exactly."),
+            .boolean("explain", "Say why each hit is there: its keyword rank and score, vector rank and cosine, fused score, weight and the filters applied."),
             .string("user", "The user the search is made for: that user's private sources are searched too (no one else's ever are).",
                     pattern: Pattern.userID),
         ]
@@ -86,6 +89,7 @@ public struct SearchRequest: KBRequest, Hashable {
             throw KBError(.unprocessable, "\"keywordWeight\" and \"vectorWeight\" cannot both be 0.")
         }
         search.quantized = quantized ?? false
+        search.explain = explain ?? false
         search.user = try rules.optionalText(user, "user")
         return ValidSearch(query: search, bot: try rules.optionalText(bot, "bot"))
     }
