@@ -19,3 +19,12 @@ extension KnowledgeBase {
         try await contexts.context(try inForce(checked), reports: reports, counter: counter, options: options, as: caller)
     }
 }
+
+extension KnowledgeBase {
+    /// The report templates a caller may assemble context for (`GET /v1/reports`), by name: the
+    /// admin's, or a scoped token's with the right `reports`.
+    public func reportTemplates(_ reports: [String: ReportTemplate], as caller: Caller = .admin) throws -> [ReportTemplate] {
+        try caller.require(.reports, writing: false, "list report templates")
+        return reports.values.sorted { $0.name < $1.name }
+    }
+}

@@ -158,6 +158,8 @@ enum OpenAPIDocument {
         "/openapi.json": ["get": operation("openapi", "This document.", ok: ("200", ["type": "object"]), errors: [])],
         "/v1/status": ["get": operation("status", "What the index holds.", ok: ("200", ref("Status")), errors: [])],
         "/v1/me": ["get": operation("me", "Who the token is and what it may do (the console shows only that).", ok: ("200", ref("CallerInfo")), errors: [])],
+        "/v1/reports": ["get": operation("listReports", "The report templates kb serve was started with (--reports), with their sections; a scoped token needs the right reports.",
+                                         ok: ("200", array(ref("ReportTemplate"))), errors: [])],
         "/v1/usage": ["get": operation("usage", "The request log grouped by day, bot, report or route, and the embedding tokens each remote embedder used (admin only).",
                                        ok: ("200", ref("UsageReport")), errors: [400], parameters: [
                                            queryParameter("since", "How far back: 30d (the default), 12h, 90m, 2w.", schema: ["type": "string", "pattern": .string(UsageReport.sincePattern)]),
@@ -368,6 +370,11 @@ enum OpenAPIDocument {
             ],
             "required": ["choices", "kb"],
         ],
+        "ReportTemplate": object([
+            "name": string, "title": string,
+            "sections": array(object(["name": string, "query": string, "tags": tags, "anyTags": tags, "kinds": tags, "snippets": integer,
+                                      "share": number, "fallback": array(object(["title": string, "text": string]))])),
+        ], required: ["name", "title", "sections"]),
         "UsageReport": object([
             "since": string, "by": string, "embeddingTokens": ["type": "object"],
             "rows": array(object(["key": string, "requests": integer, "errors": integer, "degraded": integer, "results": integer, "tokens": integer,

@@ -57,7 +57,7 @@ def main():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = subprocess.Popen([KB, "serve", "--db", db, "--port", str(port), "--token", ADMIN], cwd=work,
+    server = subprocess.Popen([KB, "serve", "--db", db, "--port", str(port), "--token", ADMIN, "--reports", str(ROOT / "corpus/reports")], cwd=work,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     for _ in range(300):
@@ -203,6 +203,11 @@ def run(browser, base, book):
 
     open_screen(page, "Bots")
     expect(page.get_by_role("cell", name="astro", exact=True)).to_be_visible()
+    page.get_by_role("button", name="Sources astro sees").click()
+    expect(page.get_by_role("heading", name="astro sees 2 sources")).to_be_visible()
+    expect(page.get_by_role("link", name="reading-an-ephemeris", exact=True)).to_be_visible()
+    page.get_by_role("button", name="Preview").click()
+    expect(page.get_by_label("The report's context block")).to_contain_text("<context>")
     accessible(page, "bots")
 
     # Usage: the request log as charts, and the index's figures.

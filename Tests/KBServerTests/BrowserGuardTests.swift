@@ -62,6 +62,7 @@ import Testing
             Call(method: .get, template: "/v1/tokens", uri: "/v1/tokens", body: nil),
             Call(method: .get, template: "/v1/models", uri: "/v1/models", body: nil),
             Call(method: .get, template: "/v1/me", uri: "/v1/me", body: nil),
+            Call(method: .get, template: "/v1/reports", uri: "/v1/reports", body: nil),
             Call(method: .get, template: "/v1/usage", uri: "/v1/usage?by=route", body: nil),
             Call(method: .get, template: "/", uri: "/", body: nil),
             Call(method: .get, template: "/console", uri: "/console/", body: nil),

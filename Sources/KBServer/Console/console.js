@@ -328,15 +328,24 @@ async function playground() {
   const kinds = input("kinds");
   const tags = input("tags");
   const budget = input("budget", { type: "number", min: "100", value: "1500" });
+  const candidates = input("candidates", { type: "number", min: "1", max: "10000", value: "50" });
+  const keywordWeight = input("kw", { type: "number", min: "0", step: "0.1", value: "1" });
+  const vectorWeight = input("vw", { type: "number", min: "0", step: "0.1", value: "1" });
+  const diversity = input("diversity", { type: "number", min: "0", max: "1", step: "0.05" });
+  const groupBy = el("select", { name: "group" }, [["", "every snippet"], ["source", "one per source"]].map(([v, t]) => el("option", { value: v, text: t, selected: (params.get("group") || "") === v })));
   const history = el("textarea", { name: "history", rows: "3" }, params.get("history") || "");
   const form = el("form", { class: "grid", onsubmit: event => {
     event.preventDefault();
     const next = new URLSearchParams();
-    for (const [name, node] of Object.entries({ q, mode, k, bot, user, kinds, tags, budget, history })) if (node.value) next.set(name, node.value);
+    for (const [name, node] of Object.entries({ q, mode, k, bot, user, kinds, tags, budget, history, candidates, kw: keywordWeight, vw: vectorWeight, diversity, group: groupBy })) {
+      if (node.value) next.set(name, node.value);
+    }
     go("#/playground?" + next);   // the settings, never the token, so a result can be shared
   } },
     el("div", { class: "wide" }, field("Query", q)), field("Mode", mode), field("Results (k)", k), field("Bot", bot), field("User", user),
     field("Kinds (comma-separated)", kinds), field("Tags (comma-separated)", tags), field("Context budget (tokens)", budget),
+    field("Candidates per ranking", candidates), field("Keyword weight", keywordWeight), field("Vector weight", vectorWeight),
+    field("Diversity λ (blank: off)", diversity), field("Group", groupBy),
     el("div", { class: "wide" }, field("Earlier turns, one per line (user: … / assistant: …)", history)),
     el("button", { type: "submit", text: "Search" }));
   const results = el("div");
@@ -345,7 +354,10 @@ async function playground() {
 
   const list = value => value ? value.split(",").map(s => s.trim()).filter(Boolean) : undefined;
   const search = { query: params.get("q"), mode: params.get("mode") || "hybrid", k: Number(params.get("k") || 8), bot: params.get("bot") || undefined,
-    user: params.get("user") || undefined, kinds: list(params.get("kinds")), tags: list(params.get("tags")), explain: true };
+    user: params.get("user") || undefined, kinds: list(params.get("kinds")), tags: list(params.get("tags")), explain: true,
+    candidates: params.get("candidates") ? Number(params.get("candidates")) : undefined,
+    keywordWeight: params.get("kw") ? Number(params.get("kw")) : undefined, vectorWeight: params.get("vw") ? Number(params.get("vw")) : undefined,
+    diversity: params.get("diversity") ? Number(params.get("diversity")) : undefined, groupBy: params.get("group") || undefined };
   const found = await api("POST", "/v1/search", search);
   const hits = el("ol", { class: "hits" }, found.hits.map(hit => el("li", {},
     el("div", { class: "hit-head" }, el("strong", { text: `${hit.rank}. ${hit.sourceTitle}` }), el("span", { class: "badge", text: hit.kind }),
@@ -470,10 +482,38 @@ function learnFromConversation() {
 async function bots() {
   const list = await api("GET", "/v1/bots");
   const canEdit = may("bots") && !(me && me.readOnly);
+  const seen = el("div", { "aria-live": "polite" });
   const rows = list.map(bot => [bot.name, bot.systemPrompt, (bot.sources || []).join("\n"), (bot.memoryScopes || []).join(", "),
-    canEdit ? el("button", { class: "plain", type: "button", text: "Edit", "aria-label": `Edit ${bot.name}`, onclick: () => editBot(bot) }) : ""]);
-  page("Bots", table(["name", "system prompt", "sources", "memory scopes", ""], rows, [3]),
-    canEdit ? editor() : hiddenNote("Making and changing bots", `the token ${me.name} lacks the right "bots".`));
+    el("div", { class: "row" },
+      may("sources") ? el("button", { class: "plain", type: "button", text: "Sources it sees", "aria-label": `Sources ${bot.name} sees`, onclick: () => guarded(async () => {
+        const sources = await api("GET", "/v1/sources?limit=500&bot=" + encodeURIComponent(bot.name));
+        seen.replaceChildren(el("h2", { text: `${bot.name} sees ${sources.total} sources` }),
+          table(["title", "kind", "snippets"], sources.sources.map(s => [el("a", { href: "#/snippets?id=" + encodeURIComponent(s.id), text: s.title }), s.kind, String(s.snippets)])));
+      }) }) : null,
+      canEdit ? el("button", { class: "plain", type: "button", text: "Edit", "aria-label": `Edit ${bot.name}`, onclick: () => editBot(bot) }) : null)]);
+  page("Bots", table(["name", "system prompt", "sources", "memory scopes", ""], rows, [3]), seen,
+    canEdit ? editor() : hiddenNote("Making and changing bots", `the token ${me.name} lacks the right "bots".`),
+    may("reports") ? await reportsSection() : hiddenNote("Report previews", `the token ${me.name} lacks the right "reports".`));
+}
+
+async function reportsSection() {
+  // A report template's sections, and the context it assembles now (optionally narrowed by tags).
+  const reports = await api("GET", "/v1/reports");
+  if (!reports.length) return el("section", {}, el("h2", { text: "Reports" }), el("p", { class: "note", text: "kb serve was started without report templates (--reports FOLDER)." }));
+  const choose = el("select", {}, reports.map(r => el("option", { value: r.name, text: `${r.title} (${r.name})` })));
+  const tags = el("input", { placeholder: "chart:ada" });
+  const preview = el("div", { "aria-live": "polite" });
+  return el("section", {}, el("h2", { text: "Reports" }),
+    el("form", { class: "grid", onsubmit: event => { event.preventDefault(); guarded(async () => {
+      const report = reports.find(r => r.name === choose.value);
+      const list = tags.value.split(",").map(s => s.trim()).filter(Boolean);
+      const context = await api("POST", "/v1/context", { report: report.name, tags: list.length ? list : undefined });
+      preview.replaceChildren(
+        table(["section", "query", "snippets"], report.sections.map(s => [s.name, s.query, String(s.snippets)])),
+        el("p", { text: `${context.tokens} of ${context.budget} tokens, ${context.citations.length} citations` }),
+        el("pre", { class: "block", tabindex: "0", "aria-label": "The report's context block", text: context.context }));
+    }); } }, field("Report", choose), field("Tags (comma-separated)", tags), el("button", { type: "submit", text: "Preview" })),
+    preview);
 }
 
 function editor(bot) {

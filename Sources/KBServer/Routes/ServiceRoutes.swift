@@ -5,7 +5,7 @@ import KBKit
 import NIOCore
 
 extension RetrievalService {
-    /// `/healthz`, `/openapi.json`, `/metrics`, `/v1/status`, `/v1/me` and `/v1/usage`.
+    /// `/healthz`, `/openapi.json`, `/metrics`, `/v1/status`, `/v1/me`, `/v1/reports` and `/v1/usage`.
     func serviceRoutes() -> RouteCollection<BasicRequestContext> {
         let routes = RouteCollection(context: BasicRequestContext.self)
         routes.get("healthz") { _, _ in try Self.json(["status": "ok"]) }
@@ -21,6 +21,7 @@ extension RetrievalService {
         }
         routes.get("v1/status") { _, _ in try Self.json(try await kb.serviceStatus()) }
         routes.get("v1/me") { _, _ in try Self.json(CallerInfo(Access.caller)) }
+        routes.get("v1/reports") { _, _ in try Self.json(try kb.reportTemplates(configuration.reports, as: Access.caller)) }
         routes.get("v1/usage") { request, _ in
             let parameters = Self.parameters(request)
             if let unknown = parameters.map(\.key).first(where: { !["since", "by"].contains($0) }) {
