@@ -251,6 +251,28 @@ def run(browser, base, book):
     check(not [e for e in errors if "403" not in e and "401" not in e], "no script error on any screen", errors)
     context.close()
 
+    # A phone-sized screen: every screen fits its width (tables scroll inside their box), and the
+    # keyboard reaches the menu and the form.
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = phone.new_page()
+    sign_in(page, base, ADMIN)
+    for name, heading in [("Status", None), ("Sources", None), ("Playground", "Retrieval playground"), ("Memories", None), ("Bots", None),
+                          ("Tokens", None), ("Usage", None)]:
+        open_screen(page, name, heading)
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        check(overflow <= 1, f"{name} fits a phone's width", f"{overflow} px too wide")
+    if SHOTS:
+        page.screenshot(path=str(Path(SHOTS) / "phone-usage.png"), full_page=False)
+    page.goto(base + "/console/#/playground")
+    expect(page.get_by_role("heading", name="Retrieval playground")).to_be_visible()
+    page.locator(".brand").focus()   # from the top of the page
+    reached = []
+    for _ in range(14):
+        page.keyboard.press("Tab")
+        reached.append(page.evaluate("document.activeElement.getAttribute('aria-label') || document.activeElement.textContent.trim() || document.activeElement.id"))
+    check("Playground" in reached and any(r.startswith("f") for r in reached), "the keyboard reaches the menu and then the form", reached)
+    phone.close()
+
 
 if __name__ == "__main__":
     main()
