@@ -9,6 +9,7 @@ open another user's memories. axe-core checks every screen (no serious or critic
 """
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -178,7 +179,7 @@ def run(browser, base, book):
 
     # Edit a memory and see its history.
     open_screen(page, "Memories")
-    page.get_by_label("Scope").fill("user:ada")
+    page.get_by_label("Scope (user:ID, bot:NAME or global)").fill("user:ada")
     page.get_by_role("button", name="Show").click()
     page.get_by_role("button", name="Edit Ada drinks green tea every morning.").click()
     page.get_by_label("New content").fill("Ada drinks black tea every morning.")
@@ -197,9 +198,13 @@ def run(browser, base, book):
     expect(page.get_by_text("proposals for user:ada")).to_be_visible()
     page.get_by_role("button", name="Remember the chosen ones").click()
     expect(page.get_by_text("1 applied to user:ada.")).to_be_visible()
-    page.get_by_label("Scope").fill("user:ada")
+    page.get_by_label("Scope (user:ID, bot:NAME or global)").fill("user:ada")
     page.get_by_role("button", name="Show").click()
     expect(page.get_by_text("peanuts", exact=False).first).to_be_visible()
+    page.get_by_label("Search this scope").fill("peanuts")
+    page.get_by_role("button", name="Search memories").click()
+    expect(page.get_by_role("heading", name=re.compile("matching “peanuts”"))).to_be_visible()
+    check("peanuts" in page.locator(".card p").first.inner_text(), "a memory search puts the matching memory first", page.locator(".card p").first.inner_text())
 
     open_screen(page, "Bots")
     expect(page.get_by_role("cell", name="astro", exact=True)).to_be_visible()
@@ -236,11 +241,11 @@ def run(browser, base, book):
     page.get_by_role("button", name="Sign out").click()
     sign_in(page, base, secret)
     open_screen(page, "Memories")
-    page.get_by_label("Scope").fill("user:bob")
+    page.get_by_label("Scope (user:ID, bot:NAME or global)").fill("user:bob")
     page.get_by_role("button", name="Show").click()
     expect(page.get_by_role("alert")).to_contain_text("user:bob")
     check(page.get_by_text("allergic to cats").count() == 0, "a scoped token's console cannot open another user's memories")
-    page.get_by_label("Scope").fill("user:ada")
+    page.get_by_label("Scope (user:ID, bot:NAME or global)").fill("user:ada")
     page.get_by_role("button", name="Show").click()
     expect(page.get_by_text("Ada drinks black tea every morning.")).to_be_visible()
     open_screen(page, "Tokens")

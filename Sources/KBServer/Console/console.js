@@ -156,17 +156,17 @@ async function sources() {
   const params = new URLSearchParams(location.hash.split("?")[1] || "");
   const kind = el("select", {}, ["", "note", "pdf", "image", "epub", "html", "docx", "record"].map(k => el("option", { value: k, text: k || "any", selected: params.get("kind") === k })));
   const user = el("input", { value: params.get("user") || "" });
+  const bot = el("input", { value: params.get("bot") || "" });
+  const tag = el("input", { value: params.get("tag") || "" });
   const query = new URLSearchParams({ limit: "200" });
-  if (params.get("kind")) query.set("kind", params.get("kind"));
-  if (params.get("user")) query.set("user", params.get("user"));
+  for (const name of ["kind", "user", "bot", "tag"]) if (params.get(name)) query.set(name, params.get(name));
   const list = await api("GET", "/v1/sources?" + query);
   const filters = el("form", { class: "grid", onsubmit: event => {
     event.preventDefault();
     const next = new URLSearchParams();
-    if (kind.value) next.set("kind", kind.value);
-    if (user.value) next.set("user", user.value);
+    for (const [name, node] of Object.entries({ kind, user, bot, tag })) if (node.value.trim()) next.set(name, node.value.trim());
     go("#/sources?" + next);
-  } }, field("Kind", kind), field("User", user), el("button", { type: "submit", text: "Filter" }));
+  } }, field("Kind", kind), field("User", user), field("Seen by bot", bot), field("Tag", tag), el("button", { type: "submit", text: "Filter" }));
 
   const uploadUser = el("input", {});
   const progress = uploads;
@@ -400,8 +400,17 @@ async function memories() {
     learnFromConversation());
   if (!params.get("scope")) return;
   const chosen = params.get("scope");
-  const list = await api("GET", "/v1/memories?scope=" + encodeURIComponent(chosen));
-  const section = el("section", {}, el("h2", { text: `${chosen}: ${list.length} memories` }));
+  const wanted = params.get("q");
+  let list = await api("GET", "/v1/memories?scope=" + encodeURIComponent(chosen));
+  if (wanted) {
+    const found = await api("POST", "/v1/memories/search", { query: wanted, scopes: [chosen], k: 50 });
+    list = found.hits.map(hit => hit.memory);
+  }
+  const search = el("input", { type: "search", value: wanted || "" });
+  const section = el("section", {}, el("h2", { text: `${chosen}: ${list.length} memories${wanted ? ` matching “${wanted}”` : ""}` }),
+    el("form", { class: "grid", role: "search", onsubmit: event => { event.preventDefault();
+      go("#/memories?scope=" + encodeURIComponent(chosen) + (search.value.trim() ? "&q=" + encodeURIComponent(search.value.trim()) : "")); } },
+      field("Search this scope", search), el("button", { type: "submit", text: "Search memories" })));
   for (const memory of list) {
     const detail = el("div");
     const item = el("div", { class: "card" },
