@@ -366,7 +366,8 @@ extension PostgresSnapshot {
                          .double(since.timeIntervalSince1970)).map { row in
             UsageRow(key: try row.get(0, String.self), requests: Int(try row.get(1, Int64.self)), errors: Int(try row.get(2, Int64.self)),
                      degraded: Int(try row.get(3, Int64.self)), results: Int(try row.get(4, Int64.self)), tokens: Int(try row.get(5, Int64.self)),
-                     meanLatencyMilliseconds: try row.get(6, Double.self), maxLatencyMilliseconds: try row.get(7, Double.self))
+                     meanLatencyMilliseconds: try row.get(6, Double.self), maxLatencyMilliseconds: try row.get(7, Double.self),
+                     p50LatencyMilliseconds: try row.get(8, Double.self), p99LatencyMilliseconds: try row.get(9, Double.self))
         }
     }
 }

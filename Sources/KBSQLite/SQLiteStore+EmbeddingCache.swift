@@ -35,7 +35,7 @@ extension SQLiteStore.Snapshot {
         try Row.fetchAll(db, sql: RequestLogSQL.usage(by: grouping, day: "strftime('%Y-%m-%d', at, 'unixepoch')", since: "?"),
                          arguments: [since.timeIntervalSince1970]).map { row in
             UsageRow(key: row[0], requests: row[1], errors: row[2], degraded: row[3], results: row[4], tokens: row[5],
-                     meanLatencyMilliseconds: row[6], maxLatencyMilliseconds: row[7])
+                     meanLatencyMilliseconds: row[6], maxLatencyMilliseconds: row[7], p50LatencyMilliseconds: row[8], p99LatencyMilliseconds: row[9])
         }
     }
 }

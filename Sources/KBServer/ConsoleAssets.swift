@@ -395,8 +395,8 @@ async function usage() {
       ["on disk", `${((index.sizeOnDisk || 0) / 1048576).toFixed(1)} MB`], ["requests", days.rows.reduce((n, r) => n + r.requests, 0)]]
       .map(([name, value]) => el("div", { class: "stat" }, el("b", { text: value }), name))),
     el("section", {}, bars("Requests per day", days.rows, r => r.requests), bars("Requests by route", routes.rows, r => r.requests),
-      bars("Requests by bot", botRows.rows, r => r.requests), bars("Mean latency per day", days.rows, r => r.meanLatencyMilliseconds, ms),
-      bars("Slowest request per day", days.rows, r => r.maxLatencyMilliseconds, ms), bars("Degraded answers per day", days.rows, r => r.degraded),
+      bars("Requests by bot", botRows.rows, r => r.requests), bars("Latency per day, median (p50)", days.rows, r => r.p50LatencyMilliseconds, ms),
+      bars("Latency per day, p99", days.rows, r => r.p99LatencyMilliseconds, ms), bars("Latency by route, p99", routes.rows, r => r.p99LatencyMilliseconds, ms), bars("Degraded answers per day", days.rows, r => r.degraded),
       bars("Context tokens served per day", days.rows, r => r.tokens)),
     el("h2", { text: "Embedding tokens (remote embedders, over the index's life)" }),
     table(["embedder", "tokens"], Object.entries(days.embeddingTokens || {}).map(([k, v]) => [k, String(v)])));

@@ -378,7 +378,8 @@ enum OpenAPIDocument {
         "UsageReport": object([
             "since": string, "by": string, "embeddingTokens": ["type": "object"],
             "rows": array(object(["key": string, "requests": integer, "errors": integer, "degraded": integer, "results": integer, "tokens": integer,
-                                  "meanLatencyMilliseconds": number, "maxLatencyMilliseconds": number])),
+                                  "meanLatencyMilliseconds": number, "maxLatencyMilliseconds": number, "p50LatencyMilliseconds": number,
+                                  "p99LatencyMilliseconds": number])),
         ], required: ["since", "by", "rows", "embeddingTokens"]),
         "CallerInfo": object([
             "admin": boolean, "name": string, "scopes": tags, "bots": tags, "allow": tags, "readOnly": boolean, "expiresAt": string,

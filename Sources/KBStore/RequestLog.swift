@@ -50,9 +50,12 @@ public struct UsageRow: Sendable, Hashable, Codable {
     public var tokens: Int
     public var meanLatencyMilliseconds: Double
     public var maxLatencyMilliseconds: Double
+    /// The median and 99th-percentile latency (nearest rank).
+    public var p50LatencyMilliseconds: Double
+    public var p99LatencyMilliseconds: Double
 
     public init(key: String, requests: Int, errors: Int, degraded: Int, results: Int, tokens: Int,
-                meanLatencyMilliseconds: Double, maxLatencyMilliseconds: Double) {
+                meanLatencyMilliseconds: Double, maxLatencyMilliseconds: Double, p50LatencyMilliseconds: Double, p99LatencyMilliseconds: Double) {
         self.key = key
         self.requests = requests
         self.errors = errors
@@ -61,6 +64,8 @@ public struct UsageRow: Sendable, Hashable, Codable {
         self.tokens = tokens
         self.meanLatencyMilliseconds = meanLatencyMilliseconds
         self.maxLatencyMilliseconds = maxLatencyMilliseconds
+        self.p50LatencyMilliseconds = p50LatencyMilliseconds
+        self.p99LatencyMilliseconds = p99LatencyMilliseconds
     }
 }
 
@@ -73,8 +78,10 @@ public enum RequestLogSQL {
     /// Every row, oldest first, in `columns` order.
     public static let entries = "SELECT " + columns.joined(separator: ", ") + " FROM request_log ORDER BY id"
 
-    /// `key, requests, errors, degraded, results, tokens, mean latency, max latency` per group
-    /// of the rows at or after the one parameter (seconds since 1970), ordered by key.
+    /// `key, requests, errors, degraded, results, tokens, mean latency, max latency, p50, p99` per
+    /// group of the rows at or after the one parameter (seconds since 1970), ordered by key. The
+    /// percentiles are nearest-rank: the smallest latency whose rank in its group is at least
+    /// p × the group's count (window functions, as both SQLite and PostgreSQL have them).
     public static func usage(by grouping: UsageGrouping, day: String, since parameter: String) -> String {
         let key = switch grouping {
         case .day: day
@@ -83,9 +90,14 @@ public enum RequestLogSQL {
         case .route: "route"
         }
         return """
-            SELECT \(key) AS k, count(*), sum(CASE WHEN status >= 400 THEN 1 ELSE 0 END), sum(degraded), sum(coalesce(results, 0)),
-                   sum(coalesce(tokens, 0)), avg(latency_ms), max(latency_ms)
-            FROM request_log WHERE at >= \(parameter) GROUP BY k ORDER BY k
+            WITH ranked AS (
+                SELECT \(key) AS k, status, degraded, results, tokens, latency_ms,
+                       row_number() OVER (PARTITION BY \(key) ORDER BY latency_ms) AS n, count(*) OVER (PARTITION BY \(key)) AS c
+                FROM request_log WHERE at >= \(parameter))
+            SELECT k, count(*), sum(CASE WHEN status >= 400 THEN 1 ELSE 0 END), sum(degraded), sum(coalesce(results, 0)),
+                   sum(coalesce(tokens, 0)), avg(latency_ms), max(latency_ms),
+                   min(CASE WHEN n >= 0.5 * c THEN latency_ms END), min(CASE WHEN n >= 0.99 * c THEN latency_ms END)
+            FROM ranked GROUP BY k ORDER BY k
             """
     }
 }

@@ -75,6 +75,30 @@ import Testing
         #expect(try await log.prune() == 1)
     }
 
+    @Test func usageGivesNearestRankPercentilesPerGroup() async throws {
+        let fixture = try await Fixture()
+        // 100 searches taking 1…100 ms (shuffled), 3 contexts taking 5, 7 and 30 ms.
+        var entries = (1...100).shuffled().map { ms in
+            var entry = RequestLogEntry(at: Date(), route: "POST /v1/search", status: 200, requestID: "s\(ms)", latencyMilliseconds: Double(ms))
+            entry.caller = "admin"
+            return entry
+        }
+        for ms in [30.0, 5, 7] {
+            var entry = RequestLogEntry(at: Date(), route: "POST /v1/context", status: ms == 30 ? 500 : 200, requestID: "c\(ms)", latencyMilliseconds: ms)
+            entry.caller = "admin"
+            entries.append(entry)
+        }
+        try await fixture.kb.store.appendRequestLog(entries)
+        let rows = try await fixture.kb.usage(since: Date(timeIntervalSinceNow: -60), by: .route).rows
+        let search = try #require(rows.first { $0.key == "POST /v1/search" })
+        #expect(search.requests == 100 && search.p50LatencyMilliseconds == 50 && search.p99LatencyMilliseconds == 99 && search.maxLatencyMilliseconds == 100)
+        #expect(abs(search.meanLatencyMilliseconds - 50.5) < 1e-9)
+        let context = try #require(rows.first { $0.key == "POST /v1/context" })
+        #expect(context.requests == 3 && context.errors == 1 && context.p50LatencyMilliseconds == 7 && context.p99LatencyMilliseconds == 30)
+        let day = try #require(try await fixture.kb.usage(since: Date(timeIntervalSinceNow: -60), by: .day).rows.first)
+        #expect(day.requests == 103 && day.p50LatencyMilliseconds == 49)   // rank 52 of 103: 1…49 and the three contexts
+    }
+
     /// The log's rows hold none of these strings.
     static func expectNoRawText(_ kb: KnowledgeBase, _ needles: [String]) async throws {
         let report = try await kb.usage(since: .distantPast, by: .route)

@@ -40,10 +40,11 @@ struct Usage: AsyncParsableCommand {
                 return
             }
             if report.rows.isEmpty { print("No requests logged in the last \(since).") }
-            let header = [by, "requests", "errors", "degraded", "results", "tokens", "mean ms", "max ms"]
+            let header = [by, "requests", "errors", "degraded", "results", "tokens", "mean ms", "p50 ms", "p99 ms", "max ms"]
             let rows = report.rows.map { row in
                 [row.key.isEmpty ? "(none)" : row.key, String(row.requests), String(row.errors), String(row.degraded), String(row.results),
-                 String(row.tokens), String(format: "%.1f", row.meanLatencyMilliseconds), String(format: "%.1f", row.maxLatencyMilliseconds)]
+                 String(row.tokens), String(format: "%.1f", row.meanLatencyMilliseconds), String(format: "%.1f", row.p50LatencyMilliseconds),
+                 String(format: "%.1f", row.p99LatencyMilliseconds), String(format: "%.1f", row.maxLatencyMilliseconds)]
             }
             if !rows.isEmpty {
                 let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
