@@ -66,9 +66,13 @@ extension KnowledgeBase {
         return try await store.snapshot { try $0.bot(named: name) }
     }
 
-    /// What the index holds and whether this process can embed queries (`GET /v1/status`).
+    /// What the index holds, whether this process can embed queries, and the unfinished jobs by
+    /// state (`GET /v1/status`).
     public func serviceStatus() async throws -> ServiceStatus {
-        ServiceStatus(index: try await status(), queryEmbedder: queryEmbedderStatus)
+        let jobs = try await store.snapshot { snapshot in
+            Dictionary(grouping: try snapshot.unfinishedJobs(), by: { $0.job.state.rawValue }).mapValues(\.count)
+        }
+        return ServiceStatus(index: try await status(), queryEmbedder: queryEmbedderStatus, jobs: jobs)
     }
 
     /// Parses a selector given in a request: `tag:…`, `kind:…`, or an absolute path (a folder
@@ -92,12 +96,15 @@ extension KnowledgeBase {
 public struct ServiceStatus: Sendable, Encodable {
     public var index: IndexStatus
     public var queryEmbedder: QueryEmbedderStatus
+    /// Unfinished jobs (uploads being read) by state: `receiving`, `queued`, `running`.
+    public var jobs: [String: Int] = [:]
 
-    enum Key: String, CodingKey { case queryEmbedder }
+    enum Key: String, CodingKey { case queryEmbedder, jobs }
 
     public func encode(to encoder: any Encoder) throws {
         try index.encode(to: encoder)
         var container = encoder.container(keyedBy: Key.self)
         try container.encode(queryEmbedder, forKey: .queryEmbedder)
+        try container.encode(jobs, forKey: .jobs)
     }
 }

@@ -424,6 +424,7 @@ enum OpenAPIDocument {
             "tags": integer, "embedder": ["type": "object"], "vectors": ["type": "object"], "sizeOnDisk": integer,
             "queryEmbedder": object(["available": boolean, "problem": string, "since": string, "degradedAnswers": integer, "recoveries": integer],
                                     required: ["available", "degradedAnswers", "recoveries"]),
+            "jobs": ["type": "object", "description": "Unfinished jobs by state (receiving, queued, running).", "additionalProperties": integer],
         ]),
     ] }
 

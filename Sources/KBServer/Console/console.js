@@ -135,7 +135,8 @@ async function status() {
     el("div", { class: "stats" },
       stat("sources", index.sources), stat("snippets", index.snippets), stat("tags", index.tags),
       stat("on disk", index.sizeOnDisk ? `${(index.sizeOnDisk / 1048576).toFixed(1)} MB` : "—"),
-      stat("query embedder", q.available === false ? "keywords only" : "available")),
+      stat("query embedder", q.available === false ? "keywords only" : "available"),
+      stat("jobs queued or running", String((data.jobs?.queued || 0) + (data.jobs?.running || 0) + (data.jobs?.receiving || 0)))),
     el("h2", { text: "Sources by kind" }),
     table(["kind", "sources"], Object.entries(index.sourcesByKind || {}).map(([k, v]) => [k, String(v)])),
     el("p", { class: "note", text: `Index: ${index.path || ""}` }));
