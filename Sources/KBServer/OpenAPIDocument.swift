@@ -95,6 +95,7 @@ enum OpenAPIDocument {
     /// A console page: HTML, or a redirect to it; no token.
     static func page(_ id: String, _ summary: String, redirect: Bool) -> JSONValue {
         var responses: [String: JSONValue] = [
+            "403": ["description": "A web page of another origin asked (kb serve --allow-origin)", "content": ["application/json": ["schema": ref("Error")]]],
             "421": ["description": "A host name kb does not answer to (kb serve --allowed-host)", "content": ["application/json": ["schema": ref("Error")]]],
         ]
         if redirect {
@@ -172,6 +173,7 @@ enum OpenAPIDocument {
             "parameters": [["name": "file", "in": "path", "required": true, "schema": ["type": "string"]]],
             "responses": [
                 "200": ["description": "The file", "content": ["text/javascript": ["schema": string], "text/css": ["schema": string], "text/html": ["schema": string]]],
+                "403": ["description": "A web page of another origin asked (kb serve --allow-origin)", "content": ["application/json": ["schema": ref("Error")]]],
                 "404": ["description": "No such file", "content": ["application/json": ["schema": ref("Error")]]],
                 "421": ["description": "A host name kb does not answer to (kb serve --allowed-host)", "content": ["application/json": ["schema": ref("Error")]]],
             ],
