@@ -96,6 +96,13 @@ extension KnowledgeBase {
         try await sourceDesk.rereadSources(ids, ocr: ocr, embedder: choice, progress: progress)
     }
 
+    /// Reads one uploaded source again from its kept original, in the background: the running
+    /// job comes back at once (`job(_:)` follows it); the source keeps its version until the job
+    /// stores the new one, and keeps it if the job fails. A scoped token needs the right `sources`.
+    public func reread(source id: String, as caller: Caller = .admin) async throws -> SourceAdded {
+        try await sourceDesk.reread(id, as: caller)
+    }
+
     /// Removes every private source of a user (their snippets, vectors and originals) and cancels
     /// the user's uploads still waiting to be read. A scoped token needs the right `sources`.
     public func eraseSources(user: String, as caller: Caller = .admin) async throws -> SourcesErased {

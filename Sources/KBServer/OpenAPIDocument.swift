@@ -253,6 +253,10 @@ enum OpenAPIDocument {
             "delete": operation("deleteSource", "Remove a source added over the API, with its snippets and original (409 for an ingested file).",
                                 ok: ("200", object(["deleted": string])), errors: [400, 404, 409], parameters: [sourceID]),
         ],
+        "/v1/sources/{id}/reread": [
+            "post": operation("rereadSource", "Read an uploaded source again from its kept original, in the background: 202 with the running job (Location: /v1/jobs/{id}); the source keeps its version until the job stores the new one (409 for a file ingested by kb ingest).",
+                              body: "NoFields", ok: ("202", ref("SourceAdded")), errors: [400, 404, 409], parameters: [sourceID]),
+        ],
         "/v1/sources/{id}/snippets": [
             "get": operation("getSourceSnippets", "A source's snippets in order, with pages and printed labels, headings, tags, weight and OCR mark (none yet while its job runs).",
                              ok: ("200", ref("SourceSnippets")), errors: [400, 404], parameters: [sourceID]),
@@ -372,6 +376,7 @@ enum OpenAPIDocument {
             ],
             "required": ["choices", "kb"],
         ],
+        "NoFields": ["type": "object", "maxProperties": 0, "description": "An empty JSON object: the request takes no fields."],
         "ReportTemplate": object([
             "name": string, "title": string,
             "sections": array(object(["name": string, "query": string, "tags": tags, "anyTags": tags, "kinds": tags, "snippets": integer,

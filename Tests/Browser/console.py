@@ -136,7 +136,9 @@ def run(browser, base, book):
     open_screen(page, "Sources")
     page.get_by_label("Files").set_input_files(str(book))
     expect(page.get_by_text("reading-an-ephemeris.pdf: done")).to_be_visible(timeout=60_000)
-    expect(page.get_by_role("cell", name="reading-an-ephemeris", exact=True)).to_be_visible()
+    expect(page.get_by_role("link", name="reading-an-ephemeris", exact=True)).to_be_visible()
+    page.get_by_role("button", name="Re-read reading-an-ephemeris").click()
+    expect(page.get_by_text("reading-an-ephemeris (re-read): done")).to_be_visible(timeout=60_000)
     accessible(page, "sources")
 
     # The playground finds a phrase from it, with its page label; the settings are in the address.

@@ -112,6 +112,18 @@ import Testing
         #expect(await kb.runQueuedJobs() == 1)
         let ready = try await kb.source("book")
         #expect(ready.state == "ready" && ready.job == nil && ready.snippets > 0)
+        // Read again from the kept original, in the background: the source stays readable meanwhile.
+        let again = try await kb.reread(source: "book")
+        #expect(again.source.id == "book" && again.job.id != added.job.id)
+        var state = again.job.state
+        for _ in 0..<300 where state != .done && state != .failed {
+            try await Task.sleep(for: .milliseconds(100))
+            state = try await kb.job(again.job.id).state
+        }
+        #expect(state == .done)
+        #expect(try await kb.source("book").snippets == ready.snippets)
+        let refused = await #expect(throws: KBError.self) { try await kb.reread(source: "nothing-here") }
+        #expect(refused?.code == .notFound)
         #expect(try await kb.sources(SourceListRequest()).sources.filter { $0.id == "book" }.count == 1)
         let job = try await kb.job(added.job.id)
         #expect(job.state == .done && job.progress.snippetsDone == job.progress.snippetsTotal)

@@ -49,6 +49,29 @@ import Testing
         }
     }
 
+    @Test func aRereadIsAcceptedForUploadsOnly() async throws {
+        let fixture = try await Fixture()
+        var tea = SourceRequest(text: "# Tea\n\nGreen tea at five.")
+        tea.id = "tea"
+        let added = try await fixture.kb.addSource(tea, waiting: true)
+        #expect(added.job.state == .done)
+        let file = try #require(try await fixture.kb.sources(SourceListRequest()).sources.first { $0.origin == .file })
+        try await fixture.service().application().test(.router) { client in
+            let (status, json) = try await client.call(.post, "/v1/sources/tea/reread", [:])
+            #expect(status == 202)
+            let job = try #require(((json as? [String: Any])?["job"] as? [String: Any])?["id"] as? String)
+            #expect(try await client.call(.post, "/v1/sources/\(file.id)/reread", [:]).status == 409)
+            #expect(try await client.call(.post, "/v1/sources/nothing-here/reread", [:]).status == 404)
+            #expect(try await client.call(.post, "/v1/sources/tea/reread", ["again": true]).status == 400)
+            var state = ""
+            for _ in 0..<300 where state != "done" {
+                try await Task.sleep(for: .milliseconds(50))
+                state = (try await client.call(.get, "/v1/jobs/\(job)").json as? [String: Any])?["state"] as? String ?? ""
+            }
+            #expect(state == "done")
+        }
+    }
+
     @Test func meSaysWhoTheTokenIsAndWhatItMayDo() async throws {
         let fixture = try await Fixture()
         var request = TokenRequest(name: "ada-reader")

@@ -183,6 +183,24 @@ struct SourceDesk: Sendable {
         return SourcesReread(sources: outcomes)
     }
 
+    /// Reads one uploaded source again from its kept original, in the background (`POST
+    /// /v1/sources/{id}/reread`): the job is returned at once, running; the source keeps its
+    /// version until the job stores the new one, and keeps it if the job fails. A file ingested
+    /// by `kb ingest` is re-read by ingesting it again (a `conflict`). A scoped token needs the
+    /// right `sources`, and must not be read-only.
+    func reread(_ id: String, as caller: Caller) async throws -> SourceAdded {
+        let id = try SourceRemoveRequest(id: id).validated(limits)
+        try caller.require(.sources, writing: true, "re-read sources")
+        if id.hasPrefix("file:") {
+            throw KBError(.conflict, "The source \(id) is a file ingested by `kb ingest`: run `kb ingest` on the file again to re-read it.")
+        }
+        guard try await store.snapshot({ try $0.source(path: Source.uploadPath(id)) }) != nil else { throw Self.noSuchSource(id) }
+        let job = try await store.beginReread(sourcePath: Source.uploadPath(id), jobID: UUID.random().uuidString.lowercased())
+        let desk = self
+        Task.detached { _ = try? await desk.runClaimedJob(job, rereading: true) }   // a failure is recorded in the job
+        return SourceAdded(source: .init(id: id), job: job.job)
+    }
+
     /// Removes every private source of a user (their snippets, vectors and originals) and cancels
     /// the user's uploads still waiting to be read. A scoped token needs the right `sources`.
     func eraseSources(user: String, as caller: Caller) async throws -> SourcesErased {

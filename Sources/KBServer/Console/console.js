@@ -186,11 +186,17 @@ async function sources() {
   const rows = list.sources.map(s => [
     el("a", { href: "#/snippets?id=" + encodeURIComponent(s.id), text: s.title }), s.kind,
     s.state === "ready" ? String(s.snippets ?? "") : s.state, s.user || "", (s.ingestedAt || "").slice(0, 19).replace("T", " "),
+    el("div", { class: "row" }, s.origin === "upload" && s.state === "ready" && !me.readOnly ? el("button", { class: "plain", type: "button", "aria-label": `Re-read ${s.title}`, text: "Re-read",
+      onclick: () => guarded(async () => {
+        const again = await api("POST", "/v1/sources/" + encodeURIComponent(s.id) + "/reread", {});
+        await follow(again.job, `${s.title} (re-read)`, uploads);
+        await sources();
+      }) }) : null,
     el("button", { class: "danger", type: "button", "aria-label": `Delete ${s.title}`, text: "Delete", onclick: () => guarded(async () => {
       if (!confirm(`Delete ${s.title} with its snippets?`)) return;
       await api("DELETE", "/v1/sources/" + encodeURIComponent(s.id));
       await sources();
-    }) }),
+    }) })),
   ]);
   page("Sources",
     el("section", {}, el("h2", { text: "Add" }), el("form", { class: "grid", onsubmit: e => e.preventDefault() }, field("For user (optional: private to them)", uploadUser)), drop, progress),
@@ -202,28 +208,33 @@ async function uploadOne(file, user, progress) {
   const type = mediaTypes[extension] || file.type;
   const query = new URLSearchParams({ title: file.name.replace(/\.[^.]+$/, "") });
   if (user) query.set("user", user);
-  const line = el("p", { text: `${file.name}: sending…` });
-  const bar = el("progress", { max: "1", value: "0", "aria-label": `${file.name} progress` });
-  progress.append(line, bar);
   const added = await api("POST", "/v1/sources?" + query, file, type);
-  let job = added.job;
+  await follow(added.job, file.name, progress);
+}
+
+/// Shows a job's progress (pages, snippets) until it is done or failed, with its error.
+async function follow(first, name, progress) {
+  const line = el("p", { text: `${name}: ${first.state}…` });
+  const bar = el("progress", { max: "1", value: "0", "aria-label": `${name} progress` });
+  progress.append(line, bar);
+  let job = first;
   while (job.state !== "done" && job.state !== "failed") {
     const p = job.progress || {};
     const total = (p.pagesTotal || 0) + (p.snippetsTotal || 0);
     const done = (p.pagesDone || 0) + (p.snippetsDone || 0);
     bar.max = String(Math.max(total, 1));
     bar.value = String(done);
-    line.textContent = `${file.name}: ${job.state}, pages ${p.pagesDone || 0}/${p.pagesTotal || 0}, snippets ${p.snippetsDone || 0}/${p.snippetsTotal || 0}`;
+    line.textContent = `${name}: ${job.state}, pages ${p.pagesDone || 0}/${p.pagesTotal || 0}, snippets ${p.snippetsDone || 0}/${p.snippetsTotal || 0}`;
     await new Promise(resolve => setTimeout(resolve, 400));
     job = await api("GET", "/v1/jobs/" + encodeURIComponent(job.id));
   }
   bar.max = "1";
   bar.value = "1";
   if (job.state === "failed") {
-    line.textContent = `${file.name}: failed — ${job.error || "no reason given"}`;
+    line.textContent = `${name}: failed — ${job.error || "no reason given"}`;
     line.className = "alert";
   } else {
-    line.textContent = `${file.name}: done, ${job.progress.snippetsDone ?? job.progress.snippetsTotal ?? ""} snippets.`;
+    line.textContent = `${name}: done, ${job.progress.snippetsDone ?? job.progress.snippetsTotal ?? ""} snippets.`;
     line.className = "ok";
   }
 }

@@ -21,6 +21,17 @@ extension RetrievalService {
         routes.logged(.get, "sources/{id}") { _, context in
             try Self.json(try await kb.source(try context.pathParameter("id"), as: Access.caller))
         }
+        routes.logged(.post, "sources/{id}/reread") { request, context in
+            // The body is an empty JSON object (a JSON body, as every POST of kb's takes).
+            let body = try await request.body.collect(upTo: configuration.maxBodyBytes)
+            if body.readableBytes > 0, (try? JSONDecoder().decode(JSONValue.self, from: Data(buffer: body))) != .object([:]) {
+                throw KBError(.invalidArgument, "POST /v1/sources/{id}/reread takes no fields; send {} (or no body).")
+            }
+            let added = try await kb.reread(source: try context.pathParameter("id"), as: Access.caller)
+            var response = try Self.json(added, status: .accepted)
+            response.headers[.location] = "/v1/jobs/" + added.job.id
+            return response
+        }
         routes.get("sources/{id}/snippets") { _, context in
             try Self.json(try await kb.snippets(ofSource: try context.pathParameter("id"), as: Access.caller))
         }
