@@ -55,6 +55,21 @@ public struct PDFLoader: Sendable {
         }
     }
 
+    /// Each page's printed label and text layer, in order (empty for a page without one, such as
+    /// a scan): what the console's chunk inspector shows beside a page's snippets.
+    public static func pageTexts(_ data: Data, name: String, password: String? = nil) throws -> [(label: String, text: String)] {
+        try checkSignature(data, name: name)
+        return try data.withUnsafeBytes { raw in
+            let bytes = PDFBytes(base: raw.baseAddress!.assumingMemoryBound(to: CChar.self), count: Int32(data.count))
+            let open: @Sendable (inout kb_pdf_status) -> OpaquePointer? = { status in kb_pdf_open_data(bytes.base, bytes.count, password, &status) }
+            var status = KB_PDF_OK
+            guard let pdf = open(&status) else { throw KBError(.invalidText, "\(name) cannot be opened: poppler cannot read it.") }
+            defer { kb_pdf_close(pdf) }
+            let (pages, labels) = extractPages(pdf, count: Int(kb_pdf_page_count(pdf)), open: open)
+            return pages.indices.map { (labels.indices.contains($0) && !labels[$0].isEmpty ? labels[$0] : String($0 + 1), pages[$0]) }
+        }
+    }
+
     /// Loads a PDF that `open` opens (once for the document, and once more for each worker that
     /// reads pages on another thread: a poppler document must not be shared between threads).
     func load(name: String, path: String, contentHash: String, size: Int, modifiedAt: Date?,

@@ -87,10 +87,15 @@ svg.chart { width: 100%; height: auto; max-width: 48rem; font-size: 13px; }
 svg.chart rect { fill: var(--accent); }
 svg.chart text { fill: var(--ink); }
 .why { font-size: 0.85rem; color: var(--muted); margin-top: 0.25rem; }
+section.beside { display: grid; grid-template-columns: 1fr 1fr; gap: 0 1rem; align-items: start; }
+section.beside > h2 { grid-column: 1 / -1; }
+.page-text h3, .snippets { margin-top: 0; }
+.page-text h3 { font-size: 1rem; margin: 0 0 0.5rem; }
 .snippet-text { white-space: pre-wrap; margin: 0.5rem 0 0; }
 ul { padding-left: 1.25rem; }
 
 @media (max-width: 40rem) {
+  section.beside { grid-template-columns: 1fr; }
   .who { margin-left: 0; width: 100%; }
   main { padding: 0.5rem; }
   th.optional, td.optional { display: none; }
@@ -352,14 +357,24 @@ async function snippets() {
     if (!pages.has(key)) pages.set(key, []);
     pages.get(key).push(snippet);
   }
-  const groups = [...pages.entries()].map(([label, list]) => el("section", {}, label ? el("h2", { text: label }) : null,
+  // A PDF's page text beside the snippets made from it (the page a snippet starts on).
+  const pageText = snippet0 => {
+    const number = snippet0.pages ? snippet0.pages.start : null;
+    const found = number && data.pages ? data.pages.find(p => p.number === number) : null;
+    if (!found) return null;
+    return el("div", { class: "page-text" }, el("h3", { text: `Page text (p. ${found.label})` }),
+      found.text.trim() ? el("pre", { class: "block", tabindex: "0", "aria-label": `Text of page ${found.label}`, text: found.text })
+                        : el("p", { class: "note", text: "No text layer: the snippets came from OCR." }));
+  };
+  const groups = [...pages.entries()].map(([label, list]) => el("section", { class: data.pages ? "beside" : null }, label ? el("h2", { text: label }) : null,
+    pageText(list[0]), el("div", { class: "snippets" },
     list.map(snippet => el("div", { class: "card" },
       el("div", { class: "row" }, el("span", { class: "badge", text: `#${snippet.ordinal}` }),
         snippet.headingPath && snippet.headingPath.length ? el("span", { class: "muted", text: snippet.headingPath.join(" › ") }) : null,
         (snippet.tags || []).map(t => el("span", { class: "badge", text: t })),
         snippet.weight != null && snippet.weight !== 1 ? el("span", { class: "badge", text: `weight ${snippet.weight}` }) : null,
         snippet.ocr ? el("span", { class: "badge", text: `OCR ${snippet.ocr.confidence ?? ""}` }) : null),
-      el("p", { class: "snippet-text", text: snippet.text })))));
+      el("p", { class: "snippet-text", text: snippet.text }))))));
   page(`Snippets of ${s.title}`, el("p", { class: "note", text: facts }), el("p", {}, el("a", { href: "#/sources", text: "← Sources" })),
     data.snippets.length ? groups : el("p", { text: s.state !== "ready" ? "Its job is still reading it." : "It has no snippets." }));
 }

@@ -177,6 +177,10 @@ def run(browser, base, book):
     section = page.locator("section").filter(has=page.get_by_role("heading", name=label, exact=True))
     check("ephemeris" in section.inner_text().lower() or "column" in section.inner_text().lower(),
           f"the inspector shows {label}'s snippets under it", section.inner_text()[:200])
+    page_text = page.get_by_label(f"Text of page {label[3:]}")
+    expect(page_text).to_be_visible()
+    first_words = " ".join(section.locator(".snippet-text").first.inner_text().split()[:4])
+    check(first_words in " ".join(page_text.inner_text().split()), "the page's own text is shown beside its snippets", (first_words, page_text.inner_text()[:200]))
     accessible(page, "snippets")
 
     # Edit a memory and see its history.

@@ -112,6 +112,16 @@ import Testing
         #expect(await kb.runQueuedJobs() == 1)
         let ready = try await kb.source("book")
         #expect(ready.state == "ready" && ready.job == nil && ready.snippets > 0)
+        // The chunk inspector's view: the snippets in order, and each page's own text beside them.
+        let inspected = try await kb.snippets(ofSource: "book")
+        #expect(inspected.snippets.count == ready.snippets && inspected.snippets.map(\.ordinal) == inspected.snippets.map(\.ordinal).sorted())
+        let pages = try #require(inspected.pages)
+        #expect(pages.count == 6 && pages.map(\.number) == Array(1...6))
+        for snippet in inspected.snippets {
+            let start = try #require(snippet.pages?.start)
+            let words = snippet.text.split(whereSeparator: \.isWhitespace).prefix(3).joined(separator: " ")
+            #expect(pages[start - 1].text.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains(words), "\(words)")
+        }
         // Read again from the kept original, in the background: the source stays readable meanwhile.
         let again = try await kb.reread(source: "book")
         #expect(again.source.id == "book" && again.job.id != added.job.id)

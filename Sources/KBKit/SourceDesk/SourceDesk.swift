@@ -115,7 +115,21 @@ struct SourceDesk: Sendable {
         let info = try await source(id, as: caller)
         let path = info.path ?? Source.uploadPath(info.id)
         let document = try await store.snapshot { try $0.document(path: path) }
-        return SourceSnippets(source: info, snippets: document?.snippets ?? [])
+        var answer = SourceSnippets(source: info, snippets: document?.snippets ?? [])
+        if info.kind == .pdf, info.state == "ready" {
+            // The original's bytes: an upload's kept with the index, a file's on disk (if still there).
+            let bytes: Data? = if info.origin == .upload {
+                try await store.snapshot { snapshot in
+                    try snapshot.originalJobID(sourcePath: path).map { try snapshot.jobChunks(id: $0).reduce(into: Data()) { $0.append($1) } }
+                }
+            } else {
+                try? await OffPool.run { try FileBytes.read(path, name: path) }
+            }
+            if let bytes, let pages = try? await OffPool.run({ try PDFLoader.pageTexts(bytes, name: info.title) }) {
+                answer.pages = pages.enumerated().map { SourceSnippets.Page(number: $0.offset + 1, label: $0.element.label, text: $0.element.text) }
+            }
+        }
+        return answer
     }
 
     /// The unfinished jobs of uploads that were acknowledged (queued or running; not those whose

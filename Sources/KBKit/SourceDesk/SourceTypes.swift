@@ -120,8 +120,20 @@ public struct SourcesErased: Sendable, Hashable, Codable {
     public var jobs: Int
 }
 
-/// A source with its snippets in order (`GET /v1/sources/{id}/snippets`).
+/// A source with its snippets in order (`GET /v1/sources/{id}/snippets`), and for a PDF each
+/// page's text layer, to read beside the snippets made from it.
 public struct SourceSnippets: Sendable, Hashable, Codable {
+    public struct Page: Sendable, Hashable, Codable {
+        /// From 1.
+        public var number: Int
+        /// The printed label (`iv`, `12`), else the number.
+        public var label: String
+        /// The page's text layer as the PDF has it (empty for a scan: OCR made its snippets).
+        public var text: String
+    }
+
     public var source: SourceInfo
     public var snippets: [Snippet]
+    /// A PDF's pages, when its bytes are at hand (an upload's kept original, or the ingested file).
+    public var pages: [Page]?
 }
