@@ -277,7 +277,7 @@ async function snippets() {
 
 // ---- usage ------------------------------------------------------------------------------
 
-function bars(title, rows, value, format = v => String(v)) {
+function bars(title, rows, value, format = v => String(v), empty = "No requests logged.") {
   // A bar chart as SVG, one bar per row, with the numbers written beside the bars.
   const width = 640, bar = 22, gap = 6, label = 200;
   const max = Math.max(1, ...rows.map(value));
@@ -299,7 +299,7 @@ function bars(title, rows, value, format = v => String(v)) {
     rect.setAttribute("x", label); rect.setAttribute("y", y); rect.setAttribute("width", w); rect.setAttribute("height", bar);
     svg.append(text(label - 8, row.key || "(none)", "end"), rect, text(label + w + 6, format(value(row)), "start"));
   });
-  return el("figure", {}, el("figcaption", { text: title }), rows.length ? svg : el("p", { class: "note", text: "No requests logged." }));
+  return el("figure", {}, el("figcaption", { text: title }), rows.length ? svg : el("p", { class: "note", text: empty }));
 }
 
 async function usage() {
@@ -321,8 +321,9 @@ async function usage() {
       bars("Requests by bot", botRows.rows, r => r.requests), bars("Latency per day, median (p50)", days.rows, r => r.p50LatencyMilliseconds, ms),
       bars("Latency per day, p99", days.rows, r => r.p99LatencyMilliseconds, ms), bars("Latency by route, p99", routes.rows, r => r.p99LatencyMilliseconds, ms), bars("Degraded answers per day", days.rows, r => r.degraded),
       bars("Context tokens served per day", days.rows, r => r.tokens)),
-    el("h2", { text: "Embedding tokens (remote embedders, over the index's life)" }),
-    table(["embedder", "tokens"], Object.entries(days.embeddingTokens || {}).map(([k, v]) => [k, String(v)])));
+    el("section", {}, bars("Embedding tokens by remote embedder, over the index's life",
+      Object.entries(days.embeddingTokens || {}).map(([key, tokens]) => ({ key, tokens })), r => r.tokens, String,
+      "No remote embedder has been used (the local model counts no tokens).")));
 }
 
 // ---- playground -------------------------------------------------------------------------
