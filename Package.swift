@@ -171,7 +171,7 @@ let package = Package(
         .testTarget(
             name: "KBServerTests",
             dependencies: [
-                "KBCore", "KBStore", "KBSQLite", "KBKit", "KBServer", "KBContext", "KBEmbed", "KBIngest", "KBTestSupport",
+                "KBCore", "KBStore", "KBSQLite", "KBKit", "KBServer", "KBContext", "KBEmbed", "KBIngest", "KBRetrieval", "KBTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

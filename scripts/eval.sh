@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Retrieval quality: runs `kb eval --mode all` on the project's own sets (evaluation/astrology,
-# evaluation/conversations, evaluation/multilingual) and on the public sets in ../shared/datasets when present (SciFact
-# train, Cranfield, CISI). KB_MODEL_DIR chooses the local model (e.g. a multilingual one).
+# Retrieval quality: runs `kb eval --mode all --fusion all` on the project's own sets
+# (evaluation/astrology, evaluation/conversations, evaluation/multilingual) and on the public sets
+# in ../shared/datasets when present (SciFact train, Cranfield, CISI, and LoCoMo conversations 0-4,
+# turned into a BEIR layout of transcripts at run time by scripts/locomo_beir.py: nothing of it is
+# committed). KB_MODEL_DIR chooses the local model (e.g. a multilingual one). Extra `kb eval`
+# options for every set (a re-ranker, say) come from KB_EVAL_OPTIONS, e.g.
+# KB_EVAL_OPTIONS="--reranker http://127.0.0.1:8012/v1 --reranker-model bge-reranker-v2-m3".
 #
 #   scripts/eval.sh [--model NAME] [OUT]
 #                              reports (Markdown, SVG, JSON, TREC run files) go to OUT
@@ -29,7 +33,8 @@ run() {  # name folder split [kb eval options…]
     local name="$1" folder="$2" split="$3"
     shift 3
     say "kb eval $folder --split $split $*"
-    "$KB" eval "$folder" --split "$split" --mode all --db "$OUT/$name.sqlite" --report "$OUT/$name" --run-file "$OUT/$name/run.txt" \
+    # shellcheck disable=SC2086
+    "$KB" eval "$folder" --split "$split" --mode all --fusion all ${KB_EVAL_OPTIONS:-} --db "$OUT/$name.sqlite" --report "$OUT/$name" --run-file "$OUT/$name/run.txt" \
         ${MODEL_ARGS[@]+"${MODEL_ARGS[@]}"} "$@"
     echo
 }
@@ -47,4 +52,9 @@ run multilingual-cross evaluation/multilingual cross --language ukrainian
 [ -d "$SHARED/scifact" ] && run scifact "$SHARED/scifact" train
 [ -d "$SHARED/cranfield" ] && run cranfield "$SHARED/cranfield" test
 [ -d "$SHARED/cisi" ] && run cisi "$SHARED/cisi" test
+if [ -f "$SHARED/locomo/locomo-conversations-0-4.json" ]; then
+    say "LoCoMo conversations 0-4 as transcripts (built at run time, for evaluation only)"
+    python3 scripts/locomo_beir.py "$SHARED/locomo/locomo-conversations-0-4.json" "$OUT/locomo-beir" | tail -1
+    run locomo "$OUT/locomo-beir" test
+fi
 echo "Reports: $OUT/*/report.md"

@@ -51,6 +51,9 @@ public struct HitExplanation: Sendable, Hashable, Codable {
     public var cosine: Double?
     /// The score after fusion (or the one ranking's), before the snippet's weight.
     public var fused: Double
+    /// The keyword ranking's share of the adaptive fusion for this query (0…1; the vector
+    /// ranking has the rest), when a hybrid search fused adaptively.
+    public var keywordShare: Double?
     public var weight: Double?
     /// The planned query that found it, when a conversation planned more than the turn.
     public var query: String?

@@ -1,4 +1,14 @@
 /// How a search ranks snippets.
+/// How hybrid search fuses the keyword and the vector ranking.
+public enum FusionMethod: String, Sendable, Codable, CaseIterable {
+    /// Each ranking's scores scaled to 0…1 and mixed per query, the ranking whose best stands
+    /// further above the rest weighing more (`Ranking.adaptiveFusion`). The default.
+    case adaptive
+    /// Reciprocal rank fusion with fixed weights (`Ranking.reciprocalRank`), kb's fusion before
+    /// 2026-11.
+    case reciprocalRank = "rrf"
+}
+
 public enum SearchMode: String, Sendable, Codable, CaseIterable {
     /// Keyword ranks and vector ranks fused.
     case hybrid
@@ -58,9 +68,11 @@ public struct SearchQuery: Sendable, Hashable {
     /// How many candidates each ranking contributes before fusion, grouping and diversity.
     /// The default is 50 (`RetrievalProfile.candidates`).
     public var candidates = RetrievalProfile.standard.candidates
-    /// Weight of keyword ranks in hybrid fusion. The default is 1.
+    /// How hybrid search fuses its two rankings. The default is `.adaptive`.
+    public var fusion: FusionMethod = .adaptive
+    /// Weight of the keyword ranking in hybrid fusion. The default is 1.
     public var keywordWeight = 1.0
-    /// Weight of vector ranks in hybrid fusion. The default is 1.
+    /// Weight of the vector ranking in hybrid fusion. The default is 1.
     public var vectorWeight = 1.0
     /// Keep only the best snippet of each source. The default is false.
     public var groupBySource = false
@@ -89,6 +101,9 @@ public struct SearchQuery: Sendable, Hashable {
 
     /// Say why each hit is there (`SearchHit.explanation`). The default is false.
     public var explain = false
+    /// Run the retriever's second stage (a re-ranker) on this search, when one is installed.
+    /// The default is true.
+    public var secondStage = true
 
     public init(_ text: String) { self.text = text }
 
@@ -118,6 +133,9 @@ public struct SearchResults: Sendable, Hashable, Codable {
     /// What was searched and fused when the conversation's history was used (the turn first);
     /// nil when the turn alone was.
     public var queries: [PlannedQuery]?
+    /// The second stage that reordered the hits (a re-ranker's name, `rerank:MODEL`), when one
+    /// ran and answered; when it failed, `degraded` says so and this is nil.
+    public var secondStage: String?
 
     public init(query: String, mode: SearchMode, embedder: String?, hits: [SearchHit], degraded: Degraded? = nil) {
         self.query = query

@@ -5,6 +5,10 @@ public import KBCore
 /// `queries.jsonl` (`_id`, `text`), `qrels/<split>.tsv` (`query-id corpus-id score`, with or
 /// without a header line; graded relevance allowed).
 ///
+/// Transcripts (a kb extension): documents that carry `conversation`, `position`, `speaker` and
+/// `time` (ISO 8601) beside `_id`, `title`, `text` are turns of a conversation; a query with a
+/// `conversation` searches that conversation only.
+///
 /// ```swift
 /// let dataset = try BEIRDataset.load(from: "datasets/scifact", split: "train")
 /// ```
@@ -13,6 +17,24 @@ public struct BEIRDataset: Sendable {
         public var id: String
         public var title: String
         public var text: String
+        /// The conversation the document is a turn of (transcripts only).
+        public var conversation: String?
+        /// The turn's place in its conversation (transcripts only).
+        public var position: Int?
+        public var speaker: String?
+        /// When the turn was said, ISO 8601 as given.
+        public var time: String?
+
+        public init(id: String, title: String, text: String, conversation: String? = nil, position: Int? = nil,
+                    speaker: String? = nil, time: String? = nil) {
+            self.id = id
+            self.title = title
+            self.text = text
+            self.conversation = conversation
+            self.position = position
+            self.speaker = speaker
+            self.time = time
+        }
     }
     public struct Query: Sendable, Hashable {
         public var id: String
@@ -22,6 +44,8 @@ public struct BEIRDataset: Sendable {
         /// The conversation before the query, oldest first (a kb extension: `"history":
         /// [{"role": "user"|"assistant", "content": …}]` in queries.jsonl).
         public var history: [ConversationTurn] = []
+        /// The conversation the query searches, alone (a kb extension for transcripts).
+        public var conversation: String?
     }
 
     public var name: String
@@ -34,6 +58,9 @@ public struct BEIRDataset: Sendable {
 
     /// Whether any query carries the conversation before it.
     public var isConversational: Bool { queries.contains { !$0.history.isEmpty } }
+
+    /// Whether the documents are turns of conversations (see the type's note on transcripts).
+    public var isTranscripts: Bool { documents.contains { $0.conversation != nil } }
 
     public init(name: String, documents: [Document], queries: [Query], qrels: [String: [String: Int]], split: String) {
         self.name = name
@@ -60,6 +87,7 @@ public struct BEIRDataset: Sendable {
             }
             guard qrels[id] != nil else { return }
             var query = Query(id: id, text: text, tags: object["tags"] as? [String] ?? [])
+            query.conversation = stringID(object["conversation"])
             if let turns = object["history"] {
                 guard let list = turns as? [[String: Any]] else {
                     throw KBError(.invalidArgument, "\(root)/queries.jsonl line \(line): \"history\" must be a list of {\"role\", \"content\"} objects.")
@@ -80,7 +108,17 @@ public struct BEIRDataset: Sendable {
                 guard let id = stringID(object["_id"]), let text = object["text"] as? String else {
                     throw KBError(.invalidArgument, "\(root)/corpus.jsonl line \(line): needs \"_id\" and \"text\".")
                 }
-                documents.append(Document(id: id, title: object["title"] as? String ?? "", text: text))
+                var document = Document(id: id, title: object["title"] as? String ?? "", text: text)
+                if let conversation = stringID(object["conversation"]) {
+                    guard let position = (object["position"] as? NSNumber)?.intValue else {
+                        throw KBError(.invalidArgument, "\(root)/corpus.jsonl line \(line): a turn of a conversation needs \"position\" (a number).")
+                    }
+                    document.conversation = conversation
+                    document.position = position
+                    document.speaker = object["speaker"] as? String
+                    document.time = object["time"] as? String
+                }
+                documents.append(document)
             }
         }
         return BEIRDataset(name: (root as NSString).lastPathComponent, documents: documents, queries: queries, qrels: qrels, split: split)

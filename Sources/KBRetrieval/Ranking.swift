@@ -37,6 +37,73 @@ public enum Ranking {
         }
     }
 
+    /// Adaptive score fusion of a keyword and a vector ranking (best first, each at most
+    /// `depth` long), the fusion hybrid search runs by default:
+    ///
+    /// 1. each ranking's scores are scaled to 0…1 — the best to 1, the list's lowest to 0; a
+    ///    keyword list shorter than `depth` scales from 0 instead (it holds every snippet that
+    ///    matches a word at all, and a snippet that matches none scores 0);
+    /// 2. each ranking's confidence is how far its best stands above the next nine:
+    ///    `1 − mean(scaled scores of ranks 2…10)`, a short keyword list's missing ranks counting
+    ///    0 (0 for an empty list);
+    /// 3. the keyword share is `α = wₖ·cₖ / (wₖ·cₖ + wᵥ·cᵥ)` with the query's weights (`wₖ/(wₖ+wᵥ)`
+    ///    when both confidences are 0), and a snippet scores `α·keyword + (1−α)·vector`, a ranking
+    ///    that missed it adding 0.
+    ///
+    /// On conversations, where every turn is much like every other to a small embedder, the
+    /// vector ranking is flat and the keyword ranking leads; on a question the words miss, the
+    /// vector ranking leads — per query, not by a fixed weight. Ties go to the better best rank,
+    /// then the smaller id. Returns the fused list and α.
+    ///
+    /// ```swift
+    /// Ranking.adaptiveFusion(keywords: [(1, 9), (2, 1)], vectors: [(2, 0.9), (1, 0.8), (3, 0.7)], depth: 50)   // 1, 2, 3
+    /// ```
+    public static func adaptiveFusion(
+        keywords: [(id: Int64, score: Double)], vectors: [(id: Int64, score: Double)],
+        keywordWeight: Double = 1, vectorWeight: Double = 1, depth: Int
+    ) -> (fused: [Fused], keywordShare: Double) {
+        let keywordsComplete = keywords.count < depth
+        let keywordScaled = scaled(keywords, floor: keywordsComplete ? 0 : nil)
+        let vectorScaled = scaled(vectors, floor: nil)
+        let weighted = (keywordWeight * confidence(keywordScaled, complete: keywordsComplete), vectorWeight * confidence(vectorScaled, complete: false))
+        let total = weighted.0 + weighted.1
+        let share = total > 0 ? weighted.0 / total
+            : (keywordWeight + vectorWeight > 0 ? keywordWeight / (keywordWeight + vectorWeight) : 0.5)
+        var fused: [Int64: Fused] = [:]
+        for (list, part) in [(keywordScaled, share), (vectorScaled, 1 - share)] {
+            for (index, entry) in list.enumerated() {
+                let add = part * entry.score
+                if var known = fused[entry.id] {
+                    known.score += add
+                    known.bestRank = min(known.bestRank, index + 1)
+                    fused[entry.id] = known
+                } else {
+                    fused[entry.id] = Fused(id: entry.id, score: add, bestRank: index + 1)
+                }
+            }
+        }
+        let ordered = fused.values.sorted {
+            $0.score != $1.score ? $0.score > $1.score : $0.bestRank != $1.bestRank ? $0.bestRank < $1.bestRank : $0.id < $1.id
+        }
+        return (ordered, share)
+    }
+
+    /// Scores scaled to 0…1: the best to 1, `floor` (or the lowest) to 0; all 1 when they are equal.
+    static func scaled(_ list: [(id: Int64, score: Double)], floor: Double?) -> [(id: Int64, score: Double)] {
+        guard let high = list.map(\.score).max() else { return [] }
+        let low = min(floor ?? high, list.map(\.score).min() ?? high)
+        return list.map { ($0.id, high > low ? ($0.score - low) / (high - low) : 1) }
+    }
+
+    /// How far a scaled list's best stands above ranks 2…10: 1 − their mean. In a `complete`
+    /// list (every snippet that scores above 0), ranks it does not reach count as 0.
+    static func confidence(_ scaled: [(id: Int64, score: Double)], complete: Bool) -> Double {
+        guard !scaled.isEmpty else { return 0 }
+        let next = scaled.dropFirst().prefix(9).map(\.score)
+        let count = complete ? 9 : next.count
+        return count == 0 ? 1 : 1 - next.reduce(0, +) / Double(count)
+    }
+
     /// Maximal marginal relevance, the one implementation every caller uses: picks, one at a
     /// time, the candidate maximising `λ·relevance − (1−λ)·(its highest similarity to those
     /// already picked, at least 0)`; ties go to the earlier candidate. Returns candidate indices in

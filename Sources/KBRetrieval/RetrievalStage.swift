@@ -38,12 +38,16 @@ public protocol RetrievalStage: Sendable {
     /// True for a stage that leaves every list as it is: the hits are then read in the ranking's
     /// own snapshot. The default is false.
     var isPassThrough: Bool { get }
+    /// How many candidates of each list the stage wants to see (at least the list's hits); nil
+    /// takes `RetrievalProfile.stageCandidates`. The default is nil.
+    var candidateDepth: Int? { get }
     /// The list in its new order (best first), for the turn or query `query`.
     func apply(_ candidates: [RetrievalCandidate], query: String) async throws -> [RetrievalCandidate]
 }
 
 extension RetrievalStage {
     public var isPassThrough: Bool { false }
+    public var candidateDepth: Int? { nil }
 }
 
 /// The stage kb runs by default: none. Answers are exactly the ranking's.

@@ -24,6 +24,8 @@ struct Ranked: Sendable {
     var degraded: Degraded?
     /// The planned queries fused, when there was more than the turn.
     var plan: [PlannedQuery]? = nil
+    /// The second stage that reordered the list, when one did.
+    var secondStage: String? = nil
 }
 
 // The stages inside the snapshot: candidates, fuse, weight, collapse / group, diversify; and hydrate.
@@ -85,8 +87,10 @@ extension Retriever {
         let (keywordRanking, vectorRanking) = try candidates(query, mode: mode, vector: given, record: record, depth: depth,
                                                              approximating: arm.approximatingLargeScans, besideKeywords: besideKeywords,
                                                              in: snapshot)
-        var ordered = fuse(mode: mode, keywords: keywordRanking, vectors: vectorRanking, query: query)
-        let explaining = query.explain ? explanations(keywordRanking, vectorRanking, fused: ordered, query: query) : [:]
+        let (fused, keywordShare) = fuse(mode: mode, keywords: keywordRanking, vectors: vectorRanking, query: query, depth: depth)
+        var ordered = fused
+        var explaining = query.explain ? explanations(keywordRanking, vectorRanking, fused: ordered, query: query) : [:]
+        if let keywordShare { for id in explaining.keys { explaining[id]?.keywordShare = keywordShare } }
         // Texts only where near-duplicates are compared by them.
         let summaries = try snapshot.snippetSummaries(ordered.map(\.id), texts: arm.collapsing)
         ordered = ordered.filter { summaries[$0.id] != nil }
@@ -155,16 +159,24 @@ extension Retriever {
         return (keywordRanking, try background?.result() ?? vectorWork?() ?? [])
     }
 
-    /// Stage 4, fuse: one ordering with scores — a ranking alone, or both by reciprocal rank
-    /// with the query's weights.
+    /// Stage 4, fuse: one ordering with scores — a ranking alone, or both fused as the query says
+    /// (adaptively by default, with the keyword ranking's share; or by reciprocal rank with the
+    /// query's weights). `depth` is how deep each ranking was cut.
     func fuse(mode: SearchMode, keywords: [(id: Int64, score: Double)], vectors: [(id: Int64, score: Float)],
-              query: SearchQuery) -> [(id: Int64, score: Double)] {
+              query: SearchQuery, depth: Int) -> (ordered: [(id: Int64, score: Double)], keywordShare: Double?) {
         switch mode {
-        case .keyword: keywords
-        case .vector: vectors.map { ($0.id, Double($0.score)) }
+        case .keyword: return (keywords, nil)
+        case .vector: return (vectors.map { ($0.id, Double($0.score)) }, nil)
         case .hybrid:
-            Ranking.reciprocalRank([keywords.map(\.id), vectors.map(\.id)], weights: [query.keywordWeight, query.vectorWeight])
-                .map { ($0.id, $0.score) }
+            switch query.fusion {
+            case .adaptive:
+                let (fused, share) = Ranking.adaptiveFusion(keywords: keywords, vectors: vectors.map { ($0.id, Double($0.score)) },
+                                                            keywordWeight: query.keywordWeight, vectorWeight: query.vectorWeight, depth: depth)
+                return (fused.map { ($0.id, $0.score) }, share)
+            case .reciprocalRank:
+                return (Ranking.reciprocalRank([keywords.map(\.id), vectors.map(\.id)], weights: [query.keywordWeight, query.vectorWeight])
+                    .map { ($0.id, $0.score) }, nil)
+            }
         }
     }
 
@@ -245,6 +257,7 @@ extension Retriever {
         }
         var results = SearchResults(query: ranked.query, mode: ranked.mode, embedder: ranked.embedder, hits: hits, degraded: ranked.degraded)
         results.queries = ranked.plan
+        results.secondStage = ranked.secondStage
         return results
     }
 

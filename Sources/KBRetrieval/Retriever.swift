@@ -105,11 +105,15 @@ public final class Retriever: Sendable {
         let outcome = try await withQueryVectors(plan.map(\.text), needed: needsVectors, mayDegrade: mayDegrade) {
             snapshot, vectors, record, degraded -> Outcome<Made, Extra> in
             let (made, arms) = try arms(snapshot)
-            let ranked = try arms.map { arm in
-                let cut = stage.isPassThrough ? arm.query.limit : max(arm.query.limit, self.profile.stageCandidates)
+            // The arms the second stage sees: all that ask for it, when there is one.
+            let staging = arms.map { !stage.isPassThrough && $0.query.secondStage }
+            let ranked = try zip(arms, staging).map { arm, staged in
+                let cut = staged ? max(arm.query.limit, stage.candidateDepth ?? self.profile.stageCandidates) : arm.query.limit
                 return try self.rank(arm, plan: plan, vectors: vectors, record: record, degraded: degraded, cut: cut, in: snapshot)
             }
-            guard stage.isPassThrough else { return .staged(made, try ranked.map { try self.candidates($0, in: snapshot) }) }
+            if staging.contains(true) {
+                return .staged(made, try zip(ranked, staging).map { list, staged in (list, staged ? try self.candidates(list, in: snapshot).1 : nil) })
+            }
             let results = try ranked.map { try self.hydrate($0, in: snapshot) }
             return .done(made, results, try extra(snapshot, made, results))
         }
@@ -118,7 +122,9 @@ public final class Retriever: Sendable {
             return (made, results, extraValue)
         case .staged(let made, let lists):
             var staged: [Ranked] = []
-            for (ranked, candidates) in lists { staged.append(await apply(stage, to: ranked, candidates: candidates)) }
+            for (ranked, candidates) in lists {
+                if let candidates { staged.append(await apply(stage, to: ranked, candidates: candidates)) } else { staged.append(ranked) }
+            }
             let finished = staged
             let (results, extraValue) = try await store.snapshot { snapshot in
                 let results = try finished.map { try self.hydrate($0, in: snapshot) }
@@ -129,10 +135,10 @@ public final class Retriever: Sendable {
     }
 
     /// What the snapshot hands on: the finished answers, or the lists the asynchronous stage is
-    /// still to see (with their candidates' texts).
+    /// still to see (with their candidates' texts; nil for a list the stage skips).
     enum Outcome<Made: Sendable, Extra: Sendable>: Sendable {
         case done(Made, [SearchResults], Extra)
-        case staged(Made, [(Ranked, [RetrievalCandidate])])
+        case staged(Made, [(Ranked, [RetrievalCandidate]?)])
     }
 
     // MARK: - plan
@@ -201,6 +207,7 @@ public final class Retriever: Sendable {
                 entry.score = candidate.score
                 return entry
             }
+            ranked.secondStage = stage.name
         } catch {
             ranked.degraded = ranked.degraded
                 ?? Degraded(reason: "The retrieval stage \(stage.name) failed (\(error)); the answer keeps the ranking before it.")

@@ -36,11 +36,25 @@ import Testing
                 case .vector: #expect(why.vectorRank == hit.rank && why.cosine.map { abs($0 - hit.score) < 1e-6 } == true && why.keywordRank == nil)
                 case .hybrid:
                     #expect(why.keywordRank != nil || why.vectorRank != nil)
-                    // Reciprocal-rank fusion: the score is the sum over the rankings it is in.
-                    let expected = (why.keywordRank.map { 1 / Double(60 + $0) } ?? 0) + (why.vectorRank.map { 1 / Double(60 + $0) } ?? 0)
-                    #expect(abs(why.fused - expected) < 1e-9, "\(why)")
+                    // Adaptive fusion: each ranking scaled to 0…1 and mixed by the query's keyword share.
+                    let share = try #require(why.keywordShare)
+                    #expect(share > 0 && share < 1 && why.fused >= 0 && why.fused <= 1 + 1e-12, "\(why)")
+                    if why.keywordRank == 1 && why.vectorRank == 1 { #expect(abs(why.fused - 1) < 1e-12) }
                 }
             }
+        }
+        // Reciprocal-rank fusion: the score is the sum over the rankings it is in.
+        var request = SearchRequest(query: "love and money")
+        request.anyTags = ["area:love", "area:career"]
+        request.fusion = "rrf"
+        request.explain = true
+        let explained = try await kb.search(request)
+        #expect(!explained.hits.isEmpty)
+        for hit in explained.hits {
+            let why = try #require(hit.explanation)
+            #expect(why.keywordShare == nil)
+            let expected = (why.keywordRank.map { 1 / Double(60 + $0) } ?? 0) + (why.vectorRank.map { 1 / Double(60 + $0) } ?? 0)
+            #expect(abs(why.fused - expected) < 1e-9, "\(why)")
         }
     }
 }

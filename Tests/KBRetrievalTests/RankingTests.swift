@@ -25,6 +25,66 @@ import Testing
         #expect(Ranking.reciprocalRank([[7, 8], [9, 8, 7]], weights: [1, 1]).map(\.id) == [7, 8, 9])
     }
 
+    @Test func adaptiveFusionLetsTheRankingWhoseBestStandsOutLead() {
+        // Keywords: one clear match. Vectors: a flat list (every text much alike), led by a snippet
+        // the keywords rank second.
+        let keywords: [(id: Int64, score: Double)] = [(1, 12), (10, 3), (3, 2.5)]
+        let vectors: [(id: Int64, score: Double)] = (0..<10).map { (id: Int64(10 + $0), score: 0.70 - Double($0) / 1000) }
+        let (fused, share) = Ranking.adaptiveFusion(keywords: keywords, vectors: vectors, depth: 10)
+        #expect(fused.first?.id == 1)
+        #expect(share > 0.5)
+        // Reciprocal rank fusion with equal weights lets the flat list's leader win instead.
+        #expect(Ranking.reciprocalRank([keywords.map(\.id), vectors.map(\.id)], weights: [1, 1]).first?.id == 10)
+        // The other way round: a vector ranking with a clear best and scattered keyword matches.
+        let scattered: [(id: Int64, score: Double)] = (0..<10).map { (id: Int64(20 + $0), score: 5 - Double($0) / 100) }
+        let tail: [(id: Int64, score: Double)] = (0..<9).map { (id: Int64(40 + $0), score: 0.3 - Double($0) / 100) }
+        let peaked: [(id: Int64, score: Double)] = [(id: 30, score: 0.9)] + tail
+        let other = Ranking.adaptiveFusion(keywords: scattered, vectors: peaked, depth: 10)
+        #expect(other.fused.first?.id == 30)
+        #expect(other.keywordShare < 0.5)
+    }
+
+    @Test func adaptiveFusionScalesEachRankingAndAddsBySharedShare() {
+        // A keyword list shorter than the depth scales from 0; a full vector list from its lowest.
+        let (fused, share) = Ranking.adaptiveFusion(keywords: [(1, 8), (2, 4)], vectors: [(2, 0.9), (1, 0.5)], depth: 50)
+        // Keyword confidence 1 − 0.5/9 (ranks 3…10 of a complete list count 0); the vector list of
+        // two scaled 1, 0 (min-max): confidence 1.
+        let keywordConfidence = 1 - 0.5 / 9
+        #expect(abs(share - keywordConfidence / (keywordConfidence + 1)) < 1e-12)
+        let expected2: Double = share * 0.5 + (1 - share)
+        let expected1: Double = share
+        #expect(fused.map(\.id) == [2, 1])
+        #expect(abs(fused[0].score - expected2) < 1e-12 && abs(fused[1].score - expected1) < 1e-12)
+        // The query's weights scale the shares; a missing ranking gives the other everything.
+        #expect(Ranking.adaptiveFusion(keywords: [(1, 8), (2, 4)], vectors: [(2, 0.9), (1, 0.5)], keywordWeight: 0, depth: 50).keywordShare == 0)
+        let alone = Ranking.adaptiveFusion(keywords: [(1, 8), (2, 4)], vectors: [], depth: 50)
+        #expect(alone.keywordShare == 1 && alone.fused.map(\.id) == [1, 2])
+        #expect(Ranking.adaptiveFusion(keywords: [], vectors: [], depth: 50).fused.isEmpty)
+    }
+
+    @Test func theRerankingBlendProtectsTheTopAndFollowsAClearVerdictBelow() {
+        // A re-ranker that mildly prefers the last of ten cannot unseat the first stage's best…
+        var scores = [Double](repeating: 0.5, count: 10)
+        scores[9] = 0.55
+        #expect(RerankingStage.blend(scores).first?.index == 0)
+        // …but one that rates the fifth far above the rest moves it to the top, and one that
+        // rates the first lowest of all moves it down.
+        var verdict = [Double](repeating: 0.1, count: 10)
+        verdict[4] = 0.99
+        verdict[0] = 0
+        let order = RerankingStage.blend(verdict).map(\.index)
+        #expect(order.first == 4)
+        #expect(order.firstIndex(of: 0)! > 0)
+        // Scores: w·(n−r+1)/n + (1−w)·scaled, w 0.75 / 0.60 / 0.40 by rank band: of two, the
+        // first stage's first keeps its place (0.75) against the re-ranker's pick (0.375 + 0.25).
+        let two = RerankingStage.blend([0, 1])
+        #expect(two.map(\.index) == [0, 1])
+        #expect(abs(two[0].score - 0.75) < 1e-12 && abs(two[1].score - 0.625) < 1e-12)
+        // Equal scores keep the first-stage order.
+        #expect(RerankingStage.blend([3, 3, 3]).map(\.index) == [0, 1, 2])
+        #expect(RerankingStage.blend([]).isEmpty)
+    }
+
     @Test func maximalMarginalRelevancePrefersVarietyWhenLambdaIsLow() {
         let vectors: [Int64: [Float]] = [1: [1, 0], 2: [0.99, 0.141], 3: [0, 1]]
         let candidates: [(id: Int64, relevance: Double)] = [(1, 0.9), (2, 0.85), (3, 0.5)]
@@ -86,6 +146,9 @@ import Testing
         let picks =
             Ranking.maximalMarginalRelevance([1, 0.9, 0.5], lambda: 0.5, k: 2) { i, j in i + j == 1 ? 1 : 0 }   // [0, 2]
         #expect(picks == [0, 2])
+        let adaptive =
+            Ranking.adaptiveFusion(keywords: [(1, 9), (2, 1)], vectors: [(2, 0.9), (1, 0.8), (3, 0.7)], depth: 50)   // 1, 2, 3
+        #expect(adaptive.fused.map(\.id) == [1, 2, 3])
     }
 
     @Test func conversationPlanExample() {

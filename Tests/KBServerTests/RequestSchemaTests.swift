@@ -15,7 +15,7 @@ import Testing
         var search = SearchRequest(query: "venus")
         search.k = 3; search.tags = ["a"]; search.anyTags = ["b"]; search.kinds = ["note"]; search.sources = ["/x"]; search.mode = "keyword"; search.bot = "b"
         search.groupBy = "source"; search.diversity = 0.5; search.candidates = 10; search.keywordWeight = 1; search.vectorWeight = 1
-        search.quantized = true; search.user = "ada"; search.explain = true
+        search.quantized = true; search.user = "ada"; search.explain = true; search.fusion = "rrf"; search.rerank = false
         var recall = RecallRequest(query: "q")
         recall.scopes = ["global"]; recall.tags = ["a"]; recall.k = 2; recall.mode = "hybrid"; recall.halfLife = "3d"; recall.includeSuperseded = true
         var remember = RememberRequest(content: "c")

@@ -18,16 +18,25 @@ public struct EvaluationOptions: Sendable {
     /// alone as `MODE`, the turns concatenated as `MODE+concat`, kb's way as `MODE+history`).
     /// Nil means all three for a conversational dataset and the turn alone otherwise.
     public var histories: [HistoryUse]?
+    /// How hybrid rankings are fused: each is reported once per method (adaptive as `hybrid`,
+    /// reciprocal rank as `hybrid-rrf`). The default is adaptive alone.
+    public var fusions: [FusionMethod] = [.adaptive]
+    /// Report each ranking twice, without and with the retriever's second stage (a re-ranker;
+    /// `+rerank` in the label). The default is false: as the retriever runs.
+    public var bothStages = false
 
     public init() {}
 
-    /// A mode's name in the report, with how the history was used.
-    public static func label(_ mode: SearchMode, _ use: HistoryUse) -> String {
-        switch use {
-        case .turn: mode.rawValue
-        case .concatenated: mode.rawValue + "+concat"
-        case .fused: mode.rawValue + "+history"
+    /// A mode's name in the report, with how the history was used and, for hybrid search fused
+    /// other than adaptively, the fusion.
+    public static func label(_ mode: SearchMode, _ use: HistoryUse, fusion: FusionMethod = .adaptive, secondStage: Bool = false) -> String {
+        let name = mode == .hybrid && fusion != .adaptive ? mode.rawValue + "-" + fusion.rawValue : mode.rawValue
+        let history = switch use {
+        case .turn: ""
+        case .concatenated: "+concat"
+        case .fused: "+history"
         }
+        return name + history + (secondStage ? "+rerank" : "")
     }
 }
 

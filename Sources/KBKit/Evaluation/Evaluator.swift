@@ -55,14 +55,17 @@ struct Evaluator: Sendable {
         }
         let fingerprint = DocumentReader.contentHash(corpusData) + (options.chunk ? "|chunk=\(options.chunker.targetCharacters)" : "|whole")
         let (status, loaded) = try await store.snapshot { (try $0.status(), try $0.meta("eval_corpus")) }
-        if loaded == fingerprint, status.sources == dataset.documents.count {
+        let transcripts = Self.transcripts(of: dataset)
+        let turns = Set(transcripts.flatMap { $0.turns.map(\.id) })
+        let singles = dataset.documents.filter { !turns.contains($0.id) }
+        if loaded == fingerprint, status.sources == singles.count + transcripts.count {
             return IngestReport()   // already loaded
         }
         if status.sources > 0 {
             throw KBError(.invalidArgument,
                 "The index \(store.location) already holds \(status.sources) other sources; evaluate into a new index (omit --db, or name a new file).")
         }
-        let documents = dataset.documents.map { document -> (name: String, document: SourceDocument, isNew: Bool) in
+        var documents = singles.map { document -> (name: String, document: SourceDocument, isNew: Bool) in
             let text = document.title.isEmpty ? document.text : document.title + "\n\n" + document.text
             let source = Source(path: Self.corpusPrefix + document.id, kind: .note, title: document.title.isEmpty ? document.id : document.title,
                                 contentHash: "", size: text.utf8.count)
@@ -78,6 +81,7 @@ struct Evaluator: Sendable {
             if snippets.isEmpty { snippets = [Snippet(ordinal: 0, text: document.id, start: 0, end: 0)] }
             return (document.id, SourceDocument(source: source, snippets: snippets), true)
         }
+        documents += transcripts.map { transcript in (transcript.path, Self.transcriptDocument(transcript), true) }
         var report = IngestReport()
         var counted = DocumentWriter.WriteProgress(total: documents.reduce(0) { $0 + $1.document.snippets.count })
         await writer.write(documents, embedder: embedder, record: record, into: &report, counted: &counted, progress: progress)
@@ -88,12 +92,54 @@ struct Evaluator: Sendable {
         return report
     }
 
+    /// A conversation of a transcripts dataset: its source path and its turns in order.
+    struct Transcript {
+        var conversation: String
+        var path: String
+        var turns: [BEIRDataset.Document]
+    }
+
+    /// Where a conversation's transcript is kept: one source, its turns as snippets.
+    static func transcriptPath(_ conversation: String) -> String { corpusPrefix + conversation + "/transcript" }
+
+    /// The dataset's conversations (documents with `conversation`), turns in `position` order.
+    static func transcripts(of dataset: BEIRDataset) -> [Transcript] {
+        var byConversation: [String: [BEIRDataset.Document]] = [:]
+        var order: [String] = []
+        for document in dataset.documents {
+            guard let conversation = document.conversation else { continue }
+            if byConversation[conversation] == nil { order.append(conversation) }
+            byConversation[conversation, default: []].append(document)
+        }
+        return order.map { conversation in
+            let turns = byConversation[conversation]!.enumerated()
+                .sorted { ($0.element.position ?? 0, $0.offset) < ($1.element.position ?? 0, $1.offset) }.map(\.element)
+            return Transcript(conversation: conversation, path: transcriptPath(conversation), turns: turns)
+        }
+    }
+
+    /// A transcript as one source: each turn a snippet (its text as given, the session's title as
+    /// its heading), offsets as if the turns stood one per line.
+    static func transcriptDocument(_ transcript: Transcript) -> SourceDocument {
+        var offset = 0
+        let snippets = transcript.turns.enumerated().map { ordinal, turn -> Snippet in
+            let length = turn.text.unicodeScalars.count
+            defer { offset += length + 1 }
+            return Snippet(ordinal: ordinal, text: turn.text, start: offset, end: offset + length,
+                           headingPath: turn.title.isEmpty ? [] : [turn.title])
+        }
+        let source = Source(path: transcript.path, kind: .note, title: transcript.conversation, contentHash: "", size: offset)
+        return SourceDocument(source: source, snippets: snippets)
+    }
+
     /// Runs every judged query of the dataset in each mode and scores the rankings.
     func evaluate(
         datasetFolder: String, _ dataset: BEIRDataset, options: EvaluationOptions,
         progress: @Sendable (Int, Int) -> Void = { _, _ in }
     ) async throws -> EvaluationRun {
         let notesRoot = Self.notesCorpus(of: datasetFolder).map { $0.hasSuffix("/") ? $0 : $0 + "/" }
+        // A transcript's snippets are its turns, in order: (path, ordinal) names the document.
+        let turnIDs = Dictionary(uniqueKeysWithValues: Self.transcripts(of: dataset).map { ($0.path, $0.turns.map(\.id)) })
         // Notes are documents by relative path; a PDF's pages are documents of their own
         // (`books/x.pdf#p3`, the physical page where the snippet starts), so questions can be
         // judged by the page that answers them.
@@ -103,6 +149,7 @@ struct Evaluator: Sendable {
                 if let pages = hit.snippet.pages { return relative + "#p\(pages.start)" }
                 return relative
             }
+            if let turns = turnIDs[hit.sourcePath], turns.indices.contains(hit.snippet.ordinal) { return turns[hit.snippet.ordinal] }
             return hit.sourcePath.hasPrefix(Self.corpusPrefix) ? String(hit.sourcePath.dropFirst(Self.corpusPrefix.count)) : hit.sourcePath
         }
         let judged = dataset.queries.filter { Metrics.hasRelevant(dataset.qrels[$0.id] ?? [:]) }
@@ -112,8 +159,13 @@ struct Evaluator: Sendable {
         var embedderName: String?
         var done = 0
         let uses = options.histories ?? (dataset.isConversational ? [.turn, .concatenated, .fused] : [.turn])
-        let runs = options.modes.flatMap { mode in uses.map { (mode, $0) } }
-        for (mode, use) in runs {
+        let stages = options.bothStages && !retriever.stage.isPassThrough ? [false, true] : [!retriever.stage.isPassThrough]
+        let runs = options.modes.flatMap { mode in
+            (mode == .hybrid ? options.fusions : [.adaptive]).flatMap { fusion in
+                uses.flatMap { use in stages.map { (mode, use, fusion, $0) } }
+            }
+        }
+        for (mode, use, fusion, staged) in runs {
             var perQuery: [(query: BEIRDataset.Query, ndcg: Double, ranking: [String])] = []
             var sums: [String: Double] = [:]
             var latencies: [Double] = []
@@ -121,6 +173,8 @@ struct Evaluator: Sendable {
             for (index, query) in judged.enumerated() {
                 var search = SearchQuery(query.text)
                 search.mode = mode
+                search.fusion = fusion
+                search.secondStage = staged
                 search.excerpts = false
                 if notesRoot != nil {
                     // Documents are notes or PDF pages: collapse snippets by document id below.
@@ -132,6 +186,7 @@ struct Evaluator: Sendable {
                     search.groupBySource = options.chunk   // one snippet per document needs no grouping
                 }
                 search.tags = query.tags.map { Tag($0) }
+                if let conversation = query.conversation { search.sourcePrefixes = [Self.transcriptPath(conversation)] }
                 search.history = query.history
                 search.historyUse = use
                 try Retriever.check(search)
@@ -160,10 +215,10 @@ struct Evaluator: Sendable {
                                                      expected: Array(expected), got: Array(item.ranking.prefix(3)))
             }
             modeResults.append(EvaluationReport.ModeResult(
-                mode: EvaluationOptions.label(mode, use), metrics: sums.mapValues { $0 / count },
+                mode: EvaluationOptions.label(mode, use, fusion: fusion, secondStage: staged), metrics: sums.mapValues { $0 / count },
                 latencyP50Milliseconds: Metrics.percentile(latencies, 0.5), latencyP95Milliseconds: Metrics.percentile(latencies, 0.95),
                 worst: Array(worst)))
-            rankings[EvaluationOptions.label(mode, use)] = modeRankings
+            rankings[EvaluationOptions.label(mode, use, fusion: fusion, secondStage: staged)] = modeRankings
         }
         let status = try await store.snapshot { try $0.status() }
         let report = EvaluationReport(

@@ -21,11 +21,15 @@ public struct SearchRequest: KBRequest, Hashable {
     public var groupBy: String?
     public var diversity: Double?
     public var candidates: Int?
+    /// How hybrid search fuses its rankings: adaptive (the default) or rrf.
+    public var fusion: String?
     public var keywordWeight: Double?
     public var vectorWeight: Double?
     public var quantized: Bool?
     /// Say why each hit is there (its ranks, scores, weight and the filters).
     public var explain: Bool?
+    /// Run the server's second stage (its re-ranker), when it has one. The default is true.
+    public var rerank: Bool?
     /// The user the search is made for: that user's private sources are searched too.
     public var user: String?
 
@@ -52,9 +56,12 @@ public struct SearchRequest: KBRequest, Hashable {
                     minimum: SearchQuery.diversityRange.lowerBound, maximum: SearchQuery.diversityRange.upperBound),
             .integer("candidates", "Candidates each ranking contributes before fusion.", default: min(RetrievalProfile.standard.candidates, limits.maxCandidates),
                      range: 1...limits.maxCandidates),
-            .number("keywordWeight", "Weight of keyword ranks in hybrid fusion.", default: 1, minimum: 0),
-            .number("vectorWeight", "Weight of vector ranks in hybrid fusion.", default: 1, minimum: 0),
+            .choice("fusion", "How hybrid search fuses its rankings: adaptive (scores scaled and mixed per query, the ranking whose best stands out weighing more) or rrf (reciprocal rank fusion with fixed weights).",
+                    FusionMethod.allCases.map(\.rawValue), default: FusionMethod.adaptive.rawValue),
+            .number("keywordWeight", "Weight of the keyword ranking in hybrid fusion.", default: 1, minimum: 0),
+            .number("vectorWeight", "Weight of the vector ranking in hybrid fusion.", default: 1, minimum: 0),
             .boolean("quantized", "Scan an int8 copy of the vectors, then rescore the best candidates exactly."),
+            .boolean("rerank", "Run the server's second stage (its re-ranker, when kb serve has one: --reranker); false keeps the first stage's order. The default is true."),
             .boolean("explain", "Say why each hit is there: its keyword rank and score, vector rank and cosine, fused score, weight and the filters applied."),
             .string("user", "The user the search is made for: that user's private sources are searched too (no one else's ever are).",
                     pattern: Pattern.userID),
@@ -83,6 +90,7 @@ public struct SearchRequest: KBRequest, Hashable {
         search.groupBySource = try rules.choice(groupBy, "groupBy", as: Grouping.self) == .source
         search.diversity = try rules.number(diversity, "diversity")
         search.candidates = try rules.integer(candidates, "candidates")
+        search.fusion = try rules.choice(fusion, "fusion", as: FusionMethod.self) ?? .adaptive
         search.keywordWeight = try rules.number(keywordWeight, "keywordWeight") ?? 1
         search.vectorWeight = try rules.number(vectorWeight, "vectorWeight") ?? 1
         guard search.keywordWeight + search.vectorWeight > 0 else {
@@ -90,6 +98,7 @@ public struct SearchRequest: KBRequest, Hashable {
         }
         search.quantized = quantized ?? false
         search.explain = explain ?? false
+        search.secondStage = rerank ?? true
         search.user = try rules.optionalText(user, "user")
         return ValidSearch(query: search, bot: try rules.optionalText(bot, "bot"))
     }

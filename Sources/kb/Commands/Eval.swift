@@ -19,6 +19,7 @@ struct Eval: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var embedderOption: EmbedderOption
+    @OptionGroup(title: "Second stage") var rerank: RerankerOption
 
     @Argument(help: ArgumentHelp("The dataset folder.", valueName: "dataset"))
     var dataset: String
@@ -31,6 +32,9 @@ struct Eval: AsyncParsableCommand {
 
     @Option(help: "hybrid, vector, keyword, or all.")
     var mode = "hybrid"
+
+    @Option(help: ArgumentHelp("How hybrid search fuses its rankings: adaptive (the default), rrf, or all (each reported; rrf as hybrid-rrf).", valueName: "fusion"))
+    var fusion = "adaptive"
 
     @Option(help: ArgumentHelp("For queries with a history: turn, concatenated, fused (kb's way), or all (the default for a set with histories).", valueName: "way"))
     var history: String?
@@ -59,6 +63,9 @@ struct Eval: AsyncParsableCommand {
     func validate() throws {
         let modes = SearchMode.allCases.map(\.rawValue) + ["all"]
         guard modes.contains(mode) else { throw ValidationError("--mode takes \(modes.joined(separator: ", ")).") }
+        guard fusion == "all" || FusionMethod(rawValue: fusion) != nil else {
+            throw ValidationError("--fusion takes \((FusionMethod.allCases.map(\.rawValue) + ["all"]).joined(separator: ", ")).")
+        }
         if let history, history != "all", HistoryUse(rawValue: history) == nil {
             throw ValidationError("--history takes turn, concatenated, fused or all.")
         }
@@ -85,6 +92,7 @@ struct Eval: AsyncParsableCommand {
             var options = EvaluationOptions()
             options.modes = mode == "all" ? SearchMode.allCases : [SearchMode(rawValue: mode)!]
             options.histories = history.flatMap { $0 == "all" ? HistoryUse.allCases : [HistoryUse(rawValue: $0)!] }
+            options.fusions = fusion == "all" ? FusionMethod.allCases : [FusionMethod(rawValue: fusion)!]
             options.depth = k
             options.chunk = chunk
             options.chunker = try Chunker(targetCharacters: chunkSize)
@@ -104,6 +112,8 @@ struct Eval: AsyncParsableCommand {
             let (kb, embedder, record) = try await KnowledgeBase.openForIngest(at: dbPath, embedder: try embedderOption.choice(),
                                                                                embedderURL: embedderOption.endpoint)
             if let language { try await kb.setKeywordLanguage(try KeywordLanguage(language)) }
+            try rerank.install(on: kb)
+            options.bothStages = true   // first stage and second side by side
             let showProgress = Terminal.stderrIsTerminal && !global.json
             let loadBar = ProgressBar(label: "corpus", enabled: showProgress)
             _ = try await kb.loadCorpus(of: folder, data, options: options, embedder: embedder, record: record) { p in

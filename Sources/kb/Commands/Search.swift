@@ -54,6 +54,9 @@ struct Search: AsyncParsableCommand {
     @Option(help: "Candidates each ranking contributes before fusion. \(SearchRequest.valuesAndDefault("candidates"))")
     var candidates: Int?
 
+    @Option(help: ArgumentHelp("How hybrid search fuses its rankings. \(SearchRequest.valuesAndDefault("fusion"))", valueName: "fusion"))
+    var fusion: String?
+
     @Option(name: .customLong("keyword-weight"), help: "Weight of keyword ranks in hybrid fusion. \(SearchRequest.valuesAndDefault("keywordWeight"))")
     var keywordWeight: Double?
 
@@ -77,6 +80,7 @@ struct Search: AsyncParsableCommand {
         request.groupBy = groupBy
         request.diversity = diversity
         request.candidates = candidates
+        request.fusion = fusion
         request.keywordWeight = keywordWeight
         request.vectorWeight = vectorWeight
         request.quantized = quantized ? true : nil
@@ -88,6 +92,7 @@ struct Search: AsyncParsableCommand {
             let search = try checked(request)
             KnowledgeBase.configure(.latency)
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false, embedderURL: endpoint.url)
+            try endpoint.rerank.install(on: kb)
             let results = try await kb.search(search)
             let hits = results.hits
             if global.json {

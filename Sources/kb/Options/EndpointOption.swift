@@ -10,4 +10,6 @@ struct EndpointOption: ParsableArguments {
     var url: String?
 
     @OptionGroup var precision: PrecisionOption
+
+    @OptionGroup(title: "Second stage") var rerank: RerankerOption
 }
