@@ -1,6 +1,7 @@
 /// What a source is: a note (Markdown or plain text), a book (PDF), a scanned image (PNG, JPEG,
 /// TIFF; read by OCR), an e-book (EPUB), a web page (HTML), a Word document (DOCX), a file of
-/// records (JSON, JSON Lines, CSV; one snippet per record) or a user memory.
+/// records (JSON, JSON Lines, CSV; one snippet per record), a conversation (a chat transcript in
+/// JSON Lines; one snippet per turn) or a user memory.
 public enum SourceKind: String, Sendable, Codable, CaseIterable, Hashable {
     case note
     case pdf
@@ -9,6 +10,7 @@ public enum SourceKind: String, Sendable, Codable, CaseIterable, Hashable {
     case html
     case docx
     case record
+    case conversation
     case memory
 
     /// The kinds of files (every kind but memories): what `kind:` selectors and filters name.

@@ -88,7 +88,14 @@ public struct RecordLoader: Sendable {
                      format: String? = nil) throws -> SourceDocument {
         let name = displayName ?? path
         let mapping = options.records
-        let records = try Self.records(data, format: format ?? URL(fileURLWithPath: path).pathExtension.lowercased(), name: name)
+        let recordFormat = format ?? URL(fileURLWithPath: path).pathExtension.lowercased()
+        let records = try Self.records(data, format: recordFormat, name: name)
+        // JSON Lines of turns (a speaker and a text on every line) are a conversation, unless
+        // fields were mapped.
+        if ["jsonl", "ndjson"].contains(recordFormat), mapping == RecordMapping(), let turns = Transcript.turns(records) {
+            return Transcript.document(turns, path: path, title: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent,
+                                       contentHash: contentHash, size: data.count, modifiedAt: modifiedAt, options: options).document
+        }
         let fields = Set(records.flatMap(\.keys))
         for field in mapping.text where !fields.contains(field) && !records.isEmpty {
             throw KBError(.invalidArgument,

@@ -295,6 +295,11 @@ enum PostgresSchema {
             "ALTER TABLE sources ADD CONSTRAINT sources_kind_check CHECK (kind IN ('note', 'pdf', 'image', 'epub', 'html', 'docx', 'record', 'memory'))",
             "ALTER TABLE snippets ADD COLUMN weight double precision",
         ]),
+        // Conversations (chat transcripts, one snippet per turn) as sources of their own kind.
+        ("v8-conversations", [
+            "ALTER TABLE sources DROP CONSTRAINT sources_kind_check",
+            "ALTER TABLE sources ADD CONSTRAINT sources_kind_check CHECK (kind IN ('note', 'pdf', 'image', 'epub', 'html', 'docx', 'record', 'conversation', 'memory'))",
+        ]),
     ]
 
     static var version: Int { migrations.count }

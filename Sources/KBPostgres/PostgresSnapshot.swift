@@ -290,6 +290,25 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         return result
     }
 
+    func hasConversations() throws -> Bool {
+        try session.value(Bool.self, "SELECT EXISTS (SELECT 1 FROM sources WHERE kind = 'conversation')") ?? false
+    }
+
+    func conversationNeighbours(of ids: [Int64], within: Int) throws -> [Int64: [(id: Int64, distance: Int)]] {
+        guard !ids.isEmpty else { return [:] }
+        var result: [Int64: [(id: Int64, distance: Int)]] = [:]
+        for row in try session.rows("""
+            SELECT turn.id, other.id, abs(other.ordinal - turn.ordinal) FROM snippets turn
+            JOIN sources so ON so.id = turn.source_id AND so.kind = 'conversation'
+            JOIN snippets other ON other.source_id = turn.source_id AND other.ordinal BETWEEN turn.ordinal - $2 AND turn.ordinal + $2
+                AND other.id != turn.id
+            WHERE turn.id = ANY ($1)
+            """, .ints(ids), .int(Int64(within))) {
+            result[try row.get(0, Int64.self), default: []].append((try row.get(1, Int64.self), try row.get(2, Int.self)))
+        }
+        return result
+    }
+
     // MARK: - Memories
 
     func memories(scopes: [MemoryScope], tags: [Tag], includeSuperseded: Bool) throws -> [Memory] {

@@ -88,7 +88,7 @@ extension Retriever {
                                                              approximating: arm.approximatingLargeScans, besideKeywords: besideKeywords,
                                                              in: snapshot)
         let (fused, keywordShare) = fuse(mode: mode, keywords: keywordRanking, vectors: vectorRanking, query: query, depth: depth)
-        var ordered = fused
+        var ordered = try turns(fused, query: query, in: snapshot)
         var explaining = query.explain ? explanations(keywordRanking, vectorRanking, fused: ordered, query: query) : [:]
         if let keywordShare { for id in explaining.keys { explaining[id]?.keywordShare = keywordShare } }
         // Texts only where near-duplicates are compared by them.
@@ -178,6 +178,20 @@ extension Retriever {
                     .map { ($0.id, $0.score) }, nil)
             }
         }
+    }
+
+    /// Stage 4b, turns: on an index that holds conversations, each turn among the candidates is
+    /// lifted by the candidates around it, and the turns next to candidates join them when the
+    /// query's filters let them through (`Ranking.neighbourSmoothing`).
+    func turns(_ ordered: [(id: Int64, score: Double)], query: SearchQuery, in snapshot: any IndexSnapshot) throws -> [(id: Int64, score: Double)] {
+        guard !ordered.isEmpty else { return ordered }
+        let generation = try snapshot.generation()
+        guard try state.holdsConversations(generation: generation, read: { try snapshot.hasConversations() }) else { return ordered }
+        let neighbours = try snapshot.conversationNeighbours(of: ordered.map(\.id), within: Ranking.turnNeighbourWeights.count)
+        guard !neighbours.isEmpty else { return ordered }
+        let allowed = try allowedSnippets(query, generation: generation, in: snapshot)
+        let excluded = allowed == nil ? try hiddenSnippets(user: query.user, generation: generation, in: snapshot) : []
+        return Ranking.neighbourSmoothing(ordered, neighbours: neighbours) { id in allowed.map { $0.contains(id) } ?? !excluded.contains(id) }
     }
 
     /// What `explain` tells of each candidate: its place and score in each ranking, the fused

@@ -6,8 +6,8 @@ public import KBStore
 /// section and evaluation runs:
 ///
 /// ```
-/// plan ─► embed ─► candidates (keyword, vector; inside one store snapshot) ─► fuse ─► weight
-///      ─► collapse / group ─► diversify ─► [asynchronous stage] ─► hydrate
+/// plan ─► embed ─► candidates (keyword, vector; inside one store snapshot) ─► fuse ─► turns
+///      ─► weight ─► collapse / group ─► diversify ─► [asynchronous stage] ─► hydrate
 /// ```
 ///
 /// - **plan**: the turn, and with a history the pairings `ConversationPlan` makes of it;
@@ -15,7 +15,9 @@ public import KBStore
 ///   the snapshot — keywords alone, marked `degraded`, when the embedder is down and the search
 ///   may fall back;
 /// - **candidates**: in one snapshot, each list's filters, keyword and vector rankings;
-/// - **fuse**: reciprocal rank fusion of the rankings, then of the planned queries' lists;
+/// - **fuse**: adaptive fusion of the rankings (or reciprocal rank), then reciprocal rank fusion
+///   of the planned queries' lists;
+/// - **turns**: turns of conversations lifted by the turns around them;
 /// - **weight**: records' weights reorder the candidates;
 /// - **collapse / group**: near-duplicates go, or one hit per source stays;
 /// - **diversify**: maximal marginal relevance, when asked;

@@ -19,6 +19,8 @@ final class SearchState: @unchecked Sendable {
     private var clock: UInt64 = 0
     /// The users who own private sources, at `filtersGeneration`.
     var owners: Set<String>?
+    /// Whether the index holds a conversation, at `filtersGeneration`.
+    var conversations: Bool?
     var filtersGeneration: Int64 = -1
     /// Searches ranking now, in this process.
     private var rankingNow = 0
@@ -43,6 +45,17 @@ final class SearchState: @unchecked Sendable {
             self.owners = owners
         }
         return owners.contains(user)
+    }
+
+    /// Whether the index holds a conversation at `generation` (read once per generation).
+    func holdsConversations(generation: Int64, read: () throws -> Bool) rethrows -> Bool {
+        if let known = lock.withLock({ filtersGeneration == generation ? conversations : nil }) { return known }
+        let holds = try read()
+        lock.withLock {
+            forget(unless: generation)
+            conversations = holds
+        }
+        return holds
     }
 
     /// The set `key` names in one of the caches, made by `make` unless the cache holds it for
@@ -80,6 +93,7 @@ final class SearchState: @unchecked Sendable {
         filters = [:]
         hidden = [:]
         owners = nil
+        conversations = nil
         filtersGeneration = generation
     }
 }

@@ -98,6 +98,26 @@ extension SQLiteStore.Snapshot {
         return result
     }
 
+    public func hasConversations() throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sources WHERE kind = 'conversation')") ?? false
+    }
+
+    public func conversationNeighbours(of ids: [Int64], within: Int) throws -> [Int64: [(id: Int64, distance: Int)]] {
+        var result: [Int64: [(id: Int64, distance: Int)]] = [:]
+        for chunk in stride(from: 0, to: ids.count, by: 500) {
+            let list = SQLiteStore.inList(Array(ids[chunk..<min(chunk + 500, ids.count)]))
+            for row in try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT turn.id, other.id, abs(other.ordinal - turn.ordinal) FROM snippets turn
+                JOIN sources so ON so.id = turn.source_id AND so.kind = 'conversation'
+                JOIN snippets other ON other.source_id = turn.source_id AND other.ordinal BETWEEN turn.ordinal - ? AND turn.ordinal + ?
+                    AND other.id != turn.id
+                WHERE turn.id IN (\(list.sql))
+                """), arguments: [within, within] + list.arguments) {
+                result[row[0], default: []].append((row[1], row[2]))
+            }
+        }
+        return result
+    }
 }
 
 /// SQLite's way of binding values (`?`, positional), "starts with" (`substr`, which compares

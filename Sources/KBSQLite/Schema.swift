@@ -8,7 +8,7 @@ enum Schema {
     static var version: Int { migrationNames.count }
     static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors", "v3-memories", "v4-bots", "v5-embedding-cache",
                                  "v6-bot-sources-json", "v7-ocr", "v8-uploads-jobs-owners",
-                                 "v9-request-log", "v10-formats-weights"]
+                                 "v9-request-log", "v10-formats-weights", "v11-conversations"]
 
     /// The trigger that indexes a new snippet's words (with its source's title and keywords):
     /// made in v1, and again in v7 and v10, when `sources` is rebuilt.
@@ -335,6 +335,36 @@ enum Schema {
 
                 -- A record's boost (`--record-weight`); NULL for the default, 1.
                 ALTER TABLE snippets ADD COLUMN weight REAL;
+                """)
+        }
+        migrator.registerMigration(migrationNames[10]) { db in
+            // Conversations (chat transcripts: one snippet per turn) are sources of their own
+            // kind (`sources` rebuilt, as in v7 and v10, for its CHECK constraint).
+            try db.execute(sql: """
+                DROP TRIGGER snippets_after_insert;
+                CREATE TABLE sources_v11 (
+                    id INTEGER PRIMARY KEY,
+                    path TEXT NOT NULL UNIQUE,
+                    kind TEXT NOT NULL CHECK (kind IN ('note', 'pdf', 'image', 'epub', 'html', 'docx', 'record', 'conversation', 'memory')),
+                    title TEXT NOT NULL,
+                    content_hash TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    modified_at REAL,
+                    ingested_at REAL NOT NULL,
+                    keywords TEXT NOT NULL DEFAULT '',
+                    ocr TEXT,
+                    owner TEXT,
+                    original_job TEXT REFERENCES jobs(id) ON DELETE SET NULL
+                );
+                INSERT INTO sources_v11 (id, path, kind, title, content_hash, size, modified_at, ingested_at, keywords, ocr, owner, original_job)
+                    SELECT id, path, kind, title, content_hash, size, modified_at, ingested_at, keywords, ocr, owner, original_job FROM sources;
+                DROP TABLE sources;
+                ALTER TABLE sources_v11 RENAME TO sources;
+                CREATE INDEX sources_by_kind ON sources(kind);
+                CREATE INDEX sources_by_content_hash ON sources(content_hash);
+                CREATE INDEX sources_by_owner ON sources(owner) WHERE owner IS NOT NULL;
+                \(keywordInsertTrigger)
+                \(ocrPageTriggers)
                 """)
         }
         return migrator

@@ -68,6 +68,11 @@ public protocol IndexSnapshot: StoredReads {
     func hits(for ids: [Int64], highlighting text: String?) throws -> [Int64: SearchHit]
     /// Where snippets come from, their weights and (with `texts`; else "") their texts.
     func snippetSummaries(_ ids: [Int64], texts: Bool) throws -> [Int64: SnippetSummary]
+    /// Whether the index holds a conversation (a source of kind `conversation`).
+    func hasConversations() throws -> Bool
+    /// For each of `ids` that is a turn of a conversation: the other turns of that conversation
+    /// at most `within` places away, with their distance (1 for the turns next to it).
+    func conversationNeighbours(of ids: [Int64], within: Int) throws -> [Int64: [(id: Int64, distance: Int)]]
 
     // Memories
     /// Memories, oldest first; `scopes` empty means all; every tag must be present.

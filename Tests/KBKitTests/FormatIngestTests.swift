@@ -48,6 +48,43 @@ import Testing
         #expect((again.unchanged, again.added, again.updated) == (3, 0, 0))
     }
 
+    @Test func aChatTranscriptIsAConversationWhoseTurnsAreFoundThroughTheirNeighbours() async throws {
+        let ws = try Workspace()
+        try ws.write("chats/monday.jsonl", """
+            {"speaker": "Ada", "text": "What did you paint this week?", "time": "2026-05-08T13:56:00Z", "session": "Monday"}
+            {"speaker": "Bo", "text": "A sunset over the lake, in oils.", "time": "2026-05-08T13:57:00Z"}
+            {"speaker": "Ada", "text": "Lovely. My cat knocked the easel over.", "time": "2026-05-09T09:00:00Z"}
+            {"speaker": "Bo", "text": "Is the cat all right?", "time": "2026-05-09T09:01:00Z"}
+            """)
+        try ws.write("chats/records.jsonl", #"{"name": "Saturn", "text": "A record, not a turn: it has no speaker."}"#)
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let (embedder, record) = try await kb.embedder(.hashing)
+        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        let kinds = Dictionary(uniqueKeysWithValues: try await kb.sources().map { (URL(fileURLWithPath: $0.path).lastPathComponent, $0.kind) })
+        #expect(kinds == ["monday.jsonl": .conversation, "records.jsonl": .record])
+
+        // One snippet per turn, "Speaker: text", its speaker and day as tags, its session as heading.
+        let sunset = try #require(try await kb.search(.keyword("sunset lake")).hits.first)
+        #expect(sunset.snippet.text == "Bo: A sunset over the lake, in oils.")
+        #expect(sunset.kind == .conversation && sunset.snippet.ordinal == 1)
+        #expect(Set(sunset.snippet.tags).isSuperset(of: [Tag("speaker:bo"), Tag("date:2026-05-08")]))
+        #expect(sunset.snippet.headingPath == ["2026-05-08"])
+
+        // "paint" is only in Ada's question; Bo's answer after it is found through it, in every mode.
+        for mode in SearchMode.allCases {
+            var query = SearchQuery("what did Bo paint")
+            query.mode = mode
+            query.kinds = [.conversation]
+            let texts = try await kb.search(query).hits.map(\.snippet.text)
+            #expect(texts.prefix(2).contains("Bo: A sunset over the lake, in oils."), "\(mode): \(texts)")
+        }
+        // A filter keeps the turns it leaves out from joining.
+        var bo = SearchQuery("what did you paint")
+        bo.mode = .keyword
+        bo.tags = [Tag("speaker:ada")]
+        #expect(try await kb.search(bo).hits.allSatisfy { $0.snippet.text.hasPrefix("Ada:") })
+    }
+
     @Test func aRecordOfWeightTwoOutranksAnOtherwiseIdenticalOneInEveryMode() async throws {
         let ws = try Workspace()
         try ws.write("rules/aspects.jsonl", """

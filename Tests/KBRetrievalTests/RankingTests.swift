@@ -85,6 +85,26 @@ import Testing
         #expect(RerankingStage.blend([]).isEmpty)
     }
 
+    @Test func turnsAreLiftedByTheTurnsAroundThem() {
+        // Turns 1…5 of one conversation; 2 matches the query, 3 (its answer) barely, 9 is elsewhere.
+        let neighbours: [Int64: [(id: Int64, distance: Int)]] = [
+            2: [(1, 1), (3, 1), (4, 2)],
+            3: [(2, 1), (4, 1), (1, 2), (5, 2)],
+            9: [],
+        ]
+        let ordered: [(id: Int64, score: Double)] = [(2, 1.0), (9, 0.5), (3, 0.3)]
+        let smoothed = Ranking.neighbourSmoothing(ordered, neighbours: neighbours) { _ in true }
+        // 3: 0.3 + 0.3·1.0 = 0.6 passes 9 (0.5); 2: 1.0 + 0.3·0.3; 1 and 4 join: 1 = 0.3·1.0 + 0.15·0.3,
+        // 4 = 0.3·0.3 + 0.15·1.0; 5 = 0.15·0.3.
+        #expect(smoothed.map(\.id) == [2, 3, 9, 1, 4, 5])
+        let scores = Dictionary(uniqueKeysWithValues: smoothed.map { ($0.id, $0.score) })
+        #expect(abs(scores[2]! - 1.09) < 1e-12 && abs(scores[3]! - 0.6) < 1e-12 && abs(scores[1]! - 0.345) < 1e-12)
+        #expect(abs(scores[4]! - 0.24) < 1e-12 && abs(scores[5]! - 0.045) < 1e-12 && scores[9] == 0.5)
+        // Turns the filters leave out do not join; without turns, nothing changes.
+        #expect(Ranking.neighbourSmoothing(ordered, neighbours: neighbours) { $0 != 1 && $0 != 5 }.map(\.id) == [2, 3, 9, 4])
+        #expect(Ranking.neighbourSmoothing(ordered, neighbours: [:]) { _ in true }.map(\.id) == [2, 9, 3])
+    }
+
     @Test func maximalMarginalRelevancePrefersVarietyWhenLambdaIsLow() {
         let vectors: [Int64: [Float]] = [1: [1, 0], 2: [0.99, 0.141], 3: [0, 1]]
         let candidates: [(id: Int64, relevance: Double)] = [(1, 0.9), (2, 0.85), (3, 0.5)]

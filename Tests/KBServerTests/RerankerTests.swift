@@ -105,7 +105,7 @@ func rerankConfiguration(_ url: URL, attempts: Int = 3, timeout: Double = 30) ->
         let requests = await script.requests
         #expect(requests.count == 3)
         #expect(requests.allSatisfy { $0.model == "test-reranker" && $0.query == "saturn" })
-        #expect(requests.map(\.topN) == [2, 2, 1])
+        #expect(requests.compactMap(\.topN).sorted() == [1, 2, 2])   // batches go out four at a time, in any order
         #expect(await script.documentsSeen.flatMap { $0 }.sorted() == documents.sorted())
         #expect(reranker.name == "rerank:test-reranker")
     }

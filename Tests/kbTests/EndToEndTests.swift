@@ -91,7 +91,7 @@ import Testing
         #expect(ingest["added"] as? Int == 3)
         let status = try #require(try await cli.run("status", "--db", "kb.sqlite", "--json").json as? [String: Any])
         #expect(status["sources"] as? Int == 3)
-        #expect(status["schemaVersion"] as? Int == (TestBackend.isSQLite ? 10 : 7))   // each backend numbers its own migrations
+        #expect(status["schemaVersion"] as? Int == (TestBackend.isSQLite ? 11 : 8))   // each backend numbers its own migrations
         let search = try #require(try await cli.run("search", "--db", "kb.sqlite", "--json", "--tag", "area:love", "venus").json as? [String: Any])
         let hits = try #require(search["hits"] as? [[String: Any]])
         #expect(hits.count == 2)
@@ -346,6 +346,40 @@ import Testing
         #expect(gated.status == 1)
         #expect(gated.stdout.contains("1.0000 (+0.0000)"))
         #expect(gated.stderr.contains("below threshold: keyword: ndcg@10 = 1.0000 is below 1.0100"))
+    }
+
+    @Test func transcriptsAreSearchedOneConversationAtATimeAndJudgedByTurn() async throws {
+        let cli = try CLI()
+        // Two conversations that both talk of painting; each question is about its own.
+        try cli.write("talks/corpus.jsonl", """
+            {"_id": "a/1", "title": "8 May", "text": "Ada: What did you paint this week?", "conversation": "a", "position": 0, "speaker": "Ada", "time": "2023-05-08T13:56:00"}
+            {"_id": "a/2", "title": "8 May", "text": "Bo: A sunset over the lake, in oils.", "conversation": "a", "position": 1, "speaker": "Bo", "time": "2023-05-08T13:57:00"}
+            {"_id": "a/3", "title": "9 May", "text": "Ada: My cat knocked the easel over.", "conversation": "a", "position": 2, "speaker": "Ada"}
+            {"_id": "b/1", "title": "1 June", "text": "Cy: I paint portraits of my neighbours.", "conversation": "b", "position": 0, "speaker": "Cy"}
+            {"_id": "b/2", "title": "1 June", "text": "Di: Do they sit still for you?", "conversation": "b", "position": 1, "speaker": "Di"}
+            """)
+        try cli.write("talks/queries.jsonl", """
+            {"_id": "q1", "text": "What did Bo paint?", "conversation": "a"}
+            {"_id": "q2", "text": "What does Cy paint?", "conversation": "b"}
+            """)
+        try cli.write("talks/qrels/test.tsv", "query-id\tcorpus-id\tscore\nq1\ta/2\t1\nq2\tb/1\t1\n")
+        let result = try await cli.run("eval", "talks", "--mode", "keyword", "--embedder", "hashing", "--json", "--run-file", "run.txt", "--db", "talks.sqlite")
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["documents"] as? Int == 5)
+        let run = try String(contentsOf: cli.workdir.appendingPathComponent("run.txt"), encoding: .utf8)
+        let ranked = run.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        // Each question ranks its own conversation's turns only, named by turn id.
+        #expect(ranked.filter { $0[0] == "q1" }.allSatisfy { $0[2].hasPrefix("a/") })
+        #expect(ranked.filter { $0[0] == "q2" }.allSatisfy { $0[2].hasPrefix("b/") })
+        // "paint" is in a/1, not in its answer a/2: the turn after the question is found through it.
+        #expect(ranked.filter { $0[0] == "q1" }.map { $0[2] }.contains("a/2"))
+        #expect(ranked.first { $0[0] == "q2" }?[2] == "b/1")
+        // The conversations are sources of kind conversation, with their turns' speakers as tags.
+        let sources = try await cli.run("sources", "--db", "talks.sqlite", "--json")
+        #expect(sources.stdout.contains("\"conversation\""), "\(sources.stdout)")
+        let bo = try await cli.run("search", "--db", "talks.sqlite", "--json", "--mode", "keyword", "--tag", "speaker:bo", "sunset")
+        #expect(bo.stdout.contains("A sunset over the lake"))
     }
 
     @Test func aMissingDatasetIsAClearError() async throws {

@@ -81,7 +81,7 @@ struct Evaluator: Sendable {
             if snippets.isEmpty { snippets = [Snippet(ordinal: 0, text: document.id, start: 0, end: 0)] }
             return (document.id, SourceDocument(source: source, snippets: snippets), true)
         }
-        documents += transcripts.map { transcript in (transcript.path, Self.transcriptDocument(transcript), true) }
+        documents += transcripts.map { transcript in (transcript.path, Self.transcriptDocument(transcript, options: options).document, true) }
         var report = IngestReport()
         var counted = DocumentWriter.WriteProgress(total: documents.reduce(0) { $0 + $1.document.snippets.count })
         await writer.write(documents, embedder: embedder, record: record, into: &report, counted: &counted, progress: progress)
@@ -93,7 +93,7 @@ struct Evaluator: Sendable {
     }
 
     /// A conversation of a transcripts dataset: its source path and its turns in order.
-    struct Transcript {
+    struct Dialogue {
         var conversation: String
         var path: String
         var turns: [BEIRDataset.Document]
@@ -103,7 +103,7 @@ struct Evaluator: Sendable {
     static func transcriptPath(_ conversation: String) -> String { corpusPrefix + conversation + "/transcript" }
 
     /// The dataset's conversations (documents with `conversation`), turns in `position` order.
-    static func transcripts(of dataset: BEIRDataset) -> [Transcript] {
+    static func transcripts(of dataset: BEIRDataset) -> [Dialogue] {
         var byConversation: [String: [BEIRDataset.Document]] = [:]
         var order: [String] = []
         for document in dataset.documents {
@@ -114,22 +114,22 @@ struct Evaluator: Sendable {
         return order.map { conversation in
             let turns = byConversation[conversation]!.enumerated()
                 .sorted { ($0.element.position ?? 0, $0.offset) < ($1.element.position ?? 0, $1.offset) }.map(\.element)
-            return Transcript(conversation: conversation, path: transcriptPath(conversation), turns: turns)
+            return Dialogue(conversation: conversation, path: transcriptPath(conversation), turns: turns)
         }
     }
 
-    /// A transcript as one source: each turn a snippet (its text as given, the session's title as
-    /// its heading), offsets as if the turns stood one per line.
-    static func transcriptDocument(_ transcript: Transcript) -> SourceDocument {
-        var offset = 0
-        let snippets = transcript.turns.enumerated().map { ordinal, turn -> Snippet in
-            let length = turn.text.unicodeScalars.count
-            defer { offset += length + 1 }
-            return Snippet(ordinal: ordinal, text: turn.text, start: offset, end: offset + length,
-                           headingPath: turn.title.isEmpty ? [] : [turn.title])
+    /// A transcript as one source of kind `conversation` (`Transcript.document`: a snippet per
+    /// turn, its speaker and day as tags, the document's title — a session's date — as its
+    /// heading), and where each turn starts.
+    static func transcriptDocument(_ transcript: Dialogue, options: EvaluationOptions) -> (document: SourceDocument, turnStarts: [Int]) {
+        let turns = transcript.turns.map { document -> KBIngest.Transcript.Turn in
+            let speaker = document.speaker ?? document.text.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
+            return KBIngest.Transcript.Turn(speaker: speaker, text: document.text, time: document.time, id: document.id,
+                                            session: document.title.isEmpty ? nil : document.title)
         }
-        let source = Source(path: transcript.path, kind: .note, title: transcript.conversation, contentHash: "", size: offset)
-        return SourceDocument(source: source, snippets: snippets)
+        let size = transcript.turns.reduce(0) { $0 + $1.text.utf8.count + 1 }
+        return KBIngest.Transcript.document(turns, path: transcript.path, title: transcript.conversation, contentHash: "", size: size,
+                                            options: IngestOptions(chunker: options.chunker))
     }
 
     /// Runs every judged query of the dataset in each mode and scores the rankings.
@@ -138,8 +138,10 @@ struct Evaluator: Sendable {
         progress: @Sendable (Int, Int) -> Void = { _, _ in }
     ) async throws -> EvaluationRun {
         let notesRoot = Self.notesCorpus(of: datasetFolder).map { $0.hasSuffix("/") ? $0 : $0 + "/" }
-        // A transcript's snippets are its turns, in order: (path, ordinal) names the document.
-        let turnIDs = Dictionary(uniqueKeysWithValues: Self.transcripts(of: dataset).map { ($0.path, $0.turns.map(\.id)) })
+        // A transcript's snippet is the turn it starts in: (path, start) names the document.
+        let turnStarts = Dictionary(uniqueKeysWithValues: Self.transcripts(of: dataset).map { transcript in
+            (transcript.path, zip(Self.transcriptDocument(transcript, options: options).turnStarts, transcript.turns.map(\.id)).map { ($0, $1) })
+        })
         // Notes are documents by relative path; a PDF's pages are documents of their own
         // (`books/x.pdf#p3`, the physical page where the snippet starts), so questions can be
         // judged by the page that answers them.
@@ -149,7 +151,15 @@ struct Evaluator: Sendable {
                 if let pages = hit.snippet.pages { return relative + "#p\(pages.start)" }
                 return relative
             }
-            if let turns = turnIDs[hit.sourcePath], turns.indices.contains(hit.snippet.ordinal) { return turns[hit.snippet.ordinal] }
+            if let turns = turnStarts[hit.sourcePath] {
+                // The last turn that starts at or before the snippet.
+                var low = 0, high = turns.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if turns[middle].0 <= hit.snippet.start { low = middle + 1 } else { high = middle }
+                }
+                if low > 0 { return turns[low - 1].1 }
+            }
             return hit.sourcePath.hasPrefix(Self.corpusPrefix) ? String(hit.sourcePath.dropFirst(Self.corpusPrefix.count)) : hit.sourcePath
         }
         let judged = dataset.queries.filter { Metrics.hasRelevant(dataset.qrels[$0.id] ?? [:]) }
