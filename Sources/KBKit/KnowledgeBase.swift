@@ -79,6 +79,10 @@ public final class KnowledgeBase: Sendable {
     /// read, in searches, recalls and contexts; `PassThroughStage()` removes it.
     public func useRetrievalStage(_ stage: any RetrievalStage) { retriever.use(stage) }
 
+    /// Asks `rewriter` (a chat model, `ChatRewriter`) to rewrite every turn that comes with a
+    /// conversation's history before it is searched; nil stops.
+    public func useQueryRewriter(_ rewriter: (any QueryRewriter)?) { retriever.use(rewriter: rewriter) }
+
     /// Chooses how this process spends its cores on the model and on vector scans; call it once,
     /// before the first search or embedding (later calls with another mode change nothing and
     /// return false). Without it a process runs in `.throughput` mode.

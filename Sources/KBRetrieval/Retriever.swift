@@ -39,6 +39,7 @@ public final class Retriever: Sendable {
     let encoding: any QueryEncoding
     let state = SearchState()
     private let installedStage: LockedValue<any RetrievalStage>
+    private let installedRewriter = LockedValue<(any QueryRewriter)?>(nil)
 
     public init(store: any IndexStore, profile: RetrievalProfile = .standard, encoding: any QueryEncoding,
                 stage: any RetrievalStage = PassThroughStage()) {
@@ -53,6 +54,12 @@ public final class Retriever: Sendable {
 
     /// Runs `stage` in every retrieval from now on.
     public func use(_ stage: any RetrievalStage) { installedStage.withLock { $0 = stage } }
+
+    /// The rewriter conversational retrievals ask, if any.
+    public var rewriter: (any QueryRewriter)? { installedRewriter.withLock { $0 } }
+
+    /// Asks `rewriter` (nil: none) about every turn that comes with a history, from now on.
+    public func use(rewriter: (any QueryRewriter)?) { installedRewriter.withLock { $0 = rewriter } }
 
     /// One ranked list a retrieval makes: its search, and how its ranking ends.
     public struct Arm: Sendable {
@@ -102,16 +109,29 @@ public final class Retriever: Sendable {
         arms: @escaping @Sendable (any IndexSnapshot) throws -> (made: Made, arms: [Arm]),
         extra: @escaping @Sendable (any IndexSnapshot, Made, [SearchResults]) throws -> Extra
     ) async throws -> (made: Made, results: [SearchResults], extra: Extra) {
-        let plan = planQueries(text, history: history, use: use)
+        var plan = planQueries(text, history: history, use: use)
+        var rewriting: Degraded?
+        if use == .fused, !history.isEmpty, let rewriter {
+            do {
+                plan = QueryRewrites.plan(plan, adding: try await rewriter.rewrite(text, history: history))
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                rewriting = Degraded(reason: "The query rewriter \(rewriter.name) failed (\(error)); the turn was searched without rewriting.")
+            }
+        }
+        let finalPlan = plan, rewritingProblem = rewriting
         let stage = self.stage
-        let outcome = try await withQueryVectors(plan.map(\.text), needed: needsVectors, mayDegrade: mayDegrade) {
+        let outcome = try await withQueryVectors(finalPlan.map(\.text), needed: needsVectors, mayDegrade: mayDegrade) {
             snapshot, vectors, record, degraded -> Outcome<Made, Extra> in
             let (made, arms) = try arms(snapshot)
             // The arms the second stage sees: all that ask for it, when there is one.
             let staging = arms.map { !stage.isPassThrough && $0.query.secondStage }
             let ranked = try zip(arms, staging).map { arm, staged in
                 let cut = staged ? max(arm.query.limit, stage.candidateDepth ?? self.profile.stageCandidates) : arm.query.limit
-                return try self.rank(arm, plan: plan, vectors: vectors, record: record, degraded: degraded, cut: cut, in: snapshot)
+                var list = try self.rank(arm, plan: finalPlan, vectors: vectors, record: record, degraded: degraded, cut: cut, in: snapshot)
+                if list.degraded == nil { list.degraded = rewritingProblem }
+                return list
             }
             if staging.contains(true) {
                 return .staged(made, try zip(ranked, staging).map { list, staged in (list, staged ? try self.candidates(list, in: snapshot).1 : nil) })

@@ -59,7 +59,7 @@ struct Context: AsyncParsableCommand {
             let valid = try checked(request)
             KnowledgeBase.configure(.latency)
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false, embedderURL: endpoint.url)
-            try endpoint.rerank.install(on: kb)
+            try endpoint.install(on: kb)
             let response = try await kb.context(valid, reports: template.map { [$0.name: $0] } ?? [:])
             if global.json {
                 try Terminal.printJSON(response)

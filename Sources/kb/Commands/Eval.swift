@@ -20,6 +20,7 @@ struct Eval: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var embedderOption: EmbedderOption
     @OptionGroup(title: "Second stage") var rerank: RerankerOption
+    @OptionGroup(title: "Query rewriting") var rewrite: RewriterOption
 
     @Argument(help: ArgumentHelp("The dataset folder.", valueName: "dataset"))
     var dataset: String
@@ -113,6 +114,7 @@ struct Eval: AsyncParsableCommand {
                                                                                embedderURL: embedderOption.endpoint)
             if let language { try await kb.setKeywordLanguage(try KeywordLanguage(language)) }
             try rerank.install(on: kb)
+            try rewrite.install(on: kb)
             options.bothStages = true   // first stage and second side by side
             let showProgress = Terminal.stderrIsTerminal && !global.json
             let loadBar = ProgressBar(label: "corpus", enabled: showProgress)

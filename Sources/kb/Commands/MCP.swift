@@ -37,7 +37,7 @@ struct MCP: AsyncParsableCommand {
             let model = try llm.model()
             let kb = try KnowledgeBase.open(at: global.databasePath, create: true, store: try StoreOptions(connections: pool.size),
                                             embedderURL: endpoint.url)
-            try endpoint.rerank.install(on: kb)
+            try endpoint.install(on: kb)
             kb.recoverEmbedderInBackground()
             let secret = token ?? ProcessInfo.processInfo.environment["KB_MCP_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
             let service = MCPService(kb: kb, reports: templates, memoryModel: model, token: secret)

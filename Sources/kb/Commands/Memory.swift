@@ -411,7 +411,7 @@ struct MemoryCommand: AsyncParsableCommand {
                 let valid = try checked(request)
                 KnowledgeBase.configure(.latency)
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false, embedderURL: endpoint.url)
-                try endpoint.rerank.install(on: kb)
+                try endpoint.install(on: kb)
                 let results = try await kb.recall(valid)
                 if global.json {
                     try Terminal.printJSON(results)

@@ -92,7 +92,7 @@ struct Search: AsyncParsableCommand {
             let search = try checked(request)
             KnowledgeBase.configure(.latency)
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false, embedderURL: endpoint.url)
-            try endpoint.rerank.install(on: kb)
+            try endpoint.install(on: kb)
             let results = try await kb.search(search)
             let hits = results.hits
             if global.json {

@@ -100,7 +100,7 @@ struct Serve: AsyncParsableCommand {
             limits.maxUploadBytes = maxUpload
             let (kb, created) = try KnowledgeBase.openForService(at: global.databasePath, limits: limits, embedderURL: endpoint.url,
                                                                  store: try StoreOptions(connections: pool.size))
-            try endpoint.rerank.install(on: kb)
+            try endpoint.install(on: kb)
             if created { FileHandle.standardError.write(Data("kb serve: created a new, empty index at \(kb.path)\n".utf8)) }
             FileHandle.standardError.write(Data((
                 "kb serve: http://\(host):\(port) (index \(kb.path); \(configuration.reports.count) report template(s); "

@@ -12,4 +12,12 @@ struct EndpointOption: ParsableArguments {
     @OptionGroup var precision: PrecisionOption
 
     @OptionGroup(title: "Second stage") var rerank: RerankerOption
+
+    @OptionGroup(title: "Query rewriting") var rewrite: RewriterOption
+
+    /// Installs the re-ranker and the rewriter these options ask for on `kb`.
+    func install(on kb: KnowledgeBase) throws {
+        try rerank.install(on: kb)
+        try rewrite.install(on: kb)
+    }
 }

@@ -1,0 +1,147 @@
+import Foundation
+import Hummingbird
+import KBCore
+import KBIngest
+@testable import KBKit
+import KBRetrieval
+import KBTestSupport
+import NIOCore
+import Testing
+
+/// What the stub chat model answers to each request, and what it was asked.
+actor RewriterScript {
+    enum Reply: Sendable {
+        case content(String)
+        case status(Int)
+    }
+    var replies: [Reply]
+    var prompts: [String] = []
+
+    init(_ replies: [Reply]) { self.replies = replies }
+
+    func next(_ prompt: String) -> Reply {
+        prompts.append(prompt)
+        return replies.count > 1 ? replies.removeFirst() : replies[0]
+    }
+}
+
+func chatModelServer(_ script: RewriterScript) async throws -> LiveServer {
+    let router = Router()
+    router.post("/v1/chat/completions") { request, _ -> Response in
+        let body = try await request.body.collect(upTo: 1 << 20)
+        let json = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] ?? [:]
+        let prompt = ((json["messages"] as? [[String: Any]])?.last?["content"] as? String) ?? ""
+        switch await script.next(prompt) {
+        case .status(let code):
+            return Response(status: .init(code: code), headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{}")))
+        case .content(let content):
+            let answer: [String: Any] = ["choices": [["index": 0, "message": ["role": "assistant", "content": content], "finish_reason": "stop"]]]
+            return Response(status: .ok, headers: [.contentType: "application/json"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: answer))))
+        }
+    }
+    return try await LiveServer.start(router)
+}
+
+@Suite(.serialized) struct RewriterTests {
+    /// Notes on three planets; the history never names the one the follow-up is about.
+    static func knowledgeBase() async throws -> KnowledgeBase {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("kb-rewrite-\(UUID().uuidString)")
+        let notes = root.appendingPathComponent("notes")
+        try FileManager.default.createDirectory(at: notes, withIntermediateDirectories: true)
+        for (name, text) in [
+            ("saturn.md", "# Saturn\n\nThe Saturn return arrives every twenty-nine years and tests what was built."),
+            ("venus.md", "# Venus\n\nVenus rules love, beauty and the pleasures of the table."),
+            ("mars.md", "# Mars\n\nMars rules drive, courage and quarrels."),
+        ] {
+            try text.write(to: notes.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        let kb = try KnowledgeBase.open(at: TestBackend.freshIndex(in: root))
+        let (embedder, record) = try await kb.embedder(.hashing)
+        #expect(await kb.ingest([notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        return kb
+    }
+
+    static func followUp() -> SearchQuery {
+        var query = SearchQuery("and when does that happen again?")
+        query.mode = .keyword
+        query.limit = 3
+        query.history = [ConversationTurn(.user, "People say life changes near thirty."),
+                         ConversationTurn(.assistant, "Many traditions mark a turning point then.")]
+        return query
+    }
+
+    static func model(_ server: LiveServer) -> ChatModel {
+        var model = ChatModel(model: "stub", baseURL: server.url)
+        model.timeout = 30
+        return model
+    }
+
+    @Test func aRewrittenFollowUpIsFusedWithTheOwnPlanBelowItsHeaviestQuery() async throws {
+        let kb = try await Self.knowledgeBase()
+        let script = RewriterScript([.content(#"{"standalone": "When does the Saturn return arrive?", "expansions": ["Saturn return age"]}"#)])
+        let server = try await chatModelServer(script)
+        defer { server.stop() }
+
+        let plain = try await kb.search(Self.followUp())
+        #expect(plain.hits.first?.sourcePath.hasSuffix("saturn.md") != true)   // kb's own plan cannot know
+        kb.useQueryRewriter(ChatRewriter(model: Self.model(server)))
+        let rewritten = try await kb.search(Self.followUp())
+        #expect(rewritten.degraded == nil)
+        let plan = try #require(rewritten.queries)
+        let heaviest = plain.queries?.map(\.weight).max() ?? 1
+        #expect(Array(plan.prefix(plain.queries?.count ?? 1)) == (plain.queries ?? []))
+        #expect(plan.suffix(2).map(\.text) == ["When does the Saturn return arrive?", "Saturn return age"])
+        #expect(plan.suffix(2).map(\.weight) == [0.75 * heaviest, 0.5 * heaviest])
+        #expect(rewritten.hits.first?.sourcePath.hasSuffix("saturn.md") == true)
+        // The model saw the conversation and the turn; the same conversation again is answered from memory.
+        _ = try await kb.search(Self.followUp())
+        let prompts = await script.prompts
+        #expect(prompts.count == 1)
+        #expect(prompts[0].contains("life changes near thirty") && prompts[0].contains("and when does that happen again?"))
+        // A turn without a history is not rewritten.
+        var alone = Self.followUp()
+        alone.history = []
+        #expect(try await kb.search(alone).queries == nil)
+        #expect(await script.prompts.count == 1)
+    }
+
+    @Test func aFailingOrBabblingModelLeavesTheOwnPlanAndSaysWhy() async throws {
+        let kb = try await Self.knowledgeBase()
+        let plain = try await kb.search(Self.followUp())
+        for (reply, words) in [(RewriterScript.Reply.status(500), "HTTP 500"), (.content("Sure! Here is a query."), "JSON object"),
+                               (.content(#"{"expansions": ["x"]}"#), "standalone"),
+                               (.content(#"{"standalone": "q", "expansions": "not a list"}"#), "expansions")] {
+            let server = try await chatModelServer(RewriterScript([reply]))
+            defer { server.stop() }
+            kb.useQueryRewriter(ChatRewriter(model: Self.model(server)))
+            let results = try await kb.search(Self.followUp())
+            #expect(results.hits.map(\.snippetID) == plain.hits.map(\.snippetID))
+            #expect(results.queries == plain.queries)
+            let reason = results.degraded?.reason ?? ""
+            #expect(reason.contains("rewriter:openai:stub") && reason.contains(words), "\(reason)")
+        }
+        kb.useQueryRewriter(nil)
+        #expect(try await kb.search(Self.followUp()).degraded == nil)
+    }
+
+    @Test func documentationExamples() async throws {
+        let kb = try await Self.knowledgeBase()
+        struct Standalone: QueryRewriter {
+            let name = "standalone"
+            func rewrite(_ turn: String, history: [ConversationTurn]) async throws -> [String] { ["When does Saturn return?"] }
+        }
+        kb.useQueryRewriter(Standalone())
+        #expect(try await kb.search(Self.followUp()).queries?.last?.text == "When does Saturn return?")
+        kb.useQueryRewriter(ChatRewriter(model: try ChatModel(spec: "openai:llama3.1", url: "http://127.0.0.1:11434/v1", environment: [:])))
+        #expect(kb.retriever.rewriter?.name == "rewriter:openai:llama3.1")
+    }
+
+    @Test func theRewrittenQueriesAreCheckedAsData() {
+        #expect(QueryRewrites.plan([PlannedQuery("turn", weight: 1), PlannedQuery("pairing", weight: 4)],
+                                   adding: ["  Standalone?  ", "", "TURN", "a", "b", "c"]) ==
+                [PlannedQuery("turn", weight: 1), PlannedQuery("pairing", weight: 4), PlannedQuery("Standalone?", weight: 3),
+                 PlannedQuery("a", weight: 2), PlannedQuery("b", weight: 2)])
+        #expect(QueryRewrites.plan([PlannedQuery("turn", weight: 1)], adding: [String(repeating: "x", count: 5000)])[1].text.count == 1000)
+    }
+}
