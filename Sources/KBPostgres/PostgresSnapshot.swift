@@ -294,6 +294,18 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         try session.value(Bool.self, "SELECT EXISTS (SELECT 1 FROM sources WHERE kind = 'conversation')") ?? false
     }
 
+    func turnSpeakers(of ids: [Int64]) throws -> [Int64: String] {
+        guard !ids.isEmpty else { return [:] }
+        var result: [Int64: String] = [:]
+        for row in try session.rows("""
+            SELECT st.snippet_id, substr(t.name, 9) FROM snippet_tags st JOIN tags t ON t.id = st.tag_id
+            WHERE st.snippet_id = ANY ($1) AND left(t.name, 8) = 'speaker:'
+            """, .ints(ids)) {
+            result[try row.get(0, Int64.self)] = try row.get(1, String.self)
+        }
+        return result
+    }
+
     func conversationNeighbours(of ids: [Int64], within: Int) throws -> [Int64: [(id: Int64, distance: Int)]] {
         guard !ids.isEmpty else { return [:] }
         var result: [Int64: [(id: Int64, distance: Int)]] = [:]

@@ -182,7 +182,8 @@ extension Retriever {
 
     /// Stage 4b, turns: on an index that holds conversations, each turn among the candidates is
     /// lifted by the candidates around it, and the turns next to candidates join them when the
-    /// query's filters let them through (`Ranking.neighbourSmoothing`).
+    /// query's filters let them through (`Ranking.neighbourSmoothing`); when the query names one
+    /// of the candidates' speakers, that speaker's turns gain a little (`Ranking.speakerBoost`).
     func turns(_ ordered: [(id: Int64, score: Double)], query: SearchQuery, in snapshot: any IndexSnapshot) throws -> [(id: Int64, score: Double)] {
         guard !ordered.isEmpty else { return ordered }
         let generation = try snapshot.generation()
@@ -191,7 +192,11 @@ extension Retriever {
         guard !neighbours.isEmpty else { return ordered }
         let allowed = try allowedSnippets(query, generation: generation, in: snapshot)
         let excluded = allowed == nil ? try hiddenSnippets(user: query.user, generation: generation, in: snapshot) : []
-        return Ranking.neighbourSmoothing(ordered, neighbours: neighbours) { id in allowed.map { $0.contains(id) } ?? !excluded.contains(id) }
+        let smoothed = Ranking.neighbourSmoothing(ordered, neighbours: neighbours) { id in allowed.map { $0.contains(id) } ?? !excluded.contains(id) }
+        // A question that names one of the speakers is most often answered by that speaker.
+        let speakers = try snapshot.turnSpeakers(of: smoothed.map(\.id))
+        guard let named = Ranking.namedSpeaker(in: query.text, among: Set(speakers.values)) else { return smoothed }
+        return Ranking.speakerBoost(smoothed, speakers: speakers, speaker: named)
     }
 
     /// What `explain` tells of each candidate: its place and score in each ranking, the fused

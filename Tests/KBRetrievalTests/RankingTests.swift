@@ -105,6 +105,18 @@ import Testing
         #expect(Ranking.neighbourSmoothing(ordered, neighbours: [:]) { _ in true }.map(\.id) == [2, 9, 3])
     }
 
+    @Test func aQuestionThatNamesOneSpeakerLiftsThatSpeakersTurns() {
+        let speakers: Set<String> = ["caroline", "melanie", "mary-ann"]
+        #expect(Ranking.namedSpeaker(in: "When did Caroline go to the support group?", among: speakers) == "caroline")
+        #expect(Ranking.namedSpeaker(in: "What did Mary Ann paint?", among: speakers) == "mary-ann")
+        #expect(Ranking.namedSpeaker(in: "What do Caroline and Melanie share?", among: speakers) == nil)
+        #expect(Ranking.namedSpeaker(in: "Where is Carolina?", among: speakers) == nil)
+        // 0.1 of the best score (1.0) goes to Caroline's turns: 3 (0.95) passes 2 (1.0).
+        let boosted = Ranking.speakerBoost([(2, 1.0), (3, 0.95), (4, 0.5)], speakers: [2: "melanie", 3: "caroline"], speaker: "caroline")
+        #expect(boosted.map(\.id) == [3, 2, 4])
+        #expect(abs(boosted[0].score - 1.05) < 1e-12)
+    }
+
     @Test func maximalMarginalRelevancePrefersVarietyWhenLambdaIsLow() {
         let vectors: [Int64: [Float]] = [1: [1, 0], 2: [0.99, 0.141], 3: [0, 1]]
         let candidates: [(id: Int64, relevance: Double)] = [(1, 0.9), (2, 0.85), (3, 0.5)]

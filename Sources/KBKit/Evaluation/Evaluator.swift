@@ -53,7 +53,10 @@ struct Evaluator: Sendable {
         guard let corpusData = FileManager.default.contents(atPath: corpusFile) else {
             throw KBError(.noSuchFile, "No corpus.jsonl (or corpus.path) in \(datasetFolder). Is this a BEIR-layout folder?")
         }
+        // The layout is part of it: transcripts loaded as conversations (2026-11) are not the
+        // documents an older kb loaded from the same file.
         let fingerprint = DocumentReader.contentHash(corpusData) + (options.chunk ? "|chunk=\(options.chunker.targetCharacters)" : "|whole")
+            + (dataset.isTranscripts ? "|conversations" : "")
         let (status, loaded) = try await store.snapshot { (try $0.status(), try $0.meta("eval_corpus")) }
         let transcripts = Self.transcripts(of: dataset)
         let turns = Set(transcripts.flatMap { $0.turns.map(\.id) })
