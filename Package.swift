@@ -143,7 +143,7 @@ let package = Package(
         .executableTarget(
             name: "kb",
             dependencies: [
-                "KBCore", "KBStore", "KBKit", "KBEval", "KBIngest", "KBMemory", "KBContext",
+                "KBCore", "KBStore", "KBKit", "KBEval", "KBIngest", "KBMemory", "KBContext", "KBEmbed", "KBRetrieval",
                 .target(name: "KBServer", condition: .when(traits: ["Server"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
