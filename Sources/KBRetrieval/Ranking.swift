@@ -88,6 +88,27 @@ public enum Ranking {
         return (ordered, share)
     }
 
+    /// What each ranking said of every candidate, scaled as `adaptiveFusion` scales them.
+    public static func fusionSignals(
+        keywords: [(id: Int64, score: Double)], vectors: [(id: Int64, score: Double)], keywordShare: Double, depth: Int
+    ) -> [Int64: FusionSignals] {
+        let keywordScaled = scaled(keywords, floor: keywords.count < depth ? 0 : nil)
+        let vectorScaled = scaled(vectors, floor: nil)
+        var signals: [Int64: FusionSignals] = [:]
+        for (index, entry) in keywordScaled.enumerated() where signals[entry.id] == nil {
+            signals[entry.id] = FusionSignals(keyword: entry.score, keywordRank: index + 1, vector: 0, vectorRank: nil, keywordShare: keywordShare)
+        }
+        for (index, entry) in vectorScaled.enumerated() {
+            var known = signals[entry.id] ?? FusionSignals(keyword: 0, keywordRank: nil, vector: 0, vectorRank: nil, keywordShare: keywordShare)
+            if known.vectorRank == nil {
+                known.vector = entry.score
+                known.vectorRank = index + 1
+            }
+            signals[entry.id] = known
+        }
+        return signals
+    }
+
     /// Scores scaled to 0…1: the best to 1, `floor` (or the lowest) to 0; all 1 when they are equal.
     static func scaled(_ list: [(id: Int64, score: Double)], floor: Double?) -> [(id: Int64, score: Double)] {
         guard let high = list.map(\.score).max() else { return [] }

@@ -1,19 +1,42 @@
 import KBCore
 
 /// A candidate as the asynchronous stage sees it: the snippet, its score so far, where it comes
-/// from and its text.
+/// from, its text and, from a hybrid search, what each ranking said of it.
 public struct RetrievalCandidate: Sendable, Hashable {
     public var snippetID: Int64
     /// The score the ranking gave it (higher is better); a stage may replace it.
     public var score: Double
     public var sourcePath: String
     public var text: String
+    /// Each ranking's view of it, when a hybrid search fused adaptively.
+    public var signals: FusionSignals?
 
-    public init(snippetID: Int64, score: Double, sourcePath: String, text: String) {
+    public init(snippetID: Int64, score: Double, sourcePath: String, text: String, signals: FusionSignals? = nil) {
         self.snippetID = snippetID
         self.score = score
         self.sourcePath = sourcePath
         self.text = text
+        self.signals = signals
+    }
+}
+
+/// What the two rankings of a hybrid search said of one candidate, as adaptive fusion saw it.
+public struct FusionSignals: Sendable, Hashable {
+    /// The keyword ranking's score scaled to 0…1 (0 when it did not find it), and its rank.
+    public var keyword: Double
+    public var keywordRank: Int?
+    /// The vector ranking's score scaled to 0…1 (0 when it did not find it), and its rank.
+    public var vector: Double
+    public var vectorRank: Int?
+    /// The query's keyword share (`Ranking.adaptiveFusion`).
+    public var keywordShare: Double
+
+    public init(keyword: Double, keywordRank: Int?, vector: Double, vectorRank: Int?, keywordShare: Double) {
+        self.keyword = keyword
+        self.keywordRank = keywordRank
+        self.vector = vector
+        self.vectorRank = vectorRank
+        self.keywordShare = keywordShare
     }
 }
 

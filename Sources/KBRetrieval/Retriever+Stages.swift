@@ -13,6 +13,8 @@ struct Ranked: Sendable {
         var highlight: String?
         /// Why it is there, when the search explains.
         var explanation: HitExplanation? = nil
+        /// What each ranking said of it (hybrid search, adaptive fusion).
+        var signals: FusionSignals? = nil
     }
     var entries: [Entry]
     /// The query the list answers (the stage is told it).
@@ -88,6 +90,9 @@ extension Retriever {
                                                              approximating: arm.approximatingLargeScans, besideKeywords: besideKeywords,
                                                              in: snapshot)
         let (fused, keywordShare) = fuse(mode: mode, keywords: keywordRanking, vectors: vectorRanking, query: query, depth: depth)
+        let signals = keywordShare.map {
+            Ranking.fusionSignals(keywords: keywordRanking, vectors: vectorRanking.map { ($0.id, Double($0.score)) }, keywordShare: $0, depth: depth)
+        } ?? [:]
         var ordered = try turns(fused, query: query, in: snapshot)
         var explaining = query.explain ? explanations(keywordRanking, vectorRanking, fused: ordered, query: query) : [:]
         if let keywordShare { for id in explaining.keys { explaining[id]?.keywordShare = keywordShare } }
@@ -114,7 +119,7 @@ extension Retriever {
                           var explanation = explaining[entry.id]
                           explanation?.weight = summaries[entry.id]?.weight
                           return Ranked.Entry(id: entry.id, score: entry.score, sourcePath: summaries[entry.id]!.sourcePath, highlight: highlight,
-                                              explanation: explanation)
+                                              explanation: explanation, signals: signals[entry.id])
                       },
                       query: query.text, limit: query.limit, mode: mode, embedder: mode == .keyword ? nil : record?.name,
                       degraded: mode == .keyword && query.mode == .hybrid ? degraded : nil)
@@ -253,7 +258,9 @@ extension Retriever {
     func candidates(_ ranked: Ranked, in snapshot: any IndexSnapshot) throws -> (Ranked, [RetrievalCandidate]) {
         let summaries = try snapshot.snippetSummaries(ranked.entries.map(\.id), texts: true)
         let shown = ranked.entries.compactMap { entry in
-            summaries[entry.id].map { RetrievalCandidate(snippetID: entry.id, score: entry.score, sourcePath: entry.sourcePath, text: $0.text) }
+            summaries[entry.id].map {
+                RetrievalCandidate(snippetID: entry.id, score: entry.score, sourcePath: entry.sourcePath, text: $0.text, signals: entry.signals)
+            }
         }
         return (ranked, shown)
     }
