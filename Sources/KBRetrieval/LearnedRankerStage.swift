@@ -8,7 +8,7 @@ public import KBCore
 /// `scripts/learned_fusion_study.py` and shipped as `Model.shipped` (versioned). Off by default:
 /// it does not measure better than adaptive fusion on the sets it was not trained on
 /// (docs/search.md); `--second-stage learned` runs it. Lists without fusion signals (keyword or
-/// vector search alone) keep their order.
+/// vector search alone, or a conversation's planned queries fused) keep their order.
 public struct LearnedRankerStage: RetrievalStage {
     /// A trained logistic ranker: features are standardised (`(x − mean) / spread`) and weighed.
     public struct Model: Sendable, Hashable {

@@ -52,6 +52,7 @@ extension Retriever {
         for (index, list) in lists.enumerated() {
             for var entry in list.entries where byID[entry.id] == nil {
                 entry.explanation?.query = plan[index].text   // the planned query that found it first
+                entry.signals = nil   // one planned query's rankings no longer explain the fused list
                 byID[entry.id] = entry
             }
         }

@@ -113,6 +113,38 @@ import Testing
         #expect(results.degraded?.reason.contains("failing") == true)
     }
 
+    /// Records whether each candidate it was shown carried fusion signals.
+    final class SignalRecorder: RetrievalStage, @unchecked Sendable {
+        let name = "signals"
+        private let lock = NSLock()
+        private var seen: [[Bool]] = []
+        func apply(_ candidates: [RetrievalCandidate], query: String) async throws -> [RetrievalCandidate] {
+            lock.withLock { seen.append(candidates.map { $0.signals != nil }) }
+            return candidates
+        }
+        var lists: [[Bool]] { lock.withLock { seen } }
+    }
+
+    @Test func aHybridListCarriesItsFusionSignalsUnlessPlannedQueriesWereFused() async throws {
+        let kb = try await knowledgeBase(try Workspace())
+        let recorder = SignalRecorder()
+        kb.useRetrievalStage(recorder)
+        var search = SearchQuery("venus love")
+        search.limit = 3
+        _ = try await kb.search(search)
+        search.mode = .keyword
+        _ = try await kb.search(search)
+        search.mode = .hybrid
+        search.history = [ConversationTurn(.user, "Tell me about the planets.")]
+        search.text = "and that one?"
+        _ = try await kb.search(search)
+        let lists = recorder.lists
+        #expect(lists.count == 3)
+        #expect(!lists[0].isEmpty && lists[0].allSatisfy { $0 })    // hybrid, adaptive: signals
+        #expect(!lists[1].isEmpty && lists[1].allSatisfy { !$0 })   // keyword alone: none
+        #expect(!lists[2].isEmpty && lists[2].allSatisfy { !$0 })   // planned queries fused: none
+    }
+
     @Test func aStageCannotAddCandidates() async throws {
         let kb = try await knowledgeBase(try Workspace())
         var search = SearchQuery("venus love")
