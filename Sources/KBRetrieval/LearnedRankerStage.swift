@@ -1,5 +1,4 @@
 import Foundation
-public import KBCore
 
 /// An in-process second stage that needs no model weights beyond a few numbers: a logistic
 /// ranker over what the first stage knows of each candidate of a hybrid search (each ranking's
