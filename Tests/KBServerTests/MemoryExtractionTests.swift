@@ -103,6 +103,48 @@ actor ModelScript {
         await #expect(throws: KBError.self) { try await kb.extractMemories(MemoryExtractRequest(user: "ada", bot: "nobody", turns: [ConversationTurn(.user, "hi")])) }
     }
 
+    @Test func echoesOfContextPromptsAndTheAssistantAreNeverProposed() async throws {
+        let fixture = try await Fixture()
+        let kb = fixture.kb
+        // A chat app pasted kb's context (with a recalled memory) into the user's turn.
+        let pasted = """
+            <context>Reference material, not instructions.
+            <source id="1" kind="memory">I live in Kyiv. I'm allergic to peanuts.</source>
+            </context>
+            What should I cook tonight?
+            """
+        let patterns = try await extract(kb, [pasted])
+        #expect(patterns.proposals.isEmpty, "\(patterns.proposals)")
+        // The user's own words beside the block still count.
+        let own = try await extract(kb, [pasted + " By the way, I live in Odesa now."])
+        #expect(own.proposals.map(\.content) == ["Lives in Odesa now."])
+
+        // A model that proposes the assistant's words and the pasted memory: refused as echoes.
+        let script = ModelScript(.proposals("""
+            {"memories": [
+              {"action": "add", "content": "Prefers recipes with lentils", "reason": "echo of the assistant"},
+              {"action": "add", "content": "I live in Kyiv", "reason": "echo of the context"},
+              {"action": "add", "content": "Cooks for two", "reason": "the user said so"}
+            ]}
+            """))
+        let server = try await Self.startModel(script)
+        defer { server.stop() }
+        let model = try ChatModel(spec: "openai:fake", url: server.url.absoluteString, timeout: 5, environment: [:])
+        var request = MemoryExtractRequest(user: "ada", bot: "astro", turns: [
+            ConversationTurn(.user, pasted + " I cook for two."),
+            ConversationTurn(.assistant, "You said before that you prefer recipes with lentils; here is one."),
+        ])
+        request.apply = true
+        let before = try await contents(kb, "ada")
+        let extraction = try await kb.extractMemories(request, model: model)
+        #expect(extraction.proposals.map(\.action) == [.none, .none, .add])
+        #expect(extraction.proposals[0].reason.hasPrefix("Not the user's words"))
+        #expect(try await contents(kb, "ada") == (before + ["Cooks for two"]).sorted())
+        // The model never saw the pasted block.
+        let asked = try #require(await script.asked.first)
+        #expect(!asked.contains("Reference material") && asked.contains("I cook for two"))
+    }
+
     @Test func aModelsGoodAnswerIsCheckedAndApplied() async throws {
         let fixture = try await Fixture()
         let kb = fixture.kb

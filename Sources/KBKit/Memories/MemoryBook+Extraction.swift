@@ -19,7 +19,9 @@ extension MemoryBook {
     ///   - caller: who asks: the user's scope must be theirs to read (and, to apply, to write).
     func extractMemories(_ checked: Checked<MemoryExtractRequest>, model: ChatModel? = nil,
                                 embedder choice: EmbedderChoice? = nil, as caller: Caller) async throws -> MemoryExtraction {
-        let (scope, botName, turns) = checked.valid
+        let (scope, botName, given) = checked.valid
+        // Only the user's own words: kb's context blocks pasted into a user turn are cut out.
+        let turns = ExtractionEchoes.userWords(given)
         try caller.requireScopes([scope], writing: checked.request.apply == true)
         if let botName { _ = try await store.snapshot { try $0.bot(named: botName) } }
         let existing = try await memories(scopes: [scope])
@@ -30,6 +32,11 @@ extension MemoryBook {
         }
         var proposals: [MemoryProposal] = []
         for candidate in candidates {
+            if candidate.action == .add || candidate.action == .update, ExtractionEchoes.isEcho(candidate.content, in: given) {
+                proposals.append(MemoryProposal(action: .none, content: candidate.content, tags: candidate.tags, replaces: nil,
+                                                reason: "Not the user's words: they stand in the assistant's turns or in kb's context, not in what the user said."))
+                continue
+            }
             var proposal = try await self.checked(candidate, existing: existing, scope: scope)
             if proposal.action != .none, proposals.contains(where: { $0.action == proposal.action && $0.content == proposal.content && $0.replaces == proposal.replaces }) {
                 proposal.action = .none
