@@ -91,7 +91,8 @@ extension Retriever {
                                                              approximating: arm.approximatingLargeScans, besideKeywords: besideKeywords,
                                                              in: snapshot)
         let (fused, keywordShare) = fuse(mode: mode, keywords: keywordRanking, vectors: vectorRanking, query: query, depth: depth)
-        let signals = keywordShare.map {
+        // Only a list a second stage will see carries them: no work on searches without one.
+        let signals = keywordShare.flatMap { share in arm.carriesSignals ? share : nil }.map {
             Ranking.fusionSignals(keywords: keywordRanking, vectors: vectorRanking.map { ($0.id, Double($0.score)) }, keywordShare: $0, depth: depth)
         } ?? [:]
         var ordered = try turns(fused, query: query, in: snapshot)

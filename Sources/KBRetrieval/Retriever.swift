@@ -71,6 +71,8 @@ public final class Retriever: Sendable {
         /// scans the int8 copy of the vectors and rescores the best exactly (a bot's knowledge).
         /// The default is false.
         public var approximatingLargeScans = false
+        /// Whether the candidates carry their fusion signals (for a second stage that reads them).
+        var carriesSignals = false
 
         public init(_ query: SearchQuery, collapsing: Bool = true, approximatingLargeScans: Bool = false) {
             self.query = query
@@ -129,6 +131,8 @@ public final class Retriever: Sendable {
             let staging = arms.map { !stage.isPassThrough && $0.query.secondStage }
             let ranked = try zip(arms, staging).map { arm, staged in
                 let cut = staged ? max(arm.query.limit, stage.candidateDepth ?? self.profile.stageCandidates) : arm.query.limit
+                var arm = arm
+                arm.carriesSignals = staged
                 var list = try self.rank(arm, plan: finalPlan, vectors: vectors, record: record, degraded: degraded, cut: cut, in: snapshot)
                 if list.degraded == nil { list.degraded = rewritingProblem }
                 return list
