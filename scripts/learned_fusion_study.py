@@ -14,41 +14,14 @@ With --emit-swift PATH it writes the trained model as Swift (Sources/KBRetrieval
 the weights `--second-stage learned` uses; the features are those of LearnedRankerStage.features).
 """
 import argparse
+import os
+import sys
 import collections
-import math
 
 import numpy as np
 
-
-def load_run(path):
-    run = collections.defaultdict(list)
-    for line in open(path, encoding="utf-8"):
-        f = line.split()
-        if len(f) >= 6:
-            run[f[0]].append((f[2], float(f[4])))
-    return run
-
-
-def load_qrels(path):
-    qrels = collections.defaultdict(dict)
-    for i, line in enumerate(open(path, encoding="utf-8")):
-        f = line.split()
-        if not f or (i == 0 and not f[-1].lstrip("-").isdigit()):
-            continue
-        qrels[f[0]][f[-2]] = int(f[-1])
-    return qrels
-
-
-def ndcg(ranking, rel, k=10):
-    dcg = sum((2 ** rel.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranking[:k]))
-    ideal = sorted((g for g in rel.values() if g > 0), reverse=True)[:k]
-    best = sum((2 ** g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / best if best else 0.0
-
-
-def recall(ranking, rel, k=10):
-    wanted = [d for d, g in rel.items() if g > 0]
-    return sum(1 for d in ranking[:k] if rel.get(d, 0) > 0) / len(wanted) if wanted else 0.0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from trec_metrics import load_qrels, load_run, ndcg, recall  # noqa: E402
 
 
 def scaled(items, complete):

@@ -13,40 +13,13 @@ to 0..1), averaged over five draws. It measures the blend's trade: how much of a
 gain it keeps, and how much of a bad one's damage it prevents.
 """
 import argparse
+import os
+import sys
 import collections
-import math
 import random
 
-
-def load_run(path):
-    run = collections.defaultdict(list)
-    for line in open(path, encoding="utf-8"):
-        fields = line.split()
-        if len(fields) >= 6:
-            run[fields[0]].append(fields[2])
-    return run
-
-
-def load_qrels(path):
-    qrels = collections.defaultdict(dict)
-    for index, line in enumerate(open(path, encoding="utf-8")):
-        fields = line.split()
-        if not fields or (index == 0 and not fields[-1].lstrip("-").isdigit()):
-            continue
-        qrels[fields[0]][fields[-2]] = int(fields[-1])
-    return qrels
-
-
-def ndcg(ranking, relevant, k=10):
-    dcg = sum((2 ** relevant.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranking[:k]))
-    ideal = sorted((g for g in relevant.values() if g > 0), reverse=True)[:k]
-    best = sum((2 ** g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / best if best else 0.0
-
-
-def recall(ranking, relevant, k=10):
-    wanted = [d for d, g in relevant.items() if g > 0]
-    return sum(1 for d in ranking[:k] if relevant.get(d, 0) > 0) / len(wanted) if wanted else 0.0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from trec_metrics import load_qrels, load_run, ndcg, recall  # noqa: E402
 
 
 def blend(scores, weights=(0.75, 0.60, 0.40)):
@@ -79,7 +52,7 @@ def main():
         for draw in range(draws):
             rng = random.Random(args.seed * 1000 + draw)
             for q in queries:
-                first = run.get(q, [])
+                first = [d for d, _ in run.get(q, [])]
                 head, tail = first[: args.depth], first[args.depth:]
                 scores = [qrels[q].get(d, 0) + rng.gauss(0, sigma) for d in head]
                 substituted = [head[i] for i in sorted(range(len(head)), key=lambda i: -scores[i])] + tail
