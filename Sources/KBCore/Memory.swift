@@ -84,10 +84,24 @@ public struct Memory: Sendable, Hashable, Codable, Identifiable {
     /// The id of the memory that replaced this one; superseded memories stay in the index but
     /// are left out of searches unless asked for.
     public var supersededBy: String?
+    /// When what it says became true: stated ("since March"), else the time of the turn it was
+    /// learned from, else when it was stored.
+    public var validFrom: Date
+    /// When it stopped being true: set when a newer memory superseded it (that one's
+    /// `validFrom`) or when it was marked outdated. Nil while it holds.
+    public var validTo: Date?
+    /// When it stops mattering ("through Sunday", "next Thursday"): left out of searches for
+    /// later times, kept until consolidation retires it.
+    public var expiresAt: Date?
+    /// Marked wrong by feedback: left out of recall and context until reviewed.
+    public var flaggedWrong: Bool
+    /// How many times feedback called it useful (a small ranking signal, see `MemoryBoost`).
+    public var useful: Int
 
     public init(
         id: String, scope: MemoryScope, title: String?, content: String, tags: [Tag],
-        createdAt: Date, updatedAt: Date, version: Int = 1, supersededBy: String? = nil
+        createdAt: Date, updatedAt: Date, version: Int = 1, supersededBy: String? = nil,
+        validFrom: Date? = nil, validTo: Date? = nil, expiresAt: Date? = nil, flaggedWrong: Bool = false, useful: Int = 0
     ) {
         self.id = id
         self.scope = scope
@@ -98,7 +112,38 @@ public struct Memory: Sendable, Hashable, Codable, Identifiable {
         self.updatedAt = updatedAt
         self.version = version
         self.supersededBy = supersededBy
+        self.validFrom = validFrom ?? createdAt
+        self.validTo = validTo
+        self.expiresAt = expiresAt
+        self.flaggedWrong = flaggedWrong
+        self.useful = useful
     }
+
+    enum CodingKeys: String, CodingKey {
+        case id, scope, title, content, tags, createdAt, updatedAt, version, supersededBy, validFrom, validTo, expiresAt, flaggedWrong, useful
+    }
+
+    /// Reads memories written before valid time too (`validFrom` then is `createdAt`).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let createdAt = try c.decode(Date.self, forKey: .createdAt)
+        self.init(
+            id: try c.decode(String.self, forKey: .id), scope: try c.decode(MemoryScope.self, forKey: .scope),
+            title: try c.decodeIfPresent(String.self, forKey: .title), content: try c.decode(String.self, forKey: .content),
+            tags: try c.decode([Tag].self, forKey: .tags), createdAt: createdAt, updatedAt: try c.decode(Date.self, forKey: .updatedAt),
+            version: try c.decode(Int.self, forKey: .version), supersededBy: try c.decodeIfPresent(String.self, forKey: .supersededBy),
+            validFrom: try c.decodeIfPresent(Date.self, forKey: .validFrom), validTo: try c.decodeIfPresent(Date.self, forKey: .validTo),
+            expiresAt: try c.decodeIfPresent(Date.self, forKey: .expiresAt),
+            flaggedWrong: try c.decodeIfPresent(Bool.self, forKey: .flaggedWrong) ?? false, useful: try c.decodeIfPresent(Int.self, forKey: .useful) ?? 0)
+    }
+
+    /// Whether it held at `time`: from `validFrom`, before `validTo` and before `expiresAt`.
+    public func isValid(at time: Date) -> Bool {
+        validFrom <= time && validTo.map { time < $0 } ?? true && expiresAt.map { time < $0 } ?? true
+    }
+
+    /// Neither superseded nor closed (an expired memory stays current until it is retired).
+    public var isCurrent: Bool { supersededBy == nil && validTo == nil }
 
     /// The index path of the source that holds this memory: `memory:ID`.
     public var sourcePath: String { Memory.sourcePath(id) }
@@ -107,5 +152,24 @@ public struct Memory: Sendable, Hashable, Codable, Identifiable {
     /// The current state as a version entry.
     public var currentVersion: MemoryVersion {
         MemoryVersion(version: version, title: title, content: content, tags: tags, updatedAt: updatedAt)
+    }
+}
+
+/// One feedback on a memory, as logged.
+public struct MemoryFeedbackEntry: Sendable, Hashable, Codable {
+    public var memoryID: String
+    /// `wrong`, `outdated`, `useful` or `confirmed`.
+    public var feedback: String
+    /// Who gave it: `admin`, or the token's name.
+    public var caller: String
+    public var note: String?
+    public var at: Date
+
+    public init(memoryID: String, feedback: String, caller: String, note: String?, at: Date) {
+        self.memoryID = memoryID
+        self.feedback = feedback
+        self.caller = caller
+        self.note = note
+        self.at = at
     }
 }

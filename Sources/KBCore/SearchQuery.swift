@@ -1,3 +1,4 @@
+public import Foundation
 /// How a search ranks snippets.
 /// How hybrid search fuses the keyword and the vector ranking.
 public enum FusionMethod: String, Sendable, Codable, CaseIterable {
@@ -59,8 +60,13 @@ public struct SearchQuery: Sendable, Hashable {
     /// When not empty, a snippet must match at least one of these (a bot's knowledge sources).
     /// The default is empty.
     public var selectors: [SourceSelector] = []
-    /// Also search memories that were superseded by newer ones. The default is false.
+    /// Also search memories that were superseded by newer ones, closed, expired or marked wrong:
+    /// every version of the record. The default is false.
     public var includeSuperseded = false
+    /// Memories searched are those that held at this time (`Memory.isValid(at:)`), superseded
+    /// ones included; nil: those that hold now and are current. Memories marked wrong are left
+    /// out either way. The default is nil.
+    public var memoriesAsOf: Date?
     /// Absolute path prefixes; a snippet matches if its source path starts with any. The default is none.
     public var sourcePrefixes: [String] = []
     /// The ranking. The default is `.hybrid` (which is keyword ranking on an index without vectors).

@@ -25,7 +25,7 @@ extension KnowledgeBase {
     /// Nil when the turn teaches nothing by request (`.none`) or has no user to learn for.
     public func learn(from request: ChatCompletionRequest, model: ChatModel?, as caller: Caller = .admin) async throws -> MemoryExtraction? {
         guard request.options.learning != .none, let user = request.user else { return nil }
-        let turns = request.turns.suffix(limits.maxHistoryTurns + 1).map { ConversationTurn($0.role, String($0.content.prefix(limits.maxTurnCharacters))) }
+        let turns = request.turns.suffix(limits.maxHistoryTurns + 1).map { ConversationTurn($0.role, String($0.content.prefix(limits.maxTurnCharacters)), time: $0.time) }
         var extract = MemoryExtractRequest(user: user, bot: request.bot, turns: Array(turns))
         extract.apply = request.options.learning == .apply
         return try await extractMemories(extract, model: model, as: caller)

@@ -140,3 +140,35 @@ extension KnowledgeBase {
         try await memoryBook.extractMemories(try inForce(checked), model: model, embedder: choice, as: caller)
     }
 }
+
+/// Memories over time: feedback and consolidation (`MemoryBook+Time`).
+extension KnowledgeBase {
+    /// Feedback on a memory of a scope the caller may write: `wrong` hides it from recall and
+    /// context until `confirmed`; `outdated` closes it now (a new version, kept); `useful` ranks
+    /// it a little higher. Logged with the caller.
+    public func memoryFeedback(_ request: MemoryFeedbackRequest, as caller: Caller = .admin) async throws -> MemoryFeedbackResult {
+        try await memoryFeedback(try request.checked(limits), as: caller)
+    }
+
+    /// As `memoryFeedback(_:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func memoryFeedback(_ checked: Checked<MemoryFeedbackRequest>, as caller: Caller = .admin) async throws -> MemoryFeedbackResult {
+        try await memoryBook.feedback(try inForce(checked), as: caller)
+    }
+
+    /// The feedback logged on a memory of a scope the caller may read, oldest first.
+    public func memoryFeedbackLog(_ id: String, as caller: Caller = .admin) async throws -> [MemoryFeedbackEntry] {
+        try await memoryBook.feedbackLog(id, as: caller)
+    }
+
+    /// Proposes, and with `apply` makes, the changes that keep a scope's memories clean: expired
+    /// ones retired, contradicted single-valued facts closed, near-duplicates merged into the
+    /// newer one — each a new version, never a delete.
+    public func consolidateMemories(_ request: MemoryConsolidateRequest, as caller: Caller = .admin) async throws -> MemoryConsolidation {
+        try await consolidateMemories(try request.checked(limits), as: caller)
+    }
+
+    /// As `consolidateMemories(_:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func consolidateMemories(_ checked: Checked<MemoryConsolidateRequest>, as caller: Caller = .admin) async throws -> MemoryConsolidation {
+        try await memoryBook.consolidate(try inForce(checked), as: caller)
+    }
+}

@@ -1,25 +1,36 @@
-import Foundation
+public import Foundation
 public import KBCore
 
 /// Memories a user states or asks for in plain words, found without a language model. Only the
 /// user's own turns are read (an assistant's turns never become memories), one sentence at a
-/// time, with these patterns (English, case-insensitive):
+/// time, with these patterns (English and Ukrainian, case-insensitive; a few of each shown):
 ///
 /// | the user says | memory | tags | a new one replaces |
 /// |---|---|---|---|
-/// | remember (that) X · please note (that) X · keep in mind (that) X · don't forget (that) X | X | | |
+/// | remember (that) X · please note (that) X · keep in mind (that) X · запам'ятай, що X | X | | |
 /// | forget (that / about) X | (forgets the memory that matches X, read by these rules: "forget that I live in Paris" → Lives in Paris.) | | |
-/// | I'm / I am allergic to X | Allergic to X. | health, allergy | |
-/// | my name is X · call me X | Is called X. | name | the name |
-/// | I live in X · I've moved to X · I moved to X | Lives in X. | home | the home |
-/// | I'm / I am vegetarian / vegan / pescatarian | Is vegetarian. | diet | the diet |
+/// | I'm / I am allergic to X · у мене алергія на X | Allergic to X. | health, allergy | |
+/// | my name is X · call me X · I go by X these days · мене звати X | Is called X. | name | the name |
+/// | I live in X · I've moved to X · we've settled in X · I'm based in X · я живу у X · ми переїхали до X | Lives in X. | home | the home |
+/// | I'm vegetarian / vegan · I gave up meat · I went vegan · я вегетаріанка · я відмовився від м'яса | Is vegetarian. | diet | the diet |
 /// | my birthday is X · I was born on / in X | Born X. | birthday | the birthday |
-/// | I work as / at / for X | Works as X. | work | the work |
+/// | I work as / at / for X · I got hired at X · I started working at X · я працюю в X · мене взяли на роботу в X | Works at X. | work | the work |
+/// | I quit smoking · I started smoking again · я кинув палити | Quit smoking. | habit | smoking |
+/// | I got married to X · I'm married to X | Is married to X. | family | the partner |
+/// | I'm in X through / until T · я в X до T | Is in X (until T). | whereabouts | where they are |
+/// | my X is next Thursday · I have an X tomorrow · у мене X наступного четверга | X (next thursday: 2026-12-03). | plan | |
 /// | I prefer / like / love / enjoy X | Likes X. | preference | |
 /// | I don't like X · I dislike X · I hate X | Dislikes X. | preference | |
 ///
-/// Words that only pad a sentence ("by the way", "btw", "please", "actually") are dropped. What is
-/// found is a candidate: `KnowledgeBase.extractMemories` checks it against the user's memories.
+/// Dates in the sentence (`TimeExpressions`, read against the turn's `time`, else now) give the
+/// memory its valid time and keep their words: "since March", "last week", "in March" (past) set
+/// `validFrom`; "through Sunday", "until Friday" and a future day or span ("next Thursday", "in
+/// two weeks") set `expiresAt`. Without one, `validFrom` is the turn's time. The `whereabouts` and
+/// `plan` patterns need a date.
+///
+/// Words that only pad a sentence ("by the way", "btw", "please", "actually", "now", "these
+/// days") are dropped. What is found is a candidate: `KnowledgeBase.extractMemories` checks it
+/// against the user's memories.
 ///
 /// ```swift
 /// ExplicitMemories.find(in: [ConversationTurn(.user, "I'm allergic to peanuts, by the way.")])
@@ -31,19 +42,26 @@ public enum ExplicitMemories {
         public var kind: Kind
         public var content: String
         public var tags: [Tag]
-        /// A fact of which the user has one (name, home, diet, birthday, work): a new one
+        /// A fact of which the user has one (name, home, diet, birthday, work, …): a new one
         /// replaces the memory tagged `fact:KEY`.
         public var fact: String?
         /// The sentence it was found in.
         public var sentence: String
+        /// Valid time, from the dates the sentence names (else the turn's time).
+        public var validFrom: Date?
+        public var expiresAt: Date?
+        /// The words that named the time, as said.
+        public var timeWords: String?
     }
 
-    /// What the user's turns state or ask for, in order; the same content once.
-    public static func find(in turns: [ConversationTurn]) -> [Found] {
+    /// What the user's turns state or ask for, in order; the same content once. Relative dates
+    /// are read against each turn's `time`, else `now`.
+    public static func find(in turns: [ConversationTurn], now: Date = Date()) -> [Found] {
         var found: [Found] = []
         for turn in turns where turn.role == .user {
             for sentence in sentences(turn.content) {
-                guard let match = match(sentence), !found.contains(where: { $0.content == match.content && $0.kind == match.kind }) else { continue }
+                guard let match = match(sentence, at: turn.time ?? now, turnTime: turn.time),
+                      !found.contains(where: { $0.content == match.content && $0.kind == match.kind }) else { continue }
                 found.append(match)
             }
         }
@@ -57,50 +75,164 @@ public enum ExplicitMemories {
         let kind: Found.Kind
         let tags: [Tag]
         let fact: String?
+        /// Only with a date in the sentence (whereabouts, plans).
+        let needsTime: Bool
         /// The memory, from the captured text.
         let content: @Sendable (String) -> String
 
-        init(_ pattern: String, _ kind: Found.Kind = .remember, tags: [Tag] = [], fact: String? = nil, content: @escaping @Sendable (String) -> String) {
+        init(_ pattern: String, _ kind: Found.Kind = .remember, tags: [Tag] = [], fact: String? = nil, needsTime: Bool = false,
+             content: @escaping @Sendable (String) -> String) {
             expression = try! NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
             self.kind = kind
             self.tags = tags
             self.fact = fact
+            self.needsTime = needsTime
             self.content = content
         }
     }
 
     static let am = "(?:i'm|i’m|i am|im)"
+    static let have = "(?:'ve|’ve| have)?"
+    static let soon = "(?:just\\s+|recently\\s+|finally\\s+|now\\s+|already\\s+)?"
     static let rules: [Rule] = [
         Rule("^(?:please\\s+)?(?:remember|note|keep in mind|don't forget|don’t forget|do not forget)\\s+(?:that\\s+)?(.+)$") { sentenceCase($0) },
+        Rule("^(?:будь ласка,?\\s+)?(?:запам['’ʼ]ятай|пам['’ʼ]ятай|зауваж|не забудь)(?:те)?,?\\s+(?:що\\s+)?(.+)$") { sentenceCase($0) },
         Rule("^(?:please\\s+)?forget\\s+(?:that\\s+|about\\s+)?(.+)$", .forget) { sentenceCase($0) },
+        Rule("^(?:будь ласка,?\\s+)?забудь(?:те)?,?\\s+(?:що\\s+|про\\s+)?(.+)$", .forget) { sentenceCase($0) },
         Rule("\\b\(am)\\s+(?:very\\s+|severely\\s+|also\\s+)?allergic\\s+to\\s+(.+)$", tags: ["health", "allergy"]) { "Allergic to \($0)." },
-        Rule("\\b(?:my name is|call me)\\s+(.+)$", tags: ["name"], fact: "name") { "Is called \($0)." },
-        Rule("\\b(?:i live in|\(am) living in|i(?:'ve|’ve| have)? moved to)\\s+(.+)$", tags: ["home"], fact: "home") { "Lives in \($0)." },
-        Rule("\\b\(am)\\s+(?:a\\s+)?(vegetarian|vegan|pescatarian)\\b", tags: ["diet"], fact: "diet") { "Is \($0.lowercased())." },
+        Rule("(?:^|\\s)(?:у\\s+мене\\s+)?алергія\\s+на\\s+(.+)$", tags: ["health", "allergy"]) { "Алергія на \($0)." },
+        Rule("\\b(?:my (?:new )?name is|call me|i go by|people call me|everyone calls me|i(?:'ve|’ve| have)? changed my name to)\\s+(.+)$",
+             tags: ["name"], fact: "name") { "Is called \($0)." },
+        Rule("(?:^|\\s)(?:мене\\s+(?:тепер\\s+)?звати|називайте\\s+мене|кличте\\s+мене)\\s+(.+)$", tags: ["name"], fact: "name") { "Звати \($0)." },
+        Rule("\\b(?:(?:i|we) live in|(?:i|we)(?:'ve|’ve| have) (?:been\\s+)?liv(?:ed|ing) in|(?:i|we)(?:'re|’re| are) living in|\(am) living in|(?:i|we)\(have)\\s+\(soon)(?:moved|relocated)\\s+(?:to|into)"
+             + "|(?:i|we)\(have)\\s+\(soon)settled(?:\\s+down)?\\s+in|\(am)\\s+(?:now\\s+)?based\\s+in|my (?:new )?(?:home|place|flat|apartment|house) is in|home is now)\\s+(.+)$",
+             tags: ["home"], fact: "home") { "Lives in \($0)." },
+        Rule("(?:^|\\s)(?:(?:я|ми)\\s+)?(?:тепер\\s+)?(?:живу|живемо|мешкаю|мешкаємо|оселився|оселилася|оселилися)\\s+((?:в|у)\\s+.+)$",
+             tags: ["home"], fact: "home") { "Живе \($0)." },
+        Rule("(?:^|\\s)(?:(?:я|ми)\\s+)?(?:вже\\s+)?(?:переїхав|переїхала|переїхали|перебрався|перебралася|перебралися)\\s+((?:до|в|у)\\s+.+)$",
+             tags: ["home"], fact: "home") { "Переїхав(ла) \($0)." },
+        Rule("\\b\(am)\\s+(?:now\\s+|a\\s+|now a\\s+)?(vegetarian|vegan|pescatarian)\\b", tags: ["diet"], fact: "diet") { "Is \($0.lowercased())." },
+        Rule("\\bi\\s+(?:went|became|have become|'ve become|’ve become|turned)\\s+(vegetarian|vegan|pescatarian)\\b", tags: ["diet"], fact: "diet") {
+            "Is \($0.lowercased())."
+        },
+        Rule("\\bi\(have)\\s+(?:gave up|given up|stopped eating|quit eating|no longer eat|don't eat|don’t eat)\\s+((?:red\\s+)?meat)\\b",
+             tags: ["diet"], fact: "diet") { _ in "Is vegetarian." },
+        Rule("\\b\(am) no longer (?:a\\s+)?(vegetarian|vegan)\\b", tags: ["diet"], fact: "diet") { _ in "Eats meat." },
+        Rule("\\bi (?:eat|started eating|am eating|'m eating|’m eating) (meat) again\\b", tags: ["diet"], fact: "diet") { _ in "Eats meat." },
+        Rule("(?:^|\\s)(?:я\\s+)?(?:тепер\\s+)?(вегетаріанець|вегетаріанка|веганка|веган)", tags: ["diet"], fact: "diet") { "Дієта: \($0.lowercased())." },
+        Rule("(?:^|\\s)(?:я\\s+)?(?:відмовився|відмовилася|відмовилась)\\s+від\\s+(м['’ʼ]яса)", tags: ["diet"], fact: "diet") { _ in "Не їсть м'яса." },
         Rule("\\b(?:my birthday is|i was born)\\s+(?:on\\s+|in\\s+)?(.+)$", tags: ["birthday"], fact: "birthday") { "Born \($0)." },
-        Rule("\\bi work\\s+((?:as|at|for)\\s+.+)$", tags: ["work"], fact: "work") { "Works \($0)." },
+        Rule("\\bi\\s+(?:now\\s+)?(?:work|am working|'m working|’m working|started working|(?:'ve|’ve|have) started working)\\s+((?:as|at|for)\\s+.+)$",
+             tags: ["work"], fact: "work") { "Works \($0)." },
+        Rule("\\bi\(have)\\s+(?:just\\s+)?(?:got|gotten|been)\\s+(?:hired|taken on|a job|a new job|a position)\\s+((?:as|at|by|with|for)\\s+.+)$",
+             tags: ["work"], fact: "work") { "Works " + employer($0) + "." },
+        Rule("\\bi\\s+(?:took|have taken|'ve taken|’ve taken|started|accepted)\\s+(?:a\\s+|the\\s+)?(?:new\\s+)?(?:job|position|role)\\s+((?:as|at|with|for)\\s+.+)$",
+             tags: ["work"], fact: "work") { "Works " + employer($0) + "." },
+        Rule("\\b\(am)\\s+(?:now\\s+)?employed\\s+((?:at|by)\\s+.+)$", tags: ["work"], fact: "work") { "Works " + employer($0) + "." },
+        Rule("(?:^|\\s)(?:я\\s+)?(?:тепер\\s+)?працюю\\s+(.+)$", tags: ["work"], fact: "work") { "Працює \($0)." },
+        Rule("(?:^|\\s)(?:мене\\s+)?(?:взяли|прийняли)\\s+на\\s+роботу\\s+(.+)$", tags: ["work"], fact: "work") { "Працює \($0)." },
+        Rule("(?:^|\\s)(?:я\\s+)?(?:влаштувався|влаштувалася|влаштувалась)\\s+(?:на\\s+роботу\\s+)?(.+)$", tags: ["work"], fact: "work") { "Працює \($0)." },
+        Rule("\\bi\(have)\\s+(?:quit|stopped|given up|gave up)\\s+(smoking|cigarettes|vaping)\\b", tags: ["habit"], fact: "smoking") { _ in "Quit smoking." },
+        Rule("\\bi\(have)\\s+(?:started|began|begun)\\s+(smoking|vaping)\\s+again\\b", tags: ["habit"], fact: "smoking") { _ in "Smokes again." },
+        Rule("(?:^|\\s)(?:я\\s+)?(?:кинув|кинула|покинув|покинула)\\s+(курити|палити)", tags: ["habit"], fact: "smoking") { _ in "Кинув(ла) палити." },
+        Rule("\\bi\(have)\\s+(?:quit|stopped|given up|gave up)\\s+(drinking|alcohol)\\b", tags: ["habit"], fact: "drinking") { _ in "Quit drinking." },
+        Rule("\\b(?:i\(have)\\s+(?:just\\s+)?got married to|\(am)\\s+(?:now\\s+)?married to)\\s+(.+)$", tags: ["family"], fact: "partner") { "Is married to \($0)." },
+        Rule("\\b\(am)\\s+(?:staying\\s+|travell?ing\\s+|away\\s+|currently\\s+)?in\\s+(.+)$", tags: ["whereabouts"], fact: "whereabouts",
+             needsTime: true) { "Is in \($0)." },
+        Rule("^(?:я\\s+)?(?:зараз\\s+)?(?:перебуваю\\s+)?(?:в|у)\\s+(?!мене\\b|нас\\b)(.+)$", tags: ["whereabouts"], fact: "whereabouts", needsTime: true) { "Перебуває в \($0)." },
+        Rule("\\bmy\\s+((?:[\\p{L}'’-]+\\s+){0,3}?(?:is|are)\\s+(?:on\\s+|at\\s+)?(?:next|this|tomorrow|today|in|on|the day)\\b.*)$", tags: ["plan"],
+             needsTime: true) { plan($0) },
+        Rule("\\bi(?:'ve|’ve| have)(?:\\s+got)?\\s+(an?\\s+(?:[\\p{L}'’-]+\\s+){1,3}?(?:next|this|tomorrow|today|in|on|the day)\\b.*)$", tags: ["plan"],
+             needsTime: true) { "Has \($0)." },
+        Rule("(?:^|\\s)у\\s+мене\\s+((?:[\\p{L}'’ʼ-]+\\s+){1,3}?(?:наступного|наступної|наступний|наступну|цього|цієї|завтра|сьогодні|післязавтра|через|у|в)(?:\\s|$).*)$",
+             tags: ["plan"], needsTime: true) { sentenceCase($0) },
         Rule("\\bi (?:don't|don’t|do not) (?:like|enjoy)\\s+(.+)$", tags: ["preference"]) { "Dislikes \($0)." },
         Rule("\\bi (?:dislike|hate|can't stand|can’t stand)\\s+(.+)$", tags: ["preference"]) { "Dislikes \($0)." },
         Rule("\\bi (?:really\\s+)?(?:prefer|like|love|enjoy)\\s+(.+)$", tags: ["preference"]) { "Likes \($0)." },
     ]
 
-    static func match(_ sentence: String) -> Found? {
+    /// "at Google" from "by Google", "with Google" (hired by, a job with).
+    static func employer(_ text: String) -> String {
+        for lead in ["by ", "with "] where text.lowercased().hasPrefix(lead) { return "at " + text.dropFirst(lead.count) }
+        return text
+    }
+
+    /// "Interview" from "interview is", the rest of the sentence being its date.
+    static func plan(_ text: String) -> String {
+        let words = text.split(separator: " ")
+        guard let verb = words.firstIndex(where: { $0.lowercased() == "is" || $0.lowercased() == "are" }) else { return sentenceCase(text) }
+        let rest = words[(verb + 1)...].filter { !["on", "at"].contains($0.lowercased()) }
+        return sentenceCase((words[..<verb] + rest).joined(separator: " "))
+    }
+
+    /// The memory a sentence states, said at `time` (the turn's `turnTime`, when it has one).
+    static func match(_ sentence: String, at time: Date = Date(), turnTime: Date? = nil) -> Found? {
         let whole = NSRange(sentence.startIndex..., in: sentence)
         for rule in rules {
             guard let result = rule.expression.firstMatch(in: sentence, range: whole), result.numberOfRanges > 1,
                   let range = Range(result.range(at: 1), in: sentence) else { continue }
-            let captured = cleaned(String(sentence[range]))
+            var captured = cleaned(String(sentence[range]))
             guard captured.count >= 2, captured.count <= 300 else { continue }
-            if rule.kind == .forget, var stated = match(captured), stated.kind == .remember {
+            if rule.kind == .forget, var stated = match(captured, at: time, turnTime: turnTime), stated.kind == .remember {
                 // "forget that I live in Paris" is about the memory "Lives in Paris."
                 stated.kind = .forget
                 stated.sentence = sentence
                 return stated
             }
-            return Found(kind: rule.kind, content: rule.content(captured), tags: rule.tags + (rule.fact.map { [Tag("fact:" + $0)] } ?? []),
-                         fact: rule.fact, sentence: sentence)
+            let reference = TimeExpressions.find(in: sentence, at: time).first
+            if rule.needsTime && reference == nil { continue }
+            var found = Found(kind: rule.kind, content: "", tags: rule.tags + (rule.fact.map { [Tag("fact:" + $0)] } ?? []),
+                              fact: rule.fact, sentence: sentence, validFrom: turnTime)
+            if let reference, rule.kind == .remember {
+                let without = cleaned(removing(reference.words, from: captured))
+                if without.count >= 2 { captured = without }
+                found.timeWords = reference.words
+                let stated = describe(reference, at: time)
+                found.validFrom = stated.validFrom ?? turnTime
+                found.expiresAt = stated.expiresAt
+                found.content = annotated(rule.content(captured), "\(reference.words): \(stated.dates)")
+            } else {
+                found.content = rule.content(captured)
+            }
+            return found
         }
         return nil
+    }
+
+    /// What a time reference says of a memory stated at `time`: since or a past day or span —
+    /// it holds from then; until, or a day or span not yet over — it matters until its end.
+    public static func describe(_ reference: TimeReference, at time: Date) -> (validFrom: Date?, expiresAt: Date?, dates: String) {
+        let day = { (date: Date) in String(MemoryArchive.format(date).prefix(10)) }
+        let lastDay = { (end: Date) in day(end.addingTimeInterval(-1)) }
+        switch reference.kind {
+        case .since:
+            return (reference.start, nil, "since " + day(reference.start!))
+        case .until:
+            return (nil, reference.end, "until " + lastDay(reference.end!))
+        case .day, .span:
+            let (start, end) = (reference.start!, reference.end!)
+            let dates = reference.kind == .day || lastDay(end) == day(start) ? day(start) : day(start) + " – " + lastDay(end)
+            if end <= time { return (start, nil, dates) }
+            return (nil, end, dates)
+        }
+    }
+
+    /// `text` with `note` in brackets before its final full stop.
+    static func annotated(_ text: String, _ note: String) -> String {
+        let body = text.hasSuffix(".") ? String(text.dropLast()) : text
+        return "\(body) (\(note))."
+    }
+
+    /// `text` without the words of a time reference (as `TimeExpressions` folds them).
+    static func removing(_ words: String, from text: String) -> String {
+        let pattern = words.split(separator: " ").map { word in
+            NSRegularExpression.escapedPattern(for: String(word)).replacingOccurrences(of: "'", with: "['’ʼ]")
+        }.joined(separator: "[^\\p{L}\\p{N}'’ʼ]+")
+        guard let expression = try? NSRegularExpression(pattern: "(?:^|(?<=[^\\p{L}\\p{N}]))" + pattern + "(?=$|[^\\p{L}\\p{N}])", options: [.caseInsensitive]) else {
+            return text
+        }
+        let stripped = expression.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text), withTemplate: "")
+        return stripped.replacingOccurrences(of: "  ", with: " ").trimmingCharacters(in: .whitespaces)
     }
 
     /// A turn's sentences: split at . ! ? ; and line breaks, trimmed.
@@ -109,7 +241,8 @@ public enum ExplicitMemories {
     }
 
     static let padding = try! NSRegularExpression(
-        pattern: "(?:,?\\s*(?:by the way|btw|please|actually|though|too|as well))+\\s*$|^(?:oh|well|also|and|so|btw|by the way)[,\\s]+",
+        pattern: "(?:,?\\s*(?:by the way|btw|please|actually|though|too|as well|now|these days|nowadays|at the moment|for good|тепер|зараз|до речі))+\\s*$"
+            + "|^(?:oh|well|also|and|so|btw|by the way|now|до речі)[,\\s]+",
         options: [.caseInsensitive])
 
     /// The captured words without padding, trailing punctuation or quotes.

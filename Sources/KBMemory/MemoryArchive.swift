@@ -32,6 +32,12 @@ public enum MemoryArchive {
         var updated_at: String
         var version: Int?
         var superseded_by: String?
+        /// Written when it differs from `created_at`.
+        var valid_from: String?
+        var valid_to: String?
+        var expires_at: String?
+        var flagged_wrong: Bool?
+        var useful: Int?
         var history: [Version]?
     }
 
@@ -50,6 +56,8 @@ public enum MemoryArchive {
             id: m.id, scope: m.scope.name, title: m.title, content: m.content, tags: m.tags.map(\.name),
             created_at: format(m.createdAt), updated_at: format(m.updatedAt), version: m.version,
             superseded_by: m.supersededBy,
+            valid_from: m.validFrom == m.createdAt ? nil : format(m.validFrom), valid_to: m.validTo.map(format),
+            expires_at: m.expiresAt.map(format), flagged_wrong: m.flaggedWrong ? true : nil, useful: m.useful > 0 ? m.useful : nil,
             history: record.history.map {
                 Version(version: $0.version, title: $0.title, content: $0.content, tags: $0.tags.map(\.name), updated_at: format($0.updatedAt))
             })
@@ -112,7 +120,13 @@ public enum MemoryArchive {
             content: try MemoryRules.validContent(line.content, options: options),
             tags: try MemoryRules.validTags((line.tags ?? []).map { Tag($0) }),
             createdAt: try parse(line.created_at, key: "created_at"), updatedAt: try parse(line.updated_at, key: "updated_at"),
-            version: version, supersededBy: line.superseded_by?.lowercased())
+            version: version, supersededBy: line.superseded_by?.lowercased(),
+            validFrom: try line.valid_from.map { try parse($0, key: "valid_from") }, validTo: try line.valid_to.map { try parse($0, key: "valid_to") },
+            expiresAt: try line.expires_at.map { try parse($0, key: "expires_at") }, flaggedWrong: line.flagged_wrong ?? false,
+            useful: max(0, line.useful ?? 0))
+        if let validTo = memory.validTo, validTo < memory.validFrom {
+            throw KBError(.invalidArgument, "\"valid_to\" must not be before \"valid_from\"")
+        }
         return MemoryRecord(memory: memory, history: history)
     }
 

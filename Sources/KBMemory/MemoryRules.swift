@@ -70,7 +70,7 @@ public enum ExtractionEchoes {
     public static func userWords(_ turns: [ConversationTurn]) -> [ConversationTurn] {
         turns.map { turn in
             guard turn.role == .user else { return turn }
-            return ConversationTurn(.user, cut(turn.content).kept)
+            return ConversationTurn(.user, cut(turn.content).kept, time: turn.time)
         }
     }
 

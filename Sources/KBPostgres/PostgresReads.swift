@@ -23,7 +23,7 @@ extension PostgresReads {
 
     public func currentMemory(contentKey: String, scope: MemoryScope) throws -> Memory? {
         try session.rows("""
-            SELECT \(PostgresRows.memoryColumns) FROM memories WHERE scope = $1 AND content_key = $2 AND superseded_by IS NULL
+            SELECT \(PostgresRows.memoryColumns) FROM memories WHERE scope = $1 AND content_key = $2 AND superseded_by IS NULL AND valid_to IS NULL
             """, .text(scope.name), .text(contentKey)).first.map(PostgresRows.memory)
     }
 
@@ -35,6 +35,21 @@ extension PostgresReads {
                 version: Int(try row.get("version", Int32.self)), title: try row.get("title"), content: try row.get("content"),
                 tags: StoredForms.tags(try row.get("tags")), updatedAt: Date(timeIntervalSince1970: try row.get("updated_at")))
         }
+    }
+
+    public func memoryFeedback(_ id: String) throws -> [MemoryFeedbackEntry] {
+        try session.rows("SELECT feedback, caller, note, at FROM memory_feedback WHERE memory_id = $1 ORDER BY at, id", .text(id)).map {
+            MemoryFeedbackEntry(memoryID: id, feedback: try $0.get("feedback"), caller: try $0.get("caller"), note: try $0.get("note"),
+                                at: Date(timeIntervalSince1970: try $0.get("at")))
+        }
+    }
+
+    public func nextMemoryChange(after time: Date) throws -> Date? {
+        try session.rows("""
+            SELECT LEAST((SELECT MIN(valid_from) FROM memories WHERE valid_from > $1),
+                         (SELECT MIN(valid_to) FROM memories WHERE valid_to > $1),
+                         (SELECT MIN(expires_at) FROM memories WHERE expires_at > $1))
+            """, .double(time.timeIntervalSince1970)).first.flatMap { try $0.get(0, Double?.self) }.map(Date.init(timeIntervalSince1970:))
     }
 
     public func findBot(named name: String) throws -> Bot? {

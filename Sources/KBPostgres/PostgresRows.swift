@@ -47,13 +47,15 @@ enum PostgresRows {
 
     // MARK: - Memories
 
-    static let memoryColumns = "id, scope, title, content, tags, created_at, updated_at, version, superseded_by"
+    static let memoryColumns = StoredForms.memoryColumns
 
     static func memory(_ row: PostgresRandomAccessRow) throws -> Memory {
         try StoredForms.memory(
             id: try row.get("id"), scope: try row.get("scope"), title: try row.get("title"), content: try row.get("content"),
             tags: try row.get("tags"), createdAt: try row.get("created_at"), updatedAt: try row.get("updated_at"),
-            version: Int(try row.get("version", Int32.self)), supersededBy: try row.get("superseded_by"))
+            version: Int(try row.get("version", Int32.self)), supersededBy: try row.get("superseded_by"),
+            validFrom: try row.get("valid_from"), validTo: try row.get("valid_to"), expiresAt: try row.get("expires_at"),
+            flaggedWrong: Int(try row.get("flagged_wrong", Int32.self)), useful: Int(try row.get("useful", Int32.self)))
     }
 
     // MARK: - Bots
@@ -94,6 +96,7 @@ struct PostgresDialect: SQLDialect {
         switch value {
         case .text(let text): sql.bind(.text(text))
         case .int(let number): sql.bind(.int(number))
+        case .double(let number): sql.bind(.double(number))
         }
     }
 

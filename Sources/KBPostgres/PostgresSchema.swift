@@ -300,6 +300,34 @@ enum PostgresSchema {
             "ALTER TABLE sources DROP CONSTRAINT sources_kind_check",
             "ALTER TABLE sources ADD CONSTRAINT sources_kind_check CHECK (kind IN ('note', 'pdf', 'image', 'epub', 'html', 'docx', 'record', 'conversation', 'memory'))",
         ]),
+        // Valid time and feedback (see the SQLite schema's v12).
+        ("v9-memory-time", [
+            "ALTER TABLE memories ADD COLUMN valid_from double precision NOT NULL DEFAULT 0",
+            "ALTER TABLE memories ADD COLUMN valid_to double precision",
+            "ALTER TABLE memories ADD COLUMN expires_at double precision",
+            "ALTER TABLE memories ADD COLUMN flagged_wrong integer NOT NULL DEFAULT 0",
+            "ALTER TABLE memories ADD COLUMN useful integer NOT NULL DEFAULT 0",
+            "UPDATE memories SET valid_from = created_at",
+            """
+            UPDATE memories m SET valid_to = GREATEST(m.valid_from, COALESCE(
+                (SELECT n.created_at FROM memories n WHERE n.id = m.superseded_by), m.updated_at))
+                WHERE m.superseded_by IS NOT NULL
+            """,
+            "DROP INDEX memories_by_content",
+            "CREATE UNIQUE INDEX memories_by_content ON memories (scope, content_key) WHERE superseded_by IS NULL AND valid_to IS NULL",
+            "CREATE INDEX memories_by_expiry ON memories (expires_at) WHERE expires_at IS NOT NULL",
+            """
+            CREATE TABLE memory_feedback (
+                id bigserial PRIMARY KEY,
+                memory_id text NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+                feedback text NOT NULL,
+                caller text NOT NULL,
+                note text,
+                at double precision NOT NULL
+            )
+            """,
+            "CREATE INDEX memory_feedback_by_memory ON memory_feedback (memory_id, at)",
+        ]),
     ]
 
     static var version: Int { migrations.count }

@@ -325,7 +325,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
 
     func memories(scopes: [MemoryScope], tags: [Tag], includeSuperseded: Bool) throws -> [Memory] {
         var sql = SQL("SELECT \(PostgresRows.memoryColumns) FROM memories m WHERE true")
-        if !includeSuperseded { sql += " AND superseded_by IS NULL" }
+        if !includeSuperseded { sql += " AND superseded_by IS NULL AND valid_to IS NULL" }
         if !scopes.isEmpty { sql += " AND scope = ANY (\(sql.bind(.texts(scopes.map(\.name)))))" }
         for tag in tags {
             sql += " AND m.source_id IN (SELECT st.source_id FROM source_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = \(sql.bind(.text(tag.name))))"

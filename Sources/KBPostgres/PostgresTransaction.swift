@@ -287,8 +287,27 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
             .map { (id: try $0.get(0, String.self), scope: try MemoryScope(try $0.get(1, String.self)), contentKey: try $0.get(2, String.self)) }
     }
 
-    public func setSupersededBy(_ newer: String?, of id: String) throws {
-        try session.execute("UPDATE memories SET superseded_by = $1 WHERE id = $2", .text(newer), .text(id))
+    public func setSupersededBy(_ newer: String?, closedAt: Date?, of id: String) throws {
+        try session.execute("""
+            UPDATE memories SET superseded_by = $1,
+                valid_to = CASE WHEN $2::double precision IS NULL THEN NULL ELSE GREATEST(valid_from, $2::double precision) END
+            WHERE id = $3
+            """, .text(newer), .double(closedAt?.timeIntervalSince1970), .text(id))
+    }
+
+    public func saveMemoryState(_ m: Memory) throws {
+        try session.execute("""
+            UPDATE memories SET version = $1, updated_at = $2, superseded_by = $3, valid_from = $4, valid_to = $5, expires_at = $6,
+                flagged_wrong = $7, useful = $8 WHERE id = $9
+            """, .int(Int64(m.version)), .double(m.updatedAt.timeIntervalSince1970), .text(m.supersededBy),
+            .double(m.validFrom.timeIntervalSince1970), .double(m.validTo?.timeIntervalSince1970), .double(m.expiresAt?.timeIntervalSince1970),
+            .int(m.flaggedWrong ? 1 : 0), .int(Int64(m.useful)), .text(m.id))
+    }
+
+    public func recordFeedback(_ entry: MemoryFeedbackEntry) throws {
+        try session.execute("INSERT INTO memory_feedback (memory_id, feedback, caller, note, at) VALUES ($1, $2, $3, $4, $5)",
+                            .text(entry.memoryID), .text(entry.feedback), .text(entry.caller), .text(entry.note),
+                            .double(entry.at.timeIntervalSince1970))
     }
 
     public func memoryIDs(scope: MemoryScope) throws -> [String] {
@@ -310,22 +329,26 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
             JOIN snippets sn ON sn.source_id = m.source_id
             JOIN vectors v ON v.snippet_id = sn.id
             JOIN embedders e ON e.id = v.embedder_id
-            WHERE m.scope = $1 AND m.superseded_by IS NULL AND e.name = $2 AND m.id != $3
+            WHERE m.scope = $1 AND m.superseded_by IS NULL AND m.valid_to IS NULL AND e.name = $2 AND m.id != $3
             ORDER BY m.id COLLATE "C"
             """, .text(scope.name), .text(embedder.name), .text(id ?? "")).map { (try $0.get(0, String.self), try $0.get(1, [Float].self)) }
     }
 
     public func saveMemoryRow(_ m: Memory, sourceID: Int64, contentKey: String) throws {
         try session.execute("""
-            INSERT INTO memories (id, source_id, scope, title, content, content_key, tags, created_at, updated_at, version, superseded_by)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            INSERT INTO memories (id, source_id, scope, title, content, content_key, tags, created_at, updated_at, version, superseded_by,
+                                  valid_from, valid_to, expires_at, flagged_wrong, useful)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
             ON CONFLICT (id) DO UPDATE SET
                 scope = excluded.scope, title = excluded.title, content = excluded.content, content_key = excluded.content_key,
                 tags = excluded.tags, created_at = excluded.created_at, updated_at = excluded.updated_at,
-                version = excluded.version, superseded_by = excluded.superseded_by
+                version = excluded.version, superseded_by = excluded.superseded_by, valid_from = excluded.valid_from,
+                valid_to = excluded.valid_to, expires_at = excluded.expires_at, flagged_wrong = excluded.flagged_wrong, useful = excluded.useful
             """, .text(m.id), .int(sourceID), .text(m.scope.name), .text(m.title), .text(m.content), .text(contentKey),
             .text(StoredForms.text(m.tags)), .double(m.createdAt.timeIntervalSince1970),
-            .double(m.updatedAt.timeIntervalSince1970), .int(Int64(m.version)), .text(m.supersededBy))
+            .double(m.updatedAt.timeIntervalSince1970), .int(Int64(m.version)), .text(m.supersededBy),
+            .double(m.validFrom.timeIntervalSince1970), .double(m.validTo?.timeIntervalSince1970),
+            .double(m.expiresAt?.timeIntervalSince1970), .int(m.flaggedWrong ? 1 : 0), .int(Int64(m.useful)))
     }
 
     public func replaceHistory(_ versions: [MemoryVersion], of id: String) throws {

@@ -294,7 +294,14 @@ extension Retriever {
         guard query.hasFilters else { return nil }
         var query = query
         if let user = query.user, !query.everyUser, !(try owns(user, generation: generation, in: snapshot)) { query.user = nil }
-        return try state.cached(\.filters, FilterKey(query), generation: generation) { try snapshot.filteredSnippetIDs(query) ?? [] }
+        guard query.kinds.contains(.memory), !query.includeSuperseded, query.memoriesAsOf == nil else {
+            return try state.cached(\.filters, FilterKey(query), generation: generation) { try snapshot.filteredSnippetIDs(query) ?? [] }
+        }
+        // The memories that hold now: the same set until the next memory starts, stops or expires.
+        let now = Date()
+        return try state.cached(\.filters, FilterKey(query), generation: generation, at: now) {
+            (try snapshot.filteredSnippetIDs(query) ?? [], try snapshot.nextMemoryChange(after: now))
+        }
     }
 
     /// Whether `user` owns a private source (else their filters are everyone's).

@@ -64,11 +64,19 @@ final class SearchState: @unchecked Sendable {
     /// request, stays while 10,000 users' memory filters come and go.
     func cached<Key: Hashable>(_ cache: ReferenceWritableKeyPath<SearchState, [Key: CachedIDs]>, _ key: Key, generation: Int64,
                                make: () throws -> Set<Int64>) rethrows -> Set<Int64> {
+        try cached(cache, key, generation: generation, at: nil) { (try make(), nil) }
+    }
+
+    /// The same, for a set that holds only until a time (`make` says until when; nil: for the
+    /// generation): a lookup at `time` at or past it makes the set again.
+    func cached<Key: Hashable>(_ cache: ReferenceWritableKeyPath<SearchState, [Key: CachedIDs]>, _ key: Key, generation: Int64,
+                               at time: Date?, make: () throws -> (ids: Set<Int64>, until: Date?)) rethrows -> Set<Int64> {
         let found = lock.withLock { () -> Set<Int64>? in
-            guard filtersGeneration == generation, self[keyPath: cache][key] != nil else { return nil }
+            guard filtersGeneration == generation, let entry = self[keyPath: cache][key] else { return nil }
+            if let until = entry.until, let time, time >= until { return nil }
             clock += 1
             self[keyPath: cache][key]!.used = clock
-            return self[keyPath: cache][key]!.ids
+            return entry.ids
         }
         if let found { return found }
         let made = try make()
@@ -79,9 +87,9 @@ final class SearchState: @unchecked Sendable {
                 for (key, _) in oldest { self[keyPath: cache][key] = nil }
             }
             clock += 1
-            self[keyPath: cache][key] = CachedIDs(ids: made, used: clock)
+            self[keyPath: cache][key] = CachedIDs(ids: made.ids, used: clock, until: made.until)
         }
-        return made
+        return made.ids
     }
 
     /// Sets each cache keeps at most.
@@ -102,6 +110,9 @@ final class SearchState: @unchecked Sendable {
 struct CachedIDs {
     var ids: Set<Int64>
     var used: UInt64
+    /// The time from which the set no longer holds (memories that start, stop or expire); nil:
+    /// it holds for its generation.
+    var until: Date? = nil
 }
 
 /// The parts of a query that decide which snippets pass its filters.
@@ -112,6 +123,7 @@ struct FilterKey: Hashable {
     var scopes: [MemoryScope]
     var selectors: [SourceSelector]
     var includeSuperseded: Bool
+    var memoriesAsOf: Date?
     var sourcePrefixes: [String]
     var user: String?
     var everyUser: Bool
@@ -123,6 +135,7 @@ struct FilterKey: Hashable {
         scopes = query.scopes
         selectors = query.selectors
         includeSuperseded = query.includeSuperseded
+        memoriesAsOf = query.memoriesAsOf
         sourcePrefixes = query.sourcePrefixes
         user = query.user
         everyUser = query.everyUser

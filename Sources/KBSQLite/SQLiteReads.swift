@@ -25,7 +25,7 @@ extension SQLiteReads {
 
     public func currentMemory(contentKey: String, scope: MemoryScope) throws -> Memory? {
         try Row.fetchOne(db, sql: """
-            SELECT \(SQLiteStore.memoryColumns) FROM memories WHERE scope = ? AND content_key = ? AND superseded_by IS NULL
+            SELECT \(SQLiteStore.memoryColumns) FROM memories WHERE scope = ? AND content_key = ? AND superseded_by IS NULL AND valid_to IS NULL
             """, arguments: [scope.name, contentKey]).map(SQLiteStore.memory)
     }
 
@@ -37,6 +37,21 @@ extension SQLiteReads {
                 version: row["version"], title: row["title"], content: row["content"], tags: StoredForms.tags(row["tags"]),
                 updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
         }
+    }
+
+    public func memoryFeedback(_ id: String) throws -> [MemoryFeedbackEntry] {
+        try Row.fetchAll(db, sql: "SELECT feedback, caller, note, at FROM memory_feedback WHERE memory_id = ? ORDER BY at, id", arguments: [id]).map {
+            MemoryFeedbackEntry(memoryID: id, feedback: $0["feedback"], caller: $0["caller"], note: $0["note"], at: Date(timeIntervalSince1970: $0["at"]))
+        }
+    }
+
+    public func nextMemoryChange(after time: Date) throws -> Date? {
+        let t = time.timeIntervalSince1970
+        return try Double.fetchOne(db.cachedStatement(sql: """
+            SELECT MIN(t) FROM (SELECT MIN(valid_from) AS t FROM memories WHERE valid_from > ?1
+                UNION ALL SELECT MIN(valid_to) FROM memories WHERE valid_to > ?1
+                UNION ALL SELECT MIN(expires_at) FROM memories WHERE expires_at > ?1)
+            """), arguments: [t]).map(Date.init(timeIntervalSince1970:))
     }
 
     public func findBot(named name: String) throws -> Bot? {

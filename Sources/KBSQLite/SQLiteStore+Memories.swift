@@ -4,12 +4,13 @@ public import KBCore
 import KBStore
 
 extension SQLiteStore {
-    static let memoryColumns = "id, scope, title, content, tags, created_at, updated_at, version, superseded_by"
+    static let memoryColumns = StoredForms.memoryColumns
 
     static func memory(_ row: Row) throws -> Memory {
         try StoredForms.memory(id: row["id"], scope: row["scope"], title: row["title"], content: row["content"], tags: row["tags"],
                                createdAt: row["created_at"], updatedAt: row["updated_at"], version: row["version"],
-                               supersededBy: row["superseded_by"])
+                               supersededBy: row["superseded_by"], validFrom: row["valid_from"], validTo: row["valid_to"],
+                               expiresAt: row["expires_at"], flaggedWrong: row["flagged_wrong"], useful: row["useful"])
     }
 }
 
@@ -18,7 +19,7 @@ extension SQLiteStore.Snapshot {
     public func memories(scopes: [MemoryScope] = [], tags: [Tag] = [], includeSuperseded: Bool = false) throws -> [Memory] {
         var sql = "SELECT \(SQLiteStore.memoryColumns) FROM memories m WHERE 1"
         var arguments = StatementArguments()
-        if !includeSuperseded { sql += " AND superseded_by IS NULL" }
+        if !includeSuperseded { sql += " AND superseded_by IS NULL AND valid_to IS NULL" }
         if !scopes.isEmpty {
             sql += " AND scope IN (\(scopes.map { _ in "?" }.joined(separator: ", ")))"
             arguments += StatementArguments(scopes.map(\.name))

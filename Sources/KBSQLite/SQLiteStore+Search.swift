@@ -144,6 +144,7 @@ struct SQLiteDialect: SQLDialect {
         switch value {
         case .text(let text): arguments += [text]
         case .int(let number): arguments += [number]
+        case .double(let number): arguments += [number]
         }
         return "?"
     }

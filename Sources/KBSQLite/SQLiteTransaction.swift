@@ -296,8 +296,22 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
             .map { (id: $0["id"], scope: try MemoryScope($0["scope"] as String), contentKey: $0["content_key"]) }
     }
 
-    public func setSupersededBy(_ newer: String?, of id: String) throws {
-        try db.execute(sql: "UPDATE memories SET superseded_by = ? WHERE id = ?", arguments: [newer, id])
+    public func setSupersededBy(_ newer: String?, closedAt: Date?, of id: String) throws {
+        try db.execute(sql: "UPDATE memories SET superseded_by = ?, valid_to = MAX(valid_from, ?) WHERE id = ?",
+                       arguments: [newer, closedAt?.timeIntervalSince1970, id])
+    }
+
+    public func saveMemoryState(_ m: Memory) throws {
+        try db.execute(sql: """
+            UPDATE memories SET version = ?, updated_at = ?, superseded_by = ?, valid_from = ?, valid_to = ?, expires_at = ?,
+                flagged_wrong = ?, useful = ? WHERE id = ?
+            """, arguments: [m.version, m.updatedAt.timeIntervalSince1970, m.supersededBy, m.validFrom.timeIntervalSince1970,
+                             m.validTo?.timeIntervalSince1970, m.expiresAt?.timeIntervalSince1970, m.flaggedWrong ? 1 : 0, m.useful, m.id])
+    }
+
+    public func recordFeedback(_ entry: MemoryFeedbackEntry) throws {
+        try db.execute(sql: "INSERT INTO memory_feedback (memory_id, feedback, caller, note, at) VALUES (?, ?, ?, ?, ?)",
+                       arguments: [entry.memoryID, entry.feedback, entry.caller, entry.note, entry.at.timeIntervalSince1970])
     }
 
     public func memoryIDs(scope: MemoryScope) throws -> [String] {
@@ -319,7 +333,7 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
             JOIN snippets sn ON sn.source_id = m.source_id
             JOIN vectors v ON v.snippet_id = sn.id
             JOIN embedders e ON e.id = v.embedder_id
-            WHERE m.scope = ? AND m.superseded_by IS NULL AND e.name = ? AND m.id != ?
+            WHERE m.scope = ? AND m.superseded_by IS NULL AND m.valid_to IS NULL AND e.name = ? AND m.id != ?
             ORDER BY m.id
             """, arguments: [scope.name, embedder.name, id ?? ""]).compactMap { row in
             VectorCoding.decode(row[1], dimension: embedder.dimension).map { (row[0], $0) }
@@ -328,15 +342,19 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
 
     public func saveMemoryRow(_ m: Memory, sourceID: Int64, contentKey: String) throws {
         try db.execute(sql: """
-            INSERT INTO memories (id, source_id, scope, title, content, content_key, tags, created_at, updated_at, version, superseded_by)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO memories (id, source_id, scope, title, content, content_key, tags, created_at, updated_at, version, superseded_by,
+                                  valid_from, valid_to, expires_at, flagged_wrong, useful)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET
                 scope = excluded.scope, title = excluded.title, content = excluded.content, content_key = excluded.content_key,
                 tags = excluded.tags, created_at = excluded.created_at, updated_at = excluded.updated_at,
-                version = excluded.version, superseded_by = excluded.superseded_by
+                version = excluded.version, superseded_by = excluded.superseded_by, valid_from = excluded.valid_from,
+                valid_to = excluded.valid_to, expires_at = excluded.expires_at, flagged_wrong = excluded.flagged_wrong, useful = excluded.useful
             """, arguments: [
                 m.id, sourceID, m.scope.name, m.title, m.content, contentKey, StoredForms.text(m.tags),
                 m.createdAt.timeIntervalSince1970, m.updatedAt.timeIntervalSince1970, m.version, m.supersededBy,
+                m.validFrom.timeIntervalSince1970, m.validTo?.timeIntervalSince1970, m.expiresAt?.timeIntervalSince1970,
+                m.flaggedWrong ? 1 : 0, m.useful,
             ])
     }
 

@@ -8,7 +8,7 @@ enum Schema {
     static var version: Int { migrationNames.count }
     static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors", "v3-memories", "v4-bots", "v5-embedding-cache",
                                  "v6-bot-sources-json", "v7-ocr", "v8-uploads-jobs-owners",
-                                 "v9-request-log", "v10-formats-weights", "v11-conversations"]
+                                 "v9-request-log", "v10-formats-weights", "v11-conversations", "v12-memory-time"]
 
     /// The trigger that indexes a new snippet's words (with its source's title and keywords):
     /// made in v1, and again in v7 and v10, when `sources` is rebuilt.
@@ -365,6 +365,35 @@ enum Schema {
                 CREATE INDEX sources_by_owner ON sources(owner) WHERE owner IS NOT NULL;
                 \(keywordInsertTrigger)
                 \(ocrPageTriggers)
+                """)
+        }
+        migrator.registerMigration(migrationNames[11]) { db in
+            // Valid time and feedback. A memory holds from valid_from (its creation, for those
+            // stored before) until valid_to (a superseded one: its successor's creation) and
+            // expires_at; "current" (one per content in a scope) now also means not closed.
+            try db.execute(sql: """
+                ALTER TABLE memories ADD COLUMN valid_from REAL NOT NULL DEFAULT 0;
+                ALTER TABLE memories ADD COLUMN valid_to REAL;
+                ALTER TABLE memories ADD COLUMN expires_at REAL;
+                ALTER TABLE memories ADD COLUMN flagged_wrong INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE memories ADD COLUMN useful INTEGER NOT NULL DEFAULT 0;
+                UPDATE memories SET valid_from = created_at;
+                UPDATE memories SET valid_to = MAX(valid_from, COALESCE(
+                    (SELECT n.created_at FROM memories n WHERE n.id = memories.superseded_by), updated_at))
+                    WHERE superseded_by IS NOT NULL;
+                DROP INDEX memories_by_content;
+                CREATE UNIQUE INDEX memories_by_content ON memories(scope, content_key) WHERE superseded_by IS NULL AND valid_to IS NULL;
+                CREATE INDEX memories_by_expiry ON memories(expires_at) WHERE expires_at IS NOT NULL;
+                -- Feedback on memories, with who gave it.
+                CREATE TABLE memory_feedback (
+                    id INTEGER PRIMARY KEY,
+                    memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+                    feedback TEXT NOT NULL,
+                    caller TEXT NOT NULL,
+                    note TEXT,
+                    at REAL NOT NULL
+                );
+                CREATE INDEX memory_feedback_by_memory ON memory_feedback(memory_id, at);
                 """)
         }
         return migrator

@@ -67,11 +67,15 @@ public struct MCPService: Sendable {
              ContextRequest.self) { service, request, caller in try await service.kb.context(request, reports: service.reports, as: caller) },
         tool("remember", "Store a memory (a small fact) in a scope. Identical content returns the existing memory; near-duplicates are reported.",
              RememberRequest.self) { try await $0.kb.remember($1, as: $2) },
-        tool("recall", "Find the memories of the given scopes that match a query.", RecallRequest.self) { try await $0.kb.recall($1, as: $2) },
-        tool("update_memory", "Change a memory's content, title or tags; the previous version is kept.", MemoryChangeRequest.self) {
+        tool("recall", "Find the memories of the given scopes that match a query: what holds now, or with asOf what held then.", RecallRequest.self) { try await $0.kb.recall($1, as: $2) },
+        tool("update_memory", "Change a memory's content, title, tags or valid time; the previous version is kept.", MemoryChangeRequest.self) {
             try await $0.kb.changeMemory($1, as: $2)
         },
         tool("forget", "Delete a memory and its history.", ForgetRequest.self) { try await $0.kb.forget($1, as: $2) },
+        tool("memory_feedback", "Say a memory is wrong (hidden until confirmed), outdated (closed now), useful (ranked a little higher) or confirmed; logged with the caller.",
+             MemoryFeedbackRequest.self) { try await $0.kb.memoryFeedback($1, as: $2) },
+        tool("consolidate_memories", "Propose (with apply, make) the changes that keep a scope's memories clean: expired ones retired, contradicted facts closed, near-duplicates merged; each a new version, never a delete.",
+             MemoryConsolidateRequest.self) { try await $0.kb.consolidateMemories($1, as: $2) },
         tool("forget_user", "Erase a scope: every memory of it with all versions, and for user:ID that user's private sources; the index files keep no trace.",
              EraseRequest.self) { try await $0.kb.erase($1, as: $2) },
         tool("extract_memories", "Propose memories for a user from a conversation (add, update, forget, or none when already known), checked against the user's memories; with apply, store them.",

@@ -128,11 +128,11 @@ enum OpenAPIDocument {
     static func requests(_ limits: Limits) -> [String: JSONValue] {
         let types: [any KBRequest.Type] = [
             SearchRequest.self, RecallRequest.self, RememberRequest.self, ContextRequest.self, BotRequest.self, SourceRequest.self,
-            MemoryExtractRequest.self, TokenRequest.self, ChatOptions.self,
+            MemoryExtractRequest.self, TokenRequest.self, ChatOptions.self, MemoryConsolidateRequest.self,
         ]
         var schemas = Dictionary(uniqueKeysWithValues: types.map { ($0.schemaName, $0.schema(limits)) })
         // The path names the memory or bot these change, so their bodies leave it out.
-        for (type, key) in [(MemoryChangeRequest.self as any KBRequest.Type, "id"), (BotChangeRequest.self, "name")] {
+        for (type, key) in [(MemoryChangeRequest.self as any KBRequest.Type, "id"), (BotChangeRequest.self, "name"), (MemoryFeedbackRequest.self, "id")] {
             guard case .object(var schema) = type.schema(limits), case .object(var properties) = schema["properties"] else { continue }
             properties[key] = nil
             schema["properties"] = .object(properties)
@@ -194,7 +194,7 @@ enum OpenAPIDocument {
             "get": operation("listMemories", "Memories, oldest first.", ok: ("200", array(ref("Memory"))), parameters: [
                 queryParameter("scope", "Only this scope (repeatable).", schema: ["type": "string", "pattern": .string(Pattern.scope)]),
                 queryParameter("tag", "Only memories with this tag (repeatable; all must match).", schema: ["type": "string", "pattern": .string(Pattern.tag)]),
-                queryParameter("all", "true to include superseded memories.", schema: boolean),
+                queryParameter("all", "true to include superseded, closed, expired and wrong-flagged memories.", schema: boolean),
             ]),
             "delete": operation("eraseScope", "Erase a scope: its memories with every version, and for user:ID the user's private sources.",
                                 ok: ("200", ref("Erasure")), errors: [400],
@@ -208,8 +208,15 @@ enum OpenAPIDocument {
         "/v1/memories/extract": ["post": operation(
             "extractMemories", "Propose memories for a user from a conversation, checked against the user's memories; with apply, store them.",
             body: "MemoryExtractRequest", ok: ("200", ref("MemoryExtraction")), errors: [400, 404, 413, 422, 502, 503])],
+        "/v1/memories/consolidate": ["post": operation(
+            "consolidateMemories", "Propose (with apply, make) the changes that keep a scope clean: expired memories retired, contradicted facts closed, near-duplicates merged; each a new version.",
+            body: "MemoryConsolidateRequest", ok: ("200", ref("MemoryConsolidation")), errors: [400, 409, 413, 422, 503])],
+        "/v1/memories/{id}/feedback": ["post": operation(
+            "memoryFeedback", "Feedback on a memory: wrong (hidden until confirmed), outdated (closed now), useful (ranked a little higher), confirmed; logged with the caller.",
+            body: "MemoryFeedbackRequest", ok: ("200", ref("MemoryFeedbackResult")), errors: [400, 404, 409, 413, 422],
+            parameters: [memoryID("The memory's id or a unique prefix.")])],
         "/v1/memories/{id}": [
-            "get": operation("getMemory", "A memory with its earlier versions.", ok: ("200", ref("MemoryWithHistory")), errors: [400, 404, 422],
+            "get": operation("getMemory", "A memory with its earlier versions and the feedback given on it.", ok: ("200", ref("MemoryWithHistory")), errors: [400, 404, 422],
                              parameters: [memoryID("The memory's id or a unique prefix (4+ characters).")]),
             "patch": operation("updateMemory", "Change a memory; the previous version is kept.", body: "MemoryChangeRequest",
                                ok: ("200", ref("Memory")), errors: [400, 404, 409, 413, 422, 503],
@@ -280,8 +287,9 @@ enum OpenAPIDocument {
 
     static let memory = object([
         "id": string, "scope": string, "title": string, "content": string, "tags": tags, "createdAt": string,
-        "updatedAt": string, "version": integer, "supersededBy": string,
-    ], required: ["id", "scope", "content", "tags", "createdAt", "updatedAt", "version"])
+        "updatedAt": string, "version": integer, "supersededBy": string, "validFrom": string, "validTo": string, "expiresAt": string,
+        "flaggedWrong": boolean, "useful": integer,
+    ], required: ["id", "scope", "content", "tags", "createdAt", "updatedAt", "version", "validFrom", "flaggedWrong", "useful"])
 
     /// What the service answers with, and the embeddings request (OpenAI's shape, not a kb request).
     static func answers(_ limits: Limits = Limits(), maxEmbeddingInputs: Int, dimension: Int?) -> [String: JSONValue] { [
@@ -319,7 +327,18 @@ enum OpenAPIDocument {
                                 required: ["query", "mode", "hits"]),
         "Memory": memory,
         "MemoryVersion": object(["version": integer, "title": string, "content": string, "tags": tags, "updatedAt": string]),
-        "MemoryWithHistory": object(["memory": ref("Memory"), "history": array(ref("MemoryVersion"))], required: ["memory"]),
+        "MemoryWithHistory": object(["memory": ref("Memory"), "history": array(ref("MemoryVersion")), "feedback": array(ref("MemoryFeedbackEntry"))],
+                                    required: ["memory"]),
+        "MemoryFeedbackEntry": object(["memoryID": string, "feedback": string, "caller": string, "note": string, "at": string],
+                                      required: ["memoryID", "feedback", "caller", "at"]),
+        "MemoryFeedbackResult": object(["memory": ref("Memory"), "feedback": ref("MemoryFeedbackEntry")], required: ["memory", "feedback"]),
+        "MemoryConsolidation": object([
+            "scope": string, "applied": boolean, "examined": integer,
+            "changes": array(object([
+                "action": ["type": "string", "enum": ["retire", "close", "merge"]], "memory": string, "content": string, "into": string,
+                "closedAt": string, "reason": string, "applied": boolean,
+            ], required: ["action", "memory", "content", "closedAt", "reason", "applied"])),
+        ], required: ["scope", "applied", "examined", "changes"]),
         "Erasure": object([
             "scope": string, "memories": integer, "versions": integer, "cachedVectors": integer, "sources": integer, "jobs": integer,
         ], required: ["scope", "memories", "versions", "cachedVectors", "sources", "jobs"]),

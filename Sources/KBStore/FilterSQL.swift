@@ -1,9 +1,11 @@
+public import Foundation
 public import KBCore
 
 /// A value bound to a statement parameter by a ``SQLDialect``.
 public enum SQLValue: Sendable, Hashable {
     case text(String)
     case int(Int64)
+    case double(Double)
 }
 
 /// How a store's SQL binds values and says "starts with" and "is one of": what the one filter
@@ -20,12 +22,14 @@ public protocol SQLDialect {
 /// The `AND …` conditions that a search query's filters add to a statement over snippets `sn`
 /// joined with their sources `so`, written once for every store.
 ///
-/// Memories are searched only when asked for (`kinds` names `.memory`), and then only current
-/// ones (unless `includeSuperseded`) of the query's scopes (all when none are named). A private
+/// Memories are searched only when asked for (`kinds` names `.memory`), and then only those that
+/// hold at the query's time (`memoriesAsOf`, else now: current, not expired; never one marked
+/// wrong) unless `includeSuperseded`, of the query's scopes (all when none are named). A private
 /// source is searched only by a query made for its owner (`user`). Tags must all be present;
 /// source prefixes and bot selectors each need one to match.
 public enum FilterSQL {
-    public static func conditions(_ query: SearchQuery, _ dialect: inout some SQLDialect) -> String {
+    /// `now` is the time a query without `memoriesAsOf` asks about.
+    public static func conditions(_ query: SearchQuery, now: Date = Date(), _ dialect: inout some SQLDialect) -> String {
         var sql = ""
         if query.everyUser {
             // a listing of what a bot can see, for whichever user
@@ -41,7 +45,13 @@ public enum FilterSQL {
         }
         if query.kinds.contains(.memory) && (!query.scopes.isEmpty || !query.includeSuperseded) {
             var memories = "SELECT source_id FROM memories WHERE 1 = 1"
-            if !query.includeSuperseded { memories += " AND superseded_by IS NULL" }
+            if !query.includeSuperseded {
+                if query.memoriesAsOf == nil { memories += " AND superseded_by IS NULL" }
+                // Bound once per use: SQLite's placeholders are positional.
+                let time = SQLValue.double((query.memoriesAsOf ?? now).timeIntervalSince1970)
+                memories += " AND flagged_wrong = 0 AND valid_from <= \(dialect.bind(time)) AND (valid_to IS NULL OR valid_to > \(dialect.bind(time)))"
+                    + " AND (expires_at IS NULL OR expires_at > \(dialect.bind(time)))"
+            }
             if !query.scopes.isEmpty { memories += " AND " + dialect.isOneOf("scope", query.scopes.map(\.name)) }
             // Only memories asked for: a plain IN, which SQLite drives from the memories' scope
             // index (with the OR, it visits every memory source: 30 ms at 100,000 memories).

@@ -63,6 +63,10 @@ public protocol IndexStore: AnyObject, Sendable {
     /// Deletes a memory after `authorize` has seen it (and not refused).
     func deleteMemory(_ idOrPrefix: String, authorize: @escaping @Sendable (Memory) throws -> Void) async throws -> (memory: Memory, effect: WriteEffect)
     func importMemory(_ write: MemoryWrite, history: [MemoryVersion], replacing: Bool) async throws -> (MemoryImportOutcome, WriteEffect?)
+    /// `MemoryTransaction.changeMemoryState`, in one transaction.
+    func changeMemoryState(_ idOrPrefix: String, expectedVersion: Int?, versionAt: Date?, feedback: MemoryFeedbackEntry?,
+                           authorize: @escaping @Sendable (Memory) throws -> Void,
+                           _ change: @escaping @Sendable (inout Memory) throws -> Void) async throws -> (memory: Memory, effect: WriteEffect)
     /// Deletes every memory of a scope with its history, vectors, keyword rows and cached
     /// remote vectors (`MemoryTransaction.eraseMemories`).
     func eraseMemories(scope: MemoryScope, textHash: @escaping @Sendable (String) -> Data) async throws -> MemoryErasure

@@ -9,7 +9,14 @@ public import KBCore
 public protocol MemoryTransaction: StoreTransaction {
     /// Memories that `id` supersedes: id, scope and content key.
     func memoriesSuperseded(by id: String) throws -> [(id: String, scope: MemoryScope, contentKey: String)]
-    func setSupersededBy(_ newer: String?, of id: String) throws
+    /// Marks `id` as replaced by `newer` (nil: by none) and closes its valid time at `closedAt`
+    /// (never before its `validFrom`; nil: open again).
+    func setSupersededBy(_ newer: String?, closedAt: Date?, of id: String) throws
+    /// Writes what a memory's state holds beyond its content (version, update time, supersession,
+    /// valid time, feedback state) to its row.
+    func saveMemoryState(_ memory: Memory) throws
+    /// Logs one feedback on a memory, with who gave it.
+    func recordFeedback(_ entry: MemoryFeedbackEntry) throws
     /// Vectors of the current memories of a scope from one embedder, but `excluding`'s.
     func memoryVectors(scope: MemoryScope, embedder: EmbedderRecord, excluding id: String?) throws -> [(id: String, vector: [Float])]
     /// Inserts the memory row, or updates the one with its id.
@@ -54,12 +61,14 @@ extension MemoryTransaction {
             supersededID = id
         }
         if let existing = try currentMemory(contentKey: write.contentKey, scope: write.memory.scope) {
-            if let supersededID, supersededID != existing.id { try setSupersededBy(existing.id, of: supersededID) }
+            if let supersededID, supersededID != existing.id {
+                try setSupersededBy(existing.id, closedAt: write.memory.validFrom, of: supersededID)
+            }
             return .existing(existing)
         }
         let neighbours = write.vector == nil ? [] : try memoryVectors(scope: write.memory.scope, embedder: write.embedder, excluding: write.memory.id)
         let effect = try storeMemory(write, history: [])
-        if let supersededID { try setSupersededBy(write.memory.id, of: supersededID) }
+        if let supersededID { try setSupersededBy(write.memory.id, closedAt: write.memory.validFrom, of: supersededID) }
         return .added(effect, neighbours: neighbours)
     }
 
@@ -76,6 +85,35 @@ extension MemoryTransaction {
         return try storeMemory(write, history: try memoryHistory(current.id) + [current.currentVersion])
     }
 
+    /// Changes what a memory's state holds beyond its content — valid time, supersession,
+    /// feedback state — and logs `feedback` with it. With `versionAt`, the change is a new
+    /// version written then (the previous state goes to the history); without, the version stays
+    /// (feedback that only flags or counts). `authorize` sees the memory first, and may refuse; a
+    /// memory changed since `expectedVersion` (when given) is a conflict.
+    public func changeMemoryState(_ idOrPrefix: String, expectedVersion: Int?, versionAt: Date?, feedback: MemoryFeedbackEntry?,
+                                  authorize: (Memory) throws -> Void = { _ in },
+                                  _ change: (inout Memory) throws -> Void) throws -> (memory: Memory, effect: WriteEffect) {
+        let id = try resolveMemoryID(idOrPrefix)
+        guard let current = try fetchMemory(id: id) else { throw KBError(.notFound, "No memory has the id \(idOrPrefix).") }
+        try authorize(current)
+        if let expectedVersion, current.version != expectedVersion {
+            throw KBError(.conflict,
+                "The memory \(current.id) changed while it was being reviewed (now version \(current.version)). Look again and retry.")
+        }
+        var next = current
+        try change(&next)
+        if let versionAt {
+            try replaceHistory(try memoryHistory(id) + [current.currentVersion], of: id)
+            next.version = current.version + 1
+            next.updatedAt = versionAt
+        }
+        try saveMemoryState(next)
+        if let feedback { try recordFeedback(feedback) }
+        var effect = WriteEffect()
+        effect.generation = try bumpGeneration()
+        return (next, effect)
+    }
+
     /// Deletes a memory with its history, vector and keyword entries. Memories it had superseded
     /// become current again (unless their content is current elsewhere in the scope).
     /// `authorize` sees the memory first, and may refuse (the caller's rights).
@@ -86,7 +124,9 @@ extension MemoryTransaction {
         var effect = WriteEffect()
         effect.removedSnippets = try deleteSource(path: memory.sourcePath) ?? []
         for older in try memoriesSuperseded(by: id) {
-            try setSupersededBy(try currentMemory(contentKey: older.contentKey, scope: older.scope)?.id, of: older.id)
+            // Holds again from where it was closed, unless its content is current elsewhere.
+            let current = try currentMemory(contentKey: older.contentKey, scope: older.scope)
+            try setSupersededBy(current?.id, closedAt: current?.validFrom, of: older.id)
         }
         effect.generation = try bumpGeneration()
         try deleteUnusedTags()

@@ -29,11 +29,18 @@ public enum StoredForms {
             createdAt: Date(timeIntervalSince1970: createdAt), updatedAt: Date(timeIntervalSince1970: updatedAt))
     }
 
+    /// The columns of a memory row, in the order `memory(…)` takes them.
+    public static let memoryColumns =
+        "id, scope, title, content, tags, created_at, updated_at, version, superseded_by, valid_from, valid_to, expires_at, flagged_wrong, useful"
+
     /// A memory from its stored columns.
     public static func memory(id: String, scope: String, title: String?, content: String, tags: String, createdAt: Double,
-                              updatedAt: Double, version: Int, supersededBy: String?) throws -> Memory {
+                              updatedAt: Double, version: Int, supersededBy: String?, validFrom: Double, validTo: Double?,
+                              expiresAt: Double?, flaggedWrong: Int, useful: Int) throws -> Memory {
         Memory(id: id, scope: try MemoryScope(scope), title: title, content: content, tags: self.tags(tags),
                createdAt: Date(timeIntervalSince1970: createdAt), updatedAt: Date(timeIntervalSince1970: updatedAt),
-               version: version, supersededBy: supersededBy)
+               version: version, supersededBy: supersededBy, validFrom: Date(timeIntervalSince1970: validFrom),
+               validTo: validTo.map(Date.init(timeIntervalSince1970:)), expiresAt: expiresAt.map(Date.init(timeIntervalSince1970:)),
+               flaggedWrong: flaggedWrong != 0, useful: useful)
     }
 }

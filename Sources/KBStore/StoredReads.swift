@@ -1,3 +1,4 @@
+public import Foundation
 public import KBCore
 
 /// The reads that snapshots and write transactions share: `kb_meta`, memories and bots by key.
@@ -13,6 +14,11 @@ public protocol StoredReads {
     func currentMemory(contentKey: String, scope: MemoryScope) throws -> Memory?
     /// Earlier versions of a memory, oldest first.
     func memoryHistory(_ id: String) throws -> [MemoryVersion]
+    /// The feedback given on a memory, oldest first.
+    func memoryFeedback(_ id: String) throws -> [MemoryFeedbackEntry]
+    /// The first time after `time` at which some memory starts or stops holding (its
+    /// `validFrom`, `validTo` or `expiresAt`), or nil: until then, which memories hold stays the same.
+    func nextMemoryChange(after time: Date) throws -> Date?
     /// The bot with this name, or nil.
     func findBot(named name: String) throws -> Bot?
     /// The id of an embedder's row (in the `embedders` table), or nil when it has none.

@@ -96,6 +96,15 @@ extension TransactionalStore {
         try await transaction { try $0.importMemory(write, history: history, replacing: replacing) }
     }
 
+    public func changeMemoryState(_ idOrPrefix: String, expectedVersion: Int?, versionAt: Date?, feedback: MemoryFeedbackEntry?,
+                                  authorize: @escaping @Sendable (Memory) throws -> Void,
+                                  _ change: @escaping @Sendable (inout Memory) throws -> Void) async throws -> (memory: Memory, effect: WriteEffect) {
+        try await transaction {
+            try $0.changeMemoryState(idOrPrefix, expectedVersion: expectedVersion, versionAt: versionAt, feedback: feedback,
+                                     authorize: authorize, change)
+        }
+    }
+
     public func createBot(_ bot: Bot) async throws {
         try await transaction { try $0.createBot(bot) }
     }

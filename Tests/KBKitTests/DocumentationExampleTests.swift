@@ -151,6 +151,16 @@ import Testing
         let draft = MemoryDraft("Prefers metric units", scope: try .user("ada"), tags: ["preference"])
         let result = try await kb.remember(MemoryDraft("Allergic to peanuts", scope: try .user("ada")))
         #expect(try await kb.remember(draft).created && result.created)
+        do {
+            let result = try await kb.memoryFeedback(MemoryFeedbackRequest(id: stored.id, feedback: "outdated"))
+            #expect(!result.memory.isCurrent && result.feedback.caller == "admin")
+        }
+        do {
+            var request = MemoryConsolidateRequest(scope: "user:ada")
+            request.apply = true
+            let report = try await kb.consolidateMemories(request)
+            #expect(report.applied && report.examined == 2)
+        }
     }
 
     @Test func sourcesAndTheJobRunner() async throws {

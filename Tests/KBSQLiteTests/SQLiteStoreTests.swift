@@ -95,6 +95,32 @@ import Testing
         #expect(try await store.status().schemaVersion == Schema.version)
     }
 
+    @Test func memoriesStoredBeforeValidTimeGetItFromTheirTimesAndSupersession() async throws {
+        let path = temporaryPath("kb.sqlite")
+        let queue = try DatabaseQueue(path: path)
+        try Schema.migrator.migrate(queue, upTo: "v11-conversations")
+        let (old, new) = ("00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002")
+        try await queue.write { db in
+            try db.execute(sql: "INSERT INTO kb_meta (key, value) VALUES ('schema_version', '11')")
+            for (number, id, created, superseded) in [(1, old, 100.0, new as String?), (2, new, 200.0, nil)] {
+                try db.execute(sql: """
+                    INSERT INTO sources (id, path, kind, title, content_hash, size, ingested_at) VALUES (?, ?, 'memory', '', 'h', 1, ?)
+                    """, arguments: [number, "memory:" + id, created])
+                try db.execute(sql: """
+                    INSERT INTO memories (id, source_id, scope, content, content_key, created_at, updated_at, superseded_by)
+                    VALUES (?, ?, 'user:ada', ?, ?, ?, ?, ?)
+                    """, arguments: [id, number, "Lives in \(number).", "lives in \(number).", created, created + 5, superseded])
+            }
+        }
+        try queue.close()
+        let store = try SQLiteStore.open(at: path, create: false)
+        let memories = try await store.snapshot { try $0.memories(scopes: [], tags: [], includeSuperseded: true) }
+        #expect(memories.map(\.validFrom) == [Date(timeIntervalSince1970: 100), Date(timeIntervalSince1970: 200)])
+        #expect(memories.map(\.validTo) == [Date(timeIntervalSince1970: 200), nil])
+        #expect(memories.map(\.isCurrent) == [false, true] && memories.allSatisfy { !$0.flaggedWrong && $0.useful == 0 })
+        #expect(try await store.status().schemaVersion == Schema.version)
+    }
+
     @Test func aQueryWithoutWordsIsAClearError() async throws {
         let store = try temporaryStore()
         let error = try await #require(throws: KBError.self) { try await store.keywordSearch(SearchQuery("*** ()")) }

@@ -44,6 +44,8 @@ import Testing
             Call(method: .post, template: "/v1/memories/search", uri: "/v1/memories/search", body: #"{"query": "bread", "scopes": ["user:ada"]}"#),
             Call(method: .post, template: "/v1/memories/extract", uri: "/v1/memories/extract",
                  body: #"{"user": "ada", "apply": true, "turns": \#(turns)}"#),
+            Call(method: .post, template: "/v1/memories/consolidate", uri: "/v1/memories/consolidate", body: #"{"scope": "user:ada", "apply": true}"#),
+            Call(method: .post, template: "/v1/memories/{id}/feedback", uri: "/v1/memories/\(memory)/feedback", body: #"{"feedback": "wrong"}"#),
             Call(method: .get, template: "/v1/memories/{id}", uri: "/v1/memories/\(memory)", body: nil),
             Call(method: .patch, template: "/v1/memories/{id}", uri: "/v1/memories/\(memory)", body: #"{"content": "changed by a web page"}"#),
             Call(method: .delete, template: "/v1/memories/{id}", uri: "/v1/memories/\(memory)", body: nil),
@@ -104,7 +106,7 @@ import Testing
         // The three types a page may send without asking first, and none at all (a typeless Blob).
         let types: [String?] = ["text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", nil]
         let taking = calls.filter { $0.body != nil && $0.template != "/v1/sources" }   // an upload's type is the file's
-        #expect(taking.count == 12)
+        #expect(taking.count == 14)
         try await fixture.service(token: token).application().test(.router) { client in
             for call in taking {
                 for type in types {

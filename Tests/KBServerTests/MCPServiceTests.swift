@@ -17,7 +17,7 @@ import Testing
 
         let (tools, _) = try await client.listTools()
         #expect(Set(tools.map(\.name)) == ["search", "context", "remember", "recall", "update_memory", "forget", "extract_memories", "forget_user",
-                                            "add_source", "list_sources", "remove_source"])
+                                            "add_source", "list_sources", "remove_source", "memory_feedback", "consolidate_memories"])
         for tool in tools {
             #expect(tool.inputSchema.objectValue?["type"]?.stringValue == "object", "\(tool.name)")
         }

@@ -85,16 +85,21 @@ actor ModelScript {
         #expect(try await contents(kb, "ada") == (before + ["Allergic to peanuts.", "Lives in Kyiv."]).sorted())
 
         let again = try await extract(kb, ["Again: I'm allergic to peanuts! Also, I've moved to Lviv."], apply: true)
-        #expect(again.proposals.map(\.action) == [.none, .update])
+        #expect(again.proposals.map(\.action) == [.none, .supersede])
         #expect(again.proposals[0].reason.hasPrefix("Already remembered as"))
-        let home = try #require(again.proposals[1].replaces)
-        #expect(again.proposals[1].memory == home)
-        let versions = try await kb.memory(home, history: true)
-        #expect(versions.memory.content == "Lives in Lviv." && versions.history?.map(\.content) == ["Lives in Kyiv."])
+        // The move is a new memory; the old home is closed at its start and kept.
+        let kyiv = try #require(again.proposals[1].replaces)
+        let home = try #require(again.proposals[1].memory)
+        #expect(home != kyiv)
+        let lviv = try await kb.memory(home).memory, old = try await kb.memory(kyiv).memory
+        #expect(lviv.content == "Lives in Lviv." && lviv.isCurrent)
+        #expect(old.content == "Lives in Kyiv." && old.supersededBy == home && old.validTo == lviv.validFrom)
 
         let forgot = try await extract(kb, ["Please forget that I live in Lviv."], apply: true)
         #expect(forgot.proposals.map(\.action) == [.forget] && forgot.proposals[0].replaces == home)
-        #expect(try await contents(kb, "ada") == (before + ["Allergic to peanuts."]).sorted())
+        // Deleting the newer memory makes the one it had superseded current again.
+        #expect(try await contents(kb, "ada") == (before + ["Allergic to peanuts.", "Lives in Kyiv."]).sorted())
+        #expect(try await kb.memory(kyiv).memory.isCurrent)
         let nothing = try await extract(kb, ["Forget that I have a cat."])
         #expect(nothing.proposals.map(\.action) == [.none])
 
@@ -117,7 +122,7 @@ actor ModelScript {
         #expect(patterns.proposals.isEmpty, "\(patterns.proposals)")
         // The user's own words beside the block still count.
         let own = try await extract(kb, [pasted + " By the way, I live in Odesa now."])
-        #expect(own.proposals.map(\.content) == ["Lives in Odesa now."])
+        #expect(own.proposals.map(\.content) == ["Lives in Odesa."])
 
         // A model that proposes the assistant's words and the pasted memory: refused as echoes.
         let script = ModelScript(.proposals("""

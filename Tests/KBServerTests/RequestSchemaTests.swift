@@ -18,15 +18,18 @@ import Testing
         search.quantized = true; search.user = "ada"; search.explain = true; search.fusion = "rrf"; search.rerank = false
         var recall = RecallRequest(query: "q")
         recall.scopes = ["global"]; recall.tags = ["a"]; recall.k = 2; recall.mode = "hybrid"; recall.halfLife = "3d"; recall.includeSuperseded = true
+        recall.asOf = "2026-03-01"
         var remember = RememberRequest(content: "c")
         remember.title = "t"; remember.tags = ["a"]; remember.scope = "global"; remember.supersede = "abcd"; remember.nearDuplicate = 0.9
+        remember.validFrom = "2026-03-01"; remember.validTo = "2026-04-01T12:00:00Z"; remember.expiresAt = "2026-05-01"
         var change = MemoryChangeRequest(id: "abcd")
         change.content = "c"; change.title = .some(nil); change.tags = []
+        change.validFrom = "2026-03-01"; change.validTo = .some(nil); change.expiresAt = .some("2026-05-01")
         var list = MemoryListRequest()
         list.scopes = ["global"]; list.tags = ["a"]; list.includeSuperseded = false
         var context = ContextRequest(bot: "b", report: "r", query: "q")
         context.user = "u"; context.budget = 100; context.history = [ConversationTurn(.user, "hi")]; context.tags = ["a"]
-        context.anyTags = ["b"]; context.kinds = ["note"]
+        context.anyTags = ["b"]; context.kinds = ["note"]; context.asOf = "2026-03-01T12:00:00+02:00"
         var token = TokenRequest(name: "ada-app")
         token.scopes = ["user:ada"]; token.bots = ["b"]; token.allow = ["sources"]; token.readOnly = true; token.expires = "30d"
         var extract = MemoryExtractRequest(user: "ada", bot: "b", turns: [ConversationTurn(.user, "I live in Kyiv.")])
@@ -42,6 +45,10 @@ import Testing
         upload.title = "t"; upload.tag = ["a"]; upload.bot = ["b"]; upload.user = "ada"; upload.id = "s1"
         var sources = SourceListRequest()
         sources.user = "ada"; sources.bot = "b"; sources.kind = "pdf"; sources.tag = "a"; sources.limit = 10; sources.offset = 0
+        var feedback = MemoryFeedbackRequest(id: "abcd", feedback: "wrong")
+        feedback.note = "It was Lviv, not Kyiv."
+        var consolidate = MemoryConsolidateRequest(scope: "user:ada")
+        consolidate.apply = true; consolidate.nearDuplicate = 0.9
         var chat = ChatOptions()
         chat.user = "ada"; chat.report = "natal"; chat.budget = 900; chat.tags = ["a"]; chat.anyTags = ["b"]; chat.kinds = ["note"]; chat.learn = "apply"
         return [
@@ -62,6 +69,8 @@ import Testing
             (EraseRequest.self, EraseRequest(scope: "user:ada"), ["scope": "user:ada"]),
             (TokenRequest.self, token, ["name": "ada-app"]),
             (ChatOptions.self, chat, [:]),
+            (MemoryFeedbackRequest.self, feedback, ["id": "abcd", "feedback": "useful"]),
+            (MemoryConsolidateRequest.self, consolidate, ["scope": "user:ada"]),
         ]
     }()
 
@@ -132,6 +141,8 @@ import Testing
         Pattern.listedSourceID: (["ada-lease", "file:0123456789abcdef"], ["", "file:0123", "file:ABCDEF0123456789", "a b"]),
         Pattern.absolutePath: (["/x", "/\u{1F3FB}"], ["x", "./x", ""]),
         Pattern.halfLife: (["30d", "1.5h", "7", "0.5w"], ["0d", "-1d", "d", "3y"]),
+        Pattern.time: (["2026-03-01", "2026-03-01T12:00:00Z", "2026-03-01T12:00", "2026-03-01T14:00:00.250+02:00"],
+                       ["2026-3-1", "yesterday", "2026-03-01 12", "2026-03-01\n", "2026-02-30"]),
         Pattern.oneLine: (["a title", "  t  "], ["a\nb", "a\u{2028}b"]),
         APIToken.scopePattern: (["global", "user:ada", "user:*", "bot:astro"], ["bot:*", "user:", "user:a*b", "everyone", "user:a b", "global\n"]),
     ]
@@ -206,6 +217,7 @@ import Testing
             "recall": RecallRequest.self, "update_memory": MemoryChangeRequest.self, "forget": ForgetRequest.self,
             "add_source": SourceRequest.self, "list_sources": SourceListRequest.self, "remove_source": SourceRemoveRequest.self,
             "extract_memories": MemoryExtractRequest.self, "forget_user": EraseRequest.self,
+            "memory_feedback": MemoryFeedbackRequest.self, "consolidate_memories": MemoryConsolidateRequest.self,
         ]
         #expect(Set(tools.map(\.name)) == Set(expected.keys))
         for tool in tools {

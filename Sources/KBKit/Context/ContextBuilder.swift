@@ -71,6 +71,7 @@ struct ContextBuilder: Sendable {
                 var recall = MemoryQuery(query)
                 recall.scopes = bot.scopes(user: user)
                 recall.limit = profile.contextMemories
+                recall.asOf = filters.memoriesAsOf
                 var arms: [Retriever.Arm] = []
                 if !bot.sources.isEmpty { arms.append(Retriever.Arm(knowledge, collapsing: false, approximatingLargeScans: true)) }
                 if !recall.scopes.isEmpty { arms.append(Retriever.Arm(memoryBook.recallSearch(recall), collapsing: false)) }

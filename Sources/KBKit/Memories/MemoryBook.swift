@@ -82,14 +82,18 @@ struct MemoryBook: Sendable {
         if supersedingID == nil, let existing = try await store.snapshot({ try $0.currentMemory(contentKey: key, scope: scope) }) {
             return RememberResult(memory: existing, created: false, nearDuplicates: [], superseded: nil)
         }
+        let now = MemoryArchive.roundedToMilliseconds(Date())
+        let validity = try MemoryTime.validity(from: draft.validFrom, to: draft.validTo, expiresAt: draft.expiresAt, storedAt: now)
+        // A single-valued fact (`fact:KEY`) replaces the scope's current one: that one is closed.
+        var supersedes = supersedingID
+        if supersedes == nil { supersedes = try await currentFact(of: tags, in: scope) }
         let (embedder, record) = try await embedders.forWrites(choice)
         let vector = try await embedOne(content, with: embedder, record: record)
-        let now = MemoryArchive.roundedToMilliseconds(Date())
         let memory = Memory(id: UUID.random().uuidString.lowercased(), scope: draft.scope, title: title, content: content, tags: tags,
-                            createdAt: now, updatedAt: now)
-        switch try await store.addMemory(Self.memoryWrite(memory, vector: vector, record: record), superseding: supersedingID) {
+                            createdAt: now, updatedAt: now, validFrom: validity.from, validTo: validity.to, expiresAt: validity.expiresAt)
+        switch try await store.addMemory(Self.memoryWrite(memory, vector: vector, record: record), superseding: supersedes) {
         case .existing(let existing):
-            let superseded = try await supersedingID.asyncMap { id in try await store.snapshot { try $0.memory(id) } }
+            let superseded = try await supersedes.asyncMap { id in try await store.snapshot { try $0.memory(id) } }
             return RememberResult(memory: existing, created: false, nearDuplicates: [],
                                   superseded: superseded?.supersededBy == existing.id ? superseded?.id : nil)
         case .added(_, let neighbours):
@@ -102,9 +106,16 @@ struct MemoryBook: Sendable {
                     stored[Memory.sourcePath(entry.id)].map { NearDuplicate(id: entry.id, similarity: entry.similarity, content: $0.content) }
                 }
             }
-            let superseded = try await supersedingID.asyncMap { id in try await store.snapshot { try $0.memory(id).id } }
+            let superseded = try await supersedes.asyncMap { id in try await store.snapshot { try $0.memory(id).id } }
             return RememberResult(memory: memory, created: true, nearDuplicates: near, superseded: superseded)
         }
+    }
+
+    /// The id of the scope's current memory of the single-valued fact a tag set names
+    /// (`fact:KEY`), if there is one.
+    func currentFact(of tags: [Tag], in scope: MemoryScope) async throws -> String? {
+        guard let fact = tags.first(where: { $0.name.hasPrefix("fact:") }) else { return nil }
+        return try await store.snapshot { try $0.memories(scopes: [scope], tags: [fact], includeSuperseded: false) }.last?.id
     }
 
     /// The memory with this id, or a unique prefix of it (4 characters or more), and with
@@ -115,7 +126,8 @@ struct MemoryBook: Sendable {
         return try await store.snapshot { snapshot in
             let memory = try snapshot.memory(id)
             try caller.requireScopes([memory.scope], writing: false)
-            return MemoryWithHistory(memory: memory, history: history ? try snapshot.memoryHistory(memory.id) : nil)
+            return MemoryWithHistory(memory: memory, history: history ? try snapshot.memoryHistory(memory.id) : nil,
+                                     feedback: history ? try snapshot.memoryFeedback(memory.id) : nil)
         }
     }
 
@@ -132,8 +144,8 @@ struct MemoryBook: Sendable {
     /// `authorize` sees the memory before anything is changed, and may refuse.
     func updateMemory(_ id: String, _ change: MemoryChange, options: MemoryOptions = MemoryOptions(),
                       authorize: (Memory) throws -> Void = { _ in }) async throws -> Memory {
-        guard change.content != nil || change.title != nil || change.tags != nil else {
-            throw KBError(.invalidArgument, "Nothing to update: give new content, a title or tags.")
+        guard !change.isEmpty else {
+            throw KBError(.invalidArgument, "Nothing to update: give new content, a title, tags or valid times.")
         }
         let current = try await memory(id).memory
         try authorize(current)
@@ -145,7 +157,13 @@ struct MemoryBook: Sendable {
         }
         if let title = change.title { next.title = try MemoryRules.validTitle(title) }
         if let tags = change.tags { next.tags = try MemoryRules.validTags(tags) }
-        guard next.content != current.content || next.title != current.title || next.tags != current.tags else { return current }
+        if change.validFrom != nil || change.validTo != nil || change.expiresAt != nil {
+            let validity = try MemoryTime.validity(from: change.validFrom ?? current.validFrom, to: change.validTo ?? current.validTo,
+                                                   expiresAt: change.expiresAt ?? current.expiresAt, storedAt: current.createdAt)
+            (next.validFrom, next.validTo, next.expiresAt) = (validity.from, validity.to, validity.expiresAt)
+        }
+        guard next.content != current.content || next.title != current.title || next.tags != current.tags
+            || next.validFrom != current.validFrom || next.validTo != current.validTo || next.expiresAt != current.expiresAt else { return current }
         let (embedder, record) = try await embedders.forWrites(nil)
         let vector = try await embedOne(next.content, with: embedder, record: record)
         next.version = current.version + 1
@@ -187,6 +205,7 @@ struct MemoryBook: Sendable {
         search.scopes = query.scopes
         search.tags = query.tags
         search.includeSuperseded = query.includeSuperseded
+        search.memoriesAsOf = query.asOf
         search.mode = query.mode
         search.limit = query.recency == nil ? query.limit : max(query.limit * profile.widening, profile.candidates)
         search.candidates = max(profile.candidates, search.limit)
@@ -198,10 +217,10 @@ struct MemoryBook: Sendable {
     static func recalled(_ query: MemoryQuery, _ results: SearchResults, memories: [String: Memory]) -> MemoryResults {
         var hits = results.hits.compactMap { hit -> MemoryHit? in
             guard let memory = memories[hit.sourcePath] else { return nil }
-            let weight = query.recency?.weight(updated: memory.updatedAt, now: query.now) ?? 1
+            let weight = (query.recency?.weight(updated: memory.updatedAt, now: query.now) ?? 1) * MemoryTime.usefulWeight(memory.useful)
             return MemoryHit(rank: hit.rank, score: hit.score * weight, memory: memory)
         }
-        if query.recency != nil {
+        if query.recency != nil || hits.contains(where: { $0.memory.useful > 0 }) {
             hits.sort { $0.score != $1.score ? $0.score > $1.score : $0.rank < $1.rank }
         }
         hits = Array(hits.prefix(query.limit))

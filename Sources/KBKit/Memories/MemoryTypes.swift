@@ -14,12 +14,22 @@ public struct MemoryDraft: Sendable, Hashable {
     public var tags: [Tag]
     /// The default is `global`.
     public var scope: MemoryScope
+    /// When it became true; the default (nil) is when it is stored.
+    public var validFrom: Date?
+    /// When it stopped being true, for a fact told after it ended. The default is nil.
+    public var validTo: Date?
+    /// When it stops mattering ("through Sunday"). The default is nil.
+    public var expiresAt: Date?
 
-    public init(_ content: String, title: String? = nil, scope: MemoryScope = .global, tags: [Tag] = []) {
+    public init(_ content: String, title: String? = nil, scope: MemoryScope = .global, tags: [Tag] = [],
+                validFrom: Date? = nil, validTo: Date? = nil, expiresAt: Date? = nil) {
         self.content = content
         self.title = title
         self.scope = scope
         self.tags = tags
+        self.validFrom = validFrom
+        self.validTo = validTo
+        self.expiresAt = expiresAt
     }
 }
 
@@ -51,12 +61,22 @@ public struct MemoryChange: Sendable, Hashable {
     public var title: String??
     /// Replaces the tag set.
     public var tags: [Tag]?
+    /// Valid time; `.some(nil)` removes an end or an expiry.
+    public var validFrom: Date?
+    public var validTo: Date??
+    public var expiresAt: Date??
 
-    public init(content: String? = nil, title: String?? = nil, tags: [Tag]? = nil) {
+    public init(content: String? = nil, title: String?? = nil, tags: [Tag]? = nil,
+                validFrom: Date? = nil, validTo: Date?? = nil, expiresAt: Date?? = nil) {
         self.content = content
         self.title = title
         self.tags = tags
+        self.validFrom = validFrom
+        self.validTo = validTo
+        self.expiresAt = expiresAt
     }
+
+    var isEmpty: Bool { content == nil && title == nil && tags == nil && validFrom == nil && validTo == nil && expiresAt == nil }
 }
 
 /// What to recall.
@@ -72,9 +92,14 @@ public struct MemoryQuery: Sendable, Hashable {
     public var mode: SearchMode = .hybrid
     /// Prefer recent memories: scores are multiplied by 2^(−age / half-life). The default is none.
     public var recency: Recency?
-    /// Also return memories superseded by newer ones. The default is false.
+    /// Also return memories superseded by newer ones, closed, expired or marked wrong. The
+    /// default is false.
     public var includeSuperseded = false
-    /// The time ages are measured from. The default is now.
+    /// Recall what held at this time (superseded memories included) instead of now. The
+    /// default is nil.
+    public var asOf: Date?
+    /// The time ages are measured from and relative times in the query ("last week") are read
+    /// against. The default is now.
     public var now = Date()
 
     public init(_ text: String) { self.text = text }
@@ -102,6 +127,8 @@ public struct MemoryResults: Sendable, Hashable, Codable {
 public struct MemoryWithHistory: Sendable, Hashable, Codable {
     public var memory: Memory
     public var history: [MemoryVersion]?
+    /// With the history: the feedback given on it, oldest first.
+    public var feedback: [MemoryFeedbackEntry]?
 }
 
 /// What `importMemories` did, line by line.
@@ -121,8 +148,11 @@ public struct MemoryProposal: Sendable, Hashable, Codable {
     public enum Action: String, Sendable, Hashable, Codable, CaseIterable {
         /// A new memory.
         case add
-        /// A new version of the memory `replaces` (the old one stays in its history).
+        /// A new version of the memory `replaces` (the old one stays in its history): a correction.
         case update
+        /// A new memory that replaces `replaces` from its `validFrom` on: the fact changed, and
+        /// the old one is closed then and kept (recall with `asOf` still finds it).
+        case supersede
         /// The memory `replaces` is deleted, as the user asked.
         case forget
         /// Nothing to do: already remembered, or nothing matches what is to be forgotten.
@@ -136,8 +166,26 @@ public struct MemoryProposal: Sendable, Hashable, Codable {
     public var replaces: String?
     /// Why, in a sentence.
     public var reason: String
-    /// With `apply`: the memory that was written (add, update) or deleted (forget).
+    /// With `apply`: the memory that was written (add, update, supersede) or deleted (forget).
     public var memory: String?
+    /// Valid time the conversation gives it (dates it names, else the turn's time).
+    public var validFrom: Date?
+    public var expiresAt: Date?
+    /// The words that named the time.
+    public var timeWords: String?
+
+    public init(action: Action, content: String, tags: [Tag], replaces: String?, reason: String, memory: String? = nil,
+                validFrom: Date? = nil, expiresAt: Date? = nil, timeWords: String? = nil) {
+        self.action = action
+        self.content = content
+        self.tags = tags
+        self.replaces = replaces
+        self.reason = reason
+        self.memory = memory
+        self.validFrom = validFrom
+        self.expiresAt = expiresAt
+        self.timeWords = timeWords
+    }
 }
 
 /// What `extractMemories` proposes, and whether it was stored.

@@ -1,3 +1,4 @@
+import Foundation
 public import KBCore
 import KBContext
 
@@ -28,6 +29,8 @@ public struct ContextRequest: KBRequest, Hashable {
     public var anyTags: [String]?
     /// Only knowledge sources of these kinds (memories are chosen by the bot's scopes).
     public var kinds: [String]?
+    /// Memories as they held at this time (ISO 8601) instead of now.
+    public var asOf: String?
 
     public init(bot: String? = nil, report: String? = nil, query: String? = nil) {
         self.bot = bot
@@ -58,6 +61,7 @@ public struct ContextRequest: KBRequest, Hashable {
             .strings("anyTags", "Only knowledge snippets with at least one of these tags, e.g. placement:sun-aries, placement:moon-leo.",
                      maxItems: limits.maxListItems, pattern: Pattern.tag),
             .choices("kinds", "Only knowledge sources of these kinds.", SourceKind.documents.map(\.rawValue), maxItems: limits.maxListItems),
+            .string("asOf", "Memories as they held at this time (ISO 8601 date or time) instead of now.", pattern: Pattern.time),
         ]
     }
 
@@ -87,7 +91,8 @@ public struct ContextRequest: KBRequest, Hashable {
         let budget = try rules.integer(budget, "budget")
         let text = try rules.optionalText(query, "query")?.trimmingWhitespace ?? ""
         let filters = ContextFilters(tags: try rules.list(tags, "tags").map { Tag($0) }, anyTags: try rules.list(anyTags, "anyTags").map { Tag($0) },
-                                     kinds: Set(try rules.choices(kinds, "kinds", as: SourceKind.self)))
+                                     kinds: Set(try rules.choices(kinds, "kinds", as: SourceKind.self)),
+                                     memoriesAsOf: try rules.optionalText(asOf, "asOf").map { try TimeText.parse($0, name: "asOf") })
         let history = try rules.turns(history, "history")
         switch (bot, report) {
         case (let name?, nil):
@@ -115,6 +120,8 @@ public struct ContextFilters: Sendable, Hashable {
     var tags: [Tag] = []
     var anyTags: [Tag] = []
     var kinds: Set<SourceKind> = []
+    /// Memories as they held then (nil: now).
+    var memoriesAsOf: Date?
 
     /// Adds these filters to a search.
     func apply(to query: inout SearchQuery) {

@@ -58,8 +58,14 @@ public enum KBJSON {
                 guard case .object(let entry) = turn else {
                     throw KBError(.invalidArgument, "\"\(name)\" turn \(index + 1) must be an object, {\"role\", \"content\"}.")
                 }
-                if let unknown = entry.keys.sorted().first(where: { $0 != "role" && $0 != "content" }) {
-                    throw KBError(.invalidArgument, "\"\(name)\" turn \(index + 1) has an unknown field \"\(unknown)\"; a turn takes role and content.")
+                if let unknown = entry.keys.sorted().first(where: { $0 != "role" && $0 != "content" && $0 != "time" }) {
+                    throw KBError(.invalidArgument, "\"\(name)\" turn \(index + 1) has an unknown field \"\(unknown)\"; a turn takes role, content and time.")
+                }
+                if let time = entry["time"] {
+                    guard case .string(let text) = time else {
+                        throw KBError(.invalidArgument, "\"\(name)\" turn \(index + 1) has a time that is not a string; give an ISO 8601 time like 2026-03-01T12:00:00Z.")
+                    }
+                    _ = try TimeText.parse(text, name: "\(name)\" turn \(index + 1) \"time")
                 }
                 if let role = entry["role"], !ConversationTurn.Role.allCases.map({ JSONValue.string($0.rawValue) }).contains(role) {
                     throw KBError(.invalidArgument, "\"\(name)\" turn \(index + 1) has the role \(role); use \"user\" or \"assistant\".")

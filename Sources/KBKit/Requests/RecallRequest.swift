@@ -16,6 +16,8 @@ public struct RecallRequest: KBRequest, Hashable {
     public var mode: String?
     public var halfLife: String?
     public var includeSuperseded: Bool?
+    /// What held at this time (ISO 8601 date or time) instead of now.
+    public var asOf: String?
 
     public init(query: String) { self.query = query }
 
@@ -31,7 +33,8 @@ public struct RecallRequest: KBRequest, Hashable {
             .choice("mode", "Ranking: keyword (bm25), vector (cosine) or both fused.", SearchMode.allCases.map(\.rawValue),
                     default: SearchMode.hybrid.rawValue),
             .string("halfLife", "Prefer recent memories: scores halve every 30d, 12h, 2w…", pattern: Pattern.halfLife),
-            .boolean("includeSuperseded", "Also search memories replaced by newer ones."),
+            .boolean("includeSuperseded", "Also search memories replaced by newer ones, closed, expired or marked wrong."),
+            .string("asOf", "Recall what held at this time (ISO 8601 date or time, e.g. 2026-03-01) instead of now.", pattern: Pattern.time),
         ]
     }
 
@@ -45,6 +48,7 @@ public struct RecallRequest: KBRequest, Hashable {
         recall.mode = try rules.choice(mode, "mode", as: SearchMode.self) ?? .hybrid
         recall.recency = try rules.optionalText(halfLife, "halfLife").map { try Recency($0) }
         recall.includeSuperseded = includeSuperseded ?? false
+        recall.asOf = try rules.optionalText(asOf, "asOf").map { try TimeText.parse($0, name: "asOf") }
         return recall
     }
 }

@@ -16,6 +16,12 @@ public struct RememberRequest: KBRequest, Hashable {
     public var scope: String?
     public var supersede: String?
     public var nearDuplicate: Double?
+    /// When it became true (ISO 8601); the default is when it is stored.
+    public var validFrom: String?
+    /// When it stopped being true (ISO 8601).
+    public var validTo: String?
+    /// When it stops mattering (ISO 8601): left out of recall and context from then on.
+    public var expiresAt: String?
 
     public init(content: String) { self.content = content }
 
@@ -30,6 +36,9 @@ public struct RememberRequest: KBRequest, Hashable {
             .string("supersede", "Id of a memory of the same scope that this one replaces.", pattern: Pattern.memoryID),
             .number("nearDuplicate", "Cosine similarity from which other memories are reported as near-duplicates.",
                     default: Double(MemoryOptions().nearDuplicateThreshold), minimum: 0, maximum: 1),
+            .string("validFrom", "When it became true (ISO 8601 date or time); the default is now.", pattern: Pattern.time),
+            .string("validTo", "When it stopped being true (ISO 8601 date or time).", pattern: Pattern.time),
+            .string("expiresAt", "When it stops mattering (ISO 8601): left out of recall and context from then on.", pattern: Pattern.time),
         ]
     }
 
@@ -43,7 +52,10 @@ public struct RememberRequest: KBRequest, Hashable {
         let draft = MemoryDraft(
             try MemoryRules.validContent(content, options: options), title: try rules.optionalText(title, "title"),
             scope: try rules.optionalText(scope, "scope").map { try MemoryScope($0) } ?? .global,
-            tags: try rules.list(tags, "tags").map { Tag($0) })
+            tags: try rules.list(tags, "tags").map { Tag($0) },
+            validFrom: try rules.optionalText(validFrom, "validFrom").map { try TimeText.parse($0, name: "validFrom") },
+            validTo: try rules.optionalText(validTo, "validTo").map { try TimeText.parse($0, name: "validTo") },
+            expiresAt: try rules.optionalText(expiresAt, "expiresAt").map { try TimeText.parse($0, name: "expiresAt") })
         return (draft, options, try rules.optionalText(supersede, "supersede").map(MemoryRules.idOrPrefix))
     }
 }

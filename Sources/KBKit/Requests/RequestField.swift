@@ -68,8 +68,8 @@ public struct RequestField: Sendable, Hashable {
         RequestField(name: name, kind: .strings, summary: summary, maxLength: maxItems, pattern: pattern)
     }
 
-    public static func choice(_ name: String, _ summary: String, _ values: [String], default value: String? = nil) -> RequestField {
-        RequestField(name: name, kind: .choice(values), summary: summary, defaultValue: value.map { .string($0) })
+    public static func choice(_ name: String, _ summary: String, _ values: [String], default value: String? = nil, required: Bool = false) -> RequestField {
+        RequestField(name: name, kind: .choice(values), summary: summary, required: required, defaultValue: value.map { .string($0) })
     }
 
     public static func choices(_ name: String, _ summary: String, _ values: [String], maxItems: Int) -> RequestField {
@@ -103,6 +103,7 @@ public struct RequestField: Sendable, Hashable {
                 "properties": [
                     "role": ["type": "string", "enum": .array(ConversationTurn.Role.allCases.map { .string($0.rawValue) })],
                     "content": ["type": "string", "maxLength": .integer(maxCharacters), "pattern": .string(Pattern.someText)],
+                    "time": ["type": "string", "pattern": .string(TimeText.pattern), "description": "When it was said (ISO 8601); relative dates in it are read against it."],
                 ],
                 "required": ["role", "content"],
                 "additionalProperties": false,
@@ -160,6 +161,8 @@ public enum Pattern {
     /// An absolute path.
     public static let absolutePath = "^/"
     /// A positive duration: a number and s, m, h, d or w (days without a unit).
+    /// An ISO 8601 date or time (`TimeText`).
+    public static let time = TimeText.pattern
     public static let halfLife = "^([0-9]*[1-9][0-9]*(\\.[0-9]+)?|[0-9]+\\.[0-9]*[1-9][0-9]*)[smhdw]?$"
     /// One line (white space around it aside).
     public static let oneLine = "^\\s*[^\\n\\r\\u000b\\u000c\\u0085\\u2028\\u2029]*\\s*$"

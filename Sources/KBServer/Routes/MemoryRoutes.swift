@@ -35,6 +35,21 @@ extension RetrievalService {
                 return answer
             }
         }
+        routes.logged(.post, "consolidate") { request, _ in
+            try await answer(MemoryConsolidateRequest.self, request) { request in
+                let answer = try await kb.consolidateMemories(request, as: Access.caller)
+                RequestNote.set { note in
+                    if request.scope.hasPrefix("user:") { note.user = String(request.scope.dropFirst(5)) }
+                    note.results = answer.changes.count
+                }
+                return answer
+            }
+        }
+        routes.post("{id}/feedback") { request, context in
+            try await answer(MemoryFeedbackRequest.self, request, adding: ["id": .string(try context.pathParameter("id"))]) {
+                try await kb.memoryFeedback($0, as: Access.caller)
+            }
+        }
         routes.get("{id}") { _, context in
             try Self.json(try await kb.memory(try context.pathParameter("id"), history: true, as: Access.caller))
         }

@@ -43,6 +43,9 @@ struct Context: AsyncParsableCommand {
     @Option(name: .customLong("kind"), help: ArgumentHelp("Only knowledge sources of this kind (repeatable). \(ContextRequest.valuesAndDefault("kinds"))", valueName: "kind"))
     var kinds: [String] = []
 
+    @Option(name: .customLong("as-of"), help: ArgumentHelp("The user's memories as they held at this time (ISO 8601 date or time) instead of now.", valueName: "time"))
+    var asOf: String?
+
     @Argument(help: "The user's turn (bots), or words added to each section's query (reports).")
     var query: [String] = []
 
@@ -56,6 +59,7 @@ struct Context: AsyncParsableCommand {
             request.tags = tags.isEmpty ? nil : tags
             request.anyTags = anyTags.isEmpty ? nil : anyTags
             request.kinds = kinds.isEmpty ? nil : kinds
+            request.asOf = asOf
             let valid = try checked(request)
             KnowledgeBase.configure(.latency)
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false, embedderURL: endpoint.url)

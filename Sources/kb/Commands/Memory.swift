@@ -14,7 +14,8 @@ struct MemoryCommand: AsyncParsableCommand {
             in the index file and share its embedder, but `kb search` leaves them out unless given \
             --kind memory. Nothing is deleted except by `kb memory delete`.
             """,
-        subcommands: [Add.self, List.self, Show.self, Update.self, Delete.self, Erase.self, Search.self, Extract.self, Export.self, Import.self])
+        subcommands: [Add.self, List.self, Show.self, Update.self, Delete.self, Erase.self, Search.self, Extract.self, Feedback.self, Consolidate.self,
+                      Export.self, Import.self])
 
     /// `--max-size`, shared by the commands that write content: the memory limit for this run.
     struct SizeLimit: ParsableArguments {
@@ -40,8 +41,20 @@ struct MemoryCommand: AsyncParsableCommand {
         return words.joined(separator: " ")
     }
 
+    /// What a listing says of a memory's state beyond its content, now: superseded, closed,
+    /// expired, starting later, marked wrong.
+    static func state(_ memory: Memory, now: Date = Date()) -> String {
+        var marks: [String] = []
+        if let by = memory.supersededBy { marks.append("superseded by \(by.prefix(8))") }
+        if let end = memory.validTo, memory.supersededBy == nil { marks.append("closed \(MemoryArchive.format(end))") }
+        if let expiry = memory.expiresAt { marks.append((expiry <= now ? "expired " : "expires ") + MemoryArchive.format(expiry)) }
+        if memory.validFrom > now { marks.append("from \(MemoryArchive.format(memory.validFrom))") }
+        if memory.flaggedWrong { marks.append("marked wrong") }
+        return marks.isEmpty ? "" : "  [" + marks.joined(separator: "; ") + "]"
+    }
+
     static func printMemory(_ memory: Memory, long: Bool) {
-        let superseded = memory.supersededBy.map { "  [superseded by \($0.prefix(8))]" } ?? ""
+        let superseded = state(memory)
         if long {
             print("id:       \(memory.id)")
             print("scope:    \(memory.scope)")
@@ -50,7 +63,11 @@ struct MemoryCommand: AsyncParsableCommand {
             print("version:  \(memory.version)")
             print("created:  \(MemoryArchive.format(memory.createdAt))")
             print("updated:  \(MemoryArchive.format(memory.updatedAt))")
+            print("valid:    from \(MemoryArchive.format(memory.validFrom))" + (memory.validTo.map { " to \(MemoryArchive.format($0))" } ?? ""))
+            if let expiry = memory.expiresAt { print("expires:  \(MemoryArchive.format(expiry))") }
             if let by = memory.supersededBy { print("superseded by: \(by)") }
+            if memory.flaggedWrong { print("marked wrong: hidden from recall and context until `kb memory feedback \(memory.id.prefix(8)) confirmed`") }
+            if memory.useful > 0 { print("useful:   \(memory.useful)") }
             print("")
             print(memory.content)
             return
@@ -88,6 +105,15 @@ struct MemoryCommand: AsyncParsableCommand {
         @Option(name: .customLong("near-duplicate"), help: ArgumentHelp("Cosine similarity from which to report near-duplicates. \(RememberRequest.valuesAndDefault("nearDuplicate"))", valueName: "0…1"))
         var nearDuplicate: Double?
 
+        @Option(name: .customLong("valid-from"), help: ArgumentHelp("When it became true (ISO 8601 date or time; default: now).", valueName: "time"))
+        var validFrom: String?
+
+        @Option(name: .customLong("valid-to"), help: ArgumentHelp("When it stopped being true (ISO 8601).", valueName: "time"))
+        var validTo: String?
+
+        @Option(name: .customLong("expires"), help: ArgumentHelp("When it stops mattering (ISO 8601): left out of recall and context from then on.", valueName: "time"))
+        var expiresAt: String?
+
         @Argument(help: ArgumentHelp("What to remember ('-' reads stdin).", valueName: "content"))
         var content: [String]
 
@@ -103,6 +129,7 @@ struct MemoryCommand: AsyncParsableCommand {
                 request.scope = scope
                 request.supersede = supersede
                 request.nearDuplicate = nearDuplicate
+                (request.validFrom, request.validTo, request.expiresAt) = (validFrom, validTo, expiresAt)
                 let valid = try checked(request, size.limits)
                 KnowledgeBase.configure(.latency)
                 let kb = try KnowledgeBase.open(at: global.databasePath, limits: size.limits, embedderURL: embedder.endpoint)
@@ -221,12 +248,29 @@ struct MemoryCommand: AsyncParsableCommand {
         @Flag(name: .customLong("no-tags"), help: "Remove every tag.")
         var noTags = false
 
+        @Option(name: .customLong("valid-from"), help: ArgumentHelp("When it became true (ISO 8601 date or time).", valueName: "time"))
+        var validFrom: String?
+
+        @Option(name: .customLong("valid-to"), help: ArgumentHelp("When it stopped being true (ISO 8601).", valueName: "time"))
+        var validTo: String?
+
+        @Flag(name: .customLong("reopen"), help: "Remove the end of its valid time: it holds again.")
+        var reopen = false
+
+        @Option(name: .customLong("expires"), help: ArgumentHelp("When it stops mattering (ISO 8601).", valueName: "time"))
+        var expiresAt: String?
+
+        @Flag(name: .customLong("no-expiry"), help: "Remove its expiry.")
+        var noExpiry = false
+
         @Argument(help: "The memory's id or a unique prefix.")
         var id: String
 
         func validate() throws {
             if title != nil && noTitle { throw ValidationError("Give --title or --no-title, not both.") }
             if !tags.isEmpty && noTags { throw ValidationError("Give --tag or --no-tags, not both.") }
+            if validTo != nil && reopen { throw ValidationError("Give --valid-to or --reopen, not both.") }
+            if expiresAt != nil && noExpiry { throw ValidationError("Give --expires or --no-expiry, not both.") }
         }
 
         func run() async throws {
@@ -235,6 +279,9 @@ struct MemoryCommand: AsyncParsableCommand {
                 request.content = content.map { MemoryCommand.text([$0]) }
                 if noTitle { request.title = .some(nil) } else if let title { request.title = .some(title) }
                 if noTags { request.tags = [] } else if !tags.isEmpty { request.tags = tags }
+                request.validFrom = validFrom
+                if reopen { request.validTo = .some(nil) } else if let validTo { request.validTo = .some(validTo) }
+                if noExpiry { request.expiresAt = .some(nil) } else if let expiresAt { request.expiresAt = .some(expiresAt) }
                 let valid = try checked(request, size.limits)
                 KnowledgeBase.configure(.latency)
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false, limits: size.limits, embedderURL: endpoint.url)
@@ -343,6 +390,77 @@ struct MemoryCommand: AsyncParsableCommand {
         }
     }
 
+    struct Feedback: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Give feedback on a memory: wrong, outdated, useful or confirmed (logged, shown by `kb memory show ID --history`).",
+            discussion: """
+                wrong hides the memory from recall and context until it is reviewed: `confirmed` shows it again, an \
+                update corrects it, a delete removes it. outdated closes it now (a new version; `--as-of` still finds \
+                it for earlier times). useful ranks it a little higher (5 % a time, at most 20 %).
+                """)
+
+        @OptionGroup var global: GlobalOptions
+
+        @Option(help: ArgumentHelp("Why, in a sentence (logged with the feedback).", valueName: "text"))
+        var note: String?
+
+        @Argument(help: "The memory's id or a unique prefix.")
+        var id: String
+
+        @Argument(help: ArgumentHelp("wrong, outdated, useful or confirmed.", valueName: "feedback"))
+        var feedback: String
+
+        func run() async throws {
+            var request = MemoryFeedbackRequest(id: id, feedback: feedback)
+            request.note = note
+            try await answerFromIndex(request, global, text: { (result: MemoryFeedbackResult) in
+                let memory = result.memory
+                return switch result.feedback.feedback {
+                case "wrong": "Memory \(memory.id) is marked wrong: recall and context leave it out until it is confirmed, corrected or deleted."
+                case "outdated": "Memory \(memory.id) is closed as of \(MemoryArchive.format(memory.validTo ?? Date())) (version \(memory.version)); --as-of finds it for earlier times."
+                case "useful": "Memory \(memory.id) was called useful \(memory.useful) time\(memory.useful == 1 ? "" : "s")."
+                default: "Memory \(memory.id) is confirmed: recall and context show it again."
+                }
+            }) { try await $0.memoryFeedback($1) }
+        }
+    }
+
+    struct Consolidate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Keep a scope's memories clean: retire expired ones, close contradicted facts, merge near-duplicates (proposed; --apply makes them).",
+            discussion: """
+                Every change closes a memory as a new version (`kb memory show ID --history`); nothing is deleted, and \
+                `kb memory search --as-of TIME` still finds what held then.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+
+        @Option(help: ArgumentHelp("The scope: global, user:ID or bot:NAME.", valueName: "scope"))
+        var scope: String
+
+        @Flag(help: "Make the changes instead of only proposing them.")
+        var apply = false
+
+        @Option(name: .customLong("near-duplicate"), help: ArgumentHelp("Cosine similarity from which two memories are merged. \(MemoryConsolidateRequest.valuesAndDefault("nearDuplicate"))", valueName: "0.5…1"))
+        var nearDuplicate: Double?
+
+        func run() async throws {
+            var request = MemoryConsolidateRequest(scope: scope)
+            request.apply = apply ? true : nil
+            request.nearDuplicate = nearDuplicate
+            try await answerFromIndex(request, global, text: { (report: MemoryConsolidation) in
+                var lines = report.changes.map { change in
+                    "\(change.applied ? "done" : "proposed"): \(change.action.rawValue) \(change.memory.prefix(8))"
+                        + (change.into.map { " into \($0.prefix(8))" } ?? "")
+                        + " — \(Terminal.shorten(change.content, limit: 60)) — \(change.reason)"
+                }
+                lines.append("\(report.scope): \(report.examined) current memories, \(report.changes.count) change\(report.changes.count == 1 ? "" : "s")"
+                    + (report.applied || report.changes.isEmpty ? "." : " proposed; run again with --apply to make them."))
+                return lines.joined(separator: "\n")
+            }) { try await $0.consolidateMemories($1) }
+        }
+    }
+
     struct Erase: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Erase a scope: every memory with all its versions, and for user:ID the user's private sources; no trace stays in the index files.",
@@ -393,8 +511,11 @@ struct MemoryCommand: AsyncParsableCommand {
         @Option(name: .customLong("half-life"), help: ArgumentHelp("Prefer recent memories: 30d, 12h, 2w…", valueName: "duration"))
         var halfLife: String?
 
-        @Flag(name: .customLong("include-superseded"), help: "Also search memories superseded by newer ones.")
+        @Flag(name: .customLong("include-superseded"), help: "Also search memories superseded by newer ones, closed, expired or marked wrong.")
         var includeSuperseded = false
+
+        @Option(name: .customLong("as-of"), help: ArgumentHelp("Recall what held at this time (ISO 8601 date or time) instead of now.", valueName: "time"))
+        var asOf: String?
 
         @Argument(help: "What to recall.")
         var query: [String]
@@ -408,6 +529,7 @@ struct MemoryCommand: AsyncParsableCommand {
                 request.mode = mode
                 request.halfLife = halfLife
                 request.includeSuperseded = includeSuperseded ? true : nil
+                request.asOf = asOf
                 let valid = try checked(request)
                 KnowledgeBase.configure(.latency)
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false, embedderURL: endpoint.url)
