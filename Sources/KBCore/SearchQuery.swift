@@ -67,6 +67,10 @@ public struct SearchQuery: Sendable, Hashable {
     /// ones included; nil: those that hold now and are current. Memories marked wrong are left
     /// out either way. The default is nil.
     public var memoriesAsOf: Date?
+    /// Memories searched are those said (`told`: whose `validFrom` lies within it) or holding
+    /// at some time within this window, superseded ones included (those marked wrong left out);
+    /// it takes the place of `memoriesAsOf`. The default is nil.
+    public var memoriesDuring: TimeWindow?
     /// Absolute path prefixes; a snippet matches if its source path starts with any. The default is none.
     public var sourcePrefixes: [String] = []
     /// The ranking. The default is `.hybrid` (which is keyword ranking on an index without vectors).
@@ -149,5 +153,21 @@ public struct SearchResults: Sendable, Hashable, Codable {
         self.embedder = embedder
         self.hits = hits
         self.degraded = degraded
+    }
+}
+
+/// A stretch of time a search of memories asks about (`SearchQuery.memoriesDuring`).
+public struct TimeWindow: Sendable, Hashable, Codable {
+    /// The first instant; nil: from the start.
+    public var start: Date?
+    /// The instant after the last; nil: without end.
+    public var end: Date?
+    /// What was said then, rather than what held then.
+    public var told: Bool
+
+    public init(start: Date?, end: Date?, told: Bool) {
+        self.start = start
+        self.end = end
+        self.told = told
     }
 }

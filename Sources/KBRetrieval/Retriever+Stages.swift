@@ -294,7 +294,7 @@ extension Retriever {
         guard query.hasFilters else { return nil }
         var query = query
         if let user = query.user, !query.everyUser, !(try owns(user, generation: generation, in: snapshot)) { query.user = nil }
-        guard query.kinds.contains(.memory), !query.includeSuperseded, query.memoriesAsOf == nil else {
+        guard query.kinds.contains(.memory), !query.includeSuperseded, query.memoriesAsOf == nil, query.memoriesDuring == nil else {
             return try state.cached(\.filters, FilterKey(query), generation: generation) { try snapshot.filteredSnippetIDs(query) ?? [] }
         }
         // The memories that hold now: the same set until the next memory starts, stops or expires.

@@ -124,6 +124,7 @@ struct FilterKey: Hashable {
     var selectors: [SourceSelector]
     var includeSuperseded: Bool
     var memoriesAsOf: Date?
+    var memoriesDuring: TimeWindow?
     var sourcePrefixes: [String]
     var user: String?
     var everyUser: Bool
@@ -136,6 +137,7 @@ struct FilterKey: Hashable {
         selectors = query.selectors
         includeSuperseded = query.includeSuperseded
         memoriesAsOf = query.memoriesAsOf
+        memoriesDuring = query.memoriesDuring
         sourcePrefixes = query.sourcePrefixes
         user = query.user
         everyUser = query.everyUser

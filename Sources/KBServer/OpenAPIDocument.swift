@@ -356,6 +356,7 @@ enum OpenAPIDocument {
         "MemoryResults": object([
             "query": string, "mode": mode, "embedder": string,
             "hits": array(object(["rank": integer, "score": number, "memory": ref("Memory")])), "degraded": degraded,
+            "during": object(["start": string, "end": string, "told": boolean], required: ["told"]),
         ], required: ["query", "mode", "hits"]),
         "Token": object([
             "name": string, "prefix": string, "scopes": tags, "bots": tags,

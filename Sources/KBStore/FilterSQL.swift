@@ -45,7 +45,21 @@ public enum FilterSQL {
         }
         if query.kinds.contains(.memory) && (!query.scopes.isEmpty || !query.includeSuperseded) {
             var memories = "SELECT source_id FROM memories WHERE 1 = 1"
-            if !query.includeSuperseded {
+            if let window = query.memoriesDuring, !query.includeSuperseded {
+                memories += " AND flagged_wrong = 0"
+                let start = window.start.map { SQLValue.double($0.timeIntervalSince1970) }, end = window.end.map { SQLValue.double($0.timeIntervalSince1970) }
+                if window.told {
+                    // Said then: from the turn it was learned from (or the date it names), else
+                    // when it was stored — its validFrom.
+                    if let start { memories += " AND valid_from >= \(dialect.bind(start))" }
+                    if let end { memories += " AND valid_from < \(dialect.bind(end))" }
+                } else {
+                    if let end { memories += " AND valid_from < \(dialect.bind(end))" }
+                    if let start {
+                        memories += " AND (valid_to IS NULL OR valid_to > \(dialect.bind(start))) AND (expires_at IS NULL OR expires_at > \(dialect.bind(start)))"
+                    }
+                }
+            } else if !query.includeSuperseded {
                 if query.memoriesAsOf == nil { memories += " AND superseded_by IS NULL" }
                 // Bound once per use: SQLite's placeholders are positional.
                 let time = SQLValue.double((query.memoriesAsOf ?? now).timeIntervalSince1970)

@@ -186,4 +186,31 @@ import Testing
         // A second run finds nothing more to do.
         #expect(try await kb.consolidateMemories(apply).changes.isEmpty)
     }
+
+    /// Questions that name a time recall what was said, or held, then.
+    @Test func questionsThatNameATimeRecallWhatWasSaidOrHeldThen() async throws {
+        let kb = try await base()
+        let smoking = try await remember(kb, "Quit smoking.", tags: ["habit"], from: "2026-11-18T19:00:00Z")
+        let jazz = try await remember(kb, "Likes jazz, especially Coltrane.", tags: ["preference"], from: "2026-10-01")
+        let kyiv = try await remember(kb, "Lives in Kyiv.", tags: ["fact:home"], from: "2025-05-01")
+        let lviv = try await remember(kb, "Lives in Lviv.", tags: ["fact:home"], from: "2026-06-01")
+        func ask(_ text: String) async throws -> (ids: Set<String>, during: TimeWindow?) {
+            var query = MemoryQuery(text)
+            query.scopes = [try .user("ada")]
+            query.now = Self.time("2026-11-26T10:00:00Z")
+            let results = try await kb.recall(query)
+            return (Set(results.hits.map(\.memory.id)), results.during)
+        }
+        let lastWeek = try await ask("What did I tell you last week?")
+        #expect(lastWeek.ids == [smoking.id])
+        #expect(lastWeek.during == TimeWindow(start: Self.time("2026-11-16"), end: Self.time("2026-11-23"), told: true))
+        #expect(try await ask("Що я тобі казала минулого тижня?").ids == [smoking.id])
+        #expect(try await ask("Where did I live in March?").ids == [kyiv.id])
+        #expect(try await ask("Де я жила у березні?").ids == [kyiv.id])
+        #expect(try await ask("What have I told you since I moved?").ids == [smoking.id, jazz.id, lviv.id])
+        #expect(try await ask("What did I say yesterday?").ids.isEmpty)
+        // Without a time in its words, a question is about now.
+        let now = try await ask("Where do I live?")
+        #expect(now.ids.contains(lviv.id) && !now.ids.contains(kyiv.id) && now.during == nil)
+    }
 }

@@ -190,6 +190,7 @@ struct MemoryBook: Sendable {
 
     /// A recall whose query was checked (`RecallRequest.validated`, or `recall(_:)`).
     func recall(checked query: MemoryQuery) async throws -> MemoryResults {
+        let query = try await namingTime(query)
         let (results, memories) = try await retriever.search(recallSearch(query)) { snapshot, results in
             try snapshot.memories(sourcePaths: results.hits.map(\.sourcePath))
         }
@@ -206,6 +207,7 @@ struct MemoryBook: Sendable {
         search.tags = query.tags
         search.includeSuperseded = query.includeSuperseded
         search.memoriesAsOf = query.asOf
+        search.memoriesDuring = query.during
         search.mode = query.mode
         search.limit = query.recency == nil ? query.limit : max(query.limit * profile.widening, profile.candidates)
         search.candidates = max(profile.candidates, search.limit)
@@ -225,7 +227,39 @@ struct MemoryBook: Sendable {
         }
         hits = Array(hits.prefix(query.limit))
         for i in hits.indices { hits[i].rank = i + 1 }
-        return MemoryResults(query: query.text, mode: results.mode, embedder: results.embedder, hits: hits, degraded: results.degraded)
+        return MemoryResults(query: query.text, mode: results.mode, embedder: results.embedder, hits: hits, degraded: results.degraded,
+                             during: query.during)
+    }
+
+    /// The query with the window its words name — a date ("last week", "in March") or an event
+    /// the scope's memories know ("since I moved": when the current home began) — unless it has
+    /// `asOf` or a window already, or `timeFromWords` is off.
+    func namingTime(_ query: MemoryQuery) async throws -> MemoryQuery {
+        guard query.timeFromWords, query.asOf == nil, query.during == nil, !query.includeSuperseded else { return query }
+        var query = query
+        if let event = MemoryWindow.event(in: query.text) {
+            if let start = try await eventStart(event.words, fact: event.fact, scopes: query.scopes) {
+                query.during = TimeWindow(start: start, end: nil, told: event.told)
+            }
+        } else if let window = MemoryWindow.find(in: query.text, at: query.now) {
+            query.during = TimeWindow(start: window.start, end: window.end, told: window.told)
+        }
+        return query
+    }
+
+    /// When an event began: the current memory of the fact it changed, else the memory that
+    /// best matches its words.
+    func eventStart(_ words: String, fact: String?, scopes: [MemoryScope]) async throws -> Date? {
+        if let fact {
+            let current = try await store.snapshot { try $0.memories(scopes: scopes, tags: [Tag("fact:" + fact)], includeSuperseded: false) }
+            if let latest = current.max(by: { $0.validFrom < $1.validFrom }) { return latest.validFrom }
+        }
+        var lookup = MemoryQuery(words)
+        lookup.scopes = scopes
+        lookup.limit = 1
+        lookup.includeSuperseded = true
+        lookup.timeFromWords = false
+        return try await recall(checked: lookup).hits.first?.memory.validFrom
     }
 
     /// Deletes every memory of a scope — superseded ones, every version, their vectors, keyword

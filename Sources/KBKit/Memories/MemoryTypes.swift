@@ -98,6 +98,13 @@ public struct MemoryQuery: Sendable, Hashable {
     /// Recall what held at this time (superseded memories included) instead of now. The
     /// default is nil.
     public var asOf: Date?
+    /// Recall what was said, or held, within this window instead of now. The default is nil:
+    /// read from the query's words when `timeFromWords` ("what did I tell you last week?",
+    /// "where did I live in March?", "since I moved").
+    public var during: TimeWindow?
+    /// Whether a time the query's words name sets `during` (unless `asOf` or `during` is given).
+    /// The default is true.
+    public var timeFromWords = true
     /// The time ages are measured from and relative times in the query ("last week") are read
     /// against. The default is now.
     public var now = Date()
@@ -121,6 +128,8 @@ public struct MemoryResults: Sendable, Hashable, Codable {
     public var hits: [MemoryHit]
     /// Set when a hybrid recall fell back to keywords because the query could not be embedded.
     public var degraded: Degraded?
+    /// The window recalled, when the query asked about one (`MemoryQuery.during`).
+    public var during: TimeWindow?
 }
 
 /// A memory and, when asked for, its earlier versions.

@@ -540,6 +540,11 @@ struct MemoryCommand: AsyncParsableCommand {
                     return
                 }
                 Terminal.warn(results.degraded)
+                if let during = results.during {
+                    let from = during.start.map { " from \(MemoryArchive.format($0))" } ?? ""
+                    let to = during.end.map { " until \(MemoryArchive.format($0))" } ?? ""
+                    print("(The query names a time: memories \(during.told ? "said" : "that held")\(from)\(to).)")
+                }
                 if results.hits.isEmpty {
                     print("No memories match \"\(results.query)\"\(scopes.isEmpty ? "" : " in " + scopes.joined(separator: ", ")).")
                     return
