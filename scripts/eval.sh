@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Retrieval quality: runs `kb eval --mode all --fusion all` on the project's own sets
-# (evaluation/astrology, evaluation/conversations, evaluation/multilingual) and on the public sets
+# (evaluation/astrology, evaluation/conversations, evaluation/multilingual; evaluation/memory-time
+# through scripts/eval_memory_time.py) and on the public sets
 # in ../shared/datasets when present (SciFact train, Cranfield, CISI, and LoCoMo conversations 0-4,
 # turned into a BEIR layout of transcripts at run time by scripts/locomo_beir.py: nothing of it is
 # committed). KB_MODEL_DIR chooses the local model (e.g. a multilingual one). Extra `kb eval`
@@ -49,6 +50,8 @@ run multilingual-uk evaluation/multilingual uk --language ukrainian
 run multilingual-ar-english evaluation/multilingual ar
 run multilingual-ar evaluation/multilingual ar --language arabic
 run multilingual-cross evaluation/multilingual cross --language ukrainian
+say "Memories over time (evaluation/memory-time)"
+python3 scripts/eval_memory_time.py "$KB" "$OUT/memory-time"
 [ -d "$SHARED/scifact" ] && run scifact "$SHARED/scifact" train
 [ -d "$SHARED/cranfield" ] && run cranfield "$SHARED/cranfield" test
 [ -d "$SHARED/cisi" ] && run cisi "$SHARED/cisi" test
