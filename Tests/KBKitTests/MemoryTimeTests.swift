@@ -185,6 +185,16 @@ import Testing
         #expect(then.first == "Lives in Kyiv." && !then.contains("Lives in Lviv.") && !then.contains(older.content))
         // A second run finds nothing more to do.
         #expect(try await kb.consolidateMemories(apply).changes.isEmpty)
+
+        // Export keeps valid time and feedback state; importing it elsewhere gives the same bytes back.
+        _ = try await kb.memoryFeedback(MemoryFeedbackRequest(id: unrelated.id, feedback: "useful"))
+        let exported = try await kb.exportMemories()
+        #expect(exported.contains("\"valid_to\":") && exported.contains("\"expires_at\":\"2026-01-10T00:00:00.000Z\"") && exported.contains("\"useful\":1"))
+        let copy = try KnowledgeBase.open(at: try Workspace().dbPath)
+        let report = try await copy.importMemories(exported, embedder: .hashing)
+        #expect(report.added == 6 && report.failed.isEmpty)
+        #expect(try await copy.exportMemories() == exported)
+        #expect(try await copy.memories(scopes: [try .user("ada")]).map(\.id).sorted() == current.sorted())
     }
 
     /// Questions that name a time recall what was said, or held, then.
