@@ -294,13 +294,13 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         try session.value(Bool.self, "SELECT EXISTS (SELECT 1 FROM sources WHERE kind = 'conversation')") ?? false
     }
 
-    func turnSpeakers(of ids: [Int64]) throws -> [Int64: String] {
+    func tagValues(of ids: [Int64], prefix: String) throws -> [Int64: String] {
         guard !ids.isEmpty else { return [:] }
         var result: [Int64: String] = [:]
         for row in try session.rows("""
-            SELECT st.snippet_id, substr(t.name, 9) FROM snippet_tags st JOIN tags t ON t.id = st.tag_id
-            WHERE st.snippet_id = ANY ($1) AND left(t.name, 8) = 'speaker:'
-            """, .ints(ids)) {
+            SELECT st.snippet_id, substr(t.name, length($2) + 1) FROM snippet_tags st JOIN tags t ON t.id = st.tag_id
+            WHERE st.snippet_id = ANY ($1) AND starts_with(t.name, $2)
+            """, .ints(ids), .text(prefix)) {
             result[try row.get(0, Int64.self)] = try row.get(1, String.self)
         }
         return result

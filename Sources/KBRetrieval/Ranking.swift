@@ -170,6 +170,10 @@ public enum Ranking {
     /// one speaker is that speaker's).
     public static let namedSpeakerShare = 0.1
 
+    /// How much a turn said on the date a query names gains: this share of the list's best score
+    /// (the speaker's share, not tuned on its own).
+    public static let namedDateShare = 0.1
+
     /// The one speaker among `speakers` (tag values: lower case, `-` for spaces) that `query`
     /// names as a word, or nil when it names none or several.
     public static func namedSpeaker(in query: String, among speakers: Set<String>) -> String? {
@@ -185,9 +189,15 @@ public enum Ranking {
     /// Turns by `speaker` gain `share` of the list's best score. Best first; ties keep the order.
     public static func speakerBoost(_ ordered: [(id: Int64, score: Double)], speakers: [Int64: String], speaker: String,
                                     share: Double = namedSpeakerShare) -> [(id: Int64, score: Double)] {
+        boost(ordered, share: share) { speakers[$0] == speaker }
+    }
+
+    /// The entries `lifted` picks gain `share` of the list's best score. Best first; ties keep the order.
+    public static func boost(_ ordered: [(id: Int64, score: Double)], share: Double,
+                             where lifted: (Int64) -> Bool) -> [(id: Int64, score: Double)] {
         let lift = share * max(0, ordered.map(\.score).max() ?? 0)
         let boosted = ordered.enumerated().map { index, entry in
-            (id: entry.id, score: entry.score + (speakers[entry.id] == speaker ? lift : 0), order: index)
+            (id: entry.id, score: entry.score + (lifted(entry.id) ? lift : 0), order: index)
         }
         return boosted.sorted { $0.score != $1.score ? $0.score > $1.score : $0.order < $1.order }.map { ($0.id, $0.score) }
     }

@@ -190,7 +190,8 @@ extension Retriever {
     /// Stage 4b, turns: on an index that holds conversations, each turn among the candidates is
     /// lifted by the candidates around it, and the turns next to candidates join them when the
     /// query's filters let them through (`Ranking.neighbourSmoothing`); when the query names one
-    /// of the candidates' speakers, that speaker's turns gain a little (`Ranking.speakerBoost`).
+    /// of the candidates' speakers, that speaker's turns gain a little (`Ranking.speakerBoost`), and
+    /// when it names a date (`NamedDate`), so do the turns said on a date that agrees with it.
     func turns(_ ordered: [(id: Int64, score: Double)], query: SearchQuery, in snapshot: any IndexSnapshot) throws -> [(id: Int64, score: Double)] {
         guard !ordered.isEmpty else { return ordered }
         let generation = try snapshot.generation()
@@ -201,9 +202,17 @@ extension Retriever {
         let excluded = allowed == nil ? try hiddenSnippets(user: query.user, generation: generation, in: snapshot) : []
         let smoothed = Ranking.neighbourSmoothing(ordered, neighbours: neighbours) { id in allowed.map { $0.contains(id) } ?? !excluded.contains(id) }
         // A question that names one of the speakers is most often answered by that speaker.
-        let speakers = try snapshot.turnSpeakers(of: smoothed.map(\.id))
-        guard let named = Ranking.namedSpeaker(in: query.text, among: Set(speakers.values)) else { return smoothed }
-        return Ranking.speakerBoost(smoothed, speakers: speakers, speaker: named)
+        var ranked = smoothed
+        let speakers = try snapshot.tagValues(of: ranked.map(\.id), prefix: "speaker:")
+        if let named = Ranking.namedSpeaker(in: query.text, among: Set(speakers.values)) {
+            ranked = Ranking.speakerBoost(ranked, speakers: speakers, speaker: named)
+        }
+        // A question that names a date is most often answered by what was said then.
+        if let date = NamedDate.find(in: query.text) {
+            let dates = try snapshot.tagValues(of: ranked.map(\.id), prefix: "date:")
+            ranked = Ranking.boost(ranked, share: Ranking.namedDateShare) { dates[$0].map(date.matches) ?? false }
+        }
+        return ranked
     }
 
     /// What `explain` tells of each candidate: its place and score in each ranking, the fused

@@ -102,14 +102,15 @@ extension SQLiteStore.Snapshot {
         try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sources WHERE kind = 'conversation')") ?? false
     }
 
-    public func turnSpeakers(of ids: [Int64]) throws -> [Int64: String] {
+    public func tagValues(of ids: [Int64], prefix: String) throws -> [Int64: String] {
         var result: [Int64: String] = [:]
+        let length = prefix.unicodeScalars.count
         for chunk in stride(from: 0, to: ids.count, by: 500) {
             let list = SQLiteStore.inList(Array(ids[chunk..<min(chunk + 500, ids.count)]))
             for row in try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT st.snippet_id, substr(t.name, 9) FROM snippet_tags st JOIN tags t ON t.id = st.tag_id
-                WHERE st.snippet_id IN (\(list.sql)) AND substr(t.name, 1, 8) = 'speaker:'
-                """), arguments: list.arguments) {
+                SELECT st.snippet_id, substr(t.name, \(length + 1)) FROM snippet_tags st JOIN tags t ON t.id = st.tag_id
+                WHERE st.snippet_id IN (\(list.sql)) AND substr(t.name, 1, \(length)) = ?
+                """), arguments: list.arguments + [prefix]) {
                 result[row[0]] = row[1]
             }
         }

@@ -73,8 +73,9 @@ public protocol IndexSnapshot: StoredReads {
     /// For each of `ids` that is a turn of a conversation: the other turns of that conversation
     /// at most `within` places away, with their distance (1 for the turns next to it).
     func conversationNeighbours(of ids: [Int64], within: Int) throws -> [Int64: [(id: Int64, distance: Int)]]
-    /// The speaker of each of `ids` that is a turn with one (its `speaker:` tag's value).
-    func turnSpeakers(of ids: [Int64]) throws -> [Int64: String]
+    /// The value of each of `ids`' tag that starts with `prefix` (`speaker:`, `date:`), for the
+    /// snippets that carry one.
+    func tagValues(of ids: [Int64], prefix: String) throws -> [Int64: String]
 
     // Memories
     /// Memories, oldest first; `scopes` empty means all; every tag must be present.

@@ -78,6 +78,13 @@ import Testing
             let texts = try await kb.search(query).hits.map(\.snippet.text)
             #expect(texts.prefix(2).contains("Bo: A sunset over the lake, in oils."), "\(mode): \(texts)")
         }
+        // A question that names a date lifts the turns said then.
+        for (day, said) in [("8 May 2026", "Ada: What did you paint this week?"), ("May 9, 2026", "Ada: Lovely. My cat knocked the easel over.")] {
+            var query = SearchQuery("what did Ada say on \(day)")
+            query.mode = .keyword
+            query.kinds = [.conversation]
+            #expect(try await kb.search(query).hits.first?.snippet.text == said, "\(day)")
+        }
         // A filter keeps the turns it leaves out from joining.
         var bo = SearchQuery("what did you paint")
         bo.mode = .keyword

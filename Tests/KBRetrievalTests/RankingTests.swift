@@ -117,6 +117,31 @@ import Testing
         #expect(abs(boosted[0].score - 1.05) < 1e-12)
     }
 
+    @Test func aQuestionThatNamesADateLiftsTheTurnsSaidThen() {
+        do {
+            let date = NamedDate.find(in: "Who did Maria have dinner with on May 3, 2023?")
+            let said = date?.matches("2023-05-03")   // true
+            #expect(said == true)
+        }
+        #expect(NamedDate.find(in: "Who did Maria have dinner with on May 3, 2023?") == NamedDate(year: 2023, month: 5, day: 3))
+        #expect(NamedDate.find(in: "What movie did Joanna watch on 1 May, 2022?") == NamedDate(year: 2022, month: 5, day: 1))
+        #expect(NamedDate.find(in: "What did John attend in March 2023?") == NamedDate(year: 2023, month: 3))
+        #expect(NamedDate.find(in: "When did Melanie go camping in June?") == NamedDate(month: 6))
+        #expect(NamedDate.find(in: "What did Nate win on 9th October 2022?") == NamedDate(year: 2022, month: 10, day: 9))
+        #expect(NamedDate.find(in: "Where did Joanna travel in 2022?") == NamedDate(year: 2022))
+        #expect(NamedDate.find(in: "Що Марія робила у березні 2023?") == NamedDate(year: 2023, month: 3))
+        // "may" the verb, "march" the verb and a bare number are no dates.
+        #expect(NamedDate.find(in: "what may she march for with 2022 people") == nil)
+        #expect(NamedDate.find(in: "What year did John start surfing?") == nil)
+        #expect(NamedDate(month: 6).matches("2023-06-27") && !NamedDate(month: 6).matches("2023-07-01"))
+        #expect(!NamedDate(year: 2023, month: 3).matches("2022-03-10") && !NamedDate(day: 1).matches("not a date"))
+        // The same lift as a named speaker's: 0.1 of the best score.
+        let dates: [Int64: String] = [2: "2023-05-02", 3: "2023-05-03"]
+        let date = NamedDate(year: 2023, month: 5, day: 3)
+        let boosted = Ranking.boost([(2, 1.0), (3, 0.95), (4, 0.5)], share: Ranking.namedDateShare) { dates[$0].map(date.matches) ?? false }
+        #expect(boosted.map(\.id) == [3, 2, 4])
+    }
+
     @Test func maximalMarginalRelevancePrefersVarietyWhenLambdaIsLow() {
         let vectors: [Int64: [Float]] = [1: [1, 0], 2: [0.99, 0.141], 3: [0, 1]]
         let candidates: [(id: Int64, relevance: Double)] = [(1, 0.9), (2, 0.85), (3, 0.5)]
