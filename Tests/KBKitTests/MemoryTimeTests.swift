@@ -115,6 +115,13 @@ import Testing
         #expect(try await kb.memories(scopes: [try .user("ada")]).first { $0.id == wrong.id }?.flaggedWrong == true)
         _ = try await kb.memoryFeedback(MemoryFeedbackRequest(id: wrong.id, feedback: "confirmed"))
         #expect(try await recall(kb, "allergic cats").first == wrong.content)
+        // A correction ends the review too.
+        let typo = try await remember(kb, "Is allergic to bees and wasps.")
+        _ = try await kb.memoryFeedback(MemoryFeedbackRequest(id: typo.id, feedback: "wrong"))
+        var fix = MemoryChangeRequest(id: typo.id)
+        fix.content = "Is allergic to bee stings."
+        let fixed = try await kb.changeMemory(fix)
+        #expect(!fixed.flaggedWrong && fixed.version == 2)
 
         let closed = try await kb.memoryFeedback(MemoryFeedbackRequest(id: String(diet.id.prefix(8)), feedback: "outdated"))
         #expect(closed.memory.version == diet.version + 1 && closed.memory.validTo != nil && !closed.memory.isCurrent)

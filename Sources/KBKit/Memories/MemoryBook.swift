@@ -164,6 +164,8 @@ struct MemoryBook: Sendable {
         }
         guard next.content != current.content || next.title != current.title || next.tags != current.tags
             || next.validFrom != current.validFrom || next.validTo != current.validTo || next.expiresAt != current.expiresAt else { return current }
+        // A corrected memory has been reviewed: a "wrong" mark ends with the correction.
+        if next.content != current.content { next.flaggedWrong = false }
         let (embedder, record) = try await embedders.forWrites(nil)
         let vector = try await embedOne(next.content, with: embedder, record: record)
         next.version = current.version + 1
