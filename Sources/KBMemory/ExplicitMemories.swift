@@ -139,7 +139,7 @@ public enum ExplicitMemories {
         Rule("\\b(?:i\(have)\\s+(?:just\\s+)?got married to|\(am)\\s+(?:now\\s+)?married to)\\s+(.+)$", tags: ["family"], fact: "partner") { "Is married to \($0)." },
         Rule("\\b\(am)\\s+(?:staying\\s+|travell?ing\\s+|away\\s+|currently\\s+)?in\\s+(.+)$", tags: ["whereabouts"], fact: "whereabouts",
              needsTime: true) { "Is in \($0)." },
-        Rule("^(?:я\\s+)?(?:зараз\\s+)?(?:перебуваю\\s+)?(?:в|у)\\s+(?!мене\\b|нас\\b)(.+)$", tags: ["whereabouts"], fact: "whereabouts", needsTime: true) { "Перебуває в \($0)." },
+        Rule("^(?:я\\s+(?:зараз\\s+)?(?:перебуваю\\s+)?|зараз\\s+(?:я\\s+)?(?:перебуваю\\s+)?)(?:в|у)\\s+(?!мене\\b|нас\\b)(.+)$", tags: ["whereabouts"], fact: "whereabouts", needsTime: true) { "Перебуває в \($0)." },
         Rule("\\bmy\\s+((?:[\\p{L}'’-]+\\s+){0,3}?(?:is|are)\\s+(?:on\\s+|at\\s+)?(?:next|this|tomorrow|today|in|on|the day)\\b.*)$", tags: ["plan"],
              needsTime: true) { plan($0) },
         Rule("\\bi(?:'ve|’ve| have)(?:\\s+got)?\\s+(an?\\s+(?:[\\p{L}'’-]+\\s+){1,3}?(?:next|this|tomorrow|today|in|on|the day)\\b.*)$", tags: ["plan"],

@@ -121,5 +121,6 @@ import Testing
         #expect(found("I'm in a good mood.").isEmpty)
         #expect(found("My sister is nice").isEmpty)
         #expect(found("I have a cat on the sofa").isEmpty)
+        #expect(ExplicitMemories.find(in: [ConversationTurn(.user, "У неділю ми гуляли в парку.", time: Self.said)]).isEmpty)
     }
 }
