@@ -287,14 +287,6 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
             .map { (id: try $0.get(0, String.self), scope: try MemoryScope(try $0.get(1, String.self)), contentKey: try $0.get(2, String.self)) }
     }
 
-    public func setSupersededBy(_ newer: String?, closedAt: Date?, of id: String) throws {
-        try session.execute("""
-            UPDATE memories SET superseded_by = $1,
-                valid_to = CASE WHEN $2::double precision IS NULL THEN NULL ELSE GREATEST(valid_from, $2::double precision) END
-            WHERE id = $3
-            """, .text(newer), .double(closedAt?.timeIntervalSince1970), .text(id))
-    }
-
     public func saveMemoryState(_ m: Memory) throws {
         try session.execute("""
             UPDATE memories SET version = $1, updated_at = $2, superseded_by = $3, valid_from = $4, valid_to = $5, expires_at = $6,

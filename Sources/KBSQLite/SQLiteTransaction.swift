@@ -296,11 +296,6 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
             .map { (id: $0["id"], scope: try MemoryScope($0["scope"] as String), contentKey: $0["content_key"]) }
     }
 
-    public func setSupersededBy(_ newer: String?, closedAt: Date?, of id: String) throws {
-        try db.execute(sql: "UPDATE memories SET superseded_by = ?, valid_to = MAX(valid_from, ?) WHERE id = ?",
-                       arguments: [newer, closedAt?.timeIntervalSince1970, id])
-    }
-
     public func saveMemoryState(_ m: Memory) throws {
         try db.execute(sql: """
             UPDATE memories SET version = ?, updated_at = ?, superseded_by = ?, valid_from = ?, valid_to = ?, expires_at = ?,

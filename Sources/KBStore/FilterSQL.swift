@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import KBCore
 
 /// A value bound to a statement parameter by a ``SQLDialect``.
@@ -28,8 +28,7 @@ public protocol SQLDialect {
 /// source is searched only by a query made for its owner (`user`). Tags must all be present;
 /// source prefixes and bot selectors each need one to match.
 public enum FilterSQL {
-    /// `now` is the time a query without `memoriesAsOf` asks about.
-    public static func conditions(_ query: SearchQuery, now: Date = Date(), _ dialect: inout some SQLDialect) -> String {
+    public static func conditions(_ query: SearchQuery, _ dialect: inout some SQLDialect) -> String {
         var sql = ""
         if query.everyUser {
             // a listing of what a bot can see, for whichever user
@@ -62,7 +61,7 @@ public enum FilterSQL {
             } else if !query.includeSuperseded {
                 if query.memoriesAsOf == nil { memories += " AND superseded_by IS NULL" }
                 // Bound once per use: SQLite's placeholders are positional.
-                let time = SQLValue.double((query.memoriesAsOf ?? now).timeIntervalSince1970)
+                let time = SQLValue.double((query.memoriesAsOf ?? Date()).timeIntervalSince1970)
                 memories += " AND flagged_wrong = 0 AND valid_from <= \(dialect.bind(time)) AND (valid_to IS NULL OR valid_to > \(dialect.bind(time)))"
                     + " AND (expires_at IS NULL OR expires_at > \(dialect.bind(time)))"
             }

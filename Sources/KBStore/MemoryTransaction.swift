@@ -9,9 +9,6 @@ public import KBCore
 public protocol MemoryTransaction: StoreTransaction {
     /// Memories that `id` supersedes: id, scope and content key.
     func memoriesSuperseded(by id: String) throws -> [(id: String, scope: MemoryScope, contentKey: String)]
-    /// Marks `id` as replaced by `newer` (nil: by none) and closes its valid time at `closedAt`
-    /// (never before its `validFrom`; nil: open again).
-    func setSupersededBy(_ newer: String?, closedAt: Date?, of id: String) throws
     /// Writes what a memory's state holds beyond its content (version, update time, supersession,
     /// valid time, feedback state) to its row.
     func saveMemoryState(_ memory: Memory) throws
@@ -83,6 +80,15 @@ extension MemoryTransaction {
                 "The memory \(current.id) changed while it was being updated (now version \(current.version)). Show it and try again.")
         }
         return try storeMemory(write, history: try memoryHistory(current.id) + [current.currentVersion])
+    }
+
+    /// Marks `id` as replaced by `newer` (nil: by none) and closes its valid time at `closedAt`
+    /// (never before its `validFrom`; nil: holds again).
+    func setSupersededBy(_ newer: String?, closedAt: Date?, of id: String) throws {
+        guard var memory = try fetchMemory(id: id) else { return }
+        memory.supersededBy = newer
+        memory.validTo = closedAt.map { max($0, memory.validFrom) }
+        try saveMemoryState(memory)
     }
 
     /// Changes what a memory's state holds beyond its content — valid time, supersession,

@@ -105,14 +105,7 @@ struct MemoryCommand: AsyncParsableCommand {
         @Option(name: .customLong("near-duplicate"), help: ArgumentHelp("Cosine similarity from which to report near-duplicates. \(RememberRequest.valuesAndDefault("nearDuplicate"))", valueName: "0…1"))
         var nearDuplicate: Double?
 
-        @Option(name: .customLong("valid-from"), help: ArgumentHelp("When it became true (ISO 8601 date or time; default: now).", valueName: "time"))
-        var validFrom: String?
-
-        @Option(name: .customLong("valid-to"), help: ArgumentHelp("When it stopped being true (ISO 8601).", valueName: "time"))
-        var validTo: String?
-
-        @Option(name: .customLong("expires"), help: ArgumentHelp("When it stops mattering (ISO 8601): left out of recall and context from then on.", valueName: "time"))
-        var expiresAt: String?
+        @OptionGroup var time: ValidTimeOption
 
         @Argument(help: ArgumentHelp("What to remember ('-' reads stdin).", valueName: "content"))
         var content: [String]
@@ -129,7 +122,7 @@ struct MemoryCommand: AsyncParsableCommand {
                 request.scope = scope
                 request.supersede = supersede
                 request.nearDuplicate = nearDuplicate
-                (request.validFrom, request.validTo, request.expiresAt) = (validFrom, validTo, expiresAt)
+                (request.validFrom, request.validTo, request.expiresAt) = (time.validFrom, time.validTo, time.expiresAt)
                 let valid = try checked(request, size.limits)
                 KnowledgeBase.configure(.latency)
                 let kb = try KnowledgeBase.open(at: global.databasePath, limits: size.limits, embedderURL: embedder.endpoint)
@@ -248,17 +241,10 @@ struct MemoryCommand: AsyncParsableCommand {
         @Flag(name: .customLong("no-tags"), help: "Remove every tag.")
         var noTags = false
 
-        @Option(name: .customLong("valid-from"), help: ArgumentHelp("When it became true (ISO 8601 date or time).", valueName: "time"))
-        var validFrom: String?
-
-        @Option(name: .customLong("valid-to"), help: ArgumentHelp("When it stopped being true (ISO 8601).", valueName: "time"))
-        var validTo: String?
+        @OptionGroup var time: ValidTimeOption
 
         @Flag(name: .customLong("reopen"), help: "Remove the end of its valid time: it holds again.")
         var reopen = false
-
-        @Option(name: .customLong("expires"), help: ArgumentHelp("When it stops mattering (ISO 8601).", valueName: "time"))
-        var expiresAt: String?
 
         @Flag(name: .customLong("no-expiry"), help: "Remove its expiry.")
         var noExpiry = false
@@ -269,8 +255,8 @@ struct MemoryCommand: AsyncParsableCommand {
         func validate() throws {
             if title != nil && noTitle { throw ValidationError("Give --title or --no-title, not both.") }
             if !tags.isEmpty && noTags { throw ValidationError("Give --tag or --no-tags, not both.") }
-            if validTo != nil && reopen { throw ValidationError("Give --valid-to or --reopen, not both.") }
-            if expiresAt != nil && noExpiry { throw ValidationError("Give --expires or --no-expiry, not both.") }
+            if time.validTo != nil && reopen { throw ValidationError("Give --valid-to or --reopen, not both.") }
+            if time.expiresAt != nil && noExpiry { throw ValidationError("Give --expires or --no-expiry, not both.") }
         }
 
         func run() async throws {
@@ -279,9 +265,9 @@ struct MemoryCommand: AsyncParsableCommand {
                 request.content = content.map { MemoryCommand.text([$0]) }
                 if noTitle { request.title = .some(nil) } else if let title { request.title = .some(title) }
                 if noTags { request.tags = [] } else if !tags.isEmpty { request.tags = tags }
-                request.validFrom = validFrom
-                if reopen { request.validTo = .some(nil) } else if let validTo { request.validTo = .some(validTo) }
-                if noExpiry { request.expiresAt = .some(nil) } else if let expiresAt { request.expiresAt = .some(expiresAt) }
+                request.validFrom = time.validFrom
+                if reopen { request.validTo = .some(nil) } else if let validTo = time.validTo { request.validTo = .some(validTo) }
+                if noExpiry { request.expiresAt = .some(nil) } else if let expiresAt = time.expiresAt { request.expiresAt = .some(expiresAt) }
                 let valid = try checked(request, size.limits)
                 KnowledgeBase.configure(.latency)
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false, limits: size.limits, embedderURL: endpoint.url)
