@@ -71,13 +71,22 @@ struct DocumentWriter: Sendable {
     /// Vectors for each document's snippets (nil entries for a keyword-only index): the stored
     /// vectors of text a source already had are reused, the rest embedded `callSize` texts at a
     /// time through the embedding cache, `progress` told how many of how many are done.
+    /// `donors` names, for a document's path, a stored source whose vectors it may reuse too (the
+    /// same file under its old name, after a move).
     func vectors(for documents: [SourceDocument], embedder: (any Embedder)?, record: EmbedderRecord, callSize: Int = .max,
+                 donors: [String: String] = [:],
                  progress: @Sendable (_ done: Int, _ of: Int) -> Void = { _, _ in }) async -> [Result<[[Float]]?, any Error>] {
         guard embedder != nil else { return documents.map { _ in .success(nil) } }
         let reusable: [[String: [Float]]]
         do {
             let paths = documents.map(\.source.path)
-            reusable = try await store.snapshot { snapshot in try paths.map { try snapshot.vectorsByText(path: $0, embedder: record.name) } }
+            reusable = try await store.snapshot { snapshot in
+                try paths.map { path in
+                    let own = try snapshot.vectorsByText(path: path, embedder: record.name)
+                    guard let donor = donors[path] else { return own }
+                    return own.merging(try snapshot.vectorsByText(path: donor, embedder: record.name)) { mine, _ in mine }
+                }
+            }
         } catch {
             return documents.map { _ in .failure(error) }
         }
@@ -129,7 +138,7 @@ struct DocumentWriter: Sendable {
     /// source as it was.
     func write(
         _ documents: [(name: String, document: SourceDocument, isNew: Bool)], embedder: (any Embedder)?, record: EmbedderRecord,
-        into report: inout IngestReport, counted: inout WriteProgress, progress: @Sendable (IngestProgress) -> Void
+        donors: [String: String] = [:], into report: inout IngestReport, counted: inout WriteProgress, progress: @Sendable (IngestProgress) -> Void
     ) async {
         var start = 0
         while start < documents.count {
@@ -141,7 +150,7 @@ struct DocumentWriter: Sendable {
             }
             let group = Array(documents[start..<end])
             progress(IngestProgress(phase: .embedding, done: counted.done, total: counted.total, current: group.first!.name))
-            let vectors = await self.vectors(for: group.map(\.document), embedder: embedder, record: record)
+            let vectors = await self.vectors(for: group.map(\.document), embedder: embedder, record: record, donors: donors)
             var embedded: [(item: (name: String, document: SourceDocument, isNew: Bool), vectors: [[Float]]?)] = []
             for (item, result) in zip(group, vectors) {
                 switch result {

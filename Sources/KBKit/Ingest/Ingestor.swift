@@ -77,6 +77,9 @@ struct Ingestor: Sendable {
         }
         var counted = DocumentWriter.WriteProgress()
         var waiting: [(name: String, document: SourceDocument, isNew: Bool)] = []
+        // A new file with the content of a stored one (moved or renamed, or copied) reuses its vectors.
+        let byHash = Dictionary(known.map { ($0.value, $0.key) }, uniquingKeysWith: min)
+        var donors: [String: String] = [:]
         var reading = read(0)
         var index = 0
         while let current = reading {
@@ -88,13 +91,15 @@ struct Ingestor: Sendable {
                 case .failed(let message): report.failed.append(.init(path: file.displayName, message: message))
                 case .loaded(let document):
                     waiting.append((file.displayName, document, known[file.path] == nil))
+                    if known[file.path] == nil, let donor = byHash[document.source.contentHash] { donors[file.path] = donor }
                     counted.total += document.snippets.count
                 }
             }
             index += 1
             // Embed whole groups now; a last, smaller group waits for the next batch's files.
             let ready = reading == nil ? waiting.count : DocumentWriter.wholeGroups(waiting)
-            await writer.write(Array(waiting[..<ready]), embedder: embedder, record: record, into: &report, counted: &counted, progress: progress)
+            await writer.write(Array(waiting[..<ready]), embedder: embedder, record: record, donors: donors, into: &report, counted: &counted,
+                               progress: progress)
             waiting.removeFirst(ready)
         }
         report.ocrPages = pages.withLock { $0.done }
