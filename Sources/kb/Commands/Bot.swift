@@ -26,7 +26,7 @@ struct BotCommand: AsyncParsableCommand {
 
     /// A selector as typed, with a path made absolute against the current folder.
     static func absolute(_ selector: String) -> String {
-        selector.hasPrefix("tag:") || selector.hasPrefix("kind:") ? selector : KnowledgeBase.absolutePath(selector)
+        ["tag:", "kind:", "upload:"].contains(where: selector.hasPrefix) ? selector : KnowledgeBase.absolutePath(selector)
     }
 
     /// Applies a change request to a bot and shows the result.
@@ -53,7 +53,7 @@ struct BotCommand: AsyncParsableCommand {
             try await reportingErrors(json: global.json) {
                 var request = BotRequest(name: name)
                 request.systemPrompt = systemPrompt
-                request.sources = sources.isEmpty ? nil : sources.map(BotCommand.absolute).map(BotCommand.absolute)
+                request.sources = sources.isEmpty ? nil : sources.map(BotCommand.absolute)
                 request.memoryScopes = scopes.isEmpty ? nil : scopes
                 let valid = try checked(request)
                 let kb = try KnowledgeBase.open(at: global.databasePath)
