@@ -222,7 +222,7 @@ wrk_context() {
 # The Python tools the browser and client tests use (Playwright, axe-core, OpenAI's client), pinned, in
 # .build/test-venv (made again when the pins change). Sets TEST_PYTHON.
 ensure_test_venv() {
-    local pins=(playwright==1.65.2 openai==3.57.0 axe-playwright-python==0.1.8)
+    local pins=(playwright==1.65.2 openai==3.57.0 axe-playwright-python==0.1.8 mcp==2.3.0)
     local venv="$KB_ROOT/.build/test-venv"
     if [ "$(cat "$venv/pins" 2>/dev/null)" != "${pins[*]}" ]; then
         say "Installing ${pins[*]} into $venv"

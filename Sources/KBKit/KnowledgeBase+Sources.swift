@@ -69,6 +69,45 @@ extension KnowledgeBase {
         try await sourceDesk.snippets(id, as: caller)
     }
 
+    /// Compares an app's list of a collection with what kb holds: which items to upload (new,
+    /// changed or retitled), which are unchanged, which kb holds that the list no longer names
+    /// (removed with `prune`), and which ids belong to sources outside the collection. A scoped
+    /// token needs the right `sources` (and must not be read-only to prune).
+    public func syncSources(_ request: SourceSyncRequest, as caller: Caller = .admin) async throws -> SourcesSynced {
+        try await syncSources(try request.checked(limits), as: caller)
+    }
+
+    /// As `syncSources(_:as:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func syncSources(_ checked: Checked<SourceSyncRequest>, as caller: Caller = .admin) async throws -> SourcesSynced {
+        try await sourceDesk.syncSources(try inForce(checked), as: caller)
+    }
+
+    /// A part of a source's text — pages, printed labels, a heading or a character range — with
+    /// its citation fields, at most `maxCharacters` at a time (`next` continues). The caller reads
+    /// what they may search: a scoped token through one of its bots, private sources only of a
+    /// user its scopes cover; another user's private source is not found.
+    public func readSource(_ request: SourceReadRequest, as caller: Caller = .admin) async throws -> SourceText {
+        try await readSource(try request.checked(limits), as: caller)
+    }
+
+    /// As `readSource(_:as:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func readSource(_ checked: Checked<SourceReadRequest>, as caller: Caller = .admin) async throws -> SourceText {
+        try await sourceDesk.readSource(try inForce(checked), as: caller)
+    }
+
+    /// Matches of a regular expression (or, with `literal`, a text) in the sources the caller may
+    /// read, each with its source, pages, headings and line; bounded by `limit` and
+    /// `Limits.grepSeconds` (`truncated` says which ended it). Patterns that could run for long
+    /// (back-references, large counted repetitions) are refused.
+    public func grepSources(_ request: SourceGrepRequest, as caller: Caller = .admin) async throws -> SourceMatches {
+        try await grepSources(try request.checked(limits), as: caller)
+    }
+
+    /// As `grepSources(_:as:)`, for a request checked before (`KBRequest.checked(_:)`).
+    public func grepSources(_ checked: Checked<SourceGrepRequest>, as caller: Caller = .admin) async throws -> SourceMatches {
+        try await sourceDesk.grepSources(try inForce(checked), as: caller)
+    }
+
     /// Removes a source added over the API, with its snippets, vectors, original and jobs (a job
     /// still reading it is cancelled). A file's source is not removed this way: it belongs to the
     /// file (a `conflict`). A scoped token needs the right `sources`.

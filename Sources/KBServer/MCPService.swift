@@ -87,6 +87,12 @@ public struct MCPService: Sendable {
         tool("remove_source", "Remove a knowledge source added over the API (with its snippets and original).", SourceRemoveRequest.self) {
             try await $0.kb.removeSource($1, as: $2)
         },
+        tool("read_source", "Read a source's text by pages (or printed labels), a heading path or a character range, with the citation fields of search hits; long parts come in pieces (next continues).",
+             SourceReadRequest.self) { try await $0.kb.readSource($1, as: $2) },
+        tool("grep_sources", "Find a regular expression (POSIX extended) or, with literal, a text in the sources you may read: each match with its source, pages, headings and line.",
+             SourceGrepRequest.self) { try await $0.kb.grepSources($1, as: $2) },
+        tool("sync_sources", "Compare an app's list of a collection ({id, sha256, title}) with what kb holds: what to upload, what is unchanged, what is gone (removed with prune).",
+             SourceSyncRequest.self) { try await $0.kb.syncSources($1, as: $2) },
     ]
 
     /// The tools, with the knowledge base's limits in their schemas.

@@ -120,7 +120,8 @@ final class ServiceMetrics: Sendable {
 
     /// The text a scrape gets, with the gauges read now.
     /// `caller` must be allowed to read them (KBKit says who may).
-    func exposition(kb: KnowledgeBase, as caller: Caller) async throws -> String {
+    /// `watch`: the folder watcher's counts, when folders are watched.
+    func exposition(kb: KnowledgeBase, as caller: Caller, watch: WatchCounts? = nil) async throws -> String {
         let (status, jobs) = try await kb.observedState(as: caller)
         let available = kb.queryEmbedderStatus.available
         registry.makeGauge(descriptor: Self.name("query_embedder", "available", "1 while queries can be embedded, 0 while answers come from keywords."))
@@ -141,6 +142,18 @@ final class ServiceMetrics: Sendable {
         for state in ["receiving", "queued", "running"] {
             registry.makeGauge(descriptor: Self.name("jobs", "count", "Unfinished jobs by state."), labels: [("state", state)])
                 .set(to: Double(jobs[state] ?? 0))
+        }
+        if let watch {
+            for (name, value, help) in [("watch_events", watch.events, "File system events under watched folders."),
+                                        ("watch_rounds", watch.rounds, "Rounds of changes brought into the index."),
+                                        ("watch_files_read", watch.filesRead, "Files read again because they appeared or changed."),
+                                        ("watch_sources_removed", watch.sourcesRemoved, "Sources removed because their files are gone."),
+                                        ("watch_failures", watch.failures, "Files a watch round failed to read."),
+                                        ("watch_rescans", watch.rescans, "Periodic full scans of the watched folders."),
+                                        ("watch_overflows", watch.overflows, "Full scans after the kernel's event queue overflowed.")] {
+                registry.makeGauge(descriptor: Self.name(name, "total", help)).set(to: Double(value))
+            }
+            registry.makeGauge(descriptor: Self.name("watch_folders", "count", "Folders the kernel watches.")).set(to: Double(watch.folders))
         }
         return registry.emitToString()
     }

@@ -128,7 +128,8 @@ enum OpenAPIDocument {
     static func requests(_ limits: Limits) -> [String: JSONValue] {
         let types: [any KBRequest.Type] = [
             SearchRequest.self, RecallRequest.self, RememberRequest.self, ContextRequest.self, BotRequest.self, SourceRequest.self,
-            MemoryExtractRequest.self, TokenRequest.self, ChatOptions.self, MemoryConsolidateRequest.self,
+            MemoryExtractRequest.self, TokenRequest.self, ChatOptions.self, MemoryConsolidateRequest.self, SourceSyncRequest.self,
+            SourceGrepRequest.self,
         ]
         var schemas = Dictionary(uniqueKeysWithValues: types.map { ($0.schemaName, $0.schema(limits)) })
         // The path names the memory or bot these change, so their bodies leave it out.
@@ -264,6 +265,19 @@ enum OpenAPIDocument {
             "post": operation("rereadSource", "Read an uploaded source again from its kept original, in the background: 202 with the running job (Location: /v1/jobs/{id}); the source keeps its version until the job stores the new one (409 for a file ingested by kb ingest).",
                               body: "NoFields", ok: ("202", ref("SourceAdded")), errors: [400, 404, 409], parameters: [sourceID]),
         ],
+        "/v1/sources/sync": [
+            "post": operation("syncSources", "Compare an app's list of a collection ({id, sha256, title}) with what kb holds: what to upload (new, changed, retitled), what is unchanged, what kb holds that the list no longer names (removed with prune), and ids that belong to sources outside the collection.",
+                              body: SourceSyncRequest.schemaName, ok: ("200", ref("SourcesSynced")), errors: [400, 413]),
+        ],
+        "/v1/sources/grep": [
+            "post": operation("grepSources", "Find a regular expression (POSIX extended) or a text in the sources the caller may read: each match with its source, pages, headings and line; bounded in count and time (truncated says which ended it).",
+                              body: SourceGrepRequest.schemaName, ok: ("200", ref("SourceMatches")), errors: [400, 404, 413]),
+        ],
+        "/v1/sources/{id}/text": [
+            "get": operation("readSource", "A part of a source's text — pages, printed labels, a heading, or a character range — with its citation fields, at most maxCharacters at a time (next continues).",
+                             ok: ("200", ref("SourceText")), errors: [400, 404],
+                             parameters: [sourceID] + queryParameters(SourceReadRequest.self, limits, excluding: ["source"])),
+        ],
         "/v1/sources/{id}/snippets": [
             "get": operation("getSourceSnippets", "A source's snippets in order, with pages and printed labels, headings, tags, weight and OCR mark (none yet while its job runs).",
                              ok: ("200", ref("SourceSnippets")), errors: [400, 404], parameters: [sourceID]),
@@ -274,6 +288,7 @@ enum OpenAPIDocument {
 
     static let sourceID = pathParameter("id", "The source's id, as listed.", pattern: Pattern.listedSourceID)
 
+    static let syncEntries = array(object(["id": string, "reason": string], required: ["id", "reason"]))
     static let pageRange = object(["start": integer, "end": integer, "startLabel": string, "endLabel": string])
     /// Present when an answer came from keywords alone because the query could not be embedded.
     static let degraded = object(["reason": string], required: ["reason"])
@@ -448,6 +463,20 @@ enum OpenAPIDocument {
         "SourceList": object(["sources": array(ref("SourceInfo")), "total": integer, "offset": integer, "limit": integer],
                              required: ["sources", "total", "offset", "limit"]),
         "SourcesErased": object(["user": string, "sources": integer, "jobs": integer], required: ["user", "sources", "jobs"]),
+        "SourcesSynced": object([
+            "collection": string, "upload": syncEntries, "unchanged": tags, "gone": tags, "pruned": boolean, "conflicts": syncEntries,
+        ], required: ["collection", "upload", "unchanged", "gone", "pruned", "conflicts"]),
+        "SourceText": object([
+            "sourceID": string, "sourcePath": string, "sourceTitle": string, "kind": kind, "pages": pageRange, "pageLabel": string,
+            "headingPath": tags, "start": integer, "end": integer, "text": string, "next": integer, "partEnd": integer,
+        ], required: ["sourceID", "sourcePath", "sourceTitle", "kind", "headingPath", "start", "end", "text", "partEnd"]),
+        "SourceMatches": object([
+            "pattern": string, "sourcesSearched": integer, "truncated": ["type": "string", "enum": ["limit", "time"]],
+            "matches": array(object([
+                "sourceID": string, "sourcePath": string, "sourceTitle": string, "kind": kind, "snippetID": integer, "pages": pageRange,
+                "pageLabel": string, "headingPath": tags, "offset": integer, "match": string, "line": string, "inHeading": boolean,
+            ], required: ["sourceID", "sourcePath", "sourceTitle", "kind", "snippetID", "headingPath", "offset", "match", "line"])),
+        ], required: ["pattern", "matches", "sourcesSearched"]),
         "Status": object([
             "path": string, "schemaVersion": integer, "sources": integer, "sourcesByKind": ["type": "object"], "snippets": integer,
             "tags": integer, "embedder": ["type": "object"], "vectors": ["type": "object"], "sizeOnDisk": integer,

@@ -5,6 +5,7 @@ import KBContext
 import KBCore
 public import KBKit
 import KBMemory
+import KBStore
 public import Logging
 import NIOCore
 
@@ -21,6 +22,8 @@ public struct RetrievalService: Sendable {
     /// The request log (`kb usage`), unless the configuration turns it off.
     public let log: RequestLog?
     let metrics = ServiceMetrics()
+    /// The folder watcher, once `startWatching` started it (its counts go to `/metrics`).
+    let watcher = LockedValue<FolderWatcher?>(nil)
 
     public init(kb: KnowledgeBase, configuration: ServiceConfiguration, embeddings: LocalEmbeddings = .shared) {
         self.kb = kb
@@ -63,16 +66,39 @@ public struct RetrievalService: Sendable {
         }
         let jobs = kb.startJobRunner()
         let logging = log.map { log in Task { await log.run() } }
+        let watching = try await startWatching { report in
+            FileHandle.standardError.write(Data(("kb serve: watch: " + report.summary + "\n").utf8))
+        }
         do {
             try await application(logger: logger).runService()
         } catch {
+            await watching?.stop()
             await jobs.stop()
             logging?.cancel()
             throw error
         }
+        await watching?.stop()
         await jobs.stop()
         logging?.cancel()
         _ = await logging?.value
+    }
+
+    /// Starts keeping the configuration's watched folders in the index (nil without any): every
+    /// round goes to `report`, the request log (route `WATCH`) and `/metrics`.
+    public func startWatching(report: @escaping @Sendable (WatchReport) -> Void = { _ in }) async throws -> FolderWatcher? {
+        guard let settings = configuration.watch, !settings.folders.isEmpty else { return nil }
+        let (embedder, record) = try await kb.embedder(nil)
+        let log = self.log
+        let started = try kb.watch(settings, embedder: embedder, record: record) { round in
+            report(round)
+            var entry = RequestLogEntry(at: round.at, route: "WATCH \(round.cause.rawValue)", status: round.failed.isEmpty ? 200 : 500,
+                                        requestID: "watch-" + UUID().uuidString.lowercased().prefix(8), latencyMilliseconds: round.seconds * 1000)
+            entry.caller = "watch"
+            entry.results = round.read + round.removed
+            log?.record(entry)
+        }
+        watcher.withLock { $0 = started }
+        return started
     }
 
     /// The router: the middleware (metrics and the request log, the browser rules, request ids

@@ -40,6 +40,9 @@ public struct ServiceConfiguration: Sendable {
     /// network. A request for any other name is refused (421), which stops DNS rebinding. The
     /// default is none.
     public var allowedHosts: [String] = []
+    /// Folders kept in the index as their files change (`--watch`): new and edited files are
+    /// read, deleted ones' sources removed (`FolderWatcher`). The default is none.
+    public var watch: WatchSettings?
 
     public init() {}
 

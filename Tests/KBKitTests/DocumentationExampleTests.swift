@@ -265,6 +265,40 @@ import Testing
         }
     }
 
+    @Test func sourcesForAppsAndAgents() async throws {
+        let ws = try Workspace()
+        let kb = try await knowledgeBase(ws)
+        let notes = ws.notes.path
+        let (embedder, record) = try await kb.embedder(nil)
+        do {
+            var sync = SourceSyncRequest(collection: "handbook", items: [
+                SourceSyncItem(id: "onboarding", sha256: String(repeating: "0", count: 64), title: "Onboarding"),
+            ])
+            sync.prune = true
+            let answer = try await kb.syncSources(sync)
+            #expect(answer.upload.map(\.id) == ["onboarding"])
+        }
+        let missing = await #expect(throws: KBError.self) {
+            var read = SourceReadRequest(source: "file:0123456789abcdef")
+            read.pages = "212-213"
+            let part = try await kb.readSource(read)
+            _ = part
+        }
+        #expect(missing?.code == .notFound)
+        do {
+            var grep = SourceGrepRequest(pattern: "rent is due")
+            grep.literal = true
+            let found = try await kb.grepSources(grep)
+            #expect(found.matches.isEmpty)
+        }
+        do {
+            let watcher = try kb.watch(WatchSettings(folders: [notes]), embedder: embedder, record: record) { report in
+                print(report.cause, report.read)
+            }
+            await watcher.stop()
+        }
+    }
+
     @Test func everyExampleInTheDocumentationIsATest() throws {
         let examples = try Self.documentedExamples()
         #expect(examples.count >= 15)

@@ -60,6 +60,9 @@ import Testing
             Call(method: .get, template: "/v1/sources/{id}", uri: "/v1/sources/kept", body: nil),
             Call(method: .get, template: "/v1/sources/{id}/snippets", uri: "/v1/sources/kept/snippets", body: nil),
             Call(method: .post, template: "/v1/sources/{id}/reread", uri: "/v1/sources/kept/reread", body: "{}"),
+            Call(method: .get, template: "/v1/sources/{id}/text", uri: "/v1/sources/kept/text", body: nil),
+            Call(method: .post, template: "/v1/sources/grep", uri: "/v1/sources/grep", body: #"{"pattern": "unchanged"}"#),
+            Call(method: .post, template: "/v1/sources/sync", uri: "/v1/sources/sync", body: #"{"collection": "app", "items": [], "prune": true}"#),
             Call(method: .delete, template: "/v1/sources/{id}", uri: "/v1/sources/kept", body: nil),
             Call(method: .get, template: "/v1/jobs/{id}", uri: "/v1/jobs/\(added.job.id)", body: nil),
             Call(method: .get, template: "/v1/tokens", uri: "/v1/tokens", body: nil),
@@ -106,7 +109,7 @@ import Testing
         // The three types a page may send without asking first, and none at all (a typeless Blob).
         let types: [String?] = ["text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", nil]
         let taking = calls.filter { $0.body != nil && $0.template != "/v1/sources" }   // an upload's type is the file's
-        #expect(taking.count == 14)
+        #expect(taking.count == 16)
         try await fixture.service(token: token).application().test(.router) { client in
             for call in taking {
                 for type in types {

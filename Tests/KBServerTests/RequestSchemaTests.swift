@@ -40,15 +40,22 @@ import Testing
         botChange.systemPrompt = "p"; botChange.sources = ["tag:x"]; botChange.addSources = ["tag:y"]; botChange.removeSources = ["tag:z"]
         botChange.memoryScopes = ["global"]
         var source = SourceRequest(text: "t")
-        source.title = "t"; source.tags = ["a"]; source.bots = ["b"]; source.user = "ada"; source.id = "s1"
+        source.title = "t"; source.tags = ["a"]; source.bots = ["b"]; source.user = "ada"; source.id = "s1"; source.collection = "app"
         var upload = UploadRequest(contentType: "text/plain")
-        upload.title = "t"; upload.tag = ["a"]; upload.bot = ["b"]; upload.user = "ada"; upload.id = "s1"
+        upload.title = "t"; upload.tag = ["a"]; upload.bot = ["b"]; upload.user = "ada"; upload.id = "s1"; upload.collection = "app"
         var sources = SourceListRequest()
         sources.user = "ada"; sources.bot = "b"; sources.kind = "pdf"; sources.tag = "a"; sources.limit = 10; sources.offset = 0
         var feedback = MemoryFeedbackRequest(id: "abcd", feedback: "wrong")
         feedback.note = "It was Lviv, not Kyiv."
         var consolidate = MemoryConsolidateRequest(scope: "user:ada")
         consolidate.apply = true; consolidate.nearDuplicate = 0.9
+        var sync = SourceSyncRequest(collection: "app", items: [SourceSyncItem(id: "s1", sha256: String(repeating: "a", count: 64), title: "t")])
+        sync.prune = true; sync.user = "ada"
+        var read = SourceReadRequest(source: "s1")
+        read.pages = "1"; read.labels = "i"; read.heading = ["h"]; read.start = 0; read.end = 9; read.maxCharacters = 100; read.bot = "b"; read.user = "ada"
+        var grep = SourceGrepRequest(pattern: "rent")
+        grep.literal = true; grep.ignoreCase = true; grep.sources = ["s1"]; grep.tags = ["a"]; grep.kinds = ["note"]; grep.limit = 5
+        grep.bot = "b"; grep.user = "ada"
         var chat = ChatOptions()
         chat.user = "ada"; chat.report = "natal"; chat.budget = 900; chat.tags = ["a"]; chat.anyTags = ["b"]; chat.kinds = ["note"]; chat.learn = "apply"
         return [
@@ -71,6 +78,9 @@ import Testing
             (ChatOptions.self, chat, [:]),
             (MemoryFeedbackRequest.self, feedback, ["id": "abcd", "feedback": "useful"]),
             (MemoryConsolidateRequest.self, consolidate, ["scope": "user:ada"]),
+            (SourceSyncRequest.self, sync, ["collection": "app", "items": []]),
+            (SourceReadRequest.self, read, ["source": "s1"]),
+            (SourceGrepRequest.self, grep, ["pattern": "rent"]),
         ]
     }()
 
@@ -132,7 +142,7 @@ import Testing
         Pattern.someText: (["x", "\u{1F3FB}", " a "], ["", " \n\t"]),
         Pattern.scope: (["global", "user:ada", "bot:astro", "user:\u{1F3FB}x"], ["everyone", "user:", "user:a b", " global", "global\n", "user:a\u{90}", "user:\u{FEFF}"]),
         Pattern.memoryID: (["abcd", "0123ABCD-0000-4000-8000-000000000000"], ["abc", "../..", "abcd\n"]),
-        Pattern.botName: (["a", "astro-1.x_y"], ["", "bad name!", "a\n"]),
+        Pattern.botName: (["a", "astro-1.x_y"], ["", "bad name!", "a\n", "x/y", "collection:x", String(repeating: "x", count: 65)]),
         Pattern.userID: (["ada", "u-\u{1F3FB}", "\u{B1}3\u{F443}d\u{105}"], ["a b", "", "a\u{1}", "a\u{90}", "\u{FEFF}"]),
         Pattern.tag: (["diet", "area:career", ":\u{1F3FB}", "\u{1F3FB}", "a\u{1}b", "::"], ["", "  ", ":", " : "]),
         Pattern.selector: (["/x", "/\u{1F3FB}\u{A9}", "tag:\u{1F3FB};x", "tag:a", "tag:\u{14}:\u{1}", "kind:note", "kind:pdf", "upload:a-1.b_c"],
@@ -144,6 +154,8 @@ import Testing
         Pattern.time: (["2026-03-01", "2026-03-01T12:00:00Z", "2026-03-01T12:00", "2026-03-01T14:00:00.250+02:00"],
                        ["2026-3-1", "yesterday", "2026-03-01 12", "2026-03-01\n", "2026-02-30"]),
         Pattern.oneLine: (["a title", "  t  "], ["a\nb", "a\u{2028}b"]),
+        Pattern.pageRange: (["1", "12-14", "7-7"], ["0", "a", "1-", "-3", "1-2-3", "01"]),
+        Pattern.labelRange: (["xii", "xii-3", "A.1"], ["", "a b", "x-", "-x", "1-2-3"]),
         APIToken.scopePattern: (["global", "user:ada", "user:*", "bot:astro"], ["bot:*", "user:", "user:a*b", "everyone", "user:a b", "global\n"]),
     ]
 
@@ -207,7 +219,7 @@ import Testing
                 return
             }
             for type in [SearchRequest.self, RecallRequest.self, RememberRequest.self, ContextRequest.self, BotRequest.self,
-                         SourceRequest.self, MemoryExtractRequest.self] as [any KBRequest.Type] {
+                         SourceRequest.self, MemoryExtractRequest.self, SourceSyncRequest.self, SourceGrepRequest.self] as [any KBRequest.Type] {
                 #expect(schemas[type.schemaName] == type.schema(fixture.kb.limits), "\(type)")
             }
         }
@@ -218,6 +230,7 @@ import Testing
             "add_source": SourceRequest.self, "list_sources": SourceListRequest.self, "remove_source": SourceRemoveRequest.self,
             "extract_memories": MemoryExtractRequest.self, "forget_user": EraseRequest.self,
             "memory_feedback": MemoryFeedbackRequest.self, "consolidate_memories": MemoryConsolidateRequest.self,
+            "read_source": SourceReadRequest.self, "grep_sources": SourceGrepRequest.self, "sync_sources": SourceSyncRequest.self,
         ]
         #expect(Set(tools.map(\.name)) == Set(expected.keys))
         for tool in tools {

@@ -126,4 +126,55 @@ import Testing
         #expect(await fixture.kb.runQueuedJobs() == 0)
         #expect(try await fixture.kb.status().sources == before.sources)
     }
+
+    @Test func syncReadAndGrepOverHTTPAndAWatchedFolderInTheLogAndMetrics() async throws {
+        let fixture = try await Fixture()
+        var configuration = ServiceConfiguration()
+        configuration.token = Fixture.token
+        configuration.watch = WatchSettings(folders: [fixture.root.path + "/astro"])
+        let service = RetrievalService(kb: fixture.kb, configuration: configuration)
+        let rounds = LockedValue(0)
+        let watcher = try #require(try await service.startWatching { _ in rounds.withLock { $0 += 1 } })
+        try await until { rounds.withLock { $0 } >= 1 }
+        try "# Mars\n\nMars rules the wombat.".write(toFile: fixture.root.path + "/astro/mars.md", atomically: false, encoding: .utf8)
+        try await until { try await !fixture.kb.search({ var q = SearchQuery("wombat"); q.mode = .keyword; return q }()).hits.isEmpty }
+        await watcher.stop()
+
+        let venus = SourceInfo.fileID(fixture.root.path + "/astro/venus.md")
+        try await service.application().test(.router) { client in
+            var sync: [String: Any] = ["collection": "app", "items": [["id": "n1", "sha256": String(repeating: "0", count: 64), "title": "Note"]]]
+            let first = try await client.call(.post, "/v1/sources/sync", sync)
+            #expect(first.status == 200)
+            #expect(((first.json as? [String: Any])?["upload"] as? [[String: Any]])?.first?["reason"] as? String == "new")
+            #expect(try await client.call(.post, "/v1/sources", ["text": "# Note\n\nA note the app keeps.", "id": "n1", "collection": "app"]).status == 201)
+            let listed = try await client.call(.get, "/v1/sources/n1")
+            let sha = try #require((listed.json as? [String: Any])?["contentHash"] as? String)
+            sync["items"] = [["id": "n1", "sha256": sha, "title": "Note"]]
+            let second = try await client.call(.post, "/v1/sources/sync", sync)
+            #expect((second.json as? [String: Any])?["unchanged"] as? [String] == ["n1"])
+
+            let read = try await client.call(.get, "/v1/sources/\(venus)/text?maxCharacters=200")
+            #expect(read.status == 200 && ((read.json as? [String: Any])?["text"] as? String)?.contains("Venus rules love") == true)
+            #expect(try await client.call(.get, "/v1/sources/n1/text?pages=1").status == 400)
+            #expect(try await client.call(.get, "/v1/sources/n1/text?colour=red").status == 400)
+            let grep = try await client.call(.post, "/v1/sources/grep", ["pattern": "wom+bat"])
+            #expect(((grep.json as? [String: Any])?["matches"] as? [[String: Any]])?.map { $0["sourcePath"] as? String } == [fixture.root.path + "/astro/mars.md"])
+            #expect(try await client.call(.post, "/v1/sources/grep", ["pattern": "(a)\\1"]).status == 400)
+
+            let metrics = try await client.execute(uri: "/metrics", method: .get, headers: [.authorization: "Bearer \(Fixture.token)"]) { String(buffer: $0.body) }
+            #expect(metrics.contains("kb_watch_files_read_total 1") && metrics.contains("kb_watch_folders_count 1"), "\(metrics.suffix(1500))")
+        }
+        let log = try #require(service.log)
+        try await log.flush()
+        let routes = try await fixture.kb.usage(since: Date(timeIntervalSinceNow: -60), by: .route).rows.map(\.key)
+        #expect(routes.contains("WATCH start") && routes.contains("WATCH change"), "\(routes)")
+    }
+
+    func until(_ condition: () async throws -> Bool) async throws {
+        let end = Date().addingTimeInterval(60)
+        while try await !condition() {
+            guard Date() < end else { Issue.record("not within 60 s"); return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
 }

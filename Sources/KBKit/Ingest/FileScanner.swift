@@ -86,6 +86,8 @@ struct FileScanner {
 struct IgnoreRules {
     let patterns: [String]
 
+    init(patterns: [String]) { self.patterns = patterns }
+
     /// Reads the folder's `.kbignore`, if it has one; one that exists but cannot be read is an
     /// error (ingesting the folder without it would index what it excludes).
     init(folder: String) throws {

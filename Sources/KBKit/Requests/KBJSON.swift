@@ -72,6 +72,25 @@ public enum KBJSON {
                 }
             }
         }
+        // An entry of a list of objects has its declared fields, nothing else.
+        for (name, field) in fields.sorted(by: { $0.key < $1.key }) {
+            guard case .objects(let inner) = field.kind, case .array(let entries)? = object[name] else { continue }
+            let names = Set(inner.map(\.name))
+            for (index, entry) in entries.enumerated() {
+                guard case .object(let values) = entry else {
+                    throw KBError(.invalidArgument, "\"\(name)\" entry \(index + 1) must be an object with \(inner.map(\.name).joined(separator: ", ")).")
+                }
+                if let unknown = values.keys.sorted().first(where: { !names.contains($0) }) {
+                    throw KBError(.invalidArgument, "\"\(name)\" entry \(index + 1) has an unknown field \"\(unknown)\"; an entry takes \(inner.map(\.name).joined(separator: ", ")).")
+                }
+                if let missing = inner.first(where: { $0.required && values[$0.name] == nil }) {
+                    throw KBError(.invalidArgument, "\"\(name)\" entry \(index + 1) has no \"\(missing.name)\"; \(missing.summary.lowercasedFirst)")
+                }
+                if let null = values.keys.sorted().first(where: { values[$0] == .null }) {
+                    throw KBError(.invalidArgument, "\"\(name)\" entry \(index + 1) has \"\(null)\": null; leave it out instead.")
+                }
+            }
+        }
         // null means "remove" only where a field says so; elsewhere leave the field out.
         if let null = object.keys.sorted().first(where: { object[$0] == .null && fields[$0]?.kind != .nullableString }) {
             throw KBError(.invalidArgument, "\"\(null)\" must be \(fields[null]!.expected), not null; leave it out for its default.")

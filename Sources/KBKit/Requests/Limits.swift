@@ -38,5 +38,15 @@ public struct Limits: Sendable, Hashable, Codable {
     /// HTTP service's body limit usually comes first).
     public var maxChatMessageCharacters = 100_000
 
+    /// Most items of one sync request (`POST /v1/sources/sync`). The default is 100,000.
+    public var maxSyncItems = 100_000
+    /// Most characters one `read_source` answer holds (`maxCharacters`). The default is 32,000.
+    public var maxReadCharacters = 32_000
+    /// Most matches one `grep_sources` answer holds (`limit`). The default is 500.
+    public var maxGrepMatches = 500
+    /// Longest a `grep_sources` request searches before it answers with what it found
+    /// (`truncated: "time"`), in seconds. The default is 2.
+    public var grepSeconds = 2.0
+
     public init() {}
 }

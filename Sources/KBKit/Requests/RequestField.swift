@@ -24,6 +24,8 @@ public struct RequestField: Sendable, Hashable {
         /// A conversation: a list of `{"role": "user"|"assistant", "content"}` objects, each
         /// content at most this many characters.
         case turns(maxCharacters: Int)
+        /// A list of objects, each with these fields (and no others).
+        case objects([RequestField])
     }
 
     public var name: String
@@ -80,6 +82,10 @@ public struct RequestField: Sendable, Hashable {
         RequestField(name: name, kind: .turns(maxCharacters: maxCharacters), summary: summary, maxLength: maxItems)
     }
 
+    public static func objects(_ name: String, _ summary: String, maxItems: Int, required: Bool = false, fields: [RequestField]) -> RequestField {
+        RequestField(name: name, kind: .objects(fields), summary: summary, required: required, maxLength: maxItems)
+    }
+
     /// The field as a JSON Schema (draft 2020-12, as OpenAPI 3.1 and MCP use).
     public var schema: JSONValue {
         var schema: [String: JSONValue] = ["description": .string(summary)]
@@ -108,6 +114,16 @@ public struct RequestField: Sendable, Hashable {
                 "required": ["role", "content"],
                 "additionalProperties": false,
             ]
+        case .objects(let fields):
+            schema["type"] = "array"
+            var item: [String: JSONValue] = [
+                "type": "object",
+                "properties": .object(Dictionary(uniqueKeysWithValues: fields.map { ($0.name, $0.schema) })),
+                "additionalProperties": false,
+            ]
+            let required = fields.filter(\.required).map { JSONValue.string($0.name) }
+            if !required.isEmpty { item["required"] = .array(required) }
+            schema["items"] = .object(item)
         }
         if let pattern, kind == .string || kind == .nullableString { schema["pattern"] = .string(pattern) }
         if let minimum { schema["minimum"] = kind == .integer ? .integer(Int(minimum)) : .number(minimum) }
@@ -115,7 +131,7 @@ public struct RequestField: Sendable, Hashable {
         if let defaultValue { schema["default"] = defaultValue }
         if let maxLength {
             switch kind {
-            case .strings, .choices, .turns: schema["maxItems"] = .integer(maxLength)
+            case .strings, .choices, .turns, .objects: schema["maxItems"] = .integer(maxLength)
             default: schema["maxLength"] = .integer(maxLength)
             }
         }
@@ -132,6 +148,7 @@ public struct RequestField: Sendable, Hashable {
         case .boolean: "true or false"
         case .strings, .choices: "a list of strings"
         case .turns: "a list of turns, {\"role\": \"user\" or \"assistant\", \"content\": text}"
+        case .objects(let fields): "a list of objects with " + fields.map(\.name).joined(separator: ", ")
         }
     }
 }
@@ -160,6 +177,14 @@ public enum Pattern {
     public static let listedSourceID = "^(file:[0-9a-f]{16}|[A-Za-z0-9._-]{1,128})$"
     /// An absolute path.
     public static let absolutePath = "^/"
+    /// A collection of sources an app owns: 1–64 letters, digits, `-`, `_` or `.` (as a bot's name).
+    public static let collection = botName
+    /// A SHA-256 digest: 64 hex digits.
+    public static let sha256 = "^[0-9a-fA-F]{64}$"
+    /// A page or a range of pages: `12` or `12-14`.
+    public static let pageRange = "^[1-9][0-9]{0,6}(-[1-9][0-9]{0,6})?$"
+    /// A printed page label or a range of them: `xii` or `xii-3` (labels without `-` or white space).
+    public static let labelRange = "^[^\\s-]{1,40}(-[^\\s-]{1,40})?$"
     /// A positive duration: a number and s, m, h, d or w (days without a unit).
     /// An ISO 8601 date or time (`TimeText`).
     public static let time = TimeText.pattern
@@ -248,6 +273,11 @@ struct FieldRules {
 
     init<R: KBRequest>(_ type: R.Type, _ limits: Limits) {
         fields = Dictionary(uniqueKeysWithValues: R.fields(limits).map { ($0.name, $0) })
+    }
+
+    /// The rules of a list's entries (`RequestField.Kind.objects`).
+    private init(fields: [RequestField]) {
+        self.fields = Dictionary(uniqueKeysWithValues: fields.map { ($0.name, $0) })
     }
 
     private func field(_ name: String) -> RequestField {
@@ -340,6 +370,27 @@ struct FieldRules {
             }
             if turn.content.trimmingWhitespace.isEmpty {
                 throw KBError(.invalidArgument, "\"\(name)\" turn \(index + 1) has no text; leave empty turns out.")
+            }
+        }
+        return values
+    }
+
+    /// A list of objects within the field's length; `check` reads each entry's values with the
+    /// rules of the entry's own fields (a message names the entry: `items[3]: "sha256" is …`).
+    /// Empty when nil.
+    func objects<T>(_ values: [T]?, _ name: String, _ check: (_ entry: T, _ rules: FieldRules) throws -> Void) throws -> [T] {
+        let field = field(name)
+        let values = values ?? []
+        if let limit = field.maxLength, values.count > limit {
+            throw KBError(.invalidArgument, "\"\(name)\" holds \(values.count) entries; the limit is \(limit).")
+        }
+        guard case .objects(let fields) = field.kind else { preconditionFailure("\(name) is not a list of objects") }
+        let rules = FieldRules(fields: fields)
+        for (index, value) in values.enumerated() {
+            do {
+                try check(value, rules)
+            } catch let error as KBError {
+                throw KBError(error.code, "\(name)[\(index)]: " + error.message)
             }
         }
         return values

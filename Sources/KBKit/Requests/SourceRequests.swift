@@ -22,6 +22,8 @@ public struct SourceRequest: KBRequest, Hashable {
     public var user: String?
     /// The caller's stable name for the source; kb makes one when it is missing.
     public var id: String?
+    /// The collection an app keeps the source in (`POST /v1/sources/sync` compares it).
+    public var collection: String?
 
     public init(text: String) { self.text = text }
 
@@ -36,7 +38,8 @@ public struct SourceRequest: KBRequest, Hashable {
     public func validated(_ limits: Limits) throws -> (text: String, upload: UploadFields) {
         let rules = FieldRules(Self.self, limits)
         return (try rules.text(text, "text"),
-                try UploadFields(rules, title: title, tags: tags, tagsField: "tags", bots: bots, botsField: "bots", user: user, id: id))
+                try UploadFields(rules, title: title, tags: tags, tagsField: "tags", bots: bots, botsField: "bots", user: user, id: id,
+                                 collection: collection))
     }
 }
 
@@ -50,6 +53,7 @@ public struct UploadRequest: KBRequest, Hashable {
     public var bot: [String]?
     public var user: String?
     public var id: String?
+    public var collection: String?
 
     public init(contentType: String) { self.contentType = contentType }
 
@@ -64,7 +68,8 @@ public struct UploadRequest: KBRequest, Hashable {
     public func validated(_ limits: Limits) throws -> (type: MediaType, upload: UploadFields) {
         let rules = FieldRules(Self.self, limits)
         return (try MediaType(contentType),
-                try UploadFields(rules, title: title, tags: tag, tagsField: "tag", bots: bot, botsField: "bot", user: user, id: id))
+                try UploadFields(rules, title: title, tags: tag, tagsField: "tag", bots: bot, botsField: "bot", user: user, id: id,
+                                 collection: collection))
     }
 }
 
@@ -86,14 +91,23 @@ public struct UploadFields: Sendable, Hashable {
             .string("user", "The user the source belongs to: only requests for that user see it.", pattern: Pattern.userID),
             .string("id", "Your stable name for the source (posting it again replaces the source); kb makes one when missing.",
                     pattern: Pattern.sourceID),
+            .string("collection", "The collection your app keeps the source in (POST /v1/sources/sync compares it); stored as the tag collection:NAME.",
+                    pattern: Pattern.collection),
         ]
     }
 
     init(_ rules: FieldRules, title: String?, tags: [String]?, tagsField: String, bots: [String]?, botsField: String,
-                       user: String?, id: String?) throws {
+                       user: String?, id: String?, collection: String?) throws {
         self.id = try rules.optionalText(id, "id").map(Source.validID) ?? UUID.random().uuidString.lowercased()
         self.title = try rules.optionalText(title, "title")
         self.tags = try rules.list(tags, tagsField).map { Tag($0) }
+        if let collection = try rules.optionalText(collection, "collection") {
+            // A collection is a tag, so that searches can filter on it; a source is in one collection.
+            if let other = self.tags.first(where: { $0.name.hasPrefix(SourceCollection.tagPrefix) && $0 != SourceCollection.tag(collection) }) {
+                throw KBError(.invalidArgument, "The source is in the collection \(collection) but tagged \(other.name); a source is in one collection.")
+            }
+            if !self.tags.contains(SourceCollection.tag(collection)) { self.tags.append(SourceCollection.tag(collection)) }
+        }
         self.bots = try rules.list(bots, botsField).map(Bot.validName)
         self.owner = try rules.optionalText(user, "user")
     }

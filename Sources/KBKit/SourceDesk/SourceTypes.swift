@@ -76,7 +76,7 @@ public struct SourceInfo: Sendable, Hashable, Codable {
     }
 
     /// The id a file's source is listed under: stable across re-ingests and copies of the index.
-    static func fileID(_ path: String) -> String {
+    public static func fileID(_ path: String) -> String {
         "file:" + SHA256.hash(data: Data(path.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -17,7 +17,7 @@ extension RetrievalService {
         routes.get("metrics") { _, _ in
             let caller = configuration.metricsPublic ? .admin : Access.caller
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                            body: .init(byteBuffer: ByteBuffer(string: try await metrics.exposition(kb: kb, as: caller))))
+                            body: .init(byteBuffer: ByteBuffer(string: try await metrics.exposition(kb: kb, as: caller, watch: watcher.withLock { $0 }?.counts))))
         }
         routes.get("v1/status") { _, _ in try Self.json(try await kb.serviceStatus()) }
         routes.get("v1/me") { _, _ in try Self.json(CallerInfo(Access.caller)) }

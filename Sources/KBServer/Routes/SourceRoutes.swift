@@ -18,6 +18,17 @@ extension RetrievalService {
             }
             return try Self.json(try await kb.eraseSources(user: parameters[0].value, as: Access.caller))
         }
+        routes.logged(.post, "sources/sync") { request, _ in
+            try await answer(SourceSyncRequest.self, request) { try await kb.syncSources($0, as: Access.caller) }
+        }
+        routes.logged(.post, "sources/grep") { request, _ in
+            try await answer(SourceGrepRequest.self, request) { try await kb.grepSources($0, as: Access.caller) }
+        }
+        routes.logged(.get, "sources/{id}/text") { request, context in
+            let read = try KBJSON.decode(SourceReadRequest.self, query: Self.parameters(request),
+                                         adding: ["source": .string(try context.pathParameter("id"))])
+            return try Self.json(try await kb.readSource(read, as: Access.caller))
+        }
         routes.logged(.get, "sources/{id}") { _, context in
             try Self.json(try await kb.source(try context.pathParameter("id"), as: Access.caller))
         }

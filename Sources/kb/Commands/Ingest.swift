@@ -24,6 +24,9 @@ struct Ingest: AsyncParsableCommand {
     @Flag(help: "Remove indexed sources under the given folders whose files are gone.")
     var prune = false
 
+    @Flag(help: "Keep running: ingest the folders, then read files again as they appear or change and remove those deleted (implies --prune; Ctrl-C stops).")
+    var watch = false
+
     @Option(help: ArgumentHelp(
         "Tune keyword search for this language: english (the default: Porter stemming), ukrainian, russian, arabic (folding and light stemming), or simple. Recorded with the index; changing it rebuilds the keyword index.",
         valueName: "language"))
@@ -47,6 +50,7 @@ struct Ingest: AsyncParsableCommand {
     func validate() throws {
         if paths.isEmpty { throw ValidationError("Name at least one file or folder to ingest, or - for standard input.") }
         if paths.contains("-") && paths.count > 1 { throw ValidationError("Ingest standard input (-) on its own, without other paths.") }
+        if watch && paths.contains("-") { throw ValidationError("--watch follows folders; it does not go with - (standard input).") }
         if !paths.contains("-") && (title != nil || id != nil || user != nil || !bots.isEmpty) {
             throw ValidationError("--title, --id, --user and --bot go with - (a text on standard input).")
         }
@@ -63,6 +67,7 @@ struct Ingest: AsyncParsableCommand {
             if let language, try await kb.setKeywordLanguage(try KeywordLanguage(language)), !global.json {
                 FileHandle.standardError.write(Data("Keyword search is now tuned for \(try KeywordLanguage(language).rawValue); the keyword index was rebuilt.\n".utf8))
             }
+            if watch { try await follow(kb: kb, settings: WatchSettings(folders: paths, ingest: options), embedder: embedder, record: record) }
             let bar = ProgressBar(label: "ingest", enabled: Terminal.stderrIsTerminal && !global.json)
             let shown = LockedValue(IngestProgressLine())
             let report = await kb.ingest(paths, options: options, embedder: embedder, record: record, prune: prune) { progress in
@@ -77,6 +82,19 @@ struct Ingest: AsyncParsableCommand {
             }
             if !report.failed.isEmpty { throw ExitCode.failure }
         }
+    }
+
+    /// `--watch`: the folders are ingested (with pruning), then followed until the process is
+    /// stopped; each round is a line (a JSON object with --json).
+    private func follow(kb: KnowledgeBase, settings: WatchSettings, embedder: (any Embedder)?, record: EmbedderRecord) async throws -> Never {
+        let json = global.json
+        _ = try kb.watch(settings, embedder: embedder, record: record) { report in
+            // Written at once (not buffered), so a pipe sees each round as it ends.
+            let line = json ? (try? KBJSON.text(report)) ?? "" : "watch: " + report.summary
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
+        if !json { FileHandle.standardError.write(Data("kb ingest: watching \(paths.joined(separator: ", ")) (Ctrl-C stops)\n".utf8)) }
+        while true { try await Task.sleep(for: .seconds(3600)) }
     }
 
     private func printHuman(_ report: IngestReport) {

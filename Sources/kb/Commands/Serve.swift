@@ -63,6 +63,11 @@ struct Serve: AsyncParsableCommand {
         valueName: "name"))
     var allowedHosts: [String] = []
 
+    @Option(name: .customLong("watch"), help: ArgumentHelp(
+        "A folder to keep in the index as its files change (repeatable): new and edited files are read, deleted ones removed (Linux inotify, and a full rescan every 10 minutes).",
+        valueName: "folder"))
+    var watch: [String] = []
+
     @Option(name: .customLong("max-body"), help: ArgumentHelp("Largest request body, in bytes.", valueName: "bytes"))
     var maxBody = ServiceConfiguration().maxBodyBytes
 
@@ -95,12 +100,17 @@ struct Serve: AsyncParsableCommand {
             configuration.metricsPublic = metricsPublic
             configuration.allowedOrigins = allowOrigins
             configuration.allowedHosts = allowedHosts
+            if !watch.isEmpty { configuration.watch = WatchSettings(folders: watch) }
             try configuration.validate()
             var limits = Limits()
             limits.maxUploadBytes = maxUpload
             let (kb, created) = try KnowledgeBase.openForService(at: global.databasePath, limits: limits, embedderURL: endpoint.url,
                                                                  store: try StoreOptions(connections: pool.size))
             try endpoint.install(on: kb)
+            if var watching = configuration.watch {
+                watching.ingest.ocr.languages = try await kb.ocrLanguages(given: nil)
+                configuration.watch = watching
+            }
             if created { FileHandle.standardError.write(Data("kb serve: created a new, empty index at \(kb.path)\n".utf8)) }
             FileHandle.standardError.write(Data((
                 "kb serve: http://\(host):\(port) (index \(kb.path); \(configuration.reports.count) report template(s); "

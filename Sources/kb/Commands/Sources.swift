@@ -6,8 +6,9 @@ import KBStore
 
 struct Sources: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List the indexed sources with their snippet counts, or remove one added over the API.",
-        subcommands: [ListSources.self, RemoveSource.self, RereadSources.self], defaultSubcommand: ListSources.self)
+        abstract: "List, read and grep the indexed sources; remove or re-read those added over the API; sync an app's collection.",
+        subcommands: [ListSources.self, ReadSource.self, GrepSources.self, RemoveSource.self, RereadSources.self, SyncSources.self],
+        defaultSubcommand: ListSources.self)
 }
 
 struct RereadSources: AsyncParsableCommand {

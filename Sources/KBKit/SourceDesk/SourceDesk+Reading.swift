@@ -1,0 +1,269 @@
+import Foundation
+public import KBCore
+import KBStore
+
+/// A part of a source's text, with what a citation needs (the fields a search hit has).
+public struct SourceText: Sendable, Hashable, Codable {
+    /// The source's id, as listed.
+    public var sourceID: String
+    public var sourcePath: String
+    public var sourceTitle: String
+    public var kind: SourceKind
+    /// The pages the text spans (books), with their printed labels.
+    public var pages: PageRange?
+    /// `p. 15` / `pp. 15–16`, with printed labels (books).
+    public var pageLabel: String?
+    /// The headings above the text's start, outermost first.
+    public var headingPath: [String]
+    /// Where the text starts and ends in the source's text (Unicode scalars).
+    public var start: Int
+    public var end: Int
+    /// The text as kb holds it: its snippets joined, overlaps once; what no snippet holds (page
+    /// furniture, markup) is left out, a line break marking the gap.
+    public var text: String
+    /// Where the next piece of the part asked for starts (give it as `start`); nil when the part
+    /// is all here.
+    public var next: Int?
+    /// The part asked for ends here.
+    public var partEnd: Int
+}
+
+/// Matches of a pattern in the sources a caller may read.
+public struct SourceMatches: Sendable, Hashable, Codable {
+    public struct Match: Sendable, Hashable, Codable {
+        public var sourceID: String
+        public var sourcePath: String
+        public var sourceTitle: String
+        public var kind: SourceKind
+        public var snippetID: Int64
+        public var pages: PageRange?
+        public var pageLabel: String?
+        public var headingPath: [String]
+        /// Where the match starts in the source's text (Unicode scalars): `read_source`'s `start`.
+        public var offset: Int
+        /// The text matched.
+        public var match: String
+        /// The line the match is on (at most 240 characters around it).
+        public var line: String
+        /// Set when the match is in a heading that is not part of the snippets' text (a note's
+        /// `## Heading` line): `line` is the heading, `offset` the start of the text under it.
+        public var inHeading: Bool?
+    }
+
+    public var pattern: String
+    public var matches: [Match]
+    public var sourcesSearched: Int
+    /// Set when the search stopped early: `limit` (that many matches found) or `time` (the
+    /// search's time bound passed; narrow the pattern or the sources).
+    public var truncated: String?
+}
+
+extension SourceDesk {
+    /// The filters that pass what a caller may read: what a bot sees (a scoped token must name
+    /// one of its bots), shared sources, and the private sources of `user` (a scoped token's
+    /// scopes must cover the user). The admin without a user reads every source.
+    static func readable(bot name: String?, user: String?, as caller: Caller, in snapshot: any IndexSnapshot) throws -> SearchQuery? {
+        try caller.requireBot(name)
+        if let user, case .token(let token) = caller, !token.covers(try MemoryScope.user(user)) {
+            throw caller.refuse(token, "may not read the private sources of \(user): its scopes are \(Caller.list(token.scopes))")
+        }
+        var query = SearchQuery("")
+        query.user = user
+        if case .admin = caller, user == nil { query.everyUser = true }
+        if let name {
+            let bot = try snapshot.bot(named: name)
+            guard !bot.sources.isEmpty else { return nil }
+            query.selectors = bot.sources
+        }
+        return query
+    }
+
+    /// The source at `id` if the caller may read it; `notFound` otherwise (a private source of
+    /// another user is not found, as for search).
+    static func readableSource(_ id: String, bot: String?, user: String?, as caller: Caller,
+                               in snapshot: any IndexSnapshot) throws -> (info: StoredSource, document: SourceDocument) {
+        let stored = try find(id, in: try snapshot.sources())
+        guard let query = try readable(bot: bot, user: user, as: caller, in: snapshot),
+              try snapshot.sourcePaths(passing: query).contains(stored.path),
+              let document = try snapshot.document(path: stored.path) else {
+            throw noSuchSource(id)
+        }
+        return (stored, document)
+    }
+
+    /// A part of one source's text (`SourceReadRequest`).
+    func readSource(_ checked: Checked<SourceReadRequest>, as caller: Caller) async throws -> SourceText {
+        let request = checked.valid
+        let (stored, document) = try await store.snapshot { snapshot in
+            try Self.readableSource(request.source, bot: request.bot, user: request.user, as: caller, in: snapshot)
+        }
+        let snippets = document.snippets.sorted { $0.start < $1.start }
+        let chosen = try Self.part(of: snippets, request, title: stored.title)
+        var from = chosen.map(\.start).min() ?? 0, to = chosen.map(\.end).max() ?? 0
+        if let start = request.start { from = max(from, start) }
+        if let end = request.end { to = min(to, end) }
+        guard from < to else {
+            throw KBError(.notFound, "The part of \(request.source) asked for holds no text (the source's text ends at \(snippets.last?.end ?? 0)).")
+        }
+        var text = String.UnicodeScalarView(), length = 0, cursor = from, used: [Snippet] = []
+        let limit = request.maxCharacters ?? 8_000
+        var next: Int?
+        for snippet in chosen where snippet.end > cursor && snippet.start < to {
+            let scalars = Array(snippet.text.unicodeScalars)
+            let skip = max(0, cursor - snippet.start), take = min(scalars.count, to - snippet.start)
+            guard skip < take else { continue }
+            if length > 0 && snippet.start > cursor { text.append("\n"); length += 1 }
+            var piece = scalars[skip..<take]
+            if length + piece.count > limit {
+                // Cut at a white space near the limit, so a word is not split.
+                let room = max(0, limit - length)
+                var cut = room
+                while cut > room / 2, cut > 0, !piece[piece.startIndex + cut - 1].properties.isWhitespace { cut -= 1 }
+                if cut <= room / 2 { cut = room }
+                piece = piece.prefix(cut)
+                next = snippet.start + skip + cut
+            }
+            if used.isEmpty { from = max(from, snippet.start + skip) }
+            text.append(contentsOf: piece)
+            length += piece.count
+            used.append(snippet)
+            cursor = snippet.start + skip + piece.count
+            if next != nil { break }
+        }
+        let pages = used.compactMap(\.pages)
+        let span = pages.first.map { first in
+            let last = pages.max { $0.end < $1.end } ?? first
+            return PageRange(start: first.start, end: last.end, startLabel: first.startLabel, endLabel: last.endLabel)
+        }
+        let info = SourceInfo(stored)
+        return SourceText(sourceID: info.id, sourcePath: stored.path, sourceTitle: stored.title, kind: stored.kind, pages: span,
+                          pageLabel: span?.citation, headingPath: used.first?.headingPath ?? [], start: from, end: cursor,
+                          text: String(text), next: next, partEnd: to)
+    }
+
+    /// The snippets of the part a request names: by pages, labels or heading, else all of them.
+    static func part(of snippets: [Snippet], _ request: SourceReadRequest, title: String) throws -> [Snippet] {
+        let paged = snippets.filter { $0.pages != nil }
+        func pageSpan() -> String {
+            guard let first = paged.first?.pages, let last = paged.map({ $0.pages! }).max(by: { $0.end < $1.end }) else { return "" }
+            return "pages \(first.start)–\(last.end) (labelled \(first.startLabel)–\(last.endLabel))"
+        }
+        if let pages = request.pages ?? request.labels {
+            guard !paged.isEmpty else {
+                throw KBError(.invalidArgument, "\(request.source) (\(title)) has no pages; read it by \"heading\" or by \"start\" and \"end\".")
+            }
+            let bounds = pages.split(separator: "-", maxSplits: 1).map(String.init)
+            let low: Int, high: Int
+            if request.pages != nil {
+                (low, high) = (Int(bounds[0])!, Int(bounds.last!)!)
+            } else {
+                func page(_ label: String, last: Bool) throws -> Int {
+                    let numbers = paged.flatMap { snippet -> [Int] in
+                        let range = snippet.pages!
+                        return (range.startLabel == label ? [range.start] : []) + (range.endLabel == label ? [range.end] : [])
+                    }
+                    guard let number = last ? numbers.max() : numbers.min() else {
+                        throw KBError(.notFound, "\(request.source) (\(title)) has no page labelled \(label); it has \(pageSpan()).")
+                    }
+                    return number
+                }
+                (low, high) = (try page(bounds[0], last: false), try page(bounds.last!, last: true))
+                guard low <= high else {
+                    throw KBError(.invalidArgument, "\"labels\" is \(pages), but the page labelled \(bounds[0]) comes after the one labelled \(bounds.last!).")
+                }
+            }
+            let chosen = paged.filter { $0.pages!.end >= low && $0.pages!.start <= high }
+            guard !chosen.isEmpty else {
+                throw KBError(.notFound, "\(request.source) (\(title)) holds no text on \(pages); it has \(pageSpan()).")
+            }
+            return chosen
+        }
+        if let heading = request.heading {
+            let wanted = heading.map { $0.lowercased() }
+            let chosen = snippets.filter { snippet in
+                snippet.headingPath.count >= wanted.count
+                    && zip(snippet.headingPath, wanted).allSatisfy { $0.trimmingWhitespace.lowercased() == $1 }
+            }
+            guard !chosen.isEmpty else {
+                var tops: [String] = []
+                for path in snippets.map(\.headingPath) where path.count >= wanted.count {
+                    let shown = path.prefix(wanted.count).joined(separator: Snippet.headingSeparator)
+                    if !tops.contains(shown) { tops.append(shown) }
+                }
+                let list = tops.prefix(8).joined(separator: "; ") + (tops.count > 8 ? "; …" : "")
+                throw KBError(.notFound, "\(request.source) (\(title)) has no heading \(heading.joined(separator: Snippet.headingSeparator))"
+                    + (list.isEmpty ? "." : "; its headings there are: \(list)."))
+            }
+            return chosen
+        }
+        return snippets
+    }
+
+    /// Matches of a pattern in the sources a caller may read (`SourceGrepRequest`), source by
+    /// source in path order, within the time bound (`Limits.grepSeconds`). Runs on the store's
+    /// snapshot thread, off the cooperative pool.
+    func grepSources(_ checked: Checked<SourceGrepRequest>, as caller: Caller) async throws -> SourceMatches {
+        let request = checked.valid
+        let deadline = Date().addingTimeInterval(limits.grepSeconds)
+        let limit = request.limit ?? 50
+        return try await store.snapshot { snapshot in
+            var answer = SourceMatches(pattern: request.pattern, matches: [], sourcesSearched: 0)
+            guard var query = try Self.readable(bot: request.bot, user: request.user, as: caller, in: snapshot) else { return answer }
+            query.tags = (request.tags ?? []).map { Tag($0) }
+            query.kinds = Set((request.kinds ?? []).compactMap(SourceKind.init(rawValue:)))
+            let all = try snapshot.sources()
+            var paths = try snapshot.sourcePaths(passing: query)
+            if let ids = request.sources, !ids.isEmpty {
+                let named = Set(try ids.map { try Self.find($0, in: all).path })
+                paths.formIntersection(named)
+            }
+            let byPath = Dictionary(all.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+            let pattern = try GrepPattern(request.pattern, literal: request.literal == true, ignoreCase: request.ignoreCase == true)
+            search: for path in paths.sorted() {
+                guard Date() < deadline else { answer.truncated = "time"; break }
+                guard let source = byPath[path], let document = try snapshot.document(path: path) else { continue }
+                answer.sourcesSearched += 1
+                let ids = try snapshot.snippetIDs(ofSource: path)
+                var seen = Set<Int>()   // overlapping snippets find a match twice
+                var heading: [String] = []
+                for (id, snippet) in zip(ids, document.snippets) {
+                    // A heading kept beside the text (a note's), once where it starts.
+                    if snippet.headingPath != heading, let title = snippet.headingPath.last, !snippet.text.hasPrefix(title),
+                       let found = pattern.matches(in: title, deadline: deadline).first, seen.insert(-snippet.start - 1).inserted {
+                        guard answer.matches.count < limit else { answer.truncated = "limit"; break search }
+                        answer.matches.append(.init(
+                            sourceID: SourceInfo(source).id, sourcePath: path, sourceTitle: source.title, kind: source.kind, snippetID: id,
+                            pages: snippet.pages, pageLabel: snippet.pages?.citation, headingPath: snippet.headingPath, offset: snippet.start,
+                            match: String(title[found]), line: title, inHeading: true))
+                    }
+                    heading = snippet.headingPath
+                    for found in pattern.matches(in: snippet.text, deadline: deadline) {
+                        let text = snippet.text
+                        let offset = snippet.start + text.unicodeScalars.distance(from: text.unicodeScalars.startIndex, to: found.lowerBound)
+                        guard seen.insert(offset).inserted else { continue }
+                        guard answer.matches.count < limit else { answer.truncated = "limit"; break search }
+                        answer.matches.append(.init(
+                            sourceID: SourceInfo(source).id, sourcePath: path, sourceTitle: source.title, kind: source.kind, snippetID: id,
+                            pages: snippet.pages, pageLabel: snippet.pages?.citation, headingPath: snippet.headingPath, offset: offset,
+                            match: String(text[found]), line: Self.line(around: found, in: text)))
+                    }
+                    if Date() >= deadline { answer.truncated = "time"; break search }
+                }
+            }
+            return answer
+        }
+    }
+
+    /// The line a match is on, at most 240 characters of it around the match.
+    static func line(around match: Range<String.Index>, in text: String) -> String {
+        let start = text[..<match.lowerBound].lastIndex(where: \.isNewline).map { text.index(after: $0) } ?? text.startIndex
+        let end = text[match.upperBound...].firstIndex(where: \.isNewline) ?? text.endIndex
+        var line = String(text[start..<end])
+        if line.count > 240 {
+            let before = text.distance(from: start, to: match.lowerBound)
+            let from = line.index(line.startIndex, offsetBy: max(0, min(before - 80, line.count - 240)))
+            line = (from > line.startIndex ? "…" : "") + String(line[from...].prefix(240)) + "…"
+        }
+        return line.trimmingWhitespace
+    }
+}
