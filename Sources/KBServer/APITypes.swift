@@ -29,6 +29,50 @@ enum API {
         var user: String?
     }
 
+    /// OpenAI's vector store search (`POST /v1/vector_stores/{id}/search`).
+    struct VectorStoreSearchBody: Decodable {
+        struct RankingOptions: Decodable {
+            var ranker: String?
+            var score_threshold: Double?
+        }
+        var query: EmbeddingsBody.Input
+        var max_num_results: Int?
+        var rewrite_query: Bool?
+        var filters: KBKit.JSONValue?
+        var ranking_options: RankingOptions?
+    }
+
+    struct VectorStoreResult: Encodable {
+        struct Content: Encodable {
+            var type = "text"
+            var text: String
+        }
+        var file_id: String
+        var filename: String
+        var score: Double
+        var attributes: [String: KBKit.JSONValue]
+        var content: [Content]
+    }
+
+    struct VectorStoreSearchPage: Encodable {
+        var object = "vector_store.search_results.page"
+        var search_query: [String]
+        var data: [VectorStoreResult]
+        var has_more = false
+        var next_page: String? = nil
+
+        enum CodingKeys: String, CodingKey { case object, search_query, data, has_more, next_page }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(object, forKey: .object)
+            try container.encode(search_query, forKey: .search_query)
+            try container.encode(data, forKey: .data)
+            try container.encode(has_more, forKey: .has_more)
+            try container.encodeNil(forKey: .next_page)   // OpenAI sends null
+        }
+    }
+
     struct Embedding: Encodable {
         enum Vector: Encodable {
             case floats([Float])

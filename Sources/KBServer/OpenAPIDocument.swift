@@ -191,6 +191,10 @@ enum OpenAPIDocument {
         "/v1/embeddings": ["post": operation(
             "embeddings", "OpenAI-compatible embeddings from the local model.", body: "EmbeddingsRequest",
             ok: ("200", ref("EmbeddingsResponse")), errors: [400, 404, 413, 422, 503])],
+        "/v1/vector_stores/{id}/search": ["post": operation(
+            "searchVectorStore", "OpenAI's vector store search over a bot's knowledge (the store's id is the bot's name): kb's search through the bot, each hit a result with its source as the file, its citation fields and tags as attributes. Filters eq, in and and on tags (key:value) and kind.",
+            body: "VectorStoreSearchRequest", ok: ("200", ref("VectorStoreSearchResultsPage")), errors: [400, 403, 404, 413, 503],
+            parameters: [pathParameter("id", "The bot's name.", pattern: Pattern.botName)])],
         "/v1/memories": [
             "get": operation("listMemories", "Memories, oldest first.", ok: ("200", array(ref("Memory"))), parameters: [
                 queryParameter("scope", "Only this scope (repeatable).", schema: ["type": "string", "pattern": .string(Pattern.scope)]),
@@ -442,6 +446,20 @@ enum OpenAPIDocument {
             "dimensions": dimension.map { ["type": ["integer", "null"], "enum": [.integer($0), .null]] } ?? ["type": ["integer", "null"]],
             "user": ["type": ["string", "null"]],
         ], required: ["input"]),
+        "VectorStoreSearchRequest": object([
+            "query": ["anyOf": [["type": "string", "minLength": 1], ["type": "array", "items": ["type": "string", "minLength": 1], "minItems": 1, "maxItems": 8]]],
+            "max_num_results": ["type": "integer", "minimum": 1, "maximum": 50, "default": 10],
+            "rewrite_query": ["type": "boolean", "enum": [false]],
+            "filters": ["type": "object", "description": "{\"type\": \"eq\", \"key\", \"value\"} (a tag key:value, or kind), {\"type\": \"in\", \"key\", \"value\": […]}, or {\"type\": \"and\", \"filters\": […]}."],
+            "ranking_options": object(["ranker": string, "score_threshold": number]),
+        ], required: ["query"]),
+        "VectorStoreSearchResultsPage": object([
+            "object": string, "search_query": tags, "has_more": boolean, "next_page": ["type": "null"],
+            "data": array(object([
+                "file_id": string, "filename": string, "score": number, "attributes": ["type": "object"],
+                "content": array(object(["type": string, "text": string], required: ["type", "text"])),
+            ], required: ["file_id", "filename", "score", "attributes", "content"])),
+        ], required: ["object", "search_query", "data", "has_more", "next_page"]),
         "EmbeddingsResponse": object([
             "object": string,
             "data": array(object(["object": string, "index": integer, "embedding": ["anyOf": [array(number), string]]])),

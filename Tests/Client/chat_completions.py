@@ -408,6 +408,26 @@ def run(serve, upstream, token, work):
         got, _, text = raw(serve, "POST", "/v1/chat/completions", body)
         check(f"{name} is {status}", got == status and says in text, (got, text[:300]))
 
+    # OpenAI's vector store search over a bot's knowledge, through the client's own call.
+    client = serve.client()
+    page = client.vector_stores.search("astro", query="Which career does Venus in the tenth house favour?", max_num_results=3)
+    first = page.data[0] if page.data else None
+    check("vector store search answers in OpenAI's shape", first is not None and first.filename == "Venus"
+          and "tenth house" in first.content[0].text and first.attributes.get("kind") == "note" and len(page.data) <= 3, page)
+    pdf = client.vector_stores.search("astro", query="ephemeris columns", filters={"type": "eq", "key": "kind", "value": "pdf"})
+    check("vector store search filters by kind, with page labels", pdf.data and all(r.attributes["kind"] == "pdf" and "pageLabel" in r.attributes
+                                                                                  for r in pdf.data), pdf)
+    try:
+        serve.client(token).vector_stores.search("astro", query="venus")
+        check("a vector store (bot) the token may not use is 403", False, "no error")
+    except openai.PermissionDeniedError:
+        check("a vector store (bot) the token may not use is 403", True)
+    try:
+        client.vector_stores.search("astro", query="venus", filters={"type": "gt", "key": "year", "value": 3})
+        check("a filter kb does not read is 400", False, "no error")
+    except openai.BadRequestError as error:
+        check("a filter kb does not read is 400", "gt is not read" in str(error), str(error))
+
     # The request log and the metrics saw the calls.
     time.sleep(1.5)
     usage = json.loads(subprocess.run([KB, "usage", "--db", os.environ.get("KB_TEST_DB") or str(work / "kb.sqlite"), "--by", "route", "--json"],

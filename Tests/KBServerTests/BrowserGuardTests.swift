@@ -38,6 +38,7 @@ import Testing
             Call(method: .post, template: "/v1/context", uri: "/v1/context", body: #"{"bot": "astro", "user": "ada", "query": "venus"}"#),
             Call(method: .post, template: "/v1/search", uri: "/v1/search", body: #"{"query": "venus"}"#),
             Call(method: .post, template: "/v1/embeddings", uri: "/v1/embeddings", body: #"{"input": "venus"}"#),
+            Call(method: .post, template: "/v1/vector_stores/{id}/search", uri: "/v1/vector_stores/astro/search", body: #"{"query": "venus"}"#),
             Call(method: .get, template: "/v1/memories", uri: "/v1/memories?scope=user:ada", body: nil),
             Call(method: .post, template: "/v1/memories", uri: "/v1/memories", body: #"{"content": "planted by a web page", "scope": "user:ada"}"#),
             Call(method: .delete, template: "/v1/memories", uri: "/v1/memories?scope=user:ada", body: nil),
@@ -109,7 +110,7 @@ import Testing
         // The three types a page may send without asking first, and none at all (a typeless Blob).
         let types: [String?] = ["text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", nil]
         let taking = calls.filter { $0.body != nil && $0.template != "/v1/sources" }   // an upload's type is the file's
-        #expect(taking.count == 16)
+        #expect(taking.count == 17)
         try await fixture.service(token: token).application().test(.router) { client in
             for call in taking {
                 for type in types {

@@ -5,7 +5,7 @@ import KBKit
 import NIOCore
 
 extension RetrievalService {
-    /// `/v1/context`, `/v1/search` and `/v1/embeddings`.
+    /// `/v1/context`, `/v1/search`, `/v1/embeddings` and `/v1/vector_stores/{id}/search`.
     func retrievalRoutes() -> RouteCollection<BasicRequestContext> {
         let routes = RouteCollection(context: BasicRequestContext.self)
         routes.logged(.post, "context") { request, _ in
@@ -29,6 +29,9 @@ extension RetrievalService {
             }
         }
         routes.post("embeddings") { request, _ in try await embed(request) }
+        routes.logged(.post, "vector_stores/{id}/search") { request, context in
+            try await searchVectorStore(request, bot: try context.pathParameter("id"))
+        }
         return routes
     }
 
