@@ -74,6 +74,28 @@ import Testing
         #expect(watcher.counts.sourcesRemoved >= 2 && watcher.counts.failures == 0)
     }
 
+    @Test func aFolderMovedOutOfTheWatchIsGoneAndStaysGone() async throws {
+        let ws = try Workspace()
+        try FileManager.default.createDirectory(at: ws.notes.appendingPathComponent("sub/deep"), withIntermediateDirectories: true)
+        try ws.write("sub/deep/a.md", "# A\n\nAardvark text.")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let watcher = try kb.watch(WatchSettings(folders: [ws.notes.path]), embedder: nil, record: .none)
+        defer { Task { await watcher.stop() } }
+        try await eventually("the first scan") { try await paths(kb, "aardvark") == [ws.path("sub/deep/a.md")] }
+        #expect(watcher.counts.folders == 3)
+
+        let outside = ws.root.appendingPathComponent("outside")
+        try FileManager.default.moveItem(at: ws.notes.appendingPathComponent("sub"), to: outside)
+        try await eventually("the moved folder's source removed") { try await paths(kb, "aardvark").isEmpty }
+        // Edits where it went are not the watch's: a file written there never comes in (a file
+        // written in the watched folder afterwards marks the point where it would have).
+        try "# B\n\nBadger text.".write(to: outside.appendingPathComponent("deep/b.md"), atomically: false, encoding: .utf8)
+        try ws.write("c.md", "# C\n\nCapybara text.")
+        try await eventually("c.md searchable") { try await paths(kb, "capybara") == [ws.path("c.md")] }
+        #expect(try await paths(kb, "badger").isEmpty)
+        #expect(watcher.counts.folders == 1)
+    }
+
     @Test func anOverflowedEventQueueTriggersAFullRescan() async throws {
         let ws = try Workspace()
         try ws.write("a.md", "# A\n\nAlpha.")

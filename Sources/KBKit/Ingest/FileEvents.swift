@@ -106,6 +106,16 @@ final class FileEvents: @unchecked Sendable {
     }
 
     #if canImport(Glibc)
+    /// Removes the watches of `root` and every folder under it.
+    private func unwatchTree(_ root: String) {
+        lock.withLock {
+            for (wd, folder) in folders where folder == root || folder.hasPrefix(root + "/") {
+                inotify_rm_watch(descriptor, wd)
+                folders[wd] = nil
+            }
+        }
+    }
+
     private func read(_ fd: Int32, deliver: @Sendable (FileChanges) -> Void) {
         let size = 64 * 1024
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
@@ -156,6 +166,9 @@ final class FileEvents: @unchecked Sendable {
         let path = folder + "/" + name
         let isFolder = mask & UInt32(IN_ISDIR) != 0
         if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 {
+            // A folder moved away is still watched where it went: its events must not come back
+            // under its old path.
+            if isFolder, mask & UInt32(IN_MOVED_FROM) != 0 { unwatchTree(path) }
             changes.merge(FileChanges(gone: [path]))
         } else if isFolder, mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
             try? watchTree(path)
