@@ -45,6 +45,13 @@ def cpu_and_rss(pid):
 def idle(args, watch):
     process = serve(args, watch)
     time.sleep(10)   # the first scan (with --watch) and loading the vectors
+    # One hybrid search, so that both servers hold the query model (a watch loads it to embed
+    # changed files; a server without one loads it at its first query).
+    request = urllib.request.Request(f"http://127.0.0.1:{args.port}/v1/search", method="POST",
+                                     data=json.dumps({"query": "how do I start", "k": 1}).encode(),
+                                     headers={"Authorization": f"Bearer {args.token}", "Content-Type": "application/json"})
+    urllib.request.urlopen(request, timeout=60).read()
+    time.sleep(2)
     cpu0, _ = cpu_and_rss(process.pid)
     time.sleep(args.idle)
     cpu1, rss = cpu_and_rss(process.pid)

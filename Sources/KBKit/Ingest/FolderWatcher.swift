@@ -119,13 +119,16 @@ public final class FolderWatcher: Sendable {
     /// (`WatchReport.Cause.start`), then changes follow. Where inotify is missing or out of
     /// watches, the periodic rescan alone keeps the folders (the reason is reported as a failure).
     func start() {
-        var problem: String?
-        do {
-            try events.start(roots) { [weak self] changes in self?.take(changes) }
-        } catch {
-            problem = (error as? KBError)?.message ?? "\(error)"
-        }
         let task = Task { [self] in
+            // Setting the watches walks the folders: off the cooperative pool.
+            let problem = await OffPool.run { [self] () -> String? in
+                do {
+                    try events.start(roots) { [weak self] changes in self?.take(changes) }
+                    return nil
+                } catch {
+                    return (error as? KBError)?.message ?? "\(error)"
+                }
+            }
             await round(.start, changes: FileChanges(), problem: problem)
             await run()
         }
