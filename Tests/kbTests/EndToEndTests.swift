@@ -443,6 +443,25 @@ import Testing
         #expect(pages["start"] as? Int == 4 && pages["startLabel"] as? String == "2")
     }
 
+    @Test func sourcesAreReadGreppedAndSyncedFromTheCommandLine() async throws {
+        let cli = try CLI()
+        try await fixtures(cli)
+        _ = try await cli.run("ingest", "--db", "kb.sqlite", "--embedder", "hashing", "books/book.pdf")
+        let page = try await cli.run("sources", "read", "--db", "kb.sqlite", "books/book.pdf", "--labels", "2")
+        #expect(page.status == 0 && page.stdout.hasPrefix("The Fixture Book, pp. 2–3 — 1 Chapter One › 1.2 The Known Page"), "\(page.stderr)")
+        #expect(page.stdout.contains("The zebra quartz phrase lives on the fourth physical page"))
+        let grep = try await cli.run("sources", "grep", "--db", "kb.sqlite", "-i", "ZEBRA quartz")
+        #expect(grep.stdout.contains("The Fixture Book, p. 2 — 1 Chapter One › 1.2 The Known Page") && grep.stdout.contains("1 match in 1 source"))
+        let refused = try await cli.run("sources", "grep", "--db", "kb.sqlite", "(a)\\1")
+        #expect(refused.status == 64 && refused.stderr.contains("back-reference"))
+
+        try cli.write("list.json", #"{"collection": "app", "items": [{"id": "n1", "sha256": "\#(String(repeating: "0", count: 64))"}]}"#)
+        let sync = try await cli.run("sources", "sync", "--db", "kb.sqlite", "list.json")
+        #expect(sync.status == 0 && sync.stdout.contains("upload   n1 (new)") && sync.stdout.contains("app: 1 to upload, 0 unchanged"), "\(sync.stderr)")
+        let missing = try await cli.run("sources", "sync", "--db", "kb.sqlite", "missing.json")
+        #expect(missing.status != 0 && missing.stderr.contains("Cannot read missing.json"))
+    }
+
     @Test func inspectShowsPagesWithoutWritingAnything() async throws {
         let cli = try CLI()
         try await fixtures(cli)
