@@ -7,9 +7,11 @@ public import Foundation
 /// let time = try TimeText.parse("2026-03-01T12:00:00Z", name: "asOf")
 /// ```
 public enum TimeText {
-    /// The pattern request schemas state for such a time.
-    public static let pattern =
-        "^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|z|[+-][0-9]{2}:?[0-9]{2})?)?$"
+    /// The pattern request schemas state for such a time: only real dates (February 29 in leap
+    /// years), hours 00–23, minutes and seconds 00–59.
+    public static let pattern = "^(" + date + ")([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,9})?)?(Z|z|[+-][0-9]{2}:?[0-9]{2})?)?$"
+    private static let date = "[0-9]{4}-((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31)"
+        + "|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29"
     private static let expression = try! NSRegularExpression(
         pattern: "^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(\\.[0-9]{1,9})?)?(Z|z|([+-])([0-9]{2}):?([0-9]{2}))?)?$")
 
@@ -33,7 +35,7 @@ public enum TimeText {
         components.hour = number(4)
         components.minute = number(5)
         components.second = number(6)
-        guard (1...12).contains(number(2)), (1...31).contains(number(3)), number(4) < 24, number(5) < 60, number(6) < 61 else { throw fail() }
+        guard (1...12).contains(number(2)), (1...31).contains(number(3)), number(4) < 24, number(5) < 60, number(6) < 60 else { throw fail() }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         guard let base = calendar.date(from: components), calendar.component(.day, from: base) == number(3) else { throw fail() }

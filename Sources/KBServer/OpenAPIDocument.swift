@@ -292,6 +292,17 @@ enum OpenAPIDocument {
 
     static let sourceID = pathParameter("id", "The source's id, as listed.", pattern: Pattern.listedSourceID)
 
+    static let queryText: JSONValue = ["type": "string", "pattern": "\\S", "maxLength": 4000]
+    static let filterValue: JSONValue = ["type": ["string", "number", "boolean"], "pattern": "\\S"]
+    static let equalFilter: JSONValue = [
+        "type": "object", "properties": ["type": ["enum": ["eq"]], "key": ["type": "string", "pattern": "^[^\\s:]+$"], "value": filterValue],
+        "required": ["type", "key", "value"], "additionalProperties": false,
+    ]
+    static let inFilter: JSONValue = [
+        "type": "object", "properties": ["type": ["enum": ["in"]], "key": ["type": "string", "pattern": "^[^\\s:]+$"],
+                                         "value": ["type": "array", "items": filterValue, "minItems": 1, "maxItems": 64]],
+        "required": ["type", "key", "value"], "additionalProperties": false,
+    ]
     static let syncEntries = array(object(["id": string, "reason": string], required: ["id", "reason"]))
     static let pageRange = object(["start": integer, "end": integer, "startLabel": string, "endLabel": string])
     /// Present when an answer came from keywords alone because the query could not be embedded.
@@ -447,11 +458,16 @@ enum OpenAPIDocument {
             "user": ["type": ["string", "null"]],
         ], required: ["input"]),
         "VectorStoreSearchRequest": object([
-            "query": ["anyOf": [["type": "string", "minLength": 1], ["type": "array", "items": ["type": "string", "minLength": 1], "minItems": 1, "maxItems": 8]]],
-            "max_num_results": ["type": "integer", "minimum": 1, "maximum": 50, "default": 10],
-            "rewrite_query": ["type": "boolean", "enum": [false]],
-            "filters": ["type": "object", "description": "{\"type\": \"eq\", \"key\", \"value\"} (a tag key:value, or kind), {\"type\": \"in\", \"key\", \"value\": […]}, or {\"type\": \"and\", \"filters\": […]}."],
-            "ranking_options": object(["ranker": string, "score_threshold": number]),
+            "query": ["anyOf": [queryText, ["type": "array", "items": queryText, "minItems": 1, "maxItems": 8]]],
+            // OpenAI's optional fields may be sent as null, as some clients do.
+            "max_num_results": ["type": ["integer", "null"], "minimum": 1, "maximum": 50, "default": 10],
+            "rewrite_query": ["type": ["boolean", "null"], "enum": [false, .null]],
+            "filters": ["anyOf": [["type": "null"], equalFilter, inFilter,
+                                  ["type": "object", "properties": ["type": ["enum": ["and"]], "filters": ["type": "array", "items": ["anyOf": [equalFilter, inFilter]], "maxItems": 32]],
+                                   "required": ["type", "filters"], "additionalProperties": false]],
+                        "description": "A tag key:value (or kind) equal to a value, one of values, or an and of those."],
+            "ranking_options": ["type": ["object", "null"], "properties": ["ranker": ["type": ["string", "null"]],
+                                                                            "score_threshold": ["type": ["number", "null"]]]],
         ], required: ["query"]),
         "VectorStoreSearchResultsPage": object([
             "object": string, "search_query": tags, "has_more": boolean, "next_page": ["type": "null"],

@@ -10,13 +10,16 @@ import Testing
 /// (a generous 60 s, so a loaded machine does not fail it); none is a timing measurement.
 @Suite(.serialized) struct FolderWatcherTests {
     /// Waits until `condition` holds, checking every 50 ms, for at most `seconds`.
-    func eventually(_ what: Comment, seconds: Double = 60, _ condition: () async throws -> Bool) async throws {
-        let end = Date().addingTimeInterval(seconds)
+    /// `state` says what the watcher had done, for the message when it did not come.
+    func eventually(_ what: Comment, seconds: Double = 60, state: () -> String = { "" }, _ condition: () async throws -> Bool) async throws {
+        let start = Date(), end = start.addingTimeInterval(seconds)
+        var checks = 0
         while Date() < end {
+            checks += 1
             if try await condition() { return }
             try await Task.sleep(for: .milliseconds(50))
         }
-        Issue.record("not within \(Int(seconds)) s: \(what)")
+        Issue.record("not within \(Int(seconds)) s (\(checks) checks): \(what); \(state())")
     }
 
     func paths(_ kb: KnowledgeBase, _ words: String) async throws -> [String] {
@@ -35,7 +38,9 @@ import Testing
         settings.debounce = .seconds(1)
         let watcher = try kb.watch(settings, embedder: counting, record: record) { report in reports.withLock { $0.append(report) } }
         defer { Task { await watcher.stop() } }
-        try await eventually("the first scan") { reports.withLock { $0.first?.cause == .start } }
+        try await eventually("the first scan", state: { "\(reports.withLock { $0 }), \(watcher.counts)" }) {
+            reports.withLock { $0.first?.cause == .start }
+        }
         #expect(try await paths(kb, "alpha") == [ws.path("a.md")])
         #expect(watcher.counts.folders == 1)
 

@@ -78,8 +78,8 @@ public struct SourceSyncItem: Codable, Sendable, Hashable {
 }
 
 /// A part of one source to read: `GET /v1/sources/{id}/text`, the MCP tool `read_source` and
-/// `kb sources read`. Pages (physical numbers, or printed labels), a heading path, or a character
-/// range choose the part; without one the source is read from its start. The text comes in
+/// `kb sources read`. Pages (physical numbers, or printed labels), a heading path and a character
+/// range choose the part (each given narrows it); without any the source is read from its start. The text comes in
 /// pieces of at most `maxCharacters`; `next` says where the following piece starts.
 ///
 /// ```swift
@@ -125,10 +125,6 @@ public struct SourceReadRequest: KBRequest, Hashable {
         ]
     }
 
-    public static func constraints(_ limits: Limits) -> [String: JSONValue] {
-        ["not": ["anyOf": [["required": ["pages", "labels"]], ["required": ["pages", "heading"]], ["required": ["labels", "heading"]]]]]
-    }
-
     public func validated(_ limits: Limits) throws -> SourceReadRequest {
         let rules = FieldRules(Self.self, limits)
         var checked = self
@@ -137,9 +133,6 @@ public struct SourceReadRequest: KBRequest, Hashable {
         checked.labels = try rules.optionalText(labels, "labels")
         checked.heading = try rules.list(heading, "heading").map(\.trimmingWhitespace)
         if checked.heading?.isEmpty == true { checked.heading = nil }
-        if [checked.pages != nil, checked.labels != nil, checked.heading != nil].filter({ $0 }).count > 1 {
-            throw KBError(.invalidArgument, "Give one of \"pages\", \"labels\" and \"heading\" (with \"start\"/\"end\" to read within it).")
-        }
         checked.start = try start.map { _ in try rules.integer(start, "start") }
         checked.end = try end.map { _ in try rules.integer(end, "end") }
         if let from = checked.start, let to = checked.end, to <= from {

@@ -141,20 +141,23 @@ extension SourceDesk {
                           text: String(text), next: next, partEnd: to)
     }
 
-    /// The snippets of the part a request names: by pages, labels or heading, else all of them.
+    /// The snippets of the part a request names: those on its pages (physical, then printed
+    /// labels) and under its heading, each given; else all of them.
     static func part(of snippets: [Snippet], _ request: SourceReadRequest, title: String) throws -> [Snippet] {
+        var chosen = snippets
         let paged = snippets.filter { $0.pages != nil }
         func pageSpan() -> String {
             guard let first = paged.first?.pages, let last = paged.map({ $0.pages! }).max(by: { $0.end < $1.end }) else { return "" }
             return "pages \(first.start)–\(last.end) (labelled \(first.startLabel)–\(last.endLabel))"
         }
-        if let pages = request.pages ?? request.labels {
+        for (field, given) in [("pages", request.pages), ("labels", request.labels)] {
+            guard let given else { continue }
             guard !paged.isEmpty else {
                 throw KBError(.invalidArgument, "\(request.source) (\(title)) has no pages; read it by \"heading\" or by \"start\" and \"end\".")
             }
-            let bounds = pages.split(separator: "-", maxSplits: 1).map(String.init)
+            let bounds = given.split(separator: "-", maxSplits: 1).map(String.init)
             let low: Int, high: Int
-            if request.pages != nil {
+            if field == "pages" {
                 (low, high) = (Int(bounds[0])!, Int(bounds.last!)!)
             } else {
                 func page(_ label: String, last: Bool) throws -> Int {
@@ -169,34 +172,35 @@ extension SourceDesk {
                 }
                 (low, high) = (try page(bounds[0], last: false), try page(bounds.last!, last: true))
                 guard low <= high else {
-                    throw KBError(.invalidArgument, "\"labels\" is \(pages), but the page labelled \(bounds[0]) comes after the one labelled \(bounds.last!).")
+                    throw KBError(.invalidArgument, "\"labels\" is \(given), but the page labelled \(bounds[0]) comes after the one labelled \(bounds.last!).")
                 }
             }
-            let chosen = paged.filter { $0.pages!.end >= low && $0.pages!.start <= high }
+            chosen = chosen.filter { $0.pages.map { $0.end >= low && $0.start <= high } ?? false }
             guard !chosen.isEmpty else {
-                throw KBError(.notFound, "\(request.source) (\(title)) holds no text on \(pages); it has \(pageSpan()).")
+                throw KBError(.notFound, "\(request.source) (\(title)) holds no text on \(field == "pages" ? "pages" : "the pages labelled") \(given)"
+                    + (request.pages != nil && request.labels != nil ? " within the other pages asked for" : "") + "; it has \(pageSpan()).")
             }
-            return chosen
         }
         if let heading = request.heading {
             let wanted = heading.map { $0.lowercased() }
-            let chosen = snippets.filter { snippet in
+            let under = chosen.filter { snippet in
                 snippet.headingPath.count >= wanted.count
                     && zip(snippet.headingPath, wanted).allSatisfy { $0.trimmingWhitespace.lowercased() == $1 }
             }
-            guard !chosen.isEmpty else {
+            guard !under.isEmpty else {
                 var tops: [String] = []
-                for path in snippets.map(\.headingPath) where path.count >= wanted.count {
+                for path in chosen.map(\.headingPath) where path.count >= wanted.count {
                     let shown = path.prefix(wanted.count).joined(separator: Snippet.headingSeparator)
                     if !tops.contains(shown) { tops.append(shown) }
                 }
                 let list = tops.prefix(8).joined(separator: "; ") + (tops.count > 8 ? "; …" : "")
-                throw KBError(.notFound, "\(request.source) (\(title)) has no heading \(heading.joined(separator: Snippet.headingSeparator))"
+                let where_ = request.pages != nil || request.labels != nil ? " on the pages asked for" : ""
+                throw KBError(.notFound, "\(request.source) (\(title)) has no heading \(heading.joined(separator: Snippet.headingSeparator))\(where_)"
                     + (list.isEmpty ? "." : "; its headings there are: \(list)."))
             }
-            return chosen
+            chosen = under
         }
-        return snippets
+        return chosen
     }
 
     /// Matches of a pattern in the sources a caller may read (`SourceGrepRequest`), source by

@@ -8,8 +8,8 @@ extension RetrievalService {
     /// (the store's id is the bot's name), so clients written for OpenAI's file search can ask
     /// kb. It is kb's search with the bot (hybrid, the caller's rights); each hit is a result
     /// with its source as the file, `attributes` its citation fields and tags, `content` its
-    /// text. Filters `eq` (a tag `key:value`, or `kind`), `in` (any of those tags) and `and` of
-    /// them are read; others are refused, as is `rewrite_query` (kb does not rewrite here).
+    /// text. Filters `eq` (a tag `key:value`, or `kind`), `in` (any of those tags, or kinds) and `and`
+    /// of them are read; others are refused, as is `rewrite_query` (kb does not rewrite here).
     func searchVectorStore(_ request: Request, bot: String) async throws -> Response {
         let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
         let body: API.VectorStoreSearchBody
@@ -28,7 +28,13 @@ extension RetrievalService {
             throw KBError(.invalidArgument, "rewrite_query is not done by this endpoint; send false (kb's search already plans the query), or use POST /v1/search with a rewriter.")
         }
         var filters = (tags: [String](), anyTags: [String](), kinds: [String]())
-        if let given = body.filters { try Self.readFilter(given, into: &filters) }
+        if let given = body.filters, given != .null { try Self.readFilter(given, into: &filters) }
+        // A kind no source can have finds nothing (a filter, not a mistake).
+        let kinds = Set(SourceKind.documents.map(\.rawValue))
+        if !filters.kinds.isEmpty {
+            filters.kinds = filters.kinds.filter(kinds.contains)
+            if filters.kinds.isEmpty { return try Self.json(API.VectorStoreSearchPage(search_query: queries, data: [])) }
+        }
 
         // Each query is one of kb's searches through the bot; a snippet found by several keeps its best score.
         var best: [Int64: SearchHit] = [:]
@@ -85,12 +91,25 @@ extension RetrievalService {
             guard case .string(let key)? = object["key"], let value = object["value"] else {
                 throw KBError(.invalidArgument, "An \"eq\" filter needs \"key\" and \"value\".")
             }
-            if key == "kind" { filters.kinds.append(try text(value)) } else { filters.tags.append(key + ":" + (try text(value))) }
-        case "in":
-            guard case .string(let key)? = object["key"], case .array(let values)? = object["value"], key != "kind", filters.anyTags.isEmpty else {
-                throw KBError(.invalidArgument, "An \"in\" filter needs \"key\" (a tag's key) and a list \"value\"; kb reads one of them per request.")
+            if key == "kind" {
+                guard filters.kinds.isEmpty else { throw KBError(.unprocessable, "kb reads one kind filter (eq or in) per request.") }
+                filters.kinds = [try text(value)]
+            } else {
+                filters.tags.append(key + ":" + (try text(value)))
             }
-            filters.anyTags += try values.map { key + ":" + (try text($0)) }
+        case "in":
+            guard case .string(let key)? = object["key"], case .array(let values)? = object["value"] else {
+                throw KBError(.invalidArgument, "An \"in\" filter needs \"key\" and a list \"value\".")
+            }
+            if key == "kind" {
+                guard filters.kinds.isEmpty else { throw KBError(.unprocessable, "kb reads one kind filter (eq or in) per request.") }
+                filters.kinds = try values.map(text)
+            } else {
+                guard filters.anyTags.isEmpty else {
+                    throw KBError(.unprocessable, "kb reads one \"in\" filter on tags per request (any of its values); combine the others with eq.")
+                }
+                filters.anyTags = try values.map { key + ":" + (try text($0)) }
+            }
         default:
             throw KBError(.invalidArgument, "kb filters a vector store search by eq, in and and (tags key:value, and kind); \(type) is not read.")
         }
