@@ -14,11 +14,11 @@ public enum MemoryTime {
         let end = to.map(MemoryArchive.roundedToMilliseconds)
         let expiry = expiresAt.map(MemoryArchive.roundedToMilliseconds)
         if let end, end < start {
-            throw KBError(.invalidArgument,
+            throw KBError(.unprocessable,
                 "validTo (\(MemoryArchive.format(end))) is before validFrom (\(MemoryArchive.format(start))); a memory cannot stop holding before it starts.")
         }
         if let expiry, expiry <= start {
-            throw KBError(.invalidArgument,
+            throw KBError(.unprocessable,
                 "expiresAt (\(MemoryArchive.format(expiry))) is not after validFrom (\(MemoryArchive.format(start))); the memory would never hold.")
         }
         return (start, end, expiry)

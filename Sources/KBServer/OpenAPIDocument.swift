@@ -193,7 +193,7 @@ enum OpenAPIDocument {
             ok: ("200", ref("EmbeddingsResponse")), errors: [400, 404, 413, 422, 503])],
         "/v1/vector_stores/{id}/search": ["post": operation(
             "searchVectorStore", "OpenAI's vector store search over a bot's knowledge (the store's id is the bot's name): kb's search through the bot, each hit a result with its source as the file, its citation fields and tags as attributes. Filters eq, in and and on tags (key:value) and kind.",
-            body: "VectorStoreSearchRequest", ok: ("200", ref("VectorStoreSearchResultsPage")), errors: [400, 403, 404, 413, 503],
+            body: "VectorStoreSearchRequest", ok: ("200", ref("VectorStoreSearchResultsPage")), errors: [400, 403, 404, 413, 422, 503],
             parameters: [pathParameter("id", "The bot's name.", pattern: Pattern.botName)])],
         "/v1/memories": [
             "get": operation("listMemories", "Memories, oldest first.", ok: ("200", array(ref("Memory"))), parameters: [
@@ -279,7 +279,7 @@ enum OpenAPIDocument {
         ],
         "/v1/sources/{id}/text": [
             "get": operation("readSource", "A part of a source's text — pages, printed labels, a heading, or a character range — with its citation fields, at most maxCharacters at a time (next continues).",
-                             ok: ("200", ref("SourceText")), errors: [400, 404],
+                             ok: ("200", ref("SourceText")), errors: [400, 404, 422],
                              parameters: [sourceID] + queryParameters(SourceReadRequest.self, limits, excluding: ["source"])),
         ],
         "/v1/sources/{id}/snippets": [

@@ -89,7 +89,7 @@ import Testing
 
         // A memory cannot expire before it starts, nor end before it starts.
         let error = await #expect(throws: KBError.self) { try await remember(kb, "Never holds.", from: "2026-02-01", expires: "2026-01-01") }
-        #expect(error?.code == .invalidArgument && error?.message.contains("expiresAt") == true)
+        #expect(error?.code == .unprocessable && error?.message.contains("expiresAt") == true)
         var backwards = RememberRequest(content: "Ends before it starts.")
         (backwards.validFrom, backwards.validTo) = ("2026-02-01", "2026-01-01")
         await #expect(throws: KBError.self) { try await kb.remember(backwards, embedder: .hashing) }

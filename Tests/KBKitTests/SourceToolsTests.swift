@@ -142,6 +142,9 @@ import Testing
         note.start = repairs.start + 4
         note.end = repairs.start + 12
         #expect(try await kb.readSource(note).text == "landlord")
+        note.end = note.start
+        let empty = await #expect(throws: KBError.self) { try await kb.readSource(note) }
+        #expect(empty?.code == .unprocessable)
         note.pages = "1"
         note.start = nil
         note.end = nil

@@ -155,7 +155,7 @@ import Testing
 
             let read = try await client.call(.get, "/v1/sources/\(venus)/text?maxCharacters=200")
             #expect(read.status == 200 && ((read.json as? [String: Any])?["text"] as? String)?.contains("Venus rules love") == true)
-            #expect(try await client.call(.get, "/v1/sources/n1/text?pages=1").status == 400)
+            #expect(try await client.call(.get, "/v1/sources/n1/text?pages=1").status == 422)
             #expect(try await client.call(.get, "/v1/sources/n1/text?colour=red").status == 400)
             let grep = try await client.call(.post, "/v1/sources/grep", ["pattern": "wom+bat"])
             #expect(((grep.json as? [String: Any])?["matches"] as? [[String: Any]])?.map { $0["sourcePath"] as? String } == [fixture.root.path + "/astro/mars.md"])

@@ -135,15 +135,6 @@ public struct SourceReadRequest: KBRequest, Hashable {
         if checked.heading?.isEmpty == true { checked.heading = nil }
         checked.start = try start.map { _ in try rules.integer(start, "start") }
         checked.end = try end.map { _ in try rules.integer(end, "end") }
-        if let from = checked.start, let to = checked.end, to <= from {
-            throw KBError(.invalidArgument, "\"end\" (\(to)) must be after \"start\" (\(from)).")
-        }
-        if let pages = checked.pages {
-            let bounds = pages.split(separator: "-").compactMap { Int($0) }
-            if bounds.count == 2, bounds[1] < bounds[0] {
-                throw KBError(.invalidArgument, "\"pages\" is \(pages): the last page comes before the first. Write it as \(bounds[1])-\(bounds[0]).")
-            }
-        }
         checked.maxCharacters = try rules.integer(maxCharacters, "maxCharacters")
         checked.bot = try rules.optionalText(bot, "bot").map(Bot.validName)
         checked.user = try rules.optionalText(user, "user")

@@ -94,6 +94,9 @@ extension SourceDesk {
     /// A part of one source's text (`SourceReadRequest`).
     func readSource(_ checked: Checked<SourceReadRequest>, as caller: Caller) async throws -> SourceText {
         let request = checked.valid
+        if let from = request.start, let to = request.end, to <= from {
+            throw KBError(.unprocessable, "\"end\" (\(to)) is not after \"start\" (\(from)): that part holds no text. Give an end past the start.")
+        }
         let (stored, document) = try await store.snapshot { snapshot in
             try Self.readableSource(request.source, bot: request.bot, user: request.user, as: caller, in: snapshot)
         }
@@ -153,12 +156,15 @@ extension SourceDesk {
         for (field, given) in [("pages", request.pages), ("labels", request.labels)] {
             guard let given else { continue }
             guard !paged.isEmpty else {
-                throw KBError(.invalidArgument, "\(request.source) (\(title)) has no pages; read it by \"heading\" or by \"start\" and \"end\".")
+                throw KBError(.unprocessable, "\(request.source) (\(title)) has no pages; read it by \"heading\" or by \"start\" and \"end\".")
             }
             let bounds = given.split(separator: "-", maxSplits: 1).map(String.init)
             let low: Int, high: Int
             if field == "pages" {
                 (low, high) = (Int(bounds[0])!, Int(bounds.last!)!)
+                guard low <= high else {
+                    throw KBError(.unprocessable, "\"pages\" is \(given): the last page comes before the first. Write it as \(high)-\(low).")
+                }
             } else {
                 func page(_ label: String, last: Bool) throws -> Int {
                     let numbers = paged.flatMap { snippet -> [Int] in
@@ -172,7 +178,7 @@ extension SourceDesk {
                 }
                 (low, high) = (try page(bounds[0], last: false), try page(bounds.last!, last: true))
                 guard low <= high else {
-                    throw KBError(.invalidArgument, "\"labels\" is \(given), but the page labelled \(bounds[0]) comes after the one labelled \(bounds.last!).")
+                    throw KBError(.unprocessable, "\"labels\" is \(given), but the page labelled \(bounds[0]) comes after the one labelled \(bounds.last!).")
                 }
             }
             chosen = chosen.filter { $0.pages.map { $0.end >= low && $0.start <= high } ?? false }

@@ -76,12 +76,21 @@ extension RetrievalService {
         }
         func text(_ value: KBKit.JSONValue) throws -> String {
             switch value {
-            case .string(let text): return text
+            case .string(let text):
+                guard text.contains(where: { !$0.isWhitespace }) else { throw KBError(.invalidArgument, "A filter's value is empty; give a tag's value.") }
+                return text
             case .integer(let number): return String(number)
             case .number(let number): return String(number)
             case .bool(let flag): return String(flag)
             default: throw KBError(.invalidArgument, "A filter's value must be a string, number or boolean; got \(value).")
             }
+        }
+        let fields: Set<String> = type == "and" ? ["type", "filters"] : ["type", "key", "value"]
+        if let unknown = object.keys.sorted().first(where: { !fields.contains($0) }) {
+            throw KBError(.invalidArgument, "A filter of type \(type) has the unknown field \"\(unknown)\"; it takes \(fields.sorted().joined(separator: ", ")).")
+        }
+        if case .string(let key)? = object["key"], key.isEmpty || key.contains(where: { $0.isWhitespace || $0 == ":" }) {
+            throw KBError(.invalidArgument, "A filter's key '\(key)' must be a tag's key: no spaces and no ':'.")
         }
         switch type {
         case "and":
@@ -98,8 +107,8 @@ extension RetrievalService {
                 filters.tags.append(key + ":" + (try text(value)))
             }
         case "in":
-            guard case .string(let key)? = object["key"], case .array(let values)? = object["value"] else {
-                throw KBError(.invalidArgument, "An \"in\" filter needs \"key\" and a list \"value\".")
+            guard case .string(let key)? = object["key"], case .array(let values)? = object["value"], !values.isEmpty else {
+                throw KBError(.invalidArgument, "An \"in\" filter needs \"key\" and a list \"value\" of one or more values.")
             }
             if key == "kind" {
                 guard filters.kinds.isEmpty else { throw KBError(.unprocessable, "kb reads one kind filter (eq or in) per request.") }
