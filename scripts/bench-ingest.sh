@@ -2,13 +2,16 @@
 # Times `kb ingest` (release build) on a folder of notes: a first run into a new index, then an
 # unchanged re-run, each repeated; prints medians and their ratio.
 #
-#   scripts/bench-ingest.sh [FOLDER] [RUNS]      default: ../shared/notes, 5 runs
+#   scripts/bench-ingest.sh [FOLDER] [RUNS]      default: ../shared/notes (else corpus/), 5 runs
 #
 # KB_BENCH_EMBEDDER=none (default: reading, chunking, tagging, SQLite and FTS5 only) or local
 # (the built-in model embeds every snippet too; use RUNS=1, it takes minutes).
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
-FOLDER="${1:-$KB_ROOT/../shared/notes}"
+# From a plain clone (no ../shared), the sample corpus.
+DEFAULT_FOLDER="$KB_ROOT/../shared/notes"
+[ -d "$DEFAULT_FOLDER" ] || DEFAULT_FOLDER="$KB_ROOT/corpus"
+FOLDER="${1:-$DEFAULT_FOLDER}"
 RUNS="${2:-5}"
 EMBEDDER="${KB_BENCH_EMBEDDER:-none}"
 [ -d "$FOLDER" ] || { echo "error: no folder $FOLDER; pass a folder of notes" >&2; exit 1; }

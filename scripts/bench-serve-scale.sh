@@ -54,7 +54,10 @@ if [ ! -f "$KB_DB.done" ]; then
     say "Writing a shelf of $SNIPPETS snippets (real-length text, synthetic vectors)"
     # Words in their real frequencies: the sample corpus (astrology, so the queries' words occur)
     # among the shared Markdown doc sets when present (a shelf is mostly other text).
-    { cat corpus/*.md corpus/*/*.md; find "$KB_ROOT/../shared/notes" -name '*.md' -exec cat {} + ; } 2>/dev/null \
+    # (Without them — a plain clone — the corpus alone; a missing folder must not end the script
+    # under pipefail.)
+    { cat corpus/*.md corpus/*/*.md
+      if [ -d "$KB_ROOT/../shared/notes" ]; then find "$KB_ROOT/../shared/notes" -name '*.md' -exec cat {} + ; fi; } 2>/dev/null \
         | tr -cs "A-Za-z'" ' ' > "$WORK/words.txt"
     "$BENCH" scale-index "$KB_DB" "$SNIPPETS" "$WORK/words.txt" "$MODEL_NAME" "$WORK/themes.txt"
     echo
