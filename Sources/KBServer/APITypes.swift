@@ -27,6 +27,9 @@ enum API {
         var encoding_format: String?
         var dimensions: Int?
         var user: String?
+        /// What the texts are: `passage` (the default; also `document`, `search_document`) or
+        /// `query` (also `search_query`), as other embedding APIs name them.
+        var input_type: String?
     }
 
     /// OpenAI's vector store search (`POST /v1/vector_stores/{id}/search`).
@@ -100,5 +103,7 @@ enum API {
         var data: [Embedding]
         var model: String
         var usage: Usage
+        /// The role the texts were embedded in: `passage` or `query` (kb's addition).
+        var input_type: String
     }
 }

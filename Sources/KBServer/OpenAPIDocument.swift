@@ -456,6 +456,8 @@ enum OpenAPIDocument {
             "encoding_format": ["type": ["string", "null"], "enum": ["float", "base64", .null]],
             "dimensions": dimension.map { ["type": ["integer", "null"], "enum": [.integer($0), .null]] } ?? ["type": ["integer", "null"]],
             "user": ["type": ["string", "null"]],
+            "input_type": ["type": ["string", "null"], "enum": ["passage", "document", "search_document", "query", "search_query", .null],
+                           "description": "What the texts are: passages (the default, as kb ingests) or queries (as kb searches)."],
         ], required: ["input"]),
         "VectorStoreSearchRequest": object([
             "query": ["anyOf": [queryText, ["type": "array", "items": queryText, "minItems": 1, "maxItems": 8]]],
@@ -480,7 +482,8 @@ enum OpenAPIDocument {
             "object": string,
             "data": array(object(["object": string, "index": integer, "embedding": ["anyOf": [array(number), string]]])),
             "model": string, "usage": object(["prompt_tokens": integer, "total_tokens": integer]),
-        ], required: ["object", "data", "model", "usage"]),
+            "input_type": ["type": "string", "enum": ["passage", "query"], "description": "The role the texts were embedded in."],
+        ], required: ["object", "data", "model", "usage", "input_type"]),
         "Job": object([
             "id": string, "source": string, "state": ["type": "string", "enum": .array(Job.State.allCases.map { .string($0.rawValue) })],
             "contentType": string, "size": integer,

@@ -370,6 +370,15 @@ func errorCode(_ json: Any?) -> String? { ((json as? [String: Any])?["error"] as
                 decoded.append(Float(bitPattern: bits))
             }
             #expect(decoded == expected[0])
+            // The role: passages unless input_type says query (the answer says which).
+            #expect(body["input_type"] as? String == "passage")
+            let asQueries = try #require(try await client.call(.post, "/v1/embeddings", ["input": texts, "input_type": "query"]).json as? [String: Any])
+            #expect(asQueries["input_type"] as? String == "query")
+            let queryVectors = try await local.embed(texts, role: .query)
+            for (entry, vector) in zip(try #require(asQueries["data"] as? [[String: Any]]), queryVectors) {
+                #expect((entry["embedding"] as? [Double] ?? []).map(Float.init) == vector)
+            }
+            #expect(try await client.call(.post, "/v1/embeddings", ["input": "x", "input_type": "classification"]).status == 400)
             #expect(try await client.call(.post, "/v1/embeddings", ["input": "x", "model": "text-embedding-3-small"]).status == 404)
             #expect(try await client.call(.post, "/v1/embeddings", ["input": [String]()]).status == 400)
             #expect(try await client.call(.post, "/v1/embeddings", ["input": ""]).status == 400)

@@ -1,5 +1,5 @@
 public import Foundation
-import KBCore
+public import KBCore
 import KBEmbed
 
 /// The local model for callers that want embeddings of their own texts (`POST /v1/embeddings`),
@@ -46,10 +46,12 @@ public final class LocalEmbeddings: Sendable {
     /// The model's id (`all-MiniLM-L6-v2`).
     public func modelID() async throws -> String { try await model().id }
 
-    /// Vectors (as passages, the way ingest embeds) and the number of model tokens they took.
-    public func embed(_ texts: [String]) async throws -> (vectors: [[Float]], tokens: Int) {
+    /// Vectors and the number of model tokens they took: as passages (the way ingest embeds) by
+    /// default, or as queries (the way searches embed theirs; a model with prompts, such as e5,
+    /// gives them another prefix).
+    public func embed(_ texts: [String], role: EmbeddingRole = .passage) async throws -> (vectors: [[Float]], tokens: Int) {
         let model = try await model()
         let tokens = texts.reduce(0) { $0 + model.tokenIDs($1).count }
-        return (try await model.embed(texts, role: .passage), tokens)
+        return (try await model.embed(texts, role: role), tokens)
     }
 }

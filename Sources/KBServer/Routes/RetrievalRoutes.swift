@@ -59,15 +59,23 @@ extension RetrievalService {
         if let asked = body.model, !["local", model, model.lowercased(), "sentence-transformers/" + model].contains(asked) {
             throw KBError(.notFound, "The model '\(asked)' does not exist here; this service embeds with \(model).")
         }
+        let role: EmbeddingRole
+        switch body.input_type {
+        case nil, "passage", "document", "search_document": role = .passage
+        case "query", "search_query": role = .query
+        case let other?:
+            throw KBError(.invalidArgument, "input_type must be passage (document, search_document) or query (search_query); got \(other).")
+        }
         let width = try await embeddings.dimension()
         if let dimensions = body.dimensions, dimensions != width {
             throw KBError(.unprocessable, "\(model) returns \(width) dimensions; it cannot return \(dimensions).")
         }
-        let (vectors, tokens) = try await embeddings.embed(texts)
+        let (vectors, tokens) = try await embeddings.embed(texts, role: role)
         let data = vectors.enumerated().map { index, vector in
             API.Embedding(index: index, embedding: format == "float" ? .floats(vector) : .base64(Self.base64(vector)))
         }
-        return try Self.json(API.EmbeddingsResponse(data: data, model: model, usage: .init(prompt_tokens: tokens, total_tokens: tokens)))
+        return try Self.json(API.EmbeddingsResponse(data: data, model: model, usage: .init(prompt_tokens: tokens, total_tokens: tokens),
+                                                    input_type: role.rawValue))
     }
 
     /// Little-endian float32 bytes, base64: what OpenAI's `encoding_format: base64` returns.
