@@ -7,11 +7,12 @@ import Testing
 
 /// Watched folders: files created, edited, moved and deleted reach the index by themselves; an
 /// overflowed event queue and the periodic rescan catch what events missed. Each wait is bounded
-/// (a generous 60 s, so a loaded machine does not fail it); none is a timing measurement.
+/// (a generous 300 s: the PostgreSQL run of the whole suite can make one ingest wait a minute for
+/// the server); none is a timing measurement.
 @Suite(.serialized) struct FolderWatcherTests {
     /// Waits until `condition` holds, checking every 50 ms, for at most `seconds`.
     /// `state` says what the watcher had done, for the message when it did not come.
-    func eventually(_ what: Comment, seconds: Double = 60, state: () -> String = { "" }, _ condition: () async throws -> Bool) async throws {
+    func eventually(_ what: Comment, seconds: Double = 300, state: () -> String = { "" }, _ condition: () async throws -> Bool) async throws {
         let start = Date(), end = start.addingTimeInterval(seconds)
         var checks = 0
         while Date() < end {
@@ -113,11 +114,13 @@ import Testing
         try await eventually("the first scan") { reports.withLock { !$0.isEmpty } }
 
         // While the watcher does not read, more events than the kernel queues (alternating
-        // between two files, so none merge); then a new file whose events are lost.
+        // between two files, so none merge; with room for the one read of up to 64 KiB the
+        // reader may still make after the pause); then a new file whose events are lost.
         watcher.events.paused.withLock { $0 = true }
+        try await eventually("the reader paused") { watcher.events.readerPaused.withLock { $0 } }
         let limit = (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))
             .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 16_384
-        for n in 0...(limit / 2 + 10) {
+        for n in 0...(limit / 2 + 4_200) {
             try Data("\(n)".utf8).write(to: ws.notes.appendingPathComponent(".noise-a"))
             try Data("\(n)".utf8).write(to: ws.notes.appendingPathComponent(".noise-b"))
         }

@@ -87,7 +87,10 @@ import Testing
     func library(_ ws: Workspace) async throws -> KnowledgeBase {
         try FileManager.default.copyItem(at: UploadTests.pdf, to: ws.notes.appendingPathComponent("book.pdf"))
         try ws.write("lease.md", "# Lease\n\n## Rent\n\nThe rent is due on the first of the month.\n\n## Repairs\n\nThe landlord fixes the boiler within 3 days.")
-        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        // No time bound on grep here: a loaded machine must not turn a test into a timing one.
+        var limits = Limits()
+        limits.grepSeconds = 3600
+        let kb = try KnowledgeBase.open(at: ws.dbPath, limits: limits)
         let (embedder, record) = try await kb.embedder(.hashing)
         #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
         try await add(kb, "ada-diary", "# Diary\n\nThe zebra quartz secret of ada.", collection: nil, user: "ada")

@@ -44,8 +44,10 @@ final class FileEvents: @unchecked Sendable {
     private var folders: [Int32: String] = [:]
     private var stopped = false
     private var reader: Thread?
-    /// A test's way to let the kernel's queue fill (and overflow): events wait while it is set.
+    /// A test's way to let the kernel's queue fill (and overflow): events wait while it is set;
+    /// `readerPaused` says the reader has seen it (no read is under way).
     let paused = LockedValue(false)
+    let readerPaused = LockedValue(false)
 
     #if canImport(Glibc)
     private static let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)
@@ -126,9 +128,11 @@ final class FileEvents: @unchecked Sendable {
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         while !lock.withLock({ stopped }) {
             if paused.withLock({ $0 }) {
+                readerPaused.withLock { $0 = true }
                 usleep(20_000)
                 continue
             }
+            readerPaused.withLock { $0 = false }
             guard poll(&poller, 1, 500) > 0 else { continue }
             let count = Glibc.read(fd, buffer, size)
             guard count > 0 else { continue }

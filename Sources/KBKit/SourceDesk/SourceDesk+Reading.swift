@@ -214,9 +214,11 @@ extension SourceDesk {
     /// snapshot thread, off the cooperative pool.
     func grepSources(_ checked: Checked<SourceGrepRequest>, as caller: Caller) async throws -> SourceMatches {
         let request = checked.valid
-        let deadline = Date().addingTimeInterval(limits.grepSeconds)
+        let seconds = limits.grepSeconds
         let limit = request.limit ?? 50
         return try await store.snapshot { snapshot in
+            // The bound is on searching, not on waiting for the store's connection.
+            let deadline = Date().addingTimeInterval(seconds)
             var answer = SourceMatches(pattern: request.pattern, matches: [], sourcesSearched: 0)
             guard var query = try Self.readable(bot: request.bot, user: request.user, as: caller, in: snapshot) else { return answer }
             query.tags = (request.tags ?? []).map { Tag($0) }
