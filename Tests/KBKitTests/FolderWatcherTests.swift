@@ -50,10 +50,14 @@ import Testing
         try await eventually("b.md searchable") { try await paths(kb, "zebra") == [ws.path("b.md")] }
 
         // Edited twice in quick succession: one re-read, of the last version.
-        let readBefore = watcher.counts.filesRead
+        // (A round's files are searchable as soon as they are written, and it is counted and
+        // reported just after: so each check waits for the round's report too.)
+        let (readBefore, roundsBefore) = (watcher.counts.filesRead, reports.withLock { $0.count })
         try ws.write("a.md", "# A\n\nAlpha second version.")
         try ws.write("a.md", "# A\n\nAlpha third version.")
-        try await eventually("the third version searchable") { try await paths(kb, "third") == [ws.path("a.md")] }
+        try await eventually("the third version searchable") {
+            try await paths(kb, "third") == [ws.path("a.md")] && reports.withLock { $0.count } > roundsBefore
+        }
         #expect(watcher.counts.filesRead == readBefore + 1)
         #expect(try await paths(kb, "second").isEmpty)
 
@@ -75,8 +79,9 @@ import Testing
 
         // A rule added to .kbignore takes the files it now excludes out.
         try ws.write(".kbignore", "drafts/*\nsecret.md\nmoved/*\n")
-        try await eventually("moved/b2.md excluded") { try await paths(kb, "zebra").isEmpty }
-        #expect(reports.withLock { $0.contains { $0.cause == .rescan } })
+        try await eventually("moved/b2.md excluded") {
+            try await paths(kb, "zebra").isEmpty && reports.withLock { $0.contains { $0.cause == .rescan } }
+        }
         #expect(watcher.counts.sourcesRemoved >= 2 && watcher.counts.failures == 0)
     }
 
@@ -127,8 +132,11 @@ import Testing
         try ws.write("late.md", "# Late\n\nWombat text.")
         watcher.events.paused.withLock { $0 = false }
 
-        try await eventually("the rescan after the overflow") { try await paths(kb, "wombat") == [ws.path("late.md")] }
+        try await eventually("the round after the overflow", state: { "\(reports.withLock { $0 }), \(watcher.counts)" }) {
+            reports.withLock { $0.count } > 1
+        }
+        #expect(try await paths(kb, "wombat") == [ws.path("late.md")])
         #expect(watcher.counts.overflows == 1)
-        #expect(reports.withLock { $0.contains { $0.cause == .overflow && $0.read == 1 } })
+        #expect(reports.withLock { $0.dropFirst().map(\.cause) == [.overflow] && $0.last?.read == 1 })
     }
 }
