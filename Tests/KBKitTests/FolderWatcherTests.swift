@@ -47,7 +47,9 @@ import Testing
 
         // Created.
         try ws.write("b.md", "# B\n\nBeta zebra text.")
-        try await eventually("b.md searchable") { try await paths(kb, "zebra") == [ws.path("b.md")] }
+        try await eventually("b.md searchable and its round reported") {
+            try await paths(kb, "zebra") == [ws.path("b.md")] && reports.withLock { $0.count } >= 2
+        }
 
         // Edited twice in quick succession: one re-read, of the last version.
         // (A round's files are searchable as soon as they are written, and it is counted and
