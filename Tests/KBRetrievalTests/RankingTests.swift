@@ -51,8 +51,10 @@ import Testing
         // two scaled 1, 0 (min-max): confidence 1.
         let keywordConfidence = 1 - 0.5 / 9
         #expect(abs(share - keywordConfidence / (keywordConfidence + 1)) < 1e-12)
-        let expected2: Double = share * 0.5 + (1 - share)
-        let expected1: Double = share
+        // Each place adds λ/2 · 61/(60 + rank); the sum is divided by 1 + λ.
+        let place = { (rank: Double) in Ranking.rankShare / 2 * 61 / (60 + rank) }
+        let expected2: Double = (share * 0.5 + (1 - share) + place(2) + place(1)) / (1 + Ranking.rankShare)
+        let expected1: Double = (share + place(1) + place(2)) / (1 + Ranking.rankShare)
         #expect(fused.map(\.id) == [2, 1])
         #expect(abs(fused[0].score - expected2) < 1e-12 && abs(fused[1].score - expected1) < 1e-12)
         // The query's weights scale the shares; a missing ranking gives the other everything.
