@@ -122,8 +122,11 @@ new_service_workdir() {
 # its log is $WORK/serve.log, its pid $SERVER.
 # KB_SERVE_ARGS adds options (e.g. --no-request-log).
 start_sample_server() {
+    # The benchmarks cycle a fixed set of distinct queries: after one round the query-embedding
+    # cache would answer every one from memory, so it is off unless KB_QUERY_CACHE_MB says
+    # otherwise (scripts/bench-query-cache.sh measures it).
     # shellcheck disable=SC2086
-    "$KB" serve --port "$PORT" --token "$TOKEN" --reports corpus/reports ${KB_SERVE_ARGS:-} 2>"$WORK/serve.log" &
+    KB_QUERY_CACHE_MB="${KB_QUERY_CACHE_MB:-0}" "$KB" serve --port "$PORT" --token "$TOKEN" --reports corpus/reports ${KB_SERVE_ARGS:-} 2>"$WORK/serve.log" &
     SERVER=$!
     for _ in $(seq 300); do curl -sf "$URL/healthz" >/dev/null && return 0; sleep 0.1; done
     cat "$WORK/serve.log" >&2

@@ -134,6 +134,13 @@ final class ServiceMetrics: Sendable {
             registry.makeGauge(descriptor: Self.name("encoder_passes_by_size", "total", "Encoder passes by how many sequences they held."),
                                labels: [("sequences", size)]).set(to: Double(count))
         }
+        let cache = kb.queryCacheCounts
+        for (name, value, help) in [("query_cache_hits", cache.hits, "Query texts whose vector came from the query-embedding cache."),
+                                    ("query_cache_misses", cache.misses, "Query texts the embedder had to embed.")] {
+            registry.makeGauge(descriptor: Self.name(name, "total", help)).set(to: Double(value))
+        }
+        registry.makeGauge(descriptor: Self.name("query_cache", "entries", "Query vectors the cache holds.")).set(to: Double(cache.entries))
+        registry.makeGauge(descriptor: Self.name("query_cache", "bytes", "Bytes the query-embedding cache holds.")).set(to: Double(cache.bytes))
         for (name, value, help) in [("sources", status.sources, "Sources in the index (memories included)."),
                                     ("snippets", status.snippets, "Snippets in the index."),
                                     ("index_size", Int(status.sizeOnDisk), "Bytes the index takes on disk (SQLite).")] {

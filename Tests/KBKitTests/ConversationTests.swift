@@ -35,6 +35,35 @@ import Testing
         return try await kb.context(request)
     }
 
+    /// Chat apps resend the same questions and the whole history every turn: each query text is
+    /// embedded once (`KnowledgeBase.queryCacheCounts`), and the answer is the same.
+    @Test func aQueryTextAskedAgainIsNotEmbeddedAgain() async throws {
+        let ws = try Workspace()
+        let kb = try await knowledgeBase(ws)
+        let first = try await context(kb, "What does Saturn stand for?")
+        #expect(kb.queryCacheCounts.misses == 1 && kb.queryCacheCounts.hits == 0)
+        let again = try await context(kb, "What does Saturn stand for?")
+        #expect(kb.queryCacheCounts.misses == 1 && kb.queryCacheCounts.hits == 1)
+        #expect(again.citations.map(\.title) == first.citations.map(\.title))
+
+        // A follow-up plans several queries; sent again with the same history, none is embedded again.
+        let earlier = [ConversationTurn(.user, "What does Saturn stand for?"), ConversationTurn(.assistant, "Structure and limits.")]
+        let before = kb.queryCacheCounts
+        let followUp = try await context(kb, "And when does it come back to its natal place?", history: earlier)
+        let planned = try #require(followUp.retrieval?.queries.count)
+        let middle = kb.queryCacheCounts
+        #expect(middle.misses + middle.hits == before.misses + before.hits + planned && middle.misses > before.misses)
+        let resent = try await context(kb, "And when does it come back to its natal place?", history: earlier)
+        #expect(kb.queryCacheCounts.misses == middle.misses && kb.queryCacheCounts.hits == middle.hits + planned)
+        #expect(resent.citations.map(\.title) == followUp.citations.map(\.title))
+
+        // KB_QUERY_CACHE_MB=0 turns it off: every query is embedded.
+        let uncached = try KnowledgeBase.open(at: ws.dbPath, environment: ["KB_QUERY_CACHE_MB": "0"])
+        _ = try await context(uncached, "What does Saturn stand for?")
+        _ = try await context(uncached, "What does Saturn stand for?")
+        #expect(uncached.queryCacheCounts.hits == 0 && uncached.queryCacheCounts.misses == 2)
+    }
+
     @Test func aFollowUpFindsWhatItRefersToAndAChangeOfSubjectIsNotDraggedBack() async throws {
         let kb = try await knowledgeBase(try Workspace())
         let earlier = [ConversationTurn(.user, "What does Saturn stand for?"), ConversationTurn(.assistant, "Structure and limits.")]

@@ -43,6 +43,8 @@ import Testing
             #expect(metrics.1.contains("kb_http_request_duration_seconds_bucket{route=\"POST /v1/context\""))
             #expect(metrics.1.contains("kb_query_embedder_available 1") && metrics.1.contains("kb_snippets_count 5"))
             #expect(metrics.1.contains(#"kb_jobs_count{state="queued"} 0"#))
+            // The same turn three times: embedded once, then twice from the query cache.
+            #expect(metrics.1.contains("kb_query_cache_hits_total 2") && metrics.1.contains("kb_query_cache_entries "), "\(metrics.1)")
             #expect(try await client.call(.get, "/metrics", token: scoped).status == 403)
             #expect(try await client.call(.get, "/metrics", token: nil).status == 401)
             return (contextTokens, reportTokens)

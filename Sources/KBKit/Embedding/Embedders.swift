@@ -1,6 +1,6 @@
 public import Foundation
 import KBCore
-import KBEmbed
+public import KBEmbed
 import KBRetrieval
 import KBStore
 
@@ -19,6 +19,8 @@ final class Embedders: QueryEncoding, @unchecked Sendable {
     /// The endpoint given when opening (an error on an index that is not `openai:`).
     let givenEmbedderURL: String?
     let health = EmbedderHealth()
+    /// Query vectors asked for before (`KB_QUERY_CACHE_MB`, default 64; 0 turns it off).
+    let queryCache: QueryVectorCache
     /// The recorded embedder, by the name it was loaded for.
     private let loaded = LockedValue<(name: String, embedder: any Embedder)?>(nil)
 
@@ -26,6 +28,8 @@ final class Embedders: QueryEncoding, @unchecked Sendable {
         self.store = store
         self.environment = environment
         givenEmbedderURL = embedderURL
+        let megabytes = environment["KB_QUERY_CACHE_MB"].flatMap(Double.init) ?? Double(QueryVectorCache.defaultCapacity >> 20)
+        queryCache = QueryVectorCache(capacity: Int(max(0, megabytes) * 1_048_576))
     }
 
     /// The embeddings endpoint to use instead of the one an `openai:` index recorded: the one
@@ -96,14 +100,26 @@ final class Embedders: QueryEncoding, @unchecked Sendable {
         return try await CachingEmbedder(embedder, record: record, store: store).embed(texts)
     }
 
-    /// The queries' embeddings for an index with `record`, in one call to the embedder.
-    func queryVectors(_ texts: [String], record: EmbedderRecord) async throws -> [[Float]] {
+    /// The queries' embeddings for an index with `record`: those asked before from the cache,
+    /// the others in one call to the embedder.
+    /// `cached: false` asks the embedder whatever the cache holds (the health probe).
+    func queryVectors(_ texts: [String], record: EmbedderRecord, cached: Bool = true) async throws -> [[Float]] {
         let embedder = try await recorded(record)
-        let vectors = try await embedder.embed(texts, role: .query)
-        guard vectors.count == texts.count, vectors.allSatisfy({ $0.count == record.dimension }) else {
-            throw KBError(.embedding, "\(embedder.id) returned no usable query vector.")
+        // The precision queries run in is part of what a vector is: a model loaded in another
+        // precision must not be answered from this one's vectors.
+        let key = (embedder as? BERTEmbedder).map { "\(record.name) \($0.queryPrecision.rawValue)" } ?? record.name
+        var vectors = texts.map { cached ? queryCache.vector(for: $0, embedder: key, role: .query) : nil }
+        let missing = Array(Set(texts.indices.filter { vectors[$0] == nil }.map { texts[$0] }))
+        if !missing.isEmpty {
+            let computed = try await embedder.embed(missing, role: .query)
+            guard computed.count == missing.count, computed.allSatisfy({ $0.count == record.dimension }) else {
+                throw KBError(.embedding, "\(embedder.id) returned no usable query vector.")
+            }
+            let byText = Dictionary(uniqueKeysWithValues: zip(missing, computed))
+            for (text, vector) in byText { queryCache.store(vector, for: text, embedder: key, role: .query) }
+            for index in texts.indices where vectors[index] == nil { vectors[index] = byText[texts[index]] }
         }
-        return vectors
+        return vectors.map { $0! }
     }
 
     /// The queries' vectors, or — when the embedder is unavailable and `mayDegrade` — nil and why.
@@ -128,13 +144,16 @@ final class Embedders: QueryEncoding, @unchecked Sendable {
 
     func countDegradedAnswer() { health.countDegradedAnswer() }
 
+    /// The query cache's hits, misses and size.
+    var queryCacheCounts: QueryVectorCache.Counts { queryCache.counts }
+
     /// Tries the embedder in the background until it works again.
     func startProbing(_ record: EmbedderRecord) {
         Task.detached { [self] in
             while let delay = health.nextProbe() {
                 try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
                 do {
-                    _ = try await queryVectors(["kb health probe"], record: record)
+                    _ = try await queryVectors(["kb health probe"], record: record, cached: false)
                     health.succeeded()
                 } catch let error as KBError {
                     _ = health.failed(error)
@@ -149,6 +168,10 @@ final class Embedders: QueryEncoding, @unchecked Sendable {
 extension KnowledgeBase {
     /// Whether queries can be embedded, and how many answers fell back to keywords.
     public var queryEmbedderStatus: QueryEmbedderStatus { embedders.health.status }
+
+    /// The query-embedding cache's hits, misses, entries and bytes: a query text asked again (a
+    /// chat app resends the history every turn) is not embedded again.
+    public var queryCacheCounts: QueryVectorCache.Counts { embedders.queryCacheCounts }
 
     /// Calls `handler` when queries can no longer be embedded, and when they can again.
     public func onEmbedderHealthChange(_ handler: @escaping @Sendable (EmbedderHealthEvent) -> Void) {
