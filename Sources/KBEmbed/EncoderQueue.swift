@@ -69,6 +69,12 @@ final class EncoderQueue: @unchecked Sendable {
         /// below it a pass is bound by reading the weights, and one packed pass costs less than
         /// several small ones side by side. The default is 256.
         var minTokensPerShare = 256
+        /// How much lower than the process's other threads the workers run (added to their nice
+        /// value on Linux, up to 19): a queue of passages beside a queue of queries runs at 10, so that
+        /// the kernel gives a query's pass — and the requests around it — the cores first while
+        /// an upload or ingest is embedded, and the passages all of them when nothing else runs.
+        /// The default is 0.
+        var niceness: Int32 = 0
 
         init(mode: ComputeMode, cores: Int = ProcessInfo.processInfo.activeProcessorCount) {
             let cores = max(1, cores)
@@ -154,6 +160,7 @@ final class EncoderQueue: @unchecked Sendable {
     // MARK: - Workers
 
     private func work() {
+        if configuration.niceness > 0 { Self.lowerPriority(by: configuration.niceness) }
         let scratch = BERTEncoder.Scratch()
         condition.lock()
         while true {
@@ -187,6 +194,17 @@ final class EncoderQueue: @unchecked Sendable {
             condition.lock()
         }
         condition.unlock()
+    }
+
+    /// Lowers the calling thread's scheduling priority by `niceness` (to at most 19). On Linux
+    /// the nice value belongs to each thread, and `setpriority(PRIO_PROCESS, 0, …)` sets the
+    /// calling thread's (setpriority(2), *Bugs*); a process may always lower its own. Nothing
+    /// elsewhere.
+    static func lowerPriority(by niceness: Int32) {
+        #if os(Linux)
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        _ = setpriority(which, 0, min(19, getpriority(which, 0) + niceness))
+        #endif
     }
 
     private var waitingSequences: Int { waiting.reduce(0) { $0 + $1.waiting } }
