@@ -57,6 +57,13 @@ import Testing
         #expect(kb.queryCacheCounts.misses == middle.misses && kb.queryCacheCounts.hits == middle.hits + planned)
         #expect(resent.citations.map(\.title) == followUp.citations.map(\.title))
 
+        // Turned off (as kb eval does), every query is embedded and nothing is kept.
+        kb.cachesQueryVectors = false
+        let off = kb.queryCacheCounts
+        _ = try await context(kb, "What does Saturn stand for?")
+        #expect(kb.queryCacheCounts == off)
+        kb.cachesQueryVectors = true
+
         // KB_QUERY_CACHE_MB=0 turns it off: every query is embedded.
         let uncached = try KnowledgeBase.open(at: ws.dbPath, environment: ["KB_QUERY_CACHE_MB": "0"])
         _ = try await context(uncached, "What does Saturn stand for?")

@@ -21,6 +21,8 @@ final class Embedders: QueryEncoding, @unchecked Sendable {
     let health = EmbedderHealth()
     /// Query vectors asked for before (`KB_QUERY_CACHE_MB`, default 64; 0 turns it off).
     let queryCache: QueryVectorCache
+    /// Whether queries use `queryCache` (`KnowledgeBase.cachesQueryVectors`).
+    let cachingQueries = LockedValue(true)
     /// The recorded embedder, by the name it was loaded for.
     private let loaded = LockedValue<(name: String, embedder: any Embedder)?>(nil)
 
@@ -108,6 +110,7 @@ final class Embedders: QueryEncoding, @unchecked Sendable {
         // The precision queries run in is part of what a vector is: a model loaded in another
         // precision must not be answered from this one's vectors.
         let key = (embedder as? BERTEmbedder).map { "\(record.name) \($0.queryPrecision.rawValue)" } ?? record.name
+        let cached = cached && cachingQueries.withLock { $0 }
         var vectors = texts.map { cached ? queryCache.vector(for: $0, embedder: key, role: .query) : nil }
         let missing = Array(Set(texts.indices.filter { vectors[$0] == nil }.map { texts[$0] }))
         if !missing.isEmpty {
@@ -116,7 +119,7 @@ final class Embedders: QueryEncoding, @unchecked Sendable {
                 throw KBError(.embedding, "\(embedder.id) returned no usable query vector.")
             }
             let byText = Dictionary(uniqueKeysWithValues: zip(missing, computed))
-            for (text, vector) in byText { queryCache.store(vector, for: text, embedder: key, role: .query) }
+            if cached { for (text, vector) in byText { queryCache.store(vector, for: text, embedder: key, role: .query) } }
             for index in texts.indices where vectors[index] == nil { vectors[index] = byText[texts[index]] }
         }
         return vectors.map { $0! }
@@ -172,6 +175,14 @@ extension KnowledgeBase {
     /// The query-embedding cache's hits, misses, entries and bytes: a query text asked again (a
     /// chat app resends the history every turn) is not embedded again.
     public var queryCacheCounts: QueryVectorCache.Counts { embedders.queryCacheCounts }
+
+    /// Whether queries are answered from the query-embedding cache (true unless
+    /// `KB_QUERY_CACHE_MB=0`). `kb eval` turns it off: every mode's latency then includes its
+    /// query's embedding, as it would for a question asked once.
+    public var cachesQueryVectors: Bool {
+        get { embedders.cachingQueries.withLock { $0 } }
+        set { embedders.cachingQueries.withLock { $0 = newValue } }
+    }
 
     /// Calls `handler` when queries can no longer be embedded, and when they can again.
     public func onEmbedderHealthChange(_ handler: @escaping @Sendable (EmbedderHealthEvent) -> Void) {

@@ -113,6 +113,7 @@ struct Eval: AsyncParsableCommand {
             let (kb, embedder, record) = try await KnowledgeBase.openForIngest(at: dbPath, embedder: try embedderOption.choice(),
                                                                                embedderURL: embedderOption.endpoint)
             if let language { try await kb.setKeywordLanguage(try KeywordLanguage(language)) }
+            kb.cachesQueryVectors = false   // each mode's latency includes its query's embedding
             try rerank.install(on: kb)
             try rewrite.install(on: kb)
             options.bothStages = true   // first stage and second side by side
