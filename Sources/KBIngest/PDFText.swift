@@ -71,7 +71,9 @@ public enum PDFText {
     public static func assemble(pages: [String], labels: [String] = []) -> Document {
         var pageLines = pages.map(cleanLines)
         removeRunningLines(&pageLines, labels: labels)
-        var text = String.UnicodeScalarView()
+        // Appended to as a String (in place, growing geometrically): appending to a
+        // String.UnicodeScalarView made a new string each time, copying the book once per page.
+        var text = ""
         var count = 0
         var starts: [Int] = []
         var empty: [Int] = []
@@ -79,23 +81,27 @@ public enum PDFText {
             let pageText = dehyphenate(lines.joined(separator: "\n"))
             if pageText.isEmpty { empty.append(index + 1) }
             // Join with the previous page: a word hyphenated across the break is rejoined.
+            // (A view of `text` kept alive while appending would make every append copy it.)
+            func rejoins() -> Bool {
+                let scalars = text.unicodeScalars
+                return scalars.last == "-" && count >= 2 && scalars[scalars.index(before: scalars.index(before: scalars.endIndex))].properties.isAlphabetic
+            }
             if !text.isEmpty && !pageText.isEmpty {
-                if let first = pageText.unicodeScalars.first, first.properties.isLowercase,
-                   text.last == "-", count >= 2, text[text.index(before: text.index(before: text.endIndex))].properties.isAlphabetic {
-                    text.removeLast()
+                if let first = pageText.unicodeScalars.first, first.properties.isLowercase, rejoins() {
+                    text.unicodeScalars.removeLast()
                     count -= 1
                 } else {
-                    let endsSentence = text.last.map { ".!?:;".unicodeScalars.contains($0) } ?? true
+                    let endsSentence = text.unicodeScalars.last.map { ".!?:;".unicodeScalars.contains($0) } ?? true
                     let separator = endsSentence ? "\n\n" : "\n"
-                    text.append(contentsOf: separator.unicodeScalars)
+                    text.append(separator)
                     count += separator.unicodeScalars.count
                 }
             }
             starts.append(count)
-            text.append(contentsOf: pageText.unicodeScalars)
+            text.append(pageText)
             count += pageText.unicodeScalars.count
         }
-        return Document(text: String(text), pageStarts: starts, emptyPages: empty)
+        return Document(text: text, pageStarts: starts, emptyPages: empty)
     }
 
     /// A page's lines with form feeds, bidi marks and ligatures handled, spaces collapsed, ends
