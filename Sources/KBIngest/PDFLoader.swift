@@ -281,11 +281,12 @@ public struct PDFLoader: Sendable {
     /// Sections of the document text at the outline's headings (placed by finding each title).
     static func sections(_ scalars: [Unicode.Scalar], outline: [(level: Int, title: String)]) -> [TextSection] {
         let folded = foldedForSearch(scalars)
+        let lines = LineCandidates(folded: folded, original: scalars)
         var marks: [(offset: Int, level: Int, title: String)] = []
         var from = 0
         for item in outline {
             let needle = Array(foldedForSearch(Array(item.title.unicodeScalars)))
-            guard !needle.isEmpty, let found = find(needle, in: folded, from: from, wholeLineOf: scalars) else { continue }
+            guard !needle.isEmpty, let found = find(needle, in: folded, from: from, wholeLineOf: scalars, lines: lines) else { continue }
             marks.append((found, item.level, item.title))
             from = found + needle.count
         }
@@ -341,6 +342,59 @@ public struct PDFLoader: Sendable {
             }
             while lineStart < original.count && original[lineStart] != "\n" { lineStart += 1 }
             lineStart += 1
+        }
+        return nil
+    }
+
+    /// The lines of a document grouped by the first scalar a title matched there would be compared
+    /// with — at the line's start and after its section number (`matchesLine` skips U+0000 and
+    /// fails on any other first scalar) — so that `find` tries only the lines that can match:
+    /// a book's outline has thousands of titles, and each title not found used to read every
+    /// line after it.
+    struct LineCandidates {
+        /// Every line start, ascending: 0 and each offset after a newline, within the text.
+        let starts: [Int]
+        /// Indices into `starts`, ascending, by first compared scalar.
+        let byFirst: [Unicode.Scalar: [Int]]
+
+        init(folded: [Unicode.Scalar], original: [Unicode.Scalar]) {
+            var starts: [Int] = folded.isEmpty ? [] : [0]
+            for index in original.indices where original[index] == "\n" && index + 1 < folded.count { starts.append(index + 1) }
+            func firstCompared(_ position: Int) -> Unicode.Scalar? {
+                var k = position
+                while k < folded.count && folded[k] == "\u{0}" { k += 1 }
+                return k < folded.count ? folded[k] : nil
+            }
+            var byFirst: [Unicode.Scalar: [Int]] = [:]
+            for (line, start) in starts.enumerated() {
+                let first = firstCompared(start)
+                let afterNumber = firstCompared(PDFLoader.afterNumber(start, original))
+                if let first { byFirst[first, default: []].append(line) }
+                if let afterNumber, afterNumber != first { byFirst[afterNumber, default: []].append(line) }
+            }
+            self.starts = starts
+            self.byFirst = byFirst
+        }
+    }
+
+    /// `find`, trying only the lines `lines` says can match: the same answer, without reading
+    /// the lines that cannot.
+    static func find(_ needle: [Unicode.Scalar], in haystack: [Unicode.Scalar], from: Int, wholeLineOf original: [Unicode.Scalar],
+                     lines: LineCandidates) -> Int? {
+        let compact = needle.filter { $0 != "\u{0}" }
+        guard let first = compact.first, haystack.count >= compact.count, let candidates = lines.byFirst[first] else { return nil }
+        // The first line starting at or after `from`, then the first candidate line from there.
+        var low = 0, high = lines.starts.count
+        while low < high { let mid = (low + high) / 2; if lines.starts[mid] < from { low = mid + 1 } else { high = mid } }
+        let firstLine = low
+        low = 0
+        high = candidates.count
+        while low < high { let mid = (low + high) / 2; if candidates[mid] < firstLine { low = mid + 1 } else { high = mid } }
+        for line in candidates[low...] {
+            let start = lines.starts[line]
+            if matchesLine(compact, at: start, haystack, original) || matchesLine(compact, at: afterNumber(start, original), haystack, original) {
+                return start
+            }
         }
         return nil
     }
