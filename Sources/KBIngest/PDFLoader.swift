@@ -328,7 +328,8 @@ public struct PDFLoader: Sendable {
     }
 
     /// The first line start from `from` where `needle` stands alone on a line of `original`,
-    /// optionally after a section number (`2.1 `, `A.3 `).
+    /// optionally after a section number (`2.1 `, `A.3 `), reading every line: the reference
+    /// that the search over `LineCandidates` (what `sections` uses) is tested against.
     static func find(_ needle: [Unicode.Scalar], in haystack: [Unicode.Scalar], from: Int, wholeLineOf original: [Unicode.Scalar]) -> Int? {
         let compact = needle.filter { $0 != "\u{0}" }
         guard !compact.isEmpty, haystack.count >= compact.count else { return nil }
