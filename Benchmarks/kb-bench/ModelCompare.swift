@@ -20,5 +20,6 @@ func modelEmbed(folder path: String, textsFile: String) async throws -> [String:
     let seconds = now() - start
     let queries = try await model.embed(texts, role: .query)
     return ["passage_tokens": passageTokens, "query_tokens": queryTokens, "passages": passages, "queries": queries,
-            "passages_per_second": Double(texts.count) / seconds, "resident_mb": residentMB(), "peak_resident_mb": peakResidentMB()]
+            "passages_per_second": Double(texts.count) / seconds, "resident_mb": residentMB(), "peak_resident_mb": peakResidentMB(),
+            "resident_anonymous_mb": residentMB("RssAnon"), "resident_file_mb": residentMB("RssFile")]
 }

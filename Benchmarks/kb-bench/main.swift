@@ -103,9 +103,11 @@ func randomUnitVectors(_ count: Int, _ d: Int, seed: UInt64) -> [Float] {
     return out
 }
 
-func residentMB() -> Double {
+/// Resident memory of this process in MB: all of it (VmRSS), or one part (RssAnon: allocated;
+/// RssFile: mapped files' pages, such as model weights).
+func residentMB(_ field: String = "VmRSS") -> Double {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }) else { return 0 }
     return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
 }
 

@@ -171,6 +171,7 @@ final class BERTEncoder: @unchecked Sendable {
                 outputNormWeight: try w(p + "output.LayerNorm.weight", [h]),
                 outputNormBias: try w(p + "output.LayerNorm.bias", [h]))
         }
+        tensors.releasePages()
     }
 
     deinit {

@@ -65,6 +65,17 @@ final class SafeTensors: @unchecked Sendable {
 
     deinit { munmap(UnsafeMutableRawPointer(mutating: base), mappedLength) }
 
+    /// Gives back the pages read so far and reads single pages from now on: after the encoder
+    /// has copied its layers' weights into its own formats, only the embedding tables' rows of
+    /// the tokens met are read again, and a page read ahead (or mapped around a fault) for each
+    /// — 64 KiB a token in a 250,000-row table — would keep most of the table resident for
+    /// nothing. The mapping is read-only, so its pages come back from the file when read again.
+    func releasePages() {
+        let start = UnsafeMutableRawPointer(mutating: base)
+        _ = madvise(start, mappedLength, MADV_DONTNEED)
+        _ = madvise(start, mappedLength, MADV_RANDOM)
+    }
+
     /// The float32 values of a tensor, checked against the expected shape.
     func floats(_ name: String, shape expected: [Int]) throws -> UnsafeBufferPointer<Float> {
         guard let tensor = tensors[name] else {

@@ -152,6 +152,11 @@ import Testing
         #expect(Array(down[(3 * 64 + 32)..<(3 * 64 + 64)]) == Self.dequantized(row: 3, block: 1))
         let bias = try weights.floats("encoder.layer.0.intermediate.dense.bias", shape: [64])
         #expect(bias[7] == Float(7 % 5) * 0.01)
+        // Pages given back (as the encoder does once its layers are packed) read the same values again.
+        weights.releasePages()
+        for row in [0, 5, 14] { #expect(Array(word[(row * 32)..<(row * 32 + 32)]) == Self.dequantized(row: row, block: 0)) }
+        #expect(Array(down[(3 * 64 + 32)..<(3 * 64 + 64)]) == Self.dequantized(row: 3, block: 1))
+        #expect(bias[7] == Float(7 % 5) * 0.01)
 
         let model = try BERTEmbedder(folder: ModelFolder(path: path))
         let vectors = try await model.embed(["saturn", "saturn a"], role: .passage)
