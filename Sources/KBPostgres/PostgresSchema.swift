@@ -328,6 +328,11 @@ enum PostgresSchema {
             """,
             "CREATE INDEX memory_feedback_by_memory ON memory_feedback (memory_id, at)",
         ]),
+        // The next start or end of a memory's validity by index, not by a scan (SQLite's v13).
+        ("v10-memory-validity-indexes", [
+            "CREATE INDEX memories_by_validity_start ON memories (valid_from)",
+            "CREATE INDEX memories_by_validity_end ON memories (valid_to) WHERE valid_to IS NOT NULL",
+        ]),
     ]
 
     static var version: Int { migrations.count }

@@ -8,7 +8,8 @@ enum Schema {
     static var version: Int { migrationNames.count }
     static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors", "v3-memories", "v4-bots", "v5-embedding-cache",
                                  "v6-bot-sources-json", "v7-ocr", "v8-uploads-jobs-owners",
-                                 "v9-request-log", "v10-formats-weights", "v11-conversations", "v12-memory-time"]
+                                 "v9-request-log", "v10-formats-weights", "v11-conversations", "v12-memory-time",
+                                 "v13-memory-validity-indexes"]
 
     /// The trigger that indexes a new snippet's words (with its source's title and keywords):
     /// made in v1, and again in v7 and v10, when `sources` is rebuilt.
@@ -394,6 +395,14 @@ enum Schema {
                     at REAL NOT NULL
                 );
                 CREATE INDEX memory_feedback_by_memory ON memory_feedback(memory_id, at);
+                """)
+        }
+        migrator.registerMigration(migrationNames[12]) { db in
+            // The next time a memory starts or stops holding (what a user's recall filter is kept
+            // until) is a look-up in these, not a scan of every memory (100,000: ~10 ms a request).
+            try db.execute(sql: """
+                CREATE INDEX memories_by_validity_start ON memories(valid_from);
+                CREATE INDEX memories_by_validity_end ON memories(valid_to) WHERE valid_to IS NOT NULL;
                 """)
         }
         return migrator
