@@ -49,4 +49,14 @@ extension KnowledgeBase {
     public func prepareSearches() async throws {
         try await retriever.prepareSearches()
     }
+
+    /// Saves what `prepareSearches` loaded beside the index file (an SQLite index of 50,000
+    /// snippets or more: the vectors with their int8 copy, the keyword postings; in the folder
+    /// `<index>-search`), so that the next process opens it by reading them back instead of
+    /// deriving them again. `kb serve` calls it once loaded and as it stops. Returns one line per
+    /// copy written (none when the saved ones are current).
+    @discardableResult
+    public func saveSearches() async throws -> [String] {
+        try await retriever.saveSearches()
+    }
 }

@@ -251,6 +251,11 @@ public final class Retriever: Sendable {
         }
     }
 
+    /// Saves the loads of `prepareSearches` beside the index (see `IndexSnapshot.saveSearches`).
+    public func saveSearches() async throws -> [String] {
+        try await store.snapshot { try $0.saveSearches() }
+    }
+
     /// Sanity checks of a query built in code (requests are validated where they are decoded).
     public static func check(_ query: SearchQuery) throws {
         guard query.limit >= 1 else { throw KBError(.invalidArgument, "The number of hits must be at least 1.") }

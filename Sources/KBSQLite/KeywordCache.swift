@@ -82,6 +82,16 @@ final class KeywordCache: @unchecked Sendable {
         }
     }
 
+    /// The copy as a saved file's parts with the generation it holds; nil when no copy is held
+    /// that is exactly as of its generation (stale, or with additions not yet tokenized).
+    func savedForm() -> (generation: Int64, documents: Int, numbers: [String: [Double]], sections: [SavedFile.Section])? {
+        lock.withLock {
+            guard let index, generation >= 0, pending.isEmpty else { return nil }
+            let form = index.savedForm()
+            return (generation, index.count, form.numbers, form.sections)
+        }
+    }
+
     /// Marks the copy stale (a raw write whose effect is unknown).
     func invalidate() { lock.withLock { generation = -1 } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import KBCore
 
 /// The keyword table's postings in memory: for every term, the documents (snippets) holding it
 /// with its column-weighted frequency, and every document's length in tokens. A ranking scores
@@ -53,6 +54,74 @@ final class KeywordIndex: @unchecked Sendable {
         postingFrequencies = frequencies
         highestFrequency = frequencies.map { $0.max() ?? 0 }
         shortestDocument = documents.map { $0.reduce(UInt32.max) { min($0, lengths[Int($1)]) } }
+    }
+
+    /// The index as a saved file's numbers and sections (see `SavedSearchData`), taken as they
+    /// are under the read lock: later changes copy the arrays instead of changing the sections.
+    func savedForm() -> (numbers: [String: [Double]], sections: [SavedFile.Section]) {
+        var state = lock.read {
+            (termIDs, postingDocuments, postingFrequencies, highestFrequency, shortestDocument, snippetIDs, lengths, alive, liveTokens)
+        }
+        var terms = [[UInt8]](repeating: [], count: state.1.count)
+        for (term, id) in state.0 { terms[id] = Array(term.utf8) }
+        if state.7.contains(false) {
+            // Removed documents are left out (their words must not outlive them in a file), and
+            // terms only they held with them; the bounds are those of the live postings.
+            var renumbered = [UInt32](repeating: .max, count: state.5.count)
+            var live: UInt32 = 0
+            for (document, isAlive) in state.7.enumerated() where isAlive {
+                renumbered[document] = live
+                live += 1
+            }
+            var kept: [Int] = []
+            for term in terms.indices {
+                var documents: [UInt32] = [], frequencies: [Float] = []
+                for (document, frequency) in zip(state.1[term], state.2[term]) where state.7[Int(document)] {
+                    documents.append(renumbered[Int(document)])
+                    frequencies.append(frequency)
+                }
+                state.1[term] = documents
+                state.2[term] = frequencies
+                if !documents.isEmpty { kept.append(term) }
+            }
+            state.5 = zip(state.5, state.7).filter(\.1).map(\.0)
+            state.6 = zip(state.6, state.7).filter(\.1).map(\.0)
+            state.7 = Array(repeating: true, count: state.5.count)
+            let lengths = state.6
+            terms = kept.map { terms[$0] }
+            state.2 = kept.map { state.2[$0] }
+            state.3 = state.2.map { $0.max() ?? 0 }
+            state.1 = kept.map { state.1[$0] }
+            state.4 = state.1.map { $0.reduce(UInt32.max) { min($0, lengths[Int($1)]) } }
+        }
+        let numbers: [String: [Double]] = ["weights": weights, "liveTokens": [Double(state.8)]]
+        return (numbers, SavedFile.Section.nested("terms", terms) + SavedFile.Section.nested("documents", state.1)
+                    + SavedFile.Section.nested("frequencies", state.2)
+                    + [.array("highest", state.3), .array("shortest", state.4), .array("ids", state.5), .array("lengths", state.6),
+                       .array("alive", state.7.map { $0 ? UInt8(1) : 0 })])
+    }
+
+    /// An index read back from a saved file; an error when its parts do not fit together.
+    init(saved file: SavedFile, weights: [Double]) throws {
+        guard file.numbers["weights"] == weights else { throw KBError(.database, "\(file.path) was saved with other column weights.") }
+        self.weights = weights
+        let terms: [[UInt8]] = try file.nested("terms")
+        postingDocuments = try file.nested("documents")
+        postingFrequencies = try file.nested("frequencies")
+        highestFrequency = try file.array("highest")
+        shortestDocument = try file.array("shortest")
+        snippetIDs = try file.array("ids")
+        lengths = try file.array("lengths")
+        alive = try file.array("alive", as: UInt8.self).map { $0 != 0 }
+        liveTokens = Int(try file.number("liveTokens"))
+        let documents = snippetIDs.count
+        guard terms.count == postingDocuments.count, postingFrequencies.count == terms.count, highestFrequency.count == terms.count,
+              shortestDocument.count == terms.count, lengths.count == documents, alive.count == documents,
+              zip(postingDocuments, postingFrequencies).allSatisfy({ $0.count == $1.count && ($0.last.map { Int($0) < documents } ?? true) }) else {
+            throw KBError(.database, "\(file.path): the keyword postings do not fit together.")
+        }
+        termIDs = Dictionary(terms.enumerated().map { (String(decoding: $1, as: UTF8.self), $0) }, uniquingKeysWith: { first, _ in first })
+        for (document, id) in snippetIDs.enumerated() where alive[document] { documentOf[id] = UInt32(document) }
     }
 
     /// Live documents.

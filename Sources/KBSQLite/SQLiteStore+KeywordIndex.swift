@@ -32,7 +32,10 @@ extension SQLiteStore.Snapshot {
             for cache in [vectors, memoryVectors] {
                 let index = try vectorIndex(cache, embedder: embedder)
                 // Only knowledge is scanned approximately (a bot's context); recall gathers rows.
-                if cache.rows == .knowledge, index.count >= quantizingFrom { index.enableQuantization() }
+                if cache.rows == .knowledge, index.count >= quantizingFrom {
+                    index.enableQuantization()
+                    _ = index.signStageDepth   // calibrated now (and saved with the copy), not at the first search
+                }
             }
         }
         _ = try keywordIndex(try keywordTokenizer(try keywordLanguage()))
@@ -40,7 +43,7 @@ extension SQLiteStore.Snapshot {
 
     /// The keyword postings in memory as of this snapshot (see `KeywordCache`).
     func keywordIndex(_ tokenizer: any FTS5Tokenizer) throws -> KeywordIndex? {
-        try keywords.index(generation: try generation(), load: loadKeywordIndex, fetch: { ids in
+        try keywords.index(generation: try generation(), load: loadKeywordIndexOrSaved, fetch: { ids in
             var documents: [(id: Int64, columns: [[String]])] = []
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT rowid, text, title, heading_path, keywords FROM snippets_fts WHERE rowid IN (\(ids.map(String.init).joined(separator: ",")))
@@ -63,7 +66,7 @@ extension SQLiteStore.Snapshot {
     /// (term, snippet, column; in term order, then snippet): no text is tokenized again. Every
     /// row of the keyword table is a document, its length the number of its instances.
     func loadKeywordIndex() throws -> KeywordIndex {
-        let weights = SQLiteStore.bm25Weights.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        let weights = SQLiteStore.bm25WeightValues
         try db.execute(sql: "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kb_keyword_instances USING fts5vocab(main, 'snippets_fts', 'instance')")
         let ids = try Int64.fetchAll(db, sql: "SELECT id FROM snippets_fts_docsize ORDER BY id")
         // Snippet id → document: a table over the id range when ids are dense, else a dictionary.

@@ -102,7 +102,7 @@ extension SQLiteStore.Snapshot {
 
     /// One of the store's vector copies, loaded from this snapshot when it is older.
     func vectorIndex(_ cache: VectorCache, embedder: EmbedderRecord) throws -> VectorMatrix {
-        try cache.index(for: embedder, generation: try generation()) { try loadVectors(embedder: embedder, rows: cache.rows) }
+        try cache.index(for: embedder, generation: try generation()) { try loadVectorIndex(cache, embedder: embedder) }
     }
 
     /// Ids of the snippets that pass a query's filters (tags, kinds, source prefixes); nil when

@@ -23,10 +23,13 @@ public final class SQLiteStore: TransactionalStore {
     let vectors = VectorCache(rows: .knowledge)
     let memoryVectors = VectorCache(rows: .memories)
     let keywords = KeywordCache()
+    /// Those copies saved beside the index file, for the next process that opens it.
+    let saved: SavedSearchData
 
     private init(path: String, pool: DatabasePool) {
         self.path = path
         self.pool = pool
+        saved = SavedSearchData(indexPath: path)
     }
 
     /// Opens the index at `path`, migrating an older schema forward.
@@ -125,6 +128,8 @@ public final class SQLiteStore: TransactionalStore {
         let memoryVectors: VectorCache
         /// The store's keyword postings in memory.
         let keywords: KeywordCache
+        /// The copies saved beside the index file.
+        let saved: SavedSearchData
     }
 
     /// Runs `body` in one read transaction on one of GRDB's reader queues — never on the
@@ -134,10 +139,10 @@ public final class SQLiteStore: TransactionalStore {
     /// let (record, generation) = try await store.snapshot { try ($0.embedderRecord(), $0.generation()) }
     /// ```
     public func snapshot<T: Sendable>(_ body: @Sendable (any IndexSnapshot) throws -> T) async throws -> T {
-        let path = self.path, vectors = self.vectors, memoryVectors = self.memoryVectors, keywords = self.keywords
+        let path = self.path, vectors = self.vectors, memoryVectors = self.memoryVectors, keywords = self.keywords, saved = self.saved
         return try await wrap {
             try await pool.read { db in
-                try body(Snapshot(db: db, path: path, vectors: vectors, memoryVectors: memoryVectors, keywords: keywords))
+                try body(Snapshot(db: db, path: path, vectors: vectors, memoryVectors: memoryVectors, keywords: keywords, saved: saved))
             }
         }
     }
@@ -167,12 +172,14 @@ public final class SQLiteStore: TransactionalStore {
     /// Runs `body` in one write transaction with the raw connection (for tests and tools; kb's
     /// own writes go through `transaction`). The vectors in memory are reloaded at the next search.
     public func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
-        let vectors = self.vectors, memoryVectors = self.memoryVectors, keywords = self.keywords
+        let vectors = self.vectors, memoryVectors = self.memoryVectors, keywords = self.keywords, saved = self.saved
         return try await wrap {
             let result = try await pool.write(body)
             vectors.invalidate()
             memoryVectors.invalidate()
             keywords.invalidate()
+            // The write may have changed rows without moving the generation the saved copies are stamped with.
+            saved.discard()
             return result
         }
     }
@@ -180,10 +187,10 @@ public final class SQLiteStore: TransactionalStore {
     /// Every vector of an embedder as one row-major matrix, read in one transaction (for tools
     /// and benchmarks; searches use the vectors in memory).
     public func loadVectors(embedder: EmbedderRecord, rows: VectorRows = .all) async throws -> (ids: [Int64], matrix: [Float], generation: Int64) {
-        let path = self.path, vectors = self.vectors, memoryVectors = self.memoryVectors, keywords = self.keywords
+        let path = self.path, vectors = self.vectors, memoryVectors = self.memoryVectors, keywords = self.keywords, saved = self.saved
         return try await wrap {
             try await pool.read { db in
-                try Snapshot(db: db, path: path, vectors: vectors, memoryVectors: memoryVectors, keywords: keywords)
+                try Snapshot(db: db, path: path, vectors: vectors, memoryVectors: memoryVectors, keywords: keywords, saved: saved)
                     .loadVectors(embedder: embedder, rows: rows)
             }
         }
@@ -220,6 +227,9 @@ public final class SQLiteStore: TransactionalStore {
                 try db.execute(sql: "INSERT INTO snippets_fts(snippets_fts) VALUES('optimize')")
                 _ = try db.checkpoint(.truncate)
             }
+            // Saved keyword postings name the words of deleted text: they go too (the next
+            // `kb serve` saves the index as it is now).
+            saved.discard(overwriting: true)
         }
     }
 }

@@ -27,14 +27,13 @@ final class VectorCache: @unchecked Sendable {
     /// The vectors of `record` as of `generation` or later, loading them with `load` when the
     /// copy in memory is older (or of another embedder).
     func index(for record: EmbedderRecord, generation: Int64,
-               load: () throws -> (ids: [Int64], matrix: [Float], generation: Int64)) throws -> VectorMatrix {
+               load: () throws -> (index: VectorMatrix, generation: Int64)) throws -> VectorMatrix {
         if let index = current(record, generation) { return index }
         loading.lock()
         defer { loading.unlock() }
         if let index = current(record, generation) { return index }
         let loaded = try load()
-        let index = VectorMatrix(dimension: record.dimension)
-        try index.reset(ids: loaded.ids, matrix: loaded.matrix)
+        let index = loaded.index
         lock.withLock {
             // Keep the newest: a search on an older snapshot must not replace a newer copy.
             if loaded.generation >= self.generation || self.record != record {
@@ -72,6 +71,17 @@ final class VectorCache: @unchecked Sendable {
                 }
             }
             generation = after
+        }
+    }
+
+    /// The copy in memory as a saved file's parts, with the embedder and generation it holds;
+    /// nil when no current copy is held. (The matrix's read lock is taken inside this cache's lock,
+    /// in the order `follow` takes them.)
+    func savedForm() -> (record: EmbedderRecord, generation: Int64, rows: Int, numbers: [String: [Double]], sections: [SavedFile.Section])? {
+        lock.withLock {
+            guard let index, let record, generation >= 0 else { return nil }
+            let form = index.savedForm()
+            return (record, generation, index.count, form.numbers, form.sections)
         }
     }
 

@@ -49,6 +49,9 @@ public protocol IndexSnapshot: StoredReads {
     /// at least `quantizingFrom`, keyword postings) now rather than at the first search.
     /// Stores that keep nothing in memory do nothing.
     func prepareSearches(embedder: EmbedderRecord?, quantizingFrom: Int) throws
+    /// Saves what `prepareSearches` loaded beside the index, for the next process that opens it
+    /// (stores that keep nothing, or whose copies are small, save nothing); one line per copy written.
+    func saveSearches() throws -> [String]
 
     // Search
     /// Snippet ids and scores (higher is better) of the best keyword matches. `allowed`, when
@@ -134,6 +137,8 @@ extension IndexSnapshot {
     }
 
     public func prepareSearches(embedder: EmbedderRecord?, quantizingFrom: Int) throws {}
+
+    public func saveSearches() throws -> [String] { [] }
 
     public func vectorRankingWork(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?, excluded: Set<Int64>,
                                   quantized: Bool, rows: VectorRows) throws -> @Sendable () throws -> [(id: Int64, score: Float)] {

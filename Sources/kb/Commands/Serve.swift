@@ -121,6 +121,9 @@ struct Serve: AsyncParsableCommand {
                     try await kb.prepareSearches()
                     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
                     FileHandle.standardError.write(Data("kb serve: vectors and keyword postings in memory (\(String(format: "%.1f", seconds)) s)\n".utf8))
+                    try Task.checkCancellation()
+                    for line in try await kb.saveSearches() { FileHandle.standardError.write(Data("kb serve: saved \(line)\n".utf8)) }
+                } catch is CancellationError {
                 } catch {
                     FileHandle.standardError.write(Data("kb serve: could not load the index into memory ahead of searches (\(error)); the first search will\n".utf8))
                 }
@@ -128,6 +131,13 @@ struct Serve: AsyncParsableCommand {
             defer { preparing.cancel() }
             do {
                 try await RetrievalService(kb: kb, configuration: configuration).run()
+                // Stopped: what changed since the copies were saved is saved, for the next start.
+                preparing.cancel()
+                do {
+                    for line in try await kb.saveSearches() { FileHandle.standardError.write(Data("kb serve: saved \(line)\n".utf8)) }
+                } catch {
+                    FileHandle.standardError.write(Data("kb serve: \(error)\n".utf8))
+                }
             } catch let error as KBError {
                 throw error
             } catch {

@@ -1,0 +1,100 @@
+import Foundation
+import GRDB
+import KBCore
+public import KBStore
+
+// The copies searches keep in memory, read back from the files `SavedSearchData` keeps beside the
+// index, and saved there.
+extension SQLiteStore.Snapshot {
+    /// The stamp a saved file of `kind` has when it was made from this index as of `generation`.
+    func savedStamp(_ kind: String, detail: String, generation: Int64) throws -> SavedSearchData.Stamp {
+        let created = try String.fetchOne(db, sql: "SELECT value FROM kb_meta WHERE key = 'created_at'") ?? ""
+        return SavedSearchData.Stamp(created: created, generation: generation, kind: kind, detail: detail)
+    }
+
+    static func vectorKind(_ rows: VectorRows) -> String { rows == .memories ? "memory vectors" : "knowledge vectors" }
+    static func vectorDetail(_ embedder: EmbedderRecord) -> String { "\(embedder.name) \(embedder.dimension) \(embedder.spec)" }
+    func keywordDetail() throws -> String { "\(try keywordLanguage().ftsTokenizer); \(SQLiteStore.bm25Weights)" }
+
+    /// A cache's vectors as of this snapshot: from their saved file when it was made from this
+    /// very state of the index, else from the index's rows.
+    func loadVectorIndex(_ cache: VectorCache, embedder: EmbedderRecord) throws -> (index: VectorMatrix, generation: Int64) {
+        let generation = try generation()
+        let stamp = try savedStamp(Self.vectorKind(cache.rows), detail: Self.vectorDetail(embedder), generation: generation)
+        if let file = saved.open(stamp) {
+            if let index = try? VectorMatrix.restored(from: file, dimension: embedder.dimension) {
+                saved.reads.withLock { $0 += 1 }
+                return (index, generation)
+            }
+            saved.remove(stamp.kind)
+        }
+        let loaded = try loadVectors(embedder: embedder, rows: cache.rows)
+        let index = VectorMatrix(dimension: embedder.dimension)
+        try index.reset(ids: loaded.ids, matrix: loaded.matrix)
+        return (index, loaded.generation)
+    }
+
+    /// The keyword postings as of this snapshot: from their saved file when it was made from this
+    /// very state of the index, else from the keyword table.
+    func loadKeywordIndexOrSaved() throws -> KeywordIndex {
+        let stamp = try savedStamp("keywords", detail: try keywordDetail(), generation: try generation())
+        if let file = saved.open(stamp) {
+            if let index = try? KeywordIndex(saved: file, weights: SQLiteStore.bm25WeightValues) {
+                saved.reads.withLock { $0 += 1 }
+                return index
+            }
+            saved.remove(stamp.kind)
+        }
+        return try loadKeywordIndex()
+    }
+
+    /// Saves the copies in memory that are large enough to be worth it (`SavedSearchData`) and
+    /// not saved as they are yet; returns what it wrote, one line each. A copy that cannot be
+    /// written is an error naming the file; searches are unaffected either way.
+    public func saveSearches() throws -> [String] {
+        var written: [String] = []
+        var failures: [String] = []
+        func save(_ stamp: SavedSearchData.Stamp, rows: Int, numbers: [String: [Double]], sections: [SavedFile.Section]) {
+            guard saved.saves(rows: rows), !saved.holds(stamp) else { return }
+            let start = DispatchTime.now().uptimeNanoseconds
+            if let error = saved.write(stamp, numbers: numbers, sections: sections) {
+                failures.append("\(saved.path(stamp.kind)): \(error)")
+            } else {
+                let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+                written.append("\(stamp.kind): \(rows) rows as of generation \(stamp.generation) in \(String(format: "%.1f", seconds)) s")
+            }
+        }
+        for cache in [vectors, memoryVectors] {
+            guard let form = cache.savedForm() else { continue }
+            save(try savedStamp(Self.vectorKind(cache.rows), detail: Self.vectorDetail(form.record), generation: form.generation),
+                 rows: form.rows, numbers: form.numbers, sections: form.sections)
+        }
+        if let form = keywords.savedForm() {
+            save(try savedStamp("keywords", detail: try keywordDetail(), generation: form.generation),
+                 rows: form.documents, numbers: form.numbers, sections: form.sections)
+        }
+        if !failures.isEmpty {
+            throw KBError(.database, "Could not save the search copies beside the index (searches are unaffected; the next start loads from the index): "
+                          + failures.joined(separator: "; "))
+        }
+        return written
+    }
+}
+
+extension SQLiteStore {
+    /// `bm25Weights` as numbers.
+    static let bm25WeightValues = bm25Weights.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+
+    /// How many rows (vectors, or keyword documents) a copy needs before it is saved beside the
+    /// index (default 50,000): smaller ones load from the index quickly. 0 saves every copy.
+    public var savedSearchMinimumRows: Int {
+        get { saved.minimumRows.withLock { $0 } }
+        set { saved.minimumRows.withLock { $0 = newValue } }
+    }
+
+    /// The folder the saved search copies are kept in (`<index>-search`).
+    public var savedSearchFolder: String { saved.folder }
+
+    /// How many copies this store has read back from saved files instead of deriving them.
+    public var savedSearchReads: Int { saved.reads.withLock { $0 } }
+}

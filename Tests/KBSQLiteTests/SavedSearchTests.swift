@@ -1,0 +1,234 @@
+import Foundation
+import GRDB
+import KBCore
+@testable import KBSQLite
+import KBStore
+import Testing
+
+/// The copies searches derive from the index (vectors with their int8 and sign copies, keyword
+/// postings) are saved beside it and read back by the next store that opens it — only when they
+/// were made from exactly the index's present state.
+struct SavedSearchTests {
+    static let record = EmbedderRecord(name: "test-8", dimension: 8, spec: "none")
+
+    /// A vector per snippet, drawn from a seeded generator.
+    static func vectors(_ count: Int, seed: UInt64) -> [[Float]] {
+        var generator = KeywordIndexTests.Generator(state: seed)
+        return (0..<count).map { _ in VectorPartitionTests.unit((0..<8).map { _ in Float(generator.next(2001)) / 1000 - 1 }) }
+    }
+
+    /// An index of 12 notes of 40 snippets and 20 memories, all with vectors, every copy saved.
+    static func filledStore(at path: String? = nil) async throws -> SQLiteStore {
+        let store = try path.map { try SQLiteStore.open(at: $0, create: true) } ?? temporaryStore()
+        store.savedSearchMinimumRows = 0
+        var generator = KeywordIndexTests.Generator(state: 3)
+        for s in 0..<12 {
+            let texts = (0..<40).map { _ in generator.text(3 + generator.next(30)) }
+            try await store.replace(document("/shelf/book\(s).md", title: generator.text(2), snippets: texts, hash: "h\(s)"),
+                                    vectors: vectors(texts.count, seed: UInt64(s + 10)), embedder: record)
+        }
+        for m in 0..<20 {
+            try await store.replace(document("memory:user:u\(m % 3)/m\(m)", kind: .memory, snippets: [generator.text(8)], hash: "m\(m)"),
+                                    vectors: vectors(1, seed: UInt64(100 + m)), embedder: record)
+        }
+        return store
+    }
+
+    /// Loads every copy (the knowledge's quantized) and saves them; returns what was written.
+    @discardableResult
+    static func prepareAndSave(_ store: SQLiteStore) async throws -> [String] {
+        try await store.snapshot { snapshot in
+            try snapshot.prepareSearches(embedder: record, quantizingFrom: 0)
+            return try snapshot.saveSearches()
+        }
+    }
+
+    /// What searches answer: vector rankings of every kind of rows (exact and quantized) and
+    /// keyword rankings from the postings in memory, for a few queries.
+    static func answers(_ store: SQLiteStore) async throws -> [String] {
+        try await store.snapshot { snapshot in
+            let snapshot = snapshot as! SQLiteStore.Snapshot
+            var lines: [String] = []
+            for (number, query) in vectors(4, seed: 77).enumerated() {
+                for rows in [VectorRows.knowledge, .memories, .all] {
+                    for quantized in [false, true] {
+                        let ranking = try snapshot.vectorRanking(query, embedder: record, k: 10, allowed: nil, excluded: [], quantized: quantized, rows: rows)
+                        lines.append("\(number) \(rows) \(quantized): " + ranking.map { "\($0.id) \($0.score)" }.joined(separator: ", "))
+                    }
+                }
+            }
+            for query in KeywordIndexTests.queries {
+                let ranking = try #require(try snapshot.keywordRankingInMemory(query, language: .english, limit: 20, allowed: nil))
+                lines.append("\(query): " + ranking.map { "\($0.id) \($0.score)" }.joined(separator: ", "))
+            }
+            return lines
+        }
+    }
+
+    static func files(_ store: SQLiteStore) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: store.savedSearchFolder)) ?? []).sorted()
+    }
+
+    @Test func savedCopiesAreReadBackAndSearchAsTheDerivedOnes() async throws {
+        let store = try await Self.filledStore()
+        let written = try await Self.prepareAndSave(store)
+        #expect(written.count == 3)
+        #expect(Self.files(store) == ["keywords", "knowledge-vectors", "memory-vectors"])
+        #expect(try await Self.prepareAndSave(store).isEmpty)   // current files are not written again
+        let expected = try await Self.answers(store)
+
+        let reopened = try SQLiteStore.open(at: store.path, create: false)
+        try await reopened.snapshot { try $0.prepareSearches(embedder: Self.record, quantizingFrom: 0) }
+        #expect(reopened.savedSearchReads == 3)
+        #expect(try await Self.answers(reopened) == expected)
+        // The int8 copy came with the vectors, and follows writes as a derived one does.
+        #expect(reopened.vectors.loadedIndex?.quantizedEnabled == true)
+        try await reopened.replace(document("/shelf/new.md", snippets: ["saturn return venus"], hash: "n"),
+                                   vectors: Self.vectors(1, seed: 5), embedder: Self.record)
+        #expect(try await Self.answers(reopened) == (try await Self.answers(store)))
+    }
+
+    /// `count` rows of 64 values around 40 centres (as embeddings crowd around topics), normalised.
+    static func clustered(_ count: Int, seed: UInt64, spread: Float = 0.4) -> [[Float]] {
+        var generator = KeywordIndexTests.Generator(state: 21)
+        func value() -> Float { Float(generator.next(2001)) / 1000 - 1 }
+        let centres: [[Float]] = (0..<40).map { _ in (0..<64).map { _ in value() } }
+        generator = KeywordIndexTests.Generator(state: seed)
+        return (0..<count).map { row -> [Float] in
+            let centre = centres[row % 40]
+            var values: [Float] = []
+            for x in centre { values.append(x + spread * value()) }
+            return VectorPartitionTests.unit(values)
+        }
+    }
+
+    @Test func theSignStageCalibrationIsSavedWithTheMatrix() throws {
+        let index = VectorMatrix(dimension: 64, signStageFrom: 256)
+        try index.upsert(Self.clustered(4000, seed: 9).enumerated().map { (Int64($0.offset + 1), $0.element) })
+        index.enableQuantization()
+        let depths = index.signStageDepths
+        #expect(!depths.isEmpty)
+        let path = temporaryPath("matrix")
+        let form = index.savedForm()
+        try SavedFile.write(to: path, stamp: .init(created: "c", generation: 1, kind: "k", detail: "d"), numbers: form.numbers, sections: form.sections)
+        let restored = try VectorMatrix.restored(from: SavedFile(path: path), dimension: 64, signStageFrom: 256)
+        #expect(restored.signStageDepths == depths)
+        for query in Self.clustered(20, seed: 11) {
+            let a = try index.search(query, k: 10, quantized: true), b = try restored.search(query, k: 10, quantized: true)
+            #expect(a.map(\.id) == b.map(\.id) && a.map(\.score) == b.map(\.score))
+        }
+        // The restored matrix searched through the saved calibration (not one of its own).
+        let counts = restored.signStageCounts
+        #expect(counts.searches > 0 && counts.searches + counts.scanned == 20)
+    }
+
+    @Test func aCopyOfAnotherStateOfTheIndexIsNeverRead() async throws {
+        let store = try await Self.filledStore()
+        try await Self.prepareAndSave(store)
+        // A write from elsewhere (another process: this store's copies follow it, the files do not).
+        let other = try SQLiteStore.open(at: store.path, create: false)
+        try await other.replace(document("/shelf/late.md", snippets: ["eclipse node angle late"], hash: "l"),
+                                vectors: Self.vectors(1, seed: 6), embedder: Self.record)
+        let expected = try await Self.answers(other)
+        let reopened = try SQLiteStore.open(at: store.path, create: false)
+        reopened.savedSearchMinimumRows = 0
+        #expect(try await Self.answers(reopened) == expected)
+        #expect(reopened.savedSearchReads == 0)
+        #expect(Self.files(reopened).isEmpty)   // the stale files were deleted when found
+        try await Self.prepareAndSave(reopened)
+        #expect(Self.files(reopened).count == 3)
+
+        // Another index put at the same path (same generation, another creation time) does not read them either.
+        let queue = try DatabaseQueue(path: store.path)
+        try await queue.write { db in try db.execute(sql: "UPDATE kb_meta SET value = 'another time' WHERE key = 'created_at'") }
+        try queue.close()
+        let replaced = try SQLiteStore.open(at: store.path, create: false)
+        _ = try await Self.answers(replaced)
+        #expect(replaced.savedSearchReads == 0)
+        #expect(Self.files(replaced).isEmpty)
+    }
+
+    @Test func aFileCutShortOrDamagedIsRebuiltFromTheIndex() async throws {
+        let store = try await Self.filledStore()
+        try await Self.prepareAndSave(store)
+        let expected = try await Self.answers(store)
+        let folder = store.savedSearchFolder
+        // A crash mid-write leaves a temporary file (never read); a damaged disk, files cut short
+        // or with damaged headers.
+        FileManager.default.createFile(atPath: folder + "/keywords.partial-123-456", contents: Data(repeating: 7, count: 100))
+        let knowledge = try Data(contentsOf: URL(fileURLWithPath: folder + "/knowledge-vectors"))
+        try knowledge.prefix(knowledge.count / 2).write(to: URL(fileURLWithPath: folder + "/knowledge-vectors"))
+        var keywords = try Data(contentsOf: URL(fileURLWithPath: folder + "/keywords"))
+        keywords[20] ^= 0xFF
+        try keywords.write(to: URL(fileURLWithPath: folder + "/keywords"))
+        let memories = try Data(contentsOf: URL(fileURLWithPath: folder + "/memory-vectors"))
+        try memories.prefix(memories.count - 64).write(to: URL(fileURLWithPath: folder + "/memory-vectors"))
+
+        let reopened = try SQLiteStore.open(at: store.path, create: false)
+        reopened.savedSearchMinimumRows = 0
+        #expect(try await Self.answers(reopened) == expected)
+        #expect(reopened.savedSearchReads == 0)
+        #expect(try await Self.prepareAndSave(reopened).count == 3)
+        let again = try SQLiteStore.open(at: store.path, create: false)
+        #expect(try await Self.answers(again) == expected)
+        #expect(again.savedSearchReads == 3)
+    }
+
+    @Test func aFileOfAnotherSchemaOrFormatIsRebuilt() async throws {
+        let store = try await Self.filledStore()
+        try await Self.prepareAndSave(store)
+        let expected = try await Self.answers(store)
+        // The same contents stamped by an older kb: another schema, another file format.
+        for kind in ["knowledge vectors", "memory vectors", "keywords"] {
+            let path = store.saved.path(kind)
+            let file = try SavedFile(path: path)
+            var stamp = file.stamp
+            if kind == "keywords" { stamp.format -= 1 } else { stamp.schema -= 1 }
+            let copy = temporaryPath("copy")
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            let old = try SavedFile(path: copy)
+            let sections = try Self.sections(of: old)
+            try SavedFile.write(to: path, stamp: stamp, numbers: old.numbers, sections: sections)
+            #expect(try SavedFile(path: path).stamp == stamp)
+        }
+        let reopened = try SQLiteStore.open(at: store.path, create: false)
+        #expect(try await Self.answers(reopened) == expected)
+        #expect(reopened.savedSearchReads == 0)
+    }
+
+    /// Every section of a saved file, to write it again.
+    static func sections(of file: SavedFile) throws -> [SavedFile.Section] {
+        try file.sectionNames.map { name in
+            let bytes: [UInt8] = try file.array(name)
+            return SavedFile.Section.array(name, bytes)
+        }
+    }
+
+    @Test func rawWritesAndErasureDeleteTheSavedCopies() async throws {
+        let store = try await Self.filledStore()
+        try await Self.prepareAndSave(store)
+        #expect(Self.files(store).count == 3)
+        try await store.write { db in try db.execute(sql: "UPDATE snippets SET text = 'changed' WHERE id = 1") }
+        #expect(Self.files(store).isEmpty)
+        try await Self.prepareAndSave(store)
+        #expect(Self.files(store).count == 3)
+        try await store.scrub()
+        #expect(Self.files(store).isEmpty)
+    }
+
+    @Test func removedSnippetsAreLeftOutOfTheSavedPostings() async throws {
+        let store = try await Self.filledStore()
+        try await store.replace(document("/shelf/secret.md", snippets: ["zanzibarite quokka saturn"], hash: "s"),
+                                vectors: Self.vectors(1, seed: 8), embedder: Self.record)
+        try await Self.prepareAndSave(store)
+        _ = try await store.removeSources(exactly: ["/shelf/secret.md"])
+        // The postings in memory keep the removed snippet as a dead entry; the file must not.
+        #expect(try await Self.prepareAndSave(store).count == 3)
+        let keywords = try Data(contentsOf: URL(fileURLWithPath: store.savedSearchFolder + "/keywords"))
+        #expect(keywords.range(of: Data("zanzibarit".utf8)) == nil && keywords.range(of: Data("quokka".utf8)) == nil)
+        let reopened = try SQLiteStore.open(at: store.path, create: false)
+        #expect(try await Self.answers(reopened) == (try await Self.answers(store)))
+        #expect(reopened.savedSearchReads == 3)
+        try await KeywordIndexTests.expectSameRankings(reopened, allowed: Set(try await KeywordIndexTests.snippetIDs(reopened)), "restored")
+    }
+}
