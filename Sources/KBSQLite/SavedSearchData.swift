@@ -199,6 +199,9 @@ final class SavedFile: @unchecked Sendable {
 
     deinit { munmap(UnsafeMutableRawPointer(mutating: base), length) }
 
+    /// Where a section lies in the file (offset and length in bytes).
+    func range(_ name: String) -> (offset: Int, bytes: Int)? { sections[name].map { ($0[0], $0[1]) } }
+
     /// The names of the file's sections.
     var sectionNames: [String] { sections.keys.sorted() }
 

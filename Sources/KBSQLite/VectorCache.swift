@@ -61,7 +61,12 @@ final class VectorCache: @unchecked Sendable {
                 generation = -1
                 return
             }
-            index.remove(log.removedSnippets)
+            do {
+                try index.remove(log.removedSnippets)
+            } catch {
+                generation = -1
+                return
+            }
             if let upserts = log.savedVectors[record.name]?.filter({ log.memoryVectors.contains($0.id) == (rows == .memories) }) {
                 do {
                     try index.upsert(upserts)

@@ -12,6 +12,7 @@ extension VectorMatrix {
     /// one `sgemm` into their own heaps, and the heaps are merged.
     public func search(batch queries: [[Float]], k: Int) throws -> [[TopK.Entry]] {
         if let bad = queries.first(where: { $0.count != dimension }) { throw wrongDimension(bad.count, "query") }
+        try holdFloats()
         return lock.read { batchTops(queries, k: k, rowNumbers: false) }
     }
 

@@ -9,6 +9,7 @@ extension VectorMatrix {
     /// Builds (and from now on maintains) the int8 copy used by `search(_:k:allowed:quantized:)`:
     /// a quarter of the memory traffic of the float32 scan.
     public func enableQuantization() {
+        guard !lock.read({ quantizedEnabled }) else { return }
         lock.write {
             guard !quantizedEnabled else { return }
             quantizedEnabled = true
@@ -139,10 +140,22 @@ extension VectorMatrix {
         }
     }
 
-    /// The best `k` of candidate rows by their exact float32 scores. Call with the read lock held.
+    /// The best `k` of candidate rows by their exact float32 scores (the rows read from the file
+    /// when they are there: one read each). Call with the read lock held.
     func rescore(_ candidates: [TopK.Entry], query: [Float], k: Int) -> [TopK.Entry] {
         var top = TopK(k: k)
         let d = dimension
+        if let floatFile {
+            var row = [Float](repeating: 0, count: d)
+            row.withUnsafeMutableBufferPointer { r in
+                query.withUnsafeBufferPointer { q in
+                    for candidate in candidates where floatFile.read(row: Int(candidate.id), into: r.baseAddress!) {
+                        top.offer(id: ids[Int(candidate.id)], score: cblas_sdot(Int32(d), r.baseAddress!, 1, q.baseAddress!, 1))
+                    }
+                }
+            }
+            return top.sorted()
+        }
         matrix.withUnsafeBufferPointer { m in
             query.withUnsafeBufferPointer { q in
                 for candidate in candidates {

@@ -8,8 +8,8 @@ extension VectorMatrix {
     /// the read lock (shared, not copied): later writes to the matrix copy them instead, so the
     /// sections stay one consistent state however long writing them takes.
     func savedForm() -> (numbers: [String: [Double]], sections: [SavedFile.Section]) {
-        let (ids, matrix, quantized, int8, scales, signs) = lock.read {
-            (self.ids, self.matrix, quantizedEnabled, quantizedRows, self.scales, signBits)
+        let (ids, matrix, quantized, int8, scales, signs, file) = lock.read {
+            (self.ids, self.matrix, quantizedEnabled, quantizedRows, self.scales, signBits, floatFile)
         }
         var numbers: [String: [Double]] = ["dimension": [Double(dimension)], "quantized": [quantized ? 1 : 0]]
         let stage = signStage.withLock { ($0.rows, $0.calibration) }
@@ -17,27 +17,58 @@ extension VectorMatrix {
             numbers["signStageRows"] = [Double(stage.0)]
             numbers["signStageTiers"] = stage.1?.tiers.flatMap { [Double($0.depth), Double($0.closeness)] } ?? []
         }
-        var sections: [SavedFile.Section] = [.array("ids", ids), .array("matrix", matrix)]
+        var floats = SavedFile.Section.array("matrix", matrix)
+        if let file {
+            // The rows are still in the file they were restored from (open, so readable even once
+            // this save has replaced it), in the same order.
+            floats = SavedFile.Section(name: "matrix", bytes: file.rows * file.dimension * 4) { output in
+                var buffer = [Float](repeating: 0, count: 4096 * file.dimension)
+                for start in stride(from: 0, to: file.rows, by: 4096) {
+                    let count = min(4096, file.rows - start)
+                    try buffer.withUnsafeMutableBufferPointer { b in
+                        guard file.read(row: start, count: count, into: b.baseAddress!) else {
+                            throw KBError(.database, "Cannot read the vectors saved in \(file.path).")
+                        }
+                        try output.write(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(b)[0..<count * file.dimension * 4]))
+                    }
+                }
+            }
+        }
+        var sections: [SavedFile.Section] = [.array("ids", ids), floats]
         if quantized { sections += [.array("int8", int8), .array("scales", scales), .array("signs", signs)] }
         return (numbers, sections)
     }
 
     /// A matrix read back from a saved file; an error when the file's parts do not fit together.
-    static func restored(from file: SavedFile, dimension: Int, signStageFrom: Int = VectorMatrix.signStageMinimumRows) throws -> VectorMatrix {
+    /// - Parameter floatsOnDisk: leave the float rows in the file, when the file holds the int8
+    ///   and sign copies and a calibration (or the matrix is too small for the sign stage): a
+    ///   quantized search reads only the rows it rescores; anything that needs them all (an exact
+    ///   scan, a write) loads them then.
+    static func restored(from file: SavedFile, dimension: Int, signStageFrom: Int = VectorMatrix.signStageMinimumRows,
+                         floatsOnDisk: Bool = false) throws -> VectorMatrix {
         let index = VectorMatrix(dimension: dimension, signStageFrom: signStageFrom)
         guard try Int(file.number("dimension")) == dimension else { throw KBError(.database, "\(file.path) holds vectors of another dimension.") }
         let ids: [Int64] = try file.array("ids")
-        let matrix: [Float] = try file.array("matrix")
-        guard matrix.count == ids.count * dimension else { throw KBError(.database, "\(file.path): \(matrix.count) values are not \(ids.count) vectors.") }
+        let quantized = try file.number("quantized") == 1
+        let onDisk = floatsOnDisk && quantized && (file.numbers["signStageRows"] != nil || ids.count < signStageFrom)
+        var matrix: [Float] = []
+        if onDisk {
+            guard let range = file.range("matrix"), range.bytes == ids.count * dimension * 4 else {
+                throw KBError(.database, "\(file.path): the vectors are not \(ids.count) rows.")
+            }
+            index.floatFile = try FloatFile(path: file.path, offset: range.offset, rows: ids.count, dimension: dimension)
+        } else {
+            matrix = try file.array("matrix")
+        }
+        guard onDisk || matrix.count == ids.count * dimension else { throw KBError(.database, "\(file.path): \(matrix.count) values are not \(ids.count) vectors.") }
         let rowOf = Dictionary(ids.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         guard rowOf.count == ids.count else { throw KBError(.database, "\(file.path) holds a snippet's vector twice.") }
         var int8: [Int8] = [], scales: [Float] = [], signs: [UInt64] = []
-        let quantized = try file.number("quantized") == 1
         if quantized {
             int8 = try file.array("int8")
             scales = try file.array("scales")
             signs = try file.array("signs")
-            guard int8.count == matrix.count, scales.count == ids.count, signs.count == ids.count * index.signWords else {
+            guard int8.count == ids.count * dimension, scales.count == ids.count, signs.count == ids.count * index.signWords else {
                 throw KBError(.database, "\(file.path): the int8 and sign copies do not match the vectors.")
             }
         }
@@ -59,5 +90,54 @@ extension VectorMatrix {
             }
         }
         return index
+    }
+}
+
+/// A restored matrix's float rows left in its saved file and read when needed (see
+/// `VectorMatrix.floatFile`): each row by `pread`, through the page cache, which the kernel
+/// shares and reclaims, instead of 1.5 GB of a million rows held by the process.
+///
+/// @unchecked Sendable: the descriptor is only read (pread is safe from many threads); it stays
+/// open until `deinit`, so a file replaced meanwhile by a newer save is still read whole.
+final class FloatFile: @unchecked Sendable {
+    let path: String
+    private let fd: Int32
+    private let offset: Int
+    let rows: Int
+    let dimension: Int
+
+    init(path: String, offset: Int, rows: Int, dimension: Int) throws {
+        fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw KBError(.database, "Cannot open \(path): \(String(cString: strerror(errno))).") }
+        self.path = path
+        self.offset = offset
+        self.rows = rows
+        self.dimension = dimension
+    }
+
+    deinit { close(fd) }
+
+    /// Reads `count` rows from `row` into `buffer`; false when the file cannot be read.
+    func read(row: Int, count: Int = 1, into buffer: UnsafeMutablePointer<Float>) -> Bool {
+        let bytes = count * dimension * 4
+        var done = 0
+        while done < bytes {
+            let got = pread(fd, UnsafeMutableRawPointer(buffer) + done, bytes - done, off_t(offset + row * dimension * 4 + done))
+            guard got > 0 else { return false }
+            done += got
+        }
+        return true
+    }
+
+    /// Every row, in order.
+    func all() throws -> [Float] {
+        guard rows > 0 else { return [] }
+        let values = [Float](unsafeUninitializedCapacity: rows * dimension) { buffer, initialized in
+            initialized = read(row: 0, count: rows, into: buffer.baseAddress!) ? rows * dimension : 0
+        }
+        guard values.count == rows * dimension else {
+            throw KBError(.database, "Cannot read the vectors saved in \(path): \(String(cString: strerror(errno))).")
+        }
+        return values
     }
 }

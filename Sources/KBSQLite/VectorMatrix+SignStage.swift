@@ -31,7 +31,8 @@ extension VectorMatrix {
         let n = ids.count
         guard n >= max(1, signStageRows) else { return nil }
         let due: Bool = signStage.withLock { stage in
-            guard !stage.calibrating, stage.isDue(rows: n) else { return false }
+            // Rows left in a file come with their calibration (a write, which could make one due, loads them).
+            guard !stage.calibrating, floatFile == nil, stage.isDue(rows: n) else { return false }
             stage.calibrating = true
             return true
         }
@@ -128,6 +129,48 @@ extension VectorMatrix {
         }
     }
 
+    /// Every row's sign score for each of several int8 queries, and each one's best, in one pass
+    /// over the sign codes: a block of rows (192 KiB at 384 dimensions: it stays in the L2 cache)
+    /// is scored for every query before the next block, so the codes are read from memory once
+    /// for all of them (48 MB at a million rows: the pass's cost, shared); the blocks are split
+    /// among the cores. The searches that wait meanwhile are the next pass's.
+    /// Call with the read lock held (the searches sharing a pass all hold it: they see one state).
+    func sharedSignScores(_ queries: [[Int8]]) -> [(scores: ArraySlice<Int32>, best: Int32)] {
+        let n = ids.count, words = signWords, count = queries.count, width = words * 64
+        var padded = [Int8](repeating: 0, count: count * width)
+        for (j, query) in queries.enumerated() { padded.replaceSubrange(j * width..<j * width + query.count, with: query) }
+        // One buffer for all (each search gets its slice of it).
+        var scores = [Int32](unsafeUninitializedCapacity: count * n) { _, initialized in initialized = count * n }
+        let block = Self.signBlockRows
+        let blocks = (n + block - 1) / block
+        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, blocks))
+        var bests = [Int32](repeating: .min, count: workers * count)
+        signBits.withUnsafeBufferPointer { bits in
+            padded.withUnsafeBufferPointer { inputs in
+                scores.withUnsafeMutableBufferPointer { outputs in
+                    bests.withUnsafeMutableBufferPointer { bestsBuffer in
+                        let bitsBase = UnsafeSendable(bits.baseAddress!), inputBase = UnsafeSendable(inputs.baseAddress!)
+                        let outputBase = UnsafeSendable(outputs.baseAddress!), bestBase = UnsafeSendable(bestsBuffer.baseAddress!)
+                        DispatchQueue.concurrentPerform(iterations: workers) { w in
+                            for b in stride(from: w, to: blocks, by: workers) {
+                                let start = b * block, rows = min(block, n - start)
+                                for j in 0..<count {
+                                    let best = kb_sign_dot_rows(bitsBase.pointer + start * words, rows, words, inputBase.pointer + j * width,
+                                                                outputBase.pointer + j * n + start)
+                                    bestBase.pointer[w * count + j] = max(bestBase.pointer[w * count + j], best)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return (0..<count).map { j in (scores[j * n..<(j + 1) * n], (0..<workers).map { bests[$0 * count + j] }.max()!) }
+    }
+
+    /// Rows of sign codes scored for every search of a shared pass before the next rows.
+    static let signBlockRows = 4096
+
     /// A search through the sign stage: the best `depth` rows by sign score (scaled for `k` and
     /// for a filter's share of the rows) get their int8 products, then the exact rescoring. Nil
     /// for a query that comes less close to every row than the calibration's queries did: the
@@ -136,8 +179,8 @@ extension VectorMatrix {
     func signSearch(_ query: [Float], k: Int, allowed: Set<Int64>?, calibration: SignStage.Calibration) -> [TopK.Entry]? {
         let n = ids.count, d = dimension
         let q8 = Self.quantizedQuery(query)
-        var scores = [Int32](unsafeUninitializedCapacity: n) { _, count in count = n }
-        let best = signScores(q8, into: &scores)
+        // Concurrent searches share one pass over the sign codes (see `sharedSignScores`).
+        let (scores, best) = signScans.join(q8) { sharedSignScores($0) }
         guard let tier = calibration.tier(for: Self.closeness(best: best, query: q8)) else {
             signStage.withLock { $0.counts.scanned += 1 }
             return nil

@@ -30,6 +30,10 @@ public final class VectorMatrix: @unchecked Sendable {
     /// The sign copy kept with the int8 one: bit j of a row's `signWords` words is set when the
     /// row's value j is positive. 48 bytes a row at 384 dimensions: a shelf's copy stays in cache.
     var signBits: [UInt64] = []
+    /// Where the float rows are read from when `matrix` does not hold them (a matrix restored
+    /// from a saved file with its int8 copy: see `restored(from:dimension:signStageFrom:floatsOnDisk:)`);
+    /// nil when it does. Whatever needs every row loads them first (`holdFloats`).
+    var floatFile: FloatFile?
     let signWords: Int
     let signStageRows: Int
     let lock = ReadWriteLock()
@@ -63,6 +67,8 @@ public final class VectorMatrix: @unchecked Sendable {
     /// then nothing changes.
     public func upsert(_ entries: [(id: Int64, vector: [Float])]) throws {
         if let bad = entries.first(where: { $0.vector.count != dimension }) { throw wrongDimension(bad.vector.count, "vector") }
+        guard !entries.isEmpty else { return }
+        try holdFloats()
         lock.write {
             for (id, vector) in entries {
                 let row: Int
@@ -86,7 +92,9 @@ public final class VectorMatrix: @unchecked Sendable {
     }
 
     /// Removes vectors by snippet id (the last row moves into the hole).
-    public func remove(_ removed: [Int64]) {
+    public func remove(_ removed: [Int64]) throws {
+        guard lock.read({ removed.contains { rowOf[$0] != nil } }) else { return }
+        try holdFloats()
         lock.write {
             for id in removed {
                 guard let row = rowOf.removeValue(forKey: id) else { continue }
@@ -125,6 +133,7 @@ public final class VectorMatrix: @unchecked Sendable {
         lock.write {
             ids = newIDs
             matrix = newMatrix
+            floatFile = nil
             rowOf = Dictionary(uniqueKeysWithValues: newIDs.enumerated().map { ($1, $0) })
             if quantizedEnabled {
                 quantizedRows = [Int8](repeating: 0, count: matrix.count)
@@ -139,15 +148,37 @@ public final class VectorMatrix: @unchecked Sendable {
     public func vector(for id: Int64) -> [Float]? {
         lock.read {
             guard let row = rowOf[id] else { return nil }
-            return Array(matrix[row * dimension..<(row + 1) * dimension])
+            guard let floatFile else { return Array(matrix[row * dimension..<(row + 1) * dimension]) }
+            var vector = [Float](repeating: 0, count: dimension)
+            return vector.withUnsafeMutableBufferPointer { floatFile.read(row: row, into: $0.baseAddress!) } ? vector : nil
         }
     }
+
+    /// Loads the float rows into memory when they are read from a file (before anything that
+    /// needs them all: an exact scan, a write).
+    func holdFloats() throws {
+        guard lock.read({ floatFile != nil }) else { return }
+        try lock.write {
+            guard let file = floatFile else { return }
+            matrix = try file.all()
+            floatFile = nil
+        }
+    }
+
+    /// Filtered searches that read at most this many rows from a saved file row by row; more
+    /// load every row first.
+    static let rowsReadFromFile = 20_000
 
     /// The `k` rows with the highest inner product with `query`, best first.
     /// - Parameter allowed: when given, only these snippet ids may be returned.
     public func search(_ query: [Float], k: Int, allowed: Set<Int64>? = nil) throws -> [TopK.Entry] {
         guard query.count == dimension else { throw wrongDimension(query.count, "query") }
-        return lock.read {
+        if let allowed, Self.gathers(allowed: allowed.count, of: count), allowed.count <= Self.rowsReadFromFile {
+            // A few rows: gathered from the file if the rows are there.
+        } else {
+            try holdFloats()
+        }
+        return try lock.read {
             let n = ids.count
             guard n > 0, k > 0 else { return [] }
             var top = TopK(k: k)
@@ -156,10 +187,18 @@ public final class VectorMatrix: @unchecked Sendable {
                 let rows = allowed.compactMap { rowOf[$0] }
                 guard !rows.isEmpty else { return [] }
                 var gathered = [Float](repeating: 0, count: rows.count * dimension)
-                matrix.withUnsafeBufferPointer { m in
-                    gathered.withUnsafeMutableBufferPointer { g in
-                        for (i, row) in rows.enumerated() {
-                            (g.baseAddress! + i * dimension).update(from: m.baseAddress! + row * dimension, count: dimension)
+                if let floatFile {
+                    try gathered.withUnsafeMutableBufferPointer { g in
+                        for (i, row) in rows.enumerated() where !floatFile.read(row: row, into: g.baseAddress! + i * dimension) {
+                            throw KBError(.database, "Cannot read the vectors saved in \(floatFile.path).")
+                        }
+                    }
+                } else {
+                    matrix.withUnsafeBufferPointer { m in
+                        gathered.withUnsafeMutableBufferPointer { g in
+                            for (i, row) in rows.enumerated() {
+                                (g.baseAddress! + i * dimension).update(from: m.baseAddress! + row * dimension, count: dimension)
+                            }
                         }
                     }
                 }
@@ -181,6 +220,8 @@ public final class VectorMatrix: @unchecked Sendable {
 
     /// Concurrent quantized searches waiting for, or in, a shared scan.
     let scans = Gathering<QuantizedScan, [TopK.Entry]>()
+    /// Concurrent sign-stage searches waiting for, or in, a shared pass over the sign codes.
+    let signScans = Gathering<[Int8], (scores: ArraySlice<Int32>, best: Int32)>()
 
     func wrongDimension(_ count: Int, _ what: String) -> KBError {
         KBError(.embedding, "A \(count)-dim \(what) for a \(dimension)-dim vector index.")

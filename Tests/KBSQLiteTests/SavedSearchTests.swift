@@ -80,6 +80,8 @@ struct SavedSearchTests {
         let reopened = try SQLiteStore.open(at: store.path, create: false)
         try await reopened.snapshot { try $0.prepareSearches(embedder: Self.record, quantizingFrom: 0) }
         #expect(reopened.savedSearchReads == 3)
+        // The knowledge's float rows are left in the file (until the exact searches below load them).
+        #expect(reopened.vectors.loadedIndex?.floatFile != nil && reopened.memoryVectors.loadedIndex?.floatFile == nil)
         #expect(try await Self.answers(reopened) == expected)
         // The int8 copy came with the vectors, and follows writes as a derived one does.
         #expect(reopened.vectors.loadedIndex?.quantizedEnabled == true)
@@ -120,6 +122,50 @@ struct SavedSearchTests {
         // The restored matrix searched through the saved calibration (not one of its own).
         let counts = restored.signStageCounts
         #expect(counts.searches > 0 && counts.searches + counts.scanned == 20)
+    }
+
+    @Test func floatRowsLeftInTheFileSearchAsHeldOnesUntilAWriteLoadsThem() throws {
+        let index = VectorMatrix(dimension: 64, signStageFrom: 256)
+        try index.upsert(Self.clustered(4000, seed: 9).enumerated().map { (Int64($0.offset + 1), $0.element) })
+        index.enableQuantization()
+        _ = index.signStageDepths
+        let path = temporaryPath("matrix")
+        let form = index.savedForm()
+        try SavedFile.write(to: path, stamp: .init(created: "c", generation: 1, kind: "k", detail: "d"), numbers: form.numbers, sections: form.sections)
+        let restored = try VectorMatrix.restored(from: SavedFile(path: path), dimension: 64, signStageFrom: 256, floatsOnDisk: true)
+        #expect(restored.floatFile != nil && restored.matrix.isEmpty)
+        let queries = Self.clustered(12, seed: 13)
+        func same(_ comment: String, allowed: Set<Int64>? = nil) throws {
+            for query in queries {
+                let a = try index.search(query, k: 10, allowed: allowed, quantized: true)
+                let b = try restored.search(query, k: 10, allowed: allowed, quantized: true)
+                #expect(a.map(\.id) == b.map(\.id) && a.map(\.score) == b.map(\.score), "\(comment)")
+            }
+        }
+        // Rescored (and, for a few allowed rows, gathered) from the file: the rows stay there.
+        try same("quantized")
+        try same("few allowed", allowed: Set((1...300).map(Int64.init)))
+        #expect(restored.vector(for: 77) == index.vector(for: 77))
+        #expect(restored.floatFile != nil)
+        // Even with the file replaced meanwhile (a newer save renamed over it), the rows are read
+        // from the file as it was opened.
+        try SavedFile.write(to: path + ".new", stamp: .init(created: "c", generation: 2, kind: "k", detail: "d"), numbers: [:], sections: [])
+        #expect(rename(path + ".new", path) == 0)
+        try same("file replaced")
+        // Saved again from the file's rows: the same file.
+        let again = temporaryPath("again")
+        let restoredForm = restored.savedForm()
+        try SavedFile.write(to: again, stamp: .init(created: "c", generation: 1, kind: "k", detail: "d"), numbers: restoredForm.numbers, sections: restoredForm.sections)
+        #expect(try SavedFile(path: again).array("matrix", as: Float.self) == index.matrix)
+        // A write loads every row first, then changes them as in a held matrix.
+        let added = (id: Int64(9999), vector: Self.clustered(1, seed: 15)[0])
+        try index.upsert([added])
+        try restored.upsert([added])
+        #expect(restored.floatFile == nil && restored.matrix == index.matrix)
+        try index.remove([5, 6])
+        try restored.remove([5, 6])
+        try same("after writes")
+        try same("exact, many allowed", allowed: Set((1...3000).map(Int64.init)))
     }
 
     @Test func aCopyOfAnotherStateOfTheIndexIsNeverRead() async throws {

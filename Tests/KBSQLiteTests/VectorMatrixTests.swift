@@ -93,7 +93,7 @@ func bruteForce(_ entries: [(id: Int64, vector: [Float])], _ query: [Float], k: 
     @Test func updatesAndRemovalsKeepTheMatrixExact() throws {
         let index = try index()
         let removed = Self.data.enumerated().filter { $0.offset % 3 == 0 }.map(\.element.id)
-        index.remove(removed)
+        try index.remove(removed)
         var remaining = Self.data.filter { !removed.contains($0.id) }
         let replacement = randomVectors(count: 20, dimension: 24, seed: 7)
         let updated = remaining.prefix(20).enumerated().map { (id: $0.element.id, vector: replacement[$0.offset].vector) }
@@ -184,7 +184,7 @@ func clusteredVectors(count: Int, dimension: Int, clusters: Int, seed: UInt64, f
         let index = VectorMatrix(dimension: 384)
         try index.upsert(small)
         index.enableQuantization()
-        index.remove(small.prefix(30).map(\.id))
+        try index.remove(small.prefix(30).map(\.id))
         let replacement = randomVectors(count: 10, dimension: 384, seed: 5)
         try index.upsert(zip(small[30..<40], replacement).map { (id: $0.id, vector: $1.vector) })
         try index.upsert([(id: 999_999, vector: replacement[9].vector)])
@@ -346,7 +346,7 @@ func nearbyQueries(_ rows: [[Float]], seed: UInt64, noise scale: Float = 1.2) ->
     @Test func theSignCopyFollowsUpdatesAndRemovals() throws {
         let index = try Self.index()
         _ = index.signStageDepth
-        index.remove(Self.data.prefix(3_000).map(\.id))
+        try index.remove(Self.data.prefix(3_000).map(\.id))
         // New rows near existing ones, and replaced vectors: both must be found by nearby queries.
         let moved = clusteredVectors(count: 200, dimension: 384, clusters: 2_000, seed: 91, firstID: 1_000_000)
         try index.upsert(moved)
