@@ -13,6 +13,10 @@ final class Gathering<Request: Sendable, Result: Sendable>: @unchecked Sendable 
     private var results: [Int: Result] = [:]
     private var running = false
     private var nextTicket = 0
+    /// The most requests one batch takes; the rest wait for the next.
+    let limit: Int
+
+    init(limit: Int = .max) { self.limit = limit }
 
     /// `request`'s result, from a batch that `run` computes (one result per request, in order).
     func join(_ request: Request, run: ([Request]) -> [Result]) -> Result {
@@ -28,8 +32,8 @@ final class Gathering<Request: Sendable, Result: Sendable>: @unchecked Sendable 
                 continue
             }
             running = true
-            let batch = waiting
-            waiting = []
+            let batch = Array(waiting.prefix(limit))
+            waiting.removeFirst(batch.count)
             condition.unlock()
             let computed = run(batch.map(\.request))
             condition.lock()

@@ -87,8 +87,8 @@ extension SQLiteStore.Snapshot {
         }
         let columns = Self.keywordColumns.map { Array($0.utf8) }
         var lengths = [UInt32](repeating: 0, count: ids.count)
-        var terms: [String] = [], documents: [[UInt32]] = [], frequencies: [[Float]] = []
-        var term: [UInt8] = [], termDocuments: [UInt32] = [], termFrequencies: [Float] = []
+        var terms: [String] = [], documents: [[UInt32]] = [], frequencies: [Frequencies] = []
+        var term: [UInt8] = [], termDocuments: [UInt32] = [], termFrequencies = Frequencies()
         var lastID: Int64 = .min
         func finishTerm() {
             if !termDocuments.isEmpty {
@@ -97,7 +97,7 @@ extension SQLiteStore.Snapshot {
                 frequencies.append(termFrequencies)
             }
             termDocuments = []
-            termFrequencies = []
+            termFrequencies = Frequencies()
             lastID = .min
         }
         let statement = try db.makeStatement(sql: "SELECT term, doc, col FROM temp.kb_keyword_instances")

@@ -22,8 +22,9 @@ extension SQLiteStore.Snapshot {
         let generation = try generation()
         let stamp = try savedStamp(Self.vectorKind(cache.rows), detail: Self.vectorDetail(embedder), generation: generation)
         if let file = saved.open(stamp) {
-            // Knowledge is searched through its int8 copy: its float rows stay in the file.
-            if let index = try? VectorMatrix.restored(from: file, dimension: embedder.dimension, floatsOnDisk: cache.rows == .knowledge) {
+            // Knowledge is searched through its int8 copy, memories a user's at a time: the float
+            // rows stay in the file.
+            if let index = try? VectorMatrix.restored(from: file, dimension: embedder.dimension, floatsOnDisk: true) {
                 saved.reads.withLock { $0 += 1 }
                 return (index, generation)
             }

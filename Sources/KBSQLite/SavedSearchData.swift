@@ -27,7 +27,8 @@ final class SavedSearchData: @unchecked Sendable {
 
     static let defaultMinimumRows = 50_000
     /// The files' layout; a file of another format is rebuilt.
-    static let format = 1
+    /// 2: keyword frequencies in halves.
+    static let format = 2
     static let magic: [UInt8] = Array("KBSAVED1".utf8)
 
     init(indexPath: String) { folder = indexPath + "-search" }

@@ -40,17 +40,17 @@ extension VectorMatrix {
     }
 
     /// A matrix read back from a saved file; an error when the file's parts do not fit together.
-    /// - Parameter floatsOnDisk: leave the float rows in the file, when the file holds the int8
-    ///   and sign copies and a calibration (or the matrix is too small for the sign stage): a
-    ///   quantized search reads only the rows it rescores; anything that needs them all (an exact
-    ///   scan, a write) loads them then.
+    /// - Parameter floatsOnDisk: leave the float rows in the file (unless the file holds an int8
+    ///   copy without the sign stage's calibration, which needs them): a quantized search reads
+    ///   only the rows it rescores, a filtered one of a few rows (a user's memories) only those;
+    ///   anything that needs them all (an exact scan, a write) loads them then.
     static func restored(from file: SavedFile, dimension: Int, signStageFrom: Int = VectorMatrix.signStageMinimumRows,
                          floatsOnDisk: Bool = false) throws -> VectorMatrix {
         let index = VectorMatrix(dimension: dimension, signStageFrom: signStageFrom)
         guard try Int(file.number("dimension")) == dimension else { throw KBError(.database, "\(file.path) holds vectors of another dimension.") }
         let ids: [Int64] = try file.array("ids")
         let quantized = try file.number("quantized") == 1
-        let onDisk = floatsOnDisk && quantized && (file.numbers["signStageRows"] != nil || ids.count < signStageFrom)
+        let onDisk = floatsOnDisk && (!quantized || file.numbers["signStageRows"] != nil || ids.count < signStageFrom)
         var matrix: [Float] = []
         if onDisk {
             guard let range = file.range("matrix"), range.bytes == ids.count * dimension * 4 else {

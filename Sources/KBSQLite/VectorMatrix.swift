@@ -220,8 +220,9 @@ public final class VectorMatrix: @unchecked Sendable {
 
     /// Concurrent quantized searches waiting for, or in, a shared scan.
     let scans = Gathering<QuantizedScan, [TopK.Entry]>()
-    /// Concurrent sign-stage searches waiting for, or in, a shared pass over the sign codes.
-    let signScans = Gathering<[Int8], (scores: ArraySlice<Int32>, best: Int32)>()
+    /// Concurrent sign-stage searches waiting for, or in, a shared pass over the sign codes: at
+    /// most 8 a pass (each needs a score per row, 4 MB at a million rows).
+    let signScans = Gathering<[Int8], (scores: ArraySlice<Int32>, best: Int32)>(limit: 8)
 
     func wrongDimension(_ count: Int, _ what: String) -> KBError {
         KBError(.embedding, "A \(count)-dim \(what) for a \(dimension)-dim vector index.")
