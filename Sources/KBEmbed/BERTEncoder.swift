@@ -223,6 +223,38 @@ final class BERTEncoder: @unchecked Sendable {
             }
         }
 
+        /// Gives back what a large pass grew (over `tokens` tokens' worth, or attention or product
+        /// memory over `bytes` each): a worker that goes idle after an ingest's 8,192-token passes
+        /// keeps ~100 MB otherwise. The next larger pass grows it again.
+        func shrink(keepingTokens tokens: Int, bytes: Int) {
+            let before = capacity + attentionCapacity + productsCapacity
+            defer {
+                // Freed blocks of a few MB stay in the allocator's arenas: handed back to the kernel.
+                if capacity + attentionCapacity + productsCapacity < before { kb_release_free_memory() }
+            }
+            if capacity > tokens {
+                for buffer in [x, qkv, context, projected, intermediate] {
+                    buffer.deallocate()
+                }
+                x = .allocate(capacity: 0)
+                qkv = .allocate(capacity: 0)
+                context = .allocate(capacity: 0)
+                projected = .allocate(capacity: 0)
+                intermediate = .allocate(capacity: 0)
+                capacity = 0
+            }
+            if attentionCapacity * 4 > bytes {
+                for buffer in attention { buffer.deallocate() }
+                attention = []
+                attentionCapacity = 0
+            }
+            if productsCapacity > bytes {
+                products.deallocate()
+                products = .allocate(byteCount: 0, alignment: 64)
+                productsCapacity = 0
+            }
+        }
+
         deinit {
             for buffer in [x, qkv, context, projected, intermediate] + attention { buffer.deallocate() }
             products.deallocate()

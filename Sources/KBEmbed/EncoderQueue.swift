@@ -159,6 +159,11 @@ final class EncoderQueue: @unchecked Sendable {
 
     // MARK: - Workers
 
+    /// Working memory a worker keeps while idle: a pass of 1,024 tokens (a burst of queries),
+    /// and 4 MB of attention and of product scratch.
+    static let idleScratchTokens = 1024
+    static let idleScratchBytes = 4 << 20
+
     private func work() {
         if configuration.niceness > 0 { Self.lowerPriority(by: configuration.niceness) }
         let scratch = BERTEncoder.Scratch()
@@ -181,7 +186,14 @@ final class EncoderQueue: @unchecked Sendable {
 
             let vectors = pass(taken.map { $0.request.sequences[$0.index] }, scratch, configuration.threadsPerPass)
 
+            // Nothing waits: what a large pass grew is given back before the results are, so
+            // an idle queue holds only a small pass's working memory.
             condition.lock()
+            if waiting.isEmpty {
+                condition.unlock()
+                scratch.shrink(keepingTokens: Self.idleScratchTokens, bytes: Self.idleScratchBytes)
+                condition.lock()
+            }
             busy -= 1
             var finished: [Request] = []
             for ((request, index), vector) in zip(taken, vectors) {

@@ -29,3 +29,20 @@ import Testing
         #expect(BERTEmbedder.passageNiceness(["KB_PASSAGE_NICENESS": "40"]) == 19)
     }
 }
+
+/// An idle worker gives back what a large pass grew, and keeps a small pass's working memory.
+struct ScratchShrinkTests {
+    @Test func aLargePassesMemoryIsGivenBackAndASmallOnesKept() {
+        let scratch = BERTEncoder.Scratch()
+        scratch.reserve(tokens: 8192, hidden: 384, intermediateSize: 1536, attention: 12 * 512 * 512, threads: 2)
+        scratch.reserve(productBytes: 16 << 20)
+        #expect(scratch.capacity == 8192 && scratch.attention.count == 2)
+        scratch.shrink(keepingTokens: EncoderQueue.idleScratchTokens, bytes: EncoderQueue.idleScratchBytes)
+        #expect(scratch.capacity == 0 && scratch.attention.isEmpty)
+        // Grown again by the next pass, and small passes' memory is kept.
+        scratch.reserve(tokens: 300, hidden: 384, intermediateSize: 1536, attention: 12 * 64 * 64, threads: 1)
+        scratch.shrink(keepingTokens: EncoderQueue.idleScratchTokens, bytes: EncoderQueue.idleScratchBytes)
+        #expect(scratch.capacity == 300 && scratch.attention.count == 1)
+        scratch.x[300 * 384 - 1] = 1   // still writable
+    }
+}

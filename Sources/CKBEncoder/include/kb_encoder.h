@@ -22,6 +22,10 @@ kb_variant kb_best_variant(void);
 /// Whether this CPU can run `variant`.
 int kb_variant_supported(kb_variant variant);
 
+/// Hands the memory the allocator holds free (in every thread's arena) back to the kernel
+/// (glibc's malloc_trim; nothing elsewhere).
+void kb_release_free_memory(void);
+
 /// Columns per packed weight panel for a variant (32 for AVX-512, 16 otherwise).
 size_t kb_linear_panel_width(kb_variant variant);
 
