@@ -83,13 +83,17 @@ final class KeywordCache: @unchecked Sendable {
     }
 
     /// The copy as a saved file's parts with the generation it holds; nil when no copy is held
-    /// that is exactly as of its generation (stale, or with additions not yet tokenized).
+    /// that is exactly as of its generation (stale, or with additions not yet tokenized). The
+    /// parts are taken after this cache's lock is released (leaving removed documents out reads
+    /// every posting): a write that comes in between moves the index past the generation they
+    /// are stamped with, so such a file is never read.
     func savedForm() -> (generation: Int64, documents: Int, numbers: [String: [Double]], sections: [SavedFile.Section])? {
-        lock.withLock {
+        guard let (index, generation) = lock.withLock({ () -> (KeywordIndex, Int64)? in
             guard let index, generation >= 0, pending.isEmpty else { return nil }
-            let form = index.savedForm()
-            return (generation, index.count, form.numbers, form.sections)
-        }
+            return (index, generation)
+        }) else { return nil }
+        let form = index.savedForm()
+        return (generation, index.count, form.numbers, form.sections)
     }
 
     /// Marks the copy stale (a raw write whose effect is unknown).

@@ -170,16 +170,23 @@ public final class SQLiteStore: TransactionalStore {
     }
 
     /// Runs `body` in one write transaction with the raw connection (for tests and tools; kb's
-    /// own writes go through `transaction`). The vectors in memory are reloaded at the next search.
+    /// own writes go through `transaction`). It moves the index's generation on; the vectors in
+    /// memory are reloaded at the next search, and the saved copies beside the index deleted.
     public func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
         let vectors = self.vectors, memoryVectors = self.memoryVectors, keywords = self.keywords, saved = self.saved
         return try await wrap {
-            let result = try await pool.write(body)
+            let result = try await pool.write { db in
+                let result = try body(db)
+                // What it changed is unknown: the generation moves on (nothing made from the index
+                // before, in another process or a saved copy, passes for it after), and the saved
+                // copies go (here, on the writer's queue, not the caller's thread).
+                try db.execute(sql: SQLiteTransaction.bumpGenerationSQL)
+                saved.discard()
+                return result
+            }
             vectors.invalidate()
             memoryVectors.invalidate()
             keywords.invalidate()
-            // The write may have changed rows without moving the generation the saved copies are stamped with.
-            saved.discard()
             return result
         }
     }
@@ -222,14 +229,15 @@ public final class SQLiteStore: TransactionalStore {
     /// into the main file and truncated to nothing (it holds the pages as they were before).
     /// Waits for readers that hold older snapshots (up to the busy timeout).
     public func scrub() async throws {
-        try await wrap {
+        let saved = self.saved
+        return try await wrap {
             try await pool.writeWithoutTransaction { db in
                 try db.execute(sql: "INSERT INTO snippets_fts(snippets_fts) VALUES('optimize')")
                 _ = try db.checkpoint(.truncate)
+                // Saved keyword postings name the words of deleted text: they go too, overwritten
+                // first (the next `kb serve` saves the index as it is now).
+                saved.discard(overwriting: true)
             }
-            // Saved keyword postings name the words of deleted text: they go too (the next
-            // `kb serve` saves the index as it is now).
-            saved.discard(overwriting: true)
         }
     }
 }

@@ -42,14 +42,16 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
         if key == EmbedderRecord.MetaKey.name || key == EmbedderRecord.MetaKey.dimension { log.embedderChanged = true }
     }
 
+    static let bumpGenerationSQL = """
+        INSERT INTO kb_meta (key, value) VALUES ('generation', '1')
+        ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)
+        """
+
     /// Counts every write that changes snippets or vectors, so that a process holding vectors in
     /// memory can tell whether another process changed the index since it loaded them.
     public func bumpGeneration() throws -> Int64 {
         if log.generationBefore == nil { log.generationBefore = try generation() }
-        try db.execute(sql: """
-            INSERT INTO kb_meta (key, value) VALUES ('generation', '1')
-            ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)
-            """)
+        try db.execute(sql: Self.bumpGenerationSQL)
         let after = try generation()
         log.generationAfter = after
         return after

@@ -121,11 +121,16 @@ struct Serve: AsyncParsableCommand {
                     try await kb.prepareSearches()
                     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
                     FileHandle.standardError.write(Data("kb serve: vectors and keyword postings in memory (\(String(format: "%.1f", seconds)) s)\n".utf8))
-                    try Task.checkCancellation()
-                    for line in try await kb.saveSearches() { FileHandle.standardError.write(Data("kb serve: saved \(line)\n".utf8)) }
-                } catch is CancellationError {
                 } catch {
-                    FileHandle.standardError.write(Data("kb serve: could not load the index into memory ahead of searches (\(error)); the first search will\n".utf8))
+                    FileHandle.standardError.write(Data("kb serve: could not load the index into memory ahead of searches (\(error)); the first search loads it instead\n".utf8))
+                    return
+                }
+                // Saved beside the index for the next start (nothing when the saved copies are current).
+                guard !Task.isCancelled else { return }
+                do {
+                    for line in try await kb.saveSearches() { FileHandle.standardError.write(Data("kb serve: saved \(line)\n".utf8)) }
+                } catch {
+                    FileHandle.standardError.write(Data("kb serve: \(error)\n".utf8))
                 }
             }
             defer { preparing.cancel() }
