@@ -56,9 +56,25 @@ final class SavedSearchData: @unchecked Sendable {
     func open(_ stamp: Stamp) -> SavedFile? {
         let path = path(stamp.kind)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        if let file = try? SavedFile(path: path), file.stamp == stamp { return file }
-        try? FileManager.default.removeItem(atPath: path)
+        let file = try? SavedFile(path: path)
+        if let file, file.stamp == stamp { return file }
+        var newer = stamp
+        newer.generation = file?.stamp.generation ?? .min
+        // A file of a later state of this index (saved by a process that saw a write this
+        // snapshot does not) is kept for the searches that see it.
+        if file?.stamp != newer || newer.generation <= stamp.generation { unlink(path) }
         return nil
+    }
+
+    /// Deletes the temporary files of writes that a process did not finish (it crashed or was
+    /// killed mid-write): those whose process is gone.
+    func removeAbandonedWrites() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names {
+            guard let range = name.range(of: ".partial-"),
+                  let pid = name[range.upperBound...].split(separator: "-").first.flatMap({ pid_t($0) }) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink(folder + "/" + name) }
+        }
     }
 
     /// Writes a file: to a temporary name, flushed, then renamed over the old one. Failures are
@@ -69,6 +85,7 @@ final class SavedSearchData: @unchecked Sendable {
         let temporary = final + ".partial-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            removeAbandonedWrites()
             try SavedFile.write(to: temporary, stamp: stamp, numbers: numbers, sections: sections)
             guard rename(temporary, final) == 0 else {
                 throw KBError(.database, "Cannot rename \(temporary): \(String(cString: strerror(errno))).")

@@ -225,7 +225,7 @@ struct SavedSearchTests {
         let folder = store.savedSearchFolder
         // A crash mid-write leaves a temporary file (never read); a damaged disk, files cut short
         // or with damaged headers.
-        FileManager.default.createFile(atPath: folder + "/keywords.partial-123-456", contents: Data(repeating: 7, count: 100))
+        FileManager.default.createFile(atPath: folder + "/keywords.partial-3999999-456", contents: Data(repeating: 7, count: 100))
         let knowledge = try Data(contentsOf: URL(fileURLWithPath: folder + "/knowledge-vectors"))
         try knowledge.prefix(knowledge.count / 2).write(to: URL(fileURLWithPath: folder + "/knowledge-vectors"))
         var keywords = try Data(contentsOf: URL(fileURLWithPath: folder + "/keywords"))
@@ -239,6 +239,12 @@ struct SavedSearchTests {
         #expect(try await Self.answers(reopened) == expected)
         #expect(reopened.savedSearchReads == 0)
         #expect(try await Self.prepareAndSave(reopened).count == 3)
+        // The temporary file of a process that is gone was deleted by the next write; one of a
+        // process still running (this one) is left alone.
+        #expect(!FileManager.default.fileExists(atPath: folder + "/keywords.partial-3999999-456") || kill(3_999_999, 0) == 0)
+        FileManager.default.createFile(atPath: folder + "/keywords.partial-\(getpid())-1", contents: Data([1]))
+        reopened.saved.removeAbandonedWrites()
+        #expect(FileManager.default.fileExists(atPath: folder + "/keywords.partial-\(getpid())-1"))
         let again = try SQLiteStore.open(at: store.path, create: false)
         #expect(try await Self.answers(again) == expected)
         #expect(again.savedSearchReads == 3)
