@@ -10,6 +10,9 @@ extension VectorMatrix {
     /// a quarter of the memory traffic of the float32 scan.
     public func enableQuantization() {
         guard !lock.read({ quantizedEnabled }) else { return }
+        // Quantizing reads every row: rows left in a file are loaded first (if they cannot be,
+        // the copy stays unquantized and the exact scan reports the error).
+        guard (try? holdFloats()) != nil else { return }
         lock.write {
             guard !quantizedEnabled else { return }
             quantizedEnabled = true

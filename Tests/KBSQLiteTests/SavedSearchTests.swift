@@ -157,6 +157,18 @@ struct SavedSearchTests {
         let restoredForm = restored.savedForm()
         try SavedFile.write(to: again, stamp: .init(created: "c", generation: 1, kind: "k", detail: "d"), numbers: restoredForm.numbers, sections: restoredForm.sections)
         #expect(try SavedFile(path: again).array("matrix", as: Float.self) == index.matrix)
+        // Quantizing a copy restored without its int8 copy loads its rows first (a memories' copy searched approximately).
+        let plain = VectorMatrix(dimension: 64, signStageFrom: 256)
+        try plain.upsert(Self.clustered(500, seed: 17).enumerated().map { (Int64($0.offset + 1), $0.element) })
+        let plainForm = plain.savedForm()
+        let plainPath = temporaryPath("plain")
+        try SavedFile.write(to: plainPath, stamp: .init(created: "c", generation: 1, kind: "k", detail: "d"), numbers: plainForm.numbers, sections: plainForm.sections)
+        let plainRestored = try VectorMatrix.restored(from: SavedFile(path: plainPath), dimension: 64, signStageFrom: 256, floatsOnDisk: true)
+        #expect(plainRestored.floatFile != nil)
+        plainRestored.enableQuantization()
+        plain.enableQuantization()
+        #expect(plainRestored.floatFile == nil && plainRestored.quantizedRows == plain.quantizedRows)
+        #expect(try plainRestored.search(queries[0], k: 10, quantized: true).map(\.id) == (try plain.search(queries[0], k: 10, quantized: true).map(\.id)))
         // A write loads every row first, then changes them as in a held matrix.
         let added = (id: Int64(9999), vector: Self.clustered(1, seed: 15)[0])
         try index.upsert([added])
