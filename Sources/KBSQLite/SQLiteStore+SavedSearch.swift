@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import KBCore
-public import KBStore
+import KBStore
 
 // The copies searches keep in memory, read back from the files `SavedSearchData` keeps beside the
 // index, and saved there.

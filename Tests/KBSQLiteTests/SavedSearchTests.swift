@@ -237,7 +237,7 @@ struct SavedSearchTests {
         let folder = store.savedSearchFolder
         // A crash mid-write leaves a temporary file (never read); a damaged disk, files cut short
         // or with damaged headers.
-        FileManager.default.createFile(atPath: folder + "/keywords.partial-3999999-456", contents: Data(repeating: 7, count: 100))
+        _ = FileManager.default.createFile(atPath: folder + "/keywords.partial-3999999-456", contents: Data(repeating: 7, count: 100))
         let knowledge = try Data(contentsOf: URL(fileURLWithPath: folder + "/knowledge-vectors"))
         try knowledge.prefix(knowledge.count / 2).write(to: URL(fileURLWithPath: folder + "/knowledge-vectors"))
         var keywords = try Data(contentsOf: URL(fileURLWithPath: folder + "/keywords"))
@@ -254,7 +254,7 @@ struct SavedSearchTests {
         // The temporary file of a process that is gone was deleted by the next write; one of a
         // process still running (this one) is left alone.
         #expect(!FileManager.default.fileExists(atPath: folder + "/keywords.partial-3999999-456") || kill(3_999_999, 0) == 0)
-        FileManager.default.createFile(atPath: folder + "/keywords.partial-\(getpid())-1", contents: Data([1]))
+        _ = FileManager.default.createFile(atPath: folder + "/keywords.partial-\(getpid())-1", contents: Data([1]))
         reopened.saved.removeAbandonedWrites()
         #expect(FileManager.default.fileExists(atPath: folder + "/keywords.partial-\(getpid())-1"))
         let again = try SQLiteStore.open(at: store.path, create: false)
