@@ -82,18 +82,16 @@ final class KeywordCache: @unchecked Sendable {
         }
     }
 
-    /// The copy as a saved file's parts with the generation it holds; nil when no copy is held
-    /// that is exactly as of its generation (stale, or with additions not yet tokenized). The
-    /// parts are taken after this cache's lock is released (leaving removed documents out reads
-    /// every posting): a write that comes in between moves the index past the generation they
-    /// are stamped with, so such a file is never read.
-    func savedForm() -> (generation: Int64, documents: Int, numbers: [String: [Double]], sections: [SavedFile.Section])? {
-        guard let (index, generation) = lock.withLock({ () -> (KeywordIndex, Int64)? in
+    /// The copy with the generation it holds, for saving; nil when no copy is held that is exactly
+    /// as of its generation (stale, or with additions not yet tokenized). Its saved form is taken
+    /// after this cache's lock is released (leaving removed documents out reads every posting): a
+    /// write that comes in between moves the index past the generation it is stamped with, so such
+    /// a file is never read.
+    func current() -> (index: KeywordIndex, generation: Int64)? {
+        lock.withLock {
             guard let index, generation >= 0, pending.isEmpty else { return nil }
             return (index, generation)
-        }) else { return nil }
-        let form = index.savedForm()
-        return (generation, index.count, form.numbers, form.sections)
+        }
     }
 
     /// Marks the copy stale (a raw write whose effect is unknown).

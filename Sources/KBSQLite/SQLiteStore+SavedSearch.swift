@@ -56,9 +56,12 @@ extension SQLiteStore.Snapshot {
     public func saveSearches() throws -> [String] {
         var written: [String] = []
         var failures: [String] = []
-        func save(_ stamp: SavedSearchData.Stamp, rows: Int, numbers: [String: [Double]], sections: [SavedFile.Section]) {
+        // `form` is only taken for a copy worth saving and not saved as it is (the keyword copy's
+        // reads every posting).
+        func save(_ stamp: SavedSearchData.Stamp, rows: Int, form: () -> (numbers: [String: [Double]], sections: [SavedFile.Section])) {
             guard saved.saves(rows: rows), !saved.holds(stamp) else { return }
             let start = DispatchTime.now().uptimeNanoseconds
+            let (numbers, sections) = form()
             if let error = saved.write(stamp, numbers: numbers, sections: sections) {
                 failures.append("\(saved.path(stamp.kind)): \(error)")
             } else {
@@ -69,11 +72,12 @@ extension SQLiteStore.Snapshot {
         for cache in [vectors, memoryVectors] {
             guard let form = cache.savedForm() else { continue }
             save(try savedStamp(Self.vectorKind(cache.rows), detail: Self.vectorDetail(form.record), generation: form.generation),
-                 rows: form.rows, numbers: form.numbers, sections: form.sections)
+                 rows: form.rows) { (form.numbers, form.sections) }
         }
-        if let form = keywords.savedForm() {
-            save(try savedStamp("keywords", detail: try keywordDetail(), generation: form.generation),
-                 rows: form.documents, numbers: form.numbers, sections: form.sections)
+        if let copy = keywords.current() {
+            save(try savedStamp("keywords", detail: try keywordDetail(), generation: copy.generation), rows: copy.index.count) {
+                copy.index.savedForm()
+            }
         }
         if !failures.isEmpty {
             throw KBError(.database, "Could not save the search copies beside the index (searches are unaffected; the next start loads from the index): "
