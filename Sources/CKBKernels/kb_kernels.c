@@ -102,73 +102,76 @@ void kb_i8_dot_picked(const int8_t *rows, const uint32_t *picked, size_t count, 
     }
 }
 
-static void sign_dot_rows(const uint64_t *bits, size_t n, size_t words, const int8_t *query, int32_t *out) {
-    for (size_t i = 0; i < n; i++) {
-        int32_t sum = 0;
-        for (size_t w = 0; w < words; w++) {
-            uint64_t word = bits[i * words + w];
-            while (word) {
-                sum += query[w * 64 + (size_t)__builtin_ctzll(word)];
-                word &= word - 1;
-            }
-        }
-        out[i] = sum;
+/// Word `w` of row `r` in sign codes laid out in blocks of 8 rows (see kb_kernels.h).
+static inline uint64_t sign_word(const uint64_t *blocks, size_t words, size_t r, size_t w) {
+    return blocks[(r / 8) * 8 * words + w * 8 + r % 8];
+}
+
+static int32_t sign_plane_row(const uint64_t *blocks, size_t words, size_t r, const uint64_t *planes, size_t bits) {
+    int32_t sum = 0;
+    for (size_t w = 0; w < words; w++) {
+        uint64_t v = sign_word(blocks, words, r, w);
+        for (size_t p = 0; p < bits; p++) sum += (2 << p) * __builtin_popcountll(v & planes[p * words + w]);
+        sum -= ((1 << bits) - 1) * __builtin_popcountll(v);
     }
+    return sum;
 }
 
 #if defined(__x86_64__) && defined(__clang__)
-/// AVX-512: each 64-bit word masks 64 query bytes (`vmovdqu8` with zeroing), and `vpdpbusd`
-/// against ones sums them in four-byte groups. Four rows at a time; at most 8 words (512 bits).
-__attribute__((target("avx512f,avx512bw,avx512vnni")))
-static void sign_dot_rows_vnni(const uint64_t *bits, size_t n, size_t words, const int8_t *query, int32_t *out) {
-    __m512i q[8];
-    for (size_t w = 0; w < words; w++) q[w] = _mm512_loadu_si512((const void *)(query + w * 64));
-    const __m512i ones = _mm512_set1_epi8(1);
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        const uint64_t *b = bits + i * words;
-        __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
-        __m512i a2 = _mm512_setzero_si512(), a3 = _mm512_setzero_si512();
+/// AVX-512 VPOPCNTDQ: a block's word `w` of its 8 rows is one register; each plane, broadcast,
+/// masks it, and a popcount a plane (and one of the word) adds up the 8 rows' sums side by side
+/// (no per-row reduction). `bits` is a constant where it is called, so the planes' loops unroll.
+__attribute__((target("avx512f,avx512vpopcntdq"), always_inline))
+static inline void sign_plane_rows_avx512(const uint64_t *blocks, size_t n, size_t words, const uint64_t *planes, int32_t *out,
+                                          const size_t bits) {
+    size_t full = n / 8;
+    for (size_t block = 0; block < full; block++) {
+        const uint64_t *b = blocks + block * 8 * words;
+        __m512i sums[8], all = _mm512_setzero_si512();
+        for (size_t p = 0; p < bits; p++) sums[p] = _mm512_setzero_si512();
         for (size_t w = 0; w < words; w++) {
-            a0 = _mm512_dpbusd_epi32(a0, ones, _mm512_maskz_mov_epi8((__mmask64)b[w], q[w]));
-            a1 = _mm512_dpbusd_epi32(a1, ones, _mm512_maskz_mov_epi8((__mmask64)b[words + w], q[w]));
-            a2 = _mm512_dpbusd_epi32(a2, ones, _mm512_maskz_mov_epi8((__mmask64)b[2 * words + w], q[w]));
-            a3 = _mm512_dpbusd_epi32(a3, ones, _mm512_maskz_mov_epi8((__mmask64)b[3 * words + w], q[w]));
+            __m512i v = _mm512_loadu_si512((const void *)(b + w * 8));
+            for (size_t p = 0; p < bits; p++) {
+                __m512i plane = _mm512_set1_epi64((long long)planes[p * words + w]);
+                sums[p] = _mm512_add_epi64(sums[p], _mm512_popcnt_epi64(_mm512_and_si512(v, plane)));
+            }
+            all = _mm512_add_epi64(all, _mm512_popcnt_epi64(v));
         }
-        __m128i s01 = _mm_hadd_epi32(fold_to_128(a0), fold_to_128(a1));
-        __m128i s23 = _mm_hadd_epi32(fold_to_128(a2), fold_to_128(a3));
-        _mm_storeu_si128((__m128i *)(out + i), _mm_hadd_epi32(s01, s23));
+        // Σ_p 2^(p+1)·sums[p] − (2^bits − 1)·all
+        __m512i total = _mm512_sub_epi64(all, _mm512_slli_epi64(all, (unsigned)bits));
+        for (size_t p = 0; p < bits; p++) total = _mm512_add_epi64(total, _mm512_slli_epi64(sums[p], (unsigned)(p + 1)));
+        _mm256_storeu_si256((__m256i *)(out + block * 8), _mm512_cvtepi64_epi32(total));
     }
-    if (i < n) sign_dot_rows(bits + i * words, n - i, words, query, out + i);
+    for (size_t r = full * 8; r < n; r++) out[r] = sign_plane_row(blocks, words, r, planes, bits);
 }
 
-/// Rows of more than 8 words (over 512 dimensions): the query's bytes are loaded under each word's
-/// mask straight from memory (where they stay in L1), one row at a time.
-__attribute__((target("avx512f,avx512bw,avx512vnni")))
-static void sign_dot_rows_vnni_wide(const uint64_t *bits, size_t n, size_t words, const int8_t *query, int32_t *out) {
-    const __m512i ones = _mm512_set1_epi8(1);
-    for (size_t i = 0; i < n; i++) {
-        const uint64_t *b = bits + i * words;
-        __m512i a = _mm512_setzero_si512();
-        for (size_t w = 0; w < words; w++) {
-            a = _mm512_dpbusd_epi32(a, ones, _mm512_maskz_loadu_epi8((__mmask64)b[w], (const void *)(query + w * 64)));
-        }
-        out[i] = _mm512_reduce_add_epi32(a);
+__attribute__((target("avx512f,avx512vpopcntdq")))
+static void sign_plane_rows_avx512_any(const uint64_t *blocks, size_t n, size_t words, const uint64_t *planes, int32_t *out, size_t bits) {
+    switch (bits) {
+    case 1: sign_plane_rows_avx512(blocks, n, words, planes, out, 1); break;
+    case 2: sign_plane_rows_avx512(blocks, n, words, planes, out, 2); break;
+    case 3: sign_plane_rows_avx512(blocks, n, words, planes, out, 3); break;
+    case 4: sign_plane_rows_avx512(blocks, n, words, planes, out, 4); break;
+    case 5: sign_plane_rows_avx512(blocks, n, words, planes, out, 5); break;
+    case 6: sign_plane_rows_avx512(blocks, n, words, planes, out, 6); break;
+    case 7: sign_plane_rows_avx512(blocks, n, words, planes, out, 7); break;
+    default: sign_plane_rows_avx512(blocks, n, words, planes, out, 8); break;
     }
 }
 #endif
 
-int32_t kb_sign_dot_rows(const uint64_t *bits, size_t n, size_t words, const int8_t *query, int32_t *out) {
+int32_t kb_sign_plane_rows(const uint64_t *blocks, size_t n, size_t words, const uint64_t *planes, size_t bits, int32_t *out) {
+    if (bits < 1) bits = 1;
+    if (bits > 8) bits = 8;
 #if defined(__x86_64__) && defined(__clang__)
-    static int has_vnni = -1;
-    if (has_vnni < 0) {
-        has_vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni") ? 1 : 0;
+    static int has_popcnt512 = -1;
+    if (has_popcnt512 < 0) {
+        has_popcnt512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq") ? 1 : 0;
     }
-    if (has_vnni && words <= 8) sign_dot_rows_vnni(bits, n, words, query, out);
-    else if (has_vnni) sign_dot_rows_vnni_wide(bits, n, words, query, out);
-    else sign_dot_rows(bits, n, words, query, out);
+    if (has_popcnt512) sign_plane_rows_avx512_any(blocks, n, words, planes, out, bits);
+    else for (size_t r = 0; r < n; r++) out[r] = sign_plane_row(blocks, words, r, planes, bits);
 #else
-    sign_dot_rows(bits, n, words, query, out);
+    for (size_t r = 0; r < n; r++) out[r] = sign_plane_row(blocks, words, r, planes, bits);
 #endif
     int32_t best = INT32_MIN;
     for (size_t i = 0; i < n; i++) best = out[i] > best ? out[i] : best;

@@ -27,8 +27,9 @@ final class SavedSearchData: @unchecked Sendable {
 
     static let defaultMinimumRows = 50_000
     /// The files' layout; a file of another format is rebuilt.
-    /// 2: keyword frequencies in halves.
-    static let format = 2
+    /// 2: keyword frequencies in halves. 3: sign codes in blocks of 8 rows, scored for queries in
+    /// four levels (the sign stage's calibration with them).
+    static let format = 3
     static let magic: [UInt8] = Array("KBSAVED1".utf8)
 
     init(indexPath: String) { folder = indexPath + "-search" }

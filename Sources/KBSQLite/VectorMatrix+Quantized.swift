@@ -18,7 +18,7 @@ extension VectorMatrix {
             quantizedEnabled = true
             quantizedRows = [Int8](repeating: 0, count: matrix.count)
             scales = [Float](repeating: 0, count: ids.count)
-            signBits = [UInt64](repeating: 0, count: ids.count * signWords)
+            signBits = [UInt64](repeating: 0, count: signCapacity(rows: ids.count))
             for row in 0..<ids.count { quantize(row: row) }
         }
     }
@@ -34,7 +34,7 @@ extension VectorMatrix {
         for word in 0..<signWords {
             var bits: UInt64 = 0
             for bit in 0..<min(64, dimension - word * 64) where matrix[base + word * 64 + bit] > 0 { bits |= 1 << UInt64(bit) }
-            signBits[row * signWords + word] = bits
+            signBits[signSlot(row, word)] = bits
         }
     }
 
@@ -43,8 +43,8 @@ extension VectorMatrix {
     /// those are returned with exact scores. Falls back to the exact scan when the copy is not
     /// kept or few rows are allowed.
     ///
-    /// On large indexes a sign stage comes first: the query's int8 values summed over each
-    /// row's positive dimensions (its inner product with the row's signs) choose the rows the
+    /// On large indexes a sign stage comes first: the query's values in four levels summed over
+    /// each row's positive dimensions (`SignQuery`: its inner product with the row's signs) choose the rows the
     /// int8 products are computed for — a pass over 48 bytes a row instead of 384, which stays
     /// in the CPU's cache. How many rows it passes on is calibrated on the index's own vectors
     /// (`SignStage`); where the signs rank too poorly (uniformly spread vectors can), every

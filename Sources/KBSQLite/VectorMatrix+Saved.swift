@@ -68,7 +68,7 @@ extension VectorMatrix {
             int8 = try file.array("int8")
             scales = try file.array("scales")
             signs = try file.array("signs")
-            guard int8.count == ids.count * dimension, scales.count == ids.count, signs.count == ids.count * index.signWords else {
+            guard int8.count == ids.count * dimension, scales.count == ids.count, signs.count == index.signCapacity(rows: ids.count) else {
                 throw KBError(.database, "\(file.path): the int8 and sign copies do not match the vectors.")
             }
         }

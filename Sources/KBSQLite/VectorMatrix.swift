@@ -29,6 +29,8 @@ public final class VectorMatrix: @unchecked Sendable {
     var quantizedEnabled = false
     /// The sign copy kept with the int8 one: bit j of a row's `signWords` words is set when the
     /// row's value j is positive. 48 bytes a row at 384 dimensions: a shelf's copy stays in cache.
+    /// In blocks of 8 rows, word by word (`signSlot`), so that the sign stage scores 8 rows at
+    /// once (`kb_sign_plane_rows`); a last block's missing rows are zeros.
     var signBits: [UInt64] = []
     /// Where the float rows are read from when `matrix` does not hold them (a matrix restored
     /// from a saved file with its int8 copy: see `restored(from:dimension:signStageFrom:floatsOnDisk:)`);
@@ -63,6 +65,12 @@ public final class VectorMatrix: @unchecked Sendable {
 
     public var count: Int { lock.read { ids.count } }
 
+    /// Where word `word` of row `row`'s sign code is in `signBits`.
+    @inline(__always) func signSlot(_ row: Int, _ word: Int) -> Int { (row >> 3) * 8 * signWords + word * 8 + (row & 7) }
+
+    /// The words `signBits` has for `rows` rows (whole blocks of 8).
+    func signCapacity(rows: Int) -> Int { (rows + 7) / 8 * 8 * signWords }
+
     /// Adds or replaces vectors by snippet id. A vector of another dimension is an error, and
     /// then nothing changes.
     public func upsert(_ entries: [(id: Int64, vector: [Float])]) throws {
@@ -83,7 +91,7 @@ public final class VectorMatrix: @unchecked Sendable {
                     if quantizedEnabled {
                         quantizedRows.append(contentsOf: repeatElement(0, count: dimension))
                         scales.append(0)
-                        signBits.append(contentsOf: repeatElement(0, count: signWords))
+                        if row % 8 == 0 { signBits.append(contentsOf: repeatElement(0, count: 8 * signWords)) }
                     }
                 }
                 if quantizedEnabled { quantize(row: row) }
@@ -111,7 +119,7 @@ public final class VectorMatrix: @unchecked Sendable {
                             (q.baseAddress! + row * dimension).update(from: q.baseAddress! + last * dimension, count: dimension)
                         }
                         scales[row] = scales[last]
-                        for word in 0..<signWords { signBits[row * signWords + word] = signBits[last * signWords + word] }
+                        for word in 0..<signWords { signBits[signSlot(row, word)] = signBits[signSlot(last, word)] }
                     }
                 }
                 ids.removeLast()
@@ -119,7 +127,11 @@ public final class VectorMatrix: @unchecked Sendable {
                 if quantizedEnabled {
                     quantizedRows.removeLast(dimension)
                     scales.removeLast()
-                    signBits.removeLast(signWords)
+                    if last % 8 == 0 {
+                        signBits.removeLast(8 * signWords)
+                    } else {
+                        for word in 0..<signWords { signBits[signSlot(last, word)] = 0 }
+                    }
                 }
             }
         }
@@ -138,7 +150,7 @@ public final class VectorMatrix: @unchecked Sendable {
             if quantizedEnabled {
                 quantizedRows = [Int8](repeating: 0, count: matrix.count)
                 scales = [Float](repeating: 0, count: ids.count)
-                signBits = [UInt64](repeating: 0, count: ids.count * signWords)
+                signBits = [UInt64](repeating: 0, count: signCapacity(rows: ids.count))
                 for row in 0..<ids.count { quantize(row: row) }
             }
         }
@@ -222,7 +234,7 @@ public final class VectorMatrix: @unchecked Sendable {
     let scans = Gathering<QuantizedScan, [TopK.Entry]>()
     /// Concurrent sign-stage searches waiting for, or in, a shared pass over the sign codes: at
     /// most 8 a pass (each needs a score per row, 4 MB at a million rows).
-    let signScans = Gathering<[Int8], (scores: ArraySlice<Int32>, best: Int32)>(limit: 8)
+    let signScans = Gathering<SignQuery, (scores: ArraySlice<Int32>, best: Int32)>(limit: 8)
 
     func wrongDimension(_ count: Int, _ what: String) -> KBError {
         KBError(.embedding, "A \(count)-dim \(what) for a \(dimension)-dim vector index.")

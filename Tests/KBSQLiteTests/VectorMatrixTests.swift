@@ -369,19 +369,43 @@ func nearbyQueries(_ rows: [[Float]], seed: UInt64, noise scale: Float = 1.2) ->
         #expect(small.signStageDepth == nil)
     }
 
-    @Test func signSumsEqualTheirSums() {
+    @Test func signScoresEqualTheirSums() {
         var generator = SystemRandomNumberGenerator()
-        for (n, words) in [(1, 1), (3, 6), (4, 6), (37, 6), (9, 2), (5, 8), (6, 9), (7, 12)] {
-            let bits = (0..<(n * words)).map { _ in UInt64.random(in: .min ... .max, using: &generator) }
-            var query = (0..<(words * 64)).map { _ in Int8.random(in: -127...127, using: &generator) }
-            query[0] = -128
-            var out = [Int32](repeating: 0, count: n)
-            kb_sign_dot_rows(bits, n, words, query, &out)
-            let expected = (0..<n).map { i in
-                (0..<(words * 64)).reduce(Int32(0)) { sum, j in bits[i * words + j / 64] >> UInt64(j % 64) & 1 == 1 ? sum + Int32(query[j]) : sum }
+        for (n, words) in [(1, 1), (3, 6), (8, 6), (37, 6), (9, 2), (16, 8), (6, 9), (23, 12)] {
+            // Blocks of 8 rows, word by word; the last block's missing rows are zeros.
+            let blocks = (n + 7) / 8
+            var codes = [UInt64](repeating: 0, count: blocks * 8 * words)
+            for r in 0..<n { for w in 0..<words { codes[(r / 8) * 8 * words + w * 8 + r % 8] = UInt64.random(in: .min ... .max, using: &generator) } }
+            for bits in [1, 2, 4, 8] {
+                let top = (1 << bits) - 1
+                let levels = (0..<(words * 64)).map { _ in Int.random(in: 0...top, using: &generator) }
+                var planes = [UInt64](repeating: 0, count: bits * words)
+                for (j, level) in levels.enumerated() {
+                    for p in 0..<bits where level >> p & 1 == 1 { planes[p * words + j / 64] |= 1 << UInt64(j % 64) }
+                }
+                var out = [Int32](repeating: 0, count: n)
+                let best = kb_sign_plane_rows(codes, n, words, planes, bits, &out)
+                let expected = (0..<n).map { r in
+                    (0..<(words * 64)).reduce(Int32(0)) { sum, j in
+                        codes[(r / 8) * 8 * words + (j / 64) * 8 + r % 8] >> UInt64(j % 64) & 1 == 1 ? sum + Int32(2 * levels[j] - top) : sum
+                    }
+                }
+                #expect(out == expected, "n \(n), words \(words), bits \(bits)")
+                #expect(best == expected.max())
             }
-            #expect(out == expected, "n \(n), words \(words)")
         }
+    }
+
+    @Test func signQueriesTakeFourLevels() {
+        let query: [Float] = [-1, -0.6, -0.1, 0.1, 0.4, 1, 0] + Array(repeating: 0.2, count: 60)
+        let signQuery = SignQuery(query, words: 2, bits: 2)
+        let levels = query.indices.map { j in Int(signQuery.planes[j / 64] >> UInt64(j % 64) & 1) + 2 * Int(signQuery.planes[2 + j / 64] >> UInt64(j % 64) & 1) }
+        #expect(Array(levels.prefix(7)) == [0, 1, 1, 2, 2, 3, 2])
+        #expect(signQuery.sum == -3 - 1 - 1 + 1 + 1 + 3 + 1 + 60)
+        #expect(signQuery.magnitude == 3 + 1 + 1 + 1 + 1 + 3 + 1 + 60)
+        // A row whose signs are the query's own comes as close as a row can; one with none of them set, halfway.
+        #expect(signQuery.closeness(best: Int32(1 + 1 + 3 + 1 + 60)) == 1)
+        #expect(signQuery.closeness(best: 0) == Float(-signQuery.sum) / Float(signQuery.magnitude))
     }
 
     @Test(arguments: [0, 1, 7, 500, 999, 1000, 1300])

@@ -11,10 +11,14 @@ void kb_i8_dot_rows(const int8_t *rows, size_t n, size_t d, const int8_t *query,
 /// out[i] = Σ_j rows[picked[i]·d + j] · query[j] for i in 0..<count: the rows named by `picked`.
 void kb_i8_dot_picked(const int8_t *rows, const uint32_t *picked, size_t count, size_t d, const int8_t *query, int32_t *out);
 
-/// out[i] = Σ of query[j] over the set bits j of row i, for rows of `words` 64-bit words each
-/// (bit j of a row is bit j % 64 of its word j / 64): the query's inner product with the row's
-/// sign pattern is 2·out[i] − Σ query. Returns the largest out[i] (INT32_MIN when n is 0).
-int32_t kb_sign_dot_rows(const uint64_t *bits, size_t n, size_t words, const int8_t *query, int32_t *out);
+/// The sign stage's scores: out[i] = Σ_j q_j · bit j of row i, for a query in 2^bits levels
+/// q_j = 2·level_j − (2^bits − 1) (odd values from −(2^bits − 1) to 2^bits − 1), whose bit planes
+/// are `planes` (`words` words of each level's bit 0, then of bit 1, …; 1 ≤ bits ≤ 8). Rows of
+/// `words` 64-bit words each (bit j of a row is bit j % 64 of its word j / 64), laid out in blocks
+/// of 8 rows, word by word: word w of row r is `blocks[(r / 8)·8·words + w·8 + r % 8]` (a block of
+/// 8 rows starting at a row that is a multiple of 8 is at `blocks + row·words`). Returns the
+/// largest out[i] (INT32_MIN when n is 0).
+int32_t kb_sign_plane_rows(const uint64_t *blocks, size_t n, size_t words, const uint64_t *planes, size_t bits, int32_t *out);
 
 /// Writes into `rows` the numbers of the `r` largest of `scores[0..<n]` (ties broken by
 /// position; in no particular order) and returns how many it wrote: min(r, n).
