@@ -5,6 +5,8 @@
 //   kb-bench search N WORKDIR                     (writes WORKDIR/vectors.f32 and queries.f32 for the reference)
 //   kb-bench quantized-recall INDEX.sqlite QUERIES.jsonl [knowledge]  (int8 scan and sign stage recall@10/@24/@50 on real embeddings;
 //                                                  `knowledge` leaves memories out, as kb serve's knowledge copy does)
+//   kb-bench keyword-ranking INDEX.sqlite QUERIES.txt [LIMIT]  (the in-memory keyword ranking, every snippet allowed:
+//                                                  ms per query, one line a query; LIMIT default 50)
 //   kb-bench postgres-vectors URL N QUERIES        (exact vs HNSW top-10 in PostgreSQL: latency, recall@10)
 //   kb-bench ocr-scan BOOK.pdf FIRST COUNT DPI OUT.pdf   (an image-only scan of COUNT pages, truth in OUT.pdf.json)
 //   kb-bench ocr SCAN.pdf WORKERS LANGUAGES         (OCR of that scan: pages/s, word accuracy against the truth)
@@ -290,6 +292,10 @@ do {
     case "quantized-recall" where arguments.count == 3 || (arguments.count == 4 && arguments.last == "knowledge"):
         let output = try await benchQuantizedRecall(index: arguments[arguments.startIndex + 1], queriesFile: arguments[arguments.startIndex + 2],
                                                     rows: arguments.count == 4 ? .knowledge : .all)
+        print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
+    case "keyword-ranking" where arguments.count == 3 || arguments.count == 4:
+        let limit = arguments.count == 4 ? Int(arguments[arguments.startIndex + 3]) ?? 50 : 50
+        let output = try await benchKeywordRanking(index: arguments[arguments.startIndex + 1], queriesFile: arguments[arguments.startIndex + 2], limit: limit)
         print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
     case "encoder-profile" where arguments.count <= 2:
         let threads = arguments.count == 2 ? Int(arguments[arguments.startIndex + 1]) ?? 1 : 1

@@ -37,13 +37,20 @@ final class KeywordIndex: @unchecked Sendable {
     private var liveTokens = 0
     private let lock = ReadWriteLock()
 
-    init(weights: [Double]) { self.weights = weights }
+    /// Documents a ranking scores at a time (`defaultPartition`; tests take fewer).
+    let partitionDocuments: Int
+
+    init(weights: [Double], partitionDocuments: Int = KeywordIndex.defaultPartition) {
+        self.weights = weights
+        self.partitionDocuments = max(1, partitionDocuments)
+    }
 
     /// An index of whole posting lists at once (a load): `terms[i]`'s postings are
     /// `documents[i]` (indexes into `snippetIDs`, ascending) with `frequencies[i]`, and
     /// `lengths` has every document's length in tokens.
     init(weights: [Double], snippetIDs: [Int64], lengths: [UInt32], terms: [String], documents: [[UInt32]], frequencies: [Frequencies]) {
         self.weights = weights
+        partitionDocuments = Self.defaultPartition
         self.snippetIDs = snippetIDs
         self.lengths = lengths
         alive = Array(repeating: true, count: snippetIDs.count)
@@ -107,6 +114,7 @@ final class KeywordIndex: @unchecked Sendable {
     init(saved file: SavedFile, weights: [Double]) throws {
         guard file.numbers["weights"] == weights else { throw KBError(.database, "\(file.path) was saved with other column weights.") }
         self.weights = weights
+        partitionDocuments = Self.defaultPartition
         let terms: [[UInt8]] = try file.nested("terms")
         postingDocuments = try file.nested("documents")
         postingFrequencies = try Frequencies.restored(halves: file.nested("frequencies"), file: file)
@@ -213,53 +221,76 @@ final class KeywordIndex: @unchecked Sendable {
             let plan = pruning ? Plan(self, terms: terms, idfs: idfs, weigh: weigh, limit: limit, allowed: allowed, excluded: excluded)
                 : Plan(skipped: Array(repeating: false, count: terms.count), scanned: 0)
             var scanned = plan.scanned
-            let ranking = Self.scratch.withScores(count: snippetIDs.count) { scores in
+            // Documents are taken a range at a time (`partitionDocuments`), so that the scores the
+            // postings add to — one per document, read and written in no order — stay in the
+            // core's cache: at a million documents, the whole array (8 MB) did not, and most of a
+            // ranking's time went to waiting on memory. Each term's postings (ascending) are read
+            // on from where the previous range left them.
+            let documentCount = snippetIDs.count, partition = partitionDocuments
+            let ranking = Self.scratch.withScores(count: min(documentCount, partition)) { scores in
+                var positions = [Int](repeating: 0, count: terms.count)
                 var touched: [UInt32] = []
-                // The documents the scanned terms hold: only they can be among the best.
-                if plan.skipped.contains(true) {
-                    // Marked in a bitmap (25 KB for 200,000 documents: it stays in cache).
-                    var marks = [UInt64](repeating: 0, count: (snippetIDs.count + 63) / 64)
-                    marks.withUnsafeMutableBufferPointer { marks in
-                        for (slot, term) in terms.enumerated() where !plan.skipped[slot] {
-                            for document in postingDocuments[term] where weigh.allAlive || alive[Int(document)] {
-                                let word = Int(document >> 6), bit = UInt64(1) << (document & 63)
-                                if marks[word] & bit == 0 {
-                                    marks[word] |= bit
-                                    touched.append(document)
-                                }
-                            }
-                        }
-                    }
-                    touched.sort()
-                }
-                // Scores add up term by term in the query's order, as FTS5 adds them.
-                let collecting = !plan.skipped.contains(true)
-                for (slot, term) in terms.enumerated() {
-                    let documents = postingDocuments[term], frequencies = postingFrequencies[term], idf = idfs[slot]
-                    if plan.skipped[slot] {
-                        Self.intersect(touched, documents) { i, position in
-                            let d = Int(touched[i])
-                            scores[d] += weigh.score(idf: idf, frequency: frequencies[position], length: lengths[d])
-                        }
-                        continue
-                    }
-                    scanned += documents.count
-                    for (index, document) in documents.enumerated() where weigh.allAlive || alive[Int(document)] {
-                        let d = Int(document)
-                        if collecting, scores[d] == 0 { touched.append(document) }
-                        scores[d] += weigh.score(idf: idf, frequency: frequencies[index], length: lengths[d])
-                    }
-                }
                 // The best `limit`, kept sorted best first; filters are checked only for a candidate
                 // good enough to enter.
                 var best = Best(limit: limit)
-                for document in touched {
-                    let score = scores[Int(document)], id = snippetIDs[Int(document)]
-                    scores[Int(document)] = 0
-                    guard best.admits(id, score) else { continue }
-                    if let allowed, !allowed.contains(id) { continue }
-                    if excluded.contains(id) { continue }
-                    best.insert(id, score)
+                let skipping = plan.skipped.contains(true)
+                var marks = [UInt64](repeating: 0, count: skipping ? (min(documentCount, partition) + 63) / 64 : 0)
+                for base in stride(from: 0, to: documentCount, by: partition) {
+                    let end = UInt32(min(documentCount, base + partition)), offset = UInt32(base)
+                    touched.removeAll(keepingCapacity: true)
+                    // The documents the scanned terms hold: only they can be among the best.
+                    if skipping {
+                        // Marked in a bitmap (4 KB a range: it stays in cache).
+                        marks.withUnsafeMutableBufferPointer { marks in
+                            for (slot, term) in terms.enumerated() where !plan.skipped[slot] {
+                                let documents = postingDocuments[term]
+                                var index = positions[slot]
+                                while index < documents.count, documents[index] < end {
+                                    let document = documents[index]
+                                    index += 1
+                                    guard weigh.allAlive || alive[Int(document)] else { continue }
+                                    let local = document - offset, word = Int(local >> 6), bit = UInt64(1) << (local & 63)
+                                    if marks[word] & bit == 0 {
+                                        marks[word] |= bit
+                                        touched.append(document)
+                                    }
+                                }
+                            }
+                            for document in touched { marks[Int((document - offset) >> 6)] = 0 }
+                        }
+                        touched.sort()
+                    }
+                    // Scores add up term by term in the query's order, as FTS5 adds them.
+                    for (slot, term) in terms.enumerated() {
+                        let documents = postingDocuments[term], frequencies = postingFrequencies[term], idf = idfs[slot]
+                        if plan.skipped[slot] {
+                            positions[slot] = Self.intersect(touched, documents, from: positions[slot]) { i, position in
+                                let d = Int(touched[i])
+                                scores[d - base] += weigh.score(idf: idf, frequency: frequencies[position], length: lengths[d])
+                            }
+                            continue
+                        }
+                        var index = positions[slot]
+                        while index < documents.count, documents[index] < end {
+                            let d = Int(documents[index])
+                            if weigh.allAlive || alive[d] {
+                                if !skipping, scores[d - base] == 0 { touched.append(documents[index]) }
+                                scores[d - base] += weigh.score(idf: idf, frequency: frequencies[index], length: lengths[d])
+                            }
+                            index += 1
+                        }
+                        scanned += index - positions[slot]
+                        positions[slot] = index
+                    }
+                    for document in touched {
+                        let local = Int(document) - base
+                        let score = scores[local], id = snippetIDs[Int(document)]
+                        scores[local] = 0
+                        guard best.admits(id, score) else { continue }
+                        if let allowed, !allowed.contains(id) { continue }
+                        if excluded.contains(id) { continue }
+                        best.insert(id, score)
+                    }
                 }
                 return best.entries
             }
@@ -321,13 +352,15 @@ final class KeywordIndex: @unchecked Sendable {
     }
 
     /// Calls `body` with the index in `documents` and the position in `postings` of each document
-    /// both hold (both ascending), seeking by galloping: cost grows with the documents, not the
-    /// postings.
-    static func intersect(_ documents: [UInt32], _ postings: [UInt32], _ body: (Int, Int) -> Void) {
-        var position = 0
+    /// both hold (both ascending; `postings` from `start`), seeking by galloping: cost grows with
+    /// the documents, not the postings. Returns the position in `postings` it stopped at (none of
+    /// `documents` is past it).
+    @discardableResult
+    static func intersect(_ documents: [UInt32], _ postings: [UInt32], from start: Int = 0, _ body: (Int, Int) -> Void) -> Int {
+        var position = start
         let count = postings.count
         for (i, document) in documents.enumerated() {
-            guard position < count else { return }
+            guard position < count else { return position }
             if postings[position] < document {
                 // Gallop: postings[low] < document; find a bound past it, then bisect.
                 var low = position, step = 1
@@ -344,6 +377,7 @@ final class KeywordIndex: @unchecked Sendable {
             }
             if position < count, postings[position] == document { body(i, position) }
         }
+        return position
     }
 
     /// `ranking` over a few allowed documents: each one's frequency of each term found in the
@@ -422,6 +456,10 @@ final class KeywordIndex: @unchecked Sendable {
             if entries.count > limit { entries.removeLast() }
         }
     }
+
+    /// Documents a ranking scores at a time by default: their scores (256 KB) stay in the core's
+    /// L2 cache.
+    static let defaultPartition = 32_768
 
     /// Score arrays of rankings, kept zeroed between them: a ranking over 200,000 documents
     /// would otherwise allocate (and the kernel zero) 1.6 MB.

@@ -110,23 +110,32 @@ struct KeywordIndexTests {
         #expect(hits.map(\.id) == ranked?.map(\.id))
     }
 
-    @Test func commonWordsPostingsAreSkippedWithoutChangingTheRanking() {
-        // "the" in every document and "a" in most (idf clamped or tiny), the others rarer.
-        var generator = Generator(state: 9)
-        let index = KeywordIndex(weights: [1, 2, 1.5, 1.5])
-        for id in 1...4_000 {
-            var text = ["the"] + (0..<(2 + generator.next(30))).map { _ in generator.word() }
-            if generator.next(10) < 8 { text.append("a") }
-            index.add(Int64(id), columns: [text, generator.next(5) == 0 ? ["the", generator.word()] : [], [], []])
+    /// Also with the documents scored a range at a time (700 of the 4,000 a range), against the
+    /// index that scores them all at once.
+    @Test(arguments: [KeywordIndex.defaultPartition, 700])
+    func commonWordsPostingsAreSkippedWithoutChangingTheRanking(partition: Int) {
+        func build(_ partition: Int) -> KeywordIndex {
+            // "the" in every document and "a" in most (idf clamped or tiny), the others rarer.
+            var generator = Generator(state: 9)
+            let index = KeywordIndex(weights: [1, 2, 1.5, 1.5], partitionDocuments: partition)
+            for id in 1...4_000 {
+                var text = ["the"] + (0..<(2 + generator.next(30))).map { _ in generator.word() }
+                if generator.next(10) < 8 { text.append("a") }
+                index.add(Int64(id), columns: [text, generator.next(5) == 0 ? ["the", generator.word()] : [], [], []])
+            }
+            index.remove((1...4_000).filter { $0 % 37 == 0 }.map(Int64.init))
+            return index
         }
-        index.remove((1...4_000).filter { $0 % 37 == 0 }.map(Int64.init))
-        let queries = [["the", "saturn", "a", "return"], ["a", "the", "eclipse", "node", "sign"], ["sign", "the"], ["the", "a"], ["eclipse"]]
+        let index = build(partition), whole = build(KeywordIndex.defaultPartition)
+        var generator = Generator(state: 10)
+        let queries = [["the", "saturn", "a", "return"], ["a", "the", "eclipse", "node", "sign"], ["sign", "the"], ["the", "a"], ["eclipse"],
+                       ["saturn", "the", "saturn"], (0..<12).map { _ in generator.word() } + ["the"]]
         let half = Set((1...4_000).filter { $0 % 2 == 1 }.map(Int64.init))
         var skippedSome = false
         for query in queries {
             for (allowed, excluded) in [(nil, Set<Int64>()), (half, Set<Int64>([5, 7, 9]))] as [(Set<Int64>?, Set<Int64>)] {
                 for limit in [1, 10, 50, 5_000] {
-                    let full = index.ranking(query, limit: limit, allowed: allowed, excluded: excluded, pruning: false)
+                    let full = whole.ranking(query, limit: limit, allowed: allowed, excluded: excluded, pruning: false)
                     let pruned = index.ranking(query, limit: limit, allowed: allowed, excluded: excluded, pruning: true)
                     #expect(pruned.ranking.map(\.id) == full.ranking.map(\.id), "\(query) \(limit)")
                     #expect(pruned.ranking.map(\.score) == full.ranking.map(\.score), "\(query) \(limit)")
