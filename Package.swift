@@ -151,7 +151,7 @@ let package = Package(
         // Measurements run by scripts/bench-*.sh; kept apart from the tests.
         .executableTarget(
             name: "kb-bench",
-            dependencies: ["KBCore", "KBStore", "KBEmbed", "KBSQLite", "KBIngest", "KBPostgres", "KBTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CKBKernels", "KBCore", "KBStore", "KBEmbed", "KBSQLite", "KBIngest", "KBPostgres", "KBTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/kb-bench",
             swiftSettings: strict),
         // Which backend the tests run against (SQLite, or PostgreSQL when scripts/test.sh says so),

@@ -5,7 +5,8 @@
 # sample corpus's paragraphs, built by `kb-bench scale-index`) and 10,000 users with 10 memories each (real text and real embeddings, through
 # `kb memory import`). POST /v1/context with QUERIES
 # distinct user turns for distinct users, at 1, 8, 32 and 64 connections; then the resident
-# memory of `kb serve` (VmRSS, VmHWM). Results in bench-results/serve-scale-SNIPPETS.json.
+# memory of `kb serve` (VmRSS, VmHWM). Before the server starts, the sign stage's pass and the
+# keyword ranking alone (kb-bench sign-pass, keyword-ranking). Results in bench-results/serve-scale-SNIPPETS.json.
 #
 #   scripts/bench-serve.sh --scale [SNIPPETS] [SECONDS_PER_RUN]   (default 100000 10; USERS=10000)
 #
@@ -91,6 +92,11 @@ if [ "$(cat "$KB_DB.done")" != "$SHELF_VECTORS" ]; then
 fi
 
 write_context_load "$QUERIES" "$USERS"
+# The two stages whose work grows with the shelf, alone on one thread: the sign stage's pass over
+# the vectors' sign codes, and the keyword ranking of the benchmark's queries (in memory).
+say "Search stages alone: the sign pass (kb-bench sign-pass $SNIPPETS), keyword ranking (kb-bench keyword-ranking)"
+"$BENCH" sign-pass "$SNIPPETS"
+"$BENCH" keyword-ranking "$KB_DB" "$WORK/queries.txt" 50
 start_sample_server
 rss() { awk -v key="$1:" '$1 == key { printf "%.0f", $2 / 1024 }' "/proc/$SERVER/status"; }
 say "kb serve on the shelf: $(rss VmRSS) MB resident as it starts"

@@ -7,6 +7,7 @@
 //                                                  `knowledge` leaves memories out, as kb serve's knowledge copy does)
 //   kb-bench keyword-ranking INDEX.sqlite QUERIES.txt [LIMIT]  (the in-memory keyword ranking, every snippet allowed:
 //                                                  ms per query, one line a query; LIMIT default 50)
+//   kb-bench sign-pass [ROWS]                     (the sign stage's pass over ROWS random codes, default 1,000,000: ns a row)
 //   kb-bench postgres-vectors URL N QUERIES        (exact vs HNSW top-10 in PostgreSQL: latency, recall@10)
 //   kb-bench ocr-scan BOOK.pdf FIRST COUNT DPI OUT.pdf   (an image-only scan of COUNT pages, truth in OUT.pdf.json)
 //   kb-bench ocr SCAN.pdf WORKERS LANGUAGES         (OCR of that scan: pages/s, word accuracy against the truth)
@@ -297,6 +298,9 @@ do {
         let limit = arguments.count == 4 ? Int(arguments[arguments.startIndex + 3]) ?? 50 : 50
         let output = try await benchKeywordRanking(index: arguments[arguments.startIndex + 1], queriesFile: arguments[arguments.startIndex + 2], limit: limit)
         print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
+    case "sign-pass" where arguments.count <= 2:
+        let rows = arguments.count == 2 ? Int(arguments[arguments.startIndex + 1]) ?? 1_000_000 : 1_000_000
+        print(String(decoding: try JSONSerialization.data(withJSONObject: benchSignPass(rows: rows), options: [.sortedKeys]), as: UTF8.self))
     case "encoder-profile" where arguments.count <= 2:
         let threads = arguments.count == 2 ? Int(arguments[arguments.startIndex + 1]) ?? 1 : 1
         let output = try benchEncoderProfile(threads: threads)
