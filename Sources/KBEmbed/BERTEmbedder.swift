@@ -66,7 +66,7 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
         configuration.maxSequencesPerPass = maxSequencesPerPass
         configuration.collectionWindow = collectionWindow
         // Beside a queue of queries, passages (ingest, uploads, memory writes) yield the cores.
-        if configuredMode == .throughput { configuration.niceness = Self.passageNiceness(ProcessInfo.processInfo.environment) }
+        if configuredMode == .throughput { configuration.niceness = try Self.passageNiceness(ProcessInfo.processInfo.environment) }
         queue = EncoderQueue(configuration: configuration, pass: Self.pass(encoder))
         if configuredMode == .throughput {
             let queryEncoder = precision == .auto && encoder.precision != KB_PRECISION_INT8 && kb_precision_supported(KB_PRECISION_INT8) != 0
@@ -90,8 +90,9 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     /// How much lower passages' passes run than queries' and requests' in `.throughput` mode:
     /// `KB_PASSAGE_NICENESS` (0 turns it off, at most 19), else 10 — under full load about a
     /// tenth of the cores for an upload's embedding, all of them when no request waits.
-    static func passageNiceness(_ environment: [String: String]) -> Int32 {
-        environment["KB_PASSAGE_NICENESS"].flatMap { Int32($0) }.map { max(0, min(19, $0)) } ?? 10
+    static func passageNiceness(_ environment: [String: String]) throws -> Int32 {
+        try EnvironmentNumber.read("KB_PASSAGE_NICENESS", in: environment, as: Int32.self, within: 0...19,
+                                   meaning: "how much lower passages' passes run than queries' (0 turns it off)") ?? 10
     }
 
     /// An encoder's forward passes, for a queue.

@@ -52,10 +52,11 @@ public final class KnowledgeBase: Sendable {
     /// `kb eval`: corpora loaded and queries scored.
     let evaluator: Evaluator
 
-    init(store: any IndexStore, limits: Limits, profile: RetrievalProfile, environment: [String: String], embedderURL: String?) {
+    init(store: any IndexStore, limits: Limits, profile: RetrievalProfile, environment: [String: String], embedderURL: String?,
+         queryCacheBytes: Int) {
         self.store = store
         self.limits = limits
-        embedders = Embedders(store: store, environment: environment, embedderURL: embedderURL)
+        embedders = Embedders(store: store, environment: environment, embedderURL: embedderURL, queryCacheBytes: queryCacheBytes)
         retriever = Retriever(store: store, profile: profile, encoding: embedders)
         tokenKeeper = TokenKeeper(store: store, limits: limits)
         memoryBook = MemoryBook(store: store, limits: limits, embedders: embedders, retriever: retriever)
@@ -105,8 +106,10 @@ public final class KnowledgeBase: Sendable {
     public static func open(at path: String, create: Bool = true, limits: Limits = Limits(), profile: RetrievalProfile = .standard,
                             store options: StoreOptions? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
                             embedderURL: String? = nil) throws -> KnowledgeBase {
-        KnowledgeBase(store: try openStore(path, create: create, options: try options ?? StoreOptions(environment: environment), environment: environment),
-                      limits: limits, profile: profile, environment: environment, embedderURL: embedderURL)
+        // The environment's settings are read before the store opens: a malformed one creates no index.
+        let queryCacheBytes = try Embedders.queryCacheBytes(environment)
+        return KnowledgeBase(store: try openStore(path, create: create, options: try options ?? StoreOptions(environment: environment), environment: environment),
+                             limits: limits, profile: profile, environment: environment, embedderURL: embedderURL, queryCacheBytes: queryCacheBytes)
     }
 
     /// Whether `location` names a database server rather than a file (`postgres://…`).

@@ -1,4 +1,5 @@
 import Foundation
+import KBCore
 import Testing
 @testable import KBEmbed
 
@@ -23,10 +24,15 @@ import Testing
         #expect(niceness() == base, "the caller's own thread is untouched")
     }
 
-    @Test func passagesYieldBesideQueriesUnlessTurnedOff() {
-        #expect(BERTEmbedder.passageNiceness([:]) == 10)
-        #expect(BERTEmbedder.passageNiceness(["KB_PASSAGE_NICENESS": "0"]) == 0)
-        #expect(BERTEmbedder.passageNiceness(["KB_PASSAGE_NICENESS": "40"]) == 19)
+    @Test func passagesYieldBesideQueriesUnlessTurnedOff() throws {
+        #expect(try BERTEmbedder.passageNiceness([:]) == 10)
+        #expect(try BERTEmbedder.passageNiceness(["KB_PASSAGE_NICENESS": "0"]) == 0)
+        #expect(try BERTEmbedder.passageNiceness(["KB_PASSAGE_NICENESS": "19"]) == 19)
+        // A value it does not take is an error naming it, not the default unseen.
+        for wrong in ["40", "ten", "-1"] {
+            let error = #expect(throws: KBError.self) { try BERTEmbedder.passageNiceness(["KB_PASSAGE_NICENESS": wrong]) }
+            #expect(error?.message.contains("KB_PASSAGE_NICENESS is '\(wrong)'") == true)
+        }
     }
 }
 

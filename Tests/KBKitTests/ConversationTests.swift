@@ -69,6 +69,14 @@ import Testing
         _ = try await context(uncached, "What does Saturn stand for?")
         _ = try await context(uncached, "What does Saturn stand for?")
         #expect(uncached.queryCacheCounts.hits == 0 && uncached.queryCacheCounts.misses == 2)
+
+        // A value it does not take is an error naming it, and opening makes no index.
+        let elsewhere = ws.root.appendingPathComponent("not-made.sqlite").path
+        for wrong in ["64MB", "-1"] {
+            let error = #expect(throws: KBError.self) { try KnowledgeBase.open(at: elsewhere, environment: ["KB_QUERY_CACHE_MB": wrong]) }
+            #expect(error?.message.contains("KB_QUERY_CACHE_MB is '\(wrong)'") == true)
+        }
+        #expect(!FileManager.default.fileExists(atPath: elsewhere))
     }
 
     @Test func aFollowUpFindsWhatItRefersToAndAChangeOfSubjectIsNotDraggedBack() async throws {

@@ -26,12 +26,20 @@ final class Embedders: QueryEncoding, @unchecked Sendable {
     /// The recorded embedder, by the name it was loaded for.
     private let loaded = LockedValue<(name: String, embedder: any Embedder)?>(nil)
 
-    init(store: any IndexStore, environment: [String: String], embedderURL: String?) {
+    /// - Parameter queryCacheBytes: the query-embedding cache's capacity (`queryCacheBytes(_:)`).
+    init(store: any IndexStore, environment: [String: String], embedderURL: String?, queryCacheBytes: Int) {
         self.store = store
         self.environment = environment
         givenEmbedderURL = embedderURL
-        let megabytes = environment["KB_QUERY_CACHE_MB"].flatMap(Double.init) ?? Double(QueryVectorCache.defaultCapacity >> 20)
-        queryCache = QueryVectorCache(capacity: Int(max(0, megabytes) * 1_048_576))
+        queryCache = QueryVectorCache(capacity: queryCacheBytes)
+    }
+
+    /// The query-embedding cache's capacity: `KB_QUERY_CACHE_MB` megabytes (0 turns it off),
+    /// else the default; an error naming the variable when it is not such a number.
+    static func queryCacheBytes(_ environment: [String: String]) throws -> Int {
+        let megabytes = try EnvironmentNumber.read("KB_QUERY_CACHE_MB", in: environment, as: Double.self, within: 0...1_048_576,
+                                                   meaning: "the megabytes of query vectors to keep (0 turns the cache off)")
+        return megabytes.map { Int($0 * 1_048_576) } ?? QueryVectorCache.defaultCapacity
     }
 
     /// The embeddings endpoint to use instead of the one an `openai:` index recorded: the one

@@ -31,7 +31,8 @@ struct Status: AsyncParsableCommand {
                 if case .openAI(_, let url)? = (try? EmbedderChoice(embedder.spec))?.base { print("Endpoint: \(url)") }
             }
             // Price per million tokens, for an estimate: $KB_EMBEDDINGS_PRICE (e.g. 0.02).
-            let price = ProcessInfo.processInfo.environment["KB_EMBEDDINGS_PRICE"].flatMap(Double.init)
+            let price = try EnvironmentNumber.read("KB_EMBEDDINGS_PRICE", in: ProcessInfo.processInfo.environment, as: Double.self,
+                                                   within: 0...1_000_000, meaning: "the dollars per million tokens the endpoint charges")
             for (name, tokens) in status.tokensUsed.sorted(by: { $0.key < $1.key }) {
                 let cost = price.map { String(format: " (≈ $%.4f at $%g per million tokens)", Double(tokens) / 1e6 * $0, $0) } ?? ""
                 print("Tokens:   \(name) \(tokens) used\(cost); \(status.cachedVectors[name] ?? 0) vectors cached")
