@@ -11,7 +11,7 @@ import Foundation
 /// ```
 public enum EnvironmentNumber {
     public static func read<Number: LosslessStringConvertible & Comparable>(
-        _ name: String, in environment: [String: String], as _: Number.Type, within range: ClosedRange<Number>, meaning: String
+        _ name: String, in environment: [String: String], as _: Number.Type = Number.self, within range: ClosedRange<Number>, meaning: String
     ) throws -> Number? {
         guard let given = environment[name]?.trimmingCharacters(in: .whitespaces), !given.isEmpty else { return nil }
         guard let value = Number(given), range.contains(value) else {

@@ -125,22 +125,14 @@ public enum EmbedderChoice: Sendable, Hashable {
         case .openAI(let model, let url):
             guard let base = URL(string: url) else { throw KBError(.invalidArgument, "'\(url)' is not a URL. Give --embedder-url http://HOST:PORT/v1.") }
             var configuration = HTTPEmbedder.Configuration(model: model, baseURL: base, apiKey: environment["KB_EMBEDDINGS_API_KEY"])
-            if let timeout = try EnvironmentNumber.read("KB_EMBEDDINGS_TIMEOUT", in: environment, as: Double.self, within: 0.001...86_400,
-                                                        meaning: "the seconds a request to the endpoint may take") {
-                configuration.timeout = timeout
-            }
-            if let attempts = try EnvironmentNumber.read("KB_EMBEDDINGS_MAX_ATTEMPTS", in: environment, as: Int.self, within: 1...100,
-                                                         meaning: "how many times a request is tried") {
-                configuration.maxAttempts = attempts
-            }
-            if let concurrency = try EnvironmentNumber.read("KB_EMBEDDINGS_CONCURRENCY", in: environment, as: Int.self, within: 1...1_024,
-                                                            meaning: "how many requests may be in flight at once") {
-                configuration.maxConcurrentRequests = concurrency
-            }
-            if let batch = try EnvironmentNumber.read("KB_EMBEDDINGS_BATCH", in: environment, as: Int.self, within: 1...100_000,
-                                                      meaning: "how many texts a request carries at most") {
-                configuration.maxInputsPerRequest = batch
-            }
+            configuration.timeout = try EnvironmentNumber.read("KB_EMBEDDINGS_TIMEOUT", in: environment, within: 0.001...86_400,
+                                                               meaning: "the seconds a request to the endpoint may take") ?? configuration.timeout
+            configuration.maxAttempts = try EnvironmentNumber.read("KB_EMBEDDINGS_MAX_ATTEMPTS", in: environment, within: 1...100,
+                                                                   meaning: "how many times a request is tried") ?? configuration.maxAttempts
+            configuration.maxConcurrentRequests = try EnvironmentNumber.read("KB_EMBEDDINGS_CONCURRENCY", in: environment, within: 1...1_024,
+                meaning: "how many requests may be in flight at once") ?? configuration.maxConcurrentRequests
+            configuration.maxInputsPerRequest = try EnvironmentNumber.read("KB_EMBEDDINGS_BATCH", in: environment, within: 1...100_000,
+                                                                           meaning: "how many texts a request carries at most") ?? configuration.maxInputsPerRequest
             if forQueries {
                 configuration.maxAttempts = min(configuration.maxAttempts, 2)
                 configuration.timeout = min(configuration.timeout, 5)
