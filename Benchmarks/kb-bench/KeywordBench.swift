@@ -31,7 +31,7 @@ func benchKeywordRanking(index: String, queriesFile: String, limit: Int) async t
     }
     let sorted = times.sorted()
     return ["queries": queries.count, "limit": limit, "snippets": allowed.count, "load_s": loadSeconds, "hits": hits,
-                "mean_ms": times.reduce(0, +) / Double(times.count), "p50_ms": sorted[sorted.count / 2],
+            "mean_ms": times.reduce(0, +) / Double(times.count), "p50_ms": sorted[sorted.count / 2],
             "p90_ms": sorted[sorted.count * 9 / 10], "max_ms": sorted.last ?? 0]
 }
 
