@@ -240,7 +240,8 @@ final class KeywordIndex: @unchecked Sendable {
                     touched.removeAll(keepingCapacity: true)
                     // The documents the scanned terms hold: only they can be among the best.
                     if skipping {
-                        // Marked in a bitmap (4 KB a range: it stays in cache).
+                        // Marked in a bitmap (4 KB a range: it stays in cache), then read from it in
+                        // order (no sort) and cleared.
                         marks.withUnsafeMutableBufferPointer { marks in
                             for (slot, term) in terms.enumerated() where !plan.skipped[slot] {
                                 let documents = postingDocuments[term]
@@ -249,16 +250,20 @@ final class KeywordIndex: @unchecked Sendable {
                                     let document = documents[index]
                                     index += 1
                                     guard weigh.allAlive || alive[Int(document)] else { continue }
-                                    let local = document - offset, word = Int(local >> 6), bit = UInt64(1) << (local & 63)
-                                    if marks[word] & bit == 0 {
-                                        marks[word] |= bit
-                                        touched.append(document)
-                                    }
+                                    let local = document - offset
+                                    marks[Int(local >> 6)] |= UInt64(1) << (local & 63)
                                 }
                             }
-                            for document in touched { marks[Int((document - offset) >> 6)] = 0 }
+                            let words = (Int(end - offset) + 63) / 64
+                            for word in 0..<words where marks[word] != 0 {
+                                var bits = marks[word]
+                                marks[word] = 0
+                                while bits != 0 {
+                                    touched.append(offset + UInt32(word * 64 + bits.trailingZeroBitCount))
+                                    bits &= bits - 1
+                                }
+                            }
                         }
-                        touched.sort()
                     }
                     // Scores add up term by term in the query's order, as FTS5 adds them.
                     for (slot, term) in terms.enumerated() {
@@ -284,8 +289,12 @@ final class KeywordIndex: @unchecked Sendable {
                     }
                     for document in touched {
                         let local = Int(document) - base
-                        let score = scores[local], id = snippetIDs[Int(document)]
+                        let score = scores[local]
                         scores[local] = 0
+                        // The id (a cache miss: the ids of a million documents take 8 MB) only
+                        // for a score that can enter: at most ties the worst of the best.
+                        guard score >= best.lowest else { continue }
+                        let id = snippetIDs[Int(document)]
                         guard best.admits(id, score) else { continue }
                         if let allowed, !allowed.contains(id) { continue }
                         if excluded.contains(id) { continue }
@@ -333,8 +342,9 @@ final class KeywordIndex: @unchecked Sendable {
             guard documents.count * 2 <= terms.reduce(0, { $0 + index.postingDocuments[$1].count }) else { return }
             var floor = Best(limit: limit)
             for (position, document) in documents.enumerated() where weigh.allAlive || index.alive[Int(document)] {
-                let id = index.snippetIDs[Int(document)]
                 let part = weigh.score(idf: idfs[top], frequency: frequencies[position], length: index.lengths[Int(document)])
+                guard part >= floor.lowest else { continue }
+                let id = index.snippetIDs[Int(document)]
                 guard floor.admits(id, part) else { continue }
                 if let allowed, !allowed.contains(id) { continue }
                 if excluded.contains(id) { continue }
@@ -442,6 +452,9 @@ final class KeywordIndex: @unchecked Sendable {
             entries.reserveCapacity(limit + 1)
         }
 
+        /// The least score that may enter (a tie enters by a smaller id): −∞ until `limit` are held.
+        private(set) var lowest = -Double.infinity
+
         func admits(_ id: Int64, _ score: Double) -> Bool {
             guard entries.count == limit, let last = entries.last else { return true }
             return score > last.score || (score == last.score && id < last.id)
@@ -454,6 +467,7 @@ final class KeywordIndex: @unchecked Sendable {
             }
             entries.insert((id, score), at: position)
             if entries.count > limit { entries.removeLast() }
+            if entries.count == limit { lowest = entries[limit - 1].score }
         }
     }
 
