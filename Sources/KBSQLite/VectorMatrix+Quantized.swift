@@ -152,8 +152,17 @@ extension VectorMatrix {
             var row = [Float](repeating: 0, count: d)
             row.withUnsafeMutableBufferPointer { r in
                 query.withUnsafeBufferPointer { q in
-                    for candidate in candidates where floatFile.read(row: Int(candidate.id), into: r.baseAddress!) {
-                        top.offer(id: ids[Int(candidate.id)], score: cblas_sdot(Int32(d), r.baseAddress!, 1, q.baseAddress!, 1))
+                    for candidate in candidates {
+                        let index = Int(candidate.id)
+                        if !floatFile.read(row: index, into: r.baseAddress!) {
+                            // The file cannot be read (a disk error, a file cut short): the row's
+                            // int8 copy, scaled back, stands in (its product within the int8
+                            // rounding of the exact one) rather than the candidate being lost.
+                            guard quantizedRows.count >= (index + 1) * d else { continue }
+                            let scale = scales[index]
+                            for j in 0..<d { r[j] = Float(quantizedRows[index * d + j]) * scale }
+                        }
+                        top.offer(id: ids[index], score: cblas_sdot(Int32(d), r.baseAddress!, 1, q.baseAddress!, 1))
                     }
                 }
             }

@@ -124,6 +124,26 @@ struct SavedSearchTests {
         #expect(counts.searches > 0 && counts.searches + counts.scanned == 20)
     }
 
+    /// A float row that cannot be read back for rescoring (here: the file cut short under the
+    /// open copy) leaves its candidate scored from the int8 copy, not lost.
+    @Test func aRescoringReadThatFailsKeepsItsCandidate() throws {
+        let index = VectorMatrix(dimension: 64, signStageFrom: 256)
+        try index.upsert(Self.clustered(4000, seed: 9).enumerated().map { (Int64($0.offset + 1), $0.element) })
+        index.enableQuantization()
+        _ = index.signStageDepths
+        let path = temporaryPath("short")
+        let form = index.savedForm()
+        try SavedFile.write(to: path, stamp: .init(created: "c", generation: 1, kind: "k", detail: "d"), numbers: form.numbers, sections: form.sections)
+        let restored = try VectorMatrix.restored(from: SavedFile(path: path), dimension: 64, signStageFrom: 256, floatsOnDisk: true)
+        #expect(truncate(path, 4096) == 0)
+        for query in Self.clustered(10, seed: 23) {
+            let exact = try index.search(query, k: 10, quantized: true), approximate = try restored.search(query, k: 10, quantized: true)
+            #expect(approximate.count == 10)
+            #expect(Set(approximate.map(\.id)).intersection(exact.map(\.id)).count >= 9)
+            for (a, b) in zip(approximate, exact) { #expect(abs(a.score - b.score) < 0.02) }
+        }
+    }
+
     @Test func floatRowsLeftInTheFileSearchAsHeldOnesUntilAWriteLoadsThem() throws {
         let index = VectorMatrix(dimension: 64, signStageFrom: 256)
         try index.upsert(Self.clustered(4000, seed: 9).enumerated().map { (Int64($0.offset + 1), $0.element) })
