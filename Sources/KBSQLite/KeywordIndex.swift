@@ -227,7 +227,14 @@ final class KeywordIndex: @unchecked Sendable {
             // took 15% longer (`kb-bench keyword-ranking`). Each term's postings (ascending) are
             // read on from where the previous range left them.
             let documentCount = snippetIDs.count, partition = partitionDocuments
-            let ranking = Self.scratch.withScores(count: min(documentCount, partition)) { scores in
+            let window = min(documentCount, partition)
+            let ranking = Self.scratch.withScores(count: 2 * window) { buffer in
+                // The range's scores, and (when terms are skipped) its marked documents' bm25
+                // length parts (`Weighing.norm`), computed once a document from `lengths` read in
+                // order, instead of once a posting from `lengths` read as the postings fall (a
+                // cache miss each at a million documents).
+                let scores = UnsafeMutableBufferPointer(rebasing: buffer[0..<window])
+                let norms = UnsafeMutableBufferPointer(rebasing: buffer[window..<(2 * window)])
                 var positions = [Int](repeating: 0, count: terms.count)
                 var touched: [UInt32] = []
                 // The best `limit`, kept sorted best first; filters are checked only for a candidate
@@ -265,13 +272,14 @@ final class KeywordIndex: @unchecked Sendable {
                             }
                         }
                     }
+                    if skipping { for document in touched { norms[Int(document) - base] = weigh.norm(length: lengths[Int(document)]) } }
                     // Scores add up term by term in the query's order, as FTS5 adds them.
                     for (slot, term) in terms.enumerated() {
                         let documents = postingDocuments[term], frequencies = postingFrequencies[term], idf = idfs[slot]
                         if plan.skipped[slot] {
                             positions[slot] = Self.intersect(touched, documents, from: positions[slot]) { i, position in
-                                let d = Int(touched[i])
-                                scores[d - base] += weigh.score(idf: idf, frequency: frequencies[position], length: lengths[d])
+                                let local = Int(touched[i]) - base
+                                scores[local] += idf * Weighing.share(frequency: Double(frequencies[position]), norm: norms[local])
                             }
                             continue
                         }
@@ -279,8 +287,12 @@ final class KeywordIndex: @unchecked Sendable {
                         while index < documents.count, documents[index] < end {
                             let d = Int(documents[index])
                             if weigh.allAlive || alive[d] {
-                                if !skipping, scores[d - base] == 0 { touched.append(documents[index]) }
-                                scores[d - base] += weigh.score(idf: idf, frequency: frequencies[index], length: lengths[d])
+                                if skipping {
+                                    scores[d - base] += idf * Weighing.share(frequency: Double(frequencies[index]), norm: norms[d - base])
+                                } else {
+                                    if scores[d - base] == 0 { touched.append(documents[index]) }
+                                    scores[d - base] += weigh.score(idf: idf, frequency: frequencies[index], length: lengths[d])
+                                }
                             }
                             index += 1
                         }
@@ -291,6 +303,7 @@ final class KeywordIndex: @unchecked Sendable {
                         let local = Int(document) - base
                         let score = scores[local]
                         scores[local] = 0
+                        norms[local] = 0   // the buffer goes back zeroed
                         // The id (a cache miss: the ids of a million documents take 8 MB) only
                         // for a score that can enter: at most ties the worst of the best.
                         guard score >= best.lowest else { continue }
@@ -437,8 +450,21 @@ final class KeywordIndex: @unchecked Sendable {
         }
 
         func score(idf: Double, frequency: Float, length: UInt32) -> Double {
-            let frequency = Double(frequency), k1 = KeywordIndex.k1, b = KeywordIndex.b
-            return idf * ((frequency * (k1 + 1.0)) / (frequency + k1 * (1 - b + b * Double(length) / averageLength)))
+            idf * Self.share(frequency: Double(frequency), norm: norm(length: length))
+        }
+
+        /// The part of bm25's denominator a document's length makes: k1·(1 − b + b·length/avgdl).
+        @inline(__always)
+        func norm(length: UInt32) -> Double {
+            let k1 = KeywordIndex.k1, b = KeywordIndex.b
+            return k1 * (1 - b + b * Double(length) / averageLength)
+        }
+
+        /// What a term's idf is multiplied by for a frequency in a document of that `norm`:
+        /// f·(k1 + 1) / (f + norm).
+        @inline(__always)
+        static func share(frequency: Double, norm: Double) -> Double {
+            (frequency * (KeywordIndex.k1 + 1.0)) / (frequency + norm)
         }
     }
 
