@@ -180,43 +180,28 @@ final class SavedFile: @unchecked Sendable {
     let stamp: SavedSearchData.Stamp
     let numbers: [String: [Double]]
     private let sections: [String: [Int]]
-    private let base: UnsafeRawPointer
-    private let length: Int
+    private let file: MappedFile
+    private var base: UnsafeRawPointer { file.base }
     let path: String
 
     init(path: String) throws {
         self.path = path
-        let fd = Glibc.open(path, O_RDONLY)
-        guard fd >= 0 else { throw KBError(.database, "Cannot open \(path): \(String(cString: strerror(errno))).") }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_size >= 16 else { throw KBError(.database, "\(path) is cut short.") }
-        length = Int(info.st_size)
-        guard let mapped = mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED else {
-            throw KBError(.database, "Cannot map \(path): \(String(cString: strerror(errno))).")
-        }
-        base = UnsafeRawPointer(mapped)
-        _ = madvise(mapped, length, MADV_SEQUENTIAL)
-        do {
-            guard memcmp(base, SavedSearchData.magic, 8) == 0 else { throw KBError(.database, "\(path) is not a saved search file.") }
-            let headerLength = Int(base.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian)
-            guard headerLength > 0, 16 + headerLength <= length else { throw KBError(.database, "\(path) has a damaged header.") }
-            let header = try JSONDecoder().decode(Header.self, from: Data(bytes: base + 16, count: headerLength))
-            for (name, range) in header.sections {
-                guard range.count == 2, range[0] >= 16 + headerLength, range[1] >= 0, range[0] + range[1] <= length else {
-                    throw KBError(.database, "\(path): section \(name) lies outside the file.")
-                }
+        file = try MappedFile(path: path, minimumLength: 16) { failure in KBError(.database, "\(path) \(failure).") }
+        file.advise(MADV_SEQUENTIAL)
+        let base = file.base, length = file.length
+        guard memcmp(base, SavedSearchData.magic, 8) == 0 else { throw KBError(.database, "\(path) is not a saved search file.") }
+        let headerLength = Int(base.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian)
+        guard headerLength > 0, 16 + headerLength <= length else { throw KBError(.database, "\(path) has a damaged header.") }
+        let header = try JSONDecoder().decode(Header.self, from: Data(bytes: base + 16, count: headerLength))
+        for (name, range) in header.sections {
+            guard range.count == 2, range[0] >= 16 + headerLength, range[1] >= 0, range[0] + range[1] <= length else {
+                throw KBError(.database, "\(path): section \(name) lies outside the file.")
             }
-            stamp = header.stamp
-            numbers = header.numbers
-            sections = header.sections
-        } catch {
-            munmap(mapped, length)
-            throw error
         }
+        stamp = header.stamp
+        numbers = header.numbers
+        sections = header.sections
     }
-
-    deinit { munmap(UnsafeMutableRawPointer(mutating: base), length) }
 
     /// Where a section lies in the file (offset and length in bytes).
     func range(_ name: String) -> (offset: Int, bytes: Int)? { sections[name].map { ($0[0], $0[1]) } }
@@ -238,7 +223,7 @@ final class SavedFile: @unchecked Sendable {
         // of it to the process's resident memory while the rest is read.
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         let first = (range[0] + page - 1) / page * page, end = (range[0] + range[1]) / page * page
-        if end > first { _ = madvise(UnsafeMutableRawPointer(mutating: base + first), end - first, MADV_DONTNEED) }
+        if end > first { file.advise(MADV_DONTNEED, offset: first, bytes: end - first) }
         return values
     }
 
