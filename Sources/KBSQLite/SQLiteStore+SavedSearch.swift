@@ -23,8 +23,10 @@ extension SQLiteStore.Snapshot {
         let stamp = try savedStamp(Self.vectorKind(cache.rows), detail: Self.vectorDetail(embedder), generation: generation)
         if let file = saved.open(stamp) {
             // Knowledge is searched through its int8 copy, memories a user's at a time: the float
-            // rows stay in the file.
-            if let index = try? VectorMatrix.restored(from: file, dimension: embedder.dimension, floatsOnDisk: true) {
+            // rows stay in the file — the knowledge's only when they are large (`floatsHeldUpTo`).
+            let floatBytes = file.range("matrix")?.bytes ?? 0
+            let floatsOnDisk = cache.rows == .memories || floatBytes > saved.floatsHeldUpTo.withLock { $0 }
+            if let index = try? VectorMatrix.restored(from: file, dimension: embedder.dimension, floatsOnDisk: floatsOnDisk) {
                 saved.reads.withLock { $0 += 1 }
                 return (index, generation)
             }
@@ -96,6 +98,14 @@ extension SQLiteStore {
     public var savedSearchMinimumRows: Int {
         get { saved.minimumRows.withLock { $0 } }
         set { saved.minimumRows.withLock { $0 = newValue } }
+    }
+
+    /// The knowledge's vectors read back from a saved file hold their float rows in memory when
+    /// these take at most this many bytes (default 256 MB), else leave them in the file and read
+    /// the rows a search rescores. Memories' rows always stay in the file.
+    public var savedSearchFloatsHeldUpTo: Int {
+        get { saved.floatsHeldUpTo.withLock { $0 } }
+        set { saved.floatsHeldUpTo.withLock { $0 = newValue } }
     }
 
     /// The folder the saved search copies are kept in (`<index>-search`).
