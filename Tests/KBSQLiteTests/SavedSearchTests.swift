@@ -114,17 +114,23 @@ struct SavedSearchTests {
         }
     }
 
-    @Test func theSignStageCalibrationIsSavedWithTheMatrix() throws {
+    /// 4,000 clustered rows, quantized and calibrated, saved to a file and read back from it.
+    static func calibratedAndRestored(floatsOnDisk: Bool) throws -> (index: VectorMatrix, restored: VectorMatrix, path: String) {
         let index = VectorMatrix(dimension: 64, signStageFrom: 256)
         try index.upsert(Self.clustered(4000, seed: 9).enumerated().map { (Int64($0.offset + 1), $0.element) })
         index.enableQuantization()
-        let depths = index.signStageDepths
-        #expect(!depths.isEmpty)
+        _ = index.signStageDepths
         let path = temporaryPath("matrix")
         let form = index.savedForm()
         try SavedFile.write(to: path, stamp: .init(created: "c", generation: 1, kind: "k", detail: "d"), numbers: form.numbers, sections: form.sections)
-        let restored = try VectorMatrix.restored(from: SavedFile(path: path), dimension: 64, signStageFrom: 256)
-        #expect(restored.signStageDepths == depths)
+        let restored = try VectorMatrix.restored(from: SavedFile(path: path), dimension: 64, signStageFrom: 256, floatsOnDisk: floatsOnDisk)
+        return (index, restored, path)
+    }
+
+    @Test func theSignStageCalibrationIsSavedWithTheMatrix() throws {
+        let (index, restored, _) = try Self.calibratedAndRestored(floatsOnDisk: false)
+        #expect(!index.signStageDepths.isEmpty)
+        #expect(restored.signStageDepths == index.signStageDepths)
         for query in Self.clustered(20, seed: 11) {
             let a = try index.search(query, k: 10, quantized: true), b = try restored.search(query, k: 10, quantized: true)
             #expect(a.map(\.id) == b.map(\.id) && a.map(\.score) == b.map(\.score))
@@ -137,14 +143,7 @@ struct SavedSearchTests {
     /// A float row that cannot be read back for rescoring (here: the file cut short under the
     /// open copy) leaves its candidate scored from the int8 copy, not lost.
     @Test func aRescoringReadThatFailsKeepsItsCandidate() throws {
-        let index = VectorMatrix(dimension: 64, signStageFrom: 256)
-        try index.upsert(Self.clustered(4000, seed: 9).enumerated().map { (Int64($0.offset + 1), $0.element) })
-        index.enableQuantization()
-        _ = index.signStageDepths
-        let path = temporaryPath("short")
-        let form = index.savedForm()
-        try SavedFile.write(to: path, stamp: .init(created: "c", generation: 1, kind: "k", detail: "d"), numbers: form.numbers, sections: form.sections)
-        let restored = try VectorMatrix.restored(from: SavedFile(path: path), dimension: 64, signStageFrom: 256, floatsOnDisk: true)
+        let (index, restored, path) = try Self.calibratedAndRestored(floatsOnDisk: true)
         #expect(truncate(path, 4096) == 0)
         for query in Self.clustered(10, seed: 23) {
             let exact = try index.search(query, k: 10, quantized: true), approximate = try restored.search(query, k: 10, quantized: true)
@@ -155,14 +154,7 @@ struct SavedSearchTests {
     }
 
     @Test func floatRowsLeftInTheFileSearchAsHeldOnesUntilAWriteLoadsThem() throws {
-        let index = VectorMatrix(dimension: 64, signStageFrom: 256)
-        try index.upsert(Self.clustered(4000, seed: 9).enumerated().map { (Int64($0.offset + 1), $0.element) })
-        index.enableQuantization()
-        _ = index.signStageDepths
-        let path = temporaryPath("matrix")
-        let form = index.savedForm()
-        try SavedFile.write(to: path, stamp: .init(created: "c", generation: 1, kind: "k", detail: "d"), numbers: form.numbers, sections: form.sections)
-        let restored = try VectorMatrix.restored(from: SavedFile(path: path), dimension: 64, signStageFrom: 256, floatsOnDisk: true)
+        let (index, restored, path) = try Self.calibratedAndRestored(floatsOnDisk: true)
         #expect(restored.floatFile != nil && restored.matrix.isEmpty)
         let queries = Self.clustered(12, seed: 13)
         func same(_ comment: String, allowed: Set<Int64>? = nil) throws {
