@@ -218,24 +218,36 @@ func benchQuantizedRecall(index path: String, queriesFile: String, rows: VectorR
     let queries = try await embedder.embed(texts, role: .query)
     // The int8 scan of every row, then the sign stage first (whatever the index's size).
     var output: [String: Any] = ["index": path, "vectors": loaded.ids.count, "queries": queries.count, "embedder": record.name]
-    for (name, signFrom) in [("int8", Int.max), ("sign", 1)] {
-        let index = VectorMatrix(dimension: record.dimension, signStageFrom: signFrom)
+    // The sign stage over every row's signs, and in cells (`SignCells`) whatever the index's size.
+    for (name, signFrom, cellsFrom) in [("int8", Int.max, Int.max), ("sign", 1, Int.max), ("cells", 1, 1)] {
+        let index = VectorMatrix(dimension: record.dimension, signStageFrom: signFrom, cellsFrom: cellsFrom)
         try index.reset(ids: loaded.ids, matrix: loaded.matrix)
         index.enableQuantization()
-        if name == "sign" { output["sign_depth"] = index.signStageDepth ?? -1; output["sign_depths"] = index.signStageDepths.map(String.init).joined(separator: ",") }
+        let calibrating = now()
+        if name != "int8" {
+            output["\(name)_depths"] = index.signStageDepths.map(String.init).joined(separator: ",")
+            output["\(name)_calibration_s"] = now() - calibrating
+        }
+        if name == "cells" { output["cells"] = index.signCellCount }
+        var seconds = 0.0
         for k in [10, 24, 50] {
             var found = 0
             for q in queries {
                 let exact = Set(try index.search(q, k: k).map(\.id))
-                found += Set(try index.search(q, k: k, quantized: true).map(\.id)).intersection(exact).count
+                let start = now()
+                let approximate = try index.search(q, k: k, quantized: true)
+                seconds += now() - start
+                found += Set(approximate.map(\.id)).intersection(exact).count
             }
             output["\(name)_recall_at_\(k)"] = Double(found) / Double(k * max(1, queries.count))
         }
-        if name == "sign" {
+        output["\(name)_ms_per_search"] = 1000 * seconds / Double(max(1, 3 * queries.count))
+        if name != "int8" {
             let counts = index.signStageCounts
-            output["sign_searches"] = counts.searches
-            output["sign_rows_per_search"] = Double(counts.rows) / Double(max(1, counts.searches))
-            output["sign_left_to_int8_scan"] = counts.scanned
+            output["\(name)_searches"] = counts.searches
+            output["\(name)_rows_per_search"] = Double(counts.rows) / Double(max(1, counts.searches))
+            output["\(name)_sign_rows_per_search"] = Double(counts.signRows) / Double(max(1, counts.searches))
+            output["\(name)_left_to_int8_scan"] = counts.scanned
         }
     }
     return output

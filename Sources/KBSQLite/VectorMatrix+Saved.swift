@@ -8,14 +8,19 @@ extension VectorMatrix {
     /// the read lock (shared, not copied): later writes to the matrix copy them instead, so the
     /// sections stay one consistent state however long writing them takes.
     func savedForm() -> (numbers: [String: [Double]], sections: [SavedFile.Section]) {
-        let (ids, matrix, quantized, int8, scales, signs, file) = lock.read {
-            (self.ids, self.matrix, quantizedEnabled, quantizedRows, self.scales, signBits, floatFile)
+        let (ids, matrix, quantized, int8, scales, signs, file, stage) = lock.read {
+            (self.ids, self.matrix, quantizedEnabled, quantizedRows, self.scales, signBits, floatFile,
+             signStage.withLock { ($0.rows, $0.calibration) })
         }
         var numbers: [String: [Double]] = ["dimension": [Double(dimension)], "quantized": [quantized ? 1 : 0]]
-        let stage = signStage.withLock { ($0.rows, $0.calibration) }
+        var cellSections: [SavedFile.Section] = []
         if stage.0 > 0 {
             numbers["signStageRows"] = [Double(stage.0)]
             numbers["signStageTiers"] = stage.1?.tiers.flatMap { [Double($0.depth), Double($0.closeness)] } ?? []
+            if let cells = stage.1?.cells {
+                numbers["signStageProbes"] = stage.1?.tiers.flatMap { $0.probes.map(Double.init) } ?? []
+                cellSections = [.array("cellCentres", cells.centres), .array("cellOf", cells.cellOf)]
+            }
         }
         var floats = SavedFile.Section.array("matrix", matrix)
         if let file {
@@ -35,7 +40,7 @@ extension VectorMatrix {
             }
         }
         var sections: [SavedFile.Section] = [.array("ids", ids), floats]
-        if quantized { sections += [.array("int8", int8), .array("scales", scales), .array("signs", signs)] }
+        if quantized { sections += [.array("int8", int8), .array("scales", scales), .array("signs", signs)] + cellSections }
         return (numbers, sections)
     }
 
@@ -45,8 +50,8 @@ extension VectorMatrix {
     ///   only the rows it rescores, a filtered one of a few rows (a user's memories) only those;
     ///   anything that needs them all (an exact scan, a write) loads them then.
     static func restored(from file: SavedFile, dimension: Int, signStageFrom: Int = VectorMatrix.signStageMinimumRows,
-                         floatsOnDisk: Bool = false) throws -> VectorMatrix {
-        let index = VectorMatrix(dimension: dimension, signStageFrom: signStageFrom)
+                         cellsFrom: Int = VectorMatrix.signCellsMinimumRows, floatsOnDisk: Bool = false) throws -> VectorMatrix {
+        let index = VectorMatrix(dimension: dimension, signStageFrom: signStageFrom, cellsFrom: cellsFrom)
         guard try Int(file.number("dimension")) == dimension else { throw KBError(.database, "\(file.path) holds vectors of another dimension.") }
         let ids: [Int64] = try file.array("ids")
         let quantized = try file.number("quantized") == 1
@@ -82,11 +87,22 @@ extension VectorMatrix {
             index.signBits = signs
         }
         if let rows = file.numbers["signStageRows"]?.first, let tiers = file.numbers["signStageTiers"], tiers.count % 2 == 0 {
+            var cells: SignCells?, probes: [Double] = []
+            if let counts = file.numbers["signStageProbes"] {
+                let made = SignCells(dimension: dimension, words: index.signWords, centres: try file.array("cellCentres"),
+                                     cellOf: try file.array("cellOf"), signBits: signs)
+                guard quantized, counts.count == tiers.count, made.fits(rows: ids.count, dimension: dimension) else {
+                    throw KBError(.database, "\(file.path): the sign stage's cells do not match the vectors.")
+                }
+                cells = made
+                probes = counts
+            }
             index.signStage.withLock { stage in
                 stage.rows = Int(rows)
                 stage.calibration = tiers.isEmpty ? nil : SignStage.Calibration(tiers: stride(from: 0, to: tiers.count, by: 2).map {
-                    SignStage.Tier(depth: Int(tiers[$0]), closeness: Float(tiers[$0 + 1]))
-                })
+                    SignStage.Tier(depth: Int(tiers[$0]), closeness: Float(tiers[$0 + 1]),
+                                   probes: probes.isEmpty ? [] : [Int(probes[$0]), Int(probes[$0 + 1])])
+                }, cells: cells)
             }
         }
         return index

@@ -53,14 +53,20 @@ extension VectorMatrix {
     /// deep, each next one four times the previous one's floor.
     /// Call with the read lock held.
     func calibrateSignStage() -> SignStage.Calibration? {
+        let cells = ids.count >= signCellsRows ? makeSignCells() : nil
         var tiers: [SignStage.Tier] = []
         for (number, noise) in SignStage.tierNoise.enumerated() {
-            guard let tier = calibrateSignTier(noise: noise, minimumDepth: SignStage.minimumDepth << (2 * number)) else { break }
+            guard let tier = calibrateSignTier(noise: noise, minimumDepth: SignStage.minimumDepth << (2 * number), cells: cells) else { break }
             // A farther tier is only worth having for queries the nearer one does not take.
             if let last = tiers.last, tier.closeness >= last.closeness { break }
             tiers.append(tier)
         }
-        return tiers.isEmpty ? nil : SignStage.Calibration(tiers: tiers)
+        guard !tiers.isEmpty else { return nil }
+        // Cells that a top-10 search would take a quarter of save too little of the pass over every row's signs.
+        if let cells, let first = tiers[0].probes.first, 4 * first >= cells.count {
+            return SignStage.Calibration(tiers: tiers.map { var tier = $0; tier.probes = []; return tier })
+        }
+        return SignStage.Calibration(tiers: tiers, cells: cells)
     }
 
     /// How far down the sign ranking the exact top 10 of queries near the index's rows lie:
@@ -71,8 +77,9 @@ extension VectorMatrix {
     /// of the rows (uniformly spread vectors, or crowds of near-duplicates whose order only
     /// exact scores settle). The lowest best sign score among them (as a share of the query's
     /// largest possible one) is how close a query must come to some row for the depth to hold.
-    /// Call with the read lock held.
-    func calibrateSignTier(noise scale: Float, minimumDepth: Int) -> SignStage.Tier? {
+    /// With `cells`, also how many of the nearest cells hold their exact top 10, and top 50
+    /// (`cellsHolding`). Call with the read lock held.
+    func calibrateSignTier(noise scale: Float, minimumDepth: Int, cells: SignCells?) -> SignStage.Tier? {
         let n = ids.count, d = dimension
         let samples = stride(from: 0, to: n, by: max(1, n / SignStage.samples)).prefix(SignStage.samples).map { $0 }
         var state: UInt64 = 0x51A9_5EED
@@ -85,7 +92,7 @@ extension VectorMatrix {
             let noiseNorm = max(1e-6, noise.reduce(0) { $0 + $1 * $1 }.squareRoot())
             return (0..<d).map { matrix[row * d + $0] + noise[$0] * scale * rowNorm / noiseNorm }
         }
-        let exact = topRows(queries, k: 10)
+        let wide = topRows(queries, k: 50), exact = wide.map { Array($0.prefix(10)) }
         var ranks: [Int] = [], closeness: [Float] = []
         var scores = [Int32](repeating: 0, count: n)
         for (number, query) in queries.enumerated() {
@@ -107,7 +114,11 @@ extension VectorMatrix {
         guard !ranks.isEmpty else { return nil }
         ranks.sort()
         let depth = max(minimumDepth, 2 * ranks[min(ranks.count - 1, Int(Double(ranks.count) * 0.998))])
-        return depth <= n / 4 ? SignStage.Tier(depth: depth, closeness: closeness.min()!) : nil
+        guard depth <= n / 4 else { return nil }
+        let probes = cells.map { cells in
+            [Self.cellsHolding(exact, queries: queries, cells: cells), Self.cellsHolding(wide, queries: queries, cells: cells)]
+        } ?? []
+        return SignStage.Tier(depth: depth, closeness: closeness.min()!, probes: probes)
     }
 
     /// Row numbers of each query's exact top `k` (float32 products). Call with the read lock held.
@@ -175,31 +186,36 @@ extension VectorMatrix {
     /// A search through the sign stage: the best `depth` rows by sign score (scaled for `k` and
     /// for a filter's share of the rows) get their int8 products, then the exact rescoring. Nil
     /// for a query that comes less close to every row than the calibration's queries did: the
-    /// depth says nothing about it, and the int8 scan of every row answers it.
+    /// depth says nothing about it, and the int8 scan of every row answers it. With cells
+    /// (`SignCells`), only the rows of the query's nearest cells are scored by their signs.
     /// Call with the read lock held.
     func signSearch(_ query: [Float], k: Int, allowed: Set<Int64>?, calibration: SignStage.Calibration) -> [TopK.Entry]? {
         let n = ids.count, d = dimension
         let q8 = Self.quantizedQuery(query), signQuery = SignQuery(query, words: signWords)
-        // Concurrent searches share one pass over the sign codes (see `sharedSignScores`).
-        let (scores, best) = signScans.join(signQuery) { sharedSignScores($0) }
-        guard let tier = calibration.tier(for: signQuery.closeness(best: best)) else {
+        // A filter's top k lie deeper among all rows by its share of them, and when it leaves out
+        // half or more, further from the query too: twice that.
+        var widen = (times: 1, share: 1)
+        if let allowed, allowed.count < n { widen = ((2 * allowed.count < n ? 2 : 1) * n, max(1, allowed.count)) }
+        let tierAndRows = cellPick(signQuery, query: query, k: k, widen: widen, calibration: calibration)
+            ?? sharedPick(signQuery, k: k, widen: widen, calibration: calibration)
+        guard let tierAndRows else {
             signStage.withLock { $0.counts.scanned += 1 }
             return nil
         }
-        var wanted = tier.depth * max(1, (k + 9) / 10)
-        // A filter's top k lie deeper among all rows by its share of them, and when it leaves out
-        // half or more, further from the query too: twice that.
-        if let allowed, allowed.count < n { wanted = (2 * allowed.count < n ? 2 : 1) * wanted * n / max(1, allowed.count) }
-        wanted = min(n, wanted)
+        let (tier, scored, numbers) = tierAndRows
+        let wanted = min(scored.count, tier.depth * max(1, (k + 9) / 10) * widen.times / widen.share)
         var picked = [UInt32](unsafeUninitializedCapacity: wanted) { _, count in count = wanted }
-        let count = scores.withUnsafeBufferPointer { s in
-            picked.withUnsafeMutableBufferPointer { p in kb_top_rows(s.baseAddress!, n, wanted, p.baseAddress!) }
+        let count = scored.withUnsafeBufferPointer { s in
+            picked.withUnsafeMutableBufferPointer { p in kb_top_rows(s.baseAddress!, s.count, wanted, p.baseAddress!) }
         }
+        picked.removeLast(picked.count - count)
+        if let numbers { picked = picked.map { numbers[Int($0)] } }
         signStage.withLock { stage in
             stage.counts.searches += 1
             stage.counts.rows += count
+            stage.counts.signRows += scored.count
+            if numbers != nil { stage.counts.inCells += 1 }
         }
-        picked.removeLast(picked.count - count)
         // A filter that leaves out few rows is checked only for rows good enough to be offered
         // (a look-up in a large set misses the cache about as often as scoring a row does);
         // one that leaves out many, before scoring.
@@ -228,6 +244,44 @@ extension VectorMatrix {
             }
         }
         return rescore(candidates.sorted(), query: query, k: k)
+    }
+}
+
+extension VectorMatrix {
+    /// The tier a search takes and the sign scores of every row (one shared pass over the sign
+    /// codes, see `sharedSignScores`); nil: no tier holds for the query.
+    /// Call with the read lock held.
+    func sharedPick(_ signQuery: SignQuery, k: Int, widen: (times: Int, share: Int),
+                    calibration: SignStage.Calibration) -> (SignStage.Tier, ArraySlice<Int32>, [UInt32]?)? {
+        let (scores, best) = signScans.join(signQuery) { sharedSignScores($0) }
+        return calibration.tier(for: signQuery.closeness(best: best)).map { ($0, scores, nil) }
+    }
+
+    /// The tier a search takes and the sign scores of the rows of its nearest cells, with their
+    /// row numbers: the first tier's cells, then the next tier's more when the query comes less
+    /// close to their rows than the first tier holds for (the best row may lie in a cell not
+    /// taken: a query is never taken closer than it is). Nil when the index has no cells, or a
+    /// filter leaves so few rows that half the cells or more would be taken (a shared pass over
+    /// every row then costs less); the scores empty when no tier holds.
+    /// Call with the read lock held.
+    func cellPick(_ signQuery: SignQuery, query: [Float], k: Int, widen: (times: Int, share: Int),
+                  calibration: SignStage.Calibration) -> (SignStage.Tier, ArraySlice<Int32>, [UInt32]?)?? {
+        // Cells taken, widened for a filter (rounded up).
+        func widened(_ probes: Int) -> Int { (probes * widen.times + widen.share - 1) / widen.share }
+        guard let cells = calibration.cells, let first = calibration.tiers[0].probes(k: k), 2 * widened(first) < cells.count else { return nil }
+        let most = calibration.tiers.map { min(cells.count, widened($0.probes(k: k) ?? cells.count)) }.max() ?? cells.count
+        let order = cells.ranked(query, first: most)
+        var scores: [Int32] = [], rows: [UInt32] = []
+        var taken = 0, best = Int32.min
+        for tier in calibration.tiers {
+            let probes = min(cells.count, widened(tier.probes(k: k) ?? cells.count))
+            if probes > taken {
+                best = max(best, cellScores(signQuery, cells: cells, order: order, from: taken, probes: probes, scores: &scores, rows: &rows))
+                taken = probes
+            }
+            if signQuery.closeness(best: best) >= tier.closeness { return .some((tier, scores[...], rows)) }
+        }
+        return .some(nil)
     }
 }
 
@@ -287,6 +341,8 @@ public struct SignStage: Sendable {
     static let samples = 48
     /// The least depth used, however well the signs rank.
     static let minimumDepth = 512
+    /// The fewest cells a search takes (`SignCells`), however few hold the calibration's tops.
+    static let minimumProbes = 4
 
     /// Noise added to calibration queries, times the row's length: the first tier's queries lie at
     /// cosine 0.6 from their rows (as a question from the passage that answers it), the second's
@@ -298,11 +354,21 @@ public struct SignStage: Sendable {
         var depth: Int
         /// The least closeness (`SignQuery.closeness`) of a query the depth holds for.
         var closeness: Float
+        /// With cells: how many of the nearest a top-10 search takes, and a top-50 one.
+        var probes: [Int] = []
+
+        /// How many cells a top-`k` search takes; nil without cells.
+        func probes(k: Int) -> Int? {
+            guard probes.count == 2 else { return nil }
+            return k <= 10 ? probes[0] : probes[1] * ((k + 49) / 50)
+        }
     }
 
     struct Calibration: Sendable {
         /// Closest first; a query takes the first whose closeness it reaches.
         var tiers: [Tier]
+        /// The rows in cells, on very large indexes.
+        var cells: SignCells?
         var depth: Int { tiers[0].depth }
 
         /// The tier a query as close as `closeness` to some row takes; nil: the int8 scan of every row.
@@ -318,6 +384,10 @@ public struct SignStage: Sendable {
         /// Searches left to the int8 scan because the query came less close to every row than
         /// the calibration's queries.
         public var scanned = 0
+        /// Rows whose signs the searches scored, all together.
+        public var signRows = 0
+        /// Searches that scored the signs of their nearest cells' rows only.
+        public var inCells = 0
     }
 
     var rows = 0

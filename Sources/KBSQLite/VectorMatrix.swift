@@ -38,6 +38,8 @@ public final class VectorMatrix: @unchecked Sendable {
     var floatFile: FloatFile?
     let signWords: Int
     let signStageRows: Int
+    /// Rows the index needs before the sign stage searches in cells (`SignCells`).
+    let signCellsRows: Int
     let lock = ReadWriteLock()
     /// How deep the sign stage goes (see `SignStage`), guarded by its own lock so that a search
     /// holding the read lock can record a calibration.
@@ -54,11 +56,14 @@ public final class VectorMatrix: @unchecked Sendable {
         Double(allowed) < Double(total) * gatherFraction
     }
 
-    /// - Parameter signStageFrom: rows the index needs before its int8 searches start with the
-    ///   sign stage (default `signStageMinimumRows`).
-    public init(dimension: Int, signStageFrom: Int = VectorMatrix.signStageMinimumRows) {
+    /// - Parameters:
+    ///   - signStageFrom: rows the index needs before its int8 searches start with the sign stage
+    ///     (default `signStageMinimumRows`).
+    ///   - cellsFrom: rows it needs before the sign stage searches in cells (default `signCellsMinimumRows`).
+    public init(dimension: Int, signStageFrom: Int = VectorMatrix.signStageMinimumRows, cellsFrom: Int = VectorMatrix.signCellsMinimumRows) {
         self.dimension = dimension
         signStageRows = signStageFrom
+        signCellsRows = cellsFrom
         signWords = (dimension + 63) / 64
         _ = BLASThreads.count
     }
@@ -94,7 +99,10 @@ public final class VectorMatrix: @unchecked Sendable {
                         if row % 8 == 0 { signBits.append(contentsOf: repeatElement(0, count: 8 * signWords)) }
                     }
                 }
-                if quantizedEnabled { quantize(row: row) }
+                if quantizedEnabled {
+                    quantize(row: row)
+                    placeInCell(row)
+                }
             }
         }
     }
@@ -107,6 +115,12 @@ public final class VectorMatrix: @unchecked Sendable {
             for id in removed {
                 guard let row = rowOf.removeValue(forKey: id) else { continue }
                 let last = ids.count - 1
+                if quantizedEnabled {
+                    signStage.withLock { stage in
+                        stage.calibration?.cells?.detach(row)
+                        stage.calibration?.cells?.renumber(from: last, to: row)
+                    }
+                }
                 if row != last {
                     let moved = ids[last]
                     ids[row] = moved
@@ -146,6 +160,10 @@ public final class VectorMatrix: @unchecked Sendable {
             ids = newIDs
             matrix = newMatrix
             floatFile = nil
+            // The cells name rows by number: they are made again with the next calibration.
+            signStage.withLock { stage in
+                if stage.calibration?.cells != nil { stage = SignStage(counts: stage.counts) }
+            }
             rowOf = Dictionary(uniqueKeysWithValues: newIDs.enumerated().map { ($1, $0) })
             if quantizedEnabled {
                 quantizedRows = [Int8](repeating: 0, count: matrix.count)
