@@ -3,8 +3,9 @@
 //   kb-bench embed PASSAGES.txt SENTENCES.txt     (one text per line)
 //   kb-bench encoder-profile [THREADS]             (per-stage time of one forward pass)
 //   kb-bench search N WORKDIR                     (writes WORKDIR/vectors.f32 and queries.f32 for the reference)
-//   kb-bench quantized-recall INDEX.sqlite QUERIES.jsonl [knowledge]  (int8 scan and sign stage recall@10/@24/@50 on real embeddings;
-//                                                  `knowledge` leaves memories out, as kb serve's knowledge copy does)
+//   kb-bench quantized-recall INDEX.sqlite QUERIES.jsonl [knowledge]  (int8 scan, sign stage, sign stage in cells: recall@10/@24/@50
+//                                                  on real embeddings and ms a search; `knowledge` leaves memories out, as kb serve's
+//                                                  knowledge copy does; KB_BENCH_ONLY=int8|sign|cells measures one of the three)
 //   kb-bench keyword-ranking INDEX.sqlite QUERIES.txt [LIMIT]  (the in-memory keyword ranking, every snippet allowed:
 //                                                  ms per query, one line a query; LIMIT default 50)
 //   kb-bench sign-pass [ROWS]                     (the sign stage's pass over ROWS random codes, default 1,000,000: ns a row)
@@ -219,7 +220,8 @@ func benchQuantizedRecall(index path: String, queriesFile: String, rows: VectorR
     // The int8 scan of every row, then the sign stage first (whatever the index's size).
     var output: [String: Any] = ["index": path, "vectors": loaded.ids.count, "queries": queries.count, "embedder": record.name]
     // The sign stage over every row's signs, and in cells (`SignCells`) whatever the index's size.
-    for (name, signFrom, cellsFrom) in [("int8", Int.max, Int.max), ("sign", 1, Int.max), ("cells", 1, 1)] {
+    for (name, signFrom, cellsFrom) in [("int8", Int.max, Int.max), ("sign", 1, Int.max), ("cells", 1, 1)]
+        where ProcessInfo.processInfo.environment["KB_BENCH_ONLY"].map({ $0 == name }) ?? true {
         let index = VectorMatrix(dimension: record.dimension, signStageFrom: signFrom, cellsFrom: cellsFrom)
         try index.reset(ids: loaded.ids, matrix: loaded.matrix)
         index.enableQuantization()
@@ -228,7 +230,10 @@ func benchQuantizedRecall(index path: String, queriesFile: String, rows: VectorR
             output["\(name)_depths"] = index.signStageDepths.map(String.init).joined(separator: ",")
             output["\(name)_calibration_s"] = now() - calibrating
         }
-        if name == "cells" { output["cells"] = index.signCellCount }
+        if name == "cells" {
+            output["cells"] = index.signCellCount
+            output["cells_probes"] = index.signCellProbes.map { $0.map(String.init).joined(separator: "/") }.joined(separator: ",")
+        }
         var seconds = 0.0
         for k in [10, 24, 50] {
             var found = 0

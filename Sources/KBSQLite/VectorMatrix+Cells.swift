@@ -208,6 +208,11 @@ extension VectorMatrix {
         lock.read { quantizedEnabled ? (signCalibration() == nil ? 0 : signStage.withLock { $0.calibration?.cells?.count ?? 0 }) : 0 }
     }
 
+    /// How many cells each tier of the sign stage takes for a top 10 and a top 50 (empty without cells).
+    public var signCellProbes: [[Int]] {
+        lock.read { quantizedEnabled ? signCalibration()?.tiers.map(\.probes) ?? [] : [] }
+    }
+
     /// Cells of the index's rows: runs of consecutive rows, cut where a row turns away from the
     /// run's mean (see `SignCells.shortestRun`), each around the (normalised) mean of its rows.
     /// Rows are added as they are written — a book's passages, a conversation's turns, together —
