@@ -121,6 +121,7 @@ struct SignCells: Sendable {
     /// The first `first` cells by their centres' (int8) inner product with `query`, nearest first.
     func ranked(_ query: [Float], first: Int) -> [Int] {
         let q8 = VectorMatrix.quantizedQuery(query), n = count, wanted = min(first, n)
+        guard wanted > 0 else { return [] }
         var dots = [Int32](repeating: 0, count: n)
         centres8.withUnsafeBufferPointer { c in
             q8.withUnsafeBufferPointer { q in
@@ -166,6 +167,7 @@ struct SignCells: Sendable {
         setCentre(open!.cell, from: open!.sum)
         attach(row, to: open!.cell, signBits: signBits)
     }
+
     /// Takes row `row` out of its cell (the cell's last row takes its place); `cellOf` and
     /// `slotOf` keep an entry for it until `renumber` or `attach`.
     mutating func detach(_ row: Int) {

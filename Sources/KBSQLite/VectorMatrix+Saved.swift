@@ -89,9 +89,12 @@ extension VectorMatrix {
         if let rows = file.numbers["signStageRows"]?.first, let tiers = file.numbers["signStageTiers"], tiers.count % 2 == 0 {
             var cells: SignCells?, probes: [Double] = []
             if let counts = file.numbers["signStageProbes"] {
-                let made = SignCells(dimension: dimension, words: index.signWords, centres: try file.array("cellCentres"),
-                                     cellOf: try file.array("cellOf"), signBits: signs)
-                guard quantized, counts.count == tiers.count, made.fits(rows: ids.count, dimension: dimension) else {
+                let centres: [Float] = try file.array("cellCentres"), cellOf: [UInt32] = try file.array("cellOf")
+                guard quantized, counts.count == tiers.count, cellOf.count == ids.count else {
+                    throw KBError(.database, "\(file.path): the sign stage's cells do not match the vectors.")
+                }
+                let made = SignCells(dimension: dimension, words: index.signWords, centres: centres, cellOf: cellOf, signBits: signs)
+                guard made.fits(rows: ids.count, dimension: dimension) else {
                     throw KBError(.database, "\(file.path): the sign stage's cells do not match the vectors.")
                 }
                 cells = made
