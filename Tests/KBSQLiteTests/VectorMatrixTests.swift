@@ -328,15 +328,20 @@ func nearbyQueries(_ rows: [[Float]], seed: UInt64, noise scale: Float = 1.2) ->
     /// few only to the rows good enough to be kept: both hold, with recall.
     @Test(arguments: [3, -10])
     func filtersHoldOnTheSignStage(every: Int) throws {
-        let index = try Self.index()
-        // Every third row, or all but every tenth.
-        let allowed = Set(Self.data.enumerated().filter { every > 0 ? $0.offset % every == 0 : $0.offset % -every != 0 }.map(\.element.id))
-        let queries = nearbyQueries(stride(from: 0, to: Self.data.count, by: 1000).map { Self.data[$0].vector }, seed: 5)
+        try Self.expectFilteredRecall(try Self.index(), Self.data, every: every)
+    }
+
+    /// Quantized searches of `index` (holding `data`) allowed every `every`-th row (all but every
+    /// `-every`-th for a negative one): only allowed rows, recall@10 at least 0.99 against the
+    /// exact filtered top 10, through the sign stage.
+    static func expectFilteredRecall(_ index: VectorMatrix, _ data: [(id: Int64, vector: [Float])], every: Int) throws {
+        let allowed = Set(data.enumerated().filter { every > 0 ? $0.offset % every == 0 : $0.offset % -every != 0 }.map(\.element.id))
+        let queries = nearbyQueries(stride(from: 0, to: data.count, by: 1000).map { data[$0].vector }, seed: 5)
         var found = 0
         for query in queries {
             let hits = try index.search(query, k: 10, allowed: allowed, quantized: true)
             #expect(hits.count == 10 && hits.allSatisfy { allowed.contains($0.id) })
-            let exact = bruteForce(Self.data, query, k: 10, allowed: allowed)
+            let exact = bruteForce(data, query, k: 10, allowed: allowed)
             found += Set(exact.map(\.id)).intersection(hits.map(\.id)).count
         }
         #expect(Double(found) / Double(10 * queries.count) >= 0.99)
