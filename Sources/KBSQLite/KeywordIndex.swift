@@ -218,8 +218,8 @@ final class KeywordIndex: @unchecked Sendable {
             // checks of class properties.
             let alive = self.alive, lengths = self.lengths, snippetIDs = self.snippetIDs
             let idfs = terms.map { idf($0, weigh) }
-            let plan = pruning ? Plan(self, terms: terms, idfs: idfs, weigh: weigh, limit: limit, allowed: allowed, excluded: excluded)
-                : Plan(skipped: Array(repeating: false, count: terms.count), scanned: 0)
+            var plan = pruning ? Plan(self, terms: terms, idfs: idfs, weigh: weigh, limit: limit, allowed: allowed, excluded: excluded)
+                : Plan(terms: terms.count)
             var scanned = plan.scanned
             // Documents are taken a range at a time (`partitionDocuments`), so that the scores the
             // postings add to — one per document, read and written in no order — stay in the
@@ -240,15 +240,18 @@ final class KeywordIndex: @unchecked Sendable {
                 // The best `limit`, kept sorted best first; filters are checked only for a candidate
                 // good enough to enter.
                 var best = Best(limit: limit)
-                let skipping = plan.skipped.contains(true)
-                var marks = [UInt64](repeating: 0, count: skipping ? (min(documentCount, partition) + 63) / 64 : 0)
+                var marks = [UInt64](repeating: 0, count: pruning && terms.count > 1 ? (window + 63) / 64 : 0)
                 for base in stride(from: 0, to: documentCount, by: partition) {
                     let end = UInt32(min(documentCount, base + partition)), offset = UInt32(base)
+                    // The best so far are a floor under the final best: every range after the first
+                    // may skip more terms than the plan could before any score was known.
+                    if pruning, best.lowest > plan.threshold { plan.raise(to: best.lowest) }
+                    let skipping = plan.skipped.contains(true)
                     touched.removeAll(keepingCapacity: true)
                     // The documents the scanned terms hold: only they can be among the best.
                     if skipping {
                         // Marked in a bitmap (4 KB a range: it stays in cache), then read from it in
-                        // order (no sort) and cleared.
+                        // order (no sort); cleared once the skipped terms have been looked up in it.
                         marks.withUnsafeMutableBufferPointer { marks in
                             for (slot, term) in terms.enumerated() where !plan.skipped[slot] {
                                 let documents = postingDocuments[term]
@@ -264,23 +267,37 @@ final class KeywordIndex: @unchecked Sendable {
                             let words = (Int(end - offset) + 63) / 64
                             for word in 0..<words where marks[word] != 0 {
                                 var bits = marks[word]
-                                marks[word] = 0
                                 while bits != 0 {
                                     touched.append(offset + UInt32(word * 64 + bits.trailingZeroBitCount))
                                     bits &= bits - 1
                                 }
                             }
                         }
+                        for document in touched { norms[Int(document) - base] = weigh.norm(length: lengths[Int(document)]) }
                     }
-                    if skipping { for document in touched { norms[Int(document) - base] = weigh.norm(length: lengths[Int(document)]) } }
                     // Scores add up term by term in the query's order, as FTS5 adds them.
                     for (slot, term) in terms.enumerated() {
                         let documents = postingDocuments[term], frequencies = postingFrequencies[term], idf = idfs[slot]
                         if plan.skipped[slot] {
-                            positions[slot] = Self.intersect(touched, documents, from: positions[slot]) { i, position in
-                                let local = Int(touched[i]) - base
-                                scores[local] += idf * Weighing.share(frequency: Double(frequencies[position]), norm: norms[local])
+                            // The marked documents among the term's postings in this range: by
+                            // galloping search when they are few against the postings, else by
+                            // reading the postings against the bitmap (no branch to mispredict).
+                            let first = positions[slot], last = Self.firstPosition(of: end, in: documents, from: first)
+                            if touched.count * Self.gallopingRatio < last - first {
+                                Self.intersect(touched, documents, from: first) { i, position in
+                                    let local = Int(touched[i]) - base
+                                    scores[local] += idf * Weighing.share(frequency: Double(frequencies[position]), norm: norms[local])
+                                }
+                            } else {
+                                marks.withUnsafeBufferPointer { marks in
+                                    for position in first..<last {
+                                        let local = Int(documents[position] &- offset)
+                                        guard marks[local >> 6] & (UInt64(1) << (local & 63)) != 0 else { continue }
+                                        scores[local] += idf * Weighing.share(frequency: Double(frequencies[position]), norm: norms[local])
+                                    }
+                                }
                             }
+                            positions[slot] = last
                             continue
                         }
                         var index = positions[slot]
@@ -298,6 +315,12 @@ final class KeywordIndex: @unchecked Sendable {
                         }
                         scanned += index - positions[slot]
                         positions[slot] = index
+                    }
+                    if skipping {
+                        let words = (Int(end - offset) + 63) / 64
+                        marks.withUnsafeMutableBufferPointer { marks in
+                            for word in 0..<words { marks[word] = 0 }
+                        }
                     }
                     for document in touched {
                         let local = Int(document) - base
@@ -320,39 +343,69 @@ final class KeywordIndex: @unchecked Sendable {
         }
     }
 
+    /// A skipped term's postings in a range are looked up by galloping search for the range's
+    /// marked documents when they outnumber them this many times, else read against the bitmap.
+    static let gallopingRatio = 8
+
+    /// The first position in `postings` (ascending) from `start` whose document is `document` or
+    /// after it, by galloping search: cost grows with the log of the distance.
+    @inline(__always)
+    static func firstPosition(of document: UInt32, in postings: [UInt32], from start: Int) -> Int {
+        let count = postings.count
+        guard start < count, postings[start] < document else { return start }
+        var low = start, step = 1
+        while low + step < count, postings[low + step] < document {
+            low += step
+            step <<= 1
+        }
+        var first = low + 1, last = min(low + step, count)
+        while first < last {
+            let middle = (first + last) / 2
+            if postings[middle] < document { first = middle + 1 } else { last = middle }
+        }
+        return first
+    }
+
     /// Which terms' postings a ranking need not scan. A term adds at most what it adds to a
     /// document of its shortest length holding it its highest number of times (bm25's frequency
     /// part rises with the frequency and falls with the length), so the documents that hold only
-    /// the terms with the smallest such bounds score below their sum. The best-bounded term's own
-    /// contributions give a floor under the `limit`-th best score (every score is at least its
-    /// part of it); the least-bounded terms whose bounds add up to less than that floor cannot lift
-    /// a document into the best on their own, so only the documents the other terms hold are
-    /// scored — fully, the skipped terms found in their postings by galloping search. (Very common
+    /// the terms with the smallest such bounds score below their sum: when that sum is below a
+    /// floor under the `limit`-th best score, those terms cannot lift a document into the best on
+    /// their own, so only the documents the other terms hold are scored — fully, the skipped terms
+    /// looked up for them. The floor rises as the ranking goes: at first the best-bounded term's
+    /// own contributions (every score is at least its part of it), then the `limit`-th best score
+    /// of the documents ranked so far (`raise(to:)`), so later ranges skip more terms. (Very common
     /// words — "the", "a", in more than half the documents — have an idf near zero.)
     struct Plan {
         /// Per term (in the query's order): its postings are not scanned.
         var skipped: [Bool]
         /// Postings read to decide.
-        var scanned: Int
+        var scanned = 0
+        /// The floor the skipped terms' bounds add up to less than (−∞: none yet).
+        private(set) var threshold = -Double.infinity
+        /// Per term, the most it adds to a score (with a margin over rounding).
+        private var bounds: [Double] = []
+        /// Term slots by bound, least first (ties: later slot first); the last is never skipped.
+        private var order: [Int] = []
 
-        init(skipped: [Bool], scanned: Int) {
-            self.skipped = skipped
-            self.scanned = scanned
+        /// A plan that skips nothing.
+        init(terms: Int) {
+            skipped = Array(repeating: false, count: terms)
         }
 
         init(_ index: KeywordIndex, terms: [Int], idfs: [Double], weigh: Weighing, limit: Int, allowed: Set<Int64>?, excluded: Set<Int64>) {
             skipped = Array(repeating: false, count: terms.count)
-            scanned = 0
             guard terms.count >= 2 else { return }
             // A margin over the rounding of the bounds and of the scores they are compared with.
-            let bounds = terms.indices.map { slot in
+            bounds = terms.indices.map { slot in
                 weigh.score(idf: idfs[slot], frequency: index.highestFrequency[terms[slot]], length: index.shortestDocument[terms[slot]]) * (1 + 1e-9)
             }
-            let order = terms.indices.sorted { bounds[$0] != bounds[$1] ? bounds[$0] > bounds[$1] : $0 < $1 }
-            let top = order[0], documents = index.postingDocuments[terms[top]], frequencies = index.postingFrequencies[terms[top]]
-            // Finding the floor reads the top term's postings once more: only worth it when they
-            // are at most half of all.
-            guard documents.count * 2 <= terms.reduce(0, { $0 + index.postingDocuments[$1].count }) else { return }
+            order = terms.indices.sorted { bounds[$0] != bounds[$1] ? bounds[$0] < bounds[$1] : $0 > $1 }
+            let top = order[terms.count - 1], documents = index.postingDocuments[terms[top]], frequencies = index.postingFrequencies[terms[top]]
+            // Finding the first floor reads the top term's postings once more: only worth it when
+            // they are few against all (else the floor comes from the first range's scores; the
+            // first range alone is ranked without skipping).
+            guard documents.count * 8 <= terms.reduce(0, { $0 + index.postingDocuments[$1].count }) else { return }
             var floor = Best(limit: limit)
             for (position, document) in documents.enumerated() where weigh.allAlive || index.alive[Int(document)] {
                 let part = weigh.score(idf: idfs[top], frequency: frequencies[position], length: index.lengths[Int(document)])
@@ -364,10 +417,17 @@ final class KeywordIndex: @unchecked Sendable {
                 floor.insert(id, part)
             }
             scanned = documents.count
-            guard floor.entries.count == limit, let threshold = floor.entries.last?.score else { return }
+            if floor.entries.count == limit, let threshold = floor.entries.last?.score { raise(to: threshold) }
+        }
+
+        /// Skips the least-bounded terms whose bounds add up to less than `floor`, a score that
+        /// the `limit`-th best is known to reach. Skipped terms stay skipped (the floor only rises).
+        mutating func raise(to floor: Double) {
+            guard floor > threshold, order.count >= 2 else { return }
+            threshold = floor
             var sum = 0.0
-            for slot in order.reversed() where slot != top {
-                guard sum + bounds[slot] < threshold * (1 - 1e-9) else { break }
+            for slot in order.dropLast() {
+                guard sum + bounds[slot] < floor * (1 - 1e-9) else { break }
                 sum += bounds[slot]
                 skipped[slot] = true
             }
@@ -384,20 +444,7 @@ final class KeywordIndex: @unchecked Sendable {
         let count = postings.count
         for (i, document) in documents.enumerated() {
             guard position < count else { return position }
-            if postings[position] < document {
-                // Gallop: postings[low] < document; find a bound past it, then bisect.
-                var low = position, step = 1
-                while low + step < count, postings[low + step] < document {
-                    low += step
-                    step <<= 1
-                }
-                var first = low + 1, last = min(low + step, count)
-                while first < last {
-                    let middle = (first + last) / 2
-                    if postings[middle] < document { first = middle + 1 } else { last = middle }
-                }
-                position = first
-            }
+            position = firstPosition(of: document, in: postings, from: position)
             if position < count, postings[position] == document { body(i, position) }
         }
         return position

@@ -147,6 +147,34 @@ struct KeywordIndexTests {
         #expect(skippedSome)
     }
 
+    /// Two common words, neither rare enough for a floor before the ranking starts: the first range
+    /// is ranked in full, and its best scores let every later range skip the commoner word (looked
+    /// up for the documents the other holds, against the range's bitmap or by galloping search).
+    @Test func laterRangesSkipWhatTheBestSoFarRuleOut() {
+        var generator = Generator(state: 21)
+        let index = KeywordIndex(weights: [1, 2, 1.5, 1.5], partitionDocuments: 500)
+        for id in 1...6_000 {
+            var text = (0..<(4 + generator.next(20))).map { _ in "filler\(generator.next(50))" }
+            if generator.next(3) == 0 { text.append("moon") }                  // in a third of the documents
+            if generator.next(5) == 0 { text += ["saturn", "saturn"] }         // in a fifth, twice
+            if generator.next(60) == 0 { text.append("eclipse") }              // in a few
+            index.add(Int64(id), columns: [text, [], [], []])
+        }
+        index.remove((1...6_000).filter { $0 % 41 == 0 }.map(Int64.init))
+        func postings(_ term: String) -> Int { index.ranking([term], limit: 6_000, allowed: nil, excluded: [], pruning: false).scanned }
+        for query in [["moon", "saturn"], ["moon", "eclipse"], ["saturn", "moon", "eclipse"]] {
+            for limit in [1, 10, 40] {
+                let full = index.ranking(query, limit: limit, allowed: nil, excluded: [], pruning: false)
+                let pruned = index.ranking(query, limit: limit, allowed: nil, excluded: [], pruning: true)
+                #expect(pruned.ranking.map(\.id) == full.ranking.map(\.id), "\(query) \(limit)")
+                #expect(pruned.ranking.map(\.score) == full.ranking.map(\.score), "\(query) \(limit)")
+                // "moon" is read one by one in the first range only (500 of 6,000 documents).
+                let others = query.filter { $0 != "moon" }.reduce(0) { $0 + postings($1) }
+                #expect(pruned.scanned < others + postings("moon") / 4, "\(query) \(limit): \(pruned.scanned)")
+            }
+        }
+    }
+
     @Test func gallopingFindsEveryCommonDocument() {
         var generator = Generator(state: 4)
         for _ in 0..<200 {
