@@ -220,12 +220,22 @@ func benchQuantizedRecall(index path: String, queriesFile: String, rows: VectorR
     // The int8 scan of every row, then the sign stage first (whatever the index's size).
     var output: [String: Any] = ["index": path, "vectors": loaded.ids.count, "queries": queries.count, "embedder": record.name]
     // The sign stage over every row's signs, and in cells (`SignCells`) whatever the index's size.
-    for (name, signFrom, cellsFrom) in [("int8", Int.max, Int.max), ("sign", 1, Int.max), ("cells", 1, 1)]
+    // "file": the cells' index saved and read back with its float rows left in the file, as
+    // `kb serve` reads a large index: rescoring reads rows from the file.
+    for (name, signFrom, cellsFrom) in [("int8", Int.max, Int.max), ("sign", 1, Int.max), ("cells", 1, 1), ("file", 1, 1)]
         where ProcessInfo.processInfo.environment["KB_BENCH_ONLY"].map({ $0 == name }) ?? true {
-        let index = VectorMatrix(dimension: record.dimension, signStageFrom: signFrom, cellsFrom: cellsFrom)
+        var index = VectorMatrix(dimension: record.dimension, signStageFrom: signFrom, cellsFrom: cellsFrom)
         try index.reset(ids: loaded.ids, matrix: loaded.matrix)
         index.enableQuantization()
+        // The exact scan of an index that keeps its rows in the file would load them all.
+        let reference = index
         let calibrating = now()
+        if name == "file" {
+            _ = index.signStageDepths
+            let saved = FileManager.default.temporaryDirectory.appendingPathComponent("kb-bench-\(getpid()).vectors").path
+            defer { try? FileManager.default.removeItem(atPath: saved) }
+            index = try index.savedAndRestored(at: saved)
+        }
         if name != "int8" {
             output["\(name)_depths"] = index.signStageDepths.map(String.init).joined(separator: ",")
             output["\(name)_calibration_s"] = now() - calibrating
@@ -238,7 +248,7 @@ func benchQuantizedRecall(index path: String, queriesFile: String, rows: VectorR
         for k in [10, 24, 50] {
             var found = 0
             for q in queries {
-                let exact = Set(try index.search(q, k: k).map(\.id))
+                let exact = Set(try reference.search(q, k: k).map(\.id))
                 let start = now()
                 let approximate = try index.search(q, k: k, quantized: true)
                 seconds += now() - start
@@ -253,6 +263,11 @@ func benchQuantizedRecall(index path: String, queriesFile: String, rows: VectorR
             output["\(name)_rows_per_search"] = Double(counts.rows) / Double(max(1, counts.searches))
             output["\(name)_sign_rows_per_search"] = Double(counts.signRows) / Double(max(1, counts.searches))
             output["\(name)_left_to_int8_scan"] = counts.scanned
+        }
+        if name == "file" {
+            let rescoring = index.rescoring
+            output["file_rescore_candidates_per_search"] = Double(rescoring.candidates) / Double(max(1, 3 * queries.count))
+            output["file_rows_read_per_search"] = Double(rescoring.read) / Double(max(1, 3 * queries.count))
         }
     }
     return output

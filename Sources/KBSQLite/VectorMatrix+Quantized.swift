@@ -143,29 +143,43 @@ extension VectorMatrix {
         }
     }
 
-    /// The best `k` of candidate rows by their exact float32 scores (the rows read from the file
-    /// when they are there: one read each). Call with the read lock held.
+    /// The best `k` of candidate rows (`candidates`: best first by their int8 products, as the
+    /// int8 stages score them) by their exact float32 scores. When the rows are read from the
+    /// file (one read each), a candidate past the first `k` is read only when its int8 product
+    /// plus the most the int8 rounding can have taken from it reaches the `k`-th best exact score
+    /// so far (`int8ErrorBound`): the others cannot enter, so the result is the same as with every
+    /// candidate read. Call with the read lock held.
     func rescore(_ candidates: [TopK.Entry], query: [Float], k: Int) -> [TopK.Entry] {
         var top = TopK(k: k)
         let d = dimension
         if let floatFile {
-            var row = [Float](repeating: 0, count: d)
+            let bound = Int8Bound(query: query, dimension: d)
+            var row = [Float](repeating: 0, count: d), read = 0
             row.withUnsafeMutableBufferPointer { r in
                 query.withUnsafeBufferPointer { q in
-                    for candidate in candidates {
-                        let index = Int(candidate.id)
-                        if !floatFile.read(row: index, into: r.baseAddress!) {
-                            // The file cannot be read (a disk error, a file cut short): the row's
-                            // int8 copy, scaled back, stands in (its product within the int8
-                            // rounding of the exact one) rather than the candidate being lost.
-                            guard quantizedRows.count >= (index + 1) * d else { continue }
-                            let scale = scales[index]
-                            for j in 0..<d { r[j] = Float(quantizedRows[index * d + j]) * scale }
+                    quantizedRows.withUnsafeBufferPointer { rows in
+                        for (position, candidate) in candidates.enumerated() {
+                            let index = Int(candidate.id)
+                            if position >= k, rows.count >= (index + 1) * d {
+                                let most = bound.most(candidate.score, row: UnsafeBufferPointer(rebasing: rows[(index * d)..<((index + 1) * d)]),
+                                                      scale: scales[index])
+                                if most < top.threshold { continue }
+                            }
+                            read += 1
+                            if !floatFile.read(row: index, into: r.baseAddress!) {
+                                // The file cannot be read (a disk error, a file cut short): the row's
+                                // int8 copy, scaled back, stands in (its product within the int8
+                                // rounding of the exact one) rather than the candidate being lost.
+                                guard rows.count >= (index + 1) * d else { continue }
+                                let scale = scales[index]
+                                for j in 0..<d { r[j] = Float(rows[index * d + j]) * scale }
+                            }
+                            top.offer(id: ids[index], score: cblas_sdot(Int32(d), r.baseAddress!, 1, q.baseAddress!, 1))
                         }
-                        top.offer(id: ids[index], score: cblas_sdot(Int32(d), r.baseAddress!, 1, q.baseAddress!, 1))
                     }
                 }
             }
+            rescoreCounts.withLock { $0.candidates += candidates.count; $0.read += read }
             return top.sorted()
         }
         matrix.withUnsafeBufferPointer { m in
@@ -177,6 +191,32 @@ extension VectorMatrix {
             }
         }
         return top.sorted()
+    }
+}
+
+/// The most a row's exact product with a query can exceed its int8 estimate (`Float(dot)` times
+/// the row's scale, as the int8 stages score rows). With the query `q = s_q(q8 + f)` and the row
+/// `r = s_r(r8 + e)`, every rounding `|f_j|, |e_j| ≤ ½`:
+/// `q·r − s_q s_r q8·r8 = s_q s_r (Σ q8_j e_j + Σ f_j r8_j + Σ f_j e_j) ≤ s_q s_r (½‖q8‖₁ + ½‖r8‖₁ + d/4)`,
+/// with a margin for the float rounding of both scores.
+struct Int8Bound {
+    let queryScale: Float, queryL1: Float, dimension: Int
+
+    init(query: [Float], dimension: Int) {
+        var largest: Float = 0
+        for v in query { largest = max(largest, abs(v)) }
+        queryScale = largest > 0 ? largest / 127 : 1
+        queryL1 = VectorMatrix.quantizedQuery(query).reduce(0) { $0 + Float(abs(Int($1))) }
+        self.dimension = dimension
+    }
+
+    /// The highest exact score a row with this int8 estimate (`Float(dot) · scale`) can have.
+    func most(_ estimate: Float, row: UnsafeBufferPointer<Int8>, scale: Float) -> Float {
+        var l1: Int32 = 0
+        for value in row { l1 &+= abs(Int32(value)) }
+        let slack = queryScale * scale * (0.5 * queryL1 + 0.5 * Float(l1) + 0.25 * Float(dimension))
+        let value = estimate * queryScale
+        return value + slack * 1.001 + abs(value) * 1e-5 + 1e-6
     }
 }
 

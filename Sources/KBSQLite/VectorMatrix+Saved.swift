@@ -49,6 +49,14 @@ extension VectorMatrix {
     ///   copy without the sign stage's calibration, which needs them): a quantized search reads
     ///   only the rows it rescores, a filtered one of a few rows (a user's memories) only those;
     ///   anything that needs them all (an exact scan, a write) loads them then.
+    /// This index written to `path` and read back with its float rows left in the file, as
+    /// `kb serve` opens a large index (searches rescore from the file): for benchmarks.
+    public func savedAndRestored(at path: String) throws -> VectorMatrix {
+        let form = savedForm()
+        try SavedFile.write(to: path, stamp: .init(created: "saved", generation: 1, kind: "vectors", detail: ""), numbers: form.numbers, sections: form.sections)
+        return try Self.restored(from: SavedFile(path: path), dimension: dimension, signStageFrom: signStageRows, cellsFrom: signCellsRows, floatsOnDisk: true)
+    }
+
     static func restored(from file: SavedFile, dimension: Int, signStageFrom: Int = VectorMatrix.signStageMinimumRows,
                          cellsFrom: Int = VectorMatrix.signCellsMinimumRows, floatsOnDisk: Bool = false) throws -> VectorMatrix {
         let index = VectorMatrix(dimension: dimension, signStageFrom: signStageFrom, cellsFrom: cellsFrom)

@@ -44,6 +44,18 @@ public final class VectorMatrix: @unchecked Sendable {
     /// How deep the sign stage goes (see `SignStage`), guarded by its own lock so that a search
     /// holding the read lock can record a calibration.
     let signStage = LockedValue(SignStage())
+    /// Rescoring from the file so far: candidates, and rows read (see `rescore(_:query:k:)`).
+    let rescoreCounts = LockedValue(RescoreCounts())
+
+    /// What rescoring from the file has done so far.
+    public struct RescoreCounts: Sendable, Hashable {
+        /// Candidates offered, all together.
+        public var candidates = 0
+        /// Rows read for them: the others could not enter, by their int8 products' error bound.
+        public var read = 0
+    }
+
+    public var rescoring: RescoreCounts { rescoreCounts.withLock { $0 } }
 
     /// A quantized search rescores this many candidates per wanted hit (at least 100) in float32.
     public static let rescoreFactor = 10

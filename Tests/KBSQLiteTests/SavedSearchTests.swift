@@ -165,7 +165,10 @@ struct SavedSearchTests {
             }
         }
         // Rescored (and, for a few allowed rows, gathered) from the file: the rows stay there.
+        // Only the candidates whose int8 products' error bound reaches the best so far are read.
         try same("quantized")
+        let rescoring = restored.rescoring
+        #expect(rescoring.candidates >= 12 * 100 && rescoring.read < rescoring.candidates / 2, "\(rescoring)")
         try same("few allowed", allowed: Set((1...300).map(Int64.init)))
         #expect(restored.vector(for: 77) == index.vector(for: 77))
         #expect(restored.floatFile != nil)
@@ -340,5 +343,57 @@ struct SavedSearchTests {
         #expect(try await Self.answers(reopened) == (try await Self.answers(store)))
         #expect(reopened.savedSearchReads == 3)
         try await KeywordIndexTests.expectSameRankings(reopened, allowed: Set(try await KeywordIndexTests.snippetIDs(reopened)), "restored")
+    }
+}
+
+/// The int8 estimate's error bound (`Int8Bound`) holds for every row: no row's exact product
+/// with a query exceeds what the bound allows, whatever the vectors' spread.
+@Suite struct Int8BoundTests {
+    @Test(arguments: [0.05, 0.4, 2.0] as [Float])
+    func noExactProductExceedsItsBound(spread: Float) throws {
+        let rows = SavedSearchTests.clustered(2000, seed: 31, spread: spread)
+        let index = VectorMatrix(dimension: 64)
+        try index.upsert(rows.enumerated().map { (Int64($0.offset + 1), $0.element) })
+        index.enableQuantization()
+        var tightest: Float = .infinity
+        for query in SavedSearchTests.clustered(20, seed: 37, spread: spread) {
+            let bound = Int8Bound(query: query, dimension: 64), q8 = VectorMatrix.quantizedQuery(query)
+            index.lock.read {
+                for (row, values) in rows.enumerated() {
+                    let int8 = Array(index.quantizedRows[(row * 64)..<((row + 1) * 64)])
+                    let dot = zip(q8, int8).reduce(Int32(0)) { $0 + Int32($1.0) * Int32($1.1) }
+                    let exact = zip(query, values).reduce(Float(0)) { $0 + $1.0 * $1.1 }
+                    let most = int8.withUnsafeBufferPointer { bound.most(Float(dot) * index.scales[row], row: $0, scale: index.scales[row]) }
+                    #expect(exact <= most)
+                    tightest = min(tightest, most - exact)
+                }
+            }
+        }
+        // Not so loose as to read every candidate: within a few hundredths somewhere.
+        #expect(tightest < 0.05)
+    }
+
+    /// Rows and a query whose every value rounds down by almost half a step, so that all the
+    /// rounding errors add up: the exact product comes within 10% of the bound, never past it.
+    @Test func roundingThatAddsUpStaysWithinTheBound() throws {
+        var generator = KeywordIndexTests.Generator(state: 41)
+        func aligned() -> [Float] { [127] + (1..<64).map { _ in Float(generator.next(120)) + 0.49 } }
+        let rows = (0..<50).map { _ in aligned() }, query = aligned()
+        let index = VectorMatrix(dimension: 64)
+        try index.upsert(rows.enumerated().map { (Int64($0.offset + 1), $0.element) })
+        index.enableQuantization()
+        let bound = Int8Bound(query: query, dimension: 64), q8 = VectorMatrix.quantizedQuery(query)
+        index.lock.read {
+            for row in rows.indices {
+                let int8 = Array(index.quantizedRows[(row * 64)..<((row + 1) * 64)]), scale = index.scales[row]
+                let stored = index.vector(for: Int64(row + 1)) ?? []
+                let dot = zip(q8, int8).reduce(Int32(0)) { $0 + Int32($1.0) * Int32($1.1) }
+                let estimate = Float(dot) * scale
+                let exact = zip(query, stored).reduce(Float(0)) { $0 + $1.0 * $1.1 }
+                let most = int8.withUnsafeBufferPointer { bound.most(estimate, row: $0, scale: scale) }
+                #expect(exact <= most)
+                #expect(exact - estimate * bound.queryScale > 0.9 * (most - estimate * bound.queryScale))
+            }
+        }
     }
 }
