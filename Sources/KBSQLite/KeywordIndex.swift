@@ -373,7 +373,8 @@ final class KeywordIndex: @unchecked Sendable {
     /// floor under the `limit`-th best score, those terms cannot lift a document into the best on
     /// their own, so only the documents the other terms hold are scored — fully, the skipped terms
     /// looked up for them. The floor rises as the ranking goes: at first the best-bounded term's
-    /// own contributions (every score is at least its part of it), then the `limit`-th best score
+    /// own contributions in the first range (every score is at least its part of it; further
+    /// postings only when the first range holds fewer than `limit`), then the `limit`-th best score
     /// of the documents ranked so far (`raise(to:)`), so later ranges skip more terms. (Very common
     /// words — "the", "a", in more than half the documents — have an idf near zero.)
     struct Plan {
@@ -402,12 +403,16 @@ final class KeywordIndex: @unchecked Sendable {
             }
             order = terms.indices.sorted { bounds[$0] != bounds[$1] ? bounds[$0] < bounds[$1] : $0 > $1 }
             let top = order[terms.count - 1], documents = index.postingDocuments[terms[top]], frequencies = index.postingFrequencies[terms[top]]
-            // Finding the first floor reads the top term's postings once more: only worth it when
-            // they are few against all (else the floor comes from the first range's scores; the
-            // first range alone is ranked without skipping).
-            guard documents.count * 8 <= terms.reduce(0, { $0 + index.postingDocuments[$1].count }) else { return }
+            // The first floor reads the top term's postings once more, only until the first range
+            // is passed with `limit` of them held (later ranges have the best scores so far), and
+            // only when they are at most half of all (else scanning them is most of the work).
+            guard documents.count * 2 <= terms.reduce(0, { $0 + index.postingDocuments[$1].count }) else { return }
+            let firstRange = UInt32(min(index.partitionDocuments, index.snippetIDs.count))
             var floor = Best(limit: limit)
-            for (position, document) in documents.enumerated() where weigh.allAlive || index.alive[Int(document)] {
+            for (position, document) in documents.enumerated() {
+                if document >= firstRange, floor.entries.count == limit { break }
+                scanned += 1
+                guard weigh.allAlive || index.alive[Int(document)] else { continue }
                 let part = weigh.score(idf: idfs[top], frequency: frequencies[position], length: index.lengths[Int(document)])
                 guard part >= floor.lowest else { continue }
                 let id = index.snippetIDs[Int(document)]
@@ -416,7 +421,6 @@ final class KeywordIndex: @unchecked Sendable {
                 if excluded.contains(id) { continue }
                 floor.insert(id, part)
             }
-            scanned = documents.count
             if floor.entries.count == limit, let threshold = floor.entries.last?.score { raise(to: threshold) }
         }
 
