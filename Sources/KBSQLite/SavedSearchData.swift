@@ -35,8 +35,9 @@ final class SavedSearchData: @unchecked Sendable {
     static let defaultFloatsHeldUpTo = 256 << 20
     /// The files' layout; a file of another format is rebuilt.
     /// 2: keyword frequencies in halves. 3: sign codes in blocks of 8 rows, scored for queries in
-    /// four levels (the sign stage's calibration with them). 4: the sign stage's cells.
-    static let format = 4
+    /// four levels (the sign stage's calibration with them). 4: the sign stage's cells. 5: a third,
+    /// farther tier of the sign stage, over every row's signs.
+    static let format = 5
     static let magic: [UInt8] = Array("KBSAVED1".utf8)
 
     init(indexPath: String) { folder = indexPath + "-search" }

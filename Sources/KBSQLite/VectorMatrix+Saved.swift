@@ -18,7 +18,8 @@ extension VectorMatrix {
             numbers["signStageRows"] = [Double(stage.0)]
             numbers["signStageTiers"] = stage.1?.tiers.flatMap { [Double($0.depth), Double($0.closeness)] } ?? []
             if let cells = stage.1?.cells {
-                numbers["signStageProbes"] = stage.1?.tiers.flatMap { $0.probes.map(Double.init) } ?? []
+                // A tier searched over every row's signs (no cells): 0, 0.
+                numbers["signStageProbes"] = stage.1?.tiers.flatMap { $0.probes.isEmpty ? [0, 0] : $0.probes.map(Double.init) } ?? []
                 cellSections = [.array("cellCentres", cells.centres), .array("cellOf", cells.cellOf)]
             }
         }
@@ -112,7 +113,7 @@ extension VectorMatrix {
                 stage.rows = Int(rows)
                 stage.calibration = tiers.isEmpty ? nil : SignStage.Calibration(tiers: stride(from: 0, to: tiers.count, by: 2).map {
                     SignStage.Tier(depth: Int(tiers[$0]), closeness: Float(tiers[$0 + 1]),
-                                   probes: probes.isEmpty ? [] : [Int(probes[$0]), Int(probes[$0 + 1])])
+                                   probes: probes.isEmpty || probes[$0] == 0 ? [] : [Int(probes[$0]), Int(probes[$0 + 1])])
                 }, cells: cells)
             }
         }

@@ -50,6 +50,22 @@ import Testing
         #expect(counts.searches >= far.count * 9 / 10 && counts.inCells == counts.searches, "\(counts)")
     }
 
+    /// Queries farther than the cells' tiers hold for take the farthest tier, over every row's
+    /// signs (`SignStage.tierCells`), instead of the int8 scan of every row. (On 400 books: the
+    /// third tier is at least 8,192 rows deep, and a tier takes at most a quarter of the rows.)
+    @Test func fartherStillQueriesAreSearchedOverEveryRowsSigns() throws {
+        let data = Self.shelf(books: 400, seed: 57)
+        let index = VectorMatrix(dimension: 384, cellsFrom: 16_384)
+        try index.upsert(data)
+        index.enableQuantization()
+        #expect(index.signStageDepths.count == 3 && index.signCellProbes.last == [], "\(index.signStageDepths) \(index.signCellProbes)")
+        let far = nearbyQueries(stride(from: 37, to: data.count, by: 800).map { data[$0].vector }, seed: 79, noise: 3.0)
+        let recall = try SignStageTests.recall(index, far)
+        #expect(recall >= 0.99, "recall@10 \(recall)")
+        let counts = index.signStageCounts
+        #expect(counts.scanned <= far.count / 10 && counts.searches - counts.inCells >= far.count / 2, "\(counts)")
+    }
+
     /// Rows written in no order leave a query's top rows in most runs of rows: no cells.
     @Test func rowsInNoOrderAreSearchedWithoutCells() throws {
         let index = VectorMatrix(dimension: 384, cellsFrom: 16_384)
