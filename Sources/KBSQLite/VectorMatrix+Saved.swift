@@ -113,7 +113,8 @@ extension VectorMatrix {
                 stage.rows = Int(rows)
                 stage.calibration = tiers.isEmpty ? nil : SignStage.Calibration(tiers: stride(from: 0, to: tiers.count, by: 2).map {
                     SignStage.Tier(depth: Int(tiers[$0]), closeness: Float(tiers[$0 + 1]),
-                                   probes: probes.isEmpty || probes[$0] == 0 ? [] : [Int(probes[$0]), Int(probes[$0 + 1])])
+                                   probes: probes.isEmpty || probes[$0] == 0 ? [] : [Int(probes[$0]), Int(probes[$0 + 1])],
+                                   far: !SignStage.tierCells[min($0 / 2, SignStage.tierCells.count - 1)])
                 }, cells: cells)
             }
         }

@@ -56,8 +56,9 @@ extension VectorMatrix {
         let cells = ids.count >= signCellsRows ? makeSignCells() : nil
         var tiers: [SignStage.Tier] = []
         for (number, noise) in SignStage.tierNoise.enumerated() {
-            guard let tier = calibrateSignTier(noise: noise, minimumDepth: SignStage.minimumDepth << (2 * number),
+            guard var tier = calibrateSignTier(noise: noise, minimumDepth: SignStage.minimumDepth << (2 * number),
                                                cells: SignStage.tierCells[number] ? cells : nil) else { break }
+            tier.far = !SignStage.tierCells[number]
             // A farther tier is only worth having for queries the nearer one does not take.
             if let last = tiers.last, tier.closeness >= last.closeness { break }
             tiers.append(tier)
@@ -205,6 +206,13 @@ extension VectorMatrix {
         }
         let (tier, scored, numbers) = tierAndRows
         let wanted = min(scored.count, tier.depth * max(1, (k + 9) / 10) * widen.times / widen.share)
+        // The far tier's int8 products for more than a quarter of all rows (its depth for a large k
+        // on a smaller index: at 100,000 rows, half of them for a top 50) cost more than the int8
+        // scan of every row, which concurrent searches share.
+        if tier.far, wanted > n / 4 {
+            signStage.withLock { $0.counts.scanned += 1 }
+            return nil
+        }
         var picked = [UInt32](unsafeUninitializedCapacity: wanted) { _, count in count = wanted }
         let count = scored.withUnsafeBufferPointer { s in
             picked.withUnsafeMutableBufferPointer { p in kb_top_rows(s.baseAddress!, s.count, wanted, p.baseAddress!) }
@@ -371,6 +379,9 @@ public struct SignStage: Sendable {
         var closeness: Float
         /// With cells: how many of the nearest a top-10 search takes, and a top-50 one.
         var probes: [Int] = []
+        /// A tier past those that may take cells (`SignStage.tierCells`): taken only for a search
+        /// that gives at most a quarter of the rows int8 products.
+        var far = false
 
         /// How many cells a top-`k` search takes; nil without cells.
         func probes(k: Int) -> Int? {

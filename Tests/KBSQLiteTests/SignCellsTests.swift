@@ -64,6 +64,11 @@ import Testing
         #expect(recall >= 0.99, "recall@10 \(recall)")
         let counts = index.signStageCounts
         #expect(counts.scanned <= far.count / 10 && counts.searches - counts.inCells >= far.count / 2, "\(counts)")
+        // A top 50 there would give int8 products to more than a quarter of the rows: the int8 scan.
+        let before = index.signStageCounts
+        for query in far { _ = try index.search(query, k: 50, quantized: true) }
+        let after = index.signStageCounts
+        #expect(after.searches - after.inCells == before.searches - before.inCells && after.scanned > before.scanned, "\(before) \(after)")
     }
 
     /// Rows written in no order leave a query's top rows in most runs of rows: no cells.
