@@ -147,7 +147,7 @@ extension VectorMatrix {
     /// int8 stages score them) by their exact float32 scores. When the rows are read from the
     /// file (one read each), a candidate past the first `k` is read only when its int8 product
     /// plus the most the int8 rounding can have taken from it reaches the `k`-th best exact score
-    /// so far (`int8ErrorBound`): the others cannot enter, so the result is the same as with every
+    /// so far (`Int8Bound`): the others cannot enter, so the result is the same as with every
     /// candidate read. Call with the read lock held.
     func rescore(_ candidates: [TopK.Entry], query: [Float], k: Int) -> [TopK.Entry] {
         var top = TopK(k: k)
