@@ -3,9 +3,10 @@
 //   kb-bench embed PASSAGES.txt SENTENCES.txt     (one text per line)
 //   kb-bench encoder-profile [THREADS]             (per-stage time of one forward pass)
 //   kb-bench search N WORKDIR                     (writes WORKDIR/vectors.f32 and queries.f32 for the reference)
-//   kb-bench quantized-recall INDEX.sqlite QUERIES.jsonl [knowledge]  (int8 scan, sign stage, sign stage in cells: recall@10/@24/@50
+//   kb-bench quantized-recall INDEX.sqlite QUERIES.jsonl [knowledge]  (int8 scan, sign stage, sign stage in cells, and the cells'
+//                                                  index read back with its rows in the file (rows read to rescore): recall@10/@24/@50
 //                                                  on real embeddings and ms a search; `knowledge` leaves memories out, as kb serve's
-//                                                  knowledge copy does; KB_BENCH_ONLY=int8|sign|cells measures one of the three)
+//                                                  knowledge copy does; KB_BENCH_ONLY=int8|sign|cells|file measures one of the four)
 //   kb-bench keyword-ranking INDEX.sqlite QUERIES.txt [LIMIT]  (the in-memory keyword ranking, every snippet allowed:
 //                                                  ms per query, one line a query; LIMIT default 50)
 //   kb-bench sign-pass [ROWS]                     (the sign stage's pass over ROWS random codes, default 1,000,000: ns a row)
@@ -233,6 +234,7 @@ func benchQuantizedRecall(index path: String, queriesFile: String, rows: VectorR
         if name == "file" {
             _ = index.signStageDepths
             let saved = FileManager.default.temporaryDirectory.appendingPathComponent("kb-bench-\(getpid()).vectors").path
+            // Removed once read back: the restored index keeps the file open and reads from it.
             defer { try? FileManager.default.removeItem(atPath: saved) }
             index = try index.savedAndRestored(at: saved)
         }
