@@ -43,10 +43,16 @@ extension SQLiteStore.Snapshot {
 
     /// The keyword postings in memory as of this snapshot (see `KeywordCache`).
     func keywordIndex(_ tokenizer: any FTS5Tokenizer) throws -> KeywordIndex? {
-        try keywords.index(generation: try generation(), load: loadKeywordIndexOrSaved, fetch: { ids in
-            var documents: [(id: Int64, columns: [[String]])] = []
+        try keywords.index(generation: try generation(), load: loadKeywordIndexOrSaved, fetch: { try keywordDocuments($0, tokenizer: tokenizer) })
+    }
+
+    /// The keyword table's rows of `ids` (those there), tokenized column by column as FTS5 does.
+    func keywordDocuments(_ ids: [Int64], tokenizer: any FTS5Tokenizer) throws -> [(id: Int64, columns: [[String]])] {
+        var documents: [(id: Int64, columns: [[String]])] = []
+        for chunk in stride(from: 0, to: ids.count, by: 10_000) {
             let rows = try Row.fetchCursor(db, sql: """
-                SELECT rowid, text, title, heading_path, keywords FROM snippets_fts WHERE rowid IN (\(ids.map(String.init).joined(separator: ",")))
+                SELECT rowid, text, title, heading_path, keywords FROM snippets_fts
+                WHERE rowid IN (\(ids[chunk..<min(chunk + 10_000, ids.count)].map(String.init).joined(separator: ",")))
                 """)
             while let row = try rows.next() {
                 let columns = try (1...4).map { column -> [String] in
@@ -55,8 +61,8 @@ extension SQLiteStore.Snapshot {
                 }
                 documents.append((row[0], columns))
             }
-            return documents
-        })
+        }
+        return documents
     }
 
     /// The keyword table's columns, in the order of `SQLiteStore.bm25Weights`.

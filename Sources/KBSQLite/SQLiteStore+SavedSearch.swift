@@ -21,12 +21,21 @@ extension SQLiteStore.Snapshot {
     func loadVectorIndex(_ cache: VectorCache, embedder: EmbedderRecord) throws -> (index: VectorMatrix, generation: Int64) {
         let generation = try generation()
         let stamp = try savedStamp(Self.vectorKind(cache.rows), detail: Self.vectorDetail(embedder), generation: generation)
-        if let file = saved.open(stamp) {
+        if let file = saved.open(stamp, orEarlier: true) {
             // Knowledge is searched through its int8 copy, memories a user's at a time: the float
             // rows stay in the file — the knowledge's only when they are large (`floatsHeldUpTo`).
             let floatBytes = file.range("matrix")?.bytes ?? 0
             let floatsOnDisk = cache.rows == .memories || floatBytes > saved.floatsHeldUpTo.withLock { $0 }
-            if let index = try? VectorMatrix.restored(from: file, dimension: embedder.dimension, floatsOnDisk: floatsOnDisk) {
+            if let touched = try SearchLog.changes(in: db, from: file.stamp.generation, to: generation),
+               let index = try? VectorMatrix.restored(from: file, dimension: embedder.dimension, floatsOnDisk: floatsOnDisk) {
+                // Written since the file was saved: the touched snippets' rows go, and come back as
+                // they are now (those still there, of these rows).
+                if !touched.isEmpty {
+                    let ids = touched.sorted()
+                    try index.remove(ids)
+                    try index.upsert(try vectors(of: ids, embedder: embedder, rows: cache.rows))
+                    saved.caughtUp.withLock { $0 += 1 }
+                }
                 saved.reads.withLock { $0 += 1 }
                 return (index, generation)
             }
@@ -41,15 +50,56 @@ extension SQLiteStore.Snapshot {
     /// The keyword postings as of this snapshot: from their saved file when it was made from this
     /// very state of the index, else from the keyword table.
     func loadKeywordIndexOrSaved() throws -> KeywordIndex {
-        let stamp = try savedStamp("keywords", detail: try keywordDetail(), generation: try generation())
-        if let file = saved.open(stamp) {
-            if let index = try? KeywordIndex(saved: file, weights: SQLiteStore.bm25WeightValues) {
-                saved.reads.withLock { $0 += 1 }
-                return index
+        let generation = try generation()
+        let stamp = try savedStamp("keywords", detail: try keywordDetail(), generation: generation)
+        if let file = saved.open(stamp, orEarlier: true) {
+            if let touched = try SearchLog.changes(in: db, from: file.stamp.generation, to: generation),
+               let index = try? KeywordIndex(saved: file, weights: SQLiteStore.bm25WeightValues) {
+                // Written since the file was saved: the touched snippets' postings go, and those
+                // still there are read back from the keyword table — unless so many went that
+                // reading every posting anew is as quick and leaves none dead.
+                if !touched.isEmpty {
+                    let ids = touched.sorted()
+                    index.remove(ids)
+                    for document in try keywordDocuments(ids, tokenizer: try keywordTokenizer(try keywordLanguage())) {
+                        index.add(document.id, columns: document.columns)
+                    }
+                    saved.caughtUp.withLock { $0 += 1 }
+                }
+                if Double(index.dead) <= Double(max(index.count, 1)) * KeywordCache.deadFraction {
+                    saved.reads.withLock { $0 += 1 }
+                    return index
+                }
             }
             saved.remove(stamp.kind)
         }
         return try loadKeywordIndex()
+    }
+
+    /// Vectors of the given snippets from one embedder, those of `rows` (memories' or the
+    /// rest's), read from the index file.
+    func vectors(of snippetIDs: [Int64], embedder: EmbedderRecord, rows: VectorRows) throws -> [(id: Int64, vector: [Float])] {
+        guard let embedderID = try embedderID(named: embedder.name) else { return [] }
+        let kind = switch rows {
+        case .all: ""
+        case .memories: "AND so.kind = 'memory'"
+        case .knowledge: "AND so.kind != 'memory'"
+        }
+        var entries: [(id: Int64, vector: [Float])] = []
+        for chunk in stride(from: 0, to: snippetIDs.count, by: 500) {
+            let part = Array(snippetIDs[chunk..<min(chunk + 500, snippetIDs.count)])
+            let found = try Row.fetchAll(db, sql: """
+                SELECT v.snippet_id, v.data FROM vectors v JOIN snippets sn ON sn.id = v.snippet_id JOIN sources so ON so.id = sn.source_id
+                WHERE v.embedder_id = ? \(kind) AND v.snippet_id IN (\(part.map { _ in "?" }.joined(separator: ",")))
+                """, arguments: StatementArguments([embedderID]) + StatementArguments(part))
+            for row in found {
+                guard let vector = VectorCoding.decode(row[1], dimension: embedder.dimension) else {
+                    throw KBError(.database, "A stored vector of snippet \(row[0] as Int64) does not hold \(embedder.dimension) floats; the index is damaged. Re-ingest its source.")
+                }
+                entries.append((row[0], vector))
+            }
+        }
+        return entries
     }
 
     /// Saves the copies in memory that are large enough to be worth it (`SavedSearchData`) and
@@ -80,6 +130,11 @@ extension SQLiteStore.Snapshot {
             save(try savedStamp("keywords", detail: try keywordDetail(), generation: copy.generation), rows: copy.index.count) {
                 copy.index.savedForm()
             }
+        }
+        // The log of writes is needed only after the oldest copy saved: the next write deletes
+        // the rows before it.
+        if let oldest = saved.oldestGeneration([Self.vectorKind(.knowledge), Self.vectorKind(.memories), "keywords"]) {
+            saved.logFloor.withLock { $0 = oldest }
         }
         if !failures.isEmpty {
             throw KBError(.database, "Could not save the search copies beside the index (searches are unaffected; the next start loads from the index): "
@@ -113,4 +168,7 @@ extension SQLiteStore {
 
     /// How many copies this store has read back from saved files instead of deriving them.
     public var savedSearchReads: Int { saved.reads.withLock { $0 } }
+
+    /// How many of those were older than the index and caught up from its log of writes.
+    public var savedSearchCatchUps: Int { saved.caughtUp.withLock { $0 } }
 }

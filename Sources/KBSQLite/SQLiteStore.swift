@@ -151,13 +151,15 @@ public final class SQLiteStore: TransactionalStore {
     /// all of it is committed, or none. Once it is committed, still on the writer queue (so in
     /// the order of the writes), the vectors in memory follow what it did.
     public func transaction<T: Sendable>(_ body: @Sendable (SQLiteTransaction) throws -> T) async throws -> T {
-        let vectors = self.vectors, memoryVectors = self.memoryVectors, keywords = self.keywords
+        let vectors = self.vectors, memoryVectors = self.memoryVectors, keywords = self.keywords, saved = self.saved
         return try await wrap {
             try await pool.writeWithoutTransaction { db in
                 let transaction = SQLiteTransaction(db: db)
                 var result: T?
                 try db.inTransaction(.immediate) {
                     result = try body(transaction)
+                    // With what it did, for saved copies older than the index to catch up.
+                    try SearchLog.record(transaction.log, in: db, saved: saved)
                     return .commit
                 }
                 vectors.follow(transaction.log)

@@ -27,6 +27,14 @@ final class SavedSearchData: @unchecked Sendable {
     let floatsHeldUpTo = LockedValue(SavedSearchData.defaultFloatsHeldUpTo)
     /// Copies read back from files so far (for tests and measurements).
     let reads = LockedValue(0)
+    /// Of those, copies older than the index brought up to date from the index's log of writes
+    /// (`SearchLog`).
+    let caughtUp = LockedValue(0)
+    /// After a save: the generation of the oldest copy saved, below which the next write deletes
+    /// the log's rows (no copy needs them).
+    let logFloor = LockedValue<Int64?>(nil)
+    /// Whether the index's log of writes may hold rows (a write finding no saved copies deletes them).
+    let mayHoldLog = LockedValue(true)
 
     static let defaultMinimumRows = 50_000
     /// 256 MB: about 175,000 snippets at 384 dimensions. Rescoring a quantized search reads each
@@ -57,21 +65,31 @@ final class SavedSearchData: @unchecked Sendable {
 
     func path(_ kind: String) -> String { folder + "/" + kind.replacingOccurrences(of: " ", with: "-") }
 
+    /// Whether the folder is there (any copy may be saved in it).
+    var exists: Bool { FileManager.default.fileExists(atPath: folder) }
+
+    /// The generation of the oldest copy saved, of those of `kinds` (nil: none is saved).
+    func oldestGeneration(_ kinds: [String]) -> Int64? {
+        kinds.compactMap { (try? SavedFile(path: path($0)))?.stamp.generation }.min()
+    }
+
     /// Whether a copy of `rows` rows is worth saving.
     func saves(rows: Int) -> Bool { rows >= minimumRows.withLock { $0 } }
 
-    /// The saved file of `stamp.kind` when its stamp is `stamp`; nil (and the file deleted) when
-    /// there is none or it belongs to another state or is damaged.
-    func open(_ stamp: Stamp) -> SavedFile? {
+    /// The saved file of `stamp.kind` when its stamp is `stamp` — or, with `orEarlier`, the same
+    /// but for an earlier generation (for the caller to catch up with `SearchLog`, or remove); nil
+    /// (and the file deleted) when there is none or it belongs to another state or is damaged.
+    func open(_ stamp: Stamp, orEarlier: Bool = false) -> SavedFile? {
         let path = path(stamp.kind)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         let file = try? SavedFile(path: path)
         if let file, file.stamp == stamp { return file }
-        var newer = stamp
-        newer.generation = file?.stamp.generation ?? .min
+        var other = stamp
+        other.generation = file?.stamp.generation ?? .min
+        if let file, orEarlier, file.stamp == other, other.generation < stamp.generation { return file }
         // A file of a later state of this index (saved by a process that saw a write this
         // snapshot does not) is kept for the searches that see it.
-        if file?.stamp != newer || newer.generation <= stamp.generation { unlink(path) }
+        if file?.stamp != other || other.generation <= stamp.generation { unlink(path) }
         return nil
     }
 

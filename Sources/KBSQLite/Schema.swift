@@ -9,7 +9,7 @@ enum Schema {
     static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors", "v3-memories", "v4-bots", "v5-embedding-cache",
                                  "v6-bot-sources-json", "v7-ocr", "v8-uploads-jobs-owners",
                                  "v9-request-log", "v10-formats-weights", "v11-conversations", "v12-memory-time",
-                                 "v13-memory-validity-indexes"]
+                                 "v13-memory-validity-indexes", "v14-search-log"]
 
     /// The trigger that indexes a new snippet's words (with its source's title and keywords):
     /// made in v1, and again in v7 and v10, when `sources` is rebuilt.
@@ -403,6 +403,19 @@ enum Schema {
             try db.execute(sql: """
                 CREATE INDEX memories_by_validity_start ON memories(valid_from);
                 CREATE INDEX memories_by_validity_end ON memories(valid_to) WHERE valid_to IS NOT NULL;
+                """)
+        }
+        migrator.registerMigration(migrationNames[13]) { db in
+            // What each write did to snippets and vectors since the copies saved beside the index
+            // were made (`SearchLog`): a copy older than the index catches up instead of being
+            // derived again. One row a write transaction, covering generations (before, generation].
+            try db.execute(sql: """
+                CREATE TABLE kb_search_log (
+                    generation INTEGER PRIMARY KEY,
+                    before INTEGER NOT NULL,
+                    reset INTEGER NOT NULL DEFAULT 0,
+                    snippets BLOB NOT NULL
+                );
                 """)
         }
         return migrator

@@ -65,6 +65,17 @@ struct SavedSearchTests {
         }
     }
 
+    /// `answers` from copies derived from the index at `path` (its saved files moved aside meanwhile).
+    static func derivedAnswers(_ path: String) async throws -> [String] {
+        let folder = path + "-search", aside = path + "-search-aside"
+        try FileManager.default.moveItem(atPath: folder, toPath: aside)
+        defer { try? FileManager.default.moveItem(atPath: aside, toPath: folder) }
+        let derived = try SQLiteStore.open(at: path, create: false)
+        let answers = try await Self.answers(derived)
+        #expect(derived.savedSearchReads == 0)
+        return answers
+    }
+
     static func files(_ store: SQLiteStore) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: store.savedSearchFolder)) ?? []).sorted()
     }
@@ -229,10 +240,52 @@ struct SavedSearchTests {
         }
     }
 
+    @Test func aCopyOfAnEarlierStateCatchesUpWithTheWritesSince() async throws {
+        let store = try await Self.filledStore()
+        try await Self.prepareAndSave(store)
+        // Writes from elsewhere (another process, or this one killed before it saved again: the
+        // files are of an earlier state): knowledge added and removed, a memory added.
+        // (The new rows are the queries of `answers`: each is the first a search finds.)
+        let queries = Self.vectors(4, seed: 77)
+        let other = try SQLiteStore.open(at: store.path, create: false)
+        try await other.replace(document("/shelf/late.md", snippets: ["eclipse node angle late", "saturn venus late"], hash: "l"),
+                                vectors: [queries[0], queries[1]], embedder: Self.record)
+        _ = try await other.removeSources(exactly: ["/shelf/book3.md"])
+        try await other.replace(document("memory:user:u1/late", kind: .memory, snippets: ["saturn late memory"], hash: "ml"),
+                                vectors: [queries[2]], embedder: Self.record)
+        let expected = try await Self.derivedAnswers(store.path)
+        #expect(expected.contains { $0.hasPrefix("0 knowledge false: ") && $0.contains(" 1.0") })   // the new rows are found
+        let reopened = try SQLiteStore.open(at: store.path, create: false)
+        reopened.savedSearchMinimumRows = 0
+        reopened.savedSearchFloatsHeldUpTo = 0
+        #expect(try await Self.answers(reopened) == expected)
+        #expect(reopened.savedSearchReads == 3 && reopened.savedSearchCatchUps == 3)
+        try await KeywordIndexTests.expectSameRankings(reopened, allowed: Set(try await KeywordIndexTests.snippetIDs(reopened)), "caught up")
+
+        // Saved as caught up; then memories written alone leave the knowledge's float rows in the
+        // file (nothing of it to catch up).
+        #expect(try await Self.prepareAndSave(reopened).count == 3)
+        try await other.replace(document("memory:user:u2/later", kind: .memory, snippets: ["moon later memory"], hash: "ml2"),
+                                vectors: [queries[3]], embedder: Self.record)
+        let memoriesOnly = try SQLiteStore.open(at: store.path, create: false)
+        memoriesOnly.savedSearchFloatsHeldUpTo = 0
+        try await memoriesOnly.snapshot { try $0.prepareSearches(embedder: Self.record, quantizingFrom: 0) }
+        #expect(memoriesOnly.savedSearchReads == 3)
+        #expect(memoriesOnly.vectors.loadedIndex?.floatFile != nil)
+        #expect(try await Self.answers(memoriesOnly) == (try await Self.derivedAnswers(store.path)))
+    }
+
     @Test func aCopyOfAnotherStateOfTheIndexIsNeverRead() async throws {
         let store = try await Self.filledStore()
         try await Self.prepareAndSave(store)
-        // A write from elsewhere (another process: this store's copies follow it, the files do not).
+        // A write by another program (not through a store: nothing in the index's log of writes
+        // says what it did), then one through a store: the log has a gap, the files cannot catch up.
+        let queue = try DatabaseQueue(path: store.path)
+        try await queue.write { db in
+            try db.execute(sql: "UPDATE snippets SET text = 'quasar pulsar' WHERE id = 5")
+            try db.execute(sql: SQLiteTransaction.bumpGenerationSQL)
+        }
+        try queue.close()
         let other = try SQLiteStore.open(at: store.path, create: false)
         try await other.replace(document("/shelf/late.md", snippets: ["eclipse node angle late"], hash: "l"),
                                 vectors: Self.vectors(1, seed: 6), embedder: Self.record)
@@ -246,9 +299,9 @@ struct SavedSearchTests {
         #expect(Self.files(reopened).count == 3)
 
         // Another index put at the same path (same generation, another creation time) does not read them either.
-        let queue = try DatabaseQueue(path: store.path)
-        try await queue.write { db in try db.execute(sql: "UPDATE kb_meta SET value = 'another time' WHERE key = 'created_at'") }
-        try queue.close()
+        let replacing = try DatabaseQueue(path: store.path)
+        try await replacing.write { db in try db.execute(sql: "UPDATE kb_meta SET value = 'another time' WHERE key = 'created_at'") }
+        try replacing.close()
         let replaced = try SQLiteStore.open(at: store.path, create: false)
         _ = try await Self.answers(replaced)
         #expect(replaced.savedSearchReads == 0)
@@ -315,6 +368,54 @@ struct SavedSearchTests {
             let bytes: [UInt8] = try file.array(name)
             return SavedFile.Section.array(name, bytes)
         }
+    }
+
+    /// Rows of the index's log of writes.
+    static func logRows(_ store: SQLiteStore) async throws -> [Int64] {
+        try await store.read { db in try Int64.fetchAll(db, sql: "SELECT generation FROM kb_search_log ORDER BY generation") }
+    }
+
+    @Test func theLogOfWritesKeepsOnlyWhatASavedCopyNeeds() async throws {
+        let store = try await Self.filledStore()
+        // No copy saved yet: writes leave no rows.
+        #expect(try await Self.logRows(store).isEmpty)
+        try await Self.prepareAndSave(store)
+        let saved = try await store.snapshot { try $0.generation() }
+        for n in 0..<3 {
+            try await store.replace(document("/shelf/extra\(n).md", snippets: ["extra \(n)"], hash: "e\(n)"),
+                                    vectors: Self.vectors(1, seed: UInt64(20 + n)), embedder: Self.record)
+        }
+        let rows = try await Self.logRows(store)
+        #expect(rows.count == 3 && rows.allSatisfy { $0 > saved })
+        // Saved again (every copy as of now): the next write deletes the rows before it.
+        #expect(try await Self.prepareAndSave(store).count == 3)
+        let now = try await store.snapshot { try $0.generation() }
+        try await store.replace(document("/shelf/extra9.md", snippets: ["extra nine"], hash: "e9"),
+                                vectors: Self.vectors(1, seed: 29), embedder: Self.record)
+        #expect(try await Self.logRows(store).allSatisfy { $0 > now })
+        #expect(try await Self.logRows(store).count == 1)
+        // The folder gone: the next write deletes every row.
+        try FileManager.default.removeItem(atPath: store.savedSearchFolder)
+        _ = try await store.removeSources(exactly: ["/shelf/extra9.md"])
+        #expect(try await Self.logRows(store).isEmpty)
+    }
+
+    @Test func theLogTellsTheChangesOnlyWithoutAGapOrAReset() async throws {
+        let store = try temporaryStore()
+        try await store.write { db in
+            for (generation, before, reset, ids) in [(3, 2, 0, [7, 9]), (4, 3, 0, [9, 11]), (6, 5, 0, [1]), (7, 6, 1, []), (8, 7, 0, [2])] as [(Int64, Int64, Int, [Int64])] {
+                try db.execute(sql: "INSERT INTO kb_search_log (generation, before, reset, snippets) VALUES (?, ?, ?, ?)",
+                               arguments: [generation, before, reset, SearchLog.encode(ids)])
+            }
+        }
+        let asked: [(from: Int64, to: Int64)] = [(2, 4), (3, 4), (4, 4), (2, 6), (5, 6), (5, 8), (7, 8), (1, 4), (5, 4)]
+        let told = try await store.read { db in try asked.map { try SearchLog.changes(in: db, from: $0.from, to: $0.to) } }
+        #expect(told[0] == [7, 9, 11] && told[1] == [9, 11] && told[2] == [])
+        #expect(told[3] == nil)   // nothing says what made generation 5
+        #expect(told[4] == [1])
+        #expect(told[5] == nil)   // generation 7 rebuilt what copies hold
+        #expect(told[6] == [2])
+        #expect(told[7] == nil && told[8] == nil)   // rows before 2 were deleted; backwards
     }
 
     @Test func rawWritesAndErasureDeleteTheSavedCopies() async throws {
