@@ -121,10 +121,27 @@ done
 RSS_NOW=$(rss VmRSS); RSS_PEAK=$(rss VmHWM)
 echo "kb serve resident memory: $RSS_NOW MB now, $RSS_PEAK MB at its peak"
 grep -iE "error|warning" "$WORK/serve.log" | head -5 >&2 || true
+
+# A restart after writes the saved copies do not hold: 20 memories added, then the server killed
+# (SIGKILL: it saves nothing as it stops), and started again on the same index.
+say "Restart after 20 new memories and a kill (nothing saved at stop)"
+# The copies it saved as it started (when they were stale) are written by then.
+while [ -n "$(find "$KB_DB-search" -name '*.partial-*' 2>/dev/null)" ]; do sleep 0.5; done
+for n in $(seq 1 20); do
+    curl -sf -o /dev/null -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \
+        -d "{\"content\":\"User u$n moved to Porto after the eclipse (restart check $n).\",\"scope\":\"user:u$n\"}" "$URL/v1/memories"
+done
+kill -9 "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=""
+start_sample_server
+start=$SECONDS
+until grep -q "in memory" "$WORK/serve.log" || [ $((SECONDS - start)) -ge 900 ]; do sleep 0.2; done
+RESTART_S=$(sed -n 's/.*in memory (\([0-9.]*\) s).*/\1/p' "$WORK/serve.log" | head -1)
+echo "ready again in ${RESTART_S:-?} s; $(rss VmRSS) MB resident"
 mkdir -p bench-results
 python3 - "${RESULTS%,}]" <<PY
 import json, sys
 json.dump({"snippets": $SNIPPETS, "users": $USERS, "memories": $((USERS * 10)), "queries": $QUERIES, "seconds_per_run": $DURATION,
-           "cores": $(nproc), "runs": json.loads(sys.argv[1]), "first_request_s": $FIRST, "rss_mb": $RSS_NOW, "peak_rss_mb": $RSS_PEAK},
+           "cores": $(nproc), "runs": json.loads(sys.argv[1]), "first_request_s": $FIRST, "rss_mb": $RSS_NOW, "peak_rss_mb": $RSS_PEAK,
+           "restart_after_kill_s": ${RESTART_S:-None}},
           open("bench-results/serve-scale-$SNIPPETS.json", "w"), indent=2)
 PY

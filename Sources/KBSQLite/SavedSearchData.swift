@@ -12,7 +12,8 @@ import Glibc
 /// Each file is stamped with the index state it was made from: the index's generation (every
 /// committed write moves it on), its creation time, the schema and the file format, and what it
 /// holds (whose vectors, which keyword weights). A file whose stamp differs in anything is never
-/// read, and is deleted. Files are written whole under a temporary name, flushed and renamed into
+/// read, and is deleted — except one of an earlier generation, which its reader may catch up
+/// with the index's log of writes since (`SearchLog`). Files are written whole under a temporary name, flushed and renamed into
 /// place: a crash mid-write leaves the previous file or none, never part of one, and a file cut
 /// short or damaged anyway fails its checks and is rebuilt from the index.
 ///
