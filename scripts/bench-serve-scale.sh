@@ -127,10 +127,16 @@ grep -iE "error|warning" "$WORK/serve.log" | head -5 >&2 || true
 say "Restart after 20 new memories and a kill (nothing saved at stop)"
 # The copies it saved as it started (when they were stale) are written by then.
 while [ -n "$(find "$KB_DB-search" -name '*.partial-*' 2>/dev/null)" ]; do sleep 0.5; done
+# (New texts each run: a memory a user already has is not added again.)
+RUN_ID="$(date +%s)-$RANDOM"
+ADDED=0
 for n in $(seq 1 20); do
-    curl -sf -o /dev/null -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \
-        -d "{\"content\":\"User u$n moved to Porto after the eclipse (restart check $n).\",\"scope\":\"user:u$n\"}" "$URL/v1/memories"
+    code=$(curl -s -o "$WORK/memory.json" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \
+        -d "{\"content\":\"User u$n moved to Porto after the eclipse (restart check $RUN_ID $n).\",\"scope\":\"user:u$n\"}" "$URL/v1/memories")
+    [ "$code" = 201 ] && grep -q '"created":true' "$WORK/memory.json" && ADDED=$((ADDED + 1))
 done
+echo "$ADDED memories added"
+[ "$ADDED" -eq 20 ] || { echo "error: POST /v1/memories added $ADDED of 20" >&2; exit 1; }
 kill -9 "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=""
 start_sample_server
 start=$SECONDS

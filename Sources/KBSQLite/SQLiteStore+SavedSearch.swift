@@ -26,7 +26,7 @@ extension SQLiteStore.Snapshot {
             // rows stay in the file — the knowledge's only when they are large (`floatsHeldUpTo`).
             let floatBytes = file.range("matrix")?.bytes ?? 0
             let floatsOnDisk = cache.rows == .memories || floatBytes > saved.floatsHeldUpTo.withLock { $0 }
-            if let touched = try SearchLog.changes(in: db, from: file.stamp.generation, to: generation),
+            if let touched = try SearchLog.changes(in: db, from: file.stamp.generation, to: generation)?.touched,
                let index = try? VectorMatrix.restored(from: file, dimension: embedder.dimension, floatsOnDisk: floatsOnDisk) {
                 // Written since the file was saved: the touched snippets' rows go, and come back as
                 // they are now (those still there, of these rows).
@@ -53,7 +53,7 @@ extension SQLiteStore.Snapshot {
         let generation = try generation()
         let stamp = try savedStamp("keywords", detail: try keywordDetail(), generation: generation)
         if let file = saved.open(stamp, orEarlier: true) {
-            if let touched = try SearchLog.changes(in: db, from: file.stamp.generation, to: generation),
+            if let touched = try SearchLog.changes(in: db, from: file.stamp.generation, to: generation)?.touched,
                let index = try? KeywordIndex(saved: file, weights: SQLiteStore.bm25WeightValues) {
                 // Written since the file was saved: the touched snippets' postings go, and those
                 // still there are read back from the keyword table — unless so many went that
@@ -74,6 +74,20 @@ extension SQLiteStore.Snapshot {
             saved.remove(stamp.kind)
         }
         return try loadKeywordIndex()
+    }
+
+    /// Whether the saved file of `stamp.kind` is of an earlier generation that catches up to
+    /// `stamp` with the log of writes, which removed nothing (a removed snippet's words and
+    /// vector must not stay in a file) and touched at most `catchUpFraction` of its `rows`: then
+    /// it is kept rather than written again (a million snippets' vectors are 1.9 GB to write
+    /// after a few memories came).
+    func savedFileCatchesUp(to stamp: SavedSearchData.Stamp, rows: Int) throws -> Bool {
+        guard let file = try? SavedFile(path: saved.path(stamp.kind)) else { return false }
+        var same = stamp
+        same.generation = file.stamp.generation
+        guard file.stamp == same, same.generation < stamp.generation,
+              let changes = try SearchLog.changes(in: db, from: same.generation, to: stamp.generation) else { return false }
+        return changes.removed == 0 && Double(changes.touched.count) <= Double(rows) * SavedSearchData.catchUpFraction
     }
 
     /// Vectors of the given snippets from one embedder, those of `rows` (memories' or the
@@ -110,8 +124,8 @@ extension SQLiteStore.Snapshot {
         var failures: [String] = []
         // `form` is only taken for a copy worth saving and not saved as it is (the keyword copy's
         // reads every posting).
-        func save(_ stamp: SavedSearchData.Stamp, rows: Int, form: () -> (numbers: [String: [Double]], sections: [SavedFile.Section])) {
-            guard saved.saves(rows: rows), !saved.holds(stamp) else { return }
+        func save(_ stamp: SavedSearchData.Stamp, rows: Int, form: () -> (numbers: [String: [Double]], sections: [SavedFile.Section])) throws {
+            guard saved.saves(rows: rows), !saved.holds(stamp), try !savedFileCatchesUp(to: stamp, rows: rows) else { return }
             let start = DispatchTime.now().uptimeNanoseconds
             let (numbers, sections) = form()
             if let error = saved.write(stamp, numbers: numbers, sections: sections) {
@@ -123,11 +137,11 @@ extension SQLiteStore.Snapshot {
         }
         for cache in [vectors, memoryVectors] {
             guard let form = cache.savedForm() else { continue }
-            save(try savedStamp(Self.vectorKind(cache.rows), detail: Self.vectorDetail(form.record), generation: form.generation),
-                 rows: form.rows) { (form.numbers, form.sections) }
+            try save(try savedStamp(Self.vectorKind(cache.rows), detail: Self.vectorDetail(form.record), generation: form.generation),
+                     rows: form.rows) { (form.numbers, form.sections) }
         }
         if let copy = keywords.current() {
-            save(try savedStamp("keywords", detail: try keywordDetail(), generation: copy.generation), rows: copy.index.count) {
+            try save(try savedStamp("keywords", detail: try keywordDetail(), generation: copy.generation), rows: copy.index.count) {
                 copy.index.savedForm()
             }
         }

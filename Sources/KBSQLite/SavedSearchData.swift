@@ -38,6 +38,9 @@ final class SavedSearchData: @unchecked Sendable {
     let mayHoldLog = LockedValue(true)
 
     static let defaultMinimumRows = 50_000
+    /// A saved copy older than the one in memory is kept when catching it up touches at most this
+    /// fraction of its rows (`SearchLog`); else it is written again.
+    static let catchUpFraction = 0.01
     /// 256 MB: about 175,000 snippets at 384 dimensions. Rescoring a quantized search reads each
     /// candidate's float row; from the file that is a `pread` each, ~9% of `kb serve`'s CPU at
     /// 100,000 snippets, for 150 MB not held. A million snippets' 1.5 GB stay in the file.

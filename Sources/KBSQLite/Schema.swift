@@ -408,13 +408,15 @@ enum Schema {
         migrator.registerMigration(migrationNames[13]) { db in
             // What each write did to snippets and vectors since the copies saved beside the index
             // were made (`SearchLog`): a copy older than the index catches up instead of being
-            // derived again. One row a write transaction, covering generations (before, generation].
+            // derived again. One row a write transaction, covering generations (before, generation]:
+            // the snippets it removed, and those it added or wrote vectors for.
             try db.execute(sql: """
                 CREATE TABLE kb_search_log (
                     generation INTEGER PRIMARY KEY,
                     before INTEGER NOT NULL,
                     reset INTEGER NOT NULL DEFAULT 0,
-                    snippets BLOB NOT NULL
+                    removed BLOB NOT NULL,
+                    written BLOB NOT NULL
                 );
                 """)
         }

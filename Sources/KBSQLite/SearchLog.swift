@@ -8,7 +8,7 @@ import GRDB
 /// after a single write found every copy stale).
 ///
 /// One row a write transaction, covering the generations (before, generation]: the snippets it
-/// removed or added and those whose vectors it wrote. A copy made as of generation g catches up
+/// removed, and those it added or wrote vectors for. A copy made as of generation g catches up
 /// only when rows chain from g to the snapshot's generation with no gap: a raw write
 /// (`SQLiteStore.write`) writes no row, and a write that rebuilt the keyword table or changed the
 /// embedder writes one marked `reset`, so across either the copy is derived as before. Rows are
@@ -30,33 +30,43 @@ enum SearchLog {
             return
         }
         saved.mayHoldLog.withLock { $0 = true }
-        var touched = Set(log.removedSnippets)
-        touched.formUnion(log.addedSnippets)
-        for entries in log.savedVectors.values { touched.formUnion(entries.lazy.map(\.id)) }
+        var written = Set(log.addedSnippets)
+        for entries in log.savedVectors.values { written.formUnion(entries.lazy.map(\.id)) }
         let reset = log.keywordsRebuilt || log.embedderChanged
-        try db.execute(sql: "INSERT OR REPLACE INTO kb_search_log (generation, before, reset, snippets) VALUES (?, ?, ?, ?)",
-                       arguments: [after, before, reset ? 1 : 0, reset ? Data() : encode(touched.sorted())])
+        try db.execute(sql: "INSERT OR REPLACE INTO kb_search_log (generation, before, reset, removed, written) VALUES (?, ?, ?, ?, ?)",
+                       arguments: [after, before, reset ? 1 : 0, encode(reset ? [] : Set(log.removedSnippets).sorted()),
+                                   encode(reset ? [] : written.sorted())])
         let floor = max(saved.logFloor.withLock { floor in defer { floor = nil }; return floor } ?? .min, after - kept)
         try db.execute(sql: "DELETE FROM kb_search_log WHERE generation <= ?", arguments: [floor])
     }
 
-    /// The snippets the writes after generation `from` up to `to` touched; nil when the log does
-    /// not tell them all (a gap, a reset, or rows deleted).
-    static func changes(in db: Database, from: Int64, to: Int64) throws -> Set<Int64>? {
-        guard from < to else { return from == to ? [] : nil }
+    /// What the writes after one generation up to another did.
+    struct Changes: Equatable {
+        /// The snippets they removed, added or wrote vectors for.
+        var touched: Set<Int64> = []
+        /// How many of those they removed (a copy made before holds their words and vectors).
+        var removed = 0
+    }
+
+    /// What the writes after generation `from` up to `to` did; nil when the log does not tell it
+    /// all (a gap, a reset, or rows deleted).
+    static func changes(in db: Database, from: Int64, to: Int64) throws -> Changes? {
+        guard from < to else { return from == to ? Changes() : nil }
         var cursor = from
-        var touched = Set<Int64>()
+        var changes = Changes()
         let rows = try Row.fetchCursor(db, sql: """
-            SELECT generation, before, reset, snippets FROM kb_search_log WHERE generation > ? AND generation <= ? ORDER BY generation
+            SELECT generation, before, reset, removed, written FROM kb_search_log WHERE generation > ? AND generation <= ? ORDER BY generation
             """, arguments: [from, to])
         while let row = try rows.next() {
             let before: Int64 = row[1], reset: Int = row[2]
             guard before == cursor, reset == 0 else { return nil }
-            guard let ids = decode(row[3]) else { return nil }
-            touched.formUnion(ids)
+            guard let removed = decode(row[3]), let written = decode(row[4]) else { return nil }
+            changes.touched.formUnion(removed)
+            changes.touched.formUnion(written)
+            changes.removed += removed.count
             cursor = row[0]
         }
-        return cursor == to ? touched : nil
+        return cursor == to ? changes : nil
     }
 
     /// Snippet ids as 8-byte little-endian integers.

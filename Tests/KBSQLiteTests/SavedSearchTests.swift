@@ -382,12 +382,22 @@ struct SavedSearchTests {
         try await Self.prepareAndSave(store)
         let saved = try await store.snapshot { try $0.generation() }
         for n in 0..<3 {
-            try await store.replace(document("/shelf/extra\(n).md", snippets: ["extra \(n)"], hash: "e\(n)"),
+            try await store.replace(document("/shelf/extra\(n).md", snippets: ["extra \(n) saturn"], hash: "e\(n)"),
                                     vectors: Self.vectors(1, seed: UInt64(20 + n)), embedder: Self.record)
         }
         let rows = try await Self.logRows(store)
         #expect(rows.count == 3 && rows.allSatisfy { $0 > saved })
-        // Saved again (every copy as of now): the next write deletes the rows before it.
+        // Three snippets added, none removed: the knowledge's and the keywords' files (~500 rows)
+        // catch up touching under 1% of their rows and are kept; the memories' (20) is written again.
+        #expect(try await Self.prepareAndSave(store).map { $0.components(separatedBy: ":")[0] } == ["memory vectors"])
+        #expect(try await Self.logRows(store) == rows)   // the kept files need them
+        let reopened = try SQLiteStore.open(at: store.path, create: false)
+        #expect(try await Self.answers(reopened) == (try await Self.derivedAnswers(store.path)))
+        #expect(reopened.savedSearchReads == 3 && reopened.savedSearchCatchUps == 2)
+
+        // A removal: every file is written again (the removed snippet's words and vector must not
+        // stay in one), and the next write deletes the rows before them.
+        _ = try await store.removeSources(exactly: ["/shelf/extra0.md"])
         #expect(try await Self.prepareAndSave(store).count == 3)
         let now = try await store.snapshot { try $0.generation() }
         try await store.replace(document("/shelf/extra9.md", snippets: ["extra nine"], hash: "e9"),
@@ -403,18 +413,21 @@ struct SavedSearchTests {
     @Test func theLogTellsTheChangesOnlyWithoutAGapOrAReset() async throws {
         let store = try temporaryStore()
         try await store.write { db in
-            for (generation, before, reset, ids) in [(3, 2, 0, [7, 9]), (4, 3, 0, [9, 11]), (6, 5, 0, [1]), (7, 6, 1, []), (8, 7, 0, [2])] as [(Int64, Int64, Int, [Int64])] {
-                try db.execute(sql: "INSERT INTO kb_search_log (generation, before, reset, snippets) VALUES (?, ?, ?, ?)",
-                               arguments: [generation, before, reset, SearchLog.encode(ids)])
+            let rows: [(Int64, Int64, Int, [Int64], [Int64])] = [(3, 2, 0, [7], [9]), (4, 3, 0, [], [9, 11]), (6, 5, 0, [], [1]), (7, 6, 1, [], []),
+                                                                 (8, 7, 0, [], [2])]
+            for (generation, before, reset, removed, written) in rows {
+                try db.execute(sql: "INSERT INTO kb_search_log (generation, before, reset, removed, written) VALUES (?, ?, ?, ?, ?)",
+                               arguments: [generation, before, reset, SearchLog.encode(removed), SearchLog.encode(written)])
             }
         }
         let asked: [(from: Int64, to: Int64)] = [(2, 4), (3, 4), (4, 4), (2, 6), (5, 6), (5, 8), (7, 8), (1, 4), (5, 4)]
         let told = try await store.read { db in try asked.map { try SearchLog.changes(in: db, from: $0.from, to: $0.to) } }
-        #expect(told[0] == [7, 9, 11] && told[1] == [9, 11] && told[2] == [])
+        #expect(told[0] == SearchLog.Changes(touched: [7, 9, 11], removed: 1))
+        #expect(told[1] == SearchLog.Changes(touched: [9, 11], removed: 0) && told[2] == SearchLog.Changes())
         #expect(told[3] == nil)   // nothing says what made generation 5
-        #expect(told[4] == [1])
+        #expect(told[4] == SearchLog.Changes(touched: [1], removed: 0))
         #expect(told[5] == nil)   // generation 7 rebuilt what copies hold
-        #expect(told[6] == [2])
+        #expect(told[6] == SearchLog.Changes(touched: [2], removed: 0))
         #expect(told[7] == nil && told[8] == nil)   // rows before 2 were deleted; backwards
     }
 
