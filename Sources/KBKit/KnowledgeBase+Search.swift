@@ -45,8 +45,10 @@ extension KnowledgeBase {
 
     /// Loads what searches keep in memory (the vectors and, for a large index, their int8 copy;
     /// the keyword postings) now, so that the first request does not wait for it: `kb serve`
-    /// calls it as it starts. Searches that come meanwhile wait for the same load.
-    public func prepareSearches() async throws {
+    /// calls it as it starts. Searches that come meanwhile wait for the same load. Returns one
+    /// line per copy read back from a saved one (and whether it caught up with writes since).
+    @discardableResult
+    public func prepareSearches() async throws -> [String] {
         try await retriever.prepareSearches()
     }
 

@@ -244,9 +244,10 @@ public final class Retriever: Sendable {
 
     /// The loads searches keep in memory (vectors, their int8 copy for a large index, keyword
     /// postings), now rather than at the first search.
-    public func prepareSearches() async throws {
+    @discardableResult
+    public func prepareSearches() async throws -> [String] {
         let from = profile.approximateScanFrom
-        try await store.snapshot { snapshot in
+        return try await store.snapshot { snapshot in
             try snapshot.prepareSearches(embedder: try snapshot.embedderRecord(), quantizingFrom: from)
         }
     }

@@ -27,7 +27,8 @@ extension SQLiteStore.Snapshot {
 
     /// Loads the vectors (and the int8 copy of the knowledge's from `quantizingFrom` of them)
     /// and the keyword postings into memory.
-    public func prepareSearches(embedder: EmbedderRecord?, quantizingFrom: Int) throws {
+    @discardableResult
+    public func prepareSearches(embedder: EmbedderRecord?, quantizingFrom: Int) throws -> [String] {
         if let embedder, embedder.hasVectors {
             for cache in [vectors, memoryVectors] {
                 let index = try vectorIndex(cache, embedder: embedder)
@@ -39,6 +40,7 @@ extension SQLiteStore.Snapshot {
             }
         }
         _ = try keywordIndex(try keywordTokenizer(try keywordLanguage()))
+        return saved.takeNotes()
     }
 
     /// The keyword postings in memory as of this snapshot (see `KeywordCache`).

@@ -37,6 +37,7 @@ extension SQLiteStore.Snapshot {
                     saved.caughtUp.withLock { $0 += 1 }
                 }
                 saved.reads.withLock { $0 += 1 }
+                saved.noteRead(stamp.kind, from: file.stamp.generation, touched: touched.count)
                 return (index, generation)
             }
             saved.remove(stamp.kind)
@@ -68,6 +69,7 @@ extension SQLiteStore.Snapshot {
                 }
                 if Double(index.dead) <= Double(max(index.count, 1)) * KeywordCache.deadFraction {
                     saved.reads.withLock { $0 += 1 }
+                    saved.noteRead(stamp.kind, from: file.stamp.generation, touched: touched.count)
                     return index
                 }
             }

@@ -36,6 +36,22 @@ final class SavedSearchData: @unchecked Sendable {
     let logFloor = LockedValue<Int64?>(nil)
     /// Whether the index's log of writes may hold rows (a write finding no saved copies deletes them).
     let mayHoldLog = LockedValue(true)
+    /// What the last loads read back (`note`), for `prepareSearches` to tell.
+    private let notes = LockedValue<[String]>([])
+
+    /// Notes that a copy of `kind` was read back, caught up with `touched` snippets written since.
+    func noteRead(_ kind: String, from generation: Int64, touched: Int) {
+        let line = touched == 0 ? "\(kind): read back from \(path(kind))"
+            : "\(kind): read back from \(path(kind)) (generation \(generation)) and caught up with the writes since "
+              + "(\(touched) snippet\(touched == 1 ? "" : "s") touched)"
+        notes.withLock { notes in
+            notes.append(line)
+            if notes.count > 16 { notes.removeFirst(notes.count - 16) }
+        }
+    }
+
+    /// The notes so far, and none after.
+    func takeNotes() -> [String] { notes.withLock { notes in defer { notes = [] }; return notes } }
 
     static let defaultMinimumRows = 50_000
     /// A saved copy older than the one in memory is kept when catching it up touches at most this

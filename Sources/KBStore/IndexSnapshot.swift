@@ -46,9 +46,11 @@ public protocol IndexSnapshot: StoredReads {
                            quantized: Bool, rows: VectorRows) throws -> @Sendable () throws -> [(id: Int64, score: Float)]
     func vectors(of snippetIDs: [Int64], embedder: EmbedderRecord) throws -> [Int64: [Float]]
     /// Loads what a store keeps in memory for searches (vectors, their int8 copy when there are
-    /// at least `quantizingFrom`, keyword postings) now rather than at the first search.
+    /// at least `quantizingFrom`, keyword postings) now rather than at the first search; returns
+    /// one line per copy read back from a saved one (and whether it caught up with writes since).
     /// Stores that keep nothing in memory do nothing.
-    func prepareSearches(embedder: EmbedderRecord?, quantizingFrom: Int) throws
+    @discardableResult
+    func prepareSearches(embedder: EmbedderRecord?, quantizingFrom: Int) throws -> [String]
     /// Saves what `prepareSearches` loaded beside the index, for the next process that opens it
     /// (stores that keep nothing, or whose copies are small, save nothing); one line per copy written.
     func saveSearches() throws -> [String]
@@ -136,7 +138,8 @@ extension IndexSnapshot {
         try vectorRanking(vector, embedder: embedder, k: k, allowed: allowed, excluded: excluded, quantized: quantized, rows: .all)
     }
 
-    public func prepareSearches(embedder: EmbedderRecord?, quantizingFrom: Int) throws {}
+    @discardableResult
+    public func prepareSearches(embedder: EmbedderRecord?, quantizingFrom: Int) throws -> [String] { [] }
 
     public func saveSearches() throws -> [String] { [] }
 

@@ -269,8 +269,10 @@ struct SavedSearchTests {
                                 vectors: [queries[3]], embedder: Self.record)
         let memoriesOnly = try SQLiteStore.open(at: store.path, create: false)
         memoriesOnly.savedSearchFloatsHeldUpTo = 0
-        try await memoriesOnly.snapshot { try $0.prepareSearches(embedder: Self.record, quantizingFrom: 0) }
+        let read = try await memoriesOnly.snapshot { try $0.prepareSearches(embedder: Self.record, quantizingFrom: 0) }
         #expect(memoriesOnly.savedSearchReads == 3)
+        // What it read, as `kb serve` logs it: each copy caught up with the memory written since.
+        #expect(read.count == 3 && read.allSatisfy { $0.hasSuffix("caught up with the writes since (1 snippet touched)") })
         #expect(memoriesOnly.vectors.loadedIndex?.floatFile != nil)
         #expect(try await Self.answers(memoriesOnly) == (try await Self.derivedAnswers(store.path)))
     }

@@ -118,9 +118,10 @@ struct Serve: AsyncParsableCommand {
             let preparing = Task.detached {
                 let start = DispatchTime.now().uptimeNanoseconds
                 do {
-                    try await kb.prepareSearches()
+                    let read = try await kb.prepareSearches()
                     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
                     FileHandle.standardError.write(Data("kb serve: vectors and keyword postings in memory (\(String(format: "%.1f", seconds)) s)\n".utf8))
+                    for line in read { FileHandle.standardError.write(Data("kb serve: \(line)\n".utf8)) }
                 } catch {
                     FileHandle.standardError.write(Data("kb serve: could not load the index into memory ahead of searches (\(error)); the first search loads it instead\n".utf8))
                     return
