@@ -13,9 +13,10 @@ import Glibc
 /// committed write moves it on), its creation time, the schema and the file format, and what it
 /// holds (whose vectors, which keyword weights). A file whose stamp differs in anything is never
 /// read, and is deleted — except one of an earlier generation, which its reader may catch up
-/// with the index's log of writes since (`SearchLog`). Files are written whole under a temporary name, flushed and renamed into
-/// place: a crash mid-write leaves the previous file or none, never part of one, and a file cut
-/// short or damaged anyway fails its checks and is rebuilt from the index.
+/// with the index's log of writes since (`SearchLog`). Files are written whole under a temporary
+/// name, flushed and renamed into place: a crash mid-write leaves the previous file or none, never
+/// part of one, and a file cut short or damaged anyway fails its checks and is rebuilt from the
+/// index.
 ///
 /// @unchecked Sendable: `minimumRows` is a `LockedValue`; the rest is immutable.
 final class SavedSearchData: @unchecked Sendable {
@@ -36,7 +37,7 @@ final class SavedSearchData: @unchecked Sendable {
     let logFloor = LockedValue<Int64?>(nil)
     /// Whether the index's log of writes may hold rows (a write finding no saved copies deletes them).
     let mayHoldLog = LockedValue(true)
-    /// What the last loads read back (`note`), for `prepareSearches` to tell.
+    /// What the last loads read back (`noteRead`), for `prepareSearches` to tell.
     private let notes = LockedValue<[String]>([])
 
     /// Notes that a copy of `kind` was read back, caught up with `touched` snippets written since.
