@@ -10,7 +10,7 @@ func benchKeywordRanking(index: String, queriesFile: String, limit: Int) async t
     let queries = try String(contentsOfFile: queriesFile, encoding: .utf8).split(separator: "\n").map(String.init).filter { !$0.isEmpty }
     let store = try SQLiteStore.open(at: index, create: false)
     let loadStart = now()
-    try await store.snapshot { try $0.prepareSearches(embedder: nil, quantizingFrom: Int.max) }
+    _ = try await store.snapshot { try $0.prepareSearches(embedder: nil, quantizingFrom: Int.max) }
     let loadSeconds = now() - loadStart
     let allowed = Set(try await store.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM snippets") })
     let (times, hits) = try await store.snapshot { snapshot in

@@ -91,7 +91,7 @@ struct SavedSearchTests {
         // With the default, the knowledge's few float rows are read into memory; memories' stay
         // in the file.
         let held = try SQLiteStore.open(at: store.path, create: false)
-        try await held.snapshot { try $0.prepareSearches(embedder: Self.record, quantizingFrom: 0) }
+        _ = try await held.snapshot { try $0.prepareSearches(embedder: Self.record, quantizingFrom: 0) }
         #expect(held.savedSearchReads == 3)
         #expect(held.vectors.loadedIndex?.floatFile == nil && held.vectors.loadedIndex?.matrix.isEmpty == false)
         #expect(held.memoryVectors.loadedIndex?.floatFile != nil)
@@ -99,7 +99,7 @@ struct SavedSearchTests {
 
         let reopened = try SQLiteStore.open(at: store.path, create: false)
         reopened.savedSearchFloatsHeldUpTo = 0
-        try await reopened.snapshot { try $0.prepareSearches(embedder: Self.record, quantizingFrom: 0) }
+        _ = try await reopened.snapshot { try $0.prepareSearches(embedder: Self.record, quantizingFrom: 0) }
         #expect(reopened.savedSearchReads == 3)
         // The float rows are left in the file (until the exact searches below load them).
         #expect(reopened.vectors.loadedIndex?.floatFile != nil && reopened.memoryVectors.loadedIndex?.floatFile != nil)
