@@ -5,8 +5,10 @@
 # sample corpus's paragraphs, built by `kb-bench scale-index`) and 10,000 users with 10 memories each (real text and real embeddings, through
 # `kb memory import`). POST /v1/context with QUERIES
 # distinct user turns for distinct users, at 1, 8, 32 and 64 connections; then the resident
-# memory of `kb serve` (VmRSS, VmHWM). Before the server starts, the sign stage's pass and the
-# keyword ranking alone (kb-bench sign-pass, keyword-ranking). Results in bench-results/serve-scale-SNIPPETS.json.
+# memory of `kb serve` (VmRSS, VmHWM); then 20 new memories, a SIGKILL and a restart (the saved
+# search copies catch up with the writes since: time to ready). Before the server starts, the sign
+# stage's pass and the keyword ranking alone (kb-bench sign-pass, keyword-ranking). Results in
+# bench-results/serve-scale-SNIPPETS.json.
 #
 #   scripts/bench-serve.sh --scale [SNIPPETS] [SECONDS_PER_RUN]   (default 100000 10; USERS=10000)
 #
