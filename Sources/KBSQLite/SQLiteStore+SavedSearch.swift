@@ -96,17 +96,12 @@ extension SQLiteStore.Snapshot {
     /// rest's), read from the index file.
     func vectors(of snippetIDs: [Int64], embedder: EmbedderRecord, rows: VectorRows) throws -> [(id: Int64, vector: [Float])] {
         guard let embedderID = try embedderID(named: embedder.name) else { return [] }
-        let kind = switch rows {
-        case .all: ""
-        case .memories: "AND so.kind = 'memory'"
-        case .knowledge: "AND so.kind != 'memory'"
-        }
         var entries: [(id: Int64, vector: [Float])] = []
         for chunk in stride(from: 0, to: snippetIDs.count, by: 500) {
             let part = Array(snippetIDs[chunk..<min(chunk + 500, snippetIDs.count)])
             let found = try Row.fetchAll(db, sql: """
-                SELECT v.snippet_id, v.data FROM vectors v JOIN snippets sn ON sn.id = v.snippet_id JOIN sources so ON so.id = sn.source_id
-                WHERE v.embedder_id = ? \(kind) AND v.snippet_id IN (\(part.map { _ in "?" }.joined(separator: ",")))
+                SELECT v.snippet_id, v.data FROM \(Self.vectorsSQL(rows))
+                AND v.snippet_id IN (\(part.map { _ in "?" }.joined(separator: ",")))
                 """, arguments: StatementArguments([embedderID]) + StatementArguments(part))
             for row in found {
                 guard let vector = VectorCoding.decode(row[1], dimension: embedder.dimension) else {

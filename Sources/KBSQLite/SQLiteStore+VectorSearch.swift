@@ -9,13 +9,7 @@ extension SQLiteStore.Snapshot {
     /// `rows` chooses memories' vectors, the rest's, or all.
     public func loadVectors(embedder: EmbedderRecord, rows wanted: VectorRows = .all) throws -> (ids: [Int64], matrix: [Float], generation: Int64) {
         guard let embedderID = try embedderID(named: embedder.name) else { return ([], [], try generation()) }
-        let from = switch wanted {
-        case .all: "vectors v WHERE v.embedder_id = ?"
-        case .memories, .knowledge: """
-            vectors v JOIN snippets sn ON sn.id = v.snippet_id JOIN sources so ON so.id = sn.source_id
-            WHERE v.embedder_id = ? AND so.kind \(wanted == .memories ? "=" : "!=") 'memory'
-            """
-        }
+        let from = Self.vectorsSQL(wanted)
         let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(from)", arguments: [embedderID]) ?? 0
         let d = embedder.dimension
         var ids: [Int64] = []
@@ -43,6 +37,18 @@ extension SQLiteStore.Snapshot {
         #endif
         if ids.count * d != matrix.count { matrix.removeLast(matrix.count - ids.count * d) }   // rows vanished mid-read
         return (ids, matrix, try generation())
+    }
+
+    /// The vectors of one embedder (its id the statement's first argument) among `rows`: the SQL
+    /// after `FROM`, `v` being the vectors table.
+    static func vectorsSQL(_ rows: VectorRows) -> String {
+        switch rows {
+        case .all: "vectors v WHERE v.embedder_id = ?"
+        case .memories, .knowledge: """
+            vectors v JOIN snippets sn ON sn.id = v.snippet_id JOIN sources so ON so.id = sn.source_id
+            WHERE v.embedder_id = ? AND so.kind \(rows == .memories ? "=" : "!=") 'memory'
+            """
+        }
     }
 
     /// Vectors of the given snippets from one embedder: from memory when the store's copy is
