@@ -211,14 +211,33 @@ size_t kb_attention_scratch_count(size_t longest, size_t head_size) {
 
 #define BF16_TARGET __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512bf16,fma")))
 
-// fp32 → bf16, rounding to nearest even (the inputs are finite).
-static inline uint32_t bf16_bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof(u));
-    return (u + 0x7FFF + ((u >> 16) & 1)) >> 16;
-}
+// fp32 → bf16 by vcvtne(2)ps2bf16: rounding to nearest even, subnormals to zero (which vdpbf16ps
+// makes of its subnormal inputs anyway, so the products are those of a rounding that keeps them).
 
-static inline uint32_t bf16_pair(float low, float high) { return bf16_bits(low) | (bf16_bits(high) << 16); }
+// A 16 × 16 matrix of 32-bit elements, one row a register, transposed in place (r[c] becomes
+// column c): pairs of rows interleaved by 32, then 64 bits, then 128-bit lanes gathered twice.
+BF16_TARGET static inline void transpose16(__m512i r[16]) {
+    __m512i t[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        r[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        r[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        r[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 4; k++) {
+            t[8 * i + k] = _mm512_shuffle_i32x4(r[8 * i + k], r[8 * i + 4 + k], 0x88);
+            t[8 * i + 4 + k] = _mm512_shuffle_i32x4(r[8 * i + k], r[8 * i + 4 + k], 0xdd);
+        }
+    for (int k = 0; k < 8; k++) {
+        r[k] = _mm512_shuffle_i32x4(t[k], t[8 + k], 0x88);
+        r[8 + k] = _mm512_shuffle_i32x4(t[k], t[8 + k], 0xdd);
+    }
+}
 
 // One (sequence, head) pair, R query rows at a time, a head D·16 wide. Keys are laid out as
 // [d/2][padded] pairs (a key's dimensions 2p, 2p+1 side by side), so that 16 keys' scores
@@ -236,16 +255,19 @@ static inline uint32_t bf16_pair(float low, float high) { return bf16_bits(low) 
         const float *q0 = qkv + base * stride + head * d;                                               \
         const float *k0 = q0 + hidden;                                                                  \
         const float *v0 = q0 + 2 * hidden;                                                              \
-        for (size_t j = 0; j < padded; j++) {                                                           \
-            /* A key's d floats in order are its d/2 pairs; they go to column j of the rows. */          \
-            uint32_t pairs[D * 8];                                                                      \
-            for (int c = 0; c < D; c += 2) {                                                                \
-                __m512 low = j < n ? _mm512_loadu_ps(k0 + j * stride + 16 * c) : _mm512_setzero_ps();   \
-                __m512 high = j < n ? _mm512_loadu_ps(k0 + j * stride + 16 * c + 16) : _mm512_setzero_ps(); \
-                _mm512_storeu_si512(pairs + 8 * c, (__m512i)_mm512_cvtne2ps_pbh(high, low));            \
+        for (size_t j0 = 0; j0 < padded; j0 += 16)                                                      \
+            for (int c = 0; c < D; c += 2) {                                                            \
+                /* 16 keys' pairs 8c … 8c+15 (a key's d floats in order are its d/2 pairs), one key a   \
+                   row, transposed: row p is then pair 8c+p of the 16 keys, in place at column j0. */    \
+                __m512i rows[16];                                                                       \
+                for (size_t i = 0; i < 16; i++) {                                                       \
+                    const float *k = k0 + (j0 + i) * stride + 16 * c;                                   \
+                    rows[i] = j0 + i < n ? (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(k + 16), _mm512_loadu_ps(k)) \
+                                         : _mm512_setzero_si512();                                      \
+                }                                                                                       \
+                transpose16(rows);                                                                      \
+                for (size_t p = 0; p < 16; p++) _mm512_storeu_si512(keys + (8 * c + p) * padded + j0, rows[p]); \
             }                                                                                           \
-            for (size_t p = 0; p < d / 2; p++) keys[p * padded + j] = pairs[p];                         \
-        }                                                                                               \
         for (size_t j = 0; j < padded; j += 2) {                                                        \
             /* Tokens j and j+1 side by side: bf16 of each, interleaved lane by lane. */                \
             uint32_t *row = values + j / 2 * d;                                                         \
@@ -259,10 +281,14 @@ static inline uint32_t bf16_pair(float low, float high) { return bf16_bits(low) 
         }                                                                                               \
         for (size_t i0 = 0; i0 < n; i0 += R) {                                                          \
             const size_t rows = n - i0 < R ? n - i0 : R;                                                \
-            uint32_t q[R][D * 8]; /* the block's query rows, scaled, as bf16 pairs */                    \
+            uint32_t q[R][D * 8]; /* the block's query rows, scaled, as bf16 pairs (bf16s in order) */   \
             for (int r = 0; r < R; r++) {                                                               \
                 const float *row = q0 + (i0 + ((size_t)r < rows ? (size_t)r : 0)) * stride;             \
-                for (size_t p = 0; p < d / 2; p++) q[r][p] = bf16_pair(row[2 * p] * scale, row[2 * p + 1] * scale); \
+                for (int c = 0; c < D; c += 2) {                                                        \
+                    __m512 low = _mm512_mul_ps(_mm512_loadu_ps(row + 16 * c), _mm512_set1_ps(scale));   \
+                    __m512 high = _mm512_mul_ps(_mm512_loadu_ps(row + 16 * c + 16), _mm512_set1_ps(scale)); \
+                    _mm512_storeu_si512(q[r] + 8 * c, (__m512i)_mm512_cvtne2ps_pbh(high, low));         \
+                }                                                                                       \
             }                                                                                           \
             for (size_t b = 0; b < blocks; b++) {                                                       \
                 __m512 acc[R];                                                                          \
@@ -279,7 +305,9 @@ static inline uint32_t bf16_pair(float low, float high) { return bf16_bits(low) 
             for (size_t r = 0; r < rows; r++) {                                                         \
                 float *row = scores + r * padded;                                                       \
                 inverse[r] = softmax_weights(row, n, padded);                                           \
-                for (size_t j = 0; j < padded; j += 2) weights[r * padded / 2 + j / 2] = bf16_pair(row[j], row[j + 1]); \
+                for (size_t j = 0; j < padded; j += 16)                                                 \
+                    _mm256_storeu_si256((__m256i *)(weights + r * padded / 2 + j / 2),                  \
+                                        (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(row + j)));         \
             }                                                                                           \
             for (size_t r = rows; r < R; r++) memset(weights + r * padded / 2, 0, padded / 2 * sizeof(uint32_t)); \
             __m512 context[R][D];                                                                       \

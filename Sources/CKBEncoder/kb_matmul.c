@@ -9,6 +9,9 @@
 #include "kb_encoder.h"
 #include "kb_vector_math.h"
 #include <dlfcn.h>
+#if defined(__x86_64__) && defined(__clang__)
+#include <immintrin.h>
+#endif
 #include <math.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <pthread.h>
@@ -19,6 +22,7 @@
 struct kb_matmul {
     kb_precision precision;
     int wide;                     // AVX-512 element-wise steps (decided once, at creation)
+    int convert;                  // the CPU's bf16 conversion instruction (AVX-512 BF16)
     size_t n, k;
     dnnl_primitive_t primitive;
     dnnl_memory_desc_t weights_md;
@@ -123,6 +127,10 @@ kb_matmul *kb_matmul_create(kb_precision precision, const float *weight, size_t 
     if (!m) return NULL;
     m->precision = precision;
     m->wide = kb_variant_supported(KB_VARIANT_AVX512);
+#if defined(__x86_64__) && defined(__clang__)
+    __builtin_cpu_init();
+    m->convert = m->wide && __builtin_cpu_supports("avx512bf16");
+#endif
     m->n = n;
     m->k = k;
     const int int8 = precision == KB_PRECISION_INT8;
@@ -229,10 +237,11 @@ size_t kb_matmul_scratch_bytes(const kb_matmul *m, size_t rows) {
 
 // ---- the element-wise steps around the product, per instruction set ----
 
+static void to_bf16_generic(const float *x, size_t count, uint16_t *out) {
+    for (size_t i = 0; i < count; i++) out[i] = bf16_round(x[i]);
+}
+
 #define ELEMENTWISE(SUFFIX, ATTRIBUTES)                                                                 \
-    ATTRIBUTES static void to_bf16_##SUFFIX(const float *x, size_t count, uint16_t *out) {              \
-        for (size_t i = 0; i < count; i++) out[i] = bf16_round(x[i]);                                   \
-    }                                                                                                   \
     ATTRIBUTES static void quantize_rows_##SUFFIX(const float *x, size_t rows, size_t k, const float *u,  \
                                                   uint8_t *out, float *scales, float *zeros, float *row) {   \
         for (size_t r = 0; r < rows; r++) {                                                             \
@@ -297,6 +306,17 @@ size_t kb_matmul_scratch_bytes(const kb_matmul *m, size_t rows) {
 
 #if defined(__x86_64__) && defined(__clang__)
 ELEMENTWISE(avx512, __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma"))))
+
+// bf16 inputs with the conversion instruction, 16 floats at a time: to nearest even as
+// `bf16_round`, except that a subnormal becomes zero — which the product's vdpbf16ps makes of a
+// subnormal input anyway, so the products are the same bit for bit.
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512bf16"))) static void to_bf16_bf16(const float *x, size_t count,
+                                                                                         uint16_t *out) {
+    size_t i = 0;
+    for (; i + 16 <= count; i += 16)
+        _mm256_storeu_si256((__m256i *)(out + i), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(x + i)));
+    for (; i < count; i++) out[i] = bf16_round(x[i]);
+}
 #endif
 ELEMENTWISE(generic, )
 
@@ -327,7 +347,7 @@ int kb_matmul_run(const kb_matmul *m, const float *x, size_t rows, const float *
             quantize_rows_generic(x, rows, m->k, m->input_scales, input, row_scales, row_zeros, row);
     } else {
 #if defined(__x86_64__) && defined(__clang__)
-        if (wide) to_bf16_avx512(x, rows * m->k, (uint16_t *)input);
+        if (m->convert) to_bf16_bf16(x, rows * m->k, (uint16_t *)input);
         else
 #endif
             to_bf16_generic(x, rows * m->k, (uint16_t *)input);
