@@ -2,6 +2,8 @@
 //
 //   kb-bench embed PASSAGES.txt SENTENCES.txt     (one text per line)
 //   kb-bench encoder-profile [THREADS]             (per-stage time of one forward pass)
+//   kb-bench encoder-work TEXTS.txt                (what embedding TEXTS costs the installed model: tokens, and
+//                                                  multiply-adds of the linear layers and of attention; bench-encoder-floor.sh)
 //   kb-bench search N WORKDIR                     (writes WORKDIR/vectors.f32 and queries.f32 for the reference)
 //   kb-bench quantized-recall INDEX.sqlite QUERIES.jsonl [knowledge]  (int8 scan, sign stage, sign stage in cells, and the cells'
 //                                                  index read back with its rows in the file (rows read to rescore): recall@10/@24/@50
@@ -317,6 +319,21 @@ func benchEncoderProfile(threads: Int) throws -> [String: Any] {
     return ["threads": threads, "rows": rows]
 }
 
+/// The arithmetic a forward pass over `texts` (one a line, as passages) needs: per token, the
+/// linear layers' multiply-adds (query/key/value, attention output, feed-forward up and down); per
+/// sequence of n tokens, attention's two products (scores and weighted values, n² × hidden each).
+func encoderWork(textsFile: String) throws -> [String: Any] {
+    let embedder = try BERTEmbedder.installed()
+    let c = embedder.folder.config
+    let lengths = lines(textsFile).map { embedder.tokenIDs($0, role: .passage).count }
+    let tokens = lengths.reduce(0, +)
+    let linearPerToken = c.layers * (4 * c.hiddenSize * c.hiddenSize + 2 * c.hiddenSize * c.intermediateSize)
+    let attention = lengths.reduce(0.0) { $0 + 2 * Double(c.layers) * Double($1) * Double($1) * Double(c.hiddenSize) }
+    return ["model": embedder.id, "texts": lengths.count, "tokens": tokens,
+            "longest": lengths.max() ?? 0, "linear_multiply_adds_per_token": linearPerToken,
+            "linear_operations": 2 * Double(linearPerToken) * Double(tokens), "attention_operations": 2 * attention]
+}
+
 let arguments = CommandLine.arguments.dropFirst()
 do {
     switch arguments.first {
@@ -338,6 +355,9 @@ do {
     case "encoder-profile" where arguments.count <= 2:
         let threads = arguments.count == 2 ? Int(arguments[arguments.startIndex + 1]) ?? 1 : 1
         let output = try benchEncoderProfile(threads: threads)
+        print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
+    case "encoder-work" where arguments.count == 2:
+        let output = try encoderWork(textsFile: arguments[arguments.startIndex + 1])
         print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
     case "search" where arguments.count == 3:
         guard let count = Int(arguments[arguments.startIndex + 1]), count > 0 else { throw KBError(.invalidArgument, "N must be a positive count") }

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# How fast a book can be embedded on this machine at all, against how fast kb embeds it: the
+# CPU's measured peak (Benchmarks/cpu-peak/cpu-peak.c: fp32, bf16 and int8 multiply-adds on one
+# core and on every core), the arithmetic the book's snippets need in the local model (kb-bench
+# encoder-work: tokens, linear layers, attention), the floor that gives, and `kb ingest` of the
+# book timed (reading alone with --embedder none; then embedded at the default precision and at
+# --precision int8). Writes bench-results/encoder-floor.json.
+#
+#   scripts/bench-encoder-floor.sh [BOOK.pdf]   default: ../shared/pdfs/octave-manual.pdf when
+#                                               present, else the sample corpus's book
+. "$(dirname "$0")/lib.sh"
+cd "$KB_ROOT"
+BOOK="${1:-$KB_ROOT/../shared/pdfs/octave-manual.pdf}"
+[ -n "${1:-}" ] || [ -f "$BOOK" ] || BOOK="$KB_ROOT/corpus/books/reading-an-ephemeris.pdf"
+[ -f "$BOOK" ] || { echo "error: no PDF at $BOOK; pass one" >&2; exit 1; }
+bash scripts/install-model.sh >/dev/null
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+mkdir -p bench-results .build
+
+say "Building kb and kb-bench (release), and cpu-peak"
+swift build -c release --product kb >/dev/null 2>&1 || swift build -c release --product kb
+swift build -c release --product kb-bench >/dev/null 2>&1 || swift build -c release --product kb-bench
+clang -O2 -o .build/cpu-peak Benchmarks/cpu-peak/cpu-peak.c -lpthread
+KB="$KB_ROOT/.build/release/kb"
+
+say "The CPU's peak ($(nproc) cores)"
+.build/cpu-peak > "$WORK/peak.jsonl"
+cat "$WORK/peak.jsonl"
+
+now() { date +%s.%N; }
+ingest() {   # ingest NAME ARGS…: one timed `kb ingest` of the book into a new index
+    local name="$1"; shift
+    rm -f "$WORK"/kb.sqlite*
+    local t0; t0=$(now)
+    "$KB" ingest "$@" --db "$WORK/kb.sqlite" "$BOOK" >/dev/null
+    awk "BEGIN {print $(now) - $t0}" > "$WORK/$name.seconds"
+    echo "$name: $(cat "$WORK/$name.seconds") s"
+}
+say "Reading alone (--embedder none), then the snippets' arithmetic"
+ingest reading --embedder none
+python3 - "$WORK/kb.sqlite" "$WORK/texts.txt" <<'PY'
+import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute("select text from snippets order by id").fetchall()
+open(sys.argv[2], "w", encoding="utf-8").write("".join(" ".join(t.split()) + "\n" for (t,) in rows))
+PY
+.build/release/kb-bench encoder-work "$WORK/texts.txt" > "$WORK/work.json"
+cat "$WORK/work.json"; echo
+
+say "Embedded: the default precision, then --precision int8"
+ingest default
+ingest int8 --precision int8
+
+python3 - "$WORK" "$BOOK" <<'PY'
+import json, os, sys
+work, book = sys.argv[1], sys.argv[2]
+peak = {(p["kind"], p["threads"]): p["gops"] for p in map(json.loads, open(f"{work}/peak.jsonl"))}
+cores = max(t for _, t in peak)
+w = json.load(open(f"{work}/work.json"))
+seconds = {n: float(open(f"{work}/{n}.seconds").read()) for n in ("reading", "default", "int8")}
+linear, attention = w["linear_operations"], w["attention_operations"]
+floor = {kind: (linear + attention) / (peak[(kind, cores)] * 1e9) for kind in ("fp32", "bf16", "int8")}
+result = {"book": os.path.basename(book), "cores": cores, "peak_gops": {f"{k}x{t}": v for (k, t), v in peak.items()},
+          "work": w, "seconds": seconds, "floor_seconds_all_cores": floor}
+print(f"book {result['book']}: {w['texts']} snippets, {w['tokens']} tokens (longest {w['longest']}); "
+      f"{linear / 1e12:.2f} T operations in the linear layers, {attention / 1e12:.2f} T in attention")
+for kind in ("fp32", "bf16", "int8"):
+    print(f"floor at the measured {kind} peak of all {cores} cores ({peak[(kind, cores)]:.0f} G/s): "
+          f"{floor[kind]:.1f} s of arithmetic alone")
+embed = seconds["default"] - seconds["reading"]
+print(f"kb ingest: reading {seconds['reading']:.1f} s; embedded at the default precision {seconds['default']:.1f} s, "
+      f"at int8 {seconds['int8']:.1f} s; the default's embedding runs at "
+      f"{(linear + attention) / embed / 1e9:.0f} G operations/s "
+      f"({100 * (linear + attention) / embed / 1e9 / peak[('bf16', cores)]:.0f}% of the bf16 peak)")
+json.dump(result, open("bench-results/encoder-floor.json", "w"), indent=2)
+PY
