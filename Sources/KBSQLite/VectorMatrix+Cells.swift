@@ -297,19 +297,17 @@ extension VectorMatrix {
 }
 
 extension VectorMatrix {
-    /// Puts a new row in the open cell or a new one, a rewritten one in the cell of its nearest
-    /// centre, when the index has cells. Call with the write lock held, the row quantized.
-    func placeInCell(_ row: Int) {
+    /// Puts a new row (`vector`, its floats) in the open cell or a new one, a rewritten one in the
+    /// cell of its nearest centre, when the index has cells. Call with the write lock held, the
+    /// row quantized.
+    func placeInCell(_ row: Int, vector: UnsafePointer<Float>) {
         signStage.withLock { stage in
             guard stage.calibration?.cells != nil else { return }
-            matrix.withUnsafeBufferPointer { m in
-                let vector = m.baseAddress! + row * dimension
-                if row < stage.calibration!.cells!.cellOf.count {
-                    stage.calibration!.cells!.detach(row)
-                    stage.calibration!.cells!.attach(row, to: stage.calibration!.cells!.nearest(vector), signBits: signBits)
-                } else {
-                    stage.calibration!.cells!.append(row, vector: vector, signBits: signBits)
-                }
+            if row < stage.calibration!.cells!.cellOf.count {
+                stage.calibration!.cells!.detach(row)
+                stage.calibration!.cells!.attach(row, to: stage.calibration!.cells!.nearest(vector), signBits: signBits)
+            } else {
+                stage.calibration!.cells!.append(row, vector: vector, signBits: signBits)
             }
         }
     }

@@ -25,15 +25,20 @@ extension VectorMatrix {
 
     /// Quantizes one float row into its int8 slot. Call with the write lock held.
     func quantize(row: Int) {
+        matrix.withUnsafeBufferPointer { quantize(row: row, from: $0.baseAddress! + row * dimension) }
+    }
+
+    /// Quantizes `values` (row `row`'s floats) into the row's int8 slot. Call with the write lock held.
+    func quantize(row: Int, from values: UnsafePointer<Float>) {
         let base = row * dimension
         var largest: Float = 0
-        for j in 0..<dimension { largest = max(largest, abs(matrix[base + j])) }
+        for j in 0..<dimension { largest = max(largest, abs(values[j])) }
         let scale = largest > 0 ? largest / 127 : 1
         scales[row] = scale
-        for j in 0..<dimension { quantizedRows[base + j] = Int8((matrix[base + j] / scale).rounded()) }
+        for j in 0..<dimension { quantizedRows[base + j] = Int8((values[j] / scale).rounded()) }
         for word in 0..<signWords {
             var bits: UInt64 = 0
-            for bit in 0..<min(64, dimension - word * 64) where matrix[base + word * 64 + bit] > 0 { bits |= 1 << UInt64(bit) }
+            for bit in 0..<min(64, dimension - word * 64) where values[word * 64 + bit] > 0 { bits |= 1 << UInt64(bit) }
             signBits[signSlot(row, word)] = bits
         }
     }
@@ -152,7 +157,7 @@ extension VectorMatrix {
     func rescore(_ candidates: [TopK.Entry], query: [Float], k: Int) -> [TopK.Entry] {
         var top = TopK(k: k)
         let d = dimension
-        if let floatFile {
+        if floatFile != nil {
             let bound = Int8Bound(query: query, dimension: d)
             var row = [Float](repeating: 0, count: d), read = 0
             row.withUnsafeMutableBufferPointer { r in
@@ -166,7 +171,7 @@ extension VectorMatrix {
                                 if most < top.threshold { continue }
                             }
                             read += 1
-                            if !floatFile.read(row: index, into: r.baseAddress!) {
+                            if !readRow(index, into: r.baseAddress!) {
                                 // The file cannot be read (a disk error, a file cut short): the row's
                                 // int8 copy, scaled back, stands in (its product within the int8
                                 // rounding of the exact one) rather than the candidate being lost.

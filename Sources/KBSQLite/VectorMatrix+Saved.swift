@@ -8,8 +8,8 @@ extension VectorMatrix {
     /// the read lock (shared, not copied): later writes to the matrix copy them instead, so the
     /// sections stay one consistent state however long writing them takes.
     func savedForm() -> (numbers: [String: [Double]], sections: [SavedFile.Section]) {
-        let (ids, matrix, quantized, int8, scales, signs, file, stage) = lock.read {
-            (self.ids, self.matrix, quantizedEnabled, quantizedRows, self.scales, signBits, floatFile,
+        let (ids, matrix, quantized, int8, scales, signs, file, patches, stage) = lock.read {
+            (self.ids, self.matrix, quantizedEnabled, quantizedRows, self.scales, signBits, floatFile, patchedRows,
              signStage.withLock { ($0.rows, $0.calibration) })
         }
         var numbers: [String: [Double]] = ["dimension": [Double(dimension)], "quantized": [quantized ? 1 : 0]]
@@ -26,16 +26,21 @@ extension VectorMatrix {
         var floats = SavedFile.Section.array("matrix", matrix)
         if let file {
             // The rows are still in the file they were restored from (open, so readable even once
-            // this save has replaced it), in the same order.
-            floats = SavedFile.Section(name: "matrix", bytes: file.rows * file.dimension * 4) { output in
-                var buffer = [Float](repeating: 0, count: 4096 * file.dimension)
-                for start in stride(from: 0, to: file.rows, by: 4096) {
-                    let count = min(4096, file.rows - start)
+            // this save has replaced it), in the same order — but for those written since, patched.
+            let d = file.dimension
+            floats = SavedFile.Section(name: "matrix", bytes: ids.count * d * 4) { output in
+                var buffer = [Float](repeating: 0, count: 4096 * d)
+                for start in stride(from: 0, to: ids.count, by: 4096) {
+                    let count = min(4096, ids.count - start), fromFile = max(0, min(count, file.rows - start))
                     try buffer.withUnsafeMutableBufferPointer { b in
-                        guard file.read(row: start, count: count, into: b.baseAddress!) else {
+                        guard fromFile == 0 || file.read(row: start, count: fromFile, into: b.baseAddress!) else {
                             throw KBError(.database, "Cannot read the vectors saved in \(file.path).")
                         }
-                        try output.write(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(b)[0..<count * file.dimension * 4]))
+                        for row in start..<(start + count) {
+                            guard let patch = patches[row] else { continue }
+                            patch.withUnsafeBufferPointer { (b.baseAddress! + (row - start) * d).update(from: $0.baseAddress!, count: d) }
+                        }
+                        try output.write(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(b)[0..<count * d * 4]))
                     }
                 }
             }

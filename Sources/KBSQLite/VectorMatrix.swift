@@ -36,6 +36,11 @@ public final class VectorMatrix: @unchecked Sendable {
     /// from a saved file with its int8 copy: see `restored(from:dimension:signStageFrom:floatsOnDisk:)`);
     /// nil when it does. Whatever needs every row loads them first (`holdFloats`).
     var floatFile: FloatFile?
+    /// With `floatFile`: the rows whose floats are no longer the file's — rewritten, moved into
+    /// by a removal, or added past the file's end — held here, so that a write (a memory added, a
+    /// book uploaded, a saved copy catching up) keeps the other rows in the file instead of
+    /// loading them all. Every row not here is the file's.
+    var patchedRows: [Int: [Float]] = [:]
     let signWords: Int
     let signStageRows: Int
     /// Rows the index needs before the sign stage searches in cells (`SignCells`).
@@ -93,18 +98,21 @@ public final class VectorMatrix: @unchecked Sendable {
     public func upsert(_ entries: [(id: Int64, vector: [Float])]) throws {
         if let bad = entries.first(where: { $0.vector.count != dimension }) { throw wrongDimension(bad.vector.count, "vector") }
         guard !entries.isEmpty else { return }
-        try holdFloats()
         lock.write {
             for (id, vector) in entries {
                 let row: Int
                 if let existing = rowOf[id] {
                     row = existing
-                    matrix.replaceSubrange(row * dimension..<(row + 1) * dimension, with: vector)
+                    if floatFile != nil {
+                        patchedRows[row] = vector
+                    } else {
+                        matrix.replaceSubrange(row * dimension..<(row + 1) * dimension, with: vector)
+                    }
                 } else {
                     row = ids.count
                     rowOf[id] = row
                     ids.append(id)
-                    matrix.append(contentsOf: vector)
+                    if floatFile != nil { patchedRows[row] = vector } else { matrix.append(contentsOf: vector) }
                     if quantizedEnabled {
                         quantizedRows.append(contentsOf: repeatElement(0, count: dimension))
                         scales.append(0)
@@ -112,8 +120,10 @@ public final class VectorMatrix: @unchecked Sendable {
                     }
                 }
                 if quantizedEnabled {
-                    quantize(row: row)
-                    placeInCell(row)
+                    vector.withUnsafeBufferPointer { v in
+                        quantize(row: row, from: v.baseAddress!)
+                        placeInCell(row, vector: v.baseAddress!)
+                    }
                 }
             }
         }
@@ -122,11 +132,24 @@ public final class VectorMatrix: @unchecked Sendable {
     /// Removes vectors by snippet id (the last row moves into the hole).
     public func remove(_ removed: [Int64]) throws {
         guard lock.read({ removed.contains { rowOf[$0] != nil } }) else { return }
-        try holdFloats()
-        lock.write {
+        try lock.write {
             for id in removed {
-                guard let row = rowOf.removeValue(forKey: id) else { continue }
+                guard let row = rowOf[id] else { continue }
                 let last = ids.count - 1
+                if let floatFile, row != last {
+                    // The last row's floats move into the hole (read first: a row that cannot be
+                    // read leaves this removal undone, and the error said).
+                    var moved = patchedRows[last] ?? []
+                    if moved.isEmpty {
+                        moved = [Float](repeating: 0, count: dimension)
+                        guard moved.withUnsafeMutableBufferPointer({ readRow(last, into: $0.baseAddress!) }) else {
+                            throw KBError(.database, "Cannot read the vectors saved in \(floatFile.path).")
+                        }
+                    }
+                    patchedRows[row] = moved
+                }
+                patchedRows.removeValue(forKey: last)
+                rowOf.removeValue(forKey: id)
                 if quantizedEnabled {
                     signStage.withLock { stage in
                         stage.calibration?.cells?.detach(row)
@@ -137,8 +160,10 @@ public final class VectorMatrix: @unchecked Sendable {
                     let moved = ids[last]
                     ids[row] = moved
                     rowOf[moved] = row
-                    matrix.withUnsafeMutableBufferPointer { m in
-                        (m.baseAddress! + row * dimension).update(from: m.baseAddress! + last * dimension, count: dimension)
+                    if floatFile == nil {
+                        matrix.withUnsafeMutableBufferPointer { m in
+                            (m.baseAddress! + row * dimension).update(from: m.baseAddress! + last * dimension, count: dimension)
+                        }
                     }
                     if quantizedEnabled {
                         quantizedRows.withUnsafeMutableBufferPointer { q in
@@ -149,7 +174,7 @@ public final class VectorMatrix: @unchecked Sendable {
                     }
                 }
                 ids.removeLast()
-                matrix.removeLast(dimension)
+                if floatFile == nil { matrix.removeLast(dimension) }
                 if quantizedEnabled {
                     quantizedRows.removeLast(dimension)
                     scales.removeLast()
@@ -172,6 +197,7 @@ public final class VectorMatrix: @unchecked Sendable {
             ids = newIDs
             matrix = newMatrix
             floatFile = nil
+            patchedRows = [:]
             // The cells name rows by number: they are made again with the next calibration.
             signStage.withLock { stage in
                 if stage.calibration?.cells != nil { stage = SignStage(counts: stage.counts) }
@@ -190,10 +216,23 @@ public final class VectorMatrix: @unchecked Sendable {
     public func vector(for id: Int64) -> [Float]? {
         lock.read {
             guard let row = rowOf[id] else { return nil }
-            guard let floatFile else { return Array(matrix[row * dimension..<(row + 1) * dimension]) }
             var vector = [Float](repeating: 0, count: dimension)
-            return vector.withUnsafeMutableBufferPointer { floatFile.read(row: row, into: $0.baseAddress!) } ? vector : nil
+            return vector.withUnsafeMutableBufferPointer { readRow(row, into: $0.baseAddress!) } ? vector : nil
         }
+    }
+
+    /// Row `row`'s floats into `buffer`: from `matrix`, else its patch or the file; false when
+    /// the file cannot be read. Call with the lock held.
+    func readRow(_ row: Int, into buffer: UnsafeMutablePointer<Float>) -> Bool {
+        guard let floatFile else {
+            matrix.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress! + row * dimension, count: dimension) }
+            return true
+        }
+        if let patch = patchedRows[row] {
+            patch.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: dimension) }
+            return true
+        }
+        return row < floatFile.rows && floatFile.read(row: row, into: buffer)
     }
 
     /// Loads the float rows into memory when they are read from a file (before anything that
@@ -202,8 +241,14 @@ public final class VectorMatrix: @unchecked Sendable {
         guard lock.read({ floatFile != nil }) else { return }
         try lock.write {
             guard let file = floatFile else { return }
-            matrix = try file.all()
+            var all = try file.all()
+            let count = ids.count * dimension
+            if all.count > count { all.removeLast(all.count - count) }
+            if all.count < count { all.append(contentsOf: repeatElement(0, count: count - all.count)) }
+            for (row, patch) in patchedRows { all.replaceSubrange(row * dimension..<(row + 1) * dimension, with: patch) }
+            matrix = all
             floatFile = nil
+            patchedRows = [:]
         }
     }
 
@@ -231,7 +276,7 @@ public final class VectorMatrix: @unchecked Sendable {
                 var gathered = [Float](repeating: 0, count: rows.count * dimension)
                 if let floatFile {
                     try gathered.withUnsafeMutableBufferPointer { g in
-                        for (i, row) in rows.enumerated() where !floatFile.read(row: row, into: g.baseAddress! + i * dimension) {
+                        for (i, row) in rows.enumerated() where !readRow(row, into: g.baseAddress! + i * dimension) {
                             throw KBError(.database, "Cannot read the vectors saved in \(floatFile.path).")
                         }
                     }
