@@ -139,12 +139,9 @@ public final class VectorMatrix: @unchecked Sendable {
                 if let floatFile, row != last {
                     // The last row's floats move into the hole (read first: a row that cannot be
                     // read leaves this removal undone, and the error said).
-                    var moved = patchedRows[last] ?? []
-                    if moved.isEmpty {
-                        moved = [Float](repeating: 0, count: dimension)
-                        guard moved.withUnsafeMutableBufferPointer({ readRow(last, into: $0.baseAddress!) }) else {
-                            throw KBError(.database, "Cannot read the vectors saved in \(floatFile.path).")
-                        }
+                    var moved = [Float](repeating: 0, count: dimension)
+                    guard moved.withUnsafeMutableBufferPointer({ readRow(last, into: $0.baseAddress!) }) else {
+                        throw KBError(.database, "Cannot read the vectors saved in \(floatFile.path).")
                     }
                     patchedRows[row] = moved
                 }
