@@ -1,5 +1,3 @@
-public import KBCore
-
 /// The language of a snippet from its script and its commonest words: Arabic by its letters;
 /// Ukrainian and Russian, which share Cyrillic, by the letters only one of them has (і ї є ґ /
 /// ы э ъ ё) and their function words; English by its function words among Latin letters. nil
