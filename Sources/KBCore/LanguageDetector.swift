@@ -1,56 +1,164 @@
-/// The language of a snippet from its script and its commonest words: Arabic by its letters;
-/// Ukrainian and Russian, which share Cyrillic, by the letters only one of them has (і ї є ґ /
-/// ы э ъ ё) and their function words; English by its function words among Latin letters. nil
-/// when the evidence is too thin (a few words, numbers, another Latin-script language).
+/// The language of a text from its script and its commonest words: Arabic, Hebrew, Greek,
+/// Devanagari (Hindi), Thai, Chinese, Japanese and Korean by their letters; Ukrainian and
+/// Russian, which share Cyrillic, by the letters only one of them has (і ї є ґ / ы э ъ ё) and
+/// their function words; English, German, Spanish, French, Italian, Portuguese, Dutch and
+/// Turkish, which share Latin letters, by their function words (and a few letters only one of
+/// them uses). nil when the evidence is too thin (a few words, numbers, names) or two languages
+/// tie.
 ///
 /// ```swift
 /// LanguageDetector.language(of: "Сатурн повертається через двадцять дев'ять років")   // "uk"
+/// LanguageDetector.language(of: "Wie viele Punkte hat die Verteidigung abgegeben?")   // "de"
 /// ```
 public enum LanguageDetector {
     /// Codes kb detects.
-    public static let codes: Set<String> = ["en", "uk", "ru", "ar"]
+    public static let codes: Set<String> = Set(latinWords.keys).union(["uk", "ru", "ar", "he", "el", "hi", "th", "zh", "ja", "ko"])
+
+    /// The writing systems kb tells apart.
+    public enum Script: Sendable, Hashable {
+        case latin, cyrillic, arabic, hebrew, greek, devanagari, thai, han, kana, hangul, other
+    }
+
+    /// The script a letter belongs to (`.other` for digits, punctuation and the rest).
+    public static func script(of scalar: Unicode.Scalar) -> Script {
+        switch scalar.value {
+        case 0x41...0x5A, 0x61...0x7A, 0xC0...0x24F, 0x1E00...0x1EFF: .latin
+        case 0x0400...0x052F: .cyrillic
+        case 0x0600...0x06FF, 0x0750...0x077F, 0x08A0...0x08FF, 0xFB50...0xFDFF, 0xFE70...0xFEFC: .arabic
+        case 0x0590...0x05FF, 0xFB1D...0xFB4F: .hebrew
+        case 0x0370...0x03FF, 0x1F00...0x1FFF: .greek
+        case 0x0900...0x097F: .devanagari
+        case 0x0E00...0x0E7F: .thai
+        case 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xF900...0xFAFF, 0x20000...0x2FFFF: .han
+        case 0x3040...0x30FF, 0x31F0...0x31FF, 0xFF66...0xFF9F: .kana
+        case 0xAC00...0xD7AF, 0x1100...0x11FF, 0x3130...0x318F: .hangul
+        default: .other
+        }
+    }
+
+    /// The languages that write with `script` and that kb can tell apart by their words.
+    public static func languages(writtenIn script: Script) -> Set<String> {
+        switch script {
+        case .latin: Set(latinWords.keys)
+        case .cyrillic: ["uk", "ru"]
+        case .arabic: ["ar"]
+        case .hebrew: ["he"]
+        case .greek: ["el"]
+        case .devanagari: ["hi"]
+        case .thai: ["th"]
+        case .han: ["zh", "ja"]
+        case .kana: ["ja"]
+        case .hangul: ["ko"]
+        case .other: []
+        }
+    }
+
+    /// The script most of a text's letters are in (nil without letters, or without a majority).
+    public static func dominantScript(of text: String) -> Script? {
+        var counts: [Script: Int] = [:]
+        for scalar in text.unicodeScalars where scalar.properties.isAlphabetic {
+            let script = script(of: scalar)
+            if script != .other { counts[script, default: 0] += 1 }
+        }
+        let letters = counts.values.reduce(0, +)
+        guard let (script, count) = counts.max(by: { $0.value < $1.value }), count * 2 > letters else { return nil }
+        return script
+    }
+
+    /// The script a language kb detects is written in (nil for a code it does not detect).
+    public static func script(ofLanguage code: String) -> Script? {
+        for script in [Script.latin, .cyrillic, .arabic, .hebrew, .greek, .devanagari, .thai, .hangul, .kana, .han]
+        where languages(writtenIn: script).contains(code) {
+            return script
+        }
+        return nil
+    }
+
+    /// The function words kb knows for a language (lower case): what tells it apart, and what
+    /// keyword search leaves out of a query in it.
+    public static func functionWords(_ code: String) -> Set<String> {
+        switch code {
+        case "uk": ukrainianWords
+        case "ru": russianWords
+        default: latinWords[code] ?? []
+        }
+    }
 
     static let ukrainianWords: Set<String> = ["і", "й", "що", "це", "як", "та", "або", "але", "від", "для", "його", "її", "вони",
                                               "ми", "ви", "він", "вона", "був", "була", "були", "є", "цей", "ця", "які", "який", "коли", "тому", "щоб", "вже", "ще"]
     static let russianWords: Set<String> = ["и", "что", "это", "как", "или", "но", "от", "для", "его", "её", "они", "мы", "вы", "он",
                                             "она", "был", "была", "были", "этот", "эта", "которые", "который", "когда", "поэтому", "чтобы", "уже", "ещё", "не", "же"]
     static let englishWords: Set<String> = ["the", "and", "of", "to", "is", "in", "that", "it", "for", "with", "as", "on", "are", "be",
-                                            "this", "by", "or", "from", "at", "an", "was", "which", "not", "can", "has", "have", "its", "when"]
+                                            "this", "by", "or", "from", "at", "an", "was", "which", "not", "can", "has", "have", "its", "when",
+                                            "what", "who", "how", "did", "does", "why", "where", "were", "many", "much"]
+    /// Function words of the Latin-script languages kb detects.
+    static let latinWords: [String: Set<String>] = [
+        "en": englishWords,
+        "de": ["der", "die", "das", "und", "ist", "von", "zu", "den", "mit", "im", "ein", "eine", "einen", "auf", "für", "nicht", "sich",
+               "des", "dem", "es", "auch", "wurde", "wurden", "werden", "hat", "sind", "wie", "was", "wer", "wann", "wo", "welche",
+               "welcher", "welches", "viele", "nach", "bei", "aus", "oder", "aber", "zum", "zur", "vom", "war", "waren", "über"],
+        "es": ["el", "la", "de", "en", "los", "las", "del", "y", "que", "un", "una", "es", "por", "con", "para", "se", "su", "sus", "al", "lo",
+               "como", "más", "qué", "cuál", "cuáles", "cuántos", "cuántas", "quién", "dónde", "cuándo", "fue", "fueron", "son", "pero",
+               "este", "esta", "entre", "sobre", "también", "hasta", "desde", "cómo", "muy"],
+        "fr": ["le", "la", "de", "en", "les", "des", "du", "et", "est", "une", "qui", "dans", "pour", "pas", "sur", "au", "aux", "avec", "ce", "cette",
+               "quel", "quelle", "quels", "combien", "où", "été", "sont", "il", "elle", "ils", "mais", "ou", "comme", "leur", "plus",
+               "par", "qu", "était", "ont"],
+        "it": ["il", "la", "gli", "della", "delle", "dei", "di", "che", "è", "per", "una", "con", "non", "nel", "nella", "alla", "sono",
+               "come", "quale", "quali", "chi", "quanti", "quante", "dove", "quando", "anche", "ma", "più", "stato", "era", "ha", "hanno"],
+        "pt": ["o", "a", "de", "os", "da", "do", "das", "dos", "que", "em", "uma", "um", "para", "com", "não", "foi", "qual", "quais", "quantos",
+               "onde", "quem", "quando", "como", "mais", "pelo", "pela", "são", "ao", "na", "no", "nos", "nas", "seu", "sua", "também"],
+        "nl": ["de", "het", "een", "en", "van", "is", "dat", "op", "te", "zijn", "met", "voor", "niet", "aan", "er", "ook", "als",
+               "bij", "door", "naar", "werd", "wat", "wie", "hoe", "waar", "welke", "hoeveel", "wanneer", "maar", "om", "uit"],
+        "tr": ["ve", "bir", "bu", "için", "ile", "olarak", "olan", "çok", "ne", "mi", "mı", "mu", "mü", "kaç", "hangi", "nedir",
+               "kim", "nerede", "daha", "gibi", "sonra", "kadar", "ise", "veya", "ama", "değil", "tarafından", "olduğu", "nasıl", "neden"],
+    ]
+    /// Letters only one of the Latin-script languages uses much, each worth two function words.
+    static let latinLetters: [Character: String] = ["ß": "de", "ñ": "es", "¿": "es", "ğ": "tr", "ı": "tr", "ş": "tr", "ã": "pt", "õ": "pt"]
 
     public static func language(of text: String) -> String? {
-        var arabic = 0, cyrillic = 0, latin = 0
+        var counts: [Script: Int] = [:]
         var ukrainianLetters = 0, russianLetters = 0
         for scalar in text.unicodeScalars {
-            switch scalar.value {
-            case 0x0600...0x06FF, 0x0750...0x077F, 0x08A0...0x08FF, 0xFB50...0xFDFF, 0xFE70...0xFEFF:
-                if scalar.properties.isAlphabetic { arabic += 1 }
-            case 0x0400...0x04FF:
-                cyrillic += 1
+            let script = script(of: scalar)
+            guard script != .other, scalar.properties.isAlphabetic else { continue }
+            counts[script, default: 0] += 1
+            if script == .cyrillic {
                 switch scalar {
                 case "і", "ї", "є", "ґ", "І", "Ї", "Є", "Ґ": ukrainianLetters += 1
                 case "ы", "э", "ъ", "ё", "Ы", "Э", "Ъ", "Ё": russianLetters += 1
                 default: break
                 }
-            case 0x41...0x5A, 0x61...0x7A, 0xC0...0x24F: if scalar.properties.isAlphabetic { latin += 1 }
-            default: break
             }
         }
-        let letters = arabic + cyrillic + latin
-        guard letters >= 8 else { return nil }
-        if arabic * 2 > letters { return "ar" }
+        let letters = counts.values.reduce(0, +)
+        // A script of its own writes one language; CJK ideographs count a word each.
+        let ideographs = (counts[.han] ?? 0) + (counts[.kana] ?? 0) + (counts[.hangul] ?? 0)
+        guard letters >= 8 || ideographs >= 4 else { return nil }
+        guard let (script, count) = counts.max(by: { $0.value < $1.value }), count * 2 > letters else { return nil }
         let words = text.lowercased().split { !$0.isLetter && $0 != "'" && $0 != "’" }.map(String.init)
-        if cyrillic * 2 > letters {
+        switch script {
+        case .arabic: return "ar"
+        case .hebrew: return "he"
+        case .greek: return "el"
+        case .devanagari: return "hi"
+        case .thai: return "th"
+        case .hangul: return "ko"
+        case .kana: return "ja"
+        case .han: return (counts[.kana] ?? 0) * 10 >= count ? "ja" : "zh"
+        case .cyrillic:
             let uk = ukrainianLetters * 2 + words.filter(ukrainianWords.contains).count
             let ru = russianLetters * 2 + words.filter(russianWords.contains).count
             if uk > ru { return "uk" }
             if ru > uk { return "ru" }
             return nil
+        case .latin:
+            var scores = latinWords.mapValues { list in words.filter(list.contains).count }
+            for character in text.lowercased() { if let code = latinLetters[character] { scores[code, default: 0] += 2 } }
+            let ranked = scores.sorted { $0.value > $1.value }
+            guard let best = ranked.first, best.value >= max(1, words.count / 25) else { return nil }
+            return ranked.count > 1 && ranked[1].value == best.value ? nil : best.key
+        case .other: return nil
         }
-        if latin * 2 > letters {
-            let english = words.filter(englishWords.contains).count
-            return english >= max(1, words.count / 25) ? "en" : nil
-        }
-        return nil
     }
 
     /// Adds a `lang:` tag to each snippet that has none (from its source: front matter `lang: uk`,

@@ -181,7 +181,7 @@ struct MarkupText {
     }
 
     private mutating func flushBlock(collapsing: Bool = true) {
-        var text = collapsing && preformatted == 0 ? Self.collapse(pending) : pending.trimmingCharacters(in: .newlines)
+        var text = TextHygiene.clean(collapsing && preformatted == 0 ? Self.collapse(pending) : pending.trimmingCharacters(in: .newlines))
         pending = ""
         if !pendingNotes.isEmpty {
             text += (text.isEmpty ? "" : "\n") + pendingNotes.joined(separator: "\n")

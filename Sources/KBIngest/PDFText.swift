@@ -1,4 +1,5 @@
 import Foundation
+import KBCore
 /// Turns the per-page text poppler extracts into one readable document text, remembering where
 /// each page starts. Pure.
 ///
@@ -117,7 +118,7 @@ public enum PDFText {
             current = String.UnicodeScalarView()
             lastWasSpace = false
         }
-        for scalar in page.unicodeScalars {
+        for scalar in TextHygiene.clean(page).unicodeScalars {
             if scalar == "\n" || scalar == "\u{0C}" || scalar == "\r" { endLine(); continue }
             if bidiControls.contains(scalar.value) { continue }
             if scalar == " " || scalar == "\t" || scalar == "\u{00A0}" {

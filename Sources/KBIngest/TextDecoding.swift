@@ -1,7 +1,8 @@
 public import Foundation
 import KBCore
 
-/// Turns a file's bytes into text: UTF-8 (with or without BOM) or UTF-16 with a BOM.
+/// Turns a file's bytes into text: UTF-8 (with or without BOM) or UTF-16 with a BOM, without
+/// invisible format characters (`TextHygiene`).
 ///
 /// A few invalid UTF-8 sequences (at most 1 % of the bytes) are repaired with U+FFFD and
 /// reported as a warning; more than that, or NUL bytes, mean the file is not text and it fails.
@@ -17,7 +18,7 @@ public enum TextDecoding {
             guard let text = String(data: data, encoding: .utf16) else {
                 throw KBError(.invalidText, "\(name) starts with a UTF-16 byte-order mark but is not valid UTF-16. Re-save it as UTF-8.")
             }
-            return Decoded(text: text, warnings: [])
+            return Decoded(text: TextHygiene.clean(text), warnings: [])
         }
         var body = bytes[...]
         if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
@@ -25,7 +26,7 @@ public enum TextDecoding {
             throw KBError(.invalidText, "\(name) contains NUL bytes, so it is not a text file. kb reads Markdown and plain-text notes as UTF-8.")
         }
         if let text = String(validating: body, as: UTF8.self) {
-            return Decoded(text: text, warnings: [])
+            return Decoded(text: TextHygiene.clean(text), warnings: [])
         }
         let repaired = String(decoding: body, as: UTF8.self)
         let replacements = repaired.unicodeScalars.reduce(0) { $0 + ($1 == "\u{FFFD}" ? 1 : 0) }
@@ -36,7 +37,7 @@ public enum TextDecoding {
                 "\(name) is not UTF-8 text (\(invalid) invalid byte sequences). "
               + "Convert it, for example with `iconv -f LATIN1 -t UTF-8 \(name)`, and ingest again.")
         }
-        return Decoded(text: repaired, warnings: ["\(name): replaced \(invalid) invalid UTF-8 sequence(s) with U+FFFD"])
+        return Decoded(text: TextHygiene.clean(repaired), warnings: ["\(name): replaced \(invalid) invalid UTF-8 sequence(s) with U+FFFD"])
     }
 
     private static func countOccurrences(of needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Int {
