@@ -12,10 +12,11 @@ enum PostgresRows {
         "[" + vector.map { $0.isFinite ? "\($0)" : "0" }.joined(separator: ",") + "]"
     }
 
-    /// The words a keyword query searches for (English function words left out unless nothing
-    /// else is left: the query's words meet the index's text search configuration), nil when the
-    /// text has none.
-    static func keywordWords(_ text: String) -> [String]? { KeywordQuery.searchWords(in: text, language: .english) }
+    /// The words a keyword query searches for (function words of the languages each word may be in
+    /// left out unless nothing else is left, as SQLite's `auto` does; ideographs kept as runs,
+    /// which PostgreSQL's parser keeps whole too), nil when the text has none. The query's words
+    /// meet the index's text search configuration.
+    static func keywordWords(_ text: String) -> [String]? { KeywordQuery.searchWords(in: text, language: .auto, pairingIdeographs: false) }
 
     /// A tsquery expression ORing the words, each a quoted lexeme (nothing typed is syntax).
     static func tsquery(_ words: [String], config: String, sql: inout SQL) -> String {

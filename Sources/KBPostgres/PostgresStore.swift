@@ -235,13 +235,14 @@ public final class PostgresStore: TransactionalStore {
         }
     }
 
-    /// The text search configuration closest to a keyword language (PostgreSQL has no Ukrainian stemmer).
+    /// The text search configuration closest to a keyword language (PostgreSQL has no Ukrainian
+    /// stemmer, and no configuration that follows each word's script: `auto` is `simple` there).
     static func textSearchConfig(for language: KeywordLanguage) -> String {
         switch language {
         case .english: "english"
         case .russian: "russian"
         case .arabic: "arabic"
-        case .ukrainian, .simple: "simple"
+        case .ukrainian, .simple, .auto: "simple"
         }
     }
 }

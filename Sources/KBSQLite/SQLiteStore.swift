@@ -83,7 +83,7 @@ public final class SQLiteStore: TransactionalStore {
 
     private func prepareSchema() throws {
         do {
-            try pool.write { db in
+            let isNew = try pool.write { db in
                 let hasMeta = try db.tableExists("kb_meta")
                 if !hasMeta {
                     let tableCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table'") ?? 0
@@ -91,6 +91,7 @@ public final class SQLiteStore: TransactionalStore {
                         throw KBError(.notAnIndex, "Not a kb index (no kb_meta table): \(path). Point --db at a kb index, or at a new file name.")
                     }
                 }
+                return !hasMeta
             }
             let migrator = Schema.migrator
             let superseded = try pool.read { db in try migrator.hasBeenSuperseded(db) }
@@ -105,6 +106,15 @@ public final class SQLiteStore: TransactionalStore {
                                arguments: [String(Schema.version)])
                 try db.execute(sql: "INSERT INTO kb_meta (key, value) VALUES ('created_at', ?) ON CONFLICT(key) DO NOTHING",
                                arguments: [ISO8601DateFormatter().string(from: Date())])
+                // A new index analyses each word by its script's rules (`KeywordLanguage.auto`);
+                // an index made before keeps the language it records (English when none).
+                if isNew {
+                    try db.execute(sql: """
+                        DROP TABLE snippets_fts;
+                        CREATE VIRTUAL TABLE snippets_fts USING fts5(text, title, heading_path, keywords, tokenize = '\(KeywordLanguage.auto.ftsTokenizer)');
+                        INSERT INTO kb_meta (key, value) VALUES ('\(SQLiteStore.languageKey)', '\(KeywordLanguage.auto.rawValue)');
+                        """)
+                }
             }
         } catch let error as KBError {
             throw error

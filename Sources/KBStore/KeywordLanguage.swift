@@ -1,10 +1,21 @@
+import Foundation
 import KBCore
 
 /// The language an index's keyword search is tuned for (`kb ingest --language`, recorded in
 /// `kb_meta` as `language`): how words are folded and stemmed, in the index and in queries
 /// alike, and which function words queries leave out.
 ///
-/// - `english` (the default): FTS5's Porter stemmer over `unicode61 remove_diacritics 2`.
+/// - `auto` (the default for a new index): every word by the rules of its script, so an index may
+///   hold several languages — Latin words by Porter's English stemmer (as `english`), Cyrillic by
+///   the Ukrainian and Russian rules below (a word with letters only one of them has by that
+///   one's endings, others by both lists, longest ending first), Arabic-script words folded and
+///   stemmed as `arabic`, Chinese and Japanese ideographs cut into overlapping pairs (they are
+///   written without spaces), any other script case-folded without diacritics. Arabic
+///   presentation forms are folded to their letters (NFKC) in every language but `english`.
+///   A query leaves out the function words of the languages each of its words may be in
+///   (`KeywordQuery.searchWords`).
+/// - `english` (the default of indexes made before `auto`): FTS5's Porter stemmer over
+///   `unicode61 remove_diacritics 2`.
 /// - `ukrainian`, `russian`: case-folded, `ё` → `е`, `ґ` kept apart from `г`, and a light
 ///   suffix-stripping stemmer (the longest known inflectional ending, keeping a stem of at least
 ///   three letters), so `книга`, `книги`, `книгою` meet.
@@ -18,25 +29,27 @@ import KBCore
 /// read such an index but not run MATCH on its keyword table. PostgreSQL uses its text search
 /// configurations.
 public enum KeywordLanguage: String, Sendable, CaseIterable, Hashable {
-    case english, ukrainian, russian, arabic, simple
+    case auto, english, ukrainian, russian, arabic, simple
 
-    /// Reads `en`, `english`, `uk`, `ukrainian`, `ru`, `russian`, `ar`, `arabic`, `simple`/`none`.
+    /// Reads `auto`, `en`, `english`, `uk`, `ukrainian`, `ru`, `russian`, `ar`, `arabic`, `simple`/`none`.
     public init(_ text: String) throws {
         switch text.lowercased() {
+        case "auto", "multi", "multilingual": self = .auto
         case "en", "eng", "english": self = .english
         case "uk", "ukr", "ukrainian": self = .ukrainian
         case "ru", "rus", "russian": self = .russian
         case "ar", "ara", "arabic": self = .arabic
         case "simple", "none", "other": self = .simple
         default:
-            throw KBError(.invalidArgument, "Unknown keyword language '\(text)'. Use english, ukrainian, russian, arabic, or simple (no stemming) for any other.")
+            throw KBError(.invalidArgument, "Unknown keyword language '\(text)'. Use auto (each word by its script's rules; the default), english, ukrainian, russian, arabic, or simple (no stemming) for any other.")
         }
     }
 
-    /// Function words left out of queries that have other words.
+    /// Function words left out of queries that have other words (`auto`: see
+    /// `KeywordQuery.searchWords`, which chooses them per word).
     public var stopwords: Set<String> {
         switch self {
-        case .english: KeywordQuery.stopwords
+        case .english, .auto: KeywordQuery.stopwords
         case .ukrainian: Self.ukrainianStopwords
         case .russian: Self.russianStopwords
         case .arabic: Set(Self.arabicStopwords.map { Self.foldArabic($0) })
@@ -46,11 +59,42 @@ public enum KeywordLanguage: String, Sendable, CaseIterable, Hashable {
 
     /// A token as the keyword index keeps it (after unicode61's lower-casing): folded and stemmed.
     public func normalize(_ token: String) -> String {
+        let token = self == .english ? token : Self.foldPresentationForms(token)
         switch self {
         case .english, .simple: return token
         case .ukrainian, .russian: return Self.stemCyrillic(token.replacingOccurrences(of: "ё", with: "е"), endings: self == .ukrainian ? Self.ukrainianEndings : Self.russianEndings)
         case .arabic: return Self.stemArabic(Self.foldArabic(token))
+        case .auto:
+            guard let first = token.unicodeScalars.first(where: { LanguageDetector.script(of: $0) != .other }) else { return token }
+            switch LanguageDetector.script(of: first) {
+            case .arabic: return Self.stemArabic(Self.foldArabic(token))
+            case .cyrillic:
+                let word = token.replacingOccurrences(of: "ё", with: "е")
+                if word.contains(where: { "іїєґ".contains($0) }) { return Self.stemCyrillic(word, endings: Self.ukrainianEndings) }
+                if word.contains(where: { "ыэъ".contains($0) }) { return Self.stemCyrillic(word, endings: Self.russianEndings) }
+                return Self.stemCyrillic(word, endings: Self.cyrillicEndings)
+            default: return token
+            }
         }
+    }
+
+    /// Arabic presentation forms (U+FB50–U+FDFF, U+FE70–U+FEFC), which PDFs often carry, as the
+    /// letters they show (NFKC of those alone: a lam-alef ligature becomes lam and alef).
+    public static func foldPresentationForms(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isPresentationForm) else { return text }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if isPresentationForm(scalar) {
+                out.append(contentsOf: String(scalar).precomposedStringWithCompatibilityMapping.unicodeScalars)
+            } else {
+                out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
+    static func isPresentationForm(_ scalar: Unicode.Scalar) -> Bool {
+        (0xFB50...0xFDFF).contains(scalar.value) || (0xFE70...0xFEFC).contains(scalar.value)
     }
 
     // MARK: - Cyrillic
@@ -82,6 +126,12 @@ public enum KeywordLanguage: String, Sendable, CaseIterable, Hashable {
         "ать", "ять", "ить", "еть", "ут", "ют", "ат", "ят", "ит", "ет", "ла", "ли", "ло", "ся", "сь", "ть",
         "а", "я", "ы", "и", "у", "ю", "о", "е", "ь", "й",
     ].sorted { $0.count > $1.count }
+
+    /// Both languages' endings, longest first: a Cyrillic word without letters only one of them
+    /// has.
+    static let cyrillicEndings: [String] = Array(Set(ukrainianEndings + russianEndings)).sorted {
+        $0.count != $1.count ? $0.count > $1.count : $0 < $1
+    }
 
     static let ukrainianStopwords: Set<String> = [
         "і", "й", "та", "а", "але", "або", "в", "у", "на", "з", "із", "зі", "до", "від", "по", "за", "про", "для", "при",
