@@ -87,9 +87,10 @@ extension Retriever {
         // Candidates: each ranking's depth, the filters, both rankings.
         var depth = max(query.candidates, limit)
         if query.groupBySource || query.diversity != nil { depth = max(depth, limit * profile.widening) }
-        let (keywordRanking, vectorRanking) = try candidates(query, mode: mode, vector: given, record: record, depth: depth,
-                                                             approximating: arm.approximatingLargeScans, besideKeywords: besideKeywords,
-                                                             in: snapshot)
+        let (keywordRanking, vectorRanking) = try readable(
+            try candidates(query, mode: mode, vector: given, record: record, depth: depth, approximating: arm.approximatingLargeScans,
+                           besideKeywords: besideKeywords, in: snapshot),
+            mode: mode, query: query, record: record, in: snapshot)
         let (fused, keywordShare) = fuse(mode: mode, keywords: keywordRanking, vectors: vectorRanking, query: query, depth: depth)
         // Only a list a second stage will see carries them: no work on searches without one.
         let signals = keywordShare.flatMap { share in arm.carriesSignals ? share : nil }.map {
@@ -164,6 +165,33 @@ extension Retriever {
             }
         }
         return (keywordRanking, try background?.result() ?? vectorWork?() ?? [])
+    }
+
+    /// Stage 3b, languages: what each ranking of a hybrid search can say in the query's language
+    /// (`LanguageDetector`; nothing changes when it cannot tell). A keyword match in a snippet
+    /// whose `lang:` tag names another language is an accident — a name, a number, a stray
+    /// English phrase in a Russian page — and leaves the keyword ranking; a vector ranking by a
+    /// model that does not read the query's language (`ModelLanguages`) is noise and leaves the
+    /// fusion to the keywords.
+    func readable(_ rankings: (keywords: [(id: Int64, score: Double)], vectors: [(id: Int64, score: Float)]), mode: SearchMode,
+                  query: SearchQuery, record: EmbedderRecord?, in snapshot: any IndexSnapshot)
+        throws -> (keywords: [(id: Int64, score: Double)], vectors: [(id: Int64, score: Float)]) {
+        guard mode == .hybrid else { return rankings }
+        let language = LanguageDetector.language(of: query.text)
+        // Without a language (a short Cyrillic question may be Ukrainian or Russian), its script.
+        guard let script = language.flatMap(LanguageDetector.script(ofLanguage:)) ?? LanguageDetector.dominantScript(of: query.text)
+        else { return rankings }
+        var (keywords, vectors) = rankings
+        if !keywords.isEmpty {
+            let languages = try snapshot.tagValues(of: keywords.map(\.id), prefix: "lang:")
+            keywords = keywords.filter { hit in
+                guard let tagged = languages[hit.id].map(ModelLanguages.primary) else { return true }
+                if let language { return tagged == language || LanguageDetector.script(ofLanguage: tagged) == nil }
+                return LanguageDetector.script(ofLanguage: tagged).map { $0 == script } ?? true
+            }
+        }
+        if let language, let record, !ModelLanguages.reads(record.name, language), !keywords.isEmpty { vectors = [] }
+        return (keywords, vectors)
     }
 
     /// Stage 4, fuse: one ordering with scores — a ranking alone, or both fused as the query says

@@ -17,6 +17,34 @@ import Testing
         return kb
     }
 
+    @Test func aKeywordMatchInAnotherLanguageDoesNotLeadAHybridSearch() async throws {
+        let ws = try Workspace()
+        // A Russian page that quotes an English song title, and an English page.
+        try ws.write("lindisfarne.md", "Группа Lindisfarne известна песней Fog on the Tyne: её пели болельщики на стадионе каждую субботу.")
+        try ws.write("defense.md", "The defense of the team gave up few points in the final game of the season.")
+        let kb = try await hashingKB(ws)
+        var query = SearchQuery("Which songs did the fans sing about the Tyne fog?")
+        query.explain = true
+        let hits = try await kb.search(query).hits
+        let russian = hits.first { $0.sourcePath.hasSuffix("lindisfarne.md") }
+        // Its words match ("fog", "tyne"), but in a Russian snippet they are an accident of quotation.
+        #expect(try await kb.search(.keyword("tyne fog")).hits.first?.sourcePath.hasSuffix("lindisfarne.md") == true)
+        #expect(russian?.explanation?.keywordRank == nil)
+        // A question in Russian keeps its keyword matches in Russian text.
+        var own = SearchQuery("Какую песню пели болельщики на стадионе?")
+        own.explain = true
+        let first = try #require(try await kb.search(own).hits.first)
+        #expect(first.sourcePath.hasSuffix("lindisfarne.md"))
+        #expect(first.explanation?.keywordRank == 1)
+    }
+
+    @Test func anEnglishOnlyModelsVectorsDoNotVoteOnAnotherLanguage() {
+        #expect(!ModelLanguages.reads("all-MiniLM-L6-v2", "ar"))
+        #expect(ModelLanguages.reads("all-MiniLM-L6-v2", "en-GB"))
+        #expect(ModelLanguages.reads("multilingual-e5-small", "ar"))
+        #expect(ModelLanguages.reads("text-embedding-3-small", "uk"))   // unknown: taken to read all
+    }
+
     func vectorQuery(_ text: String, k: Int = 8) -> SearchQuery {
         var q = SearchQuery(text)
         q.mode = .vector

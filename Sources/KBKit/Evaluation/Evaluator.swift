@@ -66,10 +66,10 @@ struct Evaluator: Sendable {
         }
         if status.sources > 0 {
             throw KBError(.invalidArgument,
-                "The index \(store.location) already holds \(status.sources) other sources; evaluate into a new index (omit --db, or name a new file).")
+                "The index \(store.location) already holds \(status.sources) other sources; evaluate into a new index (omit --db and unset KB_DB, or name a new file).")
         }
         var documents = singles.map { document -> (name: String, document: SourceDocument, isNew: Bool) in
-            let text = document.title.isEmpty ? document.text : document.title + "\n\n" + document.text
+            let text = TextHygiene.clean(document.title.isEmpty ? document.text : document.title + "\n\n" + document.text)
             let source = Source(path: Self.corpusPrefix + document.id, kind: .note, title: document.title.isEmpty ? document.id : document.title,
                                 contentHash: "", size: text.utf8.count)
             var snippets: [Snippet]
@@ -82,9 +82,16 @@ struct Evaluator: Sendable {
                 snippets = [Snippet(ordinal: 0, text: text, start: 0, end: text.unicodeScalars.count)]
             }
             if snippets.isEmpty { snippets = [Snippet(ordinal: 0, text: document.id, start: 0, end: 0)] }
-            return (document.id, SourceDocument(source: source, snippets: snippets), true)
+            // Languages detected as an ingest detects them: searches weigh their rankings by them.
+            var loaded = SourceDocument(source: source, snippets: snippets)
+            LanguageDetector.tag(&loaded, .detect)
+            return (document.id, loaded, true)
         }
-        documents += transcripts.map { transcript in (transcript.path, Self.transcriptDocument(transcript, options: options).document, true) }
+        documents += transcripts.map { transcript in
+            var loaded = Self.transcriptDocument(transcript, options: options).document
+            LanguageDetector.tag(&loaded, .detect)
+            return (transcript.path, loaded, true)
+        }
         var report = IngestReport()
         var counted = DocumentWriter.WriteProgress(total: documents.reduce(0) { $0 + $1.document.snippets.count })
         await writer.write(documents, embedder: embedder, record: record, into: &report, counted: &counted, progress: progress)
