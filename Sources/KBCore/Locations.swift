@@ -13,8 +13,12 @@ public enum Locations {
         return dataDirectory(environment) + "/kb.sqlite"
     }
 
-    /// The default local model's name.
+    /// The built-in English model's name (`--embedder local`, `$KB_MODEL_DIR`'s default).
     public static let defaultModelName = "all-MiniLM-L6-v2"
+
+    /// The multilingual model a new index uses unless told otherwise (installed by
+    /// `scripts/install-model.sh multilingual-e5-small`, which `scripts/setup.sh` runs).
+    public static let multilingualModelName = "multilingual-e5-small"
 
     /// The folder of an installed model by name (`scripts/install-model.sh NAME`):
     /// `<data directory>/models/NAME`.

@@ -110,7 +110,9 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     public static func installed(environment: [String: String] = ProcessInfo.processInfo.environment, name: String? = nil) throws -> BERTEmbedder {
         let path = name.map { Locations.modelDirectory(named: $0, environment) } ?? Locations.modelDirectory(environment)
         if let name, !FileManager.default.fileExists(atPath: path + "/config.json") {
-            throw KBError(.modelMissing, "The model \(name) is not installed (no model at \(path)). Install it with `scripts/install-model.sh \(name)`.")
+            let alternative = name == Locations.multilingualModelName
+                ? " It is kb's default for a new index; `--embedder local` makes one with all-MiniLM-L6-v2 (English only) instead." : ""
+            throw KBError(.modelMissing, "The model \(name) is not installed (no model at \(path)). Install it with `scripts/install-model.sh \(name)`.\(alternative)")
         }
         guard FileManager.default.fileExists(atPath: path + "/config.json") else {
             throw KBError(.modelMissing,

@@ -170,7 +170,7 @@ public final class KnowledgeBase: Sendable {
             let (embedder, record) = try await kb.embedder(choice)
             return (kb, embedder, record)
         }
-        let resolved = choice ?? .local
+        let resolved = choice ?? .newIndexDefault()
         let embedder = try await resolved.make()
         let kb = try open(at: path, create: true, embedderURL: embedderURL)
         return (kb, embedder, EmbedderChoice.record(for: embedder, choice: resolved))

@@ -5,7 +5,8 @@ public import KBStore
 
 /// Which embedder an ingest or search uses, as named on the command line (`--embedder`).
 ///
-/// - `local`: the installed local model (`$KB_MODEL_DIR`, else all-MiniLM-L6-v2 in kb's data folder).
+/// - `local`: the installed local model (`$KB_MODEL_DIR`, else all-MiniLM-L6-v2 in kb's data folder:
+///   English only, the fastest).
 /// - `local:NAME` (`--model NAME`): a model installed under that name (`scripts/install-model.sh
 ///   NAME`, e.g. multilingual-e5-small), recorded with the index so that searches load it too.
 /// - `none` (`.keywordOnly`): no vectors; a keyword-only index.
@@ -25,6 +26,15 @@ public enum EmbedderChoice: Sendable, Hashable {
     case openAI(model: String, url: String)
     /// Another choice with the texts put before every query and every passage.
     indirect case prefixed(EmbedderChoice, query: String, passage: String)
+
+    /// The embedder a new index gets when none is named (`newIndexDefault`): multilingual-e5-small,
+    /// which reads Arabic, Ukrainian, Russian, English and about ninety other languages, and
+    /// finds a paragraph in one by a question in another; with `$KB_MODEL_DIR` set, the model
+    /// there (`local`). An index keeps the embedder it was made with.
+    public static func newIndexDefault(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> EmbedderChoice {
+        if let folder = environment["KB_MODEL_DIR"], !folder.isEmpty { return .local }
+        return .localNamed(Locations.multilingualModelName)
+    }
 
     /// The embedder without prefixes.
     public var base: EmbedderChoice {

@@ -79,7 +79,7 @@ final class Embedders: QueryEncoding, @unchecked Sendable {
     /// local model. Fails, before any work, when `choice` differs from what the index holds.
     func choose(_ choice: EmbedderChoice?) async throws -> (embedder: (any Embedder)?, record: EmbedderRecord) {
         let recorded = try await store.snapshot { try $0.embedderRecord() }
-        let resolved = try choice ?? recorded.map { try recordedChoice($0) } ?? .local
+        let resolved = try choice ?? recorded.map { try recordedChoice($0) } ?? .newIndexDefault(environment)
         // The index knows the dimension of the embedder it records: no need to ask a remote one.
         let known = recorded.flatMap { record in
             (try? recordedChoice(record)) == resolved && record.hasVectors ? record.dimension : nil

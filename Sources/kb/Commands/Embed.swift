@@ -32,7 +32,7 @@ struct Embed: AsyncParsableCommand {
                 let moved = embedderOption.endpoint ?? ProcessInfo.processInfo.environment["KB_EMBEDDINGS_URL"].flatMap { $0.isEmpty ? nil : $0 }
                 if let moved { choice = choice?.movingEndpoint(to: moved) }
             }
-            guard let embedder = try await (choice ?? .local).make() else {
+            guard let embedder = try await (choice ?? .newIndexDefault()).make() else {
                 throw KBError(.invalidArgument, "The embedder 'none' makes no vectors. Use --embedder local.")
             }
             let vectors = try await embedder.embed(texts, role: role)

@@ -6,12 +6,12 @@ import KBKit
 /// `--embedder`, shared by the commands that embed.
 struct EmbedderOption: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "local (the built-in model; the default for a new index), none (keyword-only), hashing, or openai:MODEL (an OpenAI-compatible endpoint). An existing index keeps the embedder it was built with.",
+        "local (all-MiniLM-L6-v2: English only, the fastest), local:NAME (an installed model), none (keyword-only), hashing, or openai:MODEL (an OpenAI-compatible endpoint). A new index gets multilingual-e5-small ($KB_MODEL_DIR's model when set); an existing index keeps the embedder it was built with.",
         valueName: "name"))
     var embedder: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "A local model installed with scripts/install-model.sh NAME, e.g. multilingual-e5-small (the same as --embedder local:NAME).",
+        "A local model installed with scripts/install-model.sh NAME: multilingual-e5-small (the default for a new index) or all-MiniLM-L6-v2 (English only, faster); the same as --embedder local:NAME.",
         valueName: "name"))
     var model: String?
 
