@@ -26,6 +26,10 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
             sourcesByKind: byKind, snippets: Int(snippets), tags: Int(tags), embedder: try embedderRecord(), vectors: vectors,
             tokensUsed: tokens, cachedVectors: cached, sizeOnDisk: size)
         status.keywordLanguage = try keywordLanguage().rawValue
+        status.setLanguages(try session.rows("""
+            SELECT substr(t.name, 6), count(*) FROM snippet_tags st JOIN tags t ON t.id = st.tag_id
+            WHERE starts_with(t.name, 'lang:') GROUP BY t.name
+            """).reduce(into: [String: Int]()) { $0[try $1.get(0, String.self)] = Int(try $1.get(1, Int64.self)) })
         return status
     }
 

@@ -79,6 +79,10 @@ extension SQLiteStore.Snapshot {
             snippets: snippets, tags: tags, embedder: try embedderRecord(), vectors: try vectorCounts(),
             tokensUsed: try tokensUsed(), cachedVectors: try cachedVectorCounts(), sizeOnDisk: size)
         status.keywordLanguage = try keywordLanguage().rawValue
+        status.setLanguages(try Row.fetchAll(db, sql: """
+            SELECT substr(t.name, 6), count(*) FROM snippet_tags st JOIN tags t ON t.id = st.tag_id
+            WHERE t.name LIKE 'lang:%' GROUP BY t.name
+            """).reduce(into: [String: Int]()) { $0[$1[0]] = $1[1] })
         return status
     }
 }

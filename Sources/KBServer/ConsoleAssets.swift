@@ -241,6 +241,10 @@ async function status() {
       stat("on disk", index.sizeOnDisk ? `${(index.sizeOnDisk / 1048576).toFixed(1)} MB` : "—"),
       stat("query embedder", q.available === false ? "keywords only" : "available"),
       stat("jobs queued or running", String((data.jobs?.queued || 0) + (data.jobs?.running || 0) + (data.jobs?.receiving || 0)))),
+    el("h2", { text: "Model and languages" }),
+    el("p", { text: index.embedder ? `Embedder: ${index.embedder.name}${index.embedder.dimension ? ` (${index.embedder.dimension} dimensions)` : " (keyword-only)"}, kept by this index (kb reindex --model NAME moves it). Keywords: ${index.keywordLanguage || "english"}.` : "No embedder yet: the first ingest chooses it." }),
+    index.languageWarning ? el("p", { class: "alert", role: "alert", text: index.languageWarning }) : el("span"),
+    table(["language", "snippets"], Object.entries(index.languages || {}).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, String(v)])),
     el("h2", { text: "Sources by kind" }),
     table(["kind", "sources"], Object.entries(index.sourcesByKind || {}).map(([k, v]) => [k, String(v)])),
     el("p", { class: "note", text: `Index: ${index.path || ""}` }));

@@ -517,6 +517,9 @@ enum OpenAPIDocument {
         "Status": object([
             "path": string, "schemaVersion": integer, "sources": integer, "sourcesByKind": ["type": "object"], "snippets": integer,
             "tags": integer, "embedder": ["type": "object"], "vectors": ["type": "object"], "sizeOnDisk": integer,
+            "keywordLanguage": string,
+            "languages": ["type": "object", "description": "Snippets by the language detected at ingest.", "additionalProperties": integer],
+            "languageWarning": ["type": "string", "description": "Languages the index holds that its embedder does not read, and the fix."],
             "queryEmbedder": object(["available": boolean, "problem": string, "since": string, "degradedAnswers": integer, "recoveries": integer],
                                     required: ["available", "degradedAnswers", "recoveries"]),
             "jobs": ["type": "object", "description": "Unfinished jobs by state (receiving, queued, running).", "additionalProperties": integer],

@@ -24,12 +24,18 @@ struct Status: AsyncParsableCommand {
             print("Sources:  \(status.sources)\(kinds.isEmpty ? "" : " (\(kinds))")")
             print("Snippets: \(status.snippets)")
             print("Tags:     \(status.tags)")
-            print("Keywords: \(status.keywordLanguage)")
+            print("Keywords: \(status.keywordLanguage)\(status.keywordLanguage == KeywordLanguage.auto.rawValue ? " (each word by its script's rules)" : "")")
+            if !status.languages.isEmpty {
+                print("Languages: " + status.languages.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+                    .map { "\($0.key) \($0.value)" }.joined(separator: ", ") + " snippets")
+            }
             if let embedder = status.embedder {
                 let count = status.vectors[embedder.name] ?? 0
                 print("Embedder: \(embedder.name)\(embedder.dimension > 0 ? " (\(embedder.dimension)-dim, \(count) vectors)" : " (keyword-only index)")")
                 if case .openAI(_, let url)? = (try? EmbedderChoice(embedder.spec))?.base { print("Endpoint: \(url)") }
+                print("          kept by this index; `kb reindex --model NAME` moves it to another model")
             }
+            if let warning = status.languageWarning { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
             // Price per million tokens, for an estimate: $KB_EMBEDDINGS_PRICE (e.g. 0.02).
             let price = try EnvironmentNumber.read("KB_EMBEDDINGS_PRICE", in: ProcessInfo.processInfo.environment, as: Double.self,
                                                    within: 0...1_000_000, meaning: "the dollars per million tokens the endpoint charges")
