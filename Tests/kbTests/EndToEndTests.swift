@@ -1,4 +1,5 @@
 import Foundation
+import KBCore
 import KBTestSupport
 import Testing
 
@@ -382,6 +383,21 @@ import Testing
         #expect(bo.stdout.contains("A sunset over the lake"))
     }
 
+    @Test func evalWritesToTheIndexKBDBNames() async throws {
+        let cli = try CLI()
+        try await tinyDataset(cli)
+        let index = cli.index(named: "from-env.sqlite")
+        let result = try await cli.run(["eval", "tiny", "--mode", "keyword", "--embedder", "hashing", "--json"], environment: ["KB_DB": index])
+        #expect(result.status == 0, "\(result.stderr)")
+        let status = try #require(try await cli.run(["status", "--json"], environment: ["KB_DB": index]).json as? [String: Any])
+        #expect(status["sources"] as? Int == 3)
+        // --db still wins over $KB_DB.
+        let named = try await cli.run(["eval", "tiny", "--mode", "keyword", "--embedder", "hashing", "--db", "named.sqlite"],
+                                      environment: ["KB_DB": index])
+        #expect(named.status == 0, "\(named.stderr)")
+        #expect((try await cli.run("status", "--db", "named.sqlite", "--json").json as? [String: Any])?["sources"] as? Int == 3)
+    }
+
     @Test func aMissingDatasetIsAClearError() async throws {
         let cli = try CLI()
         let result = try await cli.run("eval", "nowhere", "--embedder", "hashing")
@@ -469,5 +485,79 @@ import Testing
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("The Fixture Book  (pdf,"))
         #expect(result.stdout.contains("— p. 2"))
+    }
+}
+
+/// The models scripts/install-model.sh installed on this machine.
+enum InstalledModels {
+    /// kb's real data folder's parent, where scripts/install-model.sh puts the models.
+    static let dataHome = ProcessInfo.processInfo.environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        ?? (ProcessInfo.processInfo.environment["HOME"] ?? "/root") + "/.local/share"
+    static var multilingual: Bool {
+        FileManager.default.fileExists(atPath: dataHome + "/kb/models/" + Locations.multilingualModelName + "/config.json")
+    }
+}
+
+/// A new index with no model or language flag, as a user gets it: multilingual-e5-small and each
+/// word by its script's rules. Notes in Arabic, Ukrainian and English are found by a question in
+/// their own language and by one in English.
+@Suite(.enabled(if: InstalledModels.multilingual || ProcessInfo.processInfo.environment["CI"] == "true",
+                "multilingual-e5-small is not installed (scripts/install-model.sh multilingual-e5-small)"))
+struct MultilingualDefaultTests {
+    /// No model named anywhere: the default, found where the install script put it.
+    static let defaults = ["KB_MODEL_DIR": "", "XDG_DATA_HOME": InstalledModels.dataHome]
+
+    static let prepared = Task {
+        let cli = try CLI()
+        try cli.write("notes/nile.md", """
+            # النيل
+
+            نهر النيل أطول أنهار أفريقيا، ينبع من البحيرات الاستوائية ويصب في البحر الأبيض المتوسط، وعلى ضفافه قامت حضارة مصر القديمة.
+            """)
+        try cli.write("notes/kyiv.md", """
+            # Київ
+
+            Київ — столиця України, розташована на берегах Дніпра. Місто відоме Києво-Печерською лаврою та золотими банями соборів.
+            """)
+        try cli.write("notes/volcano.md", """
+            # Volcanoes
+
+            A volcano erupts when molten rock, ash and gases escape from a magma chamber beneath the crust of the Earth.
+            """)
+        try cli.write("notes/bread.md", """
+            # Bread
+
+            Sourdough bread rises slowly with wild yeast; the dough is folded, rested overnight and baked in a hot oven.
+            """)
+        let ingest = try await cli.run(["ingest", "--db", "kb.sqlite", "notes"], environment: defaults)
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        return cli
+    }
+
+    @Test func aNewIndexIsMultilingualAndSaysSo() async throws {
+        let cli = try await Self.prepared.value
+        let status = try #require(try await cli.run(["status", "--db", "kb.sqlite", "--json"], environment: Self.defaults).json as? [String: Any])
+        #expect((status["embedder"] as? [String: Any])?["name"] as? String == Locations.multilingualModelName)
+        #expect(status["keywordLanguage"] as? String == "auto")
+        let languages = try #require(status["languages"] as? [String: Int])
+        #expect(languages["ar"] == 1 && languages["uk"] == 1 && languages["en"] == 2)
+        #expect(status["languageWarning"] == nil)
+    }
+
+    @Test(arguments: [
+        ("ما هو أطول نهر في أفريقيا؟", "nile.md"),
+        ("Which is the longest river in Africa?", "nile.md"),
+        ("Яке місто є столицею України?", "kyiv.md"),
+        ("What is the capital city of Ukraine?", "kyiv.md"),
+        ("Why does a volcano erupt?", "volcano.md"),
+        ("Чому вивергається вулкан?", "volcano.md"),
+    ])
+    func eachNoteIsFoundInItsLanguageAndInEnglish(question: String, expected: String) async throws {
+        let cli = try await Self.prepared.value
+        let result = try await cli.run(["search", "--db", "kb.sqlite", "--json", "-k", "2", question], environment: Self.defaults)
+        #expect(result.status == 0, "\(result.stderr)")
+        let hits = try #require((result.json as? [String: Any])?["hits"] as? [[String: Any]])
+        let first = hits.first?["sourcePath"] as? String
+        #expect(first?.hasSuffix(expected) == true, "\(question): first hit \(first ?? "none")")
     }
 }

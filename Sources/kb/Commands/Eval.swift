@@ -12,7 +12,7 @@ struct Eval: AsyncParsableCommand {
         discussion: """
             DATASET is a folder with corpus.jsonl, queries.jsonl and qrels/<split>.tsv; or, in kb's own \
             layout, a corpus.path file naming a folder of notes (document ids are note paths relative to \
-            it). The corpus goes into a temporary index, or into --db, where a re-run reuses it and only \
+            it). The corpus goes into a temporary index, or into --db (else $KB_DB), where a re-run reuses it and only \
             re-runs the queries. Reports nDCG@10, MRR@10, recall@10, recall@100 and MAP@100 as trec_eval \
             defines them (queries without a relevant document are skipped and counted), and latency.
             """)
@@ -100,7 +100,7 @@ struct Eval: AsyncParsableCommand {
 
             var temporary: URL?
             let dbPath: String
-            if let db = global.db {
+            if let db = global.db ?? ProcessInfo.processInfo.environment["KB_DB"].flatMap({ $0.isEmpty ? nil : $0 }) {
                 dbPath = db
             } else {
                 let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kb-eval-\(UUID().uuidString)")

@@ -28,7 +28,7 @@ struct Ingest: AsyncParsableCommand {
     var watch = false
 
     @Option(help: ArgumentHelp(
-        "Tune keyword search for this language: english (the default: Porter stemming), ukrainian, russian, arabic (folding and light stemming), or simple. Recorded with the index; changing it rebuilds the keyword index.",
+        "Tune keyword search for one language instead of each word by its script's rules (auto, a new index's default): english (Porter stemming), ukrainian, russian, arabic (folding and light stemming), or simple. Recorded with the index; changing it rebuilds the keyword index.",
         valueName: "language"))
     var language: String?
 
@@ -64,8 +64,12 @@ struct Ingest: AsyncParsableCommand {
             let (kb, embedder, record) = try await KnowledgeBase.openForIngest(at: global.databasePath, embedder: choice,
                                                                                embedderURL: embedderOption.endpoint)
             options.ocr.languages = try await kb.ocrLanguages(given: try ingest.ocrOptions.givenOCRLanguages())
-            if let language, try await kb.setKeywordLanguage(try KeywordLanguage(language)), !global.json {
-                FileHandle.standardError.write(Data("Keyword search is now tuned for \(try KeywordLanguage(language).rawValue); the keyword index was rebuilt.\n".utf8))
+            if let language {
+                let held = try await kb.status().snippets
+                // A new or empty index has nothing to rebuild: nothing to say.
+                if try await kb.setKeywordLanguage(try KeywordLanguage(language)), held > 0, !global.json {
+                    FileHandle.standardError.write(Data("Keyword search is now tuned for \(try KeywordLanguage(language).rawValue); the keyword index was rebuilt.\n".utf8))
+                }
             }
             if watch { try await follow(kb: kb, settings: WatchSettings(folders: paths, ingest: options), embedder: embedder, record: record) }
             let bar = ProgressBar(label: "ingest", enabled: Terminal.stderrIsTerminal && !global.json)
