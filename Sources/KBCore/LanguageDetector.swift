@@ -74,6 +74,13 @@ public enum LanguageDetector {
         return nil
     }
 
+    /// Whether a text in `one` language may share words with a text in `other` by more than
+    /// accident: the same language, or Ukrainian and Russian (close, and told apart by a few
+    /// letters and words that a short question may not have).
+    public static func mayShareWords(_ one: String, _ other: String) -> Bool {
+        one == other || Set([one, other]) == ["uk", "ru"]
+    }
+
     /// The function words kb knows for a language (lower case): what tells it apart, and what
     /// keyword search leaves out of a query in it.
     public static func functionWords(_ code: String) -> Set<String> {
@@ -87,35 +94,47 @@ public enum LanguageDetector {
     static let ukrainianWords: Set<String> = ["і", "й", "що", "це", "як", "та", "або", "але", "від", "для", "його", "її", "вони",
                                               "ми", "ви", "він", "вона", "був", "була", "були", "є", "цей", "ця", "які", "який", "коли", "тому", "щоб", "вже", "ще"]
     static let russianWords: Set<String> = ["и", "что", "это", "как", "или", "но", "от", "для", "его", "её", "они", "мы", "вы", "он",
-                                            "она", "был", "была", "были", "этот", "эта", "которые", "который", "когда", "поэтому", "чтобы", "уже", "ещё", "не", "же"]
+                                            "она", "был", "была", "были", "этот", "эта", "которые", "который", "когда", "поэтому", "чтобы", "уже", "ещё"]
     static let englishWords: Set<String> = ["the", "and", "of", "to", "is", "in", "that", "it", "for", "with", "as", "on", "are", "be",
                                             "this", "by", "or", "from", "at", "an", "was", "which", "not", "can", "has", "have", "its", "when",
                                             "what", "who", "how", "did", "does", "why", "where", "were", "many", "much"]
-    /// Function words of the Latin-script languages kb detects.
+    /// Function words of the Latin-script languages kb detects; none of them is also a common
+    /// word of another of these languages ("was", "is", "no", "do" are English too; "a", "de"
+    /// belong to several and are in none or in all the lists they count for), and no single
+    /// letters (Spanish "y", Portuguese "o" are variables and initials in English text too).
     static let latinWords: [String: Set<String>] = [
         "en": englishWords,
         "de": ["der", "die", "das", "und", "ist", "von", "zu", "den", "mit", "im", "ein", "eine", "einen", "auf", "für", "nicht", "sich",
-               "des", "dem", "es", "auch", "wurde", "wurden", "werden", "hat", "sind", "wie", "was", "wer", "wann", "wo", "welche",
-               "welcher", "welches", "viele", "nach", "bei", "aus", "oder", "aber", "zum", "zur", "vom", "war", "waren", "über"],
-        "es": ["el", "la", "de", "en", "los", "las", "del", "y", "que", "un", "una", "es", "por", "con", "para", "se", "su", "sus", "al", "lo",
-               "como", "más", "qué", "cuál", "cuáles", "cuántos", "cuántas", "quién", "dónde", "cuándo", "fue", "fueron", "son", "pero",
+               "des", "dem", "es", "auch", "wurde", "wurden", "werden", "hat", "sind", "wie", "wer", "wann", "wo", "welche",
+               "welcher", "welches", "viele", "nach", "bei", "aus", "oder", "aber", "zum", "zur", "vom", "waren", "über"],
+        "es": ["el", "la", "de", "en", "los", "las", "del", "que", "un", "una", "es", "por", "con", "para", "se", "su", "sus", "al", "lo",
+               "como", "más", "qué", "cuál", "cuáles", "cuántos", "cuántas", "quién", "dónde", "cuándo", "fue", "fueron", "pero",
                "este", "esta", "entre", "sobre", "también", "hasta", "desde", "cómo", "muy"],
         "fr": ["le", "la", "de", "en", "les", "des", "du", "et", "est", "une", "qui", "dans", "pour", "pas", "sur", "au", "aux", "avec", "ce", "cette",
-               "quel", "quelle", "quels", "combien", "où", "été", "sont", "il", "elle", "ils", "mais", "ou", "comme", "leur", "plus",
+               "quel", "quelle", "quels", "combien", "où", "été", "sont", "il", "elle", "ils", "mais", "ou", "comme", "leur", 
                "par", "qu", "était", "ont"],
         "it": ["il", "la", "gli", "della", "delle", "dei", "di", "che", "è", "per", "una", "con", "non", "nel", "nella", "alla", "sono",
-               "come", "quale", "quali", "chi", "quanti", "quante", "dove", "quando", "anche", "ma", "più", "stato", "era", "ha", "hanno"],
-        "pt": ["o", "a", "de", "os", "da", "do", "das", "dos", "que", "em", "uma", "um", "para", "com", "não", "foi", "qual", "quais", "quantos",
-               "onde", "quem", "quando", "como", "mais", "pelo", "pela", "são", "ao", "na", "no", "nos", "nas", "seu", "sua", "também"],
-        "nl": ["de", "het", "een", "en", "van", "is", "dat", "op", "te", "zijn", "met", "voor", "niet", "aan", "er", "ook", "als",
-               "bij", "door", "naar", "werd", "wat", "wie", "hoe", "waar", "welke", "hoeveel", "wanneer", "maar", "om", "uit"],
+               "quale", "quali", "chi", "quanti", "quante", "dove", "quando", "anche", "ma", "più", "stato", "ha", "hanno"],
+        "pt": ["de", "os", "da", "das", "dos", "que", "em", "uma", "para", "com", "não", "foi", "qual", "quais", "quantos",
+               "onde", "quem", "quando", "como", "mais", "pelo", "pela", "são", "ao", "na", "nos", "nas", "seu", "sua", "também"],
+        "nl": ["de", "het", "een", "en", "van", "dat", "op", "te", "zijn", "met", "voor", "niet", "aan", "er", "ook", "als",
+               "bij", "naar", "werd", "wat", "wie", "hoe", "waar", "welke", "hoeveel", "wanneer", "maar", "om", "uit"],
         "tr": ["ve", "bir", "bu", "için", "ile", "olarak", "olan", "çok", "ne", "mi", "mı", "mu", "mü", "kaç", "hangi", "nedir",
                "kim", "nerede", "daha", "gibi", "sonra", "kadar", "ise", "veya", "ama", "değil", "tarafından", "olduğu", "nasıl", "neden"],
     ]
     /// Letters only one of the Latin-script languages uses much, each worth two function words.
     static let latinLetters: [Character: String] = ["ß": "de", "ñ": "es", "¿": "es", "ğ": "tr", "ı": "tr", "ş": "tr", "ã": "pt", "õ": "pt"]
 
+    /// The language of `text`, when kb can tell it (one candidate, see `candidates(of:)`).
     public static func language(of text: String) -> String? {
+        guard let candidates = candidates(of: text), candidates.count == 1 else { return nil }
+        return candidates.first
+    }
+
+    /// The languages `text` may be in, as far as kb can tell: one, or those that tie (Ukrainian
+    /// and Russian for a Cyrillic question with neither's own letters or words; Spanish and
+    /// Portuguese for one whose function words both have); nil when the evidence is too thin.
+    public static func candidates(of text: String) -> Set<String>? {
         var counts: [Script: Int] = [:]
         var ukrainianLetters = 0, russianLetters = 0
         for scalar in text.unicodeScalars {
@@ -137,26 +156,23 @@ public enum LanguageDetector {
         guard let (script, count) = counts.max(by: { $0.value < $1.value }), count * 2 > letters else { return nil }
         let words = text.lowercased().split { !$0.isLetter && $0 != "'" && $0 != "’" }.map(String.init)
         switch script {
-        case .arabic: return "ar"
-        case .hebrew: return "he"
-        case .greek: return "el"
-        case .devanagari: return "hi"
-        case .thai: return "th"
-        case .hangul: return "ko"
-        case .kana: return "ja"
-        case .han: return (counts[.kana] ?? 0) * 10 >= count ? "ja" : "zh"
+        case .arabic: return ["ar"]
+        case .hebrew: return ["he"]
+        case .greek: return ["el"]
+        case .devanagari: return ["hi"]
+        case .thai: return ["th"]
+        case .hangul: return ["ko"]
+        case .kana: return ["ja"]
+        case .han: return [(counts[.kana] ?? 0) * 10 >= count ? "ja" : "zh"]
         case .cyrillic:
             let uk = ukrainianLetters * 2 + words.filter(ukrainianWords.contains).count
             let ru = russianLetters * 2 + words.filter(russianWords.contains).count
-            if uk > ru { return "uk" }
-            if ru > uk { return "ru" }
-            return nil
+            return uk > ru ? ["uk"] : ru > uk ? ["ru"] : ["uk", "ru"]
         case .latin:
             var scores = latinWords.mapValues { list in words.filter(list.contains).count }
             for character in text.lowercased() { if let code = latinLetters[character] { scores[code, default: 0] += 2 } }
-            let ranked = scores.sorted { $0.value > $1.value }
-            guard let best = ranked.first, best.value >= max(1, words.count / 25) else { return nil }
-            return ranked.count > 1 && ranked[1].value == best.value ? nil : best.key
+            guard let best = scores.values.max(), best >= max(1, words.count / 25) else { return nil }
+            return Set(scores.filter { $0.value == best }.keys)
         case .other: return nil
         }
     }

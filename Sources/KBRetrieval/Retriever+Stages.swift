@@ -177,20 +177,21 @@ extension Retriever {
                   query: SearchQuery, record: EmbedderRecord?, in snapshot: any IndexSnapshot)
         throws -> (keywords: [(id: Int64, score: Double)], vectors: [(id: Int64, score: Float)]) {
         guard mode == .hybrid else { return rankings }
-        let language = LanguageDetector.language(of: query.text)
-        // Without a language (a short Cyrillic question may be Ukrainian or Russian), its script.
-        guard let script = language.flatMap(LanguageDetector.script(ofLanguage:)) ?? LanguageDetector.dominantScript(of: query.text)
+        // The languages it may be in (Spanish or Portuguese, say); without any, its script.
+        let candidates = LanguageDetector.candidates(of: query.text)
+        guard let script = candidates?.first.flatMap(LanguageDetector.script(ofLanguage:)) ?? LanguageDetector.dominantScript(of: query.text)
         else { return rankings }
         var (keywords, vectors) = rankings
         if !keywords.isEmpty {
             let languages = try snapshot.tagValues(of: keywords.map(\.id), prefix: "lang:")
             keywords = keywords.filter { hit in
-                guard let tagged = languages[hit.id].map(ModelLanguages.primary) else { return true }
-                if let language { return tagged == language || LanguageDetector.script(ofLanguage: tagged) == nil }
-                return LanguageDetector.script(ofLanguage: tagged).map { $0 == script } ?? true
+                guard let tagged = languages[hit.id].map(ModelLanguages.primary), let taggedScript = LanguageDetector.script(ofLanguage: tagged)
+                else { return true }   // no language, or one kb does not detect: nothing to compare
+                guard let candidates else { return taggedScript == script }
+                return candidates.contains { LanguageDetector.mayShareWords(tagged, $0) }
             }
         }
-        if let language, let record, !ModelLanguages.reads(record.name, language), !keywords.isEmpty { vectors = [] }
+        if let candidates, let record, !keywords.isEmpty, !candidates.contains(where: { ModelLanguages.reads(record.name, $0) }) { vectors = [] }
         return (keywords, vectors)
     }
 

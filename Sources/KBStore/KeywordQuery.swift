@@ -17,8 +17,8 @@ public enum KeywordQuery {
     /// else is left; nil when the text has no words.
     ///
     /// With `.auto`, a word's function-word list follows its script: a Latin word is left out
-    /// when it is an English function word or one of the query's own language
-    /// (`LanguageDetector`), a Cyrillic word when Ukrainian or Russian, an Arabic-script word when
+    /// when it is an English function word or one of the query's own language (or languages, when
+    /// two tie: `LanguageDetector.candidates`), a Cyrillic word when Ukrainian or Russian, an Arabic-script word when
     /// Arabic — so the English "the" of a question never matches a stray English phrase in a
     /// Russian page. Runs of ideographs become overlapping pairs, as the index keeps them.
     ///
@@ -46,7 +46,7 @@ public enum KeywordQuery {
     /// The function words `auto` leaves out of a query, by script.
     static func autoStopwords(for text: String) -> [LanguageDetector.Script: Set<String>] {
         var latin = stopwords
-        if let code = LanguageDetector.language(of: text), code != "en", LanguageDetector.languages(writtenIn: .latin).contains(code) {
+        for code in LanguageDetector.candidates(of: text) ?? [] where LanguageDetector.languages(writtenIn: .latin).contains(code) {
             latin.formUnion(LanguageDetector.functionWords(code))
         }
         return [.latin: latin, .cyrillic: KeywordLanguage.ukrainianStopwords.union(KeywordLanguage.russianStopwords),

@@ -26,6 +26,19 @@ import Testing
         #expect(LanguageDetector.language(of: text) == code)
     }
 
+    @Test func englishTextWithCodeOrSharedWordsStaysEnglish() {
+        // Variables named x, y, z, and words other languages have too ("a", "was", "no").
+        #expect(LanguageDetector.language(of: "Example: x = 0:3; y = 0:2; z = y' * x; contour (x, y, z, 2:3). See also the contour page.") != "es")
+        #expect(LanguageDetector.language(of: "I bought a car, a bike and a boat; it was no trouble at all.") == "en")
+    }
+
+    @Test func wordsBothUkrainianAndRussianUseTellNeither() {
+        // "не" and "же" are both languages' words: a Ukrainian question with them is not Russian.
+        #expect(LanguageDetector.language(of: "Чому двигун не заводиться взимку же?") != "ru")
+        #expect(LanguageDetector.mayShareWords("uk", "ru") && LanguageDetector.mayShareWords("en", "en"))
+        #expect(!LanguageDetector.mayShareWords("en", "de"))
+    }
+
     @Test func thinEvidenceGivesNoLanguage() {
         #expect(LanguageDetector.language(of: "42 — 17") == nil)
         #expect(LanguageDetector.language(of: "Saturn") == nil)
