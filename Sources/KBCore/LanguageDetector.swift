@@ -98,15 +98,17 @@ public enum LanguageDetector {
     static let englishWords: Set<String> = ["the", "and", "of", "to", "is", "in", "that", "it", "for", "with", "as", "on", "are", "be",
                                             "this", "by", "or", "from", "at", "an", "was", "which", "not", "can", "has", "have", "its", "when",
                                             "what", "who", "how", "did", "does", "why", "where", "were", "many", "much"]
-    /// Function words of the Latin-script languages kb detects; none of them is also a common
-    /// word of another of these languages ("was", "is", "no", "do" are English too; "a", "de"
-    /// belong to several and are in none or in all the lists they count for), and no single
-    /// letters (Spanish "y", Portuguese "o" are variables and initials in English text too).
+    /// Function words of the Latin-script languages kb detects. A function word two of them share
+    /// is in both lists, where it cancels out (German and Dutch "wie", "er", "als"; English,
+    /// German and Dutch "was", "is"); a word that is a function word in one and a common word in
+    /// another is in neither ("no", "do", "come", "son" are English words too); and there are no
+    /// single letters (Spanish "y", Portuguese "o" are variables and initials in English text).
     static let latinWords: [String: Set<String>] = [
         "en": englishWords,
         "de": ["der", "die", "das", "und", "ist", "von", "zu", "den", "mit", "im", "ein", "eine", "einen", "auf", "für", "nicht", "sich",
                "des", "dem", "es", "auch", "wurde", "wurden", "werden", "hat", "sind", "wie", "wer", "wann", "wo", "welche",
-               "welcher", "welches", "viele", "nach", "bei", "aus", "oder", "aber", "zum", "zur", "vom", "waren", "über"],
+               "welcher", "welches", "viele", "nach", "bei", "aus", "oder", "aber", "zum", "zur", "vom", "war", "was", "waren", "über",
+               "er", "als"],
         "es": ["el", "la", "de", "en", "los", "las", "del", "que", "un", "una", "es", "por", "con", "para", "se", "su", "sus", "al", "lo",
                "como", "más", "qué", "cuál", "cuáles", "cuántos", "cuántas", "quién", "dónde", "cuándo", "fue", "fueron", "pero",
                "este", "esta", "entre", "sobre", "también", "hasta", "desde", "cómo", "muy"],
@@ -117,7 +119,7 @@ public enum LanguageDetector {
                "quale", "quali", "chi", "quanti", "quante", "dove", "quando", "anche", "ma", "più", "stato", "ha", "hanno"],
         "pt": ["de", "os", "da", "das", "dos", "que", "em", "uma", "para", "com", "não", "foi", "qual", "quais", "quantos",
                "onde", "quem", "quando", "como", "mais", "pelo", "pela", "são", "ao", "na", "nos", "nas", "seu", "sua", "também"],
-        "nl": ["de", "het", "een", "en", "van", "dat", "op", "te", "zijn", "met", "voor", "niet", "aan", "er", "ook", "als",
+        "nl": ["de", "het", "een", "en", "van", "is", "dat", "op", "te", "zijn", "met", "voor", "niet", "aan", "er", "ook", "als",
                "bij", "naar", "werd", "wat", "wie", "hoe", "waar", "welke", "hoeveel", "wanneer", "maar", "om", "uit"],
         "tr": ["ve", "bir", "bu", "için", "ile", "olarak", "olan", "çok", "ne", "mi", "mı", "mu", "mü", "kaç", "hangi", "nedir",
                "kim", "nerede", "daha", "gibi", "sonra", "kadar", "ise", "veya", "ama", "değil", "tarafından", "olduğu", "nasıl", "neden"],

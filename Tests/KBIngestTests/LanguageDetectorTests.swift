@@ -14,6 +14,8 @@ import Testing
         // Latin-script languages by their function words; other scripts by their letters.
         ("Le retour de Saturne arrive vers vingt-neuf ans, une période de bilan.", "fr"),
         ("Wie viele Punkte hat die Verteidigung der Panthers abgegeben?", "de"),
+        // German words Dutch has too ("er", "als", "wie") count for both: German stays German.
+        ("Er war als Kind oft krank, und niemand wusste, wie es weiterging.", "de"),
         ("¿Cuántos puntos permitió la defensa de los Panthers?", "es"),
         ("Panthers savunması kaç puan verdi?", "tr"),
         ("How many points did the Panthers defense surrender?", "en"),
