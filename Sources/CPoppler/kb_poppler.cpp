@@ -144,6 +144,69 @@ long long kb_pdf_creation_date(const kb_pdf *pdf) {
     try { return pdf ? static_cast<long long>(pdf->document->get_creation_date_t()) : -1; } catch (...) { return -1; }
 }
 
+kb_pdf_words *kb_pdf_page_words(const kb_pdf *pdf, int index) {
+    kb_pdf_words *out = nullptr;
+    try {
+        if (!pdf || index < 0 || index >= pdf->document->pages()) return nullptr;
+        std::unique_ptr<poppler::page> page(pdf->document->create_page(index));
+        std::vector<poppler::text_box> boxes;
+        if (page) boxes = page->text_list();
+        std::vector<kb_pdf_word> words;
+        std::vector<unsigned int> chars;
+        std::vector<double> left, right;
+        words.reserve(boxes.size());
+        for (const poppler::text_box &box : boxes) {
+            poppler::ustring text = box.text();
+            poppler::rectf r = box.bbox();
+            kb_pdf_word word{r.x(), r.y(), r.right(), r.bottom(), box.has_space_after() ? 1 : 0, box.rotation(),
+                             static_cast<int>(chars.size()), 0};
+            for (size_t i = 0; i < text.size(); ++i) {
+                unsigned int unit = text[i];
+                size_t at = i;
+                if (unit >= 0xD800 && unit < 0xDC00 && i + 1 < text.size() && text[i + 1] >= 0xDC00 && text[i + 1] < 0xE000) {
+                    unit = 0x10000 + ((unit - 0xD800) << 10) + (text[i + 1] - 0xDC00);
+                    ++i;
+                }
+                poppler::rectf c = box.char_bbox(at);
+                chars.push_back(unit);
+                left.push_back(c.x());
+                right.push_back(c.right());
+            }
+            word.char_count = static_cast<int>(chars.size()) - word.first_char;
+            words.push_back(word);
+        }
+        out = static_cast<kb_pdf_words *>(std::calloc(1, sizeof(kb_pdf_words)));
+        if (!out) return nullptr;
+        out->word_count = static_cast<int>(words.size());
+        out->char_count = static_cast<int>(chars.size());
+        out->words = static_cast<kb_pdf_word *>(std::malloc(sizeof(kb_pdf_word) * (words.size() + 1)));
+        out->chars = static_cast<unsigned int *>(std::malloc(sizeof(unsigned int) * (chars.size() + 1)));
+        out->char_x0 = static_cast<double *>(std::malloc(sizeof(double) * (chars.size() + 1)));
+        out->char_x1 = static_cast<double *>(std::malloc(sizeof(double) * (chars.size() + 1)));
+        if (!out->words || !out->chars || !out->char_x0 || !out->char_x1) {
+            kb_pdf_words_free(out);
+            return nullptr;
+        }
+        std::copy(words.begin(), words.end(), out->words);
+        std::copy(chars.begin(), chars.end(), out->chars);
+        std::copy(left.begin(), left.end(), out->char_x0);
+        std::copy(right.begin(), right.end(), out->char_x1);
+        return out;
+    } catch (...) {
+        kb_pdf_words_free(out);
+        return nullptr;
+    }
+}
+
+void kb_pdf_words_free(kb_pdf_words *words) {
+    if (!words) return;
+    std::free(words->words);
+    std::free(words->chars);
+    std::free(words->char_x0);
+    std::free(words->char_x1);
+    std::free(words);
+}
+
 char *kb_pdf_largest_text(const kb_pdf *pdf, int max_pages) {
     try {
         if (!pdf) return nullptr;

@@ -251,13 +251,35 @@ public struct PDFLoader: Sendable {
             defer { if let own { kb_pdf_close(own) } }
             let document = own ?? shared.pointer
             for index in range {
-                let text = take(kb_pdf_page_text(document, Int32(index))) ?? ""
+                var text = take(kb_pdf_page_text(document, Int32(index))) ?? ""
+                // Right-to-left pages: lines rebuilt from the words' positions (PDFLines).
+                if PDFLines.holdsRightToLeft(text), let rebuilt = PDFLines.text(of: words(document, page: index)) { text = rebuilt }
                 let label = take(kb_pdf_page_label(document, Int32(index))) ?? ""
                 pages.set(index, (text, label.isEmpty ? String(index + 1) : label))
             }
         }
         let values = pages.values
         return (values.map { $0?.text ?? "" }, values.indices.map { values[$0]?.label ?? String($0 + 1) })
+    }
+
+    /// The words poppler found on a page (0-based), with their boxes; none when it cannot say.
+    static func words(_ pdf: OpaquePointer, page: Int) -> [PDFLines.Word] {
+        guard let list = kb_pdf_page_words(pdf, Int32(page)) else { return [] }
+        defer { kb_pdf_words_free(list) }
+        let found = list.pointee
+        var words: [PDFLines.Word] = []
+        words.reserveCapacity(Int(found.word_count))
+        for w in 0..<Int(found.word_count) {
+            let word = found.words[w]
+            // Rotated text is left to poppler: its order is not left to right.
+            guard word.rotation == 0 else { return [] }
+            let range = Int(word.first_char)..<Int(word.first_char + word.char_count)
+            words.append(PDFLines.Word(
+                x0: word.x0, y0: word.y0, x1: word.x1, y1: word.y1,
+                scalars: range.map { Unicode.Scalar(found.chars[$0]) ?? "\u{FFFD}" },
+                left: range.map { found.char_x0[$0] }, right: range.map { found.char_x1[$0] }))
+        }
+        return words
     }
 
     /// Large-font text makes a title when it is a few words long and left-to-right: poppler lists

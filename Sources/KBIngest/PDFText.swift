@@ -4,7 +4,8 @@ import KBCore
 /// each page starts. Pure.
 ///
 /// - drops form feeds and the bidi control marks poppler puts around right-to-left runs
-///   (the text itself stays in logical order);
+///   (the text itself stays in logical order), keeping the word boundaries they carried
+///   (`spacingEmbeddings`);
 /// - expands ligatures (`ﬁ` → `fi`), collapses runs of spaces, trims line ends;
 /// - removes running headers and footers: an edge line (the first or last of a page, or the
 ///   second from either edge on pages of more than five lines) whose digit-folded text repeats
@@ -118,7 +119,7 @@ public enum PDFText {
             current = String.UnicodeScalarView()
             lastWasSpace = false
         }
-        for scalar in TextHygiene.clean(page).unicodeScalars {
+        for scalar in TextHygiene.clean(spacingEmbeddings(page)).unicodeScalars {
             if scalar == "\n" || scalar == "\u{0C}" || scalar == "\r" { endLine(); continue }
             if bidiControls.contains(scalar.value) { continue }
             if scalar == " " || scalar == "\t" || scalar == "\u{00A0}" {
@@ -132,6 +133,45 @@ public enum PDFText {
         endLine()
         while lines.last == "" { lines.removeLast() }
         return lines
+    }
+
+    /// Poppler wraps a left-to-right run inside right-to-left text in bidi controls with the
+    /// space that follows the run inside them, at its start (`من LRE␣308 PDF آلاف`): removing the
+    /// controls would fuse the run to the next word (`308آلاف`). Such a space is moved out to the
+    /// side where the run meets a word (and likewise a trailing one); runs without spaces at
+    /// their edges, and text without controls, are left as they are.
+    static func spacingEmbeddings(_ page: String) -> String {
+        let opening: Set<UInt32> = [0x202A, 0x202B, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068]
+        let closing: Set<UInt32> = [0x202C, 0x2069]
+        guard page.unicodeScalars.contains(where: { opening.contains($0.value) }) else { return page }
+        var scalars = Array(page.unicodeScalars)
+        func isSpace(_ index: Int) -> Bool { index >= 0 && index < scalars.count && scalars[index] == " " }
+        func isWordCharacter(_ index: Int) -> Bool {
+            guard index >= 0 && index < scalars.count else { return false }
+            let scalar = scalars[index]
+            return !scalar.properties.isWhitespace && !bidiControls.contains(scalar.value)
+        }
+        var index = 0
+        while index < scalars.count {
+            guard opening.contains(scalars[index].value),
+                  let close = scalars[(index + 1)...].firstIndex(where: { closing.contains($0.value) || opening.contains($0.value) }),
+                  closing.contains(scalars[close].value), close > index + 1 else {
+                index += 1
+                continue
+            }
+            // A space at the run's start, a word right after its end: the space goes after the run.
+            if isSpace(index + 1), !isSpace(close - 1), isWordCharacter(close + 1), isSpace(index - 1) || !isWordCharacter(index - 1) {
+                scalars.remove(at: index + 1)
+                scalars.insert(" ", at: close)
+            } else if isSpace(close - 1), !isSpace(index + 1), isWordCharacter(index - 1), !isWordCharacter(close + 1) {
+                // A space at its end, a word right before its start: the space goes before it.
+                scalars.remove(at: close - 1)
+                scalars.insert(" ", at: index)
+                index += 1
+            }
+            index = close + 1
+        }
+        return String(String.UnicodeScalarView(scalars))
     }
 
     /// Removes running headers/footers and bare page numbers from the edges of every page.

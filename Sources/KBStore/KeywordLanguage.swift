@@ -59,7 +59,7 @@ public enum KeywordLanguage: String, Sendable, CaseIterable, Hashable {
 
     /// A token as the keyword index keeps it (after unicode61's lower-casing): folded and stemmed.
     public func normalize(_ token: String) -> String {
-        let token = self == .english ? token : Self.foldPresentationForms(token)
+        let token = self == .english ? token : TextHygiene.foldPresentationForms(token)
         switch self {
         case .english, .simple: return token
         case .ukrainian, .russian: return Self.stemCyrillic(token.replacingOccurrences(of: "ё", with: "е"), endings: self == .ukrainian ? Self.ukrainianEndings : Self.russianEndings)
@@ -76,25 +76,6 @@ public enum KeywordLanguage: String, Sendable, CaseIterable, Hashable {
             default: return token
             }
         }
-    }
-
-    /// Arabic presentation forms (U+FB50–U+FDFF, U+FE70–U+FEFC), which PDFs often carry, as the
-    /// letters they show (NFKC of those alone: a lam-alef ligature becomes lam and alef).
-    public static func foldPresentationForms(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isPresentationForm) else { return text }
-        var out = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            if isPresentationForm(scalar) {
-                out.append(contentsOf: String(scalar).precomposedStringWithCompatibilityMapping.unicodeScalars)
-            } else {
-                out.append(scalar)
-            }
-        }
-        return String(out)
-    }
-
-    static func isPresentationForm(_ scalar: Unicode.Scalar) -> Bool {
-        (0xFB50...0xFDFF).contains(scalar.value) || (0xFE70...0xFEFC).contains(scalar.value)
     }
 
     // MARK: - Cyrillic

@@ -31,6 +31,31 @@ int kb_pdf_page_count(const kb_pdf *pdf);
 int kb_pdf_is_encrypted(const kb_pdf *pdf);
 /// The text of a page (0-based) in reading order, not physical layout. NULL on failure.
 char *kb_pdf_page_text(const kb_pdf *pdf, int index);
+/// A word poppler found on a page: its box in points (x0, y0 top-left, x1, y1 bottom-right,
+/// the page as displayed), whether poppler saw a space after it, and its characters (Unicode
+/// scalars, in the order they stand on the page from left to right) at
+/// `chars[first_char ..< first_char + char_count]`, each with its own left and right edge.
+typedef struct {
+    double x0, y0, x1, y1;
+    int space_after;
+    int rotation;
+    int first_char;
+    int char_count;
+} kb_pdf_word;
+
+/// The words of a page in poppler's reading order. Free with kb_pdf_words_free.
+typedef struct {
+    kb_pdf_word *words;
+    int word_count;
+    unsigned int *chars;
+    double *char_x0;
+    double *char_x1;
+    int char_count;
+} kb_pdf_words;
+
+/// The words of a page (0-based), with their boxes; NULL on failure.
+kb_pdf_words *kb_pdf_page_words(const kb_pdf *pdf, int index);
+void kb_pdf_words_free(kb_pdf_words *words);
 /// The printed label of a page ("xii", "217"); empty when the PDF defines none. NULL on failure.
 char *kb_pdf_page_label(const kb_pdf *pdf, int index);
 /// A document information entry: "Title", "Author", "Subject", "Keywords". NULL if absent.

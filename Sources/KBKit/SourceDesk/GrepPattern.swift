@@ -25,8 +25,11 @@ final class GrepPattern: @unchecked Sendable {
     /// Largest product of counted repetitions' bounds (`{2,5}` counts 5).
     static let maxRepetition = 32
 
-    init(_ pattern: String, literal: Bool, ignoreCase: Bool) throws {
+    /// The pattern is read as ingested text is (`TextHygiene.clean`): Arabic presentation forms
+    /// as their letters, no tatweel or invisible format characters.
+    init(_ given: String, literal: Bool, ignoreCase: Bool) throws {
         self.ignoreCase = ignoreCase
+        let pattern = TextHygiene.clean(given)
         guard !literal else {
             kind = .literal(pattern)
             return
