@@ -22,7 +22,8 @@ import unicodedata
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "Tests", "KBIngestTests", "Fixtures", "pdf")
 TEXT = os.path.join(OUT, "text")
-NASKH = "/usr/share/fonts/truetype/noto/NotoNaskhArabic-Regular.ttf"
+# DejaVu Sans has Arabic presentation forms and Latin letters (Noto Naskh Arabic has no Latin).
+DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 
 
 def paragraphs(name):
@@ -63,7 +64,7 @@ def reportlab_arabic(name):
     from reportlab.pdfbase.ttfonts import TTFont
     from reportlab.pdfgen import canvas
 
-    pdfmetrics.registerFont(TTFont("Naskh", NASKH))
+    pdfmetrics.registerFont(TTFont("Naskh", DEJAVU))
     width, height, margin, size = 320, 460, 36, 13
     pdf = canvas.Canvas(os.path.join(OUT, f"{name}-reportlab.pdf"), pagesize=(width, height))
     pdf.setTitle(name)
