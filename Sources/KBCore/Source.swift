@@ -66,10 +66,14 @@ public struct SourceDocument: Sendable, Hashable, Codable {
     public var snippets: [Snippet]
     /// Things the user should know that did not stop ingestion (repaired bytes, empty pages).
     public var warnings: [String]
+    /// Where each page starts in the text (books): what makes pages exact. nil for sources
+    /// without pages, and for books indexed before kb kept them (their snippets' spans stand in).
+    public var pageStarts: [PageStart]?
 
-    public init(source: Source, snippets: [Snippet], warnings: [String] = []) {
+    public init(source: Source, snippets: [Snippet], warnings: [String] = [], pageStarts: [PageStart]? = nil) {
         self.source = source
         self.snippets = snippets
         self.warnings = warnings
+        self.pageStarts = pageStarts
     }
 }

@@ -80,6 +80,7 @@ public struct ImageLoader: Sendable {
                             modifiedAt: modifiedAt, tags: options.tags, ocr: ocr.settings.record)
         let snippets = PDFLoader.snippets(spans, scalars: scalars, document: document, labels: labels, marks: marks,
                                           title: title, sourceTags: options.tags, options: options)
-        return SourceDocument(source: source, snippets: snippets, warnings: warnings)
+        return SourceDocument(source: source, snippets: snippets, warnings: warnings,
+                              pageStarts: PDFLoader.pageStarts(document, labels: labels))
     }
 }

@@ -172,7 +172,14 @@ public struct PDFLoader: Sendable {
                             modifiedAt: modifiedAt ?? created, tags: sourceTags, keywords: descriptions, ocr: ocrRecord)
         let snippets = Self.snippets(spans, scalars: scalars, document: document, labels: labels, marks: marks,
                                      title: title, sourceTags: sourceTags, options: options)
-        return SourceDocument(source: source, snippets: snippets, warnings: warnings)
+        return SourceDocument(source: source, snippets: snippets, warnings: warnings, pageStarts: Self.pageStarts(document, labels: labels))
+    }
+
+    /// Where each page starts in the document's text, with its label.
+    static func pageStarts(_ document: PDFText.Document, labels: [String]) -> [PageStart] {
+        document.pageStarts.enumerated().map { index, offset in
+            PageStart(page: index + 1, offset: offset, label: labels.indices.contains(index) ? labels[index] : nil)
+        }
     }
 
     /// Snippets of a paged document (a PDF or a scanned image): each with the pages it spans,

@@ -65,6 +65,12 @@ extension PostgresReads {
             .map { try $0.get(0, Int64.self) }
     }
 
+    public func pageStarts(ofSource path: String) throws -> [PageStart] {
+        let stored = try session.rows("SELECT p.starts FROM source_pages p JOIN sources so ON so.id = p.source_id WHERE so.path = $1", .text(path))
+            .first.map { try $0.get(0, String.self) }
+        return stored.map { [PageStart](stored: $0) } ?? []
+    }
+
     public func storedJob(id: String) throws -> StoredJob? {
         try session.rows("SELECT * FROM jobs WHERE id = $1", .text(id)).first.map(PostgresRows.job)
     }

@@ -333,6 +333,15 @@ enum PostgresSchema {
             "CREATE INDEX memories_by_validity_start ON memories (valid_from)",
             "CREATE INDEX memories_by_validity_end ON memories (valid_to) WHERE valid_to IS NOT NULL",
         ]),
+        // Where each page of a book starts in its text (SQLite's v15).
+        ("v11-page-starts", [
+            """
+            CREATE TABLE source_pages (
+                source_id bigint PRIMARY KEY REFERENCES sources (id) ON DELETE CASCADE,
+                starts text NOT NULL
+            )
+            """,
+        ]),
     ]
 
     static var version: Int { migrations.count }

@@ -44,6 +44,7 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
     public func clearSource(id: Int64) throws -> [Int64] {
         let removed = try session.rows("DELETE FROM snippets WHERE source_id = $1 RETURNING id", .int(id)).map { try $0.get(0, Int64.self) }
         try session.execute("DELETE FROM source_tags WHERE source_id = $1", .int(id))
+        try session.execute("DELETE FROM source_pages WHERE source_id = $1", .int(id))
         return removed
     }
 
@@ -54,6 +55,10 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
         if !source.tags.isEmpty {
             try session.execute("INSERT INTO source_tags (source_id, tag_id) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING",
                                 .int(sourceID), .ints(Array(Set(source.tags.compactMap { tagIDs[$0] }))))
+        }
+        if let pages = document.pageStarts, !pages.isEmpty {
+            try session.execute("INSERT INTO source_pages (source_id, starts) VALUES ($1, $2) ON CONFLICT (source_id) DO UPDATE SET starts = excluded.starts",
+                                .int(sourceID), .text(pages.stored))
         }
         guard !document.snippets.isEmpty else { return [] }
         // All snippets in one statement, in ordinal order (ids come back in the same order).

@@ -69,6 +69,12 @@ extension SQLiteReads {
                            arguments: [path])
     }
 
+    public func pageStarts(ofSource path: String) throws -> [PageStart] {
+        let stored = try String.fetchOne(db, sql: "SELECT p.starts FROM source_pages p JOIN sources so ON so.id = p.source_id WHERE so.path = ?",
+                                         arguments: [path])
+        return stored.map { [PageStart](stored: $0) } ?? []
+    }
+
     public func storedJob(id: String) throws -> StoredJob? {
         try Row.fetchOne(db, sql: "SELECT * FROM jobs WHERE id = ?", arguments: [id]).map(SQLiteStore.job)
     }

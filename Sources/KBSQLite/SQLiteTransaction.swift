@@ -81,6 +81,7 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
         let removed = try Int64.fetchAll(db, sql: "SELECT id FROM snippets WHERE source_id = ?", arguments: [id])
         try db.execute(sql: "DELETE FROM snippets WHERE source_id = ?", arguments: [id])
         try db.execute(sql: "DELETE FROM source_tags WHERE source_id = ?", arguments: [id])
+        try db.execute(sql: "DELETE FROM source_pages WHERE source_id = ?", arguments: [id])
         log.removedSnippets += removed
         return removed
     }
@@ -98,6 +99,9 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
         }
         let sourceTag = try db.cachedStatement(sql: "INSERT OR IGNORE INTO source_tags (source_id, tag_id) VALUES (?, ?)")
         for tag in document.source.tags { try sourceTag.execute(arguments: [sourceID, tagID(tag)]) }
+        if let pages = document.pageStarts, !pages.isEmpty {
+            try db.execute(sql: "INSERT OR REPLACE INTO source_pages (source_id, starts) VALUES (?, ?)", arguments: [sourceID, pages.stored])
+        }
 
         let insertSnippet = try db.cachedStatement(sql: """
             INSERT INTO snippets (source_id, ordinal, text, start_offset, end_offset, heading_path,

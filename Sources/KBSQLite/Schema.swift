@@ -9,7 +9,7 @@ enum Schema {
     static let migrationNames = ["v1-sources-snippets-tags-fts", "v2-embedders-vectors", "v3-memories", "v4-bots", "v5-embedding-cache",
                                  "v6-bot-sources-json", "v7-ocr", "v8-uploads-jobs-owners",
                                  "v9-request-log", "v10-formats-weights", "v11-conversations", "v12-memory-time",
-                                 "v13-memory-validity-indexes", "v14-search-log"]
+                                 "v13-memory-validity-indexes", "v14-search-log", "v15-page-starts"]
 
     /// The trigger that indexes a new snippet's words (with its source's title and keywords):
     /// made in v1, and again in v7 and v10, when `sources` is rebuilt.
@@ -417,6 +417,16 @@ enum Schema {
                     reset INTEGER NOT NULL DEFAULT 0,
                     removed BLOB NOT NULL,
                     written BLOB NOT NULL
+                );
+                """)
+        }
+        migrator.registerMigration(migrationNames[14]) { db in
+            // Where each page of a book starts in its text (`PageStart`, one `offset<TAB>label`
+            // line a page): pages asked for, grep matches and citations exact to the page.
+            try db.execute(sql: """
+                CREATE TABLE source_pages (
+                    source_id INTEGER PRIMARY KEY REFERENCES sources(id) ON DELETE CASCADE,
+                    starts TEXT NOT NULL
                 );
                 """)
         }

@@ -99,6 +99,9 @@ public protocol IndexSnapshot: StoredReads {
     func source(path: String) throws -> Source?
     /// Ids of a source's snippets, in ordinal order.
     func snippetIDs(ofSource path: String) throws -> [Int64]
+    /// Where each page of a book starts in its text; empty for a source without pages (or a
+    /// book indexed before kb kept them).
+    func pageStarts(ofSource path: String) throws -> [PageStart]
     /// Names and dimensions of every embedder with vectors in the index (the current one and
     /// any kept by a reindex).
     func embedderDimensions() throws -> [(name: String, dimension: Int)]
@@ -154,10 +157,11 @@ extension IndexSnapshot {
         guard let source = try source(path: path) else { return nil }
         let ids = try snippetIDs(ofSource: path)
         let hits = try self.hits(for: ids, highlighting: nil)
+        let pages = try pageStarts(ofSource: path)
         return SourceDocument(source: source, snippets: try ids.map { id in
             guard let hit = hits[id] else { throw KBError(.database, "The snippet \(id) of \(path) vanished while it was being read.") }
             return hit.snippet
-        })
+        }, pageStarts: pages.isEmpty ? nil : pages)
     }
 
     /// Every embedder with vectors in the index; the current one carries the spec the index

@@ -325,7 +325,7 @@ extension KnowledgeBase {
         try FileManager.default.copyItem(atPath: fixture.path, toPath: ws.dbPath)
         let kb = try KnowledgeBase.open(at: ws.dbPath, create: false)
         let status = try await kb.status()
-        #expect(status.schemaVersion == 14)
+        #expect(status.schemaVersion == 15)
         #expect(status.sources == 2 && status.vectors["hashing-384"] == 2)
         var query = SearchQuery("love beauty")
         query.mode = .vector

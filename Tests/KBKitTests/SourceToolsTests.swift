@@ -108,8 +108,12 @@ import Testing
         read.pages = "4"
         let page = try await kb.readSource(read)
         #expect(page.text.contains("The zebra quartz phrase lives on the fourth physical page"))
-        // The snippets that touch page 4; the last runs on to page 5, and the citation says so.
-        #expect(page.pages?.start == 4 && page.pages?.end == 5 && page.pageLabel == "pp. 2–3")
+        // Page 4 exactly (its snippet runs on to page 5: not shown), cited with its printed label.
+        #expect(page.pages?.start == 4 && page.pages?.end == 4 && page.pageLabel == "p. 2")
+        #expect(!page.text.contains("until dawn") && !page.text.contains("Chapter Two"))
+        read.pages = "4-5"
+        #expect(try await kb.readSource(read).pageLabel == "pp. 2–3")
+        read.pages = "4"
         #expect(page.headingPath == ["1 Chapter One", "1.2 The Known Page"] && page.sourceTitle == "The Fixture Book" && page.kind == .pdf)
 
         read.pages = nil
@@ -207,7 +211,7 @@ import Testing
         grep = SourceGrepRequest(pattern: "ZEBRA\\s+quartz")
         grep.ignoreCase = true
         let book = try await kb.grepSources(grep)
-        #expect(book.matches.contains { $0.pageLabel == "p. 2" && $0.pages?.start == 4 })
+        #expect(book.matches.contains { $0.pageLabel == "p. 2" && $0.pages?.start == 4 && $0.pages?.end == 4 })
         grep.kinds = ["note"]
         #expect(try await kb.grepSources(grep).matches.allSatisfy { $0.kind == .note })
         grep = SourceGrepRequest(pattern: "\\d+ days")

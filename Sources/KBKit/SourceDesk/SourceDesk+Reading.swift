@@ -103,6 +103,11 @@ extension SourceDesk {
         let snippets = document.snippets.sorted { $0.start < $1.start }
         let chosen = try Self.part(of: snippets, request, title: stored.title)
         var from = chosen.map(\.start).min() ?? 0, to = chosen.map(\.end).max() ?? 0
+        // Pages asked for, exact where the index knows where each page starts.
+        if let window = Self.pageWindow(request, pageStarts: document.pageStarts ?? [], textEnd: snippets.map(\.end).max() ?? 0) {
+            from = max(from, window.lowerBound)
+            to = min(to, window.upperBound)
+        }
         if let start = request.start { from = max(from, start) }
         if let end = request.end { to = min(to, end) }
         guard from < to else {
@@ -134,7 +139,7 @@ extension SourceDesk {
             if next != nil { break }
         }
         let pages = used.compactMap(\.pages)
-        let span = pages.first.map { first in
+        let span = document.pageStarts?.range(from: from, to: cursor) ?? pages.first.map { first in
             let last = pages.max { $0.end < $1.end } ?? first
             return PageRange(start: first.start, end: last.end, startLabel: first.startLabel, endLabel: last.endLabel)
         }
@@ -142,6 +147,29 @@ extension SourceDesk {
         return SourceText(sourceID: info.id, sourcePath: stored.path, sourceTitle: stored.title, kind: stored.kind, pages: span,
                           pageLabel: span?.citation, headingPath: used.first?.headingPath ?? [], start: from, end: cursor,
                           text: String(text), next: next, partEnd: to)
+    }
+
+    /// Where the pages a request names (by number, or by printed label) start and end in the
+    /// text; nil when it names none or the index does not know where its pages start.
+    static func pageWindow(_ request: SourceReadRequest, pageStarts: [PageStart], textEnd: Int) -> Range<Int>? {
+        guard !pageStarts.isEmpty else { return nil }
+        var window: Range<Int>?
+        func narrow(_ low: Int, _ high: Int) {
+            guard let range = pageStarts.offsets(pages: low, high, textEnd: textEnd) else { return }
+            window = window.map { $0.clamped(to: range) } ?? range
+        }
+        if let pages = request.pages {
+            let bounds = pages.split(separator: "-", maxSplits: 1).compactMap { Int($0) }
+            if let low = bounds.first, let high = bounds.last { narrow(low, high) }
+        }
+        if let labels = request.labels {
+            let bounds = labels.split(separator: "-", maxSplits: 1).map(String.init)
+            if let low = pageStarts.first(where: { $0.label == bounds.first })?.page,
+               let high = pageStarts.last(where: { $0.label == bounds.last })?.page, low <= high {
+                narrow(low, high)
+            }
+        }
+        return window
     }
 
     /// The snippets of the part a request names: those on its pages (physical, then printed
@@ -236,16 +264,23 @@ extension SourceDesk {
                 guard let source = byPath[path], let document = try snapshot.document(path: path) else { continue }
                 answer.sourcesSearched += 1
                 let ids = try snapshot.snippetIDs(ofSource: path)
+                let pageStarts = document.pageStarts ?? []
+                /// The page a match is on (the span, when it runs over): the snippet's pages
+                /// where the index does not know where its pages start.
+                func pages(_ snippet: Snippet, _ start: Int, _ end: Int) -> PageRange? {
+                    pageStarts.range(from: start, to: end) ?? snippet.pages
+                }
                 var seen = Set<Int>()   // overlapping snippets find a match twice
                 var heading: [String] = []
                 for (id, snippet) in zip(ids, document.snippets) {
                     // A heading kept beside the text (a note's), once where it starts.
                     if snippet.headingPath != heading, let title = snippet.headingPath.last, !snippet.text.hasPrefix(title),
                        let found = pattern.matches(in: title, deadline: deadline).first, seen.insert(-snippet.start - 1).inserted {
+                        let page = pages(snippet, snippet.start, snippet.start + 1)
                         guard answer.matches.count < limit else { answer.truncated = "limit"; break search }
                         answer.matches.append(.init(
                             sourceID: SourceInfo(source).id, sourcePath: path, sourceTitle: source.title, kind: source.kind, snippetID: id,
-                            pages: snippet.pages, pageLabel: snippet.pages?.citation, headingPath: snippet.headingPath, offset: snippet.start,
+                            pages: page, pageLabel: page?.citation, headingPath: snippet.headingPath, offset: snippet.start,
                             match: String(title[found]), line: title, inHeading: true))
                     }
                     heading = snippet.headingPath
@@ -253,10 +288,11 @@ extension SourceDesk {
                         let text = snippet.text
                         let offset = snippet.start + text.unicodeScalars.distance(from: text.unicodeScalars.startIndex, to: found.lowerBound)
                         guard seen.insert(offset).inserted else { continue }
+                        let page = pages(snippet, offset, offset + text[found].unicodeScalars.count)
                         guard answer.matches.count < limit else { answer.truncated = "limit"; break search }
                         answer.matches.append(.init(
                             sourceID: SourceInfo(source).id, sourcePath: path, sourceTitle: source.title, kind: source.kind, snippetID: id,
-                            pages: snippet.pages, pageLabel: snippet.pages?.citation, headingPath: snippet.headingPath, offset: offset,
+                            pages: page, pageLabel: page?.citation, headingPath: snippet.headingPath, offset: offset,
                             match: String(text[found]), line: Self.line(around: found, in: text)))
                     }
                     if Date() >= deadline { answer.truncated = "time"; break search }
