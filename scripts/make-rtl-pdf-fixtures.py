@@ -1,5 +1,5 @@
 """Makes the right-to-left (and Ukrainian) PDF fixtures the way real ones are made, from the
-texts in Tests/KBIngestTests/Fixtures/pdf/text (one paragraph per page):
+texts in Tests/KBIngestTests/Fixtures/pdf-text (one paragraph per page):
 
 - `*-writer.pdf`: LibreOffice Writer from right-to-left HTML set in Noto Naskh Arabic (Ukrainian
   in Noto Serif), justified in a narrow column (Ukrainian justified) so that lines wrap, tanween and lam-alef fall at
@@ -21,7 +21,7 @@ import unicodedata
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "Tests", "KBIngestTests", "Fixtures", "pdf")
-TEXT = os.path.join(OUT, "text")
+TEXT = os.path.join(ROOT, "Tests", "KBIngestTests", "Fixtures", "pdf-text")
 # DejaVu Sans has Arabic presentation forms and Latin letters (Noto Naskh Arabic has no Latin).
 DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 

@@ -7,7 +7,7 @@ import Testing
 /// right-to-left HTML, and reportlab + arabic-reshaper + python-bidi. kb's stored text must hold
 /// the words of the text they were made from, as a reader sees them.
 @Suite struct RightToLeftPDFTests {
-    static let fixtures = Bundle.module.url(forResource: "Fixtures/pdf/text", withExtension: nil)!
+    static let fixtures = Bundle.module.url(forResource: "Fixtures/pdf-text", withExtension: nil)!
 
     /// The paragraphs a fixture was made from, one per page.
     static func truth(_ name: String) throws -> String {
