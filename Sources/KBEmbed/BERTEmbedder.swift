@@ -25,11 +25,12 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     public var mode: ComputeMode { configuredMode }
     /// The linear layers' arithmetic on this CPU (`.auto` resolved).
     public let precision: EncoderPrecision
-    /// The arithmetic of queries' passes: `precision`, except in `.throughput` mode under `.auto`
-    /// on CPUs with AVX-512 VNNI, where queries run in int8 (a short query's pass is bound by
-    /// reading the weights, and int8's are half of bf16's: 2.75 ms instead of 4.0 for 16 tokens
-    /// on one core here; SciFact nDCG@10 with bf16 passages and int8 queries 0.6609 / 0.7191,
-    /// fp32's 0.6602 / 0.7189).
+    /// The arithmetic of queries' passes: `precision`, except under `.auto` on CPUs with AVX-512
+    /// VNNI, where queries run in int8 (a short query's pass is bound by reading the weights, and
+    /// int8's are half of bf16's: 2.75 ms instead of 4.0 for 16 tokens on one core here; SciFact
+    /// nDCG@10 with bf16 passages and int8 queries 0.6609 / 0.7191, fp32's 0.6602 / 0.7189).
+    /// The same in either `ComputeMode`: `kb search`, `kb serve` and `kb mcp` embed a query to
+    /// the same vector and rank the same.
     public let queryPrecision: EncoderPrecision
     private let configuredMode: ComputeMode
     private let encoder: BERTEncoder
@@ -68,16 +69,17 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
         // Beside a queue of queries, passages (ingest, uploads, memory writes) yield the cores.
         if configuredMode == .throughput { configuration.niceness = try Self.passageNiceness(ProcessInfo.processInfo.environment) }
         queue = EncoderQueue(configuration: configuration, pass: Self.pass(encoder))
-        if configuredMode == .throughput {
-            let queryEncoder = precision == .auto && encoder.precision != KB_PRECISION_INT8 && kb_precision_supported(KB_PRECISION_INT8) != 0
-                ? try BERTEncoder(folder: folder, precision: KB_PRECISION_INT8) : encoder
-            queryPrecision = EncoderPrecision(queryEncoder.precision)
+        let queryEncoder = precision == .auto && encoder.precision != KB_PRECISION_INT8 && kb_precision_supported(KB_PRECISION_INT8) != 0
+            ? try BERTEncoder(folder: folder, precision: KB_PRECISION_INT8) : encoder
+        queryPrecision = EncoderPrecision(queryEncoder.precision)
+        // Queries get a queue of their own in `.throughput` mode (one worker on every core), and
+        // in `.latency` mode when they run in another precision than passages.
+        if configuredMode == .throughput || queryEncoder !== encoder {
             var queries = EncoderQueue.Configuration(mode: .latency)
             queries.maxSequencesPerPass = maxSequencesPerPass
             queries.collectionWindow = collectionWindow
             queryQueue = EncoderQueue(configuration: queries, pass: Self.pass(queryEncoder))
         } else {
-            queryPrecision = self.precision
             queryQueue = nil
         }
     }
