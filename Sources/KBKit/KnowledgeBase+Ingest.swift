@@ -35,6 +35,10 @@ extension KnowledgeBase {
     /// Ingested files (memories are listed by `memories(_:)`).
     public func sources() async throws -> [StoredSource] { try await store.snapshot { try $0.sources() }.filter { $0.kind != .memory } }
 
+    /// Every source as the API, MCP and `kb sources` show it: by its public id (`file:…`, an
+    /// upload's own), never the index's row number.
+    public func sourceInfos() async throws -> [SourceInfo] { try await sources().map(SourceInfo.init) }
+
     /// Removes sources by file path, or all sources under a folder path. Throws when a path
     /// matches nothing, naming it, and removes nothing in that case.
     @discardableResult

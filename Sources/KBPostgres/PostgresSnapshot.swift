@@ -89,6 +89,10 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
             .reduce(into: [String: String]()) { $0[try $1.get(0, String.self)] = try $1.get(1, String.self) }
     }
 
+    func pagedSources() throws -> Set<String> {
+        Set(try session.rows("SELECT so.path FROM sources so JOIN source_pages p ON p.source_id = so.id").map { try $0.get(0, String.self) })
+    }
+
     func ocrPages(contentHash: String, key: String) throws -> [OCRPage] {
         try session.rows("""
             SELECT page, text, confidence, words, quarter_turns FROM ocr_pages WHERE content_hash = $1 AND settings = $2 ORDER BY page

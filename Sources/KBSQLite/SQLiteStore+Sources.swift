@@ -54,6 +54,10 @@ extension SQLiteStore.Snapshot {
         return result
     }
 
+    public func pagedSources() throws -> Set<String> {
+        Set(try String.fetchAll(db, sql: "SELECT so.path FROM sources so JOIN source_pages p ON p.source_id = so.id"))
+    }
+
     /// Pages recognised earlier in the file with this hash, with the same settings.
     public func ocrPages(contentHash: String, key: String) throws -> [OCRPage] {
         try Row.fetchAll(db, sql: """

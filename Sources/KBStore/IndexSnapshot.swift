@@ -21,6 +21,8 @@ public protocol IndexSnapshot: StoredReads {
     func keywordLanguage() throws -> KeywordLanguage
     /// How OCR read each source it read (`Source.ocr`), by path.
     func ocrRecords() throws -> [String: String]
+    /// Paths of the sources whose page starts the index keeps (books read since kb kept them).
+    func pagedSources() throws -> Set<String>
     /// Pages recognised earlier in the file with this hash, under the same settings.
     func ocrPages(contentHash: String, key: String) throws -> [OCRPage]
 

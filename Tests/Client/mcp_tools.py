@@ -62,7 +62,7 @@ async def as_owner(tools, s, work, ids):
     # A book read by physical pages and by printed labels, with the citation fields of a hit.
     error, page = await tools.call("read_source", {"source": ids["book"], "pages": "4"})
     check("read_source by page", not error and "zebra quartz phrase lives on the fourth physical page" in page["text"], page)
-    check("the page's citation fields", not error and page["pages"]["start"] == 4 and page["pageLabel"].startswith("pp. 2")
+    check("the page's citation fields", not error and page["pages"]["start"] == 4 and page["pages"]["end"] == 4 and page["pageLabel"] == "p. 2"
           and page["headingPath"] == ["1 Chapter One", "1.2 The Known Page"] and page["sourceTitle"] == "The Fixture Book", page)
     error, preface = await tools.call("read_source", {"source": ids["book"], "labels": "i-ii"})
     check("read_source by printed labels", not error and preface["text"].startswith("Preface") and preface["pageLabel"] == "pp. i–ii", preface)
@@ -173,12 +173,15 @@ def main():
     bob = json.loads(kb("token", "create", f"bob-{RUN}", "--bot", bot, "--scope", "user:bob", "--json", db=db).stdout)["token"]
     ada = json.loads(kb("token", "create", f"ada-{RUN}", "--bot", bot, "--scope", "user:ada", "--json", db=db).stdout)["token"]
     listed = json.loads(kb("sources", "list", "--json", db=db).stdout)
-    by_path = {s["path"]: s for s in listed}
+    by_path = {s["path"]: s for s in listed if "path" in s}   # uploads have no path
     # A file's id is file: and 16 hex digits of its path's SHA-256 (as GET /v1/sources lists it).
     import hashlib
     file_id = lambda path: "file:" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
     ids = {"db": db, "bot": bot, "book": file_id(notes / "book.pdf"), "lease": file_id(notes / "lease.md"), "diary": f"diary-{RUN}"}
     check("the files are indexed", str(notes / "book.pdf") in by_path and str(notes / "lease.md") in by_path, list(by_path))
+    # One id a source: what `kb sources list` shows is what read_source takes.
+    check("the list shows the ids read takes", by_path.get(str(notes / "book.pdf"), {}).get("id") == ids["book"]
+          and any(s["id"] == ids["diary"] for s in listed), listed)
 
     asyncio.run(session(db, None, lambda tools, s: as_owner(tools, s, work, ids)))
     asyncio.run(session(db, bob, lambda tools, s: as_bob(tools, s, work, ids)))

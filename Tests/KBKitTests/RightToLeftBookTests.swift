@@ -1,6 +1,7 @@
 import Foundation
 import KBCore
 import KBIngest
+import KBSQLite
 import KBTestSupport
 import Testing
 @testable import KBKit
@@ -48,5 +49,23 @@ import Testing
             let two = try await kb.readSource(read)
             #expect(two.pageLabel == "pp. 2–3" && two.text.hasPrefix("يعمل الفريق"), "\(name)")
         }
+    }
+}
+
+@Suite struct PageStartsTests {
+    @Test(.enabled(if: TestBackend.isSQLite, "takes the page starts out with SQL on the file"))
+    func aBookIndexedBeforeKBKeptItsPagesIsReadOnceMore() async throws {
+        let (kb, ws) = try await RightToLeftBookTests.library()
+        let again = await kb.ingest([ws.notes.path], options: IngestOptions())
+        #expect((again.unchanged, again.updated) == (2, 0))
+        // As an index written by an older kb: no page starts.
+        try await (kb.store as! SQLiteStore).write { db in try db.execute(sql: "DELETE FROM source_pages") }
+        var read = SourceReadRequest(source: SourceInfo.fileID(ws.path("arabic-writer.pdf")))
+        read.pages = "3"
+        #expect(try await kb.readSource(read).pageLabel?.hasPrefix("pp. 2–") == true)   // the snippets' span stands in
+        let upgraded = await kb.ingest([ws.notes.path], options: IngestOptions())
+        #expect((upgraded.unchanged, upgraded.updated) == (0, 2))
+        #expect(try await kb.readSource(read).pageLabel == "p. 3")
+        #expect(await kb.ingest([ws.notes.path], options: IngestOptions()).unchanged == 2)
     }
 }

@@ -39,11 +39,11 @@ struct Ingestor: Sendable {
         let scan = await OffPool.run { FileScanner.scan(paths, skippingInFolders: skipped) }
         report.failed = scan.failures
 
-        let known: [String: String], ocrRecords: [String: String]
+        let known: [String: String], ocrRecords: [String: String], paged: Set<String>
         do {
-            (known, ocrRecords) = try await store.snapshot { snapshot in
+            (known, ocrRecords, paged) = try await store.snapshot { snapshot in
                 try snapshot.checkEmbedder(record)
-                return (try snapshot.contentHashes(), try snapshot.ocrRecords())
+                return (try snapshot.contentHashes(), try snapshot.ocrRecords(), try snapshot.pagedSources())
             }
         } catch {
             report.failed.append(.init(path: store.location, message: "\(error)"))
@@ -73,7 +73,7 @@ struct Ingestor: Sendable {
             }
             let batch = batches[index]
             progress(IngestProgress(phase: .reading, done: index * Self.readBatchSize, total: scan.files.count, current: batch[0].displayName))
-            return Task { await load(batch, options: options, known: known, ocrRecords: ocrRecords, ocr: ocr) }
+            return Task { await load(batch, options: options, known: known, ocrRecords: ocrRecords, paged: paged, ocr: ocr) }
         }
         var counted = DocumentWriter.WriteProgress()
         var waiting: [(name: String, document: SourceDocument, isNew: Bool)] = []
@@ -159,7 +159,7 @@ struct Ingestor: Sendable {
     /// Reads and hashes a batch of files on all cores, then parses those that changed (or that
     /// new OCR settings would read otherwise) through the writer.
     func load(_ batch: [SourceFile], options: IngestOptions, known: [String: String], ocrRecords: [String: String],
-              ocr: OCRSession) async -> [LoadOutcome] {
+              paged: Set<String>, ocr: OCRSession) async -> [LoadOutcome] {
         let read = await OffPool.run { () -> [Result<DocumentReader.Contents, any Error>] in
             let results = ConcurrentSlots<Result<DocumentReader.Contents, any Error>>(count: batch.count)
             DispatchQueue.concurrentPerform(iterations: batch.count) { index in results.set(index, Result { try DocumentReader.read(batch[index]) }) }
@@ -171,7 +171,9 @@ struct Ingestor: Sendable {
             switch result {
             case .failure(let error): outcomes[index] = .failed((error as? KBError)?.message ?? "\(error)")
             case .success(let contents):
-                if known[file.path] == contents.hash && !(file.isPaged && options.ocr.needsRereading(recorded: ocrRecords[file.path])) {
+                // A book read before kb kept its page starts is read once more (for exact pages).
+                if known[file.path] == contents.hash
+                    && !(file.isPaged && (options.ocr.needsRereading(recorded: ocrRecords[file.path]) || !paged.contains(file.path))) {
                     outcomes[index] = .unchanged
                 } else {
                     changed.append((index, file, contents))

@@ -40,6 +40,11 @@ public struct SourceInfo: Sendable, Hashable, Codable {
     /// The unfinished job reading it (`GET /v1/jobs/{id}`), if any.
     public var job: String?
 
+    /// A stored source as the API, MCP and `kb sources` show it: by its public id, never the
+    /// index's row number.
+    /// The public id of the source stored at `path`: an upload's own id, else `file:…`.
+    public static func id(of path: String) -> String { Source.uploadID(path: path) ?? fileID(path) }
+
     init(_ stored: StoredSource) {
         let upload = Source.uploadID(path: stored.path)
         id = upload ?? Self.fileID(stored.path)

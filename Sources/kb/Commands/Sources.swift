@@ -71,25 +71,26 @@ struct RemoveSource: AsyncParsableCommand {
 
 struct ListSources: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "list", abstract: "List the indexed sources (files, and sources added over the API as upload:ID) with their snippet counts.")
+        commandName: "list", abstract: "List the indexed sources with their snippet counts and ids (file:… for a file, its own id for a source added over the API), the ids read, grep and the API take.")
 
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         try await reportingErrors(json: global.json) {
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-            let sources = try await kb.sources()
             if global.json {
-                try Terminal.printJSON(sources)
+                // The same objects as GET /v1/sources: one public id a source (`file:…` or an upload's).
+                try Terminal.printJSON(try await kb.sourceInfos())
                 return
             }
+            let sources = try await kb.sources()
             if sources.isEmpty {
                 print("The index is empty. Add files with `kb ingest PATH…`.")
                 return
             }
             for source in sources {
                 let count = String(source.snippetCount).leftPadded(to: 5)
-                print("\(source.kind.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0)) \(count)  \(source.title) — \(Terminal.display(source.path))")
+                print("\(source.kind.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0)) \(count)  \(source.title) — \(Terminal.display(source.path))  [\(SourceInfo.id(of: source.path))]")
             }
             let snippets = sources.reduce(0) { $0 + $1.snippetCount }
             print("\(sources.count) source(s), \(snippets) snippet(s).")
