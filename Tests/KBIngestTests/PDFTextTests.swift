@@ -7,6 +7,19 @@ import Testing
         #expect(PDFText.dehyphenate("an X-\nRay and 2-\n3") == "an X-\nRay and 2-\n3")
     }
 
+    @Test func aCyrillicCompoundTheBookHyphenatesKeepsItsHyphenAcrossALineBreak() {
+        let pages = [["Он опоздал из-за дождя, а потом из-", "за ветра. Это инфор-", "мация о погоде, и информация важна."]]
+        let text = PDFText.assemble(pages: pages.map { $0.joined(separator: "\n") }).text
+        #expect(text.contains("из-\nза ветра"))          // the book writes из-за: the hyphen stays
+        #expect(text.contains("информация о погоде"))    // a typesetter's break: joined
+        // Without the compound elsewhere, a break is the typesetter's, as in other scripts.
+        #expect(PDFText.assemble(pages: ["Он опоздал из-\nза ветра."]).text.contains("изза ветра"))
+    }
+
+    @Test func cp1251FontsBreakHyphenIsAHyphen() {
+        #expect(PDFText.repairCP1251("\u{00C8}\u{00ED}\u{00F4}\u{00EE}\u{00F0}\u{007F}") == "Инфор-")
+    }
+
     @Test func expandsLigaturesDropsBidiMarksAndFormFeedsAndCollapsesSpaces() {
         #expect(PDFText.cleanLines("\u{202B}مرحبا\u{202C}   ﬁne   ﬂow \u{0C}") == ["مرحبا ﬁne ﬂow".replacingOccurrences(of: "ﬁ", with: "fi").replacingOccurrences(of: "ﬂ", with: "fl")])
     }
