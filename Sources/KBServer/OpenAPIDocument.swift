@@ -505,8 +505,10 @@ enum OpenAPIDocument {
         ], required: ["collection", "upload", "unchanged", "gone", "pruned", "conflicts"]),
         "SourceText": object([
             "sourceID": string, "sourcePath": string, "sourceTitle": string, "kind": kind, "pages": pageRange, "pageLabel": string,
-            "headingPath": tags, "start": integer, "end": integer, "text": string, "next": integer, "partEnd": integer,
-        ], required: ["sourceID", "sourcePath", "sourceTitle", "kind", "headingPath", "start", "end", "text", "partEnd"]),
+            "headingPath": tags, "pieceStart": integer, "pieceEnd": integer, "text": string, "next": integer, "partEnd": integer,
+            "start": ["type": "integer", "deprecated": true, "description": "pieceStart's old name, kept for a release."],
+            "end": ["type": "integer", "deprecated": true, "description": "pieceEnd's old name (not the part's end: that is partEnd), kept for a release."],
+        ], required: ["sourceID", "sourcePath", "sourceTitle", "kind", "headingPath", "pieceStart", "pieceEnd", "start", "end", "text", "partEnd"]),
         "SourceMatches": object([
             "pattern": string, "sourcesSearched": integer, "truncated": ["type": "string", "enum": ["limit", "time"]],
             "matches": array(object([

@@ -110,6 +110,7 @@ import Testing
         #expect(page.text.contains("The zebra quartz phrase lives on the fourth physical page"))
         // Page 4 exactly (its snippet runs on to page 5: not shown), cited with its printed label.
         #expect(page.pages?.start == 4 && page.pages?.end == 4 && page.pageLabel == "p. 2")
+        #expect(page.pieceStart == page.start && page.pieceEnd == page.end && page.partEnd >= page.pieceEnd)   // the old names, kept
         #expect(!page.text.contains("until dawn") && !page.text.contains("Chapter Two"))
         read.pages = "4-5"
         #expect(try await kb.readSource(read).pageLabel == "pp. 2–3")

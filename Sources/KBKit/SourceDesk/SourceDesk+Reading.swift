@@ -15,7 +15,11 @@ public struct SourceText: Sendable, Hashable, Codable {
     public var pageLabel: String?
     /// The headings above the text's start, outermost first.
     public var headingPath: [String]
-    /// Where the text starts and ends in the source's text (Unicode scalars).
+    /// Where this piece of text starts and ends in the source's text (Unicode scalars).
+    public var pieceStart: Int
+    public var pieceEnd: Int
+    /// `pieceStart` and `pieceEnd` under their old names, kept for a release: `end` read as the
+    /// end of the part asked for, which is `partEnd`.
     public var start: Int
     public var end: Int
     /// The text as kb holds it: its snippets joined, overlaps once; what no snippet holds (page
@@ -145,7 +149,8 @@ extension SourceDesk {
         }
         let info = SourceInfo(stored)
         return SourceText(sourceID: info.id, sourcePath: stored.path, sourceTitle: stored.title, kind: stored.kind, pages: span,
-                          pageLabel: span?.citation, headingPath: used.first?.headingPath ?? [], start: from, end: cursor,
+                          pageLabel: span?.citation, headingPath: used.first?.headingPath ?? [],
+                          pieceStart: from, pieceEnd: cursor, start: from, end: cursor,
                           text: String(text), next: next, partEnd: to)
     }
 

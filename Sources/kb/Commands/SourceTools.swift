@@ -59,7 +59,7 @@ struct ReadSource: AsyncParsableCommand {
             if let label = part.pageLabel { where_ += ", " + label }
             if !part.headingPath.isEmpty { where_ += " — " + part.headingPath.joined(separator: Snippet.headingSeparator) }
             let more = part.next.map { "\n… continues: kb sources read \(part.sourceID) --start \($0)" + (part.partEnd > $0 ? " --end \(part.partEnd)" : "") } ?? ""
-            return "\(where_) [\(part.start)–\(part.end)]\n\n\(part.text)\(more)"
+            return "\(where_) [\(part.pieceStart)–\(part.pieceEnd)]\n\n\(part.text)\(more)"
         }) { try await $0.readSource($1) }
     }
 }
