@@ -9,7 +9,7 @@ texts in Tests/KBIngestTests/Fixtures/pdf-text (one paragraph per page):
 
 Run through scripts/make-rtl-pdf-fixtures.sh. The outputs are committed; CI does not run this.
 It also records what pdftotext (poppler's own text extraction) keeps of each text's words in
-`text/pdftotext-recall.json`, the bar the tests hold kb's extraction to."""
+`pdf-text/pdftotext-recall.json`, the bar the tests hold kb's extraction to."""
 import html
 import json
 import os
