@@ -25,12 +25,11 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     public var mode: ComputeMode { configuredMode }
     /// The linear layers' arithmetic on this CPU (`.auto` resolved).
     public let precision: EncoderPrecision
-    /// The arithmetic of queries' passes: `precision`, except under `.auto` on CPUs with AVX-512
-    /// VNNI, where queries run in int8 (a short query's pass is bound by reading the weights, and
-    /// int8's are half of bf16's: 2.75 ms instead of 4.0 for 16 tokens on one core here; SciFact
-    /// nDCG@10 with bf16 passages and int8 queries 0.6609 / 0.7191, fp32's 0.6602 / 0.7189).
-    /// The same in either `ComputeMode`: `kb search`, `kb serve` and `kb mcp` embed a query to
-    /// the same vector and rank the same.
+    /// The arithmetic of queries' passes: `precision`, in every `ComputeMode`, so that
+    /// `kb search`, `kb serve`, `kb mcp` and another kb embedding through `POST /v1/embeddings`
+    /// embed a query to the same vector and rank an index alike. (Queries once ran in int8 in
+    /// `.throughput` mode on AVX-512 VNNI CPUs, 2.75 ms instead of 4.0 for 16 tokens on one
+    /// core: `kb search` and `kb serve` then ranked the same index differently.)
     public let queryPrecision: EncoderPrecision
     private let configuredMode: ComputeMode
     private let encoder: BERTEncoder
@@ -48,9 +47,8 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     ///   - maxSequencesPerPass: most texts in one forward pass. The default is 32.
     ///   - collectionWindow: how long a pass waits for more requests when several are waiting, in
     ///     seconds (0 for never). The default is 0.001.
-    ///   - precision: the linear layers' arithmetic. The default, `.auto`, is bf16 where the CPU
-    ///     has AVX-512 BF16 and fp32 elsewhere (and int8 for queries in `.throughput` mode where
-    ///     it has AVX-512 VNNI too: `queryPrecision`).
+    ///   - precision: the linear layers' arithmetic, for passages and queries alike. The default,
+    ///     `.auto`, is bf16 where the CPU has AVX-512 BF16 and fp32 elsewhere.
     public init(folder: ModelFolder, mode: ComputeMode? = nil, maxSequencesPerPass: Int = 32, collectionWindow: TimeInterval = 0.001,
                 precision: EncoderPrecision = .auto) throws {
         guard maxSequencesPerPass >= 1 else { throw KBError(.invalidArgument, "A pass must hold at least one text.") }
@@ -69,16 +67,13 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
         // Beside a queue of queries, passages (ingest, uploads, memory writes) yield the cores.
         if configuredMode == .throughput { configuration.niceness = try Self.passageNiceness(ProcessInfo.processInfo.environment) }
         queue = EncoderQueue(configuration: configuration, pass: Self.pass(encoder))
-        let queryEncoder = precision == .auto && encoder.precision != KB_PRECISION_INT8 && kb_precision_supported(KB_PRECISION_INT8) != 0
-            ? try BERTEncoder(folder: folder, precision: KB_PRECISION_INT8) : encoder
-        queryPrecision = EncoderPrecision(queryEncoder.precision)
-        // Queries get a queue of their own in `.throughput` mode (one worker on every core), and
-        // in `.latency` mode when they run in another precision than passages.
-        if configuredMode == .throughput || queryEncoder !== encoder {
+        queryPrecision = self.precision
+        // Queries get a queue of their own in `.throughput` mode: one worker on every core.
+        if configuredMode == .throughput {
             var queries = EncoderQueue.Configuration(mode: .latency)
             queries.maxSequencesPerPass = maxSequencesPerPass
             queries.collectionWindow = collectionWindow
-            queryQueue = EncoderQueue(configuration: queries, pass: Self.pass(queryEncoder))
+            queryQueue = EncoderQueue(configuration: queries, pass: Self.pass(encoder))
         } else {
             queryQueue = nil
         }

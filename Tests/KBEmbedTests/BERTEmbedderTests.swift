@@ -57,11 +57,12 @@ import Testing
     /// Under `.auto` a throughput embedder (kb serve's) runs queries in int8 where the CPU has
     /// AVX-512 VNNI — inside int8's gate of the reference — and passages in the resolved precision;
     /// a precision chosen by name holds for both.
-    @Test func autoRunsQueriesInInt8WhereTheCPUCan() async throws {
+    /// Every process embeds a query to the same vector: `kb search` (latency), `kb serve` and
+    /// `kb mcp` (throughput) rank an index alike.
+    @Test func queriesRunInThePassagesPrecisionInEveryMode() async throws {
         let folder = try InstalledModel.get().folder
         let auto = try BERTEmbedder(folder: folder, mode: .throughput, precision: .auto)
-        let int8 = PrecisionGate.cpuHas(.int8)
-        #expect(auto.queryPrecision == (int8 ? .int8 : auto.precision))
+        #expect(auto.queryPrecision == auto.precision)
         let texts = Self.fixture.cases.map(\.text)
         let queries = try await auto.embed(texts, role: .query)
         let passages = try await auto.embed(texts, role: .passage)
@@ -69,10 +70,12 @@ import Testing
             #expect(cosine(query, reference.embedding) >= 0.995, "case \(reference.id)")
             #expect(cosine(passage, reference.embedding) >= 0.999, "case \(reference.id)")
         }
-        if int8 && auto.precision != .int8 { #expect(queries != passages) }
+        #expect(queries == passages)
         let named = try BERTEmbedder(folder: folder, mode: .throughput, precision: .fp32)
         #expect(named.queryPrecision == .fp32)
-        #expect(try BERTEmbedder(folder: folder, mode: .latency, precision: .auto).queryPrecision == auto.precision)
+        let latency = try BERTEmbedder(folder: folder, mode: .latency, precision: .auto)
+        #expect(latency.queryPrecision == auto.precision)
+        #expect(try await latency.embed(texts, role: .query) == queries)
     }
 
     /// Micro-batching packs concurrent callers' texts into one forward pass; each text's vector
