@@ -106,12 +106,12 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
 
     func vectorsByText(path: String, embedder: String) throws -> [String: [Float]] {
         try session.rows("""
-            SELECT sn.text, v.embedding::real[] FROM snippets sn
+            SELECT sn.text, v.embedding::real[], \(Self.previousTurnColumn) FROM snippets sn
             JOIN sources so ON so.id = sn.source_id
             JOIN vectors v ON v.snippet_id = sn.id JOIN embedders e ON e.id = v.embedder_id
             WHERE so.path = $1 AND e.name = $2
             """, .text(path), .text(embedder)).reduce(into: [String: [Float]]()) {
-            $0[try $1.get(0, String.self)] = try $1.get(1, [Float].self)
+            $0[EmbeddingInput.turn(try $1.get(0, String.self), after: try $1.get(2, String?.self))] = try $1.get(1, [Float].self)
         }
     }
 
@@ -131,11 +131,20 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
 
     func snippetsWithoutVectors(embedder: EmbedderRecord, limit: Int) throws -> [SnippetText] {
         try session.rows("""
-            SELECT sn.id, sn.text FROM snippets sn
+            SELECT sn.id, sn.text, \(Self.previousTurnColumn) FROM snippets sn
             WHERE NOT EXISTS (SELECT 1 FROM vectors v JOIN embedders e ON e.id = v.embedder_id WHERE v.snippet_id = sn.id AND e.name = $1)
             ORDER BY sn.id LIMIT $2
-            """, .text(embedder.name), .int(Int64(limit))).map { SnippetText(id: try $0.get(0), text: try $0.get(1)) }
+            """, .text(embedder.name), .int(Int64(limit))).map {
+            SnippetText(id: try $0.get(0), text: try $0.get(1), previousTurn: try $0.get(2, String?.self))
+        }
     }
+
+    /// The text of the turn before `sn` when `sn` is a conversation's turn, else NULL
+    /// (`EmbeddingInput`).
+    static let previousTurnColumn = """
+        (SELECT prev.text FROM snippets prev JOIN sources so ON so.id = prev.source_id AND so.kind = 'conversation'
+         WHERE prev.source_id = sn.source_id AND prev.ordinal = sn.ordinal - 1)
+        """
 
     /// Ranked by the database: negative inner product (`<#>`; the vectors are unit length, so this
     /// orders as cosine). Exact by default. When `kb index build --hnsw` made an HNSW index for

@@ -4,13 +4,21 @@ import KBCore
 public import KBStore
 
 extension SQLiteStore.Snapshot {
-    /// Up to `limit` snippets (id and text) that have no vector from `embedder` yet.
+    /// Up to `limit` snippets (id, text, and a conversation turn's previous turn) that have no
+    /// vector from `embedder` yet.
     public func snippetsWithoutVectors(embedder: EmbedderRecord, limit: Int) throws -> [SnippetText] {
         let embedderID = try embedderID(named: embedder.name) ?? -1
         return try Row.fetchAll(db, sql: """
-            SELECT sn.id, sn.text FROM snippets sn
+            SELECT sn.id, sn.text, \(Self.previousTurnColumn) FROM snippets sn
             WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.snippet_id = sn.id AND v.embedder_id = ?)
             ORDER BY sn.id LIMIT ?
-            """, arguments: [embedderID, limit]).map { SnippetText(id: $0[0], text: $0[1]) }
+            """, arguments: [embedderID, limit]).map { SnippetText(id: $0[0], text: $0[1], previousTurn: $0[2]) }
     }
+
+    /// The text of the turn before `sn` when `sn` is a conversation's turn, else NULL
+    /// (`EmbeddingInput`).
+    static let previousTurnColumn = """
+        (SELECT prev.text FROM snippets prev JOIN sources so ON so.id = prev.source_id AND so.kind = 'conversation'
+         WHERE prev.source_id = sn.source_id AND prev.ordinal = sn.ordinal - 1)
+        """
 }

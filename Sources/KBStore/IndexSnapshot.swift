@@ -27,8 +27,9 @@ public protocol IndexSnapshot: StoredReads {
     func ocrPages(contentHash: String, key: String) throws -> [OCRPage]
 
     // Embedders and vectors
-    /// The stored vectors of a source's snippets, by snippet text (an update re-embeds only
-    /// changed text).
+    /// The stored vectors of a source's snippets, by what was embedded (`EmbeddingInput`: the
+    /// snippet's text, a conversation's turn after the turn before it), so an update re-embeds
+    /// only changed text.
     func vectorsByText(path: String, embedder: String) throws -> [String: [Float]]
     func cachedVectors(embedder: EmbedderRecord, hashes: [Data]) throws -> [Data: [Float]]
     func snippetsWithoutVectors(embedder: EmbedderRecord, limit: Int) throws -> [SnippetText]

@@ -59,6 +59,45 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         #expect(try await vectorCount(kb) == 3)
     }
 
+    /// A conversation's turn is embedded after the turn before it (`EmbeddingInput`); its text,
+    /// keywords and citations stay the turn alone.
+    @Test func aConversationsTurnIsEmbeddedAfterTheTurnBeforeIt() async throws {
+        let ws = try Workspace()
+        let lines = [#"{"speaker": "Ada", "text": "What did you paint?"}"#, #"{"speaker": "Bo", "text": "A sunset over the lake."}"#,
+                     #"{"speaker": "Ada", "text": "Lovely."}"#]
+        try ws.write("chats/monday.jsonl", lines.joined(separator: "\n"))
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let counting = CountingEmbedder()
+        let record = EmbedderChoice.record(for: counting, choice: .hashing)
+        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record).failed.isEmpty)
+        let (paint, sunset, lovely) = ("Ada: What did you paint?", "Bo: A sunset over the lake.", "Ada: Lovely.")
+        #expect(counting.texts == [paint, paint + "\n" + sunset, sunset + "\n" + lovely])
+        let path = ws.path("chats/monday.jsonl")
+        let stored = try await kb.store.snapshot { try $0.vectorsByText(path: path, embedder: record.name) }
+        #expect(stored[paint + "\n" + sunset] == HashingEmbedder().vector(paint + "\n" + sunset))
+        var query = SearchQuery("sunset lake")
+        query.mode = .keyword
+        #expect(try await kb.search(query).hits.first?.snippet.text == sunset)
+
+        // A turn added: only it is embedded; a turn edited: it and the turn after it.
+        try ws.write("chats/monday.jsonl", (lines + [#"{"speaker": "Bo", "text": "Thanks!"}"#]).joined(separator: "\n"))
+        _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
+        #expect(counting.texts.dropFirst(3) == [lovely + "\nBo: Thanks!"])
+        try ws.write("chats/monday.jsonl", [lines[0], #"{"speaker": "Bo", "text": "A storm."}"#, lines[2]].joined(separator: "\n"))
+        _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
+        #expect(counting.texts.dropFirst(4) == [paint + "\nBo: A storm.", "Bo: A storm.\n" + lovely])
+
+        // `kb reindex` embeds the same pairs as ingest does.
+        let other = try Workspace()
+        try other.write("chats/monday.jsonl", lines.joined(separator: "\n"))
+        let plain = try KnowledgeBase.open(at: other.dbPath)
+        _ = await plain.ingest([other.notes.path], options: IngestOptions(), embedder: nil, record: .none)
+        #expect(try await plain.reindex(to: .hashing).embedded == 3)
+        let reindexed = try await plain.store.snapshot { try $0.vectorsByText(path: other.path("chats/monday.jsonl"), embedder: "hashing-384") }
+        #expect(Set(reindexed.keys) == [paint, paint + "\n" + sunset, sunset + "\n" + lovely])
+        #expect(reindexed[sunset + "\n" + lovely] == HashingEmbedder().vector(sunset + "\n" + lovely))
+    }
+
     @Test func aFailingEmbedderLeavesTheSourcesItDidNotFinishAsTheyWere() async throws {
         let ws = try Workspace()
         try ws.write("a.md", "alpha original")

@@ -68,8 +68,8 @@ struct DocumentWriter: Sendable {
 
     // MARK: - embed
 
-    /// Vectors for each document's snippets (nil entries for a keyword-only index): the stored
-    /// vectors of text a source already had are reused, the rest embedded `callSize` texts at a
+    /// Vectors for each document's snippets (nil entries for a keyword-only index), of what the
+    /// embedder reads for each (`EmbeddingInput`): the stored vectors of text a source already had are reused, the rest embedded `callSize` texts at a
     /// time through the embedding cache, `progress` told how many of how many are done.
     /// `donors` names, for a document's path, a stored source whose vectors it may reuse too (the
     /// same file under its old name, after a move).
@@ -90,12 +90,14 @@ struct DocumentWriter: Sendable {
         } catch {
             return documents.map { _ in .failure(error) }
         }
+        // What the embedder reads: a snippet's text, a conversation's turn after the one before.
+        let inputs = documents.map { EmbeddingInput.texts(of: $0.snippets, kind: $0.source.kind) }
         var missing: [String] = []
         var missingIndex: [String: Int] = [:]
-        for (document, stored) in zip(documents, reusable) {
-            for snippet in document.snippets where stored[snippet.text] == nil && missingIndex[snippet.text] == nil {
-                missingIndex[snippet.text] = missing.count
-                missing.append(snippet.text)
+        for (texts, stored) in zip(inputs, reusable) {
+            for text in texts where stored[text] == nil && missingIndex[text] == nil {
+                missingIndex[text] = missing.count
+                missing.append(text)
             }
         }
         var fresh: [[Float]] = []
@@ -109,8 +111,8 @@ struct DocumentWriter: Sendable {
         } catch {
             return documents.map { _ in .failure(error) }
         }
-        return documents.enumerated().map { i, document in
-            .success(document.snippets.map { reusable[i][$0.text] ?? fresh[missingIndex[$0.text]!] })
+        return inputs.enumerated().map { i, texts in
+            .success(texts.map { reusable[i][$0] ?? fresh[missingIndex[$0]!] })
         }
     }
 
