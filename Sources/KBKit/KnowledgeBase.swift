@@ -123,7 +123,8 @@ public final class KnowledgeBase: Sendable {
         if isDatabaseURL(location) {
             #if PostgreSQL
             return try PostgresStore.open(url: location, create: create, connections: options.connections,
-                                          textSearchConfig: options.textSearch, environment: environment)
+                                          textSearchConfig: options.textSearch, analyzer: try FoldingAnalyzer(language: .auto),
+                                          environment: environment)
             #else
             throw KBError(.unsupportedMode,
                 "\(location) is a PostgreSQL database, and this build of kb has no PostgreSQL support. Build kb with the PostgreSQL trait (it is on by default), or use an SQLite file.")

@@ -12,12 +12,6 @@ enum PostgresRows {
         "[" + vector.map { $0.isFinite ? "\($0)" : "0" }.joined(separator: ",") + "]"
     }
 
-    /// The words a keyword query searches for (function words of the languages each word may be in
-    /// left out unless nothing else is left, as SQLite's `auto` does; ideographs kept as runs,
-    /// which PostgreSQL's parser keeps whole too), nil when the text has none. The query's words
-    /// meet the index's text search configuration.
-    static func keywordWords(_ text: String) -> [String]? { KeywordQuery.searchWords(in: text, language: .auto, pairingIdeographs: false) }
-
     /// A tsquery expression ORing the words, each a quoted lexeme (nothing typed is syntax).
     static func tsquery(_ words: [String], config: String, sql: inout SQL) -> String {
         let list = sql.bind(.texts(words))
@@ -25,7 +19,8 @@ enum PostgresRows {
         return "to_tsquery(\(regconfig)::regconfig, array_to_string(ARRAY(SELECT quote_literal(w) FROM unnest(\(list)::text[]) w), ' | '))"
     }
 
-    /// The snippet's tsvector: text (C), source title (A), heading path and keywords (B).
+    /// The snippet's tsvector under a text search configuration: text (C), source title (A),
+    /// heading path and keywords (B).
     static func ftsExpression(config: String, text: String, title: String, heading: String, keywords: String) -> String {
         let c = "'\(config)'::regconfig"
         return """

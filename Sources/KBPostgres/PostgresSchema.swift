@@ -362,8 +362,10 @@ enum PostgresSchema {
             guard try session.value(Bool.self, "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')") == true else {
                 throw KBError(.database, "\(location) has no pgvector extension available. Install pgvector on the server (e.g. the postgresql-16-pgvector package), then try again.")
             }
-            guard try session.value(Bool.self, "SELECT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = $1)", .text(textSearchConfig)) == true else {
-                throw KBError(.invalidArgument, "PostgreSQL has no text search configuration \(textSearchConfig). `SELECT cfgname FROM pg_ts_config` lists them; simple works for every language.")
+            let known = try textSearchConfig == PostgresKeywords.kbAnalysis
+                || session.value(Bool.self, "SELECT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = $1)", .text(textSearchConfig)) == true
+            guard known else {
+                throw KBError(.invalidArgument, "PostgreSQL has no text search configuration \(textSearchConfig). `SELECT cfgname FROM pg_ts_config` lists them; auto (kb's own analysis, the default) works for every language.")
             }
             try session.execute("CREATE TABLE kb_migrations (name text PRIMARY KEY, applied_at double precision NOT NULL)")
         }

@@ -7,7 +7,7 @@ import PostgresNIO
 struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     let session: PGSession
     let location: String
-    let textSearchConfig: String
+    let keywords: PostgresKeywords
 
     func status() throws -> IndexStatus {
         let byKind = try session.rows("SELECT kind, count(*) FROM sources GROUP BY kind")
@@ -81,7 +81,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
 
     /// The keyword language follows the text search configuration the index was made with.
     func keywordLanguage() throws -> KeywordLanguage {
-        PostgresStore.keywordLanguage(textSearchConfig: textSearchConfig)
+        PostgresStore.keywordLanguage(textSearchConfig: keywords.config)
     }
 
     func ocrRecords() throws -> [String: String] {
@@ -201,12 +201,12 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     /// text 1, as SQLite's bm25 weighs the columns), read from the postings of those words and the
     /// statistics the triggers keep. Higher is better.
     func keywordRanking(_ query: SearchQuery, limit: Int, allowed: Set<Int64>?) throws -> [(id: Int64, score: Double)] {
-        guard let words = PostgresRows.keywordWords(query.text) else {
+        guard let words = keywords.words(query.text) else {
             throw KBError(.unprocessable, "The query \"\(query.text)\" has no words to search for. Type some words.")
         }
         guard limit > 0 else { return [] }
         var sql = SQL()
-        let lexemes = "ARRAY(SELECT lexeme FROM unnest(to_tsvector(\(sql.bind(.text(textSearchConfig)))::regconfig, \(sql.bind(.text(words.joined(separator: " ")))))))"
+        let lexemes = keywords.lexemes(words, sql: &sql)
         sql += """
             WITH q AS (SELECT \(lexemes) AS lexemes),
             stats AS (
@@ -256,10 +256,12 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         var sql = SQL()
         let idList = sql.bind(.ints(ids))
         var excerpt = "NULL::text"
-        if let text, let words = PostgresRows.keywordWords(text) {
-            let tsquery = PostgresRows.tsquery(words, config: textSearchConfig, sql: &sql)
+        // kb's analysis marks the words in Swift (below); a text search configuration, ts_headline.
+        let queryTerms = text.flatMap(keywords.words).flatMap { words in keywords.analyzer.map { Set(keywords.terms(of: words, $0)) } }
+        if keywords.analyzer == nil, let text, let words = keywords.words(text) {
+            let tsquery = PostgresRows.tsquery(words, config: keywords.config, sql: &sql)
             excerpt = """
-                CASE WHEN sn.fts @@ \(tsquery) THEN ts_headline('\(textSearchConfig)'::regconfig, sn.text, \(tsquery),
+                CASE WHEN sn.fts @@ \(tsquery) THEN ts_headline('\(keywords.config)'::regconfig, sn.text, \(tsquery),
                     'StartSel=**, StopSel=**, MaxWords=32, MinWords=12') END
                 """
         }
@@ -286,7 +288,10 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
                 headingPath: heading.isEmpty ? [] : heading.components(separatedBy: Snippet.headingSeparator),
                 pages: pages, tags: tags[id] ?? [], ocr: try row.get(14, Double?.self).map(OCRMark.init(confidence:)),
                 weight: try row.get(15, Double?.self))
-            let highlighted = try row.get(13, String?.self)
+            var highlighted = try row.get(13, String?.self)
+            if let queryTerms, let analyzer = keywords.analyzer {
+                highlighted = KeywordExcerpt.excerpt(of: snippet.text, matching: queryTerms, analyze: analyzer.terms)
+            }
             result[id] = SearchHit(
                 rank: 0, score: 0, snippetID: id, sourcePath: try row.get(10), sourceTitle: try row.get(11),
                 kind: SourceKind(rawValue: try row.get(12, String.self)) ?? .note, snippet: snippet,

@@ -32,9 +32,13 @@ public final class PostgresStore: TransactionalStore {
         text.hasPrefix("postgres://") || text.hasPrefix("postgresql://")
     }
 
+    /// kb's keyword analysis, for an index that records `auto` (`PostgresKeywords`).
+    private let analyzer: (any KeywordAnalyzer)?
+
     private init(location: String, server: PostgresConnection.Configuration, create: Bool, textSearchConfig: String,
-                 client: PostgresClient, threads: NIOThreadPool, logger: Logger) {
+                 analyzer: (any KeywordAnalyzer)?, client: PostgresClient, threads: NIOThreadPool, logger: Logger) {
         self.location = location
+        self.analyzer = analyzer
         self.client = client
         self.threads = threads
         self.logger = logger
@@ -55,15 +59,20 @@ public final class PostgresStore: TransactionalStore {
         threads.shutdownGracefully { _ in }
     }
 
-    /// The text search configuration keyword ranking uses (`simple` unless chosen when the index
-    /// was made).
+    /// How keywords are analysed, as the index records it: `auto` (kb's own analysis) or a text
+    /// search configuration, chosen when the index was made.
     public func textSearchConfig() async throws -> String { try await ready.value }
+
+    func keywords() async throws -> PostgresKeywords { try PostgresKeywords(config: try await ready.value, analyzer: analyzer) }
 
     /// Prepares to connect to the database at `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`; the
     /// password may also come from `PGPASSWORD`), creating kb's tables when `create` is true and
     /// migrating older ones forward, before the first transaction (so connection errors surface
-    /// there). `connections` bounds the pool (and the threads that wait on it).
-    public static func open(url: String, create: Bool, connections: Int = 8, textSearchConfig: String = "simple",
+    /// there). `connections` bounds the pool (and the threads that wait on it). `textSearchConfig`
+    /// is how a new index analyses keywords: `auto` (kb's own analysis, given by `analyzer`) or a
+    /// text search configuration of the server's.
+    public static func open(url: String, create: Bool, connections: Int = 8, textSearchConfig: String = "auto",
+                            analyzer: (any KeywordAnalyzer)? = nil,
                             environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresStore {
         guard let parts = URLComponents(string: url), isURL(url), let host = parts.host, !host.isEmpty else {
             throw KBError(.invalidArgument, "\(url) is not a PostgreSQL URL. Use postgres://USER@HOST:PORT/DATABASE.")
@@ -94,7 +103,7 @@ public final class PostgresStore: TransactionalStore {
         let server = PostgresConnection.Configuration(
             host: host, port: parts.port ?? 5432, username: user, password: password, database: database, tls: .disable)
         return PostgresStore(location: location, server: server, create: create, textSearchConfig: textSearchConfig,
-                             client: PostgresClient(configuration: configuration, backgroundLogger: logger),
+                             analyzer: analyzer, client: PostgresClient(configuration: configuration, backgroundLogger: logger),
                              threads: threads, logger: logger)
     }
 
@@ -139,16 +148,16 @@ public final class PostgresStore: TransactionalStore {
     static let writeLock: Int64 = 0x6B62_0001
 
     public func snapshot<T: Sendable>(_ body: @Sendable (any IndexSnapshot) throws -> T) async throws -> T {
-        let location = location, config = try await textSearchConfig()
+        let location = location, keywords = try await keywords()
         return try await run(write: false) { session in
-            try body(PostgresSnapshot(session: session, location: location, textSearchConfig: config))
+            try body(PostgresSnapshot(session: session, location: location, keywords: keywords))
         }
     }
 
     /// Runs `body` in one write transaction (holding the write lock) on one of the store's threads.
     public func transaction<T: Sendable>(_ body: @Sendable (PostgresTransaction) throws -> T) async throws -> T {
-        let config = try await textSearchConfig()
-        return try await run(write: true) { session in try body(PostgresTransaction(session: session, textSearchConfig: config)) }
+        let keywords = try await keywords()
+        return try await run(write: true) { session in try body(PostgresTransaction(session: session, keywords: keywords)) }
     }
 
     static func wrap<T>(_ location: String, _ body: () async throws -> T) async throws -> T {
@@ -228,6 +237,7 @@ public final class PostgresStore: TransactionalStore {
     /// The keyword language a text search configuration stands for.
     static func keywordLanguage(textSearchConfig config: String) -> KeywordLanguage {
         switch config {
+        case PostgresKeywords.kbAnalysis: .auto
         case "english": .english
         case "russian": .russian
         case "arabic": .arabic
@@ -235,14 +245,15 @@ public final class PostgresStore: TransactionalStore {
         }
     }
 
-    /// The text search configuration closest to a keyword language (PostgreSQL has no Ukrainian
-    /// stemmer, and no configuration that follows each word's script: `auto` is `simple` there).
+    /// The text search configuration closest to a keyword language (`auto` is kb's own analysis;
+    /// PostgreSQL has no Ukrainian stemmer).
     static func textSearchConfig(for language: KeywordLanguage) -> String {
         switch language {
+        case .auto: PostgresKeywords.kbAnalysis
         case .english: "english"
         case .russian: "russian"
         case .arabic: "arabic"
-        case .ukrainian, .simple, .auto: "simple"
+        case .ukrainian, .simple: "simple"
         }
     }
 }

@@ -10,8 +10,8 @@ import PostgresNIO
 /// store's threads.
 public struct PostgresTransaction: MemoryTransaction, PostgresReads {
     let session: PGSession
-    /// The text search configuration keyword rows are made with.
-    let textSearchConfig: String
+    /// How keyword rows are made.
+    let keywords: PostgresKeywords
 
     public func setMeta(_ key: String, _ value: String) throws { try PostgresSchema.setMeta(key, value, session) }
 
@@ -64,8 +64,18 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
         // All snippets in one statement, in ordinal order (ids come back in the same order).
         let snippets = document.snippets
         var sql = SQL()
-        let fts = PostgresRows.ftsExpression(config: textSearchConfig, text: "u.text", title: sql.bind(.text(source.title)),
+        let fts: String
+        var analysed = ""   // kb's analysis: each snippet's tsvector made here, one more column of u
+        if let analyzer = self.keywords.analyzer {
+            let vectors = snippets.map {
+                PostgresKeywords.tsvector(analyzer, text: $0.text, title: source.title, heading: $0.headingPathString, keywords: keywords)
+            }
+            analysed = ", \(sql.bind(.texts(vectors)))::text[]"
+            fts = "u.fts::tsvector"
+        } else {
+            fts = PostgresRows.ftsExpression(config: self.keywords.config, text: "u.text", title: sql.bind(.text(source.title)),
                                              heading: "u.heading_path", keywords: sql.bind(.text(keywords)))
+        }
         let sourceParameter = sql.bind(.int(sourceID))
         // Labels, pages and OCR confidences absent are sent as chr(1) and -1 (arrays of one type),
         // and stored as NULL.
@@ -83,8 +93,8 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
                         \(sql.bind(.texts(snippets.map { $0.pages?.startLabel ?? "\u{1}" })))::text[],
                         \(sql.bind(.texts(snippets.map { $0.pages?.endLabel ?? "\u{1}" })))::text[],
                         \(sql.bind(.floats(snippets.map { Float($0.ocr?.confidence ?? -1) })))::real[],
-                        \(sql.bind(.doubles(snippets.map { $0.weight ?? 1 })))::double precision[])
-                 AS u(ordinal, text, start_offset, end_offset, heading_path, page_start, page_end, label_start, label_end, ocr_confidence, weight)
+                        \(sql.bind(.doubles(snippets.map { $0.weight ?? 1 })))::double precision[]\(analysed))
+                 AS u(ordinal, text, start_offset, end_offset, heading_path, page_start, page_end, label_start, label_end, ocr_confidence, weight\(analysed.isEmpty ? "" : ", fts"))
             ORDER BY u.ordinal
             RETURNING id, ordinal
             """

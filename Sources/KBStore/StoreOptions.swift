@@ -12,8 +12,9 @@ public struct StoreOptions: Sendable, Hashable {
     /// Connections to a PostgreSQL index, and threads waiting on them (`--db-pool`). The default
     /// is `$KB_DB_POOL`, else 8.
     public var connections: Int
-    /// PostgreSQL's text search configuration for a new index. The default is `$KB_TEXT_SEARCH`,
-    /// else `simple`.
+    /// How a new PostgreSQL index analyses keywords: `auto` (kb's own analysis, as SQLite's
+    /// default: each word by its script's rules) or a text search configuration of the server's
+    /// (`simple`, `english`…). The default is `$KB_TEXT_SEARCH`, else `auto`.
     public var textSearch: String
 
     public static let defaultConnections = 8
@@ -32,6 +33,6 @@ public struct StoreOptions: Sendable, Hashable {
         } else {
             self.connections = Self.defaultConnections
         }
-        self.textSearch = textSearch ?? environment["KB_TEXT_SEARCH"].flatMap { $0.isEmpty ? nil : $0 } ?? "simple"
+        self.textSearch = textSearch ?? environment["KB_TEXT_SEARCH"].flatMap { $0.isEmpty ? nil : $0 } ?? "auto"
     }
 }

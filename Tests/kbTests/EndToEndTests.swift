@@ -538,8 +538,8 @@ struct MultilingualDefaultTests {
         let cli = try await Self.prepared.value
         let status = try #require(try await cli.run(["status", "--db", "kb.sqlite", "--json"], environment: Self.defaults).json as? [String: Any])
         #expect((status["embedder"] as? [String: Any])?["name"] as? String == Locations.multilingualModelName)
-        // PostgreSQL keeps the text search configuration the index was made with (simple by default).
-        #expect(status["keywordLanguage"] as? String == (TestBackend.isSQLite ? "auto" : "simple"))
+        // Both engines analyse a new index's keywords by each word's script (PostgreSQL: KB_TEXT_SEARCH=auto).
+        #expect(status["keywordLanguage"] as? String == "auto")
         let languages = try #require(status["languages"] as? [String: Int])
         #expect(languages["ar"] == 1 && languages["uk"] == 1 && languages["en"] == 2)
         #expect(status["languageWarning"] == nil)
