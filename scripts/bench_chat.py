@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """What kb adds to a chat completion's latency: the same requests sent straight to a stub upstream
 model and through kb serve (which first assembles the bot's context with the local model), at 1 and
 32 connections, each connection a thread with its own keep-alive connection.

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Reference side of scripts/bench-embed.sh: sentence-transformers on PyTorch CPU, same texts,
 same measurements as kb-bench. Prints one JSON object."""
 import json, statistics, sys, time

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Reference side of scripts/bench-search.sh: numpy (matrix @ q + argpartition) and FAISS
 IndexFlatIP on the same vectors and queries kb-bench wrote. Prints one JSON object."""
 import json, statistics, sys, time

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Distinct, realistic user turns for scripts/bench-serve.sh: the project's own evaluation queries
 and templated questions an astrology bot's users ask, deduplicated and shuffled with a fixed seed.
 

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Save-to-searchable latency and idle cost of `kb serve --watch` (scripts/bench-watch.sh runs it)."""
 import argparse
 import json

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Every module a target imports is one it declares in Package.swift (a target or a product it
 names), or a system module: SwiftPM's own --explicit-target-dependency-import-check only catches
 imports of targets outside a target's dependency closure, not ones that arrive transitively.

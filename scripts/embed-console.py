@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Writes Sources/KBServer/ConsoleAssets.swift from the console's files in Sources/KBServer/Console/
 (HTML, CSS and JavaScript written for kb), so that the console is part of the kb binary: no build
 step, no CDN, nothing to install beside it. Run it after changing a file there; a test

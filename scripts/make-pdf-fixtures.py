@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Makes the small PDFs kb's tests and sample corpus use. Run through scripts/make-pdf-fixtures.sh
 (which installs fpdf2 and uharfbuzz from PyPI into .venv-fixtures). The outputs are committed;
 CI does not run this. Fonts: DejaVu (Debian's fonts-dejavu-core)."""

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Makes the right-to-left (and Ukrainian) PDF fixtures the way real ones are made, from the
 texts in Tests/KBIngestTests/Fixtures/pdf-text (one paragraph per page):
 

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Reference token counts for kb's token counter tests.
 
 Counts every sample with OpenAI's cl100k_base and o200k_base encodings (the `bpe-openai` package

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Makes Tests/KBEmbedTests/Fixtures/tiny-xlmr: a tiny XLM-RoBERTa-style sentence model in the
 standard Hugging Face layout, and the reference token ids and embeddings kb's Swift tests must
 reproduce. Run through scripts/make-xlmr-fixture.sh (transformers, tokenizers, sentencepiece and

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """A stub upstream chat model for kb's benchmarks and fuzzing: OpenAI's POST /v1/chat/completions
 on loopback, answering at once (or after --delay seconds) with a fixed answer, as one JSON chat
 completion or, when asked to stream, as --chunks Server-Sent Events chunks; memory extraction's

@@ -265,6 +265,33 @@ import Testing
         }
     }
 
+    /// Every script README and the manual tell people to run works as written: one named on its
+    /// own (`scripts/eval.sh`, not `python3 scripts/…`) starts with `#!` and is executable in
+    /// the repository (a clone keeps the mode), and every script with `#!` is executable.
+    @Test func everyScriptTheManualNamesRunsAsWritten() throws {
+        var named = Set<String>()
+        for file in [Self.root.appendingPathComponent("README.md")] + (try Self.manualPages()) {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for match in text.matches(of: /(python3 |bash |sh )?(scripts\/[A-Za-z0-9_.-]+\.(sh|py))/) where match.output.1 == nil {
+                named.insert(String(match.output.2))
+            }
+        }
+        #expect(named.count >= 20)
+        let folder = Self.root.appendingPathComponent("scripts")
+        let all = try FileManager.default.contentsOfDirectory(atPath: folder.path).map { "scripts/" + $0 }
+        for script in named.union(all) where script.hasSuffix(".sh") || script.hasSuffix(".py") {
+            let path = Self.root.appendingPathComponent(script).path
+            guard FileManager.default.fileExists(atPath: path) else {
+                Issue.record("\(script) is named by the manual and is not there")
+                continue
+            }
+            let hasShebang = try String(contentsOfFile: path, encoding: .utf8).hasPrefix("#!")
+            let mode = try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+            if named.contains(script) { #expect(hasShebang, "\(script) is named as a command and has no #! line") }
+            if hasShebang { #expect(mode & 0o100 != 0, "\(script) is not executable (git update-index --chmod=+x \(script))") }
+        }
+    }
+
     @Test func sourcesForAppsAndAgents() async throws {
         let ws = try Workspace()
         let kb = try await knowledgeBase(ws)
