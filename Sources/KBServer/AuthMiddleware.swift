@@ -48,10 +48,10 @@ struct AuthMiddleware<Context: RequestContext>: RouterMiddleware {
         throw KBError(.unauthorized, "Send the API token as `Authorization: Bearer TOKEN`.")
     }
 
-    /// The console's page and assets (`/`, `/console…`): they hold no data; the API calls they
-    /// make carry a token.
+    /// The console's page and assets (`/`, `/console…`, `/favicon.ico`): they hold no data; the
+    /// API calls they make carry a token.
     static func isConsole(_ path: String) -> Bool {
-        path == "/" || path == "/console" || path.hasPrefix("/console/")
+        path == "/" || path == "/console" || path.hasPrefix("/console/") || path == "/favicon.ico"
     }
 
     /// The token of a `Bearer` credential (scheme in any case, spaces around it ignored); "" for none.

@@ -733,6 +733,9 @@ async function render() {
 window.addEventListener("hashchange", render);
 render();
 """#),
+        "icon.svg": ("image/svg+xml", #"""
+<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1f4e79"/><text x="16" y="22" font-family="sans-serif" font-size="16" font-weight="bold" fill="#fff" text-anchor="middle">kb</text></svg>
+"""#),
         "index.html": ("text/html; charset=utf-8", #"""
 <!doctype html>
 <html lang="en">
@@ -740,6 +743,7 @@ render();
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>kb console</title>
+<link rel="icon" href="/console/icon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/console/console.css">
 <script type="module" src="/console/console.js"></script>
 </head>

@@ -179,6 +179,14 @@ enum OpenAPIDocument {
                 "421": ["description": "A host name kb does not answer to (kb serve --allowed-host)", "content": ["application/json": ["schema": ref("Error")]]],
             ],
         ]],
+        "/favicon.ico": ["get": [
+            "operationId": "favicon", "summary": "The console's icon (what a browser asks every site for; no token needed).", "security": [],
+            "responses": [
+                "200": ["description": "The icon", "content": ["image/svg+xml": ["schema": string]]],
+                "403": ["description": "A web page of another origin asked (kb serve --allow-origin)", "content": ["application/json": ["schema": ref("Error")]]],
+                "421": ["description": "A host name kb does not answer to (kb serve --allowed-host)", "content": ["application/json": ["schema": ref("Error")]]],
+            ],
+        ]],
         "/v1/context": ["post": operation(
             "context", "Prompt context for a bot's turn or a report, with citations, within a token budget.",
             body: "ContextRequest", ok: ("200", ref("ContextResponse")), errors: [400, 404, 413, 422, 503])],

@@ -74,6 +74,7 @@ import Testing
             Call(method: .get, template: "/", uri: "/", body: nil),
             Call(method: .get, template: "/console", uri: "/console/", body: nil),
             Call(method: .get, template: "/console/{file}", uri: "/console/console.js", body: nil),
+            Call(method: .get, template: "/favicon.ico", uri: "/favicon.ico", body: nil),
             Call(method: .post, template: "/v1/chat/completions", uri: "/v1/chat/completions",
                  body: #"{"model": "astro", "messages": [{"role": "user", "content": "Venus"}], "kb": {"learn": "apply", "user": "ada"}}"#),
             Call(method: .post, template: "/v1/tokens", uri: "/v1/tokens", body: #"{"name": "planted"}"#),

@@ -5,7 +5,7 @@ import KBCore
 import NIOCore
 
 extension RetrievalService {
-    /// The console: `/` leads to `/console/`, whose page and assets are part of the
+    /// The console: `/` leads to `/console/`, whose page and assets (and `/favicon.ico`) are part of the
     /// binary (`ConsoleAssets`). They hold no data, so they need no token; every API call the
     /// page makes carries the token the user signs in with.
     func consoleRoutes() -> RouteCollection<BasicRequestContext> {
@@ -13,6 +13,8 @@ extension RetrievalService {
         routes.get { _, _ in Self.redirect("/console/") }
         routes.get("console") { _, _ in try Self.asset("index.html") }   // also /console/
         routes.get("console/{file}") { _, context in try Self.asset(try context.parameters.require("file")) }
+        // What a browser asks every site for: the console's icon, so no page logs a failed load.
+        routes.get("favicon.ico") { _, _ in try Self.asset("icon.svg") }
         return routes
     }
 
