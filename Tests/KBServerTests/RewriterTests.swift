@@ -106,6 +106,26 @@ func chatModelServer(_ script: RewriterScript) async throws -> LiveServer {
         #expect(await script.prompts.count == 1)
     }
 
+    /// A bot's context reports the queries its retrieval searched — the rewriter's among them —
+    /// not a plan made again without them.
+    @Test func aContextAnswerReportsTheQueriesItSearched() async throws {
+        let kb = try await Self.knowledgeBase()
+        let script = RewriterScript([.content(#"{"standalone": "When does the Saturn return arrive?", "expansions": ["Saturn return age"]}"#)])
+        let server = try await chatModelServer(script)
+        defer { server.stop() }
+        var bot = BotRequest(name: "astro")
+        bot.sources = ["kind:note"]
+        _ = try await kb.createBot(bot)
+        kb.useQueryRewriter(ChatRewriter(model: Self.model(server)))
+        var request = ContextRequest(bot: "astro", query: Self.followUp().text)
+        request.history = Self.followUp().history
+        let answer = try await kb.context(request)
+        let searched = try await kb.search({ var query = Self.followUp(); query.mode = .hybrid; return query }()).queries
+        let reported = try #require(answer.retrieval?.queries)
+        #expect(reported.suffix(2).map(\.text) == ["When does the Saturn return arrive?", "Saturn return age"])
+        #expect(reported == searched)
+    }
+
     @Test func aFailingOrBabblingModelLeavesTheOwnPlanAndSaysWhy() async throws {
         let kb = try await Self.knowledgeBase()
         let plain = try await kb.search(Self.followUp())

@@ -86,13 +86,14 @@ struct ContextBuilder: Sendable {
         var items: [ContextItem] = knowledge?.hits.map(Self.item) ?? []
         items += recalled?.hits.map(Self.item) ?? []
         let scopes = recall.scopes
-        let plan = retriever.planQueries(query, history: history, use: .fused)
+        // What was searched, the rewriter's queries included: the plan the retrieval made, once.
+        let plan = results.first?.queries
         let assembled = try assembler.assemble([ContextSection(items: items, budget: budget, maxItems: profile.contextItems)], budget: budget)
         var response = ContextResponse(
             bot: bot.name, report: nil, system: bot.systemPrompt, query: query, context: assembled.context,
             citations: assembled.citations, items: assembled.items, tokens: assembled.tokens, budget: assembled.budget,
             counter: assembled.counter, scopes: scopes.map(\.name), degraded: knowledge?.degraded ?? recalled?.degraded)
-        if plan.count > 1 { response.retrieval = Retrieval(queries: plan) }
+        if let plan, plan.count > 1 { response.retrieval = Retrieval(queries: plan) }
         return response
     }
 
