@@ -87,6 +87,9 @@ public final class FolderWatcher: Sendable {
     private let pending = LockedValue((changes: FileChanges(), first: ContinuousClock.Instant?.none, last: ContinuousClock.Instant?.none))
     private let state = LockedValue(WatchCounts())
     private let loop = LockedValue<Task<Void, Never>?>(nil)
+    /// How the loop waits: asleep until its next deadline (`sleeper`), woken early by an event
+    /// (`take` cancels the sleep, or marks `woken` when the loop is between sleeps).
+    private let wake = LockedValue((sleeper: Task<Void, Never>?.none, woken: false))
     private let onReport: @Sendable (WatchReport) -> Void
 
     init(ingestor: Ingestor, settings: WatchSettings, embedder: (any Embedder)?, record: EmbedderRecord,
@@ -151,12 +154,38 @@ public final class FolderWatcher: Sendable {
             pending.last = now
         }
         state.withLock { $0.events += changes.events }
+        wake.withLock { wake in
+            wake.woken = true
+            wake.sleeper?.cancel()
+        }
     }
 
+    /// Sleeps until `deadline`, or until an event arrives (or the watch stops).
+    private func sleep(until deadline: ContinuousClock.Instant) async {
+        let sleeper = wake.withLock { wake -> Task<Void, Never>? in
+            if wake.woken {
+                wake.woken = false
+                return nil
+            }
+            let task = Task { _ = try? await Task.sleep(until: deadline, clock: .continuous) }
+            wake.sleeper = task
+            return task
+        }
+        guard let sleeper else { return }
+        await withTaskCancellationHandler { await sleeper.value } onCancel: { sleeper.cancel() }
+        wake.withLock { $0.sleeper = nil }
+    }
+
+    /// The loop: it sleeps until the next thing is due — the rescan, or the debounce (or the
+    /// longest delay) of the events gathered — and an event wakes it to work that out again.
     private func run() async {
         var nextRescan = ContinuousClock.now + settings.rescanEvery
         while !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(100))
+            let due = pending.withLock { pending -> ContinuousClock.Instant in
+                guard let first = pending.first, let last = pending.last else { return nextRescan }
+                return min(nextRescan, last + settings.debounce, first + settings.maxDelay)
+            }
+            await sleep(until: due)
             let now = ContinuousClock.now
             if now >= nextRescan {
                 let changes = pending.withLock { pending in
@@ -234,7 +263,11 @@ public final class FolderWatcher: Sendable {
     /// gone paths the index holds sources for. Nil when none.
     private func chosenPaths(_ changes: FileChanges) async -> [String]? {
         let roots = self.roots
-        let known = (try? await ingestor.store.snapshot { try $0.contentHashes() }) ?? [:]
+        // The sources the index holds at or under the gone paths (the ingest reads the rest).
+        let gonePaths = Array(changes.gone)
+        let known = gonePaths.isEmpty ? [] : Set((try? await ingestor.store.snapshot { snapshot in
+            try gonePaths.flatMap { try snapshot.sourcePaths(under: $0) }
+        }) ?? [])
         let chosen = await OffPool.run { () -> [String] in
             var rules: [String: IgnoreRules] = [:]
             func accepted(_ path: String) -> Bool {
@@ -251,7 +284,7 @@ public final class FolderWatcher: Sendable {
                 files.formUnion(found)
             }
             let gone = changes.gone.filter { path in
-                !FileManager.default.fileExists(atPath: path) && known.keys.contains { $0 == path || $0.hasPrefix(path + "/") }
+                !FileManager.default.fileExists(atPath: path) && known.contains { $0 == path || $0.hasPrefix(path + "/") }
             }
             return files.sorted() + gone.sorted()
         }
