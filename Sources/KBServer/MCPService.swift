@@ -18,17 +18,22 @@ public struct MCPService: Sendable {
     public let kb: KnowledgeBase
     /// Report templates the `context` tool may name.
     public var reports: [String: ReportTemplate] = [:]
-    /// The chat model `extract_memories` asks; nil uses kb's explicit patterns.
-    public var memoryModel: ChatModel?
+    /// The upstream chat model (`--llm`) `extract_memories` asks; nil uses kb's explicit patterns.
+    public var chatModel: ChatModel?
     /// A scoped token's secret (`kb_…`) the tools act with, checked on every call (so an expired
     /// or revoked token stops working at once); nil acts as the index's owner. The default is nil.
     public var token: String?
 
-    public init(kb: KnowledgeBase, reports: [String: ReportTemplate] = [:], memoryModel: ChatModel? = nil, token: String? = nil) {
+    public init(kb: KnowledgeBase, reports: [String: ReportTemplate] = [:], chatModel: ChatModel? = nil, token: String? = nil) {
         self.kb = kb
         self.reports = reports
-        self.memoryModel = memoryModel
+        self.chatModel = chatModel
         self.token = token
+    }
+
+    @available(*, deprecated, renamed: "init(kb:reports:chatModel:token:)", message: "It is the upstream chat model, not only memory extraction's.")
+    public init(kb: KnowledgeBase, reports: [String: ReportTemplate] = [:], memoryModel: ChatModel?, token: String? = nil) {
+        self.init(kb: kb, reports: reports, chatModel: memoryModel, token: token)
     }
 
     /// Who the tools act as: the owner, or the scoped token, if it is still valid.
@@ -79,7 +84,7 @@ public struct MCPService: Sendable {
         tool("forget_user", "Erase a scope: every memory of it with all versions, and for user:ID that user's private sources; the index files keep no trace.",
              EraseRequest.self) { try await $0.kb.erase($1, as: $2) },
         tool("extract_memories", "Propose memories for a user from a conversation (add, update, forget, or none when already known), checked against the user's memories; with apply, store them.",
-             MemoryExtractRequest.self) { service, request, caller in try await service.kb.extractMemories(request, model: service.memoryModel, as: caller) },
+             MemoryExtractRequest.self) { service, request, caller in try await service.kb.extractMemories(request, model: service.chatModel, as: caller) },
         tool("add_source", "Add a text (Markdown or plain) as a knowledge source, optionally private to a user and seen by bots; it is searchable when the answer comes.",
              SourceRequest.self) { try await $0.kb.addSource($1, waiting: true, as: $2) },
         tool("list_sources", "List knowledge sources (added texts and files, ingested files), filtered by user, bot, kind or tag, a page at a time.",

@@ -23,9 +23,15 @@ public struct ServiceConfiguration: Sendable {
     /// Report templates by name (loaded when the service starts; requests name them, never paths).
     /// The default is none.
     public var reports: [String: ReportTemplate] = [:]
-    /// The chat model memory extraction asks (`--llm`); nil uses kb's explicit patterns. The
-    /// default is nil.
-    public var memoryModel: ChatModel?
+    /// The upstream chat model (`--llm`): what `/v1/chat/completions` answers with, and what
+    /// memory extraction and the query rewriter ask; nil: chat completions are refused and memory
+    /// extraction uses kb's explicit patterns. The default is nil.
+    public var chatModel: ChatModel?
+    @available(*, deprecated, renamed: "chatModel", message: "It is the upstream chat model, not only memory extraction's.")
+    public var memoryModel: ChatModel? {
+        get { chatModel }
+        set { chatModel = newValue }
+    }
     /// How answered requests are logged (`kb usage`); nil logs nothing. The default keeps 30
     /// days, without query text.
     public var requestLog: RequestLog.Settings? = RequestLog.Settings()

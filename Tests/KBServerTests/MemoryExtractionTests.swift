@@ -225,7 +225,7 @@ actor ModelScript {
 
         var configuration = ServiceConfiguration()
         configuration.token = Fixture.token
-        configuration.memoryModel = patient
+        configuration.chatModel = patient
         let turns = "[{\"role\": \"user\", \"content\": \"I live in Kyiv.\"}]"
         try await RetrievalService(kb: fixture.kb, configuration: configuration).application().test(.router) { client in
             let (status, json) = try await client.call(.post, "/v1/memories/extract", raw: "{\"user\": \"ada\", \"turns\": \(turns)}")

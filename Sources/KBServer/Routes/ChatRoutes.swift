@@ -25,7 +25,7 @@ extension RetrievalService {
     func chat(_ request: Request) async throws -> Response {
         let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
         let chat = try ChatCompletionRequest(json: Data(buffer: buffer), limits: kb.limits)
-        guard let configured = configuration.memoryModel else {
+        guard let configured = configuration.chatModel else {
             throw KBError(.unprocessable, "This kb serve has no chat model to send the turn to; start it with --llm openai:MODEL (and --llm-url URL for a model other than OpenAI's).")
         }
         var model = configured
@@ -125,7 +125,7 @@ extension RetrievalService {
                 entry.caller = if case .token(let token) = caller { token.name } else { "admin" }
                 entry.bot = chat.bot
                 do {
-                    let extraction = try await service.kb.learn(from: chat, model: service.configuration.memoryModel, as: caller)
+                    let extraction = try await service.kb.learn(from: chat, model: service.configuration.chatModel, as: caller)
                     entry.results = extraction?.proposals.count ?? 0
                     entry.query = extraction.map { ChatSummary.describe($0) }
                 } catch {

@@ -30,7 +30,7 @@ extension RetrievalService {
         }
         routes.logged(.post, "extract") { request, _ in
             try await answer(MemoryExtractRequest.self, request) { request in
-                let answer = try await kb.extractMemories(request, model: configuration.memoryModel, as: Access.caller)
+                let answer = try await kb.extractMemories(request, model: configuration.chatModel, as: Access.caller)
                 RequestNote.set { note in (note.bot, note.user, note.results) = (request.bot, request.user, answer.proposals.count) }
                 return answer
             }

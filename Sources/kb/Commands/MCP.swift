@@ -40,7 +40,7 @@ struct MCP: AsyncParsableCommand {
             try endpoint.install(on: kb)
             kb.recoverEmbedderInBackground()
             let secret = token ?? ProcessInfo.processInfo.environment["KB_MCP_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-            let service = MCPService(kb: kb, reports: templates, memoryModel: model, token: secret)
+            let service = MCPService(kb: kb, reports: templates, chatModel: model, token: secret)
             _ = try await service.caller()   // a bad token stops here, before a client connects
             try await service.runOnStdio()
         }

@@ -88,7 +88,7 @@ struct Serve: AsyncParsableCommand {
             configuration.token = token ?? ProcessInfo.processInfo.environment["KB_API_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
             configuration.maxBodyBytes = maxBody
             if let reports { configuration.reports = try ReportTemplate.loadAll(folder: reports) }
-            configuration.memoryModel = try llm.model()
+            configuration.chatModel = try llm.model()
             if noRequestLog {
                 configuration.requestLog = nil
             } else {
