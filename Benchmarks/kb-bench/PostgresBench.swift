@@ -2,6 +2,7 @@ import Foundation
 import KBCore
 import KBStore
 import KBPostgres
+import KBSQLite
 
 /// Vectors in `clusters` groups, as embeddings of related texts are: a random centre plus
 /// `noise` times a random unit vector, normalised (noise 0.7: cosine ≈ 0.82 to the centre).
@@ -40,7 +41,7 @@ func benchPostgresVectors(url: String, count: Int, queries: Int) async throws ->
 /// an HNSW index's build time, latency and recall@10 against exact.
 func benchPostgresVectors(url: String, matrix: [Float], queries: [Float], count: Int, queryCount: Int) async throws -> [String: Any] {
     let d = 384
-    let store = try PostgresStore.open(url: url, create: true)
+    let store = try PostgresStore.open(url: url, create: true, analyzer: try FoldingAnalyzer())
     let record = EmbedderRecord(name: "random-384", dimension: d, spec: "hashing")
     let perSource = 1_000
     var start = now()
