@@ -12,18 +12,9 @@ import Testing
 /// still be chosen for the whole index (`kb ingest --language`).
 @Suite(.enabled(if: TestBackend.isSQLite, "PostgreSQL keeps the text search configuration the index was made with"))
 struct KeywordLanguageTests {
-    func index(_ notes: [String: String]) async throws -> KnowledgeBase {
-        let ws = try Workspace()
-        for (name, text) in notes { try ws.write(name, text) }
-        let kb = try KnowledgeBase.open(at: ws.dbPath)
-        let report = await kb.ingest([ws.notes.path], options: IngestOptions())
-        #expect(report.failed.isEmpty)
-        return kb
-    }
-
-    func titles(_ kb: KnowledgeBase, _ text: String) async throws -> [String] {
-        try await kb.search(.keyword(text)).hits.map(\.sourceTitle)
-    }
+    // The notes indexed with the defaults, and the titles a keyword search finds (as KeywordAnalysisTests).
+    func index(_ notes: [String: String]) async throws -> KnowledgeBase { try await KeywordAnalysisTests().index(notes) }
+    func titles(_ kb: KnowledgeBase, _ text: String) async throws -> [String] { try await KeywordAnalysisTests().titles(kb, text) }
 
     @Test func ukrainianInflectionsMeetOnceTheIndexIsTunedForUkrainian() async throws {
         let kb = try await index([
