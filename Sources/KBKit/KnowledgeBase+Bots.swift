@@ -8,26 +8,26 @@ import KBMemory
 /// the HTTP service and the MCP server call these and nothing else.
 extension KnowledgeBase {
     /// Makes a bot (a scoped token needs the right `bots`).
-    public func createBot(_ request: BotRequest, as caller: Caller = .admin) async throws -> Bot {
+    public func createBot(_ request: BotRequest, as caller: Caller) async throws -> Bot {
         try await createBot(try request.checked(limits), as: caller)
     }
 
     /// As `createBot(_:as:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func createBot(_ checked: Checked<BotRequest>, as caller: Caller = .admin) async throws -> Bot {
+    public func createBot(_ checked: Checked<BotRequest>, as caller: Caller) async throws -> Bot {
         let bot = try inForce(checked).valid
         try caller.require(.bots, writing: true, "create bots")
         try await store.createBot(bot)
-        return try await self.bot(bot.name)
+        return try await store.snapshot { try $0.bot(named: bot.name) }
     }
 
     /// Changes a bot's prompt, sources and scopes in one transaction: all of the change, or none
     /// (a scoped token needs the right `bots`).
-    public func changeBot(_ request: BotChangeRequest, as caller: Caller = .admin) async throws -> Bot {
+    public func changeBot(_ request: BotChangeRequest, as caller: Caller) async throws -> Bot {
         try await changeBot(try request.checked(limits), as: caller)
     }
 
     /// As `changeBot(_:as:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func changeBot(_ checked: Checked<BotChangeRequest>, as caller: Caller = .admin) async throws -> Bot {
+    public func changeBot(_ checked: Checked<BotChangeRequest>, as caller: Caller) async throws -> Bot {
         let (sources, added, removed, scopes, prompt) = try inForce(checked).valid
         try caller.require(.bots, writing: true, "change bots")
         let name = checked.request.name
@@ -47,7 +47,7 @@ extension KnowledgeBase {
 
     /// Deletes a bot (its memories stay: they belong to their scopes); a scoped token needs the
     /// right `bots`.
-    public func deleteBot(_ name: String, as caller: Caller = .admin) async throws -> Deleted {
+    public func deleteBot(_ name: String, as caller: Caller) async throws -> Deleted {
         let name = try Bot.validName(name)
         try caller.require(.bots, writing: true, "delete bots")
         try await store.deleteBot(named: name)
@@ -55,12 +55,12 @@ extension KnowledgeBase {
     }
 
     /// Every bot the caller may use (a scoped token: its own).
-    public func bots(as caller: Caller = .admin) async throws -> [Bot] {
+    public func bots(as caller: Caller) async throws -> [Bot] {
         try await store.snapshot { try $0.bots() }.filter { caller.sees($0) }
     }
 
     /// A bot the caller may use.
-    public func bot(_ name: String, as caller: Caller = .admin) async throws -> Bot {
+    public func bot(_ name: String, as caller: Caller) async throws -> Bot {
         let name = try Bot.validName(name)
         try caller.requireBot(name)
         return try await store.snapshot { try $0.bot(named: name) }

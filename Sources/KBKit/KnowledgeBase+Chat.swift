@@ -13,7 +13,7 @@ extension KnowledgeBase {
     /// Prepares a chat completion turn: the bot's context for the last user turn, following the
     /// conversation before it (or the report's context, with `kb.report`), within the budget, and
     /// the system message built from them. A caller that may not use the bot gets `.forbidden`.
-    public func chatTurn(_ request: ChatCompletionRequest, reports: [String: ReportTemplate] = [:], as caller: Caller = .admin) async throws -> ChatTurn {
+    public func chatTurn(_ request: ChatCompletionRequest, reports: [String: ReportTemplate] = [:], as caller: Caller) async throws -> ChatTurn {
         let bot = try await self.bot(request.bot, as: caller)
         let context = try await self.context(request.contextRequest(limits: limits), reports: reports, as: caller)
         let prompt = bot.systemPrompt.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -23,7 +23,7 @@ extension KnowledgeBase {
     /// Learns from a chat turn once it is answered: memories proposed from the user's turns (the
     /// last one and, for what it refers to, the conversation before it), stored with `.apply`.
     /// Nil when the turn teaches nothing by request (`.none`) or has no user to learn for.
-    public func learn(from request: ChatCompletionRequest, model: ChatModel?, as caller: Caller = .admin) async throws -> MemoryExtraction? {
+    public func learn(from request: ChatCompletionRequest, model: ChatModel?, as caller: Caller) async throws -> MemoryExtraction? {
         guard request.options.learning != .none, let user = request.user else { return nil }
         let turns = request.turns.suffix(limits.maxHistoryTurns + 1).map { ConversationTurn($0.role, String($0.content.prefix(limits.maxTurnCharacters)), time: $0.time) }
         var extract = MemoryExtractRequest(user: user, bot: request.bot, turns: Array(turns))

@@ -7,12 +7,12 @@ extension KnowledgeBase {
     /// zeroed, the keyword index merged and the write-ahead log truncated). Hand a user their
     /// data first with `kb memory export --scope`.
     /// The caller must be allowed to write the scope.
-    public func erase(_ request: EraseRequest, as caller: Caller = .admin) async throws -> Erasure {
+    public func erase(_ request: EraseRequest, as caller: Caller) async throws -> Erasure {
         try await erase(try request.checked(limits), as: caller)
     }
 
     /// As `erase(_:as:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func erase(_ checked: Checked<EraseRequest>, as caller: Caller = .admin) async throws -> Erasure {
+    public func erase(_ checked: Checked<EraseRequest>, as caller: Caller) async throws -> Erasure {
         let scope = try inForce(checked).valid
         try caller.requireScopes([scope], writing: true)
         let erased = try await memoryBook.erase(scope)

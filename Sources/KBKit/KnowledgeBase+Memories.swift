@@ -25,29 +25,29 @@ extension KnowledgeBase {
 
     /// Stores a memory in a scope the caller may write (see `remember(_:options:superseding:embedder:)`).
     /// `embedder` applies to a new index only; an existing one keeps its own.
-    public func remember(_ request: RememberRequest, embedder choice: EmbedderChoice? = nil, as caller: Caller = .admin) async throws -> RememberResult {
+    public func remember(_ request: RememberRequest, embedder choice: EmbedderChoice? = nil, as caller: Caller) async throws -> RememberResult {
         try await remember(try request.checked(limits), embedder: choice, as: caller)
     }
 
     /// As `remember(_:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func remember(_ checked: Checked<RememberRequest>, embedder choice: EmbedderChoice? = nil, as caller: Caller = .admin) async throws -> RememberResult {
+    public func remember(_ checked: Checked<RememberRequest>, embedder choice: EmbedderChoice? = nil, as caller: Caller) async throws -> RememberResult {
         try await memoryBook.remember(try inForce(checked), embedder: choice, as: caller)
     }
 
     /// The memory with this id, or a unique prefix of it (4 characters or more), and with
     /// `history` its earlier versions, oldest first (the current state is the memory itself) —
     /// if it is of a scope the caller may read.
-    public func memory(_ id: String, history: Bool = false, as caller: Caller = .admin) async throws -> MemoryWithHistory {
+    public func memory(_ id: String, history: Bool = false, as caller: Caller) async throws -> MemoryWithHistory {
         try await memoryBook.memory(id, history: history, as: caller)
     }
 
     /// Memories of scopes the caller may read, oldest first. A scoped token must name them.
-    public func memories(_ request: MemoryListRequest, as caller: Caller = .admin) async throws -> [Memory] {
+    public func memories(_ request: MemoryListRequest, as caller: Caller) async throws -> [Memory] {
         try await memories(try request.checked(limits), as: caller)
     }
 
     /// As `memories(_:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func memories(_ checked: Checked<MemoryListRequest>, as caller: Caller = .admin) async throws -> [Memory] {
+    public func memories(_ checked: Checked<MemoryListRequest>, as caller: Caller) async throws -> [Memory] {
         try await memoryBook.memories(try inForce(checked), as: caller)
     }
 
@@ -59,12 +59,12 @@ extension KnowledgeBase {
     /// Changes a memory of a scope the caller may write, keeping the previous version in its
     /// history. A change that changes nothing (content equal after whitespace normalisation)
     /// writes nothing; the new content must not be that of another current memory of the scope.
-    public func changeMemory(_ request: MemoryChangeRequest, as caller: Caller = .admin) async throws -> Memory {
+    public func changeMemory(_ request: MemoryChangeRequest, as caller: Caller) async throws -> Memory {
         try await changeMemory(try request.checked(limits), as: caller)
     }
 
     /// As `changeMemory(_:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func changeMemory(_ checked: Checked<MemoryChangeRequest>, as caller: Caller = .admin) async throws -> Memory {
+    public func changeMemory(_ checked: Checked<MemoryChangeRequest>, as caller: Caller) async throws -> Memory {
         try await memoryBook.changeMemory(try inForce(checked), as: caller)
     }
 
@@ -74,12 +74,12 @@ extension KnowledgeBase {
 
     /// Deletes a memory of a scope the caller may write, and its history; it is gone from
     /// keyword and vector search at once.
-    public func forget(_ request: ForgetRequest, as caller: Caller = .admin) async throws -> Deleted {
+    public func forget(_ request: ForgetRequest, as caller: Caller) async throws -> Deleted {
         try await forget(try request.checked(limits), as: caller)
     }
 
     /// As `forget(_:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func forget(_ checked: Checked<ForgetRequest>, as caller: Caller = .admin) async throws -> Deleted {
+    public func forget(_ checked: Checked<ForgetRequest>, as caller: Caller) async throws -> Deleted {
         try await memoryBook.forget(try inForce(checked), as: caller)
     }
 
@@ -93,12 +93,12 @@ extension KnowledgeBase {
     }
 
     /// Memories that match a query, of scopes the caller may read.
-    public func recall(_ request: RecallRequest, as caller: Caller = .admin) async throws -> MemoryResults {
+    public func recall(_ request: RecallRequest, as caller: Caller) async throws -> MemoryResults {
         try await recall(try request.checked(limits), as: caller)
     }
 
     /// As `recall(_:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func recall(_ checked: Checked<RecallRequest>, as caller: Caller = .admin) async throws -> MemoryResults {
+    public func recall(_ checked: Checked<RecallRequest>, as caller: Caller) async throws -> MemoryResults {
         try await memoryBook.recall(try inForce(checked), as: caller)
     }
 
@@ -130,13 +130,13 @@ extension KnowledgeBase {
     ///   - choice: the embedder for a new index; an existing one keeps its own.
     ///   - caller: who asks: the user's scope must be theirs to read (and, to apply, to write).
     public func extractMemories(_ request: MemoryExtractRequest, model: ChatModel? = nil,
-                                embedder choice: EmbedderChoice? = nil, as caller: Caller = .admin) async throws -> MemoryExtraction {
+                                embedder choice: EmbedderChoice? = nil, as caller: Caller) async throws -> MemoryExtraction {
         try await extractMemories(try request.checked(limits), model: model, embedder: choice, as: caller)
     }
 
     /// As `extractMemories(_:)`, for a request checked before (`KBRequest.checked(_:)`).
     public func extractMemories(_ checked: Checked<MemoryExtractRequest>, model: ChatModel? = nil,
-                                embedder choice: EmbedderChoice? = nil, as caller: Caller = .admin) async throws -> MemoryExtraction {
+                                embedder choice: EmbedderChoice? = nil, as caller: Caller) async throws -> MemoryExtraction {
         try await memoryBook.extractMemories(try inForce(checked), model: model, embedder: choice, as: caller)
     }
 }
@@ -146,29 +146,29 @@ extension KnowledgeBase {
     /// Feedback on a memory of a scope the caller may write: `wrong` hides it from recall and
     /// context until `confirmed`; `outdated` closes it now (a new version, kept); `useful` ranks
     /// it a little higher. Logged with the caller.
-    public func memoryFeedback(_ request: MemoryFeedbackRequest, as caller: Caller = .admin) async throws -> MemoryFeedbackResult {
+    public func memoryFeedback(_ request: MemoryFeedbackRequest, as caller: Caller) async throws -> MemoryFeedbackResult {
         try await memoryFeedback(try request.checked(limits), as: caller)
     }
 
     /// As `memoryFeedback(_:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func memoryFeedback(_ checked: Checked<MemoryFeedbackRequest>, as caller: Caller = .admin) async throws -> MemoryFeedbackResult {
+    public func memoryFeedback(_ checked: Checked<MemoryFeedbackRequest>, as caller: Caller) async throws -> MemoryFeedbackResult {
         try await memoryBook.feedback(try inForce(checked), as: caller)
     }
 
     /// The feedback logged on a memory of a scope the caller may read, oldest first.
-    public func memoryFeedbackLog(_ id: String, as caller: Caller = .admin) async throws -> [MemoryFeedbackEntry] {
+    public func memoryFeedbackLog(_ id: String, as caller: Caller) async throws -> [MemoryFeedbackEntry] {
         try await memoryBook.feedbackLog(id, as: caller)
     }
 
     /// Proposes, and with `apply` makes, the changes that keep a scope's memories clean: expired
     /// ones retired, contradicted single-valued facts closed, near-duplicates merged into the
     /// newer one — each a new version, never a delete.
-    public func consolidateMemories(_ request: MemoryConsolidateRequest, as caller: Caller = .admin) async throws -> MemoryConsolidation {
+    public func consolidateMemories(_ request: MemoryConsolidateRequest, as caller: Caller) async throws -> MemoryConsolidation {
         try await consolidateMemories(try request.checked(limits), as: caller)
     }
 
     /// As `consolidateMemories(_:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func consolidateMemories(_ checked: Checked<MemoryConsolidateRequest>, as caller: Caller = .admin) async throws -> MemoryConsolidation {
+    public func consolidateMemories(_ checked: Checked<MemoryConsolidateRequest>, as caller: Caller) async throws -> MemoryConsolidation {
         try await memoryBook.consolidate(try inForce(checked), as: caller)
     }
 }

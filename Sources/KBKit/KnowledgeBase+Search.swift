@@ -18,12 +18,12 @@ extension KnowledgeBase {
 
     /// Ranked snippets (see `search(_ query: SearchQuery)`); with `bot`, only what that bot may
     /// see. A scoped token searches only through its bots, for users of its scopes.
-    public func search(_ request: SearchRequest, as caller: Caller = .admin) async throws -> SearchResults {
+    public func search(_ request: SearchRequest, as caller: Caller) async throws -> SearchResults {
         try await search(try request.checked(limits), as: caller)
     }
 
     /// As `search(_:as:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func search(_ checked: Checked<SearchRequest>, as caller: Caller = .admin) async throws -> SearchResults {
+    public func search(_ checked: Checked<SearchRequest>, as caller: Caller) async throws -> SearchResults {
         let valid = try inForce(checked).valid
         try caller.requireBot(valid.bot)
         if let user = valid.query.user { try caller.requireScopes([try MemoryScope.user(user)], writing: false) }

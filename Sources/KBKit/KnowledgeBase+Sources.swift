@@ -20,52 +20,52 @@ extension KnowledgeBase {
     ///   - choice: the embedder for a new index; an existing one keeps its own.
     ///   - caller: a scoped token needs the right `sources`.
     public func addSource(_ request: SourceRequest, waiting: Bool = false, embedder choice: EmbedderChoice? = nil,
-                          as caller: Caller = .admin) async throws -> SourceAdded {
+                          as caller: Caller) async throws -> SourceAdded {
         try await addSource(try request.checked(limits), waiting: waiting, embedder: choice, as: caller)
     }
 
     /// As `addSource(_:)`, for a request checked before (`KBRequest.checked(_:)`).
     public func addSource(_ checked: Checked<SourceRequest>, waiting: Bool = false, embedder choice: EmbedderChoice? = nil,
-                          as caller: Caller = .admin) async throws -> SourceAdded {
+                          as caller: Caller) async throws -> SourceAdded {
         try await sourceDesk.addSource(try inForce(checked), waiting: waiting, embedder: choice, as: caller)
     }
 
     /// Starts a file upload: the bots it names must exist, and the bytes that follow (`append`)
     /// are stored with the index as they come; `finish` acknowledges them. A scoped token needs
     /// the right `sources`.
-    public func beginUpload(_ request: UploadRequest, as caller: Caller = .admin) async throws -> SourceUpload {
+    public func beginUpload(_ request: UploadRequest, as caller: Caller) async throws -> SourceUpload {
         try await beginUpload(try request.checked(limits), as: caller)
     }
 
     /// As `beginUpload(_:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func beginUpload(_ checked: Checked<UploadRequest>, as caller: Caller = .admin) async throws -> SourceUpload {
+    public func beginUpload(_ checked: Checked<UploadRequest>, as caller: Caller) async throws -> SourceUpload {
         try await sourceDesk.beginUpload(try inForce(checked), as: caller)
     }
 
     /// A job, as it is now (a scoped token needs the right `sources`).
-    public func job(_ id: String, as caller: Caller = .admin) async throws -> Job {
+    public func job(_ id: String, as caller: Caller) async throws -> Job {
         try await sourceDesk.job(id, as: caller)
     }
 
     /// Sources, a page at a time, by path (uploads as `upload:ID`): uploads and ingested files,
     /// not memories. A scoped token needs the right `sources`.
-    public func sources(_ request: SourceListRequest, as caller: Caller = .admin) async throws -> SourceList {
+    public func sources(_ request: SourceListRequest, as caller: Caller) async throws -> SourceList {
         try await sources(try request.checked(limits), as: caller)
     }
 
     /// As `sources(_:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func sources(_ checked: Checked<SourceListRequest>, as caller: Caller = .admin) async throws -> SourceList {
+    public func sources(_ checked: Checked<SourceListRequest>, as caller: Caller) async throws -> SourceList {
         try await sourceDesk.sources(try inForce(checked), as: caller)
     }
 
     /// One source, with the bots that see it (a scoped token needs the right `sources`).
-    public func source(_ id: String, as caller: Caller = .admin) async throws -> SourceInfo {
+    public func source(_ id: String, as caller: Caller) async throws -> SourceInfo {
         try await sourceDesk.source(id, as: caller)
     }
 
     /// A source's snippets in order, with pages, printed labels, headings, tags, weight and OCR
     /// mark (a scoped token needs the right `sources`).
-    public func snippets(ofSource id: String, as caller: Caller = .admin) async throws -> SourceSnippets {
+    public func snippets(ofSource id: String, as caller: Caller) async throws -> SourceSnippets {
         try await sourceDesk.snippets(id, as: caller)
     }
 
@@ -73,12 +73,12 @@ extension KnowledgeBase {
     /// changed or retitled), which are unchanged, which kb holds that the list no longer names
     /// (removed with `prune`), and which ids belong to sources outside the collection. A scoped
     /// token needs the right `sources` (and must not be read-only to prune).
-    public func syncSources(_ request: SourceSyncRequest, as caller: Caller = .admin) async throws -> SourcesSynced {
+    public func syncSources(_ request: SourceSyncRequest, as caller: Caller) async throws -> SourcesSynced {
         try await syncSources(try request.checked(limits), as: caller)
     }
 
     /// As `syncSources(_:as:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func syncSources(_ checked: Checked<SourceSyncRequest>, as caller: Caller = .admin) async throws -> SourcesSynced {
+    public func syncSources(_ checked: Checked<SourceSyncRequest>, as caller: Caller) async throws -> SourcesSynced {
         try await sourceDesk.syncSources(try inForce(checked), as: caller)
     }
 
@@ -86,12 +86,12 @@ extension KnowledgeBase {
     /// its citation fields, at most `maxCharacters` at a time (`next` continues). The caller reads
     /// what they may search: a scoped token through one of its bots, private sources only of a
     /// user its scopes cover; another user's private source is not found.
-    public func readSource(_ request: SourceReadRequest, as caller: Caller = .admin) async throws -> SourceText {
+    public func readSource(_ request: SourceReadRequest, as caller: Caller) async throws -> SourceText {
         try await readSource(try request.checked(limits), as: caller)
     }
 
     /// As `readSource(_:as:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func readSource(_ checked: Checked<SourceReadRequest>, as caller: Caller = .admin) async throws -> SourceText {
+    public func readSource(_ checked: Checked<SourceReadRequest>, as caller: Caller) async throws -> SourceText {
         try await sourceDesk.readSource(try inForce(checked), as: caller)
     }
 
@@ -99,24 +99,24 @@ extension KnowledgeBase {
     /// read, each with its source, pages, headings and line; bounded by `limit` and
     /// `Limits.grepSeconds` (`truncated` says which ended it). Patterns that could run for long
     /// (back-references, large counted repetitions) are refused.
-    public func grepSources(_ request: SourceGrepRequest, as caller: Caller = .admin) async throws -> SourceMatches {
+    public func grepSources(_ request: SourceGrepRequest, as caller: Caller) async throws -> SourceMatches {
         try await grepSources(try request.checked(limits), as: caller)
     }
 
     /// As `grepSources(_:as:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func grepSources(_ checked: Checked<SourceGrepRequest>, as caller: Caller = .admin) async throws -> SourceMatches {
+    public func grepSources(_ checked: Checked<SourceGrepRequest>, as caller: Caller) async throws -> SourceMatches {
         try await sourceDesk.grepSources(try inForce(checked), as: caller)
     }
 
     /// Removes a source added over the API, with its snippets, vectors, original and jobs (a job
     /// still reading it is cancelled). A file's source is not removed this way: it belongs to the
     /// file (a `conflict`). A scoped token needs the right `sources`.
-    public func removeSource(_ request: SourceRemoveRequest, as caller: Caller = .admin) async throws -> Deleted {
+    public func removeSource(_ request: SourceRemoveRequest, as caller: Caller) async throws -> Deleted {
         try await removeSource(try request.checked(limits), as: caller)
     }
 
     /// As `removeSource(_:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func removeSource(_ checked: Checked<SourceRemoveRequest>, as caller: Caller = .admin) async throws -> Deleted {
+    public func removeSource(_ checked: Checked<SourceRemoveRequest>, as caller: Caller) async throws -> Deleted {
         try await sourceDesk.removeSource(try inForce(checked), as: caller)
     }
 
@@ -138,13 +138,13 @@ extension KnowledgeBase {
     /// Reads one uploaded source again from its kept original, in the background: the running
     /// job comes back at once (`job(_:)` follows it); the source keeps its version until the job
     /// stores the new one, and keeps it if the job fails. A scoped token needs the right `sources`.
-    public func reread(source id: String, as caller: Caller = .admin) async throws -> SourceAdded {
+    public func reread(source id: String, as caller: Caller) async throws -> SourceAdded {
         try await sourceDesk.reread(id, as: caller)
     }
 
     /// Removes every private source of a user (their snippets, vectors and originals) and cancels
     /// the user's uploads still waiting to be read. A scoped token needs the right `sources`.
-    public func eraseSources(user: String, as caller: Caller = .admin) async throws -> SourcesErased {
+    public func eraseSources(user: String, as caller: Caller) async throws -> SourcesErased {
         try await sourceDesk.eraseSources(user: user, as: caller)
     }
 

@@ -4,23 +4,23 @@ import KBCore
 extension KnowledgeBase {
     /// Makes a scoped token: the secret `kb_PREFIX_SECRET` is returned once and only its SHA-256
     /// kept. Bots it names must exist; names are unique. Only the admin may.
-    public func createToken(_ request: TokenRequest, as caller: Caller = .admin) async throws -> CreatedToken {
+    public func createToken(_ request: TokenRequest, as caller: Caller) async throws -> CreatedToken {
         try await createToken(try request.checked(limits), as: caller)
     }
 
     /// As `createToken(_:)`, for a request checked before (`KBRequest.checked(_:)`).
-    public func createToken(_ checked: Checked<TokenRequest>, as caller: Caller = .admin) async throws -> CreatedToken {
+    public func createToken(_ checked: Checked<TokenRequest>, as caller: Caller) async throws -> CreatedToken {
         try await tokenKeeper.createToken(try inForce(checked), as: caller)
     }
 
     /// Every token, revoked and expired ones included, without hashes. Only the admin may.
-    public func tokens(as caller: Caller = .admin) async throws -> [APIToken] {
+    public func tokens(as caller: Caller) async throws -> [APIToken] {
         try await tokenKeeper.tokens(as: caller)
     }
 
     /// Revokes a token by name: every request with it is refused from now on (within a couple of
     /// seconds on other replicas). Only the admin may.
-    public func revokeToken(_ name: String, as caller: Caller = .admin) async throws -> APIToken {
+    public func revokeToken(_ name: String, as caller: Caller) async throws -> APIToken {
         try await tokenKeeper.revokeToken(name, as: caller)
     }
 

@@ -139,7 +139,7 @@ extension KnowledgeBase {
 
 extension KnowledgeBase {
     /// The index's status and its unfinished jobs by state, for metrics (the admin's only).
-    public func observedState(as caller: Caller = .admin) async throws -> (status: IndexStatus, jobs: [String: Int]) {
+    public func observedState(as caller: Caller) async throws -> (status: IndexStatus, jobs: [String: Int]) {
         try caller.requireAdmin("read metrics")
         return try await store.snapshot { snapshot in
             (try snapshot.status(), Dictionary(grouping: try snapshot.unfinishedJobs(), by: { $0.job.state.rawValue }).mapValues(\.count))

@@ -7,9 +7,11 @@ import KBKit
 /// Who may ask: on every route but `/healthz` and the console's static files, `Authorization: Bearer TOKEN` (the scheme in any
 /// case, as RFC 7235 allows) with the admin token (compared in constant time: SHA-256 of both,
 /// then every byte) or a scoped token (`kb_…`, `kb token create`), which the handler then holds
-/// to its rights (`Access.caller`). An expired, revoked or unknown token is 401. A service on
-/// loopback without an admin token lets requests without a token act as admin.
-struct AuthMiddleware<Context: RequestContext>: RouterMiddleware {
+/// to its rights (`context.caller`, which this middleware sets and nothing else does). An expired,
+/// revoked or unknown token is 401. A service on loopback without an admin token lets requests
+/// without a token act as admin. The open paths go on with no caller, so they cannot act for anyone.
+struct AuthMiddleware: RouterMiddleware {
+    typealias Context = KBRequestContext
     let expected: [UInt8]?
     let kb: KnowledgeBase
     /// Paths anyone may reach: `/healthz`, and `/metrics` with `--metrics-public`.
@@ -28,13 +30,13 @@ struct AuthMiddleware<Context: RequestContext>: RouterMiddleware {
             let digest = Array(SHA256.hash(data: Data(given.utf8)))
             var difference: UInt8 = 0
             for (a, b) in zip(digest, expected) { difference |= a ^ b }
-            if difference == 0 { return try await next(request, context) }
+            if difference == 0 { return try await next(request, context.acting(as: .admin)) }
         }
         if given.hasPrefix("kb_") {
             switch try await kb.authenticate(given) {
             case .success(let token):
                 RequestNote.set { $0.caller = token.name }
-                return try await Access.$caller.withValue(.token(token)) { try await next(request, context) }
+                return try await next(request, context.acting(as: .token(token)))
             case .failure(.expired):
                 throw KBError(.unauthorized, "This token has expired. Ask for a new one (kb token create).")
             case .failure(.revoked):
@@ -43,7 +45,7 @@ struct AuthMiddleware<Context: RequestContext>: RouterMiddleware {
                 break
             }
         } else if expected == nil {
-            return try await next(request, context)   // loopback without an admin token
+            return try await next(request, context.acting(as: .admin))   // loopback without an admin token
         }
         throw KBError(.unauthorized, "Send the API token as `Authorization: Bearer TOKEN`.")
     }
@@ -60,5 +62,14 @@ struct AuthMiddleware<Context: RequestContext>: RouterMiddleware {
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return "" }
         return parts[1].trimmingCharacters(in: .whitespaces)
+    }
+}
+
+extension KBRequestContext {
+    /// This request's context, acting for `caller`.
+    fileprivate func acting(as caller: Caller) -> KBRequestContext {
+        var context = self
+        context.caller = caller
+        return context
     }
 }

@@ -105,23 +105,26 @@ public struct RetrievalService: Sendable {
     /// and errors, the token, the body limit), then the routes of each resource, registered once;
     /// the table of methods per path that a 405 answer and a CORS preflight list is read from
     /// these registrations. What a caller may do is decided by KBKit, to which every route hands
-    /// the caller (`Access.caller`).
-    public func router() -> Router<BasicRequestContext> {
-        let router = Router()
+    /// its caller: every route but the open ones and the console's files is registered in the
+    /// group of `CallerContext`, whose caller the auth middleware set (or the request is refused).
+    public func router() -> Router<KBRequestContext> {
+        let router = Router(context: KBRequestContext.self)
         let routes = RouteTable()
         router.add(middleware: ObservingMiddleware(metrics: metrics, log: log))
         router.add(middleware: BrowserGuardMiddleware(policy: (try? BrowserPolicy(configuration)) ?? .loopback, routes: routes))
         router.add(middleware: ErrorMiddleware(routes: routes))
         router.add(middleware: AuthMiddleware(token: configuration.token, kb: kb, metricsPublic: configuration.metricsPublic))
         router.add(middleware: BodyLimitMiddleware(limit: configuration.maxBodyBytes))
-        router.addRoutes(serviceRoutes())
+        router.addRoutes(openRoutes())
         router.addRoutes(consoleRoutes())
-        router.addRoutes(retrievalRoutes(), atPath: "/v1")
-        router.addRoutes(chatRoutes(), atPath: "/v1")
-        router.addRoutes(memoryRoutes(), atPath: "/v1/memories")
-        router.addRoutes(botRoutes(), atPath: "/v1/bots")
-        router.addRoutes(sourceRoutes(), atPath: "/v1")
-        router.addRoutes(tokenRoutes(), atPath: "/v1/tokens")
+        let acting = router.group(context: CallerContext.self)
+        acting.addRoutes(serviceRoutes())
+        acting.addRoutes(retrievalRoutes(), atPath: "/v1")
+        acting.addRoutes(chatRoutes(), atPath: "/v1")
+        acting.addRoutes(memoryRoutes(), atPath: "/v1/memories")
+        acting.addRoutes(botRoutes(), atPath: "/v1/bots")
+        acting.addRoutes(sourceRoutes(), atPath: "/v1")
+        acting.addRoutes(tokenRoutes(), atPath: "/v1/tokens")
         routes.record(router)
         return router
     }

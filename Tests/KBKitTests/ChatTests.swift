@@ -100,7 +100,7 @@ import Testing
         var bot = BotRequest(name: "baker")
         bot.systemPrompt = "You bake."
         bot.sources = [ws.notes.path]
-        _ = try await kb.createBot(bot)
+        _ = try await kb.createBot(bot, as: .admin)
 
         var options = ChatOptions()
         options.user = "ada"
@@ -109,7 +109,7 @@ import Testing
                                "kb": .object(try JSONDecoder().decode([String: JSONValue].self, from: KBJSON.encode(options)))]
         let body = try KBJSON.encode(json)
         let request = try ChatCompletionRequest(json: body, limits: kb.limits)
-        let turn = try await kb.chatTurn(request)
+        let turn = try await kb.chatTurn(request, as: .admin)
         let upstream = request.upstreamBody(model: "llama3.1", system: turn.system)
         #expect(turn.system.hasPrefix("You bake.\n\n<context>"))
         #expect(turn.context.citations.first?.path.hasSuffix("bread.md") == true)
@@ -117,18 +117,18 @@ import Testing
         #expect(messages.count == 2)
 
         // Learning: the stated fact is stored for ada, and only when asked.
-        let learned = try #require(try await kb.learn(from: request, model: nil))
+        let learned = try #require(try await kb.learn(from: request, model: nil, as: .admin))
         #expect(learned.applied && learned.proposals.contains { $0.action == .add && $0.content.contains("peanuts") })
         #expect(try await kb.memories(scopes: [try .user("ada")]).contains { $0.content.contains("peanuts") })
         var quiet = request
         quiet.options.learn = nil
-        #expect(try await kb.learn(from: quiet, model: nil) == nil)
+        #expect(try await kb.learn(from: quiet, model: nil, as: .admin) == nil)
 
         // A token for another bot may not chat with this one.
-        _ = try await kb.createBot(BotRequest(name: "astro"))
+        _ = try await kb.createBot(BotRequest(name: "astro"), as: .admin)
         var other = TokenRequest(name: "other")
         other.bots = ["astro"]
-        let token = try await kb.createToken(other)
+        let token = try await kb.createToken(other, as: .admin)
         let error = await #expect(throws: KBError.self) { try await kb.chatTurn(request, as: .token(token.info)) }
         #expect(error?.code == .forbidden)
     }

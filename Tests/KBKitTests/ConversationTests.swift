@@ -22,7 +22,7 @@ import Testing
         #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
         var bot = BotRequest(name: "astro")
         bot.sources = [ws.notes.path]
-        _ = try await kb.createBot(bot)
+        _ = try await kb.createBot(bot, as: .admin)
         return kb
     }
 
@@ -32,7 +32,7 @@ import Testing
         request.history = history
         request.budget = 4000
         change(&request)
-        return try await kb.context(request)
+        return try await kb.context(request, as: .admin)
     }
 
     /// Chat apps resend the same questions and the whole history every turn: each query text is
@@ -106,7 +106,7 @@ import Testing
         await #expect(throws: KBError.self) { try await context(kb, "and then?", history: [ConversationTurn(.user, "  ")]) }
         var report = ContextRequest(report: "career")
         report.history = [ConversationTurn(.user, "hello")]
-        await #expect(throws: KBError.self) { try await kb.context(report) }
+        await #expect(throws: KBError.self) { try await kb.context(report, as: .admin) }
         // Strict decoding: a turn takes a role of user or assistant and a content, nothing else.
         for turn: JSONValue in [["role": "system", "content": "x"], ["role": "user", "content": "x", "name": "bob"], "hello"] {
             #expect(throws: KBError.self) { try KBJSON.decode(ContextRequest.self, from: ["bot": "astro", "query": "q", "history": [turn]]) }
@@ -127,7 +127,7 @@ import Testing
         var search = SearchRequest(query: "placement")
         search.anyTags = ["placement:mars-virgo", "placement:moon-leo"]
         search.mode = "vector"
-        #expect(Set(try await kb.search(search).hits.map(\.sourceTitle)) == ["Mars in Virgo", "Moon in Leo"])
+        #expect(Set(try await kb.search(search, as: .admin).hits.map(\.sourceTitle)) == ["Mars in Virgo", "Moon in Leo"])
     }
 
     static let template = try! ReportTemplate.parse("""
@@ -151,7 +151,7 @@ import Testing
 
     @Test func aSectionThatFindsNothingIsFilledWithItsFallbackMarkedAsSuch() async throws {
         let kb = try await knowledgeBase(try Workspace())
-        let response = try await kb.context(ContextRequest(report: "chart"), reports: ["chart": Self.template])
+        let response = try await kb.context(ContextRequest(report: "chart"), reports: ["chart": Self.template], as: .admin)
         let placements = response.items.filter { $0.section == "Placements" }
         #expect(Set(placements.map(\.item.sourceTitle)) == ["Sun in Aries", "Moon in Leo"])
         #expect(placements.allSatisfy { $0.item.fallback == nil })
@@ -169,7 +169,7 @@ import Testing
         var environment = ProcessInfo.processInfo.environment
         environment["KB_MODEL_DIR"] = modelDir.path
         let kb = try KnowledgeBase.open(at: ws.dbPath, create: false, environment: environment)
-        let response = try await kb.context(ContextRequest(report: "chart"), reports: ["chart": Self.template])
+        let response = try await kb.context(ContextRequest(report: "chart"), reports: ["chart": Self.template], as: .admin)
         #expect(response.degraded != nil)
         #expect(response.citations.contains { $0.fallback == true })
         #expect(!response.citations.isEmpty)

@@ -62,7 +62,7 @@ import Testing
     @Test func checkedRequests() async throws {
         let kb = try await knowledgeBase(try Workspace())
         let checked = try SearchRequest(query: "saturn return").checked(kb.limits)
-        let results = try await kb.search(checked)
+        let results = try await kb.search(checked, as: .admin)
         #expect(results.query == "saturn return")
         #expect(throws: KBError.self) { try SearchRequest(query: "").checked(kb.limits) }
     }
@@ -80,7 +80,7 @@ import Testing
         let kb = try await knowledgeBase(try Workspace())
         var request = SearchRequest(query: "saturn return")
         request.k = 3
-        let results = try await kb.search(request)
+        let results = try await kb.search(request, as: .admin)
         #expect(results.hits.count <= 3)
     }
 
@@ -90,13 +90,13 @@ import Testing
         do {
             var request = BotRequest(name: "astro")
             request.sources = ["tag:area:career", "/home/ada/notes"]
-            let bot = try await kb.createBot(request)
+            let bot = try await kb.createBot(request, as: .admin)
             #expect(bot.sources.count == 2)
         }
         do {
             var request = ContextRequest(bot: "astro", query: "what does Venus in my tenth house mean?")
             request.user = "ada"
-            let context = try await kb.context(request)
+            let context = try await kb.context(request, as: .admin)
             #expect(context.citations.first?.title == "Venus in the tenth house")
         }
     }
@@ -105,14 +105,14 @@ import Testing
         let kb = try await knowledgeBase(try Workspace())
         var request = MemoryExtractRequest(user: "ada", turns: [ConversationTurn(.user, "I'm allergic to peanuts, by the way.")])
         request.apply = true
-        let extraction = try await kb.extractMemories(request)
+        let extraction = try await kb.extractMemories(request, as: .admin)
         #expect(extraction.proposals.map(\.content) == ["Allergic to peanuts."] && extraction.proposals[0].memory != nil)
         do {
-            _ = try await kb.createBot(BotRequest(name: "astro"))
+            _ = try await kb.createBot(BotRequest(name: "astro"), as: .admin)
             var request = TokenRequest(name: "ada-app")
             request.scopes = ["user:ada"]
             request.bots = ["astro"]
-            let created = try await kb.createToken(request)   // created.token is shown once
+            let created = try await kb.createToken(request, as: .admin)   // created.token is shown once
             #expect(created.info.scopes == ["user:ada"])
         }
         do {
@@ -121,7 +121,7 @@ import Testing
             running.cancel()
             await running.value
         }
-        let erased = try await kb.erase(EraseRequest(scope: "user:ada"))
+        let erased = try await kb.erase(EraseRequest(scope: "user:ada"), as: .admin)
         #expect(erased.memories == 1)
         let model = try ChatModel(spec: "openai:llama3.1", url: "http://127.0.0.1:11434/v1", environment: [:])
         #expect(model.name == "openai:llama3.1" && model.apiKey == nil)
@@ -133,32 +133,32 @@ import Testing
         do {
             var request = RememberRequest(content: "Ada is allergic to peanuts.")
             request.scope = "user:ada"
-            let result = try await kb.remember(request)
+            let result = try await kb.remember(request, as: .admin)
             stored = result.memory
         }
         do {
             var request = RecallRequest(query: "diet")
             request.scopes = ["user:ada"]
-            let results = try await kb.recall(request)
+            let results = try await kb.recall(request, as: .admin)
             #expect(results.hits.allSatisfy { $0.memory.scope.name == "user:ada" })
         }
         do {
             var request = MemoryChangeRequest(id: stored.id)
             request.content = "Ada is allergic to peanuts and tree nuts."
-            let memory = try await kb.changeMemory(request)
+            let memory = try await kb.changeMemory(request, as: .admin)
             #expect(memory.version == 2)
         }
         let draft = MemoryDraft("Prefers metric units", scope: try .user("ada"), tags: ["preference"])
         let result = try await kb.remember(MemoryDraft("Allergic to peanuts", scope: try .user("ada")))
         #expect(try await kb.remember(draft).created && result.created)
         do {
-            let result = try await kb.memoryFeedback(MemoryFeedbackRequest(id: stored.id, feedback: "outdated"))
+            let result = try await kb.memoryFeedback(MemoryFeedbackRequest(id: stored.id, feedback: "outdated"), as: .admin)
             #expect(!result.memory.isCurrent && result.feedback.caller == "admin")
         }
         do {
             var request = MemoryConsolidateRequest(scope: "user:ada")
             request.apply = true
-            let report = try await kb.consolidateMemories(request)
+            let report = try await kb.consolidateMemories(request, as: .admin)
             #expect(report.applied && report.examined == 2)
         }
     }
@@ -168,7 +168,7 @@ import Testing
         var request = SourceRequest(text: "# Lease\nThe rent is due on the first of the month.")
         request.id = "ada-lease"
         request.user = "ada"
-        let added = try await kb.addSource(request)
+        let added = try await kb.addSource(request, as: .admin)
         #expect(added.job.state == .done)
         let runner = kb.startJobRunner()
         // … serve requests; uploads are read as they come …
@@ -179,7 +179,7 @@ import Testing
         let kb = try await knowledgeBase(try Workspace())
         let body = Data(#"{"query": "venus"}"#.utf8)
         let request = try KBJSON.decode(SearchRequest.self, from: body)
-        let data = try KBJSON.encode(try await kb.search(request))
+        let data = try KBJSON.encode(try await kb.search(request, as: .admin))
         #expect(!data.isEmpty)
     }
 
@@ -302,20 +302,20 @@ import Testing
                 SourceSyncItem(id: "onboarding", sha256: String(repeating: "0", count: 64), title: "Onboarding"),
             ])
             sync.prune = true
-            let answer = try await kb.syncSources(sync)
+            let answer = try await kb.syncSources(sync, as: .admin)
             #expect(answer.upload.map(\.id) == ["onboarding"])
         }
         let missing = await #expect(throws: KBError.self) {
             var read = SourceReadRequest(source: "file:0123456789abcdef")
             read.pages = "212-213"
-            let part = try await kb.readSource(read)
+            let part = try await kb.readSource(read, as: .admin)
             _ = part
         }
         #expect(missing?.code == .notFound)
         do {
             var grep = SourceGrepRequest(pattern: "rent is due")
             grep.literal = true
-            let found = try await kb.grepSources(grep)
+            let found = try await kb.grepSources(grep, as: .admin)
             #expect(found.matches.isEmpty)
         }
         do {

@@ -35,7 +35,7 @@ import Testing
         var upload = SourceRequest(text: "# Diary\n\nThe \(marker) diary of Ada.")
         upload.user = "ada"
         upload.id = "diary"
-        _ = try await kb.addSource(upload)
+        _ = try await kb.addSource(upload, as: .admin)
         _ = try await kb.remember(MemoryDraft("Bob's code is \(kept)", scope: bob))
         if TestBackend.isSQLite { #expect(!holds(ws.dbPath, marker).isEmpty) }   // the test can see the marker
 
@@ -50,12 +50,12 @@ import Testing
             }
             return acknowledged
         }
-        let erased = try await kb.erase(EraseRequest(scope: "user:ada"))
+        let erased = try await kb.erase(EraseRequest(scope: "user:ada"), as: .admin)
         let acknowledged = try await adds.value
         #expect(erased.memories == 3 && erased.versions == 4 && erased.sources == 1)
 
         #expect(try await kb.memories(scopes: [ada], includeSuperseded: true).isEmpty)
-        #expect(try await kb.sources(SourceListRequest()).sources.allSatisfy { $0.user != "ada" })
+        #expect(try await kb.sources(SourceListRequest(), as: .admin).sources.allSatisfy { $0.user != "ada" })
         #expect(try await kb.search(.keyword(marker)).hits.isEmpty)
         let bobs = try await kb.memories(scopes: [bob])
         #expect(Set(acknowledged).isSubset(of: Set(bobs.map(\.id))) && bobs.count == 13)
@@ -65,8 +65,8 @@ import Testing
             #expect(!holds(ws.dbPath, kept).isEmpty)
         }
         // A second erasure finds nothing; a bad scope is refused.
-        #expect(try await kb.erase(EraseRequest(scope: "user:ada")).memories == 0)
-        await #expect(throws: KBError.self) { try await kb.erase(EraseRequest(scope: "user:")) }
+        #expect(try await kb.erase(EraseRequest(scope: "user:ada"), as: .admin).memories == 0)
+        await #expect(throws: KBError.self) { try await kb.erase(EraseRequest(scope: "user:"), as: .admin) }
     }
 
     @Test(.enabled(if: TestBackend.isSQLite, "about index files"))
@@ -78,10 +78,10 @@ import Testing
         let memory = try await kb.remember(MemoryDraft("The \(marker) memory", scope: try .user("ada")), embedder: .hashing).memory
         var text = SourceRequest(text: "# Note\n\nThe \(marker)src note.")
         text.id = "note"
-        _ = try await kb.addSource(text, embedder: .hashing)
-        _ = try await kb.forget(ForgetRequest(id: memory.id))
+        _ = try await kb.addSource(text, embedder: .hashing, as: .admin)
+        _ = try await kb.forget(ForgetRequest(id: memory.id), as: .admin)
         #expect(holds(ws.dbPath, marker + " memory") == [] && !holds(ws.dbPath, marker + "src").isEmpty)
-        _ = try await kb.removeSource(SourceRemoveRequest(id: "note"))
+        _ = try await kb.removeSource(SourceRemoveRequest(id: "note"), as: .admin)
         #expect(holds(ws.dbPath, marker) == [])
     }
 }

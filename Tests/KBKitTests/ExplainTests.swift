@@ -21,9 +21,9 @@ import Testing
             var request = SearchRequest(query: "love and money")
             request.mode = mode.rawValue
             request.anyTags = ["area:love", "area:career"]
-            let plain = try await kb.search(request)
+            let plain = try await kb.search(request, as: .admin)
             request.explain = true
-            let explained = try await kb.search(request)
+            let explained = try await kb.search(request, as: .admin)
             #expect(explained.hits.map(\.snippetID) == plain.hits.map(\.snippetID), "\(mode)")
             #expect(explained.hits.map(\.score) == plain.hits.map(\.score), "\(mode)")
             #expect(plain.hits.allSatisfy { $0.explanation == nil })
@@ -48,7 +48,7 @@ import Testing
         request.anyTags = ["area:love", "area:career"]
         request.fusion = "rrf"
         request.explain = true
-        let explained = try await kb.search(request)
+        let explained = try await kb.search(request, as: .admin)
         #expect(!explained.hits.isEmpty)
         for hit in explained.hits {
             let why = try #require(hit.explanation)

@@ -25,7 +25,7 @@ import Testing
         var bot = BotRequest(name: "astro")
         bot.systemPrompt = "You are an astrology tutor."
         bot.sources = [ws.path("venus.md"), "tag:area:career"]
-        _ = try await original.createBot(bot)
+        _ = try await original.createBot(bot, as: .admin)
 
         let middle = TestBackend.freshIndex(in: ws.root, name: "middle.sqlite")
         let there = try await original.export(to: middle)
@@ -51,8 +51,8 @@ import Testing
         }
         #expect(try await roundTripped.exportMemories() == (try await original.exportMemories()))
         #expect(try await copy.exportMemories() == (try await original.exportMemories()))
-        #expect(try await roundTripped.bots() == (try await original.bots()))
-        #expect(try await copy.bots() == (try await original.bots()))
+        #expect(try await roundTripped.bots(as: .admin) == (try await original.bots(as: .admin)))
+        #expect(try await copy.bots(as: .admin) == (try await original.bots(as: .admin)))
         let status = try await roundTripped.status()
         #expect(status.vectors == (try await original.status()).vectors)
 

@@ -32,10 +32,10 @@ import Testing
 
         var bot = BotRequest(name: "books")
         bot.sources = ["kind:epub"]
-        _ = try await kb.createBot(bot)
+        _ = try await kb.createBot(bot, as: .admin)
         var request = ContextRequest(bot: "books", query: "when does the ringed planet come home")
         request.budget = 2000
-        let context = try await kb.context(request)
+        let context = try await kb.context(request, as: .admin)
         // The chapter's snippets join into one item located at the chapter; the title page stays apart.
         #expect(context.context.contains("ringed planet comes home"))
         let cited = try #require(context.citations.first { $0.headingPath.first == "Chapter 3" })
@@ -173,10 +173,10 @@ import Testing
 
         var bot = BotRequest(name: "astro")
         bot.sources = [ws.notes.path]
-        _ = try await kb.createBot(bot)
+        _ = try await kb.createBot(bot, as: .admin)
         var request = ContextRequest(bot: "astro", query: "what does the Moon rule")
         request.tags = ["lang:en"]
-        let context = try await kb.context(request)
+        let context = try await kb.context(request, as: .admin)
         #expect(!context.citations.isEmpty && context.citations.allSatisfy { $0.path == ws.path("en/moon.md") })
     }
 }

@@ -39,8 +39,8 @@ extension KnowledgeBase {
         let memory = result.memory
         #expect(UUID(uuidString: memory.id) != nil && memory.id == memory.id.lowercased())
         #expect(memory.version == 1 && memory.createdAt == memory.updatedAt)
-        #expect(try await kb.memory(memory.id).memory == memory)
-        #expect(try await kb.memory(String(memory.id.prefix(8))).memory == memory)
+        #expect(try await kb.memory(memory.id, as: .admin).memory == memory)
+        #expect(try await kb.memory(String(memory.id.prefix(8)), as: .admin).memory == memory)
         #expect(try await kb.memories(scopes: [try .user("ada")], tags: ["preference"]) == [memory])
         #expect(try await kb.memories(scopes: [try .user("bob")]).isEmpty)
         #expect(try await kb.memories(tags: ["other"]).isEmpty)
@@ -121,7 +121,7 @@ extension KnowledgeBase {
         let old = try await kb.add("Lives in Lisbon.", scope: "user:a").memory
         let new = try await kb.add("Lives in Porto since March.", scope: "user:a", superseding: String(old.id.prefix(6)))
         #expect(new.superseded == old.id)
-        #expect(try await kb.memory(old.id).memory.supersededBy == new.memory.id)
+        #expect(try await kb.memory(old.id, as: .admin).memory.supersededBy == new.memory.id)
         #expect(try await kb.recallIDs("lives Lisbon", scopes: ["user:a"]) == [new.memory.id])
         #expect(try await kb.recallIDs("Lisbon", scopes: ["user:a"], mode: .keyword).isEmpty)
         #expect(try await kb.recallIDs("Lisbon", scopes: ["user:a"], mode: .keyword, superseded: true) == [old.id])
@@ -133,7 +133,7 @@ extension KnowledgeBase {
         #expect(try await kb.memories(includeSuperseded: true).count == 2)
         // Deleting the replacement makes the old memory current again.
         try await kb.forget(new.memory.id)
-        #expect(try await kb.memory(old.id).memory.supersededBy == nil)
+        #expect(try await kb.memory(old.id, as: .admin).memory.supersededBy == nil)
         #expect(try await kb.recallIDs("Lisbon", scopes: ["user:a"], mode: .keyword) == [old.id])
     }
 
@@ -146,7 +146,7 @@ extension KnowledgeBase {
         #expect(v3.version == 3 && v3.title == nil && v3.tags == ["diet", "drinks"])
         let unchanged = try await kb.updateMemory(memory.id, MemoryChange(content: " Drinks tea,  no coffee. "))
         #expect(unchanged.version == 3)
-        let history = try await kb.memory(memory.id, history: true).history!
+        let history = try await kb.memory(memory.id, history: true, as: .admin).history!
         #expect(history.map(\.version) == [1, 2])
         #expect(history.map(\.content) == ["Drinks coffee black.", "Drinks tea, no coffee."])
         #expect(history[0].title == "Coffee" && history[0].tags == ["diet"])
@@ -163,8 +163,8 @@ extension KnowledgeBase {
         let error = await #expect(throws: KBError.self) { try await kb.updateMemory(b.id, MemoryChange(content: "Likes  jazz.")) }
         #expect(error?.code == .conflict)
         #expect(error?.message.contains(a.id) == true)
-        #expect(try await kb.memory(b.id).memory == b)
-        #expect(try await kb.memory(b.id, history: true).history!.isEmpty)
+        #expect(try await kb.memory(b.id, as: .admin).memory == b)
+        #expect(try await kb.memory(b.id, history: true, as: .admin).history!.isEmpty)
     }
 
     @Test func aDeletedMemoryLeavesNoGhostHits() async throws {
@@ -185,7 +185,7 @@ extension KnowledgeBase {
         #expect(try await fresh.recallIDs("cello", mode: .keyword).isEmpty)
         #expect(try await kb.store.snapshot { try $0.memoryHistory(gone.id) }.isEmpty)
         #expect(try await kb.status().vectors["hashing-384"] == 1)
-        await #expect(throws: KBError.self) { try await kb.memory(gone.id).memory }
+        await #expect(throws: KBError.self) { try await kb.memory(gone.id, as: .admin).memory }
         await #expect(throws: KBError.self) { try await kb.forget(gone.id) }
     }
 
@@ -260,7 +260,7 @@ extension KnowledgeBase {
         #expect(try await other.exportMemories() == exported)
         let expectedIDs = try await kb.memories(includeSuperseded: true).map(\.id)
         #expect(try await other.memories(includeSuperseded: true).map(\.id) == expectedIDs)
-        #expect(try await other.memory(a.id, history: true).history!.map(\.content) == ["Prefers metric units."])
+        #expect(try await other.memory(a.id, history: true, as: .admin).history!.map(\.content) == ["Prefers metric units."])
         let generation = try await other.store.snapshot { try $0.generation() }
         let second = try await other.importMemories(exported, embedder: .hashing)
         #expect(second == MemoryImportReport(added: 0, unchanged: 4, replaced: 0, failed: []))
@@ -287,11 +287,11 @@ extension KnowledgeBase {
         #expect(report.failed.map(\.line) == [1, 2, 4])
         #expect(report.failed[1].message.contains("--replace"))
         #expect(report.failed[2].message.contains(a.id))
-        #expect(try await kb.memory(a.id).memory.content == "Likes tea.")
+        #expect(try await kb.memory(a.id, as: .admin).memory.content == "Likes tea.")
         #expect(try await kb.memories(scopes: [try .user("x")]).count == 1)
         let replaced = try await kb.importMemories(changed, replacing: true, embedder: .hashing)
         #expect(replaced.replaced == 1)
-        #expect(try await kb.memory(a.id).memory.content == "Likes green tea.")
+        #expect(try await kb.memory(a.id, as: .admin).memory.content == "Likes green tea.")
         #expect(try await kb.recallIDs("tea", mode: .keyword) == [a.id])
         #expect(try await kb.status().vectors["hashing-384"] == 2)
     }

@@ -15,7 +15,7 @@ import Testing
         request.tags = tags
         request.validFrom = from
         request.expiresAt = expires
-        return try await kb.remember(request, embedder: .hashing).memory
+        return try await kb.remember(request, embedder: .hashing, as: .admin).memory
     }
 
     func recall(_ kb: KnowledgeBase, _ text: String, asOf: String? = nil, all: Bool = false) async throws -> [String] {
@@ -23,21 +23,21 @@ import Testing
         request.scopes = ["user:ada"]
         request.asOf = asOf
         request.includeSuperseded = all ? true : nil
-        return try await kb.recall(request).hits.map(\.memory.content)
+        return try await kb.recall(request, as: .admin).hits.map(\.memory.content)
     }
 
     func context(_ kb: KnowledgeBase, _ text: String, asOf: String? = nil) async throws -> String {
         var request = ContextRequest(bot: "helper", query: text)
         request.user = "ada"
         request.asOf = asOf
-        return try await kb.context(request).context
+        return try await kb.context(request, as: .admin).context
     }
 
     func base() async throws -> KnowledgeBase {
         let kb = try KnowledgeBase.open(at: try Workspace().dbPath)
         var bot = BotRequest(name: "helper")
         bot.memoryScopes = ["user:{user}"]
-        _ = try await kb.createBot(bot)
+        _ = try await kb.createBot(bot, as: .admin)
         return kb
     }
 
@@ -46,7 +46,7 @@ import Testing
         let kyiv = try await remember(kb, "Lives in Kyiv, near the river.", tags: ["home", "fact:home"], from: "2025-05-01")
         let lviv = try await remember(kb, "Lives in Lviv, near the old town.", tags: ["home", "fact:home"], from: "2026-06-01")
         // The fact has one value: the new memory closed the old one at its start, and kept it.
-        let old = try await kb.memory(kyiv.id).memory
+        let old = try await kb.memory(kyiv.id, as: .admin).memory
         #expect(old.supersededBy == lviv.id && old.validTo == Self.time("2026-06-01") && !old.isCurrent)
         #expect(try await kb.memories(scopes: [try .user("ada")]).map(\.id) == [lviv.id])
 
@@ -63,8 +63,8 @@ import Testing
         #expect(then.contains("Kyiv") && !then.contains("Lviv"))
 
         // Deleting the newer memory makes the older one hold again.
-        _ = try await kb.forget(ForgetRequest(id: lviv.id))
-        let reopened = try await kb.memory(kyiv.id).memory
+        _ = try await kb.forget(ForgetRequest(id: lviv.id), as: .admin)
+        let reopened = try await kb.memory(kyiv.id, as: .admin).memory
         #expect(reopened.isCurrent && reopened.validTo == nil)
         #expect(try await recall(kb, "where does ada live") == [kyiv.content])
     }
@@ -92,10 +92,10 @@ import Testing
         #expect(error?.code == .unprocessable && error?.message.contains("expiresAt") == true)
         var backwards = RememberRequest(content: "Ends before it starts.")
         (backwards.validFrom, backwards.validTo) = ("2026-02-01", "2026-01-01")
-        await #expect(throws: KBError.self) { try await kb.remember(backwards, embedder: .hashing) }
+        await #expect(throws: KBError.self) { try await kb.remember(backwards, embedder: .hashing, as: .admin) }
         var badTime = RecallRequest(query: "x")
         badTime.asOf = "last spring"
-        let refused = await #expect(throws: KBError.self) { try await kb.recall(badTime) }
+        let refused = await #expect(throws: KBError.self) { try await kb.recall(badTime, as: .admin) }
         #expect(refused?.message.contains("asOf") == true)
     }
 
@@ -107,48 +107,48 @@ import Testing
 
         var flag = MemoryFeedbackRequest(id: wrong.id, feedback: "wrong")
         flag.note = "Only cats."
-        let flagged = try await kb.memoryFeedback(flag)
+        let flagged = try await kb.memoryFeedback(flag, as: .admin)
         #expect(flagged.memory.flaggedWrong && flagged.memory.version == wrong.version)
         #expect(!(try await recall(kb, "allergic cats")).contains(wrong.content))
         #expect(!(try await context(kb, "am I allergic to cats?")).contains("cats and dogs"))
         // Listed as such until reviewed.
         #expect(try await kb.memories(scopes: [try .user("ada")]).first { $0.id == wrong.id }?.flaggedWrong == true)
-        _ = try await kb.memoryFeedback(MemoryFeedbackRequest(id: wrong.id, feedback: "confirmed"))
+        _ = try await kb.memoryFeedback(MemoryFeedbackRequest(id: wrong.id, feedback: "confirmed"), as: .admin)
         #expect(try await recall(kb, "allergic cats").first == wrong.content)
         // A correction ends the review too.
         let typo = try await remember(kb, "Is allergic to bees and wasps.")
-        _ = try await kb.memoryFeedback(MemoryFeedbackRequest(id: typo.id, feedback: "wrong"))
+        _ = try await kb.memoryFeedback(MemoryFeedbackRequest(id: typo.id, feedback: "wrong"), as: .admin)
         var fix = MemoryChangeRequest(id: typo.id)
         fix.content = "Is allergic to bee stings."
-        let fixed = try await kb.changeMemory(fix)
+        let fixed = try await kb.changeMemory(fix, as: .admin)
         #expect(!fixed.flaggedWrong && fixed.version == 2)
 
-        let closed = try await kb.memoryFeedback(MemoryFeedbackRequest(id: String(diet.id.prefix(8)), feedback: "outdated"))
+        let closed = try await kb.memoryFeedback(MemoryFeedbackRequest(id: String(diet.id.prefix(8)), feedback: "outdated"), as: .admin)
         #expect(closed.memory.version == diet.version + 1 && closed.memory.validTo != nil && !closed.memory.isCurrent)
         #expect(!(try await recall(kb, "meat weekdays")).contains(diet.content))
         #expect(try await recall(kb, "meat weekdays", asOf: MemoryArchive.format(diet.validFrom)).first == diet.content)
-        let again = await #expect(throws: KBError.self) { try await kb.memoryFeedback(MemoryFeedbackRequest(id: diet.id, feedback: "outdated")) }
+        let again = await #expect(throws: KBError.self) { try await kb.memoryFeedback(MemoryFeedbackRequest(id: diet.id, feedback: "outdated"), as: .admin) }
         #expect(again?.code == .conflict)
-        #expect(try await kb.memory(diet.id, history: true).history?.map(\.version) == [1])
+        #expect(try await kb.memory(diet.id, history: true, as: .admin).history?.map(\.version) == [1])
 
         // useful: 5 % a time, at most 20 %.
         var cats = RecallRequest(query: "allergic cats")
         cats.scopes = ["user:ada"]
-        let before = try #require(try await kb.recall(cats).hits.first?.score)
-        for _ in 0..<6 { _ = try await kb.memoryFeedback(MemoryFeedbackRequest(id: wrong.id, feedback: "useful")) }
-        let after = try #require(try await kb.recall(cats).hits.first)
+        let before = try #require(try await kb.recall(cats, as: .admin).hits.first?.score)
+        for _ in 0..<6 { _ = try await kb.memoryFeedback(MemoryFeedbackRequest(id: wrong.id, feedback: "useful"), as: .admin) }
+        let after = try #require(try await kb.recall(cats, as: .admin).hits.first)
         #expect(after.memory.useful == 6 && abs(after.score / before - 1.2) < 1e-6)
 
         // A scoped token gives feedback on its own scope only, and the log names it.
-        let token = try await kb.createToken({ var t = TokenRequest(name: "ada-app"); t.scopes = ["user:ada"]; return t }())
+        let token = try await kb.createToken({ var t = TokenRequest(name: "ada-app"); t.scopes = ["user:ada"]; return t }(), as: .admin)
         _ = try await kb.memoryFeedback(MemoryFeedbackRequest(id: wrong.id, feedback: "useful"), as: .token(token.info))
-        let bob = try await kb.remember({ var r = RememberRequest(content: "Likes chess."); r.scope = "user:bob"; return r }(), embedder: .hashing).memory
+        let bob = try await kb.remember({ var r = RememberRequest(content: "Likes chess."); r.scope = "user:bob"; return r }(), embedder: .hashing, as: .admin).memory
         let refused = await #expect(throws: KBError.self) {
             try await kb.memoryFeedback(MemoryFeedbackRequest(id: bob.id, feedback: "wrong"), as: .token(token.info))
         }
         #expect(refused?.code == .forbidden)
-        #expect(try await kb.memory(bob.id).memory.flaggedWrong == false)
-        let log = try await kb.memory(wrong.id, history: true).feedback ?? []
+        #expect(try await kb.memory(bob.id, as: .admin).memory.flaggedWrong == false)
+        let log = try await kb.memory(wrong.id, history: true, as: .admin).feedback ?? []
         #expect(log.map(\.feedback) == ["wrong", "confirmed"] + Array(repeating: "useful", count: 7))
         #expect(log.first?.note == "Only cats." && log.first?.caller == "admin" && log.last?.caller == "token:ada-app")
     }
@@ -161,13 +161,13 @@ import Testing
         let lviv = try await remember(kb, "Lives in Lviv.", tags: ["home"], from: "2026-06-01")
         var retag = MemoryChangeRequest(id: lviv.id)
         retag.tags = ["fact:home"]
-        _ = try await kb.changeMemory(retag)
+        _ = try await kb.changeMemory(retag, as: .admin)
         let sentence = "prefers metric units for cooking baking travel distances weather reports body weight and height always"
         let older = try await remember(kb, sentence, from: "2026-02-01")
         let newer = try await remember(kb, sentence.replacingOccurrences(of: "always", with: "usually"), from: "2026-03-01")
         let unrelated = try await remember(kb, "Plays the cello on Sundays.")
 
-        let proposed = try await kb.consolidateMemories(MemoryConsolidateRequest(scope: "user:ada"))
+        let proposed = try await kb.consolidateMemories(MemoryConsolidateRequest(scope: "user:ada"), as: .admin)
         #expect(!proposed.applied && proposed.examined == 6)
         let changes = Dictionary(uniqueKeysWithValues: proposed.changes.map { ($0.memory, $0) })
         #expect(Set(changes.keys) == [trip.id, kyiv.id, older.id], "\(proposed.changes)")
@@ -178,12 +178,12 @@ import Testing
 
         var apply = MemoryConsolidateRequest(scope: "user:ada")
         apply.apply = true
-        let applied = try await kb.consolidateMemories(apply)
+        let applied = try await kb.consolidateMemories(apply, as: .admin)
         #expect(applied.applied && applied.changes.allSatisfy(\.applied) && applied.changes.count == 3)
         let current = Set(try await kb.memories(scopes: [try .user("ada")]).map(\.id))
         #expect(current == [lviv.id, newer.id, unrelated.id])
         for id in [trip.id, kyiv.id, older.id] {
-            let closed = try await kb.memory(id, history: true)
+            let closed = try await kb.memory(id, history: true, as: .admin)
             #expect(closed.memory.version == 2 && closed.history?.count == 1 && closed.memory.validTo != nil, "\(id)")
         }
         // Nothing was deleted: every memory is still there, and asOf finds what held then.
@@ -191,10 +191,10 @@ import Testing
         let then = try await recall(kb, "where does ada live", asOf: "2026-03-01")
         #expect(then.first == "Lives in Kyiv." && !then.contains("Lives in Lviv.") && !then.contains(older.content))
         // A second run finds nothing more to do.
-        #expect(try await kb.consolidateMemories(apply).changes.isEmpty)
+        #expect(try await kb.consolidateMemories(apply, as: .admin).changes.isEmpty)
 
         // Export keeps valid time and feedback state; importing it elsewhere gives the same bytes back.
-        _ = try await kb.memoryFeedback(MemoryFeedbackRequest(id: unrelated.id, feedback: "useful"))
+        _ = try await kb.memoryFeedback(MemoryFeedbackRequest(id: unrelated.id, feedback: "useful"), as: .admin)
         let exported = try await kb.exportMemories()
         #expect(exported.contains("\"valid_to\":") && exported.contains("\"expires_at\":\"2026-01-10T00:00:00.000Z\"") && exported.contains("\"useful\":1"))
         let copy = try KnowledgeBase.open(at: try Workspace().dbPath)

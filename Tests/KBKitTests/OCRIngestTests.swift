@@ -52,8 +52,8 @@ import Testing
 
         var bot = BotRequest(name: "clerk")
         bot.sources = ["kind:pdf"]
-        _ = try await kb.createBot(bot)
-        let context = try await kb.context(ContextRequest(bot: "clerk", query: "walrus ledger"))
+        _ = try await kb.createBot(bot, as: .admin)
+        let context = try await kb.context(ContextRequest(bot: "clerk", query: "walrus ledger"), as: .admin)
         let citation = try #require(context.citations.first)
         #expect(citation.ocr != nil)
         #expect(context.context.contains("ocr=\"\(Int(citation.ocr!.confidence.rounded()))%\""))
@@ -146,22 +146,22 @@ import Testing
         let bytes = try Data(contentsOf: URL(fileURLWithPath: try OCRIngestTests.makeScan(ws)))
         var request = UploadRequest(contentType: "application/pdf")
         request.id = "scan"
-        let upload = try await kb.beginUpload(request)
+        let upload = try await kb.beginUpload(request, as: .admin)
         try await upload.append(bytes)
         let first = try await upload.finish().job.id
         #expect(await kb.runQueuedJobs() == 1)
-        #expect(try await kb.source("scan").ocr == "auto eng 300")
+        #expect(try await kb.source("scan", as: .admin).ocr == "auto eng 300")
 
         // OCR off: the scan has no text, the job fails, and the source keeps the version it had.
         let off = try await kb.rereadSources(["scan"], ocr: OCRSettings(mode: .never, languages: ["eng"]))
         #expect(off.failed == 1 && off.sources.first?.job.error != nil)
         #expect(try await kb.search(.keyword("walrus ledger")).hits.first?.sourcePath == Source.uploadPath("scan"))
-        #expect(try await kb.source("scan").ocr == "auto eng 300")
+        #expect(try await kb.source("scan", as: .admin).ocr == "auto eng 300")
 
         // Other settings, read from the original: nothing is sent again.
         let again = try await kb.rereadSources([], ocr: OCRSettings(mode: .auto, languages: ["eng"], dpi: 150))
         #expect(again.failed == 0 && again.sources.map(\.id) == ["scan"] && again.sources.first?.job.state == .done)
-        #expect(try await kb.source("scan").ocr == "auto eng 150")
+        #expect(try await kb.source("scan", as: .admin).ocr == "auto eng 150")
         #expect(try await kb.search(.keyword("nebula catalogue")).hits.first?.sourcePath == Source.uploadPath("scan"))
         #expect(try await IndexCopier(store: kb.store, environment: [:]).original(of: Source.uploadPath("scan"))?.1.reduce(Data(), +) == bytes)
         // One copy of the bytes is kept, the last read's: the jobs before it hold none.
@@ -171,7 +171,7 @@ import Testing
 
         let missing = await #expect(throws: KBError.self) { _ = try await kb.rereadSources(["nope"]) }
         #expect(missing?.code == .notFound)
-        let fileID = try #require(try await kb.sources(SourceListRequest()).sources.first { $0.origin == .file }?.id)
+        let fileID = try #require(try await kb.sources(SourceListRequest(), as: .admin).sources.first { $0.origin == .file }?.id)
         let file = await #expect(throws: KBError.self) { _ = try await kb.rereadSources([fileID]) }
         #expect(file?.code == .conflict)
     }

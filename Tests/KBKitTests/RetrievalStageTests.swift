@@ -58,7 +58,7 @@ import Testing
         _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
         var bot = BotRequest(name: "astro")
         bot.sources = [ws.notes.path]
-        _ = try await kb.createBot(bot)
+        _ = try await kb.createBot(bot, as: .admin)
         for text in ["Ada loves Venus.", "Ada's Venus is in Libra.", "Ada asked about Venus and love."] {
             _ = try await kb.remember(MemoryDraft(text, scope: try .user("ada")))
         }
@@ -77,7 +77,7 @@ import Testing
 
         let plainSearch = try await kb.search(search).hits.map(\.snippetID)
         let plainRecall = try await kb.recall(recall).hits.map(\.memory.id)
-        let plainContext = try await kb.context(context).citations.map(\.path)
+        let plainContext = try await kb.context(context, as: .admin).citations.map(\.path)
         #expect(plainSearch.count == 4 && plainRecall.count == 3 && plainContext.count >= 4)
 
         let stage = Reversing()
@@ -88,7 +88,7 @@ import Testing
         #expect(staged.degraded == nil)
         #expect(try await kb.recall(recall).hits.map(\.memory.id) == plainRecall.reversed())
         // The assembler orders a context's items by score: the stage's scores decide it too.
-        let stagedContext = try await kb.context(context).citations.map(\.path)
+        let stagedContext = try await kb.context(context, as: .admin).citations.map(\.path)
         #expect(stagedContext != plainContext)
         #expect(Set(stagedContext) == Set(plainContext))
 

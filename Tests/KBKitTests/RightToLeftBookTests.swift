@@ -27,12 +27,12 @@ import Testing
         let hits = try await kb.search(.keyword("المريخ")).hits
         #expect(Set(hits.map(\.sourcePath)) == [ws.path("arabic-writer.pdf"), ws.path("arabic-reportlab.pdf")])
         #expect(hits.allSatisfy { $0.snippet.text.contains("المريخ") })
-        let matches = try await kb.grepSources(SourceGrepRequest(pattern: "كوكب المريخ")).matches
+        let matches = try await kb.grepSources(SourceGrepRequest(pattern: "كوكب المريخ"), as: .admin).matches
         #expect(matches.count == 2)
         // The page each match is on, exactly: the paragraph about Mars is page 3 of both.
         #expect(matches.allSatisfy { $0.pageLabel == "p. 3" && $0.pages?.start == 3 && $0.pages?.end == 3 })
         // A pattern pasted in presentation forms finds the same text.
-        let pasted = try await kb.grepSources(SourceGrepRequest(pattern: "\u{FE8D}\u{FEDF}\u{FEE4}\u{FEAE}\u{FEF3}\u{FEA6}")).matches
+        let pasted = try await kb.grepSources(SourceGrepRequest(pattern: "\u{FE8D}\u{FEDF}\u{FEE4}\u{FEAE}\u{FEF3}\u{FEA6}"), as: .admin).matches
         #expect(pasted.count == 2)
     }
 
@@ -41,12 +41,12 @@ import Testing
         for name in ["arabic-writer.pdf", "arabic-reportlab.pdf"] {
             var read = SourceReadRequest(source: SourceInfo.fileID(ws.path(name)))
             read.pages = "3"
-            let page = try await kb.readSource(read)
+            let page = try await kb.readSource(read, as: .admin)
             #expect(page.pageLabel == "p. 3" && page.pages?.start == 3 && page.pages?.end == 3, "\(name)")
             #expect(page.text.hasPrefix("رصد الفلكيون") && page.text.contains("بعناية."), "\(name)")
             #expect(!page.text.contains("يعمل الفريق") && !page.text.contains("فاز فريق"), "\(name): pages 2 or 4 shown")
             read.pages = "2-3"
-            let two = try await kb.readSource(read)
+            let two = try await kb.readSource(read, as: .admin)
             #expect(two.pageLabel == "pp. 2–3" && two.text.hasPrefix("يعمل الفريق"), "\(name)")
         }
     }
@@ -62,10 +62,10 @@ import Testing
         try await (kb.store as! SQLiteStore).write { db in try db.execute(sql: "DELETE FROM source_pages") }
         var read = SourceReadRequest(source: SourceInfo.fileID(ws.path("arabic-writer.pdf")))
         read.pages = "3"
-        #expect(try await kb.readSource(read).pageLabel?.hasPrefix("pp. 2–") == true)   // the snippets' span stands in
+        #expect(try await kb.readSource(read, as: .admin).pageLabel?.hasPrefix("pp. 2–") == true)   // the snippets' span stands in
         let upgraded = await kb.ingest([ws.notes.path], options: IngestOptions())
         #expect((upgraded.unchanged, upgraded.updated) == (0, 2))
-        #expect(try await kb.readSource(read).pageLabel == "p. 3")
+        #expect(try await kb.readSource(read, as: .admin).pageLabel == "p. 3")
         #expect(await kb.ingest([ws.notes.path], options: IngestOptions()).unchanged == 2)
     }
 }

@@ -18,7 +18,7 @@ import Testing
         #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
         var bot = BotRequest(name: "astro")
         bot.sources = [ws.notes.path]
-        _ = try await kb.createBot(bot)
+        _ = try await kb.createBot(bot, as: .admin)
         return kb
     }
 
@@ -30,7 +30,7 @@ import Testing
         request.id = id
         request.user = user
         request.bot = bots.isEmpty ? nil : bots
-        let upload = try await kb.beginUpload(request)
+        let upload = try await kb.beginUpload(request, as: .admin)
         // In pieces, as a request body arrives.
         for start in stride(from: 0, to: data.count, by: 4096) { try await upload.append(data.subdata(in: start..<min(start + 4096, data.count))) }
         return try await upload.finish()
@@ -40,7 +40,7 @@ import Testing
         var request = ContextRequest(bot: "astro", query: query)
         request.user = user
         request.budget = 4000
-        return try await kb.context(request)
+        return try await kb.context(request, as: .admin)
     }
 
     @Test func epubDocxHTMLAndRecordsUploadByTheirMediaTypes() async throws {
@@ -69,11 +69,11 @@ import Testing
         var request = SourceRequest(text: "---\ntags: [home]\n---\n# Lease\n\nThe rent of flat 4 is due on the first Monday of each month.")
         request.id = "lease"
         request.bots = ["astro"]
-        let added = try await kb.addSource(request)
+        let added = try await kb.addSource(request, as: .admin)
         #expect(added.source.id == "lease" && added.job.state == .done && added.job.progress.snippetsDone == 1)
         #expect(try await kb.search(.keyword("rent Monday")).hits.first?.sourceTitle == "Lease")
-        #expect(try await kb.bot("astro").sources.contains(.upload("lease")))
-        let info = try await kb.source("lease")
+        #expect(try await kb.bot("astro", as: .admin).sources.contains(.upload("lease")))
+        let info = try await kb.source("lease", as: .admin)
         #expect(info.origin == .upload && info.title == "Lease" && info.tags == ["home"] && info.snippets == 1 && info.bots == ["astro"])
         #expect(try await context(kb, "when is the rent due").citations.contains { $0.title == "Lease" })
     }
@@ -83,16 +83,16 @@ import Testing
         let kb = try await knowledgeBase(ws)
         var request = SourceRequest(text: "# Lease\n\nThe rent is due on Monday.")
         request.id = "lease"
-        let first = try await kb.addSource(request)
-        let ingested = try await kb.source("lease").ingestedAt
-        let again = try await kb.addSource(request)
+        let first = try await kb.addSource(request, as: .admin)
+        let ingested = try await kb.source("lease", as: .admin).ingestedAt
+        let again = try await kb.addSource(request, as: .admin)
         #expect(again.job.state == .done && again.job.id != first.job.id)
-        #expect(try await kb.source("lease").ingestedAt == ingested, "unchanged content was read again")
+        #expect(try await kb.source("lease", as: .admin).ingestedAt == ingested, "unchanged content was read again")
         request.text = "# Lease\n\nThe rent is due on Friday."
-        _ = try await kb.addSource(request)
+        _ = try await kb.addSource(request, as: .admin)
         #expect(try await kb.search(.keyword("Friday")).hits.map(\.sourceTitle) == ["Lease"])
         #expect(try await kb.search(.keyword("Monday")).hits.isEmpty)
-        #expect(try await kb.sources(SourceListRequest()).sources.filter { $0.origin == .upload }.count == 1)
+        #expect(try await kb.sources(SourceListRequest(), as: .admin).sources.filter { $0.origin == .upload }.count == 1)
     }
 
     @Test func aPDFIsReadInTheBackgroundWithItsPageLabelsAndItsOriginalKept() async throws {
@@ -102,18 +102,18 @@ import Testing
         let added = try await upload(kb, bytes, type: "application/pdf", id: "book", bots: ["astro"])
         #expect(added.job.state == .queued && added.job.size == bytes.count)
         // Acknowledged, so listed and readable at once, with its state and job, before the job ran.
-        let pending = try #require(try await kb.sources(SourceListRequest()).sources.first { $0.id == "book" })
+        let pending = try #require(try await kb.sources(SourceListRequest(), as: .admin).sources.first { $0.id == "book" })
         #expect(pending.state == "queued" && pending.job == added.job.id && pending.kind == .pdf && pending.snippets == 0 && pending.size == bytes.count)
-        let one = try await kb.source("book")
+        let one = try await kb.source("book", as: .admin)
         #expect(one.state == "queued" && one.job == added.job.id && one.bots == ["astro"])
         var pdfs = SourceListRequest()
         pdfs.kind = "pdf"
-        #expect(try await kb.sources(pdfs).sources.map(\.id) == ["book"])
+        #expect(try await kb.sources(pdfs, as: .admin).sources.map(\.id) == ["book"])
         #expect(await kb.runQueuedJobs() == 1)
-        let ready = try await kb.source("book")
+        let ready = try await kb.source("book", as: .admin)
         #expect(ready.state == "ready" && ready.job == nil && ready.snippets > 0)
         // The chunk inspector's view: the snippets in order, and each page's own text beside them.
-        let inspected = try await kb.snippets(ofSource: "book")
+        let inspected = try await kb.snippets(ofSource: "book", as: .admin)
         #expect(inspected.snippets.count == ready.snippets && inspected.snippets.map(\.ordinal) == inspected.snippets.map(\.ordinal).sorted())
         let pages = try #require(inspected.pages)
         #expect(pages.count == 6 && pages.map(\.number) == Array(1...6))
@@ -123,19 +123,19 @@ import Testing
             #expect(pages[start - 1].text.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains(words), "\(words)")
         }
         // Read again from the kept original, in the background: the source stays readable meanwhile.
-        let again = try await kb.reread(source: "book")
+        let again = try await kb.reread(source: "book", as: .admin)
         #expect(again.source.id == "book" && again.job.id != added.job.id)
         var state = again.job.state
         for _ in 0..<300 where state != .done && state != .failed {
             try await Task.sleep(for: .milliseconds(100))
-            state = try await kb.job(again.job.id).state
+            state = try await kb.job(again.job.id, as: .admin).state
         }
         #expect(state == .done)
-        #expect(try await kb.source("book").snippets == ready.snippets)
-        let refused = await #expect(throws: KBError.self) { try await kb.reread(source: "nothing-here") }
+        #expect(try await kb.source("book", as: .admin).snippets == ready.snippets)
+        let refused = await #expect(throws: KBError.self) { try await kb.reread(source: "nothing-here", as: .admin) }
         #expect(refused?.code == .notFound)
-        #expect(try await kb.sources(SourceListRequest()).sources.filter { $0.id == "book" }.count == 1)
-        let job = try await kb.job(added.job.id)
+        #expect(try await kb.sources(SourceListRequest(), as: .admin).sources.filter { $0.id == "book" }.count == 1)
+        let job = try await kb.job(added.job.id, as: .admin)
         #expect(job.state == .done && job.progress.snippetsDone == job.progress.snippetsTotal)
         #expect(job.progress.pagesDone == 6 && job.progress.pagesTotal == 6, "book.pdf has 6 pages: \(job.progress)")
         let cited = try await context(kb, "the moon and the tides").citations
@@ -150,19 +150,19 @@ import Testing
         let kb = try await knowledgeBase(ws)
         _ = try await upload(kb, try Data(contentsOf: Self.pdf), type: "application/pdf", id: "book", bots: ["astro"])
         await kb.runQueuedJobs()
-        #expect(try await kb.removeSource(SourceRemoveRequest(id: "book")).deleted == "book")
+        #expect(try await kb.removeSource(SourceRemoveRequest(id: "book"), as: .admin).deleted == "book")
         #expect(try await context(kb, "the moon and the tides").citations.allSatisfy { $0.path != Source.uploadPath("book") })
         #expect(try await IndexCopier(store: kb.store, environment: [:]).original(of: Source.uploadPath("book")) == nil)
-        let error = await #expect(throws: KBError.self) { try await kb.removeSource(SourceRemoveRequest(id: "book")) }
+        let error = await #expect(throws: KBError.self) { try await kb.removeSource(SourceRemoveRequest(id: "book"), as: .admin) }
         #expect(error?.code == .notFound)
         // A queued job is cancelled with its source.
         let queued = try await upload(kb, try Data(contentsOf: Self.pdf), type: "application/pdf", id: "book2")
-        _ = try await kb.removeSource(SourceRemoveRequest(id: "book2"))
+        _ = try await kb.removeSource(SourceRemoveRequest(id: "book2"), as: .admin)
         #expect(await kb.runQueuedJobs() == 0)
-        #expect(await #expect(throws: KBError.self) { try await kb.job(queued.job.id) }?.code == .notFound)
+        #expect(await #expect(throws: KBError.self) { try await kb.job(queued.job.id, as: .admin) }?.code == .notFound)
         // An ingested file belongs to its file.
-        let file = try #require(try await kb.sources(SourceListRequest()).sources.first { $0.origin == .file })
-        #expect(await #expect(throws: KBError.self) { try await kb.removeSource(SourceRemoveRequest(id: file.id)) }?.code == .conflict)
+        let file = try #require(try await kb.sources(SourceListRequest(), as: .admin).sources.first { $0.origin == .file })
+        #expect(await #expect(throws: KBError.self) { try await kb.removeSource(SourceRemoveRequest(id: file.id), as: .admin) }?.code == .conflict)
     }
 
     @Test func privateSourcesReachTheirUserAndNoOneElse() async throws {
@@ -173,7 +173,7 @@ import Testing
         request.id = "ada-diary"
         request.user = "ada"
         request.bots = ["astro"]
-        _ = try await kb.addSource(request)
+        _ = try await kb.addSource(request, as: .admin)
         _ = try await upload(kb, Data("Ada's second note: \(marker) again, Venus.".utf8), type: "text/plain", id: "ada-note", user: "ada",
                              bots: ["astro"])
         await kb.runQueuedJobs()
@@ -196,17 +196,17 @@ import Testing
         var bot = SearchRequest(query: "\(marker) Venus")
         bot.bot = "astro"
         bot.k = 50
-        #expect(!leaks(try await kb.search(bot)))
+        #expect(!leaks(try await kb.search(bot, as: .admin)))
         bot.user = "ada"
-        #expect(leaks(try await kb.search(bot)))
+        #expect(leaks(try await kb.search(bot, as: .admin)))
         for user in [nil, "bob", "adam"] {
             let context = try await context(kb, "where does Ada keep the \(marker)", user: user)
             #expect(!context.context.contains(marker), "context for \(user ?? "no user")")
         }
         #expect(try await context(kb, "where does Ada keep the \(marker)", user: "ada").context.contains(marker))
         // Listing and erasing by user.
-        #expect(try await kb.sources({ var r = SourceListRequest(); r.user = "ada"; return r }()).sources.map(\.id).sorted() == ["ada-diary", "ada-note"])
-        let erased = try await kb.eraseSources(user: "ada")
+        #expect(try await kb.sources({ var r = SourceListRequest(); r.user = "ada"; return r }(), as: .admin).sources.map(\.id).sorted() == ["ada-diary", "ada-note"])
+        let erased = try await kb.eraseSources(user: "ada", as: .admin)
         #expect(erased.sources == 2)
         #expect(!(try await context(kb, "where does Ada keep the \(marker)", user: "ada").context.contains(marker)))
     }
@@ -224,7 +224,7 @@ import Testing
         // Empty.
         #expect(await #expect(throws: KBError.self) { _ = try await upload(kb, Data(), type: "text/plain") }?.code == .invalidArgument)
         // Cut short: the caller discards it.
-        let cut = try await kb.beginUpload(UploadRequest(contentType: "application/pdf"))
+        let cut = try await kb.beginUpload(UploadRequest(contentType: "application/pdf"), as: .admin)
         try await cut.append(try Data(contentsOf: Self.pdf).prefix(10_000))
         await cut.discard()
         // Over the limit.
@@ -243,11 +243,11 @@ import Testing
         let kb = try await knowledgeBase(ws)
         var request = SourceRequest(text: "# Notes\n\nFirst version.")
         request.id = "doc"
-        _ = try await kb.addSource(request)
+        _ = try await kb.addSource(request, as: .admin)
         // A damaged PDF under the same id.
         let damaged = try await upload(kb, Data("%PDF-1.7\n1 0 obj garbage".utf8), type: "application/pdf", id: "doc")
         await kb.runQueuedJobs()
-        let job = try await kb.job(damaged.job.id)
+        let job = try await kb.job(damaged.job.id, as: .admin)
         #expect(job.state == .failed && job.error?.contains("damaged") == true)
         #expect(try await kb.search(.keyword("first version")).hits.map(\.sourceTitle) == ["Notes"])
     }
@@ -261,7 +261,7 @@ import Testing
         #expect(await kb.runQueuedJobs() == 0, "a job alive elsewhere was taken")
         #expect(try await kb.store.claimJob(staleAfter: -1)?.job.id == added.job.id, "a stale job is queued again and claimed")
         _ = try await kb.runClaimedJob(try #require(try await kb.store.snapshot { try $0.storedJob(id: added.job.id) }))
-        #expect(try await kb.job(added.job.id).state == .done)
+        #expect(try await kb.job(added.job.id, as: .admin).state == .done)
         #expect(try await kb.search(.keyword("orphan")).hits.count == 1)
     }
 
@@ -275,6 +275,6 @@ import Testing
         #expect(report.originals == 1)
         let other = try KnowledgeBase.open(at: copy, create: false)
         #expect(try await IndexCopier(store: other.store, environment: [:]).original(of: Source.uploadPath("book"))?.1.reduce(Data(), +) == (try Data(contentsOf: Self.pdf)))
-        #expect(try await other.source("book").user == "ada")
+        #expect(try await other.source("book", as: .admin).user == "ada")
     }
 }

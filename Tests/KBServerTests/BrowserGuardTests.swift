@@ -27,8 +27,8 @@ import Testing
         let memory = try await kb.memories(scopes: [try .user("ada")])[0].id
         var source = SourceRequest(text: "# Kept\n\nA source the tests must find unchanged.")
         source.id = "kept"
-        let added = try await kb.addSource(source)
-        _ = try await kb.createToken(TokenRequest(name: "victim"))
+        let added = try await kb.addSource(source, as: .admin)
+        _ = try await kb.createToken(TokenRequest(name: "victim"), as: .admin)
         let turns = #"[{"role": "user", "content": "I live in Kyiv."}]"#
         return [
             Call(method: .get, template: "/healthz", uri: "/healthz", body: nil),
@@ -85,10 +85,10 @@ import Testing
     /// Everything a request could change: memories (every version), bots, tokens, sources, jobs.
     static func state(_ kb: KnowledgeBase) async throws -> String {
         let memories = try await kb.memories(scopes: [], includeSuperseded: true).map { "\($0.id) \($0.scope) v\($0.version) \($0.content)" }
-        let bots = try await kb.bots().map { "\($0.name) \($0.systemPrompt) \($0.sources) \($0.memoryScopes)" }
-        let tokens = try await kb.tokens().map { "\($0.name) \($0.revokedAt.map { "revoked \($0)" } ?? "live")" }
+        let bots = try await kb.bots(as: .admin).map { "\($0.name) \($0.systemPrompt) \($0.sources) \($0.memoryScopes)" }
+        let tokens = try await kb.tokens(as: .admin).map { "\($0.name) \($0.revokedAt.map { "revoked \($0)" } ?? "live")" }
         let sources = try await kb.sources().map { "\($0.path) \($0.contentHash)" }
-        let (status, jobs) = try await kb.observedState()
+        let (status, jobs) = try await kb.observedState(as: .admin)
         return [memories, bots, tokens, sources, ["\(status.sources) sources, \(status.snippets) snippets, jobs \(jobs.sorted { $0.key < $1.key })"]]
             .map { $0.sorted().joined(separator: "\n") }.joined(separator: "\n--\n")
     }

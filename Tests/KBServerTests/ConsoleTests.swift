@@ -53,9 +53,9 @@ import Testing
         let fixture = try await Fixture()
         var tea = SourceRequest(text: "# Tea\n\nGreen tea at five.")
         tea.id = "tea"
-        let added = try await fixture.kb.addSource(tea, waiting: true)
+        let added = try await fixture.kb.addSource(tea, waiting: true, as: .admin)
         #expect(added.job.state == .done)
-        let file = try #require(try await fixture.kb.sources(SourceListRequest()).sources.first { $0.origin == .file })
+        let file = try #require(try await fixture.kb.sources(SourceListRequest(), as: .admin).sources.first { $0.origin == .file })
         try await fixture.service().application().test(.router) { client in
             let (status, json) = try await client.call(.post, "/v1/sources/tea/reread", [:])
             #expect(status == 202)
@@ -78,7 +78,7 @@ import Testing
         request.scopes = ["user:ada"]
         request.bots = ["astro"]
         request.readOnly = true
-        let scoped = try await fixture.kb.createToken(request)
+        let scoped = try await fixture.kb.createToken(request, as: .admin)
         try await fixture.service().application().test(.router) { client in
             let admin = try await client.execute(uri: "/v1/me", method: .get, headers: [.authorization: "Bearer \(Fixture.token)"]) { String(buffer: $0.body) }
             let adminInfo = try JSONDecoder().decode(CallerInfo.self, from: Data(admin.utf8))

@@ -39,7 +39,7 @@ import Testing
         #expect(await built.ingest([root.appendingPathComponent("notes").path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
         var bot = BotRequest(name: "tutor")
         bot.sources = [root.appendingPathComponent("notes").path]
-        _ = try await built.createBot(bot)
+        _ = try await built.createBot(bot, as: .admin)
 
         // The same index in a process whose model folder is empty.
         let modelDir = root.appendingPathComponent("models/all-MiniLM-L6-v2")   // a model is known by its folder's name

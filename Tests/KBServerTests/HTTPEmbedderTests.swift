@@ -20,7 +20,7 @@ struct LiveServer {
     let group: ServiceGroup
     let task: Task<Void, any Error>
 
-    static func start(_ router: Router<BasicRequestContext>) async throws -> LiveServer {
+    static func start<Context: RequestContext>(_ router: Router<Context>) async throws -> LiveServer where Context.Source == ApplicationRequestContextSource {
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "test-server")
         logger.logLevel = .critical   // stopping a test server logs "already closed"; not news

@@ -62,13 +62,13 @@ actor ModelScript {
     func contents(_ kb: KnowledgeBase, _ user: String) async throws -> [String] {
         var request = MemoryListRequest()
         request.scopes = ["user:\(user)"]
-        return try await kb.memories(request).map(\.content).sorted()
+        return try await kb.memories(request, as: .admin).map(\.content).sorted()
     }
 
     func extract(_ kb: KnowledgeBase, _ turns: [String], apply: Bool = false, model: ChatModel? = nil) async throws -> MemoryExtraction {
         var request = MemoryExtractRequest(user: "ada", bot: "astro", turns: turns.map { ConversationTurn(.user, $0) })
         request.apply = apply
-        return try await kb.extractMemories(request, model: model)
+        return try await kb.extractMemories(request, model: model, as: .admin)
     }
 
     @Test func explicitPatternsAddUpdateForgetAndLeaveDuplicatesAlone() async throws {
@@ -91,7 +91,7 @@ actor ModelScript {
         let kyiv = try #require(again.proposals[1].replaces)
         let home = try #require(again.proposals[1].memory)
         #expect(home != kyiv)
-        let lviv = try await kb.memory(home).memory, old = try await kb.memory(kyiv).memory
+        let lviv = try await kb.memory(home, as: .admin).memory, old = try await kb.memory(kyiv, as: .admin).memory
         #expect(lviv.content == "Lives in Lviv." && lviv.isCurrent)
         #expect(old.content == "Lives in Kyiv." && old.supersededBy == home && old.validTo == lviv.validFrom)
 
@@ -99,13 +99,13 @@ actor ModelScript {
         #expect(forgot.proposals.map(\.action) == [.forget] && forgot.proposals[0].replaces == home)
         // Deleting the newer memory makes the one it had superseded current again.
         #expect(try await contents(kb, "ada") == (before + ["Allergic to peanuts.", "Lives in Kyiv."]).sorted())
-        #expect(try await kb.memory(kyiv).memory.isCurrent)
+        #expect(try await kb.memory(kyiv, as: .admin).memory.isCurrent)
         let nothing = try await extract(kb, ["Forget that I have a cat."])
         #expect(nothing.proposals.map(\.action) == [.none])
 
         // Nobody else's memories were touched.
         #expect(try await contents(kb, "bob") == ["Bob has Saturn rising and hates bread."])
-        await #expect(throws: KBError.self) { try await kb.extractMemories(MemoryExtractRequest(user: "ada", bot: "nobody", turns: [ConversationTurn(.user, "hi")])) }
+        await #expect(throws: KBError.self) { try await kb.extractMemories(MemoryExtractRequest(user: "ada", bot: "nobody", turns: [ConversationTurn(.user, "hi")]), as: .admin) }
     }
 
     @Test func echoesOfContextPromptsAndTheAssistantAreNeverProposed() async throws {
@@ -141,7 +141,7 @@ actor ModelScript {
         ])
         request.apply = true
         let before = try await contents(kb, "ada")
-        let extraction = try await kb.extractMemories(request, model: model)
+        let extraction = try await kb.extractMemories(request, model: model, as: .admin)
         #expect(extraction.proposals.map(\.action) == [.none, .none, .add])
         #expect(extraction.proposals[0].reason.hasPrefix("Not the user's words"))
         #expect(try await contents(kb, "ada") == (before + ["Cooks for two"]).sorted())

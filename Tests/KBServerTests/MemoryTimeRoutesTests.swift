@@ -11,7 +11,7 @@ import Testing
 @Suite struct MemoryTimeRoutesTests {
     @Test func extractionAsOfFeedbackAndConsolidationOverHTTP() async throws {
         let fixture = try await Fixture()
-        let admin = try await fixture.kb.createToken({ var t = TokenRequest(name: "ada-app"); t.scopes = ["user:ada"]; t.bots = ["astro"]; return t }())
+        let admin = try await fixture.kb.createToken({ var t = TokenRequest(name: "ada-app"); t.scopes = ["user:ada"]; t.bots = ["astro"]; return t }(), as: .admin)
         try await fixture.service().application().test(.router) { client in
             // Two turns a week apart: the move supersedes the old home from its turn's time.
             let turns: [[String: Any]] = [

@@ -18,7 +18,7 @@ import Testing
         var request = TokenRequest(name: "ada-app")
         request.scopes = ["user:ada"]
         request.bots = ["astro"]
-        let scoped = try await fixture.kb.createToken(request).token
+        let scoped = try await fixture.kb.createToken(request, as: .admin).token
         let counted = try await service.application().test(.router) { client -> (context: Int, report: Int) in
             var contextTokens = 0
             for _ in 0..<3 {

@@ -34,7 +34,7 @@ struct Fixture {
             var bot = BotRequest(name: name)
             bot.systemPrompt = prompt
             bot.sources = [root.path + "/\(folder)/"]
-            _ = try await kb.createBot(bot)
+            _ = try await kb.createBot(bot, as: .admin)
         }
         _ = try await kb.remember(MemoryDraft("Ada has Venus in the tenth house and loves bread.", scope: try .user("ada")))
         _ = try await kb.remember(MemoryDraft("Bob has Saturn rising and hates bread.", scope: try .user("bob")))
@@ -113,7 +113,7 @@ func errorCode(_ json: Any?) -> String? { ((json as? [String: Any])?["error"] as
         let fixture = try await Fixture()
         var empty = BotRequest(name: "empty")
         empty.memoryScopes = []
-        _ = try await fixture.kb.createBot(empty)
+        _ = try await fixture.kb.createBot(empty, as: .admin)
         try await fixture.service().application().test(.router) { client in
             let body = try #require(try await client.call(.post, "/v1/context", ["bot": "empty", "query": "anything"]).json as? [String: Any])
             #expect((body["context"] as? String)?.contains("No reference material was found") == true)

@@ -115,11 +115,11 @@ func chatModelServer(_ script: RewriterScript) async throws -> LiveServer {
         defer { server.stop() }
         var bot = BotRequest(name: "astro")
         bot.sources = ["kind:note"]
-        _ = try await kb.createBot(bot)
+        _ = try await kb.createBot(bot, as: .admin)
         kb.useQueryRewriter(ChatRewriter(model: Self.model(server)))
         var request = ContextRequest(bot: "astro", query: Self.followUp().text)
         request.history = Self.followUp().history
-        let answer = try await kb.context(request)
+        let answer = try await kb.context(request, as: .admin)
         let searched = try await kb.search({ var query = Self.followUp(); query.mode = .hybrid; return query }()).queries
         let reported = try #require(answer.retrieval?.queries)
         #expect(reported.suffix(2).map(\.text) == ["When does the Saturn return arrive?", "Saturn return age"])

@@ -26,12 +26,12 @@ import Testing
         var request = TokenRequest(name: "ada-app")
         request.scopes = ["user:ada"]
         request.bots = ["astro"]
-        let secret = try await kb.createToken(request).token
+        let secret = try await kb.createToken(request, as: .admin).token
         let bob = try await kb.memories(scopes: [try .user("bob")])[0].id
         let ada = try await kb.memories(scopes: [try .user("ada")])[0].id
         var source = SourceRequest(text: "# Kept\n\nA source only the admin may remove.")
         source.id = "kept"
-        _ = try await kb.addSource(source)
+        _ = try await kb.addSource(source, as: .admin)
         let turns: Value = [["role": "user", "content": "I live in Kyiv."]]
 
         let cases = [
@@ -108,17 +108,17 @@ import Testing
         }
         // Nothing the token was refused happened.
         #expect(try await kb.memories(scopes: [try .user("bob")]).map(\.content) == ["Bob has Saturn rising and hates bread."])
-        #expect(try await kb.sources(SourceListRequest()).sources.contains { $0.id == "kept" })
+        #expect(try await kb.sources(SourceListRequest(), as: .admin).sources.contains { $0.id == "kept" })
     }
 
     @Test func mcpStopsActingWithARevokedToken() async throws {
         let fixture = try await Fixture()
         var request = TokenRequest(name: "short-lived")
         request.scopes = ["user:ada"]
-        let secret = try await fixture.kb.createToken(request).token
+        let secret = try await fixture.kb.createToken(request, as: .admin).token
         let service = MCPService(kb: fixture.kb, token: secret)
         #expect(try await service.caller() != .admin)
-        _ = try await fixture.kb.revokeToken("short-lived")
+        _ = try await fixture.kb.revokeToken("short-lived", as: .admin)
         try await Task.sleep(nanoseconds: 2_100_000_000)   // the token cache's lifetime
         let error = await #expect(throws: KBError.self) { try await service.caller() }
         #expect(error?.code == .unauthorized && error?.message.contains("revoked") == true)

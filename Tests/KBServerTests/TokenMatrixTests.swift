@@ -46,12 +46,12 @@ import Testing
             request.allow = allow
             request.readOnly = readOnly
             request.expires = expires
-            return try await kb.createToken(request).token
+            return try await kb.createToken(request, as: .admin).token
         }
         var secrets: [String: String?] = ["none": nil, "wrong": "kb_zzzzzzzz_notatokenatall", "admin": Fixture.token]
         secrets["expired"] = try await make("expired", scopes: ["user:ada"], bots: ["astro"], expires: "1s")
         secrets["revoked"] = try await make("revoked", scopes: ["user:ada"], bots: ["astro"])
-        _ = try await kb.revokeToken("revoked")
+        _ = try await kb.revokeToken("revoked", as: .admin)
         secrets["readOnly"] = try await make("read-only", scopes: ["user:ada"], bots: ["astro"], readOnly: true)
         secrets["ada"] = try await make("ada", scopes: ["user:ada"], bots: ["astro"])
         secrets["otherUser"] = try await make("bob", scopes: ["user:bob"], bots: ["astro"])
@@ -115,7 +115,7 @@ import Testing
              { _ in nil }, .forbidden, .ok, .forbidden, .ok, .ok, .forbidden),
             (.post, { _ in "/v1/bots" }, { ["name": "bot-\($0)"] }, .forbidden, .forbidden, .forbidden, .forbidden, .forbidden, .forbidden),
             (.delete, { kind in
-                _ = try? await kb.createBot(BotRequest(name: "gone-\(kind)"))
+                _ = try? await kb.createBot(BotRequest(name: "gone-\(kind)"), as: .admin)
                 return "/v1/bots/gone-\(kind)"
             }, { _ in nil }, .forbidden, .forbidden, .forbidden, .forbidden, .forbidden, .forbidden),
             (.post, { _ in "/v1/sources" }, { ["text": "# Note\n\nA note by \($0).", "id": "note-\($0)"] },
@@ -123,7 +123,7 @@ import Testing
             (.delete, { kind in
                 var source = SourceRequest(text: "# Gone\n\nTo remove, \(kind).")
                 source.id = "gone-\(kind)"
-                _ = try await kb.addSource(source)
+                _ = try await kb.addSource(source, as: .admin)
                 return "/v1/sources/gone-\(kind)"
             }, { _ in nil }, .forbidden, .forbidden, .forbidden, .forbidden, .forbidden, .ok),
             (.delete, { _ in "/v1/memories?scope=user:ada" }, { _ in nil }, .forbidden, .ok, .forbidden, .ok, .ok, .forbidden),
@@ -157,7 +157,7 @@ import Testing
             #expect(expired.status == 401 && "\(expired.json ?? "")".contains("expired"))
         }
         // Listing never shows a secret or a hash.
-        let listed = try await kb.tokens()
+        let listed = try await kb.tokens(as: .admin)
         #expect(listed.count == 10 && listed.allSatisfy { $0.hash.isEmpty })
         #expect(!String(decoding: try KBJSON.encode(listed), as: UTF8.self).contains("\"hash\""))
     }
@@ -166,22 +166,22 @@ import Testing
         let fixture = try await Fixture()
         var request = TokenRequest(name: "ada")
         request.scopes = ["user:ada"]
-        let created = try await fixture.kb.createToken(request)
+        let created = try await fixture.kb.createToken(request, as: .admin)
         #expect(created.token.hasPrefix("kb_\(created.info.prefix)_") && created.token.count == 3 + 8 + 1 + 40)
         let reopened = try KnowledgeBase.open(at: fixture.kb.path, create: false)
-        #expect(try await reopened.authenticate(created.token) == .success(try #require(try await reopened.tokens().first.map { token in
+        #expect(try await reopened.authenticate(created.token) == .success(try #require(try await reopened.tokens(as: .admin).first.map { token in
             var stored = token
             stored.hash = TokenKeeper.tokenHash(created.token)
             return stored
         })))
         #expect(try await reopened.authenticate(created.token + "x") == .failure(.unknown))
         #expect(try await reopened.authenticate("kb_\(created.info.prefix)_" + String(repeating: "A", count: 40)) == .failure(.unknown))
-        await #expect(throws: KBError.self) { try await fixture.kb.createToken(request) }   // the name is taken
+        await #expect(throws: KBError.self) { try await fixture.kb.createToken(request, as: .admin) }   // the name is taken
         var bad = TokenRequest(name: "bad")
         bad.scopes = ["bot:*"]
-        await #expect(throws: KBError.self) { try await fixture.kb.createToken(bad) }
+        await #expect(throws: KBError.self) { try await fixture.kb.createToken(bad, as: .admin) }
         bad.scopes = ["user:ada"]
         bad.bots = ["nobody"]
-        await #expect(throws: KBError.self) { try await fixture.kb.createToken(bad) }
+        await #expect(throws: KBError.self) { try await fixture.kb.createToken(bad, as: .admin) }
     }
 }

@@ -9,7 +9,7 @@ public import KBCore
 ///
 /// ```swift
 /// let request = try ChatCompletionRequest(json: body, limits: kb.limits)
-/// let turn = try await kb.chatTurn(request)
+/// let turn = try await kb.chatTurn(request, as: .admin)
 /// let upstream = request.upstreamBody(model: "llama3.1", system: turn.system)
 /// ```
 public struct ChatCompletionRequest: Sendable {

@@ -9,7 +9,7 @@ extension MemoryBook {
     func feedback(_ checked: Checked<MemoryFeedbackRequest>, as caller: Caller, at now: Date = Date()) async throws -> MemoryFeedbackResult {
         let (id, kind, note) = checked.valid
         let at = MemoryArchive.roundedToMilliseconds(now)
-        let resolved = try await memory(id).memory.id
+        let resolved = try await stored(id).id
         let entry = MemoryFeedbackEntry(memoryID: resolved, feedback: kind.rawValue, caller: caller.logName, note: note, at: at)
         let (memory, _) = try await store.changeMemoryState(
             resolved, expectedVersion: nil, versionAt: kind == .outdated ? at : nil, feedback: entry,

@@ -121,7 +121,7 @@ struct MemoryBook: Sendable {
     /// The memory with this id, or a unique prefix of it (4 characters or more), and with
     /// `history` its earlier versions, oldest first (the current state is the memory itself) —
     /// if it is of a scope the caller may read.
-    func memory(_ id: String, history: Bool = false, as caller: Caller = .admin) async throws -> MemoryWithHistory {
+    func memory(_ id: String, history: Bool = false, as caller: Caller) async throws -> MemoryWithHistory {
         let id = try MemoryRules.idOrPrefix(id)
         return try await store.snapshot { snapshot in
             let memory = try snapshot.memory(id)
@@ -129,6 +129,13 @@ struct MemoryBook: Sendable {
             return MemoryWithHistory(memory: memory, history: history ? try snapshot.memoryHistory(memory.id) : nil,
                                      feedback: history ? try snapshot.memoryFeedback(memory.id) : nil)
         }
+    }
+
+    /// The memory with this id or unique prefix, for a change whose `authorize` decides whether
+    /// the caller may make it.
+    func stored(_ id: String) async throws -> Memory {
+        let id = try MemoryRules.idOrPrefix(id)
+        return try await store.snapshot { try $0.memory(id) }
     }
 
     /// Memories, oldest first. `scopes` empty means all; every tag must be present.
@@ -147,7 +154,7 @@ struct MemoryBook: Sendable {
         guard !change.isEmpty else {
             throw KBError(.invalidArgument, "Nothing to update: give new content, a title, tags or valid times.")
         }
-        let current = try await memory(id).memory
+        let current = try await stored(id)
         try authorize(current)
         var next = current
         if let content = change.content {

@@ -5,7 +5,7 @@ public import KBCore
 /// ```swift
 /// var request = BotRequest(name: "astro")
 /// request.sources = ["tag:area:career", "/home/ada/notes"]
-/// let bot = try await kb.createBot(request)
+/// let bot = try await kb.createBot(request, as: .admin)
 /// ```
 public struct BotRequest: KBRequest, Hashable {
     public var name: String

@@ -9,7 +9,7 @@ import KBContext
 /// ```swift
 /// var request = ContextRequest(bot: "astro", query: "what does Venus in my tenth house mean?")
 /// request.user = "ada"
-/// let context = try await kb.context(request)
+/// let context = try await kb.context(request, as: .admin)
 /// ```
 public struct ContextRequest: KBRequest, Hashable {
     public var bot: String?

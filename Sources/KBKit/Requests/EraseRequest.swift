@@ -5,7 +5,7 @@ public import KBCore
 /// sources go too.
 ///
 /// ```swift
-/// let erased = try await kb.erase(EraseRequest(scope: "user:ada"))
+/// let erased = try await kb.erase(EraseRequest(scope: "user:ada"), as: .admin)
 /// ```
 public struct EraseRequest: KBRequest, Hashable {
     public var scope: String

@@ -7,7 +7,7 @@ import KBCore
 ///
 /// ```swift
 /// let request = try KBJSON.decode(SearchRequest.self, from: body)
-/// let data = try KBJSON.encode(try await kb.search(request))
+/// let data = try KBJSON.encode(try await kb.search(request, as: .admin))
 /// ```
 public enum KBJSON {
     /// An answer as JSON; `pretty` indents it for people.

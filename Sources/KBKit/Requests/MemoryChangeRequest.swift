@@ -8,7 +8,7 @@ public import KBMemory
 /// ```swift
 /// var request = MemoryChangeRequest(id: stored.id)
 /// request.content = "Ada is allergic to peanuts and tree nuts."
-/// let memory = try await kb.changeMemory(request)
+/// let memory = try await kb.changeMemory(request, as: .admin)
 /// ```
 public struct MemoryChangeRequest: KBRequest, Hashable {
     public var id: String

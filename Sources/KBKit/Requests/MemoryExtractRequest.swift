@@ -7,7 +7,7 @@ public import KBCore
 /// ```swift
 /// var request = MemoryExtractRequest(user: "ada", turns: [ConversationTurn(.user, "I'm allergic to peanuts, by the way.")])
 /// request.apply = true
-/// let extraction = try await kb.extractMemories(request)
+/// let extraction = try await kb.extractMemories(request, as: .admin)
 /// ```
 public struct MemoryExtractRequest: KBRequest, Hashable {
     public var user: String

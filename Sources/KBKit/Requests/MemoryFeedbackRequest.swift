@@ -8,7 +8,7 @@ import KBMemory
 /// the caller.
 ///
 /// ```swift
-/// let result = try await kb.memoryFeedback(MemoryFeedbackRequest(id: stored.id, feedback: "outdated"))
+/// let result = try await kb.memoryFeedback(MemoryFeedbackRequest(id: stored.id, feedback: "outdated"), as: .admin)
 /// ```
 public struct MemoryFeedbackRequest: KBRequest, Hashable {
     public var id: String
@@ -54,7 +54,7 @@ public enum MemoryFeedback: String, Sendable, Hashable, Codable, CaseIterable {
 /// ```swift
 /// var request = MemoryConsolidateRequest(scope: "user:ada")
 /// request.apply = true
-/// let report = try await kb.consolidateMemories(request)
+/// let report = try await kb.consolidateMemories(request, as: .admin)
 /// ```
 public struct MemoryConsolidateRequest: KBRequest, Hashable {
     public var scope: String

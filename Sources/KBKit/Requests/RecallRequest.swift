@@ -6,7 +6,7 @@ import KBMemory
 /// ```swift
 /// var request = RecallRequest(query: "diet")
 /// request.scopes = ["user:ada"]
-/// let results = try await kb.recall(request)
+/// let results = try await kb.recall(request, as: .admin)
 /// ```
 public struct RecallRequest: KBRequest, Hashable {
     public var query: String

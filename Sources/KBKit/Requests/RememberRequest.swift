@@ -7,7 +7,7 @@ public import KBMemory
 /// ```swift
 /// var request = RememberRequest(content: "Ada is allergic to peanuts.")
 /// request.scope = "user:ada"
-/// let result = try await kb.remember(request)
+/// let result = try await kb.remember(request, as: .admin)
 /// ```
 public struct RememberRequest: KBRequest, Hashable {
     public var content: String

@@ -217,7 +217,7 @@ public protocol KBRequest: Codable, Sendable {
 ///
 /// ```swift
 /// let checked = try SearchRequest(query: "saturn return").checked(kb.limits)
-/// let results = try await kb.search(checked)
+/// let results = try await kb.search(checked, as: .admin)
 /// ```
 public struct Checked<Request: KBRequest>: Sendable {
     public let request: Request

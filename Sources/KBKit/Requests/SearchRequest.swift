@@ -6,7 +6,7 @@ public import KBCore
 /// ```swift
 /// var request = SearchRequest(query: "saturn return")
 /// request.k = 3
-/// let results = try await kb.search(request)
+/// let results = try await kb.search(request, as: .admin)
 /// ```
 public struct SearchRequest: KBRequest, Hashable {
     public var query: String

@@ -10,7 +10,7 @@ public import KBIngest
 /// var request = SourceRequest(text: "# Lease\nThe rent is due on the first of the month.")
 /// request.id = "ada-lease"
 /// request.user = "ada"
-/// let added = try await kb.addSource(request)
+/// let added = try await kb.addSource(request, as: .admin)
 /// ```
 public struct SourceRequest: KBRequest, Hashable {
     public var text: String

@@ -12,7 +12,7 @@ import KBCore
 ///     SourceSyncItem(id: "onboarding", sha256: String(repeating: "0", count: 64), title: "Onboarding"),
 /// ])
 /// sync.prune = true
-/// let answer = try await kb.syncSources(sync)
+/// let answer = try await kb.syncSources(sync, as: .admin)
 /// ```
 public struct SourceSyncRequest: KBRequest, Hashable {
     public var collection: String
@@ -85,7 +85,7 @@ public struct SourceSyncItem: Codable, Sendable, Hashable {
 /// ```swift
 /// var read = SourceReadRequest(source: "file:0123456789abcdef")
 /// read.pages = "212-213"
-/// let part = try await kb.readSource(read)
+/// let part = try await kb.readSource(read, as: .admin)
 /// ```
 public struct SourceReadRequest: KBRequest, Hashable {
     /// The source's id, as listed (`GET /v1/sources`).
@@ -151,7 +151,7 @@ public struct SourceReadRequest: KBRequest, Hashable {
 /// ```swift
 /// var grep = SourceGrepRequest(pattern: "rent is due")
 /// grep.literal = true
-/// let found = try await kb.grepSources(grep)
+/// let found = try await kb.grepSources(grep, as: .admin)
 /// ```
 public struct SourceGrepRequest: KBRequest, Hashable {
     public var pattern: String

@@ -7,7 +7,7 @@ import KBCore
 /// var request = TokenRequest(name: "ada-app")
 /// request.scopes = ["user:ada"]
 /// request.bots = ["astro"]
-/// let created = try await kb.createToken(request)   // created.token is shown once
+/// let created = try await kb.createToken(request, as: .admin)   // created.token is shown once
 /// ```
 public struct TokenRequest: KBRequest, Hashable {
     public var name: String

@@ -9,11 +9,11 @@ import NIOCore
 extension RetrievalService {
     /// `/v1/chat/completions` (OpenAI's chat completions with the bot's context and citations) and
     /// `/v1/models` (the bots, as models).
-    func chatRoutes() -> RouteCollection<BasicRequestContext> {
-        let routes = RouteCollection(context: BasicRequestContext.self)
-        routes.logged(.post, "chat/completions") { request, _ in try await chat(request) }
-        routes.get("models") { _, _ in
-            let bots = try await kb.bots(as: Access.caller)
+    func chatRoutes() -> RouteCollection<CallerContext> {
+        let routes = RouteCollection(context: CallerContext.self)
+        routes.logged(.post, "chat/completions") { request, context in try await chat(request, as: context.caller) }
+        routes.get("models") { _, context in
+            let bots = try await kb.bots(as: context.caller)
             return try Self.json(ModelList(data: bots.map { ModelList.Model(id: $0.name, created: Int($0.createdAt.timeIntervalSince1970)) }))
         }
         return routes
@@ -22,7 +22,7 @@ extension RetrievalService {
     /// Answers a chat completion: the bot's context for the last user turn, sent on to the
     /// upstream model as the first system message, the answer returned (or streamed) with its
     /// citations; then, if asked, memories learned from the turn.
-    func chat(_ request: Request) async throws -> Response {
+    func chat(_ request: Request, as caller: Caller) async throws -> Response {
         let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
         let chat = try ChatCompletionRequest(json: Data(buffer: buffer), limits: kb.limits)
         guard let configured = configuration.chatModel else {
@@ -30,7 +30,6 @@ extension RetrievalService {
         }
         var model = configured
         if let upstream = chat.upstreamModel { model.model = upstream }
-        let caller = Access.caller
         let turn = try await kb.chatTurn(chat, reports: configuration.reports, as: caller)
         RequestNote.set { note in
             (note.bot, note.report, note.user) = (chat.bot, chat.options.report, chat.user)
@@ -48,7 +47,7 @@ extension RetrievalService {
             throw error
         }
         let summary = ChatSummary(turn, model: model)
-        let learning = Learning(service: self, chat: chat, caller: caller, requestID: request.headers[ErrorMiddleware<BasicRequestContext>.requestIDHeader])
+        let learning = Learning(service: self, chat: chat, caller: caller, requestID: request.headers[ErrorMiddleware<KBRequestContext>.requestIDHeader])
         guard chat.stream else {
             let answer: [String: JSONValue]
             do {

@@ -8,8 +8,8 @@ extension RetrievalService {
     /// The console: `/` leads to `/console/`, whose page and assets (and `/favicon.ico`) are part of the
     /// binary (`ConsoleAssets`). They hold no data, so they need no token; every API call the
     /// page makes carries the token the user signs in with.
-    func consoleRoutes() -> RouteCollection<BasicRequestContext> {
-        let routes = RouteCollection(context: BasicRequestContext.self)
+    func consoleRoutes() -> RouteCollection<KBRequestContext> {
+        let routes = RouteCollection(context: KBRequestContext.self)
         routes.get { _, _ in Self.redirect("/console/") }
         routes.get("console") { _, _ in try Self.asset("index.html") }   // also /console/
         routes.get("console/{file}") { _, context in try Self.asset(try context.parameters.require("file")) }

@@ -5,22 +5,22 @@ import KBKit
 
 extension RetrievalService {
     /// `/v1/memories`: list, add, erase a scope, search, extract; one memory by id.
-    func memoryRoutes() -> RouteCollection<BasicRequestContext> {
-        let routes = RouteCollection(context: BasicRequestContext.self)
-        routes.get { request, _ in try Self.json(try await kb.memories(try Self.memoryList(request), as: Access.caller)) }
-        routes.post { request, _ in
-            try await answer(RememberRequest.self, request, status: { $0.created ? .created : .ok }) { try await kb.remember($0, as: Access.caller) }
+    func memoryRoutes() -> RouteCollection<CallerContext> {
+        let routes = RouteCollection(context: CallerContext.self)
+        routes.get { request, context in try Self.json(try await kb.memories(try Self.memoryList(request), as: context.caller)) }
+        routes.post { request, context in
+            try await answer(RememberRequest.self, request, status: { $0.created ? .created : .ok }) { try await kb.remember($0, as: context.caller) }
         }
-        routes.delete { request, _ in
+        routes.delete { request, context in
             let parameters = Self.parameters(request)
             guard parameters.count == 1, parameters[0].key == "scope" else {
                 throw KBError(.invalidArgument, "DELETE /v1/memories takes one parameter, scope (?scope=user:ada): it erases everything of that scope. Delete one memory with DELETE /v1/memories/{id}.")
             }
-            return try Self.json(try await kb.erase(EraseRequest(scope: parameters[0].value), as: Access.caller))
+            return try Self.json(try await kb.erase(EraseRequest(scope: parameters[0].value), as: context.caller))
         }
-        routes.logged(.post, "search") { request, _ in
+        routes.logged(.post, "search") { request, context in
             try await answer(RecallRequest.self, request) { request in
-                let answer = try await kb.recall(request, as: Access.caller)
+                let answer = try await kb.recall(request, as: context.caller)
                 RequestNote.set { note in
                     if let scopes = request.scopes, scopes.count == 1, scopes[0].hasPrefix("user:") { note.user = String(scopes[0].dropFirst(5)) }
                     (note.query, note.results, note.degraded) = (request.query, answer.hits.count, answer.degraded != nil)
@@ -28,16 +28,16 @@ extension RetrievalService {
                 return answer
             }
         }
-        routes.logged(.post, "extract") { request, _ in
+        routes.logged(.post, "extract") { request, context in
             try await answer(MemoryExtractRequest.self, request) { request in
-                let answer = try await kb.extractMemories(request, model: configuration.chatModel, as: Access.caller)
+                let answer = try await kb.extractMemories(request, model: configuration.chatModel, as: context.caller)
                 RequestNote.set { note in (note.bot, note.user, note.results) = (request.bot, request.user, answer.proposals.count) }
                 return answer
             }
         }
-        routes.logged(.post, "consolidate") { request, _ in
+        routes.logged(.post, "consolidate") { request, context in
             try await answer(MemoryConsolidateRequest.self, request) { request in
-                let answer = try await kb.consolidateMemories(request, as: Access.caller)
+                let answer = try await kb.consolidateMemories(request, as: context.caller)
                 RequestNote.set { note in
                     if request.scope.hasPrefix("user:") { note.user = String(request.scope.dropFirst(5)) }
                     note.results = answer.changes.count
@@ -47,19 +47,19 @@ extension RetrievalService {
         }
         routes.post("{id}/feedback") { request, context in
             try await answer(MemoryFeedbackRequest.self, request, adding: ["id": .string(try context.pathParameter("id"))]) {
-                try await kb.memoryFeedback($0, as: Access.caller)
+                try await kb.memoryFeedback($0, as: context.caller)
             }
         }
         routes.get("{id}") { _, context in
-            try Self.json(try await kb.memory(try context.pathParameter("id"), history: true, as: Access.caller))
+            try Self.json(try await kb.memory(try context.pathParameter("id"), history: true, as: context.caller))
         }
         routes.patch("{id}") { request, context in
             try await answer(MemoryChangeRequest.self, request, adding: ["id": .string(try context.pathParameter("id"))]) {
-                try await kb.changeMemory($0, as: Access.caller)
+                try await kb.changeMemory($0, as: context.caller)
             }
         }
         routes.delete("{id}") { _, context in
-            try Self.json(try await kb.forget(ForgetRequest(id: try context.pathParameter("id")), as: Access.caller))
+            try Self.json(try await kb.forget(ForgetRequest(id: try context.pathParameter("id")), as: context.caller))
         }
         return routes
     }

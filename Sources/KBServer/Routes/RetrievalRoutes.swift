@@ -6,11 +6,11 @@ import NIOCore
 
 extension RetrievalService {
     /// `/v1/context`, `/v1/search`, `/v1/embeddings` and `/v1/vector_stores/{id}/search`.
-    func retrievalRoutes() -> RouteCollection<BasicRequestContext> {
-        let routes = RouteCollection(context: BasicRequestContext.self)
-        routes.logged(.post, "context") { request, _ in
+    func retrievalRoutes() -> RouteCollection<CallerContext> {
+        let routes = RouteCollection(context: CallerContext.self)
+        routes.logged(.post, "context") { request, context in
             try await answer(ContextRequest.self, request) { request in
-                let answer = try await kb.context(request, reports: configuration.reports, as: Access.caller)
+                let answer = try await kb.context(request, reports: configuration.reports, as: context.caller)
                 RequestNote.set { note in
                     (note.bot, note.report, note.user, note.query) = (request.bot, request.report, request.user, request.query)
                     (note.results, note.tokens, note.budget, note.degraded) = (answer.citations.count, answer.tokens, answer.budget, answer.degraded != nil)
@@ -18,9 +18,9 @@ extension RetrievalService {
                 return answer
             }
         }
-        routes.logged(.post, "search") { request, _ in
+        routes.logged(.post, "search") { request, context in
             try await answer(SearchRequest.self, request) { request in
-                let answer = try await kb.search(request, as: Access.caller)
+                let answer = try await kb.search(request, as: context.caller)
                 RequestNote.set { note in
                     (note.bot, note.user, note.query) = (request.bot, request.user, request.query)
                     (note.results, note.degraded) = (answer.hits.count, answer.degraded != nil)
@@ -30,7 +30,7 @@ extension RetrievalService {
         }
         routes.post("embeddings") { request, _ in try await embed(request) }
         routes.logged(.post, "vector_stores/{id}/search") { request, context in
-            try await searchVectorStore(request, bot: try context.pathParameter("id"))
+            try await searchVectorStore(request, bot: try context.pathParameter("id"), as: context.caller)
         }
         return routes
     }

@@ -5,32 +5,32 @@ import KBKit
 
 extension RetrievalService {
     /// `/v1/sources` (texts and files added, listed, removed; a user's erased) and `/v1/jobs`.
-    func sourceRoutes() -> RouteCollection<BasicRequestContext> {
-        let routes = RouteCollection(context: BasicRequestContext.self)
-        routes.logged(.post, "sources") { request, _ in try await addSource(request) }
-        routes.logged(.get, "sources") { request, _ in
-            try Self.json(try await kb.sources(try KBJSON.decode(SourceListRequest.self, query: Self.parameters(request)), as: Access.caller))
+    func sourceRoutes() -> RouteCollection<CallerContext> {
+        let routes = RouteCollection(context: CallerContext.self)
+        routes.logged(.post, "sources") { request, context in try await addSource(request, as: context.caller) }
+        routes.logged(.get, "sources") { request, context in
+            try Self.json(try await kb.sources(try KBJSON.decode(SourceListRequest.self, query: Self.parameters(request)), as: context.caller))
         }
-        routes.logged(.delete, "sources") { request, _ in
+        routes.logged(.delete, "sources") { request, context in
             let parameters = Self.parameters(request)
             guard parameters.count == 1, parameters[0].key == "user" else {
                 throw KBError(.invalidArgument, "DELETE /v1/sources takes one parameter, user (?user=ada): it erases that user's sources. Remove one source with DELETE /v1/sources/{id}.")
             }
-            return try Self.json(try await kb.eraseSources(user: parameters[0].value, as: Access.caller))
+            return try Self.json(try await kb.eraseSources(user: parameters[0].value, as: context.caller))
         }
-        routes.logged(.post, "sources/sync") { request, _ in
-            try await answer(SourceSyncRequest.self, request) { try await kb.syncSources($0, as: Access.caller) }
+        routes.logged(.post, "sources/sync") { request, context in
+            try await answer(SourceSyncRequest.self, request) { try await kb.syncSources($0, as: context.caller) }
         }
-        routes.logged(.post, "sources/grep") { request, _ in
-            try await answer(SourceGrepRequest.self, request) { try await kb.grepSources($0, as: Access.caller) }
+        routes.logged(.post, "sources/grep") { request, context in
+            try await answer(SourceGrepRequest.self, request) { try await kb.grepSources($0, as: context.caller) }
         }
         routes.logged(.get, "sources/{id}/text") { request, context in
             let read = try KBJSON.decode(SourceReadRequest.self, query: Self.parameters(request),
                                          adding: ["source": .string(try context.pathParameter("id"))])
-            return try Self.json(try await kb.readSource(read, as: Access.caller))
+            return try Self.json(try await kb.readSource(read, as: context.caller))
         }
         routes.logged(.get, "sources/{id}") { _, context in
-            try Self.json(try await kb.source(try context.pathParameter("id"), as: Access.caller))
+            try Self.json(try await kb.source(try context.pathParameter("id"), as: context.caller))
         }
         routes.logged(.post, "sources/{id}/reread") { request, context in
             // The body is an empty JSON object (a JSON body, as every POST of kb's takes).
@@ -38,25 +38,25 @@ extension RetrievalService {
             if body.readableBytes > 0, (try? JSONDecoder().decode(JSONValue.self, from: Data(buffer: body))) != .object([:]) {
                 throw KBError(.invalidArgument, "POST /v1/sources/{id}/reread takes no fields; send {} (or no body).")
             }
-            let added = try await kb.reread(source: try context.pathParameter("id"), as: Access.caller)
+            let added = try await kb.reread(source: try context.pathParameter("id"), as: context.caller)
             var response = try Self.json(added, status: .accepted)
             response.headers[.location] = "/v1/jobs/" + added.job.id
             return response
         }
         routes.get("sources/{id}/snippets") { _, context in
-            try Self.json(try await kb.snippets(ofSource: try context.pathParameter("id"), as: Access.caller))
+            try Self.json(try await kb.snippets(ofSource: try context.pathParameter("id"), as: context.caller))
         }
         routes.logged(.delete, "sources/{id}") { _, context in
-            try Self.json(try await kb.removeSource(SourceRemoveRequest(id: try context.pathParameter("id")), as: Access.caller))
+            try Self.json(try await kb.removeSource(SourceRemoveRequest(id: try context.pathParameter("id")), as: context.caller))
         }
-        routes.get("jobs/{id}") { _, context in try Self.json(try await kb.job(try context.pathParameter("id"), as: Access.caller)) }
+        routes.get("jobs/{id}") { _, context in try Self.json(try await kb.job(try context.pathParameter("id"), as: context.caller)) }
         return routes
     }
 
     /// `POST /v1/sources`: a JSON body is a text source; any other body is a file, streamed into
     /// the index as it arrives (never held whole in memory), its fields in the query. Answers 202
     /// with the queued job and its `Location`, or 201 when the job is already done.
-    func addSource(_ request: Request) async throws -> Response {
+    func addSource(_ request: Request, as caller: Caller) async throws -> Response {
         let type = request.headers[.contentType] ?? ""
         let added: SourceAdded
         if BrowserPolicy.isJSON(type) {
@@ -67,13 +67,13 @@ extension RetrievalService {
                     "POST /v1/sources with a JSON body takes its fields in the body, not as query parameters (\(names)); query parameters go with a file's bytes.")
             }
             let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
-            added = try await kb.addSource(try KBJSON.decode(SourceRequest.self, from: Data(buffer: buffer)), as: Access.caller)
+            added = try await kb.addSource(try KBJSON.decode(SourceRequest.self, from: Data(buffer: buffer)), as: caller)
         } else {
             if let length = request.headers[.contentLength].flatMap(Int.init), length > kb.limits.maxUploadBytes {
                 throw KBError(.tooLarge, "The upload is \(length) bytes; the limit is \(kb.limits.maxUploadBytes) (kb serve --max-upload).")
             }
             let upload = try await kb.beginUpload(try KBJSON.decode(UploadRequest.self, query: Self.parameters(request),
-                                                                    adding: ["contentType": .string(type)]), as: Access.caller)
+                                                                    adding: ["contentType": .string(type)]), as: caller)
             do {
                 for try await buffer in request.body { try await upload.append(Data(buffer: buffer)) }
             } catch let error as KBError {

@@ -5,14 +5,14 @@ import KBKit
 
 extension RetrievalService {
     /// `/v1/tokens`: list, make and revoke scoped tokens (the admin token only; KBKit says so).
-    func tokenRoutes() -> RouteCollection<BasicRequestContext> {
-        let routes = RouteCollection(context: BasicRequestContext.self)
-        routes.get { _, _ in try Self.json(try await kb.tokens(as: Access.caller)) }
-        routes.post { request, _ in
-            try await answer(TokenRequest.self, request, status: { _ in .created }) { try await kb.createToken($0, as: Access.caller) }
+    func tokenRoutes() -> RouteCollection<CallerContext> {
+        let routes = RouteCollection(context: CallerContext.self)
+        routes.get { _, context in try Self.json(try await kb.tokens(as: context.caller)) }
+        routes.post { request, context in
+            try await answer(TokenRequest.self, request, status: { _ in .created }) { try await kb.createToken($0, as: context.caller) }
         }
         routes.delete("{name}") { _, context in
-            try Self.json(try await kb.revokeToken(try context.pathParameter("name"), as: Access.caller))
+            try Self.json(try await kb.revokeToken(try context.pathParameter("name"), as: context.caller))
         }
         return routes
     }

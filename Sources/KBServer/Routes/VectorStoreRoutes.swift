@@ -10,7 +10,7 @@ extension RetrievalService {
     /// with its source as the file, `attributes` its citation fields and tags, `content` its
     /// text. Filters `eq` (a tag `key:value`, or `kind`), `in` (any of those tags, or kinds) and `and`
     /// of them are read; others are refused, as is `rewrite_query` (kb does not rewrite here).
-    func searchVectorStore(_ request: Request, bot: String) async throws -> Response {
+    func searchVectorStore(_ request: Request, bot: String, as caller: Caller) async throws -> Response {
         let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
         let body: API.VectorStoreSearchBody
         do {
@@ -45,7 +45,7 @@ extension RetrievalService {
             search.tags = filters.tags.isEmpty ? nil : filters.tags
             search.anyTags = filters.anyTags.isEmpty ? nil : filters.anyTags
             search.kinds = filters.kinds.isEmpty ? nil : filters.kinds
-            for hit in try await kb.search(search, as: Access.caller).hits where (best[hit.snippetID]?.score ?? -.infinity) < hit.score {
+            for hit in try await kb.search(search, as: caller).hits where (best[hit.snippetID]?.score ?? -.infinity) < hit.score {
                 best[hit.snippetID] = hit
             }
         }

@@ -34,7 +34,7 @@ struct BotCommand: AsyncParsableCommand {
         try await reportingErrors(json: global.json) {
             let valid = try checked(request)
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-            try show(try await kb.changeBot(valid), json: global.json)
+            try show(try await kb.changeBot(valid, as: .commandLine), json: global.json)
         }
     }
 
@@ -57,7 +57,7 @@ struct BotCommand: AsyncParsableCommand {
                 request.memoryScopes = scopes.isEmpty ? nil : scopes
                 let valid = try checked(request)
                 let kb = try KnowledgeBase.open(at: global.databasePath)
-                try BotCommand.show(try await kb.createBot(valid), json: global.json)
+                try BotCommand.show(try await kb.createBot(valid, as: .commandLine), json: global.json)
             }
         }
     }
@@ -67,7 +67,7 @@ struct BotCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         func run() async throws {
             try await reportingErrors(json: global.json) {
-                let bots = try await KnowledgeBase.open(at: global.databasePath, create: false).bots()
+                let bots = try await KnowledgeBase.open(at: global.databasePath, create: false).bots(as: .commandLine)
                 if global.json { return try Terminal.printJSON(bots) }
                 if bots.isEmpty { print("No bots. Make one with `kb bot create NAME --system-prompt TEXT`.") }
                 for bot in bots { print("\(bot.name)  (\(bot.sources.count) source(s)) \(Terminal.shorten(bot.systemPrompt, limit: 60))") }
@@ -81,7 +81,7 @@ struct BotCommand: AsyncParsableCommand {
         @Argument var name: String
         func run() async throws {
             try await reportingErrors(json: global.json) {
-                try BotCommand.show(try await KnowledgeBase.open(at: global.databasePath, create: false).bot(name), json: global.json)
+                try BotCommand.show(try await KnowledgeBase.open(at: global.databasePath, create: false).bot(name, as: .commandLine), json: global.json)
             }
         }
     }
@@ -112,7 +112,7 @@ struct BotCommand: AsyncParsableCommand {
         @Argument var name: String
         func run() async throws {
             try await reportingErrors(json: global.json) {
-                let deleted = try await KnowledgeBase.open(at: global.databasePath, create: false).deleteBot(name)
+                let deleted = try await KnowledgeBase.open(at: global.databasePath, create: false).deleteBot(name, as: .commandLine)
                 if global.json { try Terminal.printJSON(deleted) } else { print("Deleted bot \(name).") }
             }
         }

@@ -64,7 +64,7 @@ struct Context: AsyncParsableCommand {
             KnowledgeBase.configure(.latency)
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false, embedderURL: endpoint.url)
             try endpoint.install(on: kb)
-            let response = try await kb.context(valid, reports: template.map { [$0.name: $0] } ?? [:])
+            let response = try await kb.context(valid, reports: template.map { [$0.name: $0] } ?? [:], as: .commandLine)
             if global.json {
                 try Terminal.printJSON(response)
                 return

@@ -131,7 +131,7 @@ struct Ingest: AsyncParsableCommand {
             let checkedRequest = try checked(request)
             let choice = try embedderOption.choice()
             let (kb, _, _) = try await KnowledgeBase.openForIngest(at: global.databasePath, embedder: choice, embedderURL: embedderOption.endpoint)
-            let added = try await kb.addSource(checkedRequest, waiting: true, embedder: choice)
+            let added = try await kb.addSource(checkedRequest, waiting: true, embedder: choice, as: .commandLine)
             if global.json {
                 try Terminal.printJSON(added)
             } else {

@@ -23,7 +23,7 @@ extension MemoryCommand {
             try await answerFromIndex(EraseRequest(scope: scope), global, text: { (erased: Erasure) in
                 "Erased \(erased.scope): \(erased.memories) memories (\(erased.versions) versions), \(erased.sources) sources, "
                     + "\(erased.jobs) pending jobs, \(erased.cachedVectors) cached embeddings."
-            }) { try await $0.erase($1) }
+            }) { try await $0.erase($1, as: .commandLine) }
         }
     }
 

@@ -41,7 +41,7 @@ extension MemoryCommand {
                 let model = try llm.model()
                 KnowledgeBase.configure(.latency)
                 let kb = try KnowledgeBase.open(at: global.databasePath, embedderURL: embedder.endpoint)
-                let extraction = try await kb.extractMemories(valid, model: model, embedder: try embedder.choice())
+                let extraction = try await kb.extractMemories(valid, model: model, embedder: try embedder.choice(), as: .commandLine)
                 if global.json {
                     try Terminal.printJSON(extraction)
                     return
@@ -114,7 +114,7 @@ extension MemoryCommand {
                 case "useful": "Memory \(memory.id) was called useful \(memory.useful) time\(memory.useful == 1 ? "" : "s")."
                 default: "Memory \(memory.id) is confirmed: recall and context show it again."
                 }
-            }) { try await $0.memoryFeedback($1) }
+            }) { try await $0.memoryFeedback($1, as: .commandLine) }
         }
     }
 
@@ -150,7 +150,7 @@ extension MemoryCommand {
                 lines.append("\(report.scope): \(report.examined) current memories, \(report.changes.count) change\(report.changes.count == 1 ? "" : "s")"
                     + (report.applied || report.changes.isEmpty ? "." : " proposed; run again with --apply to make them."))
                 return lines.joined(separator: "\n")
-            }) { try await $0.consolidateMemories($1) }
+            }) { try await $0.consolidateMemories($1, as: .commandLine) }
         }
     }
 }

@@ -56,7 +56,7 @@ extension MemoryCommand {
                 KnowledgeBase.configure(.latency)
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false, embedderURL: endpoint.url)
                 try endpoint.install(on: kb)
-                let results = try await kb.recall(valid)
+                let results = try await kb.recall(valid, as: .commandLine)
                 if global.json {
                     try Terminal.printJSON(results)
                     return

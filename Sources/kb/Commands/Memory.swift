@@ -126,7 +126,7 @@ struct MemoryCommand: AsyncParsableCommand {
                 let valid = try checked(request, size.limits)
                 KnowledgeBase.configure(.latency)
                 let kb = try KnowledgeBase.open(at: global.databasePath, limits: size.limits, embedderURL: embedder.endpoint)
-                let result = try await kb.remember(valid, embedder: try embedder.choice())
+                let result = try await kb.remember(valid, embedder: try embedder.choice(), as: .commandLine)
                 if global.json {
                     try Terminal.printJSON(result)
                     return
@@ -169,7 +169,7 @@ struct MemoryCommand: AsyncParsableCommand {
                 request.includeSuperseded = all ? true : nil
                 let valid = try checked(request)
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                let memories = try await kb.memories(valid)
+                let memories = try await kb.memories(valid, as: .commandLine)
                 if global.json {
                     try Terminal.printJSON(memories)
                     return
@@ -198,7 +198,7 @@ struct MemoryCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors(json: global.json) {
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                let found = try await kb.memory(id, history: history)
+                let found = try await kb.memory(id, history: history, as: .commandLine)
                 if global.json {
                     try Terminal.printJSON(found)
                     return
@@ -271,8 +271,8 @@ struct MemoryCommand: AsyncParsableCommand {
                 let valid = try checked(request, size.limits)
                 KnowledgeBase.configure(.latency)
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false, limits: size.limits, embedderURL: endpoint.url)
-                let before = try await kb.memory(id).memory
-                let memory = try await kb.changeMemory(valid)
+                let before = try await kb.memory(id, as: .commandLine).memory
+                let memory = try await kb.changeMemory(valid, as: .commandLine)
                 if global.json {
                     try Terminal.printJSON(memory)
                 } else if memory.version == before.version {
@@ -294,7 +294,7 @@ struct MemoryCommand: AsyncParsableCommand {
         var id: String
 
         func run() async throws {
-            try await answerFromIndex(ForgetRequest(id: id), global, text: { "Deleted memory \($0.deleted)." }) { try await $0.forget($1) }
+            try await answerFromIndex(ForgetRequest(id: id), global, text: { "Deleted memory \($0.deleted)." }) { try await $0.forget($1, as: .commandLine) }
         }
     }
 }

@@ -93,7 +93,7 @@ struct Search: AsyncParsableCommand {
             KnowledgeBase.configure(.latency)
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false, embedderURL: endpoint.url)
             try endpoint.install(on: kb)
-            let results = try await kb.search(search)
+            let results = try await kb.search(search, as: .commandLine)
             let hits = results.hits
             if global.json {
                 try Terminal.printJSON(results)

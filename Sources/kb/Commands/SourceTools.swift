@@ -60,7 +60,7 @@ struct ReadSource: AsyncParsableCommand {
             if !part.headingPath.isEmpty { where_ += " — " + part.headingPath.joined(separator: Snippet.headingSeparator) }
             let more = part.next.map { "\n… continues: kb sources read \(part.sourceID) --start \($0)" + (part.partEnd > $0 ? " --end \(part.partEnd)" : "") } ?? ""
             return "\(where_) [\(part.pieceStart)–\(part.pieceEnd)]\n\n\(part.text)\(more)"
-        }) { try await $0.readSource($1) }
+        }) { try await $0.readSource($1, as: .commandLine) }
     }
 }
 
@@ -121,7 +121,7 @@ struct GrepSources: AsyncParsableCommand {
             }
             lines.append(summary + ".")
             return lines.joined(separator: "\n")
-        }) { try await $0.grepSources($1) }
+        }) { try await $0.grepSources($1, as: .commandLine) }
     }
 }
 
@@ -167,7 +167,7 @@ struct SyncSources: AsyncParsableCommand {
             }
             let request = try checked(try KBJSON.decode(SourceSyncRequest.self, from: value))
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-            let synced = try await kb.syncSources(request)
+            let synced = try await kb.syncSources(request, as: .commandLine)
             if global.json { return try Terminal.printJSON(synced) }
             for entry in synced.upload { print("upload   \(entry.id) (\(entry.reason))") }
             for entry in synced.conflicts { print("conflict \(entry.id): \(entry.reason)") }

@@ -65,7 +65,7 @@ struct RemoveSource: AsyncParsableCommand {
     var id: String
 
     func run() async throws {
-        try await answerFromIndex(SourceRemoveRequest(id: id), global, text: { "Removed the source \($0.deleted)." }) { try await $0.removeSource($1) }
+        try await answerFromIndex(SourceRemoveRequest(id: id), global, text: { "Removed the source \($0.deleted)." }) { try await $0.removeSource($1, as: .commandLine) }
     }
 }
 

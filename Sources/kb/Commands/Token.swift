@@ -51,7 +51,7 @@ struct TokenCommand: AsyncParsableCommand {
                 request.expires = expires
                 let valid = try checked(request)
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                let created = try await kb.createToken(valid)
+                let created = try await kb.createToken(valid, as: .commandLine)
                 if global.json {
                     try Terminal.printJSON(created)
                 } else {
@@ -70,7 +70,7 @@ struct TokenCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors(json: global.json) {
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                let tokens = try await kb.tokens()
+                let tokens = try await kb.tokens(as: .commandLine)
                 if global.json {
                     try Terminal.printJSON(tokens)
                     return
@@ -98,7 +98,7 @@ struct TokenCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors(json: global.json) {
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                let revoked = try await kb.revokeToken(name)
+                let revoked = try await kb.revokeToken(name, as: .commandLine)
                 if global.json { try Terminal.printJSON(revoked) } else { print("Revoked the token \(revoked.name).") }
             }
         }
@@ -106,5 +106,9 @@ struct TokenCommand: AsyncParsableCommand {
 }
 
 extension Caller {
+    /// Who a command acts as: the person running kb, who can open the index file and so holds
+    /// every right over it. Passed explicitly, like every caller.
+    static var commandLine: Caller { .admin }
+
     static func listed(_ names: [String]) -> String { names.isEmpty ? "none" : names.joined(separator: ",") }
 }

@@ -35,10 +35,10 @@ print("search (\(results.mode.rawValue)): \(best.sourceTitle), score \(best.scor
 var bot = BotRequest(name: "astro")
 bot.systemPrompt = "You are a careful astrology tutor."
 bot.sources = [notes.path]
-_ = try await kb.createBot(bot)
+_ = try await kb.createBot(bot, as: .admin)
 var turn = ContextRequest(bot: "astro", query: "What is a Saturn return?")
 turn.budget = 400
-let context = try await kb.context(turn)
+let context = try await kb.context(turn, as: .admin)
 guard context.citations.first?.title == "Saturn return", context.tokens <= 400 else { fatalError("context: \(context)") }
 print("context: \(context.tokens) tokens, \(context.citations.count) citation(s)")
 print(context.context)
