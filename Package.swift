@@ -120,6 +120,10 @@ let package = Package(
                 .target(name: "KBPostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
+                // The upstream chat model (chat completions, the rewriter, memory extraction).
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ],
             swiftSettings: strict),
         // The HTTP retrieval service (Hummingbird) and the MCP server over KBKit.

@@ -36,7 +36,7 @@ extension RetrievalService {
             (note.results, note.tokens, note.budget, note.degraded) = (turn.context.citations.count, turn.context.tokens, turn.context.budget, turn.context.degraded != nil)
             note.query = turn.context.query
         }
-        let upstream = UpstreamChat(model: model)
+        let upstream = ChatUpstream(model: model)
         let body = try KBJSON.encode(chat.upstreamBody(model: model.model, system: turn.system))
         let started = ContinuousClock.now
         let response: HTTPClientResponse
@@ -74,7 +74,7 @@ extension RetrievalService {
                 var text = ChatText()
                 // The upstream is read as the client takes the answer: a slow reader slows the
                 // upstream read; a reader gone ends this closure, which closes the upstream request.
-                let stream = UpstreamChat.Stream(response, from: upstream)
+                let stream = ChatUpstream.Stream(response, from: upstream)
                 defer { stream.stop() }
                 /// Writes to the client; its failure means the client went away.
                 func send(_ text: String) async throws {

@@ -1,9 +1,8 @@
-import AsyncAlgorithms
-import AsyncHTTPClient
-import Foundation
+public import AsyncAlgorithms
+public import AsyncHTTPClient
+public import Foundation
 import KBCore
-import KBKit
-import NIOCore
+public import NIOCore
 
 /// The upstream chat model a chat completion is sent on to: an OpenAI-compatible
 /// `POST {base}/chat/completions` (OpenAI, Ollama, vLLM, llama.cpp, LM Studio), over
@@ -13,9 +12,11 @@ import NIOCore
 ///
 /// Errors say which model at which URL failed and how to fix it; the upstream's own error body
 /// goes into the error's cause, which only the server log shows.
-struct UpstreamChat: Sendable {
+public struct ChatUpstream: Sendable {
     /// The model, its base URL, key and timeout (`--llm`, `--llm-url`, `--llm-timeout`).
-    let model: ChatModel
+    public let model: ChatModel
+
+    public init(model: ChatModel) { self.model = model }
 
     /// The largest non-streamed answer kb reads. The default is 16 MiB.
     static let maxAnswerBytes = 16 << 20
@@ -23,7 +24,7 @@ struct UpstreamChat: Sendable {
     /// Sends `body` and returns the response once its head is in (within the timeout); the body
     /// is the caller's to read. A status outside 2xx is an error, with the upstream's body in its
     /// cause.
-    func send(_ body: Data, stream: Bool) async throws -> HTTPClientResponse {
+    public func send(_ body: Data, stream: Bool) async throws -> HTTPClientResponse {
         var request = HTTPClientRequest(url: model.baseURL.appendingPathComponent("chat/completions").absoluteString)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
@@ -53,7 +54,7 @@ struct UpstreamChat: Sendable {
 
     /// What an error on the way to the upstream means for the client: a timeout (504) or a
     /// model that did not answer (502).
-    func failure(_ error: any Error) -> any Error {
+    public func failure(_ error: any Error) -> any Error {
         if error is CancellationError || error is KBError { return error }
         if let error = error as? HTTPClientError {
             if error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
@@ -68,7 +69,7 @@ struct UpstreamChat: Sendable {
 
     /// The answer, when it was not streamed: read whole (up to `maxAnswerBytes`, within the
     /// timeout), a JSON object.
-    func answer(_ response: HTTPClientResponse) async throws -> [String: JSONValue] {
+    public func answer(_ response: HTTPClientResponse) async throws -> [String: JSONValue] {
         let buffer: ByteBuffer
         do {
             buffer = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
@@ -98,11 +99,11 @@ struct UpstreamChat: Sendable {
     /// upstream is read only when the caller wants more (a slow reader slows the upstream; kb
     /// holds one part), the timeout counts only the waits for the upstream, and `stop()` (the
     /// client went away) closes the upstream request.
-    final class Stream: Sendable {
-        let parts = AsyncThrowingChannel<ByteBuffer, any Error>()
+    public final class Stream: Sendable {
+        public let parts = AsyncThrowingChannel<ByteBuffer, any Error>()
         private let reader: Task<Void, Never>
 
-        init(_ response: HTTPClientResponse, from upstream: UpstreamChat) {
+        public init(_ response: HTTPClientResponse, from upstream: ChatUpstream) {
             let parts = parts
             reader = Task {
                 let waiting = LockedValue<ContinuousClock.Instant?>(nil)
@@ -138,11 +139,11 @@ struct UpstreamChat: Sendable {
         }
 
         /// Stops reading: the upstream request is closed.
-        func stop() { reader.cancel() }
+        public func stop() { reader.cancel() }
     }
 
     /// `the chat model openai:MODEL at URL`.
-    var describe: String { "The chat model \(model.name) at \(model.baseURL.absoluteString)" }
+    public var describe: String { "The chat model \(model.name) at \(model.baseURL.absoluteString)" }
 
     /// One client per timeout, for the life of the process (a client must be shut down before it
     /// goes, and the service's clients live as long as it does). `timeout` bounds connecting.
