@@ -138,8 +138,6 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ],
             // The console's files, embedded by scripts/embed-console.py as ConsoleAssets.swift.
             exclude: ["Console"],
@@ -188,7 +186,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "KBMemoryTests", dependencies: ["KBCore", "KBMemory"], swiftSettings: strict),
         .testTarget(
-            name: "KBKitTests", dependencies: ["KBCore", "KBStore", "KBSQLite", "KBIngest", "KBKit", "KBEmbed", "KBMemory", "KBRetrieval", "KBContext", "KBPostgres", "KBTestSupport"],
+            name: "KBKitTests",
+            dependencies: ["KBCore", "KBStore", "KBSQLite", "KBIngest", "KBKit", "KBEmbed", "KBMemory", "KBRetrieval", "KBContext", "KBPostgres", "KBTestSupport",
+                           .product(name: "NIOCore", package: "swift-nio")],
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "kbTests",

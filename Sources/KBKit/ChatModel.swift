@@ -1,13 +1,11 @@
 public import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import KBCore
 import KBEmbed
 
 /// A chat model behind an OpenAI-compatible `POST /chat/completions` endpoint (OpenAI, Ollama,
 /// vLLM, llama.cpp, LM Studio), asked for one JSON object. One try, within `timeout`: a model that
-/// is down, slow or answers with something else is a `.languageModel` error that says which.
+/// is down or answers with something else is a `.languageModel` error, one too slow an
+/// `.upstreamTimeout`, each saying which.
 /// The API key is sent as a bearer token and never appears in messages.
 ///
 /// ```swift
@@ -50,38 +48,18 @@ public struct ChatModel: Sendable, Hashable {
     public var name: String { "openai:" + model }
 
     /// Sends the system and user messages and returns the model's answer parsed as a JSON object
-    /// (a Markdown code fence around it is allowed).
+    /// (a Markdown code fence around it is allowed), through the same client as chat completions
+    /// (`ChatUpstream`): the same errors, timeouts and key handling.
     func askForJSON(system: String, user: String) async throws -> [String: JSONValue] {
-        let endpoint = baseURL.appendingPathComponent("chat/completions")
-        var request = URLRequest(url: endpoint, timeoutInterval: timeout)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        if let apiKey { request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization") }
+        let upstream = ChatUpstream(model: self)
         let body: JSONValue = [
             "model": .string(model), "temperature": 0, "response_format": ["type": "json_object"],
             "messages": [["role": "system", "content": .string(system)], ["role": "user", "content": .string(user)]],
         ]
-        request.httpBody = try KBJSON.encode(body)
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        let session = URLSession(configuration: configuration)
-        defer { session.finishTasksAndInvalidate() }
-        let data: Data, response: URLResponse
-        do {
-            (data, response) = try await session.dataCancellingSafely(for: request)
-        } catch let error as URLError {
-            throw KBError(.languageModel, "The model \(name) at \(baseURL.absoluteString) did not answer: "
-                + (error.code == .timedOut ? "no answer within \(Int(timeout)) s." : error.localizedDescription + "."))
-        }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        guard (200..<300).contains(status) else {
-            throw KBError(.languageModel, "The model \(name) at \(baseURL.absoluteString) answered HTTP \(status)"
-                + (status == 401 ? "; check KB_LLM_API_KEY." : "."))
-        }
-        guard case .object(let reply)? = try? JSONDecoder().decode(JSONValue.self, from: data),
-              case .array(let choices)? = reply["choices"], case .object(let choice)? = choices.first,
+        let reply = try await upstream.answer(try await upstream.send(try KBJSON.encode(body), stream: false))
+        guard case .array(let choices)? = reply["choices"], case .object(let choice)? = choices.first,
               case .object(let message)? = choice["message"], case .string(let content)? = message["content"] else {
-            throw KBError(.languageModel, "The model \(name) answered, but not as a chat completion (no choices[0].message.content).")
+            throw KBError(.languageModel, "\(upstream.describe) answered, but not as a chat completion (no choices[0].message.content).")
         }
         var text = content.trimmingCharacters(in: .whitespacesAndNewlines)
         if text.hasPrefix("```") {

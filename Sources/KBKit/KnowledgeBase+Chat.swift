@@ -1,9 +1,10 @@
-public import KBCore
+import KBCore
 
 /// What kb puts before a chat turn: the bot, its context with citations, and the system message
 /// (the bot's system prompt, then the `<context>` block) that leads the messages sent upstream.
 public struct ChatTurn: Sendable {
-    public var bot: Bot
+    /// The bot's name.
+    public var bot: String
     public var context: ContextResponse
     /// The first system message the model gets.
     public var system: String
@@ -13,11 +14,17 @@ extension KnowledgeBase {
     /// Prepares a chat completion turn: the bot's context for the last user turn, following the
     /// conversation before it (or the report's context, with `kb.report`), within the budget, and
     /// the system message built from them. A caller that may not use the bot gets `.forbidden`.
+    ///
+    /// The bot is read once, in the snapshot its context is ranked in (for a report's context,
+    /// which has no bot, it is read for its prompt); rights are checked once, by the context.
     public func chatTurn(_ request: ChatCompletionRequest, reports: [String: ReportTemplate] = [:], as caller: Caller) async throws -> ChatTurn {
-        let bot = try await self.bot(request.bot, as: caller)
+        try caller.requireBot(request.bot)   // before any work, for a report's context too
         let context = try await self.context(request.contextRequest(limits: limits), reports: reports, as: caller)
-        let prompt = bot.systemPrompt.trimmingCharacters(in: .whitespacesAndNewlines)
-        return ChatTurn(bot: bot, context: context, system: prompt.isEmpty ? context.context : prompt + "\n\n" + context.context)
+        let system = if context.bot == request.bot { context.system ?? "" } else {
+            try await store.snapshot { try $0.bot(named: request.bot) }.systemPrompt
+        }
+        let prompt = system.trimmingCharacters(in: .whitespacesAndNewlines)
+        return ChatTurn(bot: request.bot, context: context, system: prompt.isEmpty ? context.context : prompt + "\n\n" + context.context)
     }
 
     /// Learns from a chat turn once it is answered: memories proposed from the user's turns (the

@@ -177,7 +177,7 @@ public struct MCPService: Sendable {
         ]
         let request = try ChatCompletionRequest(json: try KBJSON.encode(body), limits: kb.limits)
         let turn = try await kb.chatTurn(request, reports: reports, as: try await caller())
-        return .init(description: "\(turn.bot.name): \(turn.context.citations.count) cited items, \(turn.context.tokens) tokens of context",
+        return .init(description: "\(turn.bot): \(turn.context.citations.count) cited items, \(turn.context.tokens) tokens of context",
                      messages: [.user(.text(text: turn.system)), .user(.text(text: turn.context.query))])
     }
 

@@ -56,21 +56,29 @@ struct ObservingMiddleware<Context: RequestContext>: RouterMiddleware {
         let fields = note.snapshot
         metrics.record(method: request.method.rawValue, route: route, status: status, elapsed: elapsed, degraded: fields.degraded)
         if let log, fields.logged {
-            var entry = RequestLogEntry(at: Date(), route: "\(request.method) \(route)", status: status,
-                                        requestID: response.headers[ErrorMiddleware<Context>.requestIDHeader] ?? "",
-                                        latencyMilliseconds: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
-            entry.caller = fields.caller ?? "admin"
-            entry.bot = fields.bot
-            entry.report = fields.report
-            if let user = fields.user { entry.userHash = try? await log.userHash(user) }
-            entry.results = fields.results
-            entry.tokens = fields.tokens
-            entry.budget = fields.budget
-            entry.degraded = fields.degraded
-            entry.query = fields.query
-            log.record(entry)
+            await log.record("\(request.method) \(route)", status: status, requestID: response.headers[ErrorMiddleware<Context>.requestIDHeader] ?? "",
+                             elapsed: elapsed, note: fields)
         }
         return response
+    }
+}
+
+extension RequestLog {
+    /// Writes the entry of a request — or of a step after one, such as a chat turn's learning —
+    /// from what its handler noted: the one way kb's service makes log entries.
+    func record(_ route: String, status: Int, requestID: String, elapsed: Duration, note fields: RequestNote.Fields) async {
+        var entry = RequestLogEntry(at: Date(), route: route, status: status, requestID: requestID,
+                                    latencyMilliseconds: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
+        entry.caller = fields.caller ?? "admin"
+        entry.bot = fields.bot
+        entry.report = fields.report
+        if let user = fields.user { entry.userHash = try? await userHash(user) }
+        entry.results = fields.results
+        entry.tokens = fields.tokens
+        entry.budget = fields.budget
+        entry.degraded = fields.degraded
+        entry.query = fields.query
+        record(entry)
     }
 }
 

@@ -2,34 +2,13 @@ import Foundation
 import KBCore
 import KBKit
 import MCP
-import NIOCore
 import Testing
 @testable import KBServer
 
 /// The pieces of chat completions that OpenAI's Python client does not reach on its own
-/// (Tests/Client/chat_completions.py drives the rest against a running kb serve): reading an
-/// upstream's Server-Sent Events as they arrive, the MCP chat prompt, and a service without a model.
+/// (Tests/Client/chat_completions.py drives the rest against a running kb serve): the MCP chat
+/// prompt and a service without a model. (Reading an upstream's events: ChatTests.)
 @Suite struct ChatRoutesTests {
-    @Test func eventsAreReadWholeWhateverWayTheBytesArrive() {
-        let stream = "data: {\"a\": \"Kyiv — Київ\"}\r\n\r\n: keep-alive\n\nevent: x\ndata: line one\ndata: line two\n\ndata: [DONE]\n\n"
-        let bytes = Array(stream.utf8)
-        // Every split point, the multi-byte letters included, gives the same events.
-        for cut in 1..<bytes.count {
-            var events = ServerSentEvents()
-            let read = events.append(ByteBuffer(bytes: bytes[..<cut])) + events.append(ByteBuffer(bytes: bytes[cut...]))
-            #expect(read.map(\.data) == ["{\"a\": \"Kyiv — Київ\"}", "line one\nline two", "[DONE]"], "cut at \(cut)")
-            #expect(read.map(\.raw) == ["data: {\"a\": \"Kyiv — Київ\"}", "event: x\ndata: line one\ndata: line two", "data: [DONE]"])
-        }
-    }
-
-    @Test func aStreamedAnswersTextIsGatheredByChoice() {
-        var text = ChatText()
-        text.read(#"{"id": "c1", "created": 7, "model": "m", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "See "}}]}"#)
-        text.read(#"{"id": "c1", "choices": [{"index": 1, "delta": {"content": "Other [3]"}}, {"index": 0, "delta": {"content": "[1]."}}]}"#)
-        text.read("not json")
-        #expect(text.contents == ["See [1].", "Other [3]"] && text.id == "c1" && text.created == 7 && text.model == "m")
-    }
-
     @Test func withoutAModelTheServiceSaysHowToGiveItOne() async throws {
         let fixture = try await Fixture()
         try await fixture.service().application().test(.router) { client in
