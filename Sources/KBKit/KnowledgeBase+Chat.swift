@@ -16,9 +16,11 @@ extension KnowledgeBase {
     /// the system message built from them. A caller that may not use the bot gets `.forbidden`.
     ///
     /// The bot is read once, in the snapshot its context is ranked in (for a report's context,
-    /// which has no bot, it is read for its prompt); rights are checked once, by the context.
+    /// which has no bot, it is read for its prompt); the caller's rights are checked once.
     public func chatTurn(_ request: ChatCompletionRequest, reports: [String: ReportTemplate] = [:], as caller: Caller) async throws -> ChatTurn {
-        try caller.requireBot(request.bot)   // before any work, for a report's context too
+        // A bot's context checks the caller's right to the bot; a report's context does not, so
+        // here, before any work.
+        if request.options.report != nil { try caller.requireBot(request.bot) }
         let context = try await self.context(request.contextRequest(limits: limits), reports: reports, as: caller)
         let system = if context.bot == request.bot { context.system ?? "" } else {
             try await store.snapshot { try $0.bot(named: request.bot) }.systemPrompt

@@ -132,6 +132,16 @@ import Testing
         let token = try await kb.createToken(other, as: .admin)
         let error = await #expect(throws: KBError.self) { try await kb.chatTurn(request, as: .token(token.info)) }
         #expect(error?.code == .forbidden)
+        // Nor through a report's context, which names no bot (even with the right to reports).
+        let reports = ["bread": try ReportTemplate(name: "bread", title: "Bread", sections: [.init(name: "bread", query: "sourdough", share: 1)])]
+        var report = request
+        report.options.report = "bread"
+        #expect(try await kb.chatTurn(report, reports: reports, as: .admin).system.hasPrefix("You bake.\n\n<context>"))
+        other.name = "reporter"
+        other.allow = ["reports"]
+        let reporter = try await kb.createToken(other, as: .admin)
+        let refused = await #expect(throws: KBError.self) { try await kb.chatTurn(report, reports: reports, as: .token(reporter.info)) }
+        #expect(refused?.code == .forbidden && refused?.message.contains("baker") == true, "\(String(describing: refused))")
     }
 
     // An upstream's Server-Sent Events, read as they arrive (ChatSession's stream).

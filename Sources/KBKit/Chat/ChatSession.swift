@@ -8,12 +8,7 @@ import NIOCore
 /// (`KnowledgeBase.chatTurn`), the upstream model asked with it as the first system message
 /// (`ChatUpstream`), the answer with its citations — whole, or streamed through as the upstream
 /// writes it and ended with kb's chunk of citations — and then, if the request asks, memories
-/// learned from the turn. The HTTP route and MCP only map it to their wire.
-///
-/// ```swift
-/// let session = try await ChatSession(request, on: kb, model: model, as: .admin)
-/// if case .complete(let answer) = try await session.answer() { print(answer) }
-/// ```
+/// learned from the turn. The HTTP route only maps it to JSON or Server-Sent Events.
 public struct ChatSession: Sendable {
     /// What an upstream exchange came to (nil: answered in full) and how long it took, for metrics.
     public typealias Observer = @Sendable (_ failure: (any Error)?, _ elapsed: Duration) -> Void
