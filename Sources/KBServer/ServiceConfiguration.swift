@@ -49,6 +49,9 @@ public struct ServiceConfiguration: Sendable {
     /// Folders kept in the index as their files change (`--watch`): new and edited files are
     /// read, deleted ones' sources removed (`FolderWatcher`). The default is none.
     public var watch: WatchSettings?
+    /// Check every JSON answer against the OpenAPI document and answer 500 on a mismatch (a test
+    /// aid: the tests and `KB_CHECK_ANSWERS=1` turn it on). The default is off.
+    public var checksAnswers = ProcessInfo.processInfo.environment["KB_CHECK_ANSWERS"] == "1"
 
     public init() {}
 

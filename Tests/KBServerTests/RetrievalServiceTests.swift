@@ -45,6 +45,7 @@ struct Fixture {
         configuration.token = token
         configuration.maxBodyBytes = maxBody
         configuration.reports = reports
+        configuration.checksAnswers = true   // every answer must match its OpenAPI schema
         return RetrievalService(kb: kb, configuration: configuration)
     }
 }
