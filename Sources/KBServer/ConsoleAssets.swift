@@ -109,6 +109,8 @@ ul { padding-left: 1.25rem; }
 const main = document.getElementById("main");
 const alertBox = document.getElementById("alert");
 let me = null;
+// kb's words for kinds of source and search modes, read from its OpenAPI document (not retyped here).
+let vocabulary = null;
 
 // ---- the API ----------------------------------------------------------------------------
 
@@ -205,9 +207,19 @@ function hiddenNote(what, why) { return el("p", { class: "note", text: `${what} 
 
 // ---- sign-in ----------------------------------------------------------------------------
 
+// The kinds a source may have (GET /v1/sources?kind=) and the search modes with the default, as
+// kb's OpenAPI document declares them.
+async function loadVocabulary() {
+  const documented = await api("GET", "/openapi.json");
+  const kind = (documented.paths["/v1/sources"].get.parameters || []).find(p => p.name === "kind");
+  const mode = documented.components.schemas.SearchRequest.properties.mode;
+  return { kinds: kind.schema.enum, modes: mode.enum, mode: mode.default };
+}
+
 function signOut(message) {
   sessionStorage.removeItem("kb-token");
   me = null;
+  vocabulary = null;
   location.hash = "#/signin";
   render();
   if (message) say(message);
@@ -263,7 +275,7 @@ const uploads = el("div", { "aria-live": "polite" });
 async function sources() {
   if (!may("sources")) { page("Sources", hiddenNote("The source list", `the token ${me.name} lacks the right "sources".`)); return; }
   const params = new URLSearchParams(location.hash.split("?")[1] || "");
-  const kind = el("select", {}, ["", "note", "pdf", "image", "epub", "html", "docx", "record"].map(k => el("option", { value: k, text: k || "any", selected: params.get("kind") === k })));
+  const kind = el("select", {}, ["", ...vocabulary.kinds].map(k => el("option", { value: k, text: k || "any", selected: params.get("kind") === k })));
   const user = el("input", { value: params.get("user") || "" });
   const bot = el("input", { value: params.get("bot") || "" });
   const tag = el("input", { value: params.get("tag") || "" });
@@ -452,7 +464,7 @@ async function playground() {
   const params = new URLSearchParams(location.hash.split("?")[1] || "");
   const input = (name, attributes = {}) => el("input", { name, value: params.get(name) || attributes.value || "", ...attributes });
   const q = input("q", { required: true });
-  const mode = el("select", { name: "mode" }, ["hybrid", "keyword", "vector"].map(m => el("option", { value: m, text: m, selected: (params.get("mode") || "hybrid") === m })));
+  const mode = el("select", { name: "mode" }, vocabulary.modes.map(m => el("option", { value: m, text: m, selected: (params.get("mode") || vocabulary.mode) === m })));
   const k = input("k", { type: "number", min: "1", max: "100", value: "8" });
   const bot = input("bot");
   const user = input("user");
@@ -484,7 +496,7 @@ async function playground() {
   if (!params.get("q")) return;
 
   const list = value => value ? value.split(",").map(s => s.trim()).filter(Boolean) : undefined;
-  const search = { query: params.get("q"), mode: params.get("mode") || "hybrid", k: Number(params.get("k") || 8), bot: params.get("bot") || undefined,
+  const search = { query: params.get("q"), mode: params.get("mode") || vocabulary.mode, k: Number(params.get("k") || 8), bot: params.get("bot") || undefined,
     user: params.get("user") || undefined, kinds: list(params.get("kinds")), tags: list(params.get("tags")), explain: true,
     candidates: params.get("candidates") ? Number(params.get("candidates")) : undefined,
     keywordWeight: params.get("kw") ? Number(params.get("kw")) : undefined, vectorWeight: params.get("vw") ? Number(params.get("vw")) : undefined,
@@ -723,6 +735,7 @@ async function render() {
   if (!token() || name === "signin") { document.getElementById("who").textContent = ""; signIn(); return; }
   await guarded(async () => {
     if (!me) me = await api("GET", "/v1/me");
+    if (!vocabulary) vocabulary = await loadVocabulary();
     const who = document.getElementById("who");
     who.replaceChildren(`Signed in as ${me.name}${me.readOnly ? " (read-only)" : ""} `,
       el("button", { class: "plain", type: "button", text: "Sign out", onclick: () => signOut() }));

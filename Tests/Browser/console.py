@@ -175,6 +175,12 @@ def run(browser, base, book):
 
     # The chunk inspector: the PDF's snippets by page, with the page the playground showed.
     open_screen(page, "Sources")
+    # The kinds to filter by are kb's own, read from its OpenAPI document (conversation included).
+    asked = urllib.request.Request(base + "/openapi.json", headers={"Authorization": "Bearer " + ADMIN})
+    documented = json.load(urllib.request.urlopen(asked, timeout=10))
+    kind = next(p for p in documented["paths"]["/v1/sources"]["get"]["parameters"] if p["name"] == "kind")["schema"]["enum"]
+    offered = page.get_by_label("Kind").locator("option").all_inner_texts()
+    check(offered == ["any"] + kind and "conversation" in offered, "the kinds to filter sources by are the ones kb documents", offered)
     page.get_by_role("link", name="reading-an-ephemeris", exact=True).click()
     expect(page.get_by_role("heading", name="Snippets of reading-an-ephemeris")).to_be_visible()
     expect(page.get_by_role("heading", name=label, exact=True)).to_be_visible()
