@@ -3,6 +3,7 @@ public import AsyncHTTPClient
 public import Foundation
 import KBCore
 public import NIOCore
+import NIOFoundationCompat
 
 /// The upstream chat model a chat completion is sent on to: an OpenAI-compatible
 /// `POST {base}/chat/completions` (OpenAI, Ollama, vLLM, llama.cpp, LM Studio), over
