@@ -140,9 +140,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            // The console's files, embedded by scripts/embed-console.py as ConsoleAssets.swift.
+            // The console's files, embedded into the binary at build time (the EmbedConsole plugin).
             exclude: ["Console"],
-            swiftSettings: strict),
+            swiftSettings: strict,
+            plugins: ["EmbedConsole"]),
+        // The console's files as Swift source (ConsoleAssets), made at build time.
+        .plugin(name: "EmbedConsole", capability: .buildTool(), dependencies: ["kb-embed-console"], path: "Plugins/EmbedConsole"),
+        .executableTarget(name: "kb-embed-console", path: "Plugins/kb-embed-console", swiftSettings: strict),
         .executableTarget(
             name: "kb",
             dependencies: [

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 SYSTEM = {"Foundation", "FoundationNetworking", "FoundationEssentials", "Dispatch", "Glibc", "Musl", "Darwin", "Testing",
-          "XCTest", "Synchronization", "os", "_Concurrency", "Observation", "RegexBuilder", "CoreFoundation", "PackageDescription"}
+          "XCTest", "Synchronization", "os", "_Concurrency", "Observation", "RegexBuilder", "CoreFoundation", "PackageDescription", "PackagePlugin"}
 IMPORT = re.compile(r"\s*(?:@testable |public |internal |package |@_exported |@preconcurrency )*import (?:struct |class |enum |func )?(\w+)")
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

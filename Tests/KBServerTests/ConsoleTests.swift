@@ -7,7 +7,8 @@ import KBKit
 import Testing
 @testable import KBServer
 
-/// The console's page and files: part of the binary and the same as Sources/KBServer/Console/,
+/// The console's page and files: part of the binary (embedded at build time by the EmbedConsole
+/// plugin) and the same as Sources/KBServer/Console/,
 /// served without a token under a strict Content-Security-Policy; `GET /v1/me` tells the page who
 /// the token is. (Tests/Browser/console.py drives the console in Chromium.)
 @Suite struct ConsoleTests {
@@ -16,10 +17,10 @@ import Testing
 
     @Test func theEmbeddedFilesAreTheConsolesFiles() throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.folder.path).sorted()
-        #expect(names == ConsoleAssets.files.keys.sorted(), "run python3 scripts/embed-console.py")
+        #expect(names == ConsoleAssets.files.keys.sorted(), "the EmbedConsole plugin embeds every file of the folder")
         for name in names {
             let text = try String(contentsOf: Self.folder.appendingPathComponent(name), encoding: .utf8)
-            #expect(ConsoleAssets.files[name]?.text == text.trimmingTrailingNewlines, "\(name) changed: run python3 scripts/embed-console.py")
+            #expect(ConsoleAssets.files[name]?.text == text.trimmingTrailingNewlines, "\(name): the embedded text is not the file's")
         }
     }
 

@@ -1,0 +1,53 @@
+// kb's HTTP API with the signed-in token, the signed-in session, messages and errors.
+
+import { signOut } from "./signin.js";
+
+// Who is signed in, and kb's words for kinds of source and search modes (read from its OpenAPI
+// document, not retyped here): set at sign-in, cleared at sign-out.
+export const session = { me: null, vocabulary: null };
+
+export const alertBox = document.getElementById("alert");
+
+export function token() { return sessionStorage.getItem("kb-token") || ""; }
+
+export async function api(method, path, body, contentType) {
+  const headers = {};
+  if (token()) headers["Authorization"] = "Bearer " + token();
+  let payload;
+  if (body instanceof Blob) {
+    payload = body;
+    headers["Content-Type"] = contentType;
+  } else if (body !== undefined) {
+    payload = JSON.stringify(body);
+    headers["Content-Type"] = "application/json";
+  }
+  const response = await fetch(path, { method, headers, body: payload, credentials: "omit", cache: "no-store" });
+  const text = await response.text();
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch { data = text; }
+  if (!response.ok) {
+    const message = data && data.error ? data.error.message : `${method} ${path} answered ${response.status}.`;
+    const error = new Error(message);
+    error.status = response.status;
+    throw error;
+  }
+  return data;
+}
+
+/// Shows `hash`, drawing the screen again when it is already the current one.
+export function go(hash) {
+  if (location.hash === hash) window.dispatchEvent(new HashChangeEvent("hashchange")); else location.hash = hash;
+}
+
+export function say(message) {
+  alertBox.textContent = message;
+  alertBox.hidden = !message;
+}
+
+export async function guarded(work) {
+  say("");
+  try { return await work(); } catch (error) {
+    if (error.status === 401) { signOut("Your token was refused: " + error.message); return; }
+    say(error.message);
+  }
+}
