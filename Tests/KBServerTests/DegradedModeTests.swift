@@ -102,12 +102,13 @@ import Testing
     @Test func aRemoteIndexIsSearchedThroughAMovedEndpoint() async throws {
         let root = try Self.notes()
         let path = TestBackend.freshIndex(in: root)
-        let old = try await faultServer(FaultScript())
+        let oldScript = FaultScript()
+        let old = try await faultServer(oldScript)
+        defer { old.stop() }
         let built = try KnowledgeBase.open(at: path)
         let (embedder, record) = try await built.embedder(.openAI(model: "test-model", url: old.url.absoluteString))
         #expect(await built.ingest([root.appendingPathComponent("notes").path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
-        old.stop()
-        try await Task.sleep(nanoseconds: 200_000_000)
+        await oldScript.moveAway()
 
         let script = FaultScript()
         let moved = try await faultServer(script)

@@ -68,11 +68,17 @@ actor FaultScript {
         requests += 1
         authorization.append(header ?? "")
         if let poison, texts.contains(where: { $0.contains(poison) }) { return .status(500, retryAfter: nil) }
+        if gone { return .status(404, retryAfter: nil) }
         inputs += texts
         return replies.isEmpty ? .ok : replies.removeFirst()
     }
 
     func clearPoison() { poison = nil }
+
+    /// The endpoint has moved: every later request is a 404 (a stopped server may still be listening
+    /// for a moment, and its port may go to another test's server).
+    var gone = false
+    func moveAway() { gone = true }
 }
 
 func faultServer(_ script: FaultScript, dimension: Int = 384) async throws -> LiveServer {

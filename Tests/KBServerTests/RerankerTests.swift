@@ -223,11 +223,10 @@ func rerankConfiguration(_ url: URL, attempts: Int = 3, timeout: Double = 30) ->
         #expect(slow.degraded?.reason.contains("rerank:test-reranker") == true)
         #expect(slow.degraded?.reason.contains("no answer within the timeout") == true)
 
-        // Nothing listens on a port the stopped server held.
-        let stopped = try await rerankServer(RerankScript())
-        stopped.stop()
-        try await Task.sleep(nanoseconds: 200_000_000)
-        kb.useRetrievalStage(RerankingStage(reranker: try HTTPReranker(rerankConfiguration(stopped.url, attempts: 2))))
+        // Nothing listens on port 9 (discard; below the ephemeral range, so no other test's server can
+        // take it, as one could take a port a stopped server held while the tests run in parallel).
+        let nowhere = URL(string: "http://127.0.0.1:9/v1")!
+        kb.useRetrievalStage(RerankingStage(reranker: try HTTPReranker(rerankConfiguration(nowhere, attempts: 2))))
         let dead = try await kb.search(search)
         #expect(dead.hits.map(\.snippetID) == first)
         #expect(dead.degraded?.reason.contains("failed 2 times") == true)
