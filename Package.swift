@@ -14,11 +14,14 @@ let package = Package(
         // KBKit and the modules its API speaks in (its vocabulary, the storage types, ingest and
         // context options, memories, evaluation), so that a package using it can import them too.
         .library(name: "KBKit", targets: ["KBKit", "KBCore", "KBStore", "KBIngest", "KBRetrieval", "KBContext", "KBMemory", "KBEval"]),
+        // Indexes in PostgreSQL + pgvector (postgres:// URLs): an app registers its engine at start,
+        // `KnowledgeBase.register(PostgresEngine())`.
+        .library(name: "KBPostgres", targets: ["KBPostgres"]),
     ],
     // What a package that depends on kb may leave out. With none of them, KBKit needs only SQLite,
     // OpenBLAS, poppler and the model: `.package(path: "…/kb", traits: [])`.
     traits: [
-        .trait(name: "PostgreSQL", description: "Indexes in PostgreSQL with pgvector (postgres:// URLs), for several servers on one index."),
+        .trait(name: "PostgreSQL", description: "kb's own indexes in PostgreSQL with pgvector (postgres:// URLs), for several servers on one index; a package using KBKit adds the KBPostgres product instead."),
         .trait(name: "OCR", description: "Scans and PDF pages without a text layer read by Tesseract (libtesseract-dev, libleptonica-dev)."),
         .trait(name: "Server", description: "kb serve (HTTP retrieval service, Hummingbird) and kb mcp (Model Context Protocol)."),
         .default(enabledTraits: ["PostgreSQL", "OCR", "Server"]),
@@ -117,7 +120,6 @@ let package = Package(
             name: "KBKit",
             dependencies: [
                 "KBCore", "KBStore", "KBIngest", "KBSQLite", "KBEmbed", "KBEval", "KBMemory", "KBRetrieval", "KBContext",
-                .target(name: "KBPostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
                 // The upstream chat model (chat completions, the rewriter, memory extraction).
@@ -152,6 +154,8 @@ let package = Package(
             dependencies: [
                 "KBCore", "KBStore", "KBKit", "KBEval", "KBIngest", "KBMemory", "KBContext", "KBEmbed", "KBRetrieval",
                 .target(name: "KBServer", condition: .when(traits: ["Server"])),
+                // Registered by kb's composition root (KB.main) for postgres:// indexes.
+                .target(name: "KBPostgres", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -163,7 +167,7 @@ let package = Package(
             swiftSettings: strict),
         // Which backend the tests run against (SQLite, or PostgreSQL when scripts/test.sh says so),
         // and the scans with known text the OCR tests and scripts/bench-ocr.sh make.
-        .target(name: "KBTestSupport", dependencies: ["CPoppler", "CTesseract", .product(name: "ZIPFoundation", package: "ZIPFoundation")], path: "Tests/KBTestSupport", swiftSettings: strict),
+        .target(name: "KBTestSupport", dependencies: ["CPoppler", "CTesseract", "KBKit", "KBPostgres", .product(name: "ZIPFoundation", package: "ZIPFoundation")], path: "Tests/KBTestSupport", swiftSettings: strict),
         .testTarget(
             name: "KBIngestTests", dependencies: ["KBCore", "KBIngest", "KBTestSupport"], resources: [.copy("Fixtures")],
             swiftSettings: strict),

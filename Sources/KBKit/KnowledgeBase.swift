@@ -4,9 +4,6 @@ public import KBCore
 public import KBRetrieval
 import KBSQLite
 public import KBStore
-#if PostgreSQL
-import KBPostgres
-#endif
 
 /// A knowledge base: an index (one SQLite file, or a PostgreSQL database that several servers
 /// share) and everything kb does with it — ingest, search, memories, bots, context.
@@ -93,7 +90,8 @@ public final class KnowledgeBase: Sendable {
     /// Opens (or, with `create`, makes) the index at `path`; requests are held to `limits`.
     ///
     /// - Parameters:
-    ///   - path: an SQLite file, or (with the PostgreSQL trait) a `postgres://` URL.
+    ///   - path: an SQLite file, or the URL of a registered engine's index (`postgres://…` once
+    ///     `PostgresEngine` is registered: ``register(_:)``).
     ///   - create: make the index when there is none (else that is an error saying how to make one).
     ///   - limits: what requests may ask for.
     ///   - profile: every depth and limit of retrieval (the defaults unless given).
@@ -112,25 +110,45 @@ public final class KnowledgeBase: Sendable {
                              limits: limits, profile: profile, environment: environment, embedderURL: embedderURL, queryCacheBytes: queryCacheBytes)
     }
 
-    /// Whether `location` names a database server rather than a file (`postgres://…`).
+    /// Whether `location` names a database server (`postgres://…`, any `scheme://`) rather than a file.
     public static func isDatabaseURL(_ location: String) -> Bool {
-        location.hasPrefix("postgres://") || location.hasPrefix("postgresql://")
+        StoreLocation.scheme(of: location) != nil
     }
 
-    /// The store `location` names — the one place a backend is chosen: a PostgreSQL database for
-    /// `postgres://…` (with `options`), else the SQLite file at that path.
-    static func openStore(_ location: String, create: Bool, options: StoreOptions, environment: [String: String]) throws -> any IndexStore {
-        if isDatabaseURL(location) {
-            #if PostgreSQL
-            return try PostgresStore.open(url: location, create: create, connections: options.connections,
-                                          textSearchConfig: options.textSearch, analyzer: try FoldingAnalyzer(language: .auto),
-                                          environment: environment)
-            #else
-            throw KBError(.unsupportedMode,
-                "\(location) is a PostgreSQL database, and this build of kb has no PostgreSQL support. Build kb with the PostgreSQL trait (it is on by default), or use an SQLite file.")
-            #endif
+    /// The engines indexes are opened with: SQLite files, built in, and those registered.
+    private static let engines = LockedValue<[any StoreEngine]>([SQLiteEngine()])
+
+    /// Lets knowledge bases open the locations whose scheme `engine` names (a later engine for a
+    /// scheme replaces an earlier one). Call it once, at start, before opening such a location:
+    ///
+    /// ```swift
+    /// KnowledgeBase.register(PostgresEngine())
+    /// let kb = try KnowledgeBase.open(at: "postgres://kb@db.internal:5432/kb")
+    /// ```
+    public static func register(_ engine: any StoreEngine) {
+        engines.withLock { engines in
+            engines.removeAll { !Set($0.schemes).isDisjoint(with: engine.schemes) || ($0.schemes.isEmpty && engine.schemes.isEmpty) }
+            engines.append(engine)
         }
-        return try SQLiteStore.open(at: FileScanner.absolute(location), create: create)
+    }
+
+    /// The URL schemes knowledge bases can open now, sorted.
+    public static var registeredSchemes: [String] { engines.withLock { $0.flatMap(\.schemes) }.sorted() }
+
+    /// The store `location` names — the one place an engine is chosen: the registered engine of the
+    /// location's scheme, else (a plain path) the file engine, with the path made absolute.
+    static func openStore(_ location: String, create: Bool, options: StoreOptions, environment: [String: String]) throws -> any IndexStore {
+        let scheme = StoreLocation.scheme(of: location)
+        let engine = engines.withLock { engines in engines.last { scheme.map($0.schemes.contains) ?? $0.schemes.isEmpty } }
+        guard let engine else {
+            let known = registeredSchemes.map { "\($0)://" }
+            let fix = scheme == "postgres" || scheme == "postgresql"
+                ? "PostgreSQL indexes are opened by KBPostgres's PostgresEngine: call KnowledgeBase.register(PostgresEngine()) once at start (the kb command does; its PostgreSQL trait is on by default)"
+                : "Give a file path for an SQLite index" + (known.isEmpty ? "" : ", or a location of \(known.joined(separator: ", "))")
+            throw KBError(.unsupportedMode, "No store engine opens \(scheme ?? "")://… locations like \(StoreLocation.shown(location)) here. \(fix).")
+        }
+        let opening = StoreOpening(create: create, options: options, analyzer: try FoldingAnalyzer(language: .auto), environment: environment)
+        return try engine.open(scheme == nil ? FileScanner.absolute(location) : location, opening)
     }
 
     /// Opens the index for a service, making an empty one when there is none yet (so that a service

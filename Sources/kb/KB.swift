@@ -2,6 +2,9 @@ import ArgumentParser
 import Foundation
 import KBCore
 import KBKit
+#if PostgreSQL
+import KBPostgres
+#endif
 
 @main
 struct KB: AsyncParsableCommand {
@@ -24,6 +27,23 @@ struct KB: AsyncParsableCommand {
         commands += [Serve.self, MCP.self, TokenCommand.self, Usage.self]
         #endif
         return commands + [Reindex.self, Export.self, IndexCommand.self]
+    }
+
+    /// The composition root: the store engines this build has are registered, then the command runs.
+    static func main() async {
+        #if PostgreSQL
+        KnowledgeBase.register(PostgresEngine())
+        #endif
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
     }
 }
 

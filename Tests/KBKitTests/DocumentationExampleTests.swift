@@ -1,7 +1,9 @@
 import Foundation
 import KBCore
 import KBIngest
+import KBPostgres
 import KBRetrieval
+import KBSQLite
 import KBStore
 import KBTestSupport
 import Testing
@@ -32,6 +34,22 @@ import Testing
         let report = await kb.ingest([notes], options: IngestOptions(), embedder: embedder, record: record)
         let results = try await kb.search(SearchQuery("venus in the tenth house"))
         #expect(report.added == 1 && results.hits.first?.sourceTitle == "Venus in the tenth house")
+    }
+
+    @Test func aPostgreSQLIndexOnceItsEngineIsRegistered() throws {
+        KnowledgeBase.register(PostgresEngine())
+        let kb = try KnowledgeBase.open(at: "postgres://kb@db.internal:5432/kb")
+        // The store is made at once; it connects at its first transaction.
+        #expect(kb.path == "postgres://kb@db.internal:5432/kb" && !(kb.store is SQLiteStore))
+        #expect(KnowledgeBase.registeredSchemes == ["postgres", "postgresql"])
+        // A scheme no engine opens is an error naming those that are, without the password.
+        let error = #expect(throws: KBError.self) { try KnowledgeBase.open(at: "mysql://kb:secret@db/kb") }
+        #expect(error?.code == .unsupportedMode && error?.message.contains("postgres://") == true)
+        #expect(error?.message.contains("secret") == false && error?.message.contains("mysql://kb@db/kb") == true)
+        // A file path is SQLite's, whatever is registered.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("kb-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        #expect(try KnowledgeBase.open(at: file).store is SQLiteStore)
     }
 
     @Test func cachingEmbedder() async throws {

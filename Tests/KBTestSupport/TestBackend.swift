@@ -1,4 +1,6 @@
 public import Foundation
+import KBKit
+import KBPostgres
 
 /// Which storage backend the suite runs against. By default every index is an SQLite file;
 /// with `KB_TEST_BACKEND=postgres` and `KB_TEST_POSTGRES_URL=postgres://USER@HOST:PORT/DB`
@@ -15,11 +17,15 @@ public enum TestBackend {
         return url
     }()
 
+    /// The suite's composition root: PostgreSQL indexes open as kb's own do.
+    private static let engines: Void = KnowledgeBase.register(PostgresEngine())
+
     public static var isSQLite: Bool { postgresServer == nil }
     public static var isPostgres: Bool { postgresServer != nil }
 
     /// A new, empty index: `folder/name` for SQLite, else a new database on the test server.
     public static func freshIndex(in folder: URL, name: String = "kb.sqlite") -> String {
+        _ = engines
         guard let server = postgresServer, var parts = URLComponents(string: server) else {
             return folder.appendingPathComponent(name).path
         }
