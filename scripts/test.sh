@@ -6,7 +6,7 @@
 #   - every import declared in Package.swift (scripts/check-imports.py), then kb and its tests
 #     built with SwiftPM's explicit import check; a compiler warning from kb's own sources fails
 #     the build phase;
-#   - the tests against SQLite;
+#   - the tests against SQLite, with the store contract (KBStoreTests) on SQLite and PostgreSQL;
 #   - web pages against a local kb in Debian's Chromium (scripts/browser-test.sh);
 #   - OpenAI's Python client against kb serve's chat completions, with a stub upstream model
 #     (scripts/client-test.sh), on SQLite and on PostgreSQL;
@@ -54,26 +54,8 @@ PHASE_ERRORS=': (error|warning):|^error:' phase "Build kb and its tests (debug, 
 # How many tests a run's log says ran, for the phase's line.
 count_tests() { grep -oE "Test run with [0-9]+ tests" "$1" | tail -n 1 | sed 's/Test run with //'; }
 
-run_tests() {
-    swift test --skip-build "${C_OPTIMISED[@]}" "$@" || return
-    phase_note "$(count_tests "$KB_LOGS/tests.log") passed"
-}
-PHASE_ERRORS='✘|error:' phase "Tests (SQLite)" tests run_tests "$@"
-
-browser_tests() {
-    KB_BIN="$KB_ROOT/.build/debug/kb" bash scripts/browser-test.sh || return
-    phase_note "$(grep -c '^  ok ' "$KB_LOGS/browser.log") checks"
-}
-PHASE_ERRORS='FAIL|error' phase "Browser tests (Chromium)" browser browser_tests
-
-# OpenAI's Python client against kb serve's chat completions, with a stub upstream model.
-client_tests() {
-    KB_BIN="$KB_ROOT/.build/debug/kb" bash scripts/client-test.sh || return
-    phase_note "$(grep -c '^  ok ' "$KB_LOGS/$1.log") checks"
-}
-PHASE_ERRORS='FAIL|error' phase "Chat completions with OpenAI's client (SQLite)" client client_tests client
-
-# The suites that open indexes, again against PostgreSQL, on a throwaway server.
+# A throwaway PostgreSQL server, started before the tests: the store contract (KBStoreTests) runs on
+# it and on SQLite in the first run, and the suites that open indexes run again against it later.
 PG_FOLDER="" PG_URL=""
 start_postgres() {
     PG_FOLDER="$(mktemp -d)"
@@ -97,8 +79,30 @@ else
         phase_skip "Tests (PostgreSQL + pgvector)" "no server could start here; see .build/logs/postgres.log"
         PG_URL=""
     fi
-    [ -z "$PG_URL" ] || PHASE_ERRORS='✘|error:' phase "Tests (PostgreSQL + pgvector)" tests-postgres postgres_tests "$@"
-    [ -z "$PG_URL" ] || KB_TEST_DB="$PG_URL" PHASE_ERRORS='FAIL|error' \
+fi
+
+run_tests() {
+    KB_TEST_POSTGRES_URL="$PG_URL" swift test --skip-build "${C_OPTIMISED[@]}" "$@" || return
+    phase_note "$(count_tests "$KB_LOGS/tests.log") passed; the store contract on SQLite${PG_URL:+ and PostgreSQL}"
+}
+PHASE_ERRORS='✘|error:' phase "Tests (SQLite)" tests run_tests "$@"
+
+browser_tests() {
+    KB_BIN="$KB_ROOT/.build/debug/kb" bash scripts/browser-test.sh || return
+    phase_note "$(grep -c '^  ok ' "$KB_LOGS/browser.log") checks"
+}
+PHASE_ERRORS='FAIL|error' phase "Browser tests (Chromium)" browser browser_tests
+
+# OpenAI's Python client against kb serve's chat completions, with a stub upstream model.
+client_tests() {
+    KB_BIN="$KB_ROOT/.build/debug/kb" bash scripts/client-test.sh || return
+    phase_note "$(grep -c '^  ok ' "$KB_LOGS/$1.log") checks"
+}
+PHASE_ERRORS='FAIL|error' phase "Chat completions with OpenAI's client (SQLite)" client client_tests client
+
+if [ -n "$PG_URL" ]; then
+    PHASE_ERRORS='✘|error:' phase "Tests (PostgreSQL + pgvector)" tests-postgres postgres_tests "$@"
+    KB_TEST_DB="$PG_URL" PHASE_ERRORS='FAIL|error' \
         phase "Chat completions with OpenAI's client (PostgreSQL)" client-postgres client_tests client-postgres
 fi
 

@@ -2,7 +2,6 @@ import Foundation
 import GRDB
 import KBCore
 import KBStore
-import KBStore
 import Testing
 @testable import KBSQLite
 
@@ -11,30 +10,6 @@ import Testing
         let store = try temporaryStore()
         #expect(try await store.meta("schema_version") == String(Schema.version))
         #expect(try await store.status().schemaVersion == Schema.version)
-    }
-
-    @Test func keywordSearchFindsStoredSnippetsWithTheirMetadata() async throws {
-        let store = try temporaryStore()
-        try await store.replace(document("/a.md", title: "Venus", tags: ["planet:venus"], snippets: ["Venus rules love and money.", "Nothing here."]))
-        let hits = try await store.keywordSearch(SearchQuery("money"))
-        #expect(hits.count == 1)
-        let hit = try #require(hits.first)
-        #expect(hit.sourceTitle == "Venus")
-        #expect(hit.sourcePath == "/a.md")
-        #expect(hit.snippet.headingPath == ["H", "Sub 0"])
-        #expect(hit.snippet.tags == ["planet:venus"])
-        #expect(hit.excerpt.contains("**money**"))
-        #expect(hit.rank == 1 && hit.score > 0)
-    }
-
-    @Test func titlesHeadingsAndKeywordsAreSearchable() async throws {
-        let store = try temporaryStore()
-        var doc = document("/a.md", title: "Saturn Return", snippets: ["Discipline."])
-        doc.source.keywords = ["alias: Kronos"]
-        try await store.replace(doc)
-        #expect(try await store.keywordSearch(SearchQuery("saturn")).count == 1)
-        #expect(try await store.keywordSearch(SearchQuery("kronos")).count == 1)
-        #expect(try await store.keywordSearch(SearchQuery("sub")).count == 1)
     }
 
     @Test func replacingASourceReplacesItsKeywordIndexEntries() async throws {
@@ -46,29 +21,6 @@ import Testing
         #expect(try await store.status().snippets == 1)
         let ftsRows = try await store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM snippets_fts") }
         #expect(ftsRows == 1)
-    }
-
-    @Test func removingASourceRemovesItFromSearchAndUnusedTags() async throws {
-        let store = try temporaryStore()
-        try await store.replace(document("/dir/a.md", tags: ["x"], snippets: ["alpha"]))
-        try await store.replace(document("/dir/sub/b.md", snippets: ["alpha"]))
-        try await store.replace(document("/dirty.md", snippets: ["alpha"]))
-        let removed = try await store.removeSources(matching: ["/dir"]).paths
-        #expect(Set(removed) == ["/dir/a.md", "/dir/sub/b.md"])
-        #expect(try await store.keywordSearch(SearchQuery("alpha")).map(\.sourcePath) == ["/dirty.md"])
-        #expect(try await store.status().tags == 0)
-    }
-
-    @Test(arguments: [
-        "\"venus unbalanced", "venus*", "-venus", "title:venus", "(venus", "venus)", "NEAR(venus love)", "venus AND",
-        "OR", "NOT love", "^venus", "'; DROP TABLE snippets; --", "{venus}", "venus + love", "💫 venus",
-    ])
-    func hostileQueriesAreSearchedAsPlainWords(query: String) async throws {
-        let store = try temporaryStore()
-        try await store.replace(document("/a.md", snippets: ["Venus and love near the drop table or not."]))
-        let hits = try await store.keywordSearch(SearchQuery(query))
-        #expect(hits.count == 1)
-        #expect(try await store.status().snippets == 1)
     }
 
     @Test func botSourcesRoundTripWhateverTheirPathsHold() async throws {
@@ -119,51 +71,6 @@ import Testing
         #expect(memories.map(\.validTo) == [Date(timeIntervalSince1970: 200), nil])
         #expect(memories.map(\.isCurrent) == [false, true] && memories.allSatisfy { !$0.flaggedWrong && $0.useful == 0 })
         #expect(try await store.status().schemaVersion == Schema.version)
-    }
-
-    @Test func aQueryWithoutWordsIsAClearError() async throws {
-        let store = try temporaryStore()
-        let error = try await #require(throws: KBError.self) { try await store.keywordSearch(SearchQuery("*** ()")) }
-        #expect(error.code == .unprocessable)
-    }
-
-    @Test func tagFiltersApplyBeforeTheLimit() async throws {
-        let store = try temporaryStore()
-        // 50 strongly matching snippets without the tag, 12 weakly matching ones with it.
-        for i in 0..<50 {
-            try await store.replace(document("/other/\(i).md", snippets: ["venus venus venus venus \(i)"]))
-        }
-        for i in 0..<12 {
-            try await store.replace(document("/career/\(i).md", snippets: ["venus and a long text about work and ambition number \(i)"],
-                                       snippetTags: [["area:career"]]))
-        }
-        var query = SearchQuery("venus")
-        query.limit = 10
-        query.tags = ["area:career"]
-        let hits = try await store.keywordSearch(query)
-        #expect(hits.count == 10)
-        #expect(hits.allSatisfy { $0.snippet.tags.contains("area:career") })
-    }
-
-    @Test func everyTagMustMatch() async throws {
-        let store = try temporaryStore()
-        try await store.replace(document("/a.md", snippets: ["moon"], snippetTags: [["a", "b"]]))
-        try await store.replace(document("/b.md", snippets: ["moon"], snippetTags: [["a"]]))
-        var query = SearchQuery("moon")
-        query.tags = ["a", "b"]
-        #expect(try await store.keywordSearch(query).map(\.sourcePath) == ["/a.md"])
-    }
-
-    @Test func kindAndSourcePrefixFiltersNarrowResults() async throws {
-        let store = try temporaryStore()
-        try await store.replace(document("/notes/a.md", snippets: ["moon"]))
-        try await store.replace(document("/books/b.pdf", kind: .pdf, snippets: ["moon"]))
-        var byKind = SearchQuery("moon")
-        byKind.kinds = [.pdf]
-        #expect(try await store.keywordSearch(byKind).map(\.sourcePath) == ["/books/b.pdf"])
-        var byPrefix = SearchQuery("moon")
-        byPrefix.sourcePrefixes = ["/notes/"]
-        #expect(try await store.keywordSearch(byPrefix).map(\.sourcePath) == ["/notes/a.md"])
     }
 
     /// A filtered keyword ranking reads the index's ranking until enough snippets pass the filters

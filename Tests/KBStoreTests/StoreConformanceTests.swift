@@ -1,0 +1,379 @@
+import Foundation
+import KBCore
+import KBStore
+import Testing
+
+/// The store contract (`IndexStore` and `IndexSnapshot`), checked rule by rule on every engine
+/// this run has: what KBKit relies on of any store, whatever its SQL. An engine that breaks a
+/// rule fails here by name, before any test of what kb builds on it.
+@Suite struct StoreConformanceTests {
+    static let vectors = EmbedderRecord(name: "test-vectors", dimension: 3, spec: "test-vectors")
+
+    /// A search of memories only (knowledge searches leave them out).
+    static func memories(_ text: String) -> SearchQuery {
+        var query = SearchQuery(text)
+        query.kinds = [.memory]
+        return query
+    }
+
+    // MARK: Opening
+
+    @Test(arguments: ContractEngine.all)
+    func aMissingIndexIsNotMadeUnlessAsked(engine: ContractEngine) async throws {
+        let location = engine.freshLocation()
+        let error = await #expect(throws: KBError.self) {
+            let store = try engine.open(location, create: false)
+            _ = try await store.status()
+        }
+        #expect(error?.code == .noIndex)
+        // Nothing was made on the way: asking again is the same answer.
+        let again = await #expect(throws: KBError.self) { _ = try await engine.open(location, create: false).status() }
+        #expect(again?.code == .noIndex)
+        let made = try engine.open(location, create: true)
+        #expect(try await made.status().sources == 0)
+        #expect(try await engine.open(location, create: false).status().sources == 0)
+    }
+
+    // MARK: Sources and snippets
+
+    @Test(arguments: ContractEngine.all)
+    func aStoredSourceIsReadBackWithItsSnippetsVectorsAndHash(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        let document = contractDocument("/notes/venus.md", title: "Venus", tags: ["planet:venus"], snippets: ["Venus rules love.", "And money."], hash: "h-venus")
+        let before = try await store.snapshot { try $0.generation() }
+        let effect = try await store.replace(document, vectors: [[1, 0, 0], [0, 1, 0]], embedder: Self.vectors)
+        #expect(effect.insertedSnippets.count == 2 && effect.removedSnippets.isEmpty && effect.generation > before)
+        let (read, hashes, vectors, status) = try await store.snapshot { snapshot in
+            (try snapshot.document(path: "/notes/venus.md"), try snapshot.contentHashes(),
+             try snapshot.vectors(of: effect.insertedSnippets, embedder: Self.vectors), try snapshot.status())
+        }
+        #expect(read?.source.title == "Venus" && read?.source.tags == ["planet:venus"])
+        #expect(read?.snippets.map(\.text) == ["Venus rules love.", "And money."])
+        #expect(read?.snippets.map(\.headingPath) == [["H", "Sub 0"], ["H", "Sub 1"]])
+        #expect(hashes == ["/notes/venus.md": "h-venus"])
+        #expect(vectors[effect.insertedSnippets[0]] == [1, 0, 0] && vectors[effect.insertedSnippets[1]] == [0, 1, 0])
+        #expect(status.sources == 1 && status.snippets == 2 && status.embedder?.name == "test-vectors")
+    }
+
+    @Test(arguments: ContractEngine.all)
+    func replacingASourceReplacesItsSnippetsInSearch(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        let first = try await store.replace(contractDocument("/a.md", snippets: ["old words"]))
+        let second = try await store.replace(contractDocument("/a.md", snippets: ["new words"], hash: "h2"))
+        #expect(second.removedSnippets == first.insertedSnippets && second.generation > first.generation)
+        #expect(try await store.keywordSearch(SearchQuery("old")).isEmpty)
+        #expect(try await store.keywordSearch(SearchQuery("new")).count == 1)
+        #expect(try await store.status().snippets == 1)
+    }
+
+    @Test(arguments: ContractEngine.all)
+    func aBatchIsStoredWholeOrNotAtAll(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        try await store.replace(contractDocument("/a.md", snippets: ["original text"]), vectors: [[1, 0, 0]], embedder: Self.vectors)
+        let good = contractDocument("/a.md", snippets: ["replacement"], hash: "h2")
+        let bad = contractDocument("/b.md", snippets: ["one", "two"])
+        await #expect(throws: KBError.self) {
+            // The second source has one vector for two snippets.
+            try await store.replace([(good, [[0, 1, 0]]), (bad, [[0, 0, 1]])], embedder: Self.vectors, ingestedAt: Date())
+        }
+        #expect(try await store.paths() == ["/a.md"])
+        #expect(try await store.keywordSearch(SearchQuery("original")).count == 1)
+        #expect(try await store.keywordSearch(SearchQuery("replacement")).isEmpty)
+        #expect(try await store.snapshot { try $0.contentHashes() } == ["/a.md": "h"])
+    }
+
+    @Test(arguments: ContractEngine.all)
+    func sourcesAreRemovedByFolderOrByExactPath(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        try await store.replace(contractDocument("/dir/a.md", tags: ["x"], snippets: ["alpha"]))
+        try await store.replace(contractDocument("/dir/sub/b.md", snippets: ["alpha"]))
+        try await store.replace(contractDocument("/dirty.md", snippets: ["alpha"]))
+        try await store.replace(contractDocument("/keep.md", snippets: ["alpha"]))
+        let removed = try await store.removeSources(matching: ["/dir"])
+        #expect(Set(removed.paths) == ["/dir/a.md", "/dir/sub/b.md"] && removed.effect.removedSnippets.count == 2)
+        #expect(try await store.keywordSearch(SearchQuery("alpha")).map(\.sourcePath).sorted() == ["/dirty.md", "/keep.md"])
+        #expect(try await store.status().tags == 0)   // the tag only /dir/a.md had is gone with it
+        // Exactly: a path names one source, never a folder's.
+        #expect(try await store.removeSources(exactly: ["/dirt", "/keep.md"]).count == 1)
+        #expect(try await store.paths() == ["/dirty.md"])
+        #expect(try await store.removeSources(exactly: ["/nothing.md"]).count == 0)
+    }
+
+    // MARK: Keyword search
+
+    @Test(arguments: ContractEngine.all)
+    func keywordSearchFindsStoredSnippetsWithTheirMetadata(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        try await store.replace(contractDocument("/a.md", title: "Venus", tags: ["planet:venus"], snippets: ["Venus rules love and money.", "Nothing here."]))
+        let hits = try await store.keywordSearch(SearchQuery("money"))
+        let hit = try #require(hits.first)
+        #expect(hits.count == 1)
+        #expect(hit.sourceTitle == "Venus" && hit.sourcePath == "/a.md")
+        #expect(hit.snippet.headingPath == ["H", "Sub 0"] && hit.snippet.tags == ["planet:venus"])
+        #expect(hit.excerpt.contains("**money**"))
+        #expect(hit.rank == 1 && hit.score > 0)
+    }
+
+    @Test(arguments: ContractEngine.all)
+    func titlesHeadingsAndKeywordsAreSearchable(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        var document = contractDocument("/a.md", title: "Saturn Return", snippets: ["Discipline."])
+        document.source.keywords = ["alias: Kronos"]
+        try await store.replace(document)
+        for word in ["saturn", "kronos", "sub", "discipline"] {
+            #expect(try await store.keywordSearch(SearchQuery(word)).count == 1, "\(word)")
+        }
+    }
+
+    @Test(arguments: ContractEngine.all)
+    func hostileQueriesAreSearchedAsPlainWords(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        try await store.replace(contractDocument("/a.md", snippets: ["Venus and love near the drop table or not."]))
+        for query in ["\"venus unbalanced", "venus*", "-venus", "title:venus", "(venus", "NEAR(venus love)", "venus AND", "OR",
+                      "^venus", "'; DROP TABLE snippets; --", "{venus}", "venus + love", "💫 venus", "venus & love | !x", "venus:*"] {
+            #expect(try await store.keywordSearch(SearchQuery(query)).count == 1, "\(query)")
+        }
+        #expect(try await store.status().snippets == 1)
+        let error = await #expect(throws: KBError.self) { try await store.keywordSearch(SearchQuery("*** ()")) }
+        #expect(error?.code == .unprocessable)
+    }
+
+    @Test(arguments: ContractEngine.all)
+    func filtersApplyBeforeTheLimit(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        // 30 strongly matching snippets without the tag, 12 weakly matching ones with it.
+        let strong = (0..<30).map { (contractDocument("/other/\($0).md", snippets: ["venus venus venus venus \($0)"]), [[Float]]?.none) }
+        let tagged = (0..<12).map {
+            (contractDocument("/career/\($0).md", kind: .pdf, snippets: ["venus and a long text about work and ambition number \($0)"],
+                              snippetTags: [["area:career", "b"]]), [[Float]]?.none)
+        }
+        _ = try await store.replace(strong + tagged, embedder: .none, ingestedAt: Date())
+        var query = SearchQuery("venus")
+        query.limit = 10
+        query.tags = ["area:career"]
+        var hits = try await store.keywordSearch(query)
+        #expect(hits.count == 10 && hits.allSatisfy { $0.snippet.tags.contains("area:career") })
+        query.tags = ["area:career", "missing"]   // every tag must match
+        #expect(try await store.keywordSearch(query).isEmpty)
+        query.tags = []
+        query.kinds = [.pdf]
+        hits = try await store.keywordSearch(query)
+        #expect(hits.count == 10 && hits.allSatisfy { $0.sourcePath.hasPrefix("/career/") })
+        query.kinds = []
+        query.sourcePrefixes = ["/other/"]
+        hits = try await store.keywordSearch(query)
+        #expect(hits.count == 10 && hits.allSatisfy { $0.sourcePath.hasPrefix("/other/") })
+        // The filtered ids are what the filters let through, and ranking among them agrees.
+        let filtered = query
+        let (allowed, among) = try await store.snapshot { snapshot in
+            let allowed = try snapshot.filteredSnippetIDs(filtered)
+            return (allowed, try snapshot.keywordRanking(filtered, limit: 100, allowed: allowed))
+        }
+        #expect(allowed?.count == 30 && among.count == 30 && among.allSatisfy { allowed?.contains($0.id) == true })
+        #expect(zip(among, among.dropFirst()).allSatisfy { $0.score >= $1.score })
+    }
+
+    // MARK: Vectors
+
+    @Test(arguments: ContractEngine.all)
+    func vectorRankingIsNearestFirstWithinWhatIsAllowed(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        let effect = try await store.replace(contractDocument("/a.md", snippets: ["x", "xy", "y", "z"]),
+                                             vectors: [[1, 0, 0], [0.7, 0.7, 0], [0, 1, 0], [0, 0, 1]], embedder: Self.vectors)
+        let ids = effect.insertedSnippets
+        let (all, allowed, excluded) = try await store.snapshot { snapshot in
+            (try snapshot.vectorRanking([1, 0.1, 0], embedder: Self.vectors, k: 3, allowed: nil, excluded: [], quantized: false),
+             try snapshot.vectorRanking([1, 0.1, 0], embedder: Self.vectors, k: 3, allowed: [ids[2], ids[3]], excluded: [], quantized: false),
+             try snapshot.vectorRanking([1, 0.1, 0], embedder: Self.vectors, k: 3, allowed: nil, excluded: [ids[0]], quantized: false))
+        }
+        #expect(all.map(\.id) == [ids[0], ids[1], ids[2]])
+        #expect(zip(all, all.dropFirst()).allSatisfy { $0.score >= $1.score })
+        #expect(allowed.map(\.id) == [ids[2], ids[3]])
+        #expect(excluded.map(\.id) == [ids[1], ids[2], ids[3]])
+    }
+
+    @Test(arguments: ContractEngine.all)
+    func anotherEmbedderIsSearchedOnlyOnceEverySnippetHasItsVector(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        let ids = try await store.replace(contractDocument("/a.md", snippets: ["one", "two"]), vectors: [[1, 0, 0], [0, 1, 0]],
+                                          embedder: Self.vectors).insertedSnippets
+        let next = EmbedderRecord(name: "next-vectors", dimension: 2, spec: "next-vectors")
+        await #expect(throws: KBError.self) { try await store.addVectors(embedder: next, [(ids[0], [1, 0, 0])]) }   // wrong dimension
+        try await store.addVectors(embedder: next, [(ids[0], [1, 0])])
+        #expect(try await store.switchEmbedder(to: next, dropOthers: true) == false)
+        #expect(try await store.snapshot { try $0.snippetsWithoutVectors(embedder: next, limit: 10).map(\.id) } == [ids[1]])
+        try await store.addVectors(embedder: next, [(ids[1], [0, 1])])
+        #expect(try await store.switchEmbedder(to: next, dropOthers: true))
+        let (record, old) = try await store.snapshot { (try $0.embedderRecord(), try $0.vectors(of: ids, embedder: Self.vectors)) }
+        #expect(record?.name == "next-vectors" && old.isEmpty)
+    }
+
+    @Test(arguments: ContractEngine.all)
+    func cachedVectorsAreFoundByTheirTextsHash(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        let remote = EmbedderRecord(name: "openai:test", dimension: 3, spec: "openai:test")
+        let hash = Data((0..<32).map { UInt8($0) }), other = Data(repeating: 7, count: 32)
+        try await store.cacheVectors(embedder: remote, [(hash, [0.5, 0.25, 0])], tokens: 12)
+        let found = try await store.snapshot { try $0.cachedVectors(embedder: remote, hashes: [hash, other]) }
+        #expect(found == [hash: [0.5, 0.25, 0]])
+        #expect(try await store.status().tokensUsed["openai:test"] == 12)
+    }
+
+    // MARK: Meta
+
+    @Test(arguments: ContractEngine.all)
+    func metaUpdatesAreReadAndWrittenInOneTransaction(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        try await store.setMeta("counter", "0")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<16 {
+                group.addTask { _ = try await store.updateMeta("counter") { (String(Int($0 ?? "0")! + 1), ()) } }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await store.snapshot { try $0.meta("counter") } == "16")
+        // What the change throws is what the caller gets (kb's own errors as they are), and nothing is written.
+        let refused = await #expect(throws: KBError.self) {
+            try await store.updateMeta("counter") { _ -> (value: String, result: Void) in throw KBError(.conflict, "no") }
+        }
+        #expect(refused?.code == .conflict)
+        #expect(try await store.snapshot { try $0.meta("counter") } == "16")
+    }
+
+    // MARK: Memories
+
+    @Test(arguments: ContractEngine.all)
+    func aMemoryIsStoredOncePerScopeAndVersionedOnChange(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        guard case .added = try await store.addMemory(try contractMemory("m1", scope: "user:ana", content: "Ana likes  tea.")) else {
+            Issue.record("the first memory was not added"); return
+        }
+        // The same content (whitespace aside) in the same scope is the existing memory.
+        guard case .existing(let existing) = try await store.addMemory(try contractMemory("m2", scope: "user:ana", content: "Ana likes tea.")) else {
+            Issue.record("a duplicate was added"); return
+        }
+        #expect(existing.id == "m1")
+        guard case .added = try await store.addMemory(try contractMemory("m3", scope: "user:bob", content: "Ana likes tea.")) else {
+            Issue.record("another scope's memory was not added"); return
+        }
+        var changed = try contractMemory("m1", scope: "user:ana", content: "Ana likes green tea.")
+        changed.memory.version = 2
+        let stale = await #expect(throws: KBError.self) { try await store.updateMemory(changed, expectedVersion: 7) }
+        #expect(stale?.code == .conflict)
+        _ = try await store.updateMemory(changed, expectedVersion: 1)
+        let (memory, history, found) = try await store.snapshot { snapshot in
+            (try snapshot.memory("m1"), try snapshot.memoryHistory("m1"), try snapshot.keywordSearch(Self.memories("green")).map(\.sourcePath))
+        }
+        #expect(memory.content == "Ana likes green tea." && memory.version == 2)
+        #expect(history.map(\.content).contains("Ana likes  tea."))
+        #expect(found == ["memory:m1"])
+        let scoped = try await store.snapshot { try $0.memories(scopes: [try MemoryScope("user:ana")]) }
+        #expect(scoped.map(\.id) == ["m1"])
+    }
+
+    @Test(arguments: ContractEngine.all)
+    func aRefusedDeleteLeavesTheMemoryAndErasureTakesOneScopeWhole(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        for (id, scope) in [("a1", "user:ana"), ("a2", "user:ana"), ("b1", "user:bob")] {
+            _ = try await store.addMemory(try contractMemory(id, scope: scope, content: "memory \(id)", vector: [1, 0, 0], embedder: Self.vectors))
+        }
+        let refused = await #expect(throws: KBError.self) { try await store.deleteMemory("a1") { _ in throw KBError(.forbidden, "not yours") } }
+        #expect(refused?.code == .forbidden)
+        #expect(try await store.snapshot { try $0.fetchMemory(id: "a1") } != nil)
+        let deleted = try await store.deleteMemory("a1") { _ in }
+        #expect(deleted.memory.id == "a1")
+        #expect(try await store.snapshot { try $0.fetchMemory(id: "a1") } == nil)
+        _ = try await store.eraseMemories(scope: try MemoryScope("user:ana")) { Data($0.utf8) }
+        let left = try await store.snapshot { try $0.memories(scopes: [], tags: [], includeSuperseded: true).map(\.id) }
+        #expect(left == ["b1"])
+        #expect(try await store.keywordSearch(Self.memories("a2")).isEmpty)
+        #expect(try await store.keywordSearch(Self.memories("b1")).count == 1)
+    }
+
+    // MARK: Bots
+
+    @Test(arguments: ContractEngine.all)
+    func botsAreUniqueByNameAndChangedInPlace(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        try await store.createBot(Bot(name: "tutor", systemPrompt: "Teach.", sources: [.tag("area:career")]))
+        let twice = await #expect(throws: KBError.self) { try await store.createBot(Bot(name: "tutor", systemPrompt: "Again.")) }
+        #expect(twice?.code == .conflict)
+        let updated = try await store.updateBot(named: "tutor") { $0.systemPrompt = "Teach well." }
+        #expect(updated.systemPrompt == "Teach well." && updated.sources == [.tag("area:career")])
+        #expect(try await store.snapshot { try $0.bots().map(\.systemPrompt) } == ["Teach well."])
+        let missing = await #expect(throws: KBError.self) { try await store.deleteBot(named: "nobody") }
+        #expect(missing?.code == .notFound)
+        try await store.deleteBot(named: "tutor")
+        #expect(try await store.snapshot { try $0.bots() }.isEmpty)
+    }
+
+    // MARK: Upload jobs
+
+    @Test(arguments: ContractEngine.all)
+    func anUploadRunsFromItsChunksToASourceWithItsOriginalKept(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        let now = Date()
+        let job = Job(id: "job-1", source: "upload-1", state: .receiving, contentType: "text/markdown", size: 0, createdAt: now, updatedAt: now)
+        try await store.beginJob(StoredJob(job: job, title: "Notes"))
+        let twice = await #expect(throws: KBError.self) { try await store.beginJob(StoredJob(job: job)) }
+        #expect(twice?.code == .conflict)
+        try await store.appendJobChunk(id: "job-1", seq: 0, data: Data("# Notes\n\n".utf8))
+        try await store.appendJobChunk(id: "job-1", seq: 1, data: Data("Saturn rules time.".utf8))
+        let queued = try await store.queueJob(id: "job-1", contentHash: "h-upload")
+        #expect(queued.job.state == .queued && queued.job.size == 27)
+        let late = await #expect(throws: KBError.self) { try await store.appendJobChunk(id: "job-1", seq: 2, data: Data("x".utf8)) }
+        #expect(late?.code == .conflict)
+        let claimed = try #require(try await store.claimJob(staleAfter: 3_600))
+        #expect(claimed.job.id == "job-1" && claimed.job.state == .running)
+        #expect(try await store.claimJob(staleAfter: 3_600) == nil)   // one claim per job
+        try await store.recordProgress(id: "job-1", Job.Progress(pagesDone: 1, pagesTotal: 1))
+        let document = contractDocument(claimed.sourcePath, snippets: ["Saturn rules time."], hash: "h-upload")
+        _ = try await store.completeJob(id: "job-1", document: document, vectors: nil, embedder: .none,
+                                    progress: Job.Progress(pagesDone: 1, pagesTotal: 1, snippetsDone: 1, snippetsTotal: 1), warnings: [])
+        let (done, chunks, original, unfinished) = try await store.snapshot { snapshot in
+            (try snapshot.storedJob(id: "job-1"), try snapshot.jobChunks(id: "job-1"),
+             try snapshot.originalJobID(sourcePath: claimed.sourcePath), try snapshot.unfinishedJobs())
+        }
+        #expect(done?.job.state == .done && unfinished.isEmpty)
+        #expect(chunks.reduce(Data(), +) == Data("# Notes\n\nSaturn rules time.".utf8))
+        #expect(original == "job-1")
+        #expect(try await store.keywordSearch(SearchQuery("saturn")).map(\.sourcePath) == [claimed.sourcePath])
+        // Removing the source takes its job and kept original with it.
+        #expect(try await store.removeSources(exactly: [claimed.sourcePath]).count == 1)
+        #expect(try await store.snapshot { try $0.storedJob(id: "job-1") } == nil)
+    }
+
+    @Test(arguments: ContractEngine.all)
+    func aDiscardedUploadLeavesNothing(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        let now = Date()
+        let job = Job(id: "job-2", source: "upload-2", state: .receiving, contentType: "text/plain", size: 0, createdAt: now, updatedAt: now)
+        let unknownBot = await #expect(throws: KBError.self) { try await store.beginJob(StoredJob(job: job, bots: ["nobody"])) }
+        #expect(unknownBot?.code == .notFound)
+        try await store.beginJob(StoredJob(job: job))
+        try await store.appendJobChunk(id: "job-2", seq: 0, data: Data("bytes".utf8))
+        try await store.discardJob(id: "job-2")
+        let (stored, chunks) = try await store.snapshot { (try $0.storedJob(id: "job-2"), try $0.jobChunks(id: "job-2")) }
+        #expect(stored == nil && chunks.isEmpty)
+    }
+
+    // MARK: The request log
+
+    @Test(arguments: ContractEngine.all)
+    func theRequestLogIsAppendedGroupedAndPruned(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        let old = Date(timeIntervalSince1970: 1_700_000_000), recent = Date()
+        var failed = RequestLogEntry(at: recent, route: "/v1/search", status: 500, requestID: "r3", latencyMilliseconds: 9)
+        failed.degraded = true
+        try await store.appendRequestLog([
+            RequestLogEntry(at: old, route: "/v1/context", status: 200, requestID: "r1", latencyMilliseconds: 5),
+            RequestLogEntry(at: recent, route: "/v1/search", status: 200, requestID: "r2", latencyMilliseconds: 7), failed,
+        ])
+        #expect(try await store.snapshot { try $0.requestLogEntries().map(\.requestID) } == ["r1", "r2", "r3"])
+        let byRoute = try await store.snapshot { try $0.usage(since: old.addingTimeInterval(1), by: .route) }
+        #expect(byRoute.map(\.key) == ["/v1/search"])
+        #expect(byRoute.first?.requests == 2 && byRoute.first?.errors == 1 && byRoute.first?.degraded == 1)
+        #expect(try await store.pruneRequestLog(before: old.addingTimeInterval(1)) == 1)
+        #expect(try await store.snapshot { try $0.requestLogEntries().map(\.requestID) } == ["r2", "r3"])
+    }
+}
