@@ -17,16 +17,14 @@ public protocol IndexStore: AnyObject, Sendable {
     /// Runs `body` with one consistent view of the index and returns its result.
     func snapshot<T: Sendable>(_ body: @Sendable (any IndexSnapshot) throws -> T) async throws -> T
 
-    func setMeta(_ key: String, _ value: String) async throws
     /// Reads a meta value and writes what `change` makes of it, in one write transaction (so
     /// writers in other processes cannot slip in between); returns what `change` returned.
     func updateMeta<T: Sendable>(_ key: String, _ change: @escaping @Sendable (String?) throws -> (value: String, result: T)) async throws -> T
 
     // Sources and snippets
-    /// Stores a source, its snippets and their vectors in one transaction. `vectors` holds one
-    /// vector per snippet, in order, from `embedder`; nil for a keyword-only index.
-    func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord, ingestedAt: Date) async throws -> WriteEffect
-    /// Stores several sources, as `replace` does each, in one transaction: all of them, or none.
+    /// Stores sources, their snippets and their vectors in one transaction: all of them, or none.
+    /// `vectors` holds one vector per snippet, in order, from `embedder`; nil for a keyword-only
+    /// index. A source stored before at the same path is replaced.
     func replace(_ documents: [(document: SourceDocument, vectors: [[Float]]?)], embedder: EmbedderRecord, ingestedAt: Date) async throws -> [WriteEffect]
     /// Removes the sources at these paths or inside these folders.
     func removeSources(matching paths: [String]) async throws -> (paths: [String], effect: WriteEffect)
@@ -101,9 +99,17 @@ public protocol IndexStore: AnyObject, Sendable {
 }
 
 extension IndexStore {
+    /// Stores one source, as `replace(_:embedder:ingestedAt:)` does a batch.
     @discardableResult
-    public func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord) async throws -> WriteEffect {
-        try await replace(document, vectors: vectors, embedder: embedder, ingestedAt: Date())
+    public func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord, ingestedAt: Date = Date()) async throws -> WriteEffect {
+        guard let effect = try await replace([(document, vectors)], embedder: embedder, ingestedAt: ingestedAt).first else {
+            throw KBError(.database, "\(location) stored \(document.source.path) without saying what it wrote.")
+        }
+        return effect
+    }
+
+    public func setMeta(_ key: String, _ value: String) async throws {
+        try await updateMeta(key) { _ in (value: value, result: ()) }
     }
 
     public func addMemory(_ write: MemoryWrite) async throws -> MemoryAddOutcome {

@@ -13,10 +13,6 @@ public protocol TransactionalStore: IndexStore {
 }
 
 extension TransactionalStore {
-    public func setMeta(_ key: String, _ value: String) async throws {
-        try await transaction { try $0.setMeta(key, value) }
-    }
-
     public func appendRequestLog(_ entries: [RequestLogEntry]) async throws {
         guard !entries.isEmpty else { return }
         try await transaction { try $0.insertRequestLog(entries) }
@@ -32,11 +28,6 @@ extension TransactionalStore {
             try transaction.setMeta(key, value)
             return result
         }
-    }
-
-    @discardableResult
-    public func replace(_ document: SourceDocument, vectors: [[Float]]?, embedder: EmbedderRecord, ingestedAt: Date) async throws -> WriteEffect {
-        try await transaction { try $0.replace(document, vectors: vectors, embedder: embedder, ingestedAt: ingestedAt) }
     }
 
     @discardableResult

@@ -254,7 +254,6 @@ public final class FolderWatcher: Sendable {
             }
         }
         guard !excluded.isEmpty, let removed = try? await ingestor.store.removeSources(exactly: excluded) else { return 0 }
-        try? await ingestor.store.deleteUnusedTags()
         return removed.count
     }
 
