@@ -300,6 +300,26 @@ unsigned char *kb_pdf_render_gray(const kb_pdf *pdf, int index, int dpi, int *wi
     }
 }
 
+int kb_pdf_render_png(const kb_pdf *pdf, int index, double dpi, const char *path, int *width, int *height) {
+    try {
+        if (!pdf || !path || index < 0 || index >= pdf->document->pages() || !(dpi > 0)) return 0;
+        std::unique_ptr<poppler::page> page(pdf->document->create_page(index));
+        if (!page) return 0;
+        poppler::page_renderer renderer;
+        renderer.set_image_format(poppler::image::format_rgb24);
+        renderer.set_render_hint(poppler::page_renderer::antialiasing, true);
+        renderer.set_render_hint(poppler::page_renderer::text_antialiasing, true);
+        renderer.set_paper_color(0xffffffff);
+        poppler::image image = renderer.render_page(page.get(), dpi, dpi);
+        if (!image.is_valid() || !image.save(path, "png")) return 0;
+        *width = image.width();
+        *height = image.height();
+        return 1;
+    } catch (...) {
+        return 0;
+    }
+}
+
 void kb_pdf_free(void *pointer) { std::free(pointer); }
 
 }  // extern "C"

@@ -69,6 +69,29 @@ extension KnowledgeBase {
         try await sourceDesk.snippets(id, as: caller)
     }
 
+    /// Page pictures are this many pixels wide at least and at most, and this wide unless asked.
+    public static var pageWidths: ClosedRange<Int> { SourceDesk.pageWidths }
+    public static var defaultPageWidth: Int { SourceDesk.defaultPageWidth }
+
+    /// A page (from 1) of a PDF source as a PNG `width` pixels wide (200–2,000, default 1,000),
+    /// rendered by poppler from the upload's kept original or the ingested file and kept in the
+    /// page cache (`$KB_PAGE_CACHE_DIR`, `$KB_PAGE_CACHE_MB`). The rights of `readSource`: `bot`
+    /// reads what that bot sees, `user` that user's private sources. A page the source lacks is
+    /// `notFound`; a source without pages `unsupportedMediaType`; a file gone or changed since
+    /// it was read a `conflict`; a PDF poppler cannot open `unprocessable`.
+    public func pagePicture(source id: String, page: Int, width: Int? = nil, bot: String? = nil, user: String? = nil,
+                            as caller: Caller) async throws -> PagePicture {
+        try await sourceDesk.pagePicture(id, page: page, width: width, bot: bot, user: user, as: caller)
+    }
+
+    /// The words on a page (from 1) of a PDF source with their boxes, as fractions of the page
+    /// from its top-left corner: every word, or those of the snippet whose ordinal is `snippet`.
+    /// The rights and errors of `pagePicture`.
+    public func pageWords(source id: String, page: Int, snippet: Int? = nil, bot: String? = nil, user: String? = nil,
+                          as caller: Caller) async throws -> PageWords {
+        try await sourceDesk.pageWords(id, page: page, snippet: snippet, bot: bot, user: user, as: caller)
+    }
+
     /// Compares an app's list of a collection with what kb holds: which items to upload (new,
     /// changed or retitled), which are unchanged, which kb holds that the list no longer names
     /// (removed with `prune`), and which ids belong to sources outside the collection. A scoped

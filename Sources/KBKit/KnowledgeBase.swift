@@ -50,7 +50,7 @@ public final class KnowledgeBase: Sendable {
     let evaluator: Evaluator
 
     init(store: any IndexStore, limits: Limits, profile: RetrievalProfile, environment: [String: String], embedderURL: String?,
-         queryCacheBytes: Int) {
+         queryCacheBytes: Int, pages: PageCache) {
         self.store = store
         self.limits = limits
         embedders = Embedders(store: store, environment: environment, embedderURL: embedderURL, queryCacheBytes: queryCacheBytes)
@@ -60,7 +60,7 @@ public final class KnowledgeBase: Sendable {
         contexts = ContextBuilder(store: store, limits: limits, retriever: retriever, memoryBook: memoryBook)
         let writer = DocumentWriter(store: store, embedders: embedders)
         ingestor = Ingestor(store: store, embedders: embedders, retriever: retriever, writer: writer)
-        sourceDesk = SourceDesk(store: store, limits: limits, embedders: embedders, ingestor: ingestor, writer: writer)
+        sourceDesk = SourceDesk(store: store, limits: limits, embedders: embedders, ingestor: ingestor, writer: writer, pages: pages)
         evaluator = Evaluator(store: store, retriever: retriever, ingestor: ingestor, writer: writer)
     }
 
@@ -106,8 +106,10 @@ public final class KnowledgeBase: Sendable {
                             embedderURL: String? = nil) throws -> KnowledgeBase {
         // The environment's settings are read before the store opens: a malformed one creates no index.
         let queryCacheBytes = try Embedders.queryCacheBytes(environment)
+        let pages = try PageCache.standard(for: isDatabaseURL(path) ? StoreLocation.shown(path) : FileScanner.absolute(path), environment: environment)
         return KnowledgeBase(store: try openStore(path, create: create, options: try options ?? StoreOptions(environment: environment), environment: environment),
-                             limits: limits, profile: profile, environment: environment, embedderURL: embedderURL, queryCacheBytes: queryCacheBytes)
+                             limits: limits, profile: profile, environment: environment, embedderURL: embedderURL, queryCacheBytes: queryCacheBytes,
+                             pages: pages)
     }
 
     /// Whether `location` names a database server (`postgres://…`, any `scheme://`) rather than a file.

@@ -296,11 +296,45 @@ enum OpenAPIDocument {
             "get": operation("getSourceSnippets", "A source's snippets in order, with pages and printed labels, headings, tags, weight and OCR mark (none yet while its job runs).",
                              ok: ("200", ref("SourceSnippets")), errors: [400, 404], parameters: [sourceID]),
         ],
+        "/v1/sources/{id}/pages/{page}": ["get": pagePicture()],
+        "/v1/sources/{id}/pages/{page}/words": [
+            "get": operation("getPageWords", "The words on a page of a PDF source and where they stand (boxes as fractions of the page from its top-left corner, in poppler's reading order): every word, or those of one snippet, to mark on the page's picture. The rights of reading the source's text.",
+                             ok: ("200", ref("PageWords")), errors: [400, 404, 409, 415, 422],
+                             parameters: [sourceID, pageNumber,
+                                          queryParameter("snippet", "A snippet's ordinal in the source: only its words on this page (none when it is not on it).", schema: ["type": "integer", "minimum": 0])]
+                                 + pageReader),
+        ],
         "/v1/jobs/{id}": ["get": operation("getJob", "The job that reads an added source: state, progress, error.", ok: ("200", ref("Job")),
                                            errors: [404], parameters: [pathParameter("id", "The job's id.", pattern: "^[0-9a-f-]{36}$")])],
     ] }
 
     static let sourceID = pathParameter("id", "The source's id, as listed.", pattern: Pattern.listedSourceID)
+
+    static let pageNumber: JSONValue = ["name": "page", "in": "path", "required": true, "description": "The page, from 1.",
+                                        "schema": ["type": "string", "pattern": "^[0-9]+$"]]
+    /// Whose view a page is read in: a bot's sources, a user's private ones.
+    static let pageReader: [JSONValue] = [
+        queryParameter("bot", "Read as this bot sees the sources (a scoped token must name one of its bots).", schema: ["type": "string", "pattern": .string(Pattern.botName)]),
+        queryParameter("user", "The user whose private sources may be read (a scoped token's scopes must cover user:NAME).", schema: ["type": "string", "pattern": "\\S"]),
+    ]
+
+    /// `GET /v1/sources/{id}/pages/{page}`: a PDF page as a PNG picture.
+    static func pagePicture() -> JSONValue {
+        guard case .object(var op) = operation(
+            "getPagePicture",
+            "A page of a PDF source as a PNG picture \(KnowledgeBase.pageWidths.lowerBound)–\(KnowledgeBase.pageWidths.upperBound) pixels wide (narrower for a page more than \(PDFPages.maximumHeight) pixels tall at that width), rendered by poppler from the upload's kept original or the ingested file and kept in the page cache. KB-Page-Count says how many pages the source has. The rights of reading the source's text; 404 for a page it does not have, 409 when the file is gone or changed, 415 for a source without pages, 422 for a PDF poppler cannot open.",
+            ok: ("200", string), errors: [400, 404, 409, 415, 422],
+            parameters: [sourceID, pageNumber,
+                         queryParameter("width", "The picture's width in pixels (default \(KnowledgeBase.defaultPageWidth)).",
+                                        schema: ["type": "integer", "minimum": .integer(KnowledgeBase.pageWidths.lowerBound), "maximum": .integer(KnowledgeBase.pageWidths.upperBound)])]
+                + pageReader),
+              case .object(var responses)? = op["responses"] else { return .null }
+        responses["200"] = ["description": "The page's picture",
+                            "headers": ["KB-Page-Count": ["description": "How many pages the source has.", "schema": integer]],
+                            "content": ["image/png": ["schema": ["type": "string", "format": "binary"]]]]
+        op["responses"] = .object(responses)
+        return .object(op)
+    }
 
     static let queryText: JSONValue = ["type": "string", "pattern": "\\S", "maxLength": 4000]
     static let filterValue: JSONValue = ["type": ["string", "number", "boolean"], "pattern": "\\S"]
@@ -359,6 +393,10 @@ enum OpenAPIDocument {
         ]),
         "Snippet": object(["ordinal": integer, "text": string, "start": integer, "end": integer, "headingPath": tags,
                            "pages": pageRange, "tags": tags, "ocr": ocr, "weight": number]),
+        "PageWords": object(["sourceID": string, "page": integer, "pageLabel": string, "pages": integer, "snippet": integer,
+                             "words": array(ref("PageWord"))],
+                            required: ["sourceID", "page", "pageLabel", "pages", "words"]),
+        "PageWord": object(["text": string, "x0": number, "y0": number, "x1": number, "y1": number], required: ["text", "x0", "y0", "x1", "y1"]),
         "SourceSnippets": object(["source": ref("SourceInfo"), "snippets": array(ref("Snippet")),
                                   "pages": array(object(["number": integer, "label": string, "text": string], required: ["number", "label", "text"]))],
                                  required: ["source", "snippets"]),

@@ -1,6 +1,7 @@
 """kb's console in a real browser: Debian's Chromium driven by Playwright, against a running
 kb serve with a token. Signs in, uploads a PDF and watches its job finish, finds a phrase from it in
-the playground with its page label, previews a bot's context for a user, edits a memory and sees
+the playground with its page label, opens a snippet's page as a picture with its words marked
+where poppler places them, previews a bot's context for a user, edits a memory and sees
 its history, makes and revokes a scoped token, and checks that a scoped token's console cannot
 open another user's memories. axe-core checks every screen (no serious or critical violation).
 
@@ -192,6 +193,32 @@ def run(browser, base, book):
     first_words = " ".join(section.locator(".snippet-text").first.inner_text().split()[:4])
     check(first_words in " ".join(page_text.inner_text().split()), "the page's own text is shown beside its snippets", (first_words, page_text.inner_text()[:200]))
     accessible(page, "snippets")
+
+    # The page itself: its picture, the snippet's words marked where poppler says they stand.
+    card = section.locator(".card").first
+    card.get_by_role("button", name=re.compile(r"^Show p")).click()
+    figure = card.locator(".page-figure").first
+    picture = figure.locator("img")
+    expect(picture).to_be_visible(timeout=30_000)
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=picture.element_handle(), timeout=30_000)
+    check(picture.evaluate("img => img.naturalWidth") == 1000, "a snippet opens its page as a picture 1,000 pixels wide")
+    source_id = re.search(r"id=([^&]+)", page.evaluate("location.hash")).group(1)
+    asked = urllib.request.Request(f"{base}/v1/sources/{source_id}/pages/{figure.get_attribute('data-page')}/words",
+                                   headers={"Authorization": "Bearer " + ADMIN})
+    words = json.load(urllib.request.urlopen(asked, timeout=30))["words"]
+    frame = figure.locator(".page-frame").bounding_box()
+    marks = figure.locator(".mark-box")
+    placed = []
+    for index in range(marks.count()):
+        box = marks.nth(index).bounding_box()
+        placed.append((marks.nth(index).get_attribute("data-text"), (box["x"] - frame["x"]) / frame["width"], (box["y"] - frame["y"]) / frame["height"],
+                       (box["x"] + box["width"] - frame["x"]) / frame["width"], (box["y"] + box["height"] - frame["y"]) / frame["height"]))
+    near = lambda mark, word: mark[0] == word["text"] and all(abs(a - b) < 0.004 for a, b in zip(mark[1:], (word["x0"], word["y0"], word["x1"], word["y1"])))
+    check(placed and all(any(near(mark, word) for word in words) for mark in placed),
+          "each marked box lies on one of poppler's words of that page, the same word", placed[:3])
+    snippet_words = set(" ".join(card.locator(".snippet-text").inner_text().split()).lower().split())
+    check(sum(mark[0].lower().strip(".,;:()") in snippet_words for mark in placed) >= 0.8 * len(placed), "the marked words are the snippet's", placed[:5])
+    accessible(page, "page picture")
 
     # Edit a memory and see its history.
     open_screen(page, "Memories")

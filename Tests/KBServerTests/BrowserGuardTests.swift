@@ -62,6 +62,8 @@ import Testing
             Call(method: .get, template: "/v1/sources/{id}/snippets", uri: "/v1/sources/kept/snippets", body: nil),
             Call(method: .post, template: "/v1/sources/{id}/reread", uri: "/v1/sources/kept/reread", body: "{}"),
             Call(method: .get, template: "/v1/sources/{id}/text", uri: "/v1/sources/kept/text", body: nil),
+            Call(method: .get, template: "/v1/sources/{id}/pages/{page}", uri: "/v1/sources/kept/pages/1", body: nil),
+            Call(method: .get, template: "/v1/sources/{id}/pages/{page}/words", uri: "/v1/sources/kept/pages/1/words", body: nil),
             Call(method: .post, template: "/v1/sources/grep", uri: "/v1/sources/grep", body: #"{"pattern": "unchanged"}"#),
             Call(method: .post, template: "/v1/sources/sync", uri: "/v1/sources/sync", body: #"{"collection": "app", "items": [], "prune": true}"#),
             Call(method: .delete, template: "/v1/sources/{id}", uri: "/v1/sources/kept", body: nil),

@@ -27,7 +27,9 @@ struct Fixture {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try text.write(to: url, atomically: true, encoding: .utf8)
         }
-        kb = try KnowledgeBase.open(at: TestBackend.freshIndex(in: root))
+        var environment = ProcessInfo.processInfo.environment
+        environment["KB_PAGE_CACHE_DIR"] = root.appendingPathComponent("page-cache").path   // page pictures kept with the test
+        kb = try KnowledgeBase.open(at: TestBackend.freshIndex(in: root), environment: environment)
         let (embedder, record) = try await kb.embedder(.hashing)
         _ = await kb.ingest([root.path], options: IngestOptions(), embedder: embedder, record: record)
         for (name, prompt, folder) in [("astro", "You are an astrology tutor.", "astro"), ("chef", "You are a baker.", "cooking")] {

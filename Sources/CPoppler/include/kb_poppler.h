@@ -78,6 +78,10 @@ int kb_pdf_page_size(const kb_pdf *pdf, int index, double *width, double *height
 /// bytes, top to bottom, `*width` pixels each. NULL on failure. Free with kb_pdf_free.
 unsigned char *kb_pdf_render_gray(const kb_pdf *pdf, int index, int dpi, int *width, int *height, int *stride);
 
+/// Renders a page (0-based) in colour at `dpi` on white and writes it to `path` as PNG; its size
+/// in pixels in *width and *height. 0 on failure (nothing usable is left at `path`).
+int kb_pdf_render_png(const kb_pdf *pdf, int index, double dpi, const char *path, int *width, int *height);
+
 void kb_pdf_free(void *pointer);
 
 #ifdef __cplusplus

@@ -14,6 +14,8 @@ struct SourceDesk: Sendable {
     let embedders: Embedders
     let ingestor: Ingestor
     let writer: DocumentWriter
+    /// Pictures of PDF pages, kept on disk (`SourceDesk+Pages`).
+    let pages: PageCache
     /// Wakes the job runner when this process queues a job.
     let jobSignal = JobSignal()
 
@@ -158,6 +160,7 @@ struct SourceDesk: Sendable {
         }
         _ = try await store.removeSources(exactly: [path])
         try await store.scrub()
+        await dropPicturesOfRemovedSources()
         return Deleted(id)
     }
 
@@ -227,6 +230,7 @@ struct SourceDesk: Sendable {
         let removed = try await store.removeSources(exactly: paths).count
         for job in waiting { try await store.discardJob(id: job.job.id) }
         try await store.scrub()
+        await dropPicturesOfRemovedSources()
         return SourcesErased(user: user, sources: removed, jobs: waiting.count)
     }
 

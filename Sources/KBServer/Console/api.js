@@ -51,3 +51,18 @@ export async function guarded(work) {
     say(error.message);
   }
 }
+
+/// A binary answer (a page's picture) as a Blob, with the signed-in token.
+export async function apiBlob(path) {
+  const headers = {};
+  if (token()) headers["Authorization"] = "Bearer " + token();
+  const response = await fetch(path, { headers, credentials: "omit", cache: "no-store" });
+  if (!response.ok) {
+    let message = `GET ${path} answered ${response.status}.`;
+    try { const data = await response.json(); if (data && data.error) message = data.error.message; } catch { /* not JSON */ }
+    const error = new Error(message);
+    error.status = response.status;
+    throw error;
+  }
+  return response.blob();
+}

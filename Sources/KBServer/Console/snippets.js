@@ -1,7 +1,9 @@
-// The chunk inspector: a source's snippets by page beside the page's text.
+// The chunk inspector: a source's snippets by page beside the page's text, each PDF snippet able
+// to open the page itself with its words marked.
 
-import { api } from "./api.js";
+import { api, guarded } from "./api.js";
 import { el, page, pageLabel } from "./dom.js";
+import { snippetPages } from "./pageview.js";
 
 export async function snippets() {
   const id = new URLSearchParams(location.hash.split("?")[1] || "").get("id");
@@ -32,7 +34,22 @@ export async function snippets() {
         (snippet.tags || []).map(t => el("span", { class: "badge", text: t })),
         snippet.weight != null && snippet.weight !== 1 ? el("span", { class: "badge", text: `weight ${snippet.weight}` }) : null,
         snippet.ocr ? el("span", { class: "badge", text: `OCR ${snippet.ocr.confidence ?? ""}` }) : null),
-      el("p", { class: "snippet-text", text: snippet.text }))))));
+      el("p", { class: "snippet-text", text: snippet.text }),
+      data.pages && snippet.pages ? pageButton(s.id, snippet) : null)))));
   page(`Snippets of ${s.title}`, el("p", { class: "note", text: facts }), el("p", {}, el("a", { href: "#/sources", text: "← Sources" })),
     data.snippets.length ? groups : el("p", { text: s.state !== "ready" ? "Its job is still reading it." : "It has no snippets." }));
+}
+
+// A button that shows (and hides again) the pages a snippet is on, its words marked.
+function pageButton(id, snippet) {
+  const holder = el("div", { class: "page-figures", hidden: true });
+  const button = el("button", { type: "button", "aria-expanded": "false",
+    text: `Show ${pageLabel(snippet.pages)}`, onclick: () => guarded(async () => {
+      const open = button.getAttribute("aria-expanded") === "true";
+      if (!open && !holder.childElementCount) holder.replaceChildren(...await snippetPages(id, snippet));
+      holder.hidden = open;
+      button.setAttribute("aria-expanded", String(!open));
+      button.textContent = `${open ? "Show" : "Hide"} ${pageLabel(snippet.pages)}`;
+    }) });
+  return el("div", { class: "page-open" }, button, holder);
 }

@@ -19,7 +19,7 @@ extension RetrievalService {
     }
 
     /// What the console's pages may load and reach: only kb itself.
-    static let consolePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    static let consolePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; "
         + "font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
     static func asset(_ name: String) throws -> Response {

@@ -1,7 +1,9 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import KBCore
 import KBKit
+import NIOCore
 
 extension RetrievalService {
     /// `/v1/sources` (texts and files added, listed, removed; a user's erased) and `/v1/jobs`.
@@ -46,11 +48,54 @@ extension RetrievalService {
         routes.get("sources/{id}/snippets") { _, context in
             try Self.json(try await kb.snippets(ofSource: try context.pathParameter("id"), as: context.caller))
         }
+        routes.get("sources/{id}/pages/{page}") { request, context in
+            let (page, options) = try Self.pageQuery(request, context, allowing: ["width", "bot", "user"])
+            let width = try options["width"].map { text in
+                guard let width = Int(text) else { throw KBError(.invalidArgument, "width is '\(text)'; give the picture's width in pixels, e.g. width=1000.") }
+                return width
+            }
+            let picture = try await kb.pagePicture(source: try context.pathParameter("id"), page: page, width: width,
+                                                   bot: options["bot"], user: options["user"], as: context.caller)
+            var headers: HTTPFields = [.contentType: "image/png", .contentLength: String(picture.png.count)]
+            headers[Self.pageCountHeader] = String(picture.pages)
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: picture.png)))
+        }
+        routes.get("sources/{id}/pages/{page}/words") { request, context in
+            let (page, options) = try Self.pageQuery(request, context, allowing: ["snippet", "bot", "user"])
+            let snippet = try options["snippet"].map { text in
+                guard let ordinal = Int(text), ordinal >= 0 else {
+                    throw KBError(.invalidArgument, "snippet is '\(text)'; give a snippet's ordinal in its source (`GET /v1/sources/{id}/snippets` lists them), e.g. snippet=3.")
+                }
+                return ordinal
+            }
+            return try Self.json(try await kb.pageWords(source: try context.pathParameter("id"), page: page, snippet: snippet,
+                                                        bot: options["bot"], user: options["user"], as: context.caller))
+        }
         routes.logged(.delete, "sources/{id}") { _, context in
             try Self.json(try await kb.removeSource(SourceRemoveRequest(id: try context.pathParameter("id")), as: context.caller))
         }
         routes.get("jobs/{id}") { _, context in try Self.json(try await kb.job(try context.pathParameter("id"), as: context.caller)) }
         return routes
+    }
+
+    /// The number of pages of the source a page picture is of.
+    static let pageCountHeader = HTTPField.Name("KB-Page-Count")!
+
+    /// A page route's page number (from the path) and its query parameters, each at most once and
+    /// each one `allowing` names.
+    static func pageQuery(_ request: Request, _ context: CallerContext, allowing names: Set<String>) throws -> (Int, [String: String]) {
+        let text = try context.pathParameter("page")
+        guard let page = Int(text) else {
+            throw KBError(.invalidArgument, "'\(text)' is not a page number; pages are numbered from 1, e.g. /pages/1.")
+        }
+        var options: [String: String] = [:]
+        for (key, value) in parameters(request) {
+            guard names.contains(key) else {
+                throw KBError(.invalidArgument, "\(key) is not a parameter of this route; it takes \(names.sorted().joined(separator: ", ")).")
+            }
+            guard options.updateValue(value, forKey: key) == nil else { throw KBError(.invalidArgument, "\(key) is given twice; give it once.") }
+        }
+        return (page, options)
     }
 
     /// `POST /v1/sources`: a JSON body is a text source; any other body is a file, streamed into

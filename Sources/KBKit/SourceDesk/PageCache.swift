@@ -1,0 +1,113 @@
+import Crypto
+import Foundation
+import KBCore
+
+/// Pictures of pages kept on disk, within a byte budget: the least recently shown go first, and
+/// a source's pictures go with the source. A picture is written under a temporary name and
+/// renamed, so a reader never sees half of one. Every call does file I/O: callers run it off
+/// Swift's cooperative pool (`OffPool`).
+public struct PageCache: Sendable {
+    /// The folder the pictures are kept in (made when the first one is written).
+    public let folder: String
+    /// At most this many bytes of pictures are kept.
+    public let budget: Int
+
+    /// The default budget: 256 MiB.
+    public static let defaultBudget = 256 << 20
+
+    public init(folder: String, budget: Int = PageCache.defaultBudget) {
+        self.folder = folder
+        self.budget = budget
+    }
+
+    /// The cache of the index at `location`: `$KB_PAGE_CACHE_DIR`, else a folder of its own under
+    /// `$XDG_CACHE_HOME/kb/pages` (else `~/.cache/kb/pages`); the budget `$KB_PAGE_CACHE_MB`
+    /// mebibytes, else 256. A malformed budget is an error naming it.
+    public static func standard(for location: String, environment: [String: String]) throws -> PageCache {
+        var budget = defaultBudget
+        if let given = environment["KB_PAGE_CACHE_MB"], !given.isEmpty {
+            guard let megabytes = Int(given), (0...1_000_000).contains(megabytes) else {
+                throw KBError(.invalidArgument, "KB_PAGE_CACHE_MB is '\(given)'; give the page pictures' budget in MiB, e.g. KB_PAGE_CACHE_MB=256.")
+            }
+            budget = megabytes << 20
+        }
+        if let folder = environment["KB_PAGE_CACHE_DIR"], !folder.isEmpty { return PageCache(folder: folder, budget: budget) }
+        let base = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSTemporaryDirectory()) + "/.cache"
+        let digest = SHA256.hash(data: Data(location.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        return PageCache(folder: base + "/kb/pages/" + digest, budget: budget)
+    }
+
+    /// The file of a page's picture: by the source's content hash, so a changed file is never
+    /// shown an old picture.
+    func file(contentHash: String, page: Int, width: Int) -> String {
+        folder + "/" + Self.key(contentHash) + "-\(page)-\(width).png"
+    }
+
+    static func key(_ contentHash: String) -> String {
+        String(contentHash.unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }.prefix(64).map(Character.init))
+    }
+
+    /// The picture of a page: the one kept, touched as just shown, else what `render` writes at
+    /// the path it is given (kept if the budget allows). `cached` says which.
+    func picture(contentHash: String, page: Int, width: Int, render: (String) throws -> Void) throws -> (png: Data, cached: Bool) {
+        let path = file(contentHash: contentHash, page: page, width: width)
+        let files = FileManager.default
+        if let kept = files.contents(atPath: path) {
+            try? files.setAttributes([.modificationDate: Date()], ofItemAtPath: path)
+            return (kept, true)
+        }
+        do {
+            try files.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw KBError(.database, "Cannot make the page pictures' folder \(folder): \(error.localizedDescription). Set KB_PAGE_CACHE_DIR to a folder kb may write.")
+        }
+        let temporary = folder + "/.rendering-\(UUID().uuidString).png"
+        defer { try? files.removeItem(atPath: temporary) }
+        try render(temporary)
+        guard let png = files.contents(atPath: temporary) else {
+            throw KBError(.unprocessable, "The picture of page \(page) was not written.")
+        }
+        if png.count <= budget {
+            try? files.removeItem(atPath: path)
+            try? files.moveItem(atPath: temporary, toPath: path)
+            trim()
+        }
+        return (png, false)
+    }
+
+    /// Removes every picture of a source the index no longer holds.
+    func keep(onlyContentHashes hashes: Set<String>) {
+        let keys = Set(hashes.map(Self.key))
+        for name in names() where !keys.contains(String(name.prefix { $0 != "-" })) {
+            try? FileManager.default.removeItem(atPath: folder + "/" + name)
+        }
+    }
+
+    /// The pictures kept now, in bytes.
+    public func bytes() -> Int {
+        names().reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + $1)[.size] as? Int) ?? 0) }
+    }
+
+    /// Drops the least recently shown pictures until the rest fit the budget.
+    func trim() {
+        let files = FileManager.default
+        var kept = names().compactMap { name -> (path: String, size: Int, shown: Date)? in
+            let path = folder + "/" + name
+            guard let attributes = try? files.attributesOfItem(atPath: path) else { return nil }
+            return (path, (attributes[.size] as? Int) ?? 0, (attributes[.modificationDate] as? Date) ?? .distantPast)
+        }
+        var total = kept.reduce(0) { $0 + $1.size }
+        guard total > budget else { return }
+        kept.sort { $0.shown < $1.shown }
+        for file in kept where total > budget {
+            try? files.removeItem(atPath: file.path)
+            total -= file.size
+        }
+    }
+
+    /// The names of the kept pictures (not those being written).
+    func names() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".png") && !$0.hasPrefix(".") }
+    }
+}

@@ -1,0 +1,37 @@
+// A page of a PDF source as kb renders it, with a snippet's words marked on it: what the chunk
+// inspector (and a citation) opens. The picture is fetched with the signed-in token and shown
+// from a blob: URL; the marks are boxes placed by the words' positions on the page.
+
+import { apiBlob, api } from "./api.js";
+import { el } from "./dom.js";
+
+/// A figure for page `number` of source `id`, `ordinal`'s words marked (none: the page alone).
+export async function pageFigure(id, number, label, ordinal) {
+  const base = "/v1/sources/" + encodeURIComponent(id) + "/pages/" + number;
+  const [blob, words] = await Promise.all([
+    apiBlob(base + "?width=1000"),
+    ordinal == null ? Promise.resolve({ words: [] }) : api("GET", base + "/words?snippet=" + ordinal),
+  ]);
+  const image = el("img", { src: URL.createObjectURL(blob), alt: `Page ${label} of the source`, class: "page-image" });
+  image.addEventListener("load", () => URL.revokeObjectURL(image.src), { once: true });
+  const marks = words.words.map(w => {
+    const box = el("span", { class: "mark-box", "data-text": w.text });
+    box.style.left = `${(w.x0 * 100).toFixed(3)}%`;
+    box.style.top = `${(w.y0 * 100).toFixed(3)}%`;
+    box.style.width = `${((w.x1 - w.x0) * 100).toFixed(3)}%`;
+    box.style.height = `${((w.y1 - w.y0) * 100).toFixed(3)}%`;
+    return box;
+  });
+  const caption = ordinal == null ? `Page ${label}` : `Page ${label}: ${words.words.length} words of snippet #${ordinal} marked`;
+  return el("figure", { class: "page-figure", "data-page": String(number) }, el("div", { class: "page-frame" }, image, marks), el("figcaption", { text: caption }));
+}
+
+/// The pages a snippet runs over, each as a figure with its words marked.
+export async function snippetPages(id, snippet) {
+  const figures = [];
+  for (let number = snippet.pages.start; number <= snippet.pages.end; number++) {
+    const label = number === snippet.pages.start ? snippet.pages.startLabel : number === snippet.pages.end ? snippet.pages.endLabel : String(number);
+    figures.push(await pageFigure(id, number, label || String(number), snippet.ordinal));
+  }
+  return figures;
+}
