@@ -365,6 +365,9 @@ public struct ContextAssembler: Sendable {
                 number: number, kind: item.kind, title: item.displayTitle, path: item.sourcePath, pages: item.pages,
                 headingPath: item.headingPath, memoryID: item.memoryID, scope: item.scope, section: entry.section, ocr: item.ocr))
             citations[citations.count - 1].fallback = item.fallback
+            if item.memoryID == nil, item.fallback != true {
+                citations[citations.count - 1].snippets = Array(item.ordinal..<item.ordinal + max(1, item.snippetIDs.count))
+            }
             items.append(AssembledItem(number: number, section: entry.section, truncated: entry.truncated, item: item))
         }
         if case .some(.some) = open { text += "</section>\n" }

@@ -23,6 +23,12 @@ public struct Citation: Sendable, Hashable, Codable {
     public var ocr: OCRMark?
     /// True when the item is a report's curated fallback text (its section found nothing).
     public var fallback: Bool?
+    /// The source's id, as the sources API lists it (`GET /v1/sources/{id}/pages/{n}` opens its
+    /// pages); nil for memories and a report's fallback text.
+    public var sourceID: String?
+    /// The ordinals of the snippets the item holds, in order (`…/pages/{n}/words?snippet=`); nil
+    /// for memories and a report's fallback text.
+    public var snippets: [Int]?
 
     public init(
         number: Int, kind: SourceKind, title: String, path: String, pages: PageRange? = nil, headingPath: [String] = [],

@@ -371,6 +371,7 @@ enum OpenAPIDocument {
         "Citation": object([
             "number": integer, "kind": kind, "title": string, "path": string, "pages": pageRange, "pageLabel": string,
             "headingPath": tags, "memoryID": string, "scope": string, "section": string, "ocr": ocr, "fallback": boolean,
+            "sourceID": string, "snippets": array(integer),
         ], required: ["number", "kind", "title", "path", "headingPath"]),
         "ContextItem": object([
             "kind": kind, "text": string, "score": number, "sourcePath": string, "sourceTitle": string, "ordinal": integer,
@@ -479,6 +480,7 @@ enum OpenAPIDocument {
                     "unmatchedMarkers": array(integer), "degraded": degraded, "retrieval": object(["queries": plannedQueries], required: ["queries"]),
                     "scopes": tags,
                     "citations": ["type": "array", "items": ref("Citation"), "description": "On a stream's last chunk (which has no choices)."],
+                    "context": ["type": "string", "description": "The context block the model got, when the request's kb.showContext asked for it."],
                 ], required: ["bot", "upstreamModel", "contextTokens", "budget", "counter", "unmatchedMarkers"]),
             ],
             "required": ["choices", "kb"],

@@ -288,6 +288,13 @@ def run(serve, upstream, token, work):
     last = chunks[-1].model_extra.get("kb") if chunks else None
     check("the last chunk carries the citations", last and any(c["path"].endswith("notes/venus.md") for c in last["citations"]), last)
     check("a streamed marker with no citation is listed", last and last["unmatchedMarkers"] == [42], last)
+    # kb.showContext: the context block the model got, on the last chunk.
+    shown = list(client.chat.completions.create(model="astro", messages=messages, stream=True, user="ada",
+                                                extra_body={"kb": {"showContext": True}}))[-1].model_extra.get("kb") or {}
+    system = upstream.received[-1]["messages"][0]["content"]
+    check("kb.showContext returns the context block the model got", shown.get("context") and shown["context"].strip() in system
+          and "<context>" in shown["context"], (shown.get("context", "")[:80], system[:80]))
+    check("without showContext the block is not sent back", "context" not in (last or {}), last)
     _, content_type, text = raw(serve, "POST", "/v1/chat/completions", {"model": "astro", "messages": messages, "stream": True})
     events = [e for e in text.split("\n\n") if e]
     check("the stream is text/event-stream ending in data: [DONE]",

@@ -57,7 +57,7 @@ import Testing
         grep.literal = true; grep.ignoreCase = true; grep.sources = ["s1"]; grep.tags = ["a"]; grep.kinds = ["note"]; grep.limit = 5
         grep.bot = "b"; grep.user = "ada"
         var chat = ChatOptions()
-        chat.user = "ada"; chat.report = "natal"; chat.budget = 900; chat.tags = ["a"]; chat.anyTags = ["b"]; chat.kinds = ["note"]; chat.learn = "apply"
+        chat.user = "ada"; chat.report = "natal"; chat.budget = 900; chat.tags = ["a"]; chat.anyTags = ["b"]; chat.kinds = ["note"]; chat.learn = "apply"; chat.showContext = true
         return [
             (SearchRequest.self, search, ["query": "venus"]),
             (RecallRequest.self, recall, ["query": "q"]),

@@ -99,6 +99,15 @@ func errorCode(_ json: Any?) -> String? { ((json as? [String: Any])?["error"] as
             let memories = citations.filter { $0["kind"] as? String == "memory" }
             #expect(memories.count == 1)
             #expect(memories.first?["scope"] as? String == "user:ada")
+            // A source's citation names it as the sources API does, with its snippets; a memory's does not.
+            for citation in citations {
+                let path = try #require(citation["path"] as? String)
+                if citation["kind"] as? String == "memory" {
+                    #expect(citation["sourceID"] == nil && citation["snippets"] == nil)
+                } else {
+                    #expect(citation["sourceID"] as? String == SourceInfo.fileID(path) && citation["snippets"] as? [Int] == [0], "\(citation)")
+                }
+            }
             #expect((body["tokens"] as? Int ?? 999) <= 400)
             #expect(body["system"] as? String == "You are an astrology tutor.")
             #expect((body["context"] as? String)?.contains("<source id=\"1\"") == true)

@@ -7,15 +7,19 @@ struct ChatSummary: Sendable {
     let bot: String
     let upstreamModel: String
     let context: ContextResponse
+    /// Whether the answer carries the context block (`kb.showContext`).
+    let showsContext: Bool
 
-    init(_ turn: ChatTurn, model: ChatModel) {
+    init(_ turn: ChatTurn, model: ChatModel, showsContext: Bool = false) {
         bot = turn.bot
         upstreamModel = model.name
         context = turn.context
+        self.showsContext = showsContext
     }
 
     /// The `kb` field: the bot, the upstream model, the context's tokens and budget, whether it
-    /// was degraded, the queries of a conversational search, and the markers no citation matches.
+    /// was degraded, the queries of a conversational search, the markers no citation matches, and
+    /// (asked for) the context block.
     func field(unmatched: [Int], citations: Bool) throws -> JSONValue {
         var field: [String: JSONValue] = [
             "bot": .string(bot), "upstreamModel": .string(upstreamModel), "contextTokens": .integer(context.tokens),
@@ -25,6 +29,7 @@ struct ChatSummary: Sendable {
         if let retrieval = context.retrieval { field["retrieval"] = try Self.value(retrieval) }
         if !context.scopes.isEmpty { field["scopes"] = .array(context.scopes.map { .string($0) }) }
         if citations { field["citations"] = try Self.value(context.citations) }
+        if showsContext { field["context"] = .string(context.context) }
         return .object(field)
     }
 

@@ -81,7 +81,7 @@ public struct ChatCompletionRequest: Sendable {
             } catch let error as KBError {
                 throw KBError(error.code, "In \"kb\": " + error.message)
             }
-        default: throw KBError(.invalidArgument, "\"kb\" must be an object of kb's fields (user, report, budget, tags, anyTags, kinds, learn).")
+        default: throw KBError(.invalidArgument, "\"kb\" must be an object of kb's fields (user, report, budget, tags, anyTags, kinds, learn, showContext).")
         }
         switch body["user"] {
         case .string(let user)? where options.user == nil: self.user = user.isEmpty ? nil : user

@@ -21,6 +21,8 @@ public struct ChatOptions: KBRequest, Hashable {
     /// `none` (the default), `propose` or `apply`: memories learned from the user's turn after
     /// the answer is sent.
     public var learn: String?
+    /// Return the context block the model got, in `kb.context` (the console's Chat screen shows it).
+    public var showContext: Bool?
 
     public init() {}
 
@@ -34,6 +36,7 @@ public struct ChatOptions: KBRequest, Hashable {
             context["budget"]!, context["tags"]!, context["anyTags"]!, context["kinds"]!,
             .choice("learn", "After the answer is sent, learn memories from the user's turn: none (the default), propose (logged only) or apply (stored).",
                     ChatLearning.allCases.map(\.rawValue), default: ChatLearning.none.rawValue),
+            .boolean("showContext", "Return the context block the model got (its first system message's <context>) in the answer's kb.context."),
         ]
     }
 

@@ -58,7 +58,7 @@ public struct ChatSession: Sendable {
         let upstream = ChatUpstream(model: model)
         let body = try KBJSON.encode(request.upstreamBody(model: model.model, system: turn.system))
         let started = ContinuousClock.now
-        let summary = ChatSummary(turn, model: model)
+        let summary = ChatSummary(turn, model: model, showsContext: request.options.showContext == true)
         do {
             let response = try await upstream.send(body, stream: request.stream)
             guard request.stream else {

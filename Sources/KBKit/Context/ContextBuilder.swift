@@ -91,7 +91,7 @@ struct ContextBuilder: Sendable {
         let assembled = try assembler.assemble([ContextSection(items: items, budget: budget, maxItems: profile.contextItems)], budget: budget)
         var response = ContextResponse(
             bot: bot.name, report: nil, system: bot.systemPrompt, query: query, context: assembled.context,
-            citations: assembled.citations, items: assembled.items, tokens: assembled.tokens, budget: assembled.budget,
+            citations: Self.identified(assembled.citations), items: assembled.items, tokens: assembled.tokens, budget: assembled.budget,
             counter: assembled.counter, scopes: scopes.map(\.name), degraded: knowledge?.degraded ?? recalled?.degraded)
         if let plan, plan.count > 1 { response.retrieval = Retrieval(queries: plan) }
         return response
@@ -131,8 +131,17 @@ struct ContextBuilder: Sendable {
         let assembled = try assembler.assemble(sections, budget: budget)
         return ContextResponse(
             bot: nil, report: template.name, system: nil, query: query, context: assembled.context,
-            citations: assembled.citations, items: assembled.items, tokens: assembled.tokens, budget: assembled.budget,
+            citations: Self.identified(assembled.citations), items: assembled.items, tokens: assembled.tokens, budget: assembled.budget,
             counter: assembled.counter, scopes: [], degraded: degraded)
+    }
+
+    /// Citations with the ids the sources API lists their sources by (not memories' or fallbacks').
+    static func identified(_ citations: [Citation]) -> [Citation] {
+        citations.map { citation in
+            var citation = citation
+            if citation.memoryID == nil, citation.fallback != true { citation.sourceID = SourceInfo.id(ofPath: citation.path) }
+            return citation
+        }
     }
 
     /// A section's curated fallback texts as context items, each its own source

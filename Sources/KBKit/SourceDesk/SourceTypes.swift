@@ -81,6 +81,9 @@ public struct SourceInfo: Sendable, Hashable, Codable {
     }
 
     /// The id a file's source is listed under: stable across re-ingests and copies of the index.
+    /// The id of the source stored at `path`: an upload's own id, else the file's.
+    public static func id(ofPath path: String) -> String { Source.uploadID(path: path) ?? fileID(path) }
+
     public static func fileID(_ path: String) -> String {
         "file:" + SHA256.hash(data: Data(path.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
     }
