@@ -1,6 +1,7 @@
 """kb's console in a real browser: Debian's Chromium driven by Playwright, against a running
 kb serve with a token. Signs in, uploads a PDF and watches its job finish, finds a phrase from it in
-the playground with its page label, opens a snippet's page as a picture with its words marked
+the playground with its page label, talks to a bot in the Chat screen (a stub model streaming),
+opens a snippet's page as a picture with its words marked
 where poppler places them, previews a bot's context for a user, edits a memory and sees
 its history, makes and revokes a scoped token, and checks that a scoped token's console cannot
 open another user's memories. axe-core checks every screen (no serious or critical violation).
@@ -53,29 +54,40 @@ def main():
     book.write_bytes((ROOT / "corpus/books/reading-an-ephemeris.pdf").read_bytes())
     kb("ingest", "--embedder", "hashing", str(work / "notes"), db=db)
     kb("bot", "create", "astro", "--system-prompt", "You are a careful astrologer.", "--source", "kind:note", "--source", "kind:pdf", db=db)
+    kb("bot", "create", "chef", "--system-prompt", "You are a baker.", "--source", "kind:note", db=db)
     kb("memory", "add", "Ada drinks green tea every morning.", "--scope", "user:ada", db=db)
     kb("memory", "add", "Bob's private note: allergic to cats.", "--scope", "user:bob", db=db)
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = subprocess.Popen([KB, "serve", "--db", db, "--port", str(port), "--token", ADMIN, "--reports", str(ROOT / "corpus/reports")], cwd=work,
+    upstream = StubUpstream()
+    server = subprocess.Popen([KB, "serve", "--db", db, "--port", str(port), "--token", ADMIN, "--reports", str(ROOT / "corpus/reports"),
+                               "--llm", "openai:stub-model", "--llm-url", upstream.url], cwd=work,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            urllib.request.urlopen(base + "/healthz", timeout=1)
-            break
-        except Exception:
-            time.sleep(0.1)
+    wait_for(base)
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM)
-            run(browser, base, book)
+            run(browser, base, book, upstream)
+            # A kb without a chat model: the Chat screen says which option to start it with.
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                plain_port = s.getsockname()[1]
+            plain = subprocess.Popen([KB, "serve", "--db", db, "--port", str(plain_port), "--token", ADMIN], cwd=work,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            try:
+                wait_for(f"http://127.0.0.1:{plain_port}")
+                without_model(browser, f"http://127.0.0.1:{plain_port}")
+            finally:
+                plain.terminate()
+                plain.wait(timeout=20)
             browser.close()
     finally:
         server.terminate()
         server.wait(timeout=20)
+        upstream.stop()
     if FAILURES:
         print(f"FAIL: {len(FAILURES)} console checks failed: {', '.join(FAILURES)}")
         sys.exit(1)
@@ -106,7 +118,136 @@ def sign_in(page, base, token):
     expect(page.get_by_role("heading", name="Status")).to_be_visible()
 
 
-def run(browser, base, book):
+def wait_for(base):
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(base + "/healthz", timeout=1)
+            return
+        except Exception:
+            time.sleep(0.1)
+
+
+class StubUpstream:
+    """A chat model on loopback that streams a known answer a word at a time (every 0.12 s), or —
+    for a message asking for it slowly — 300 words a second apart, noting when kb closes that request."""
+    ANSWER = ["The ", "ephemeris ", "lists ", "each ", "planet ", "in ", "its ", "own ", "column ", "[1]", "."]
+
+    def __init__(self):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        import threading
+        stub = self
+        self.closed = threading.Event()
+        self.bodies = []
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                stub.bodies.append(body)
+                head = {"id": "chatcmpl-stub", "created": 1764115200, "model": body.get("model", "stub")}
+                if body.get("response_format", {}).get("type") == "json_object" or not body.get("stream"):
+                    # Memory extraction: what the user said about an allergy, as a model would propose it.
+                    said = json.dumps(body.get("messages", [])[-1:])
+                    memories = [{"action": "add", "content": "Allergic to peanuts.", "reason": "The user said so."}] if "peanuts" in said else []
+                    data = json.dumps({**head, "object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop",
+                                       "message": {"role": "assistant", "content": json.dumps({"memories": memories})}}]}).encode()
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(data) + data)
+                    return
+                slowly = "slowly" in json.dumps(body.get("messages", [])[-1:])
+                words = [f"word{i} " for i in range(300)] if slowly else StubUpstream.ANSWER
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+                try:
+                    for word in words:
+                        event = {**head, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]}
+                        self.chunk(f"data: {json.dumps(event)}\n\n".encode())
+                        time.sleep(1.0 if slowly else 0.12)
+                    self.chunk(b"data: [DONE]\n\n")
+                    self.wfile.write(b"0\r\n\r\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    stub.closed.set()
+
+            def chunk(self, data):
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+
+
+def chat_checks(page, base, upstream):
+    """The Chat screen: a streamed answer piece by piece, its citations linked and opening their
+    page, the context the model got, Stop closing the model's request, and the keyboard."""
+    open_screen(page, "Chat")
+    offered = page.locator("#main select").locator("option").all_inner_texts()
+    check(offered == ["astro", "chef"], "the Chat screen offers the token's bots (GET /v1/models)", offered)
+    page.locator("#main select").select_option("astro")
+    page.get_by_label("User (whose memories the bot reads)").fill("ada")
+    page.get_by_label("Message").fill("How do I read the ephemeris table columns?")
+    # Every state the answer passes through, as the page draws it.
+    page.evaluate("""() => { window.kbStates = []; new MutationObserver(() => {
+        const said = document.querySelectorAll('.turn.assistant .said'); if (said.length) window.kbStates.push(said[said.length - 1].textContent);
+      }).observe(document.querySelector('.chat-log'), { subtree: true, childList: true, characterData: true }); }""")
+    page.get_by_label("Message").press("Tab")
+    check(page.evaluate("document.activeElement.textContent") == "Send", "the keyboard goes from the message to Send")
+    page.keyboard.press("Enter")
+    expect(page.locator(".citations li").first).to_be_visible(timeout=30_000)
+    states = [s for s in page.evaluate("window.kbStates") if s]
+    growing = all(b.startswith(a) for a, b in zip(states, states[1:]))
+    check(len(set(states)) >= 5 and growing, "the answer appears piece by piece as the model streams it", states[:12])
+    answer = page.locator(".turn.assistant .said").last
+    check("".join(StubUpstream.ANSWER) == answer.inner_text(), "the whole answer is shown", answer.inner_text())
+    marker = answer.get_by_role("link", name="[1]")
+    check(marker.get_attribute("href") == "#cite-1", "the [1] marker links to citation 1", marker.get_attribute("href"))
+    citation = page.locator("#cite-1")
+    check("reading-an-ephemeris" in citation.inner_text(), "citation 1 names the PDF it comes from", citation.inner_text())
+    citation.get_by_role("button", name=re.compile("^Open")).click()
+    picture = citation.locator(".page-figure img")
+    expect(picture).to_be_visible(timeout=30_000)
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=picture.element_handle(), timeout=30_000)
+    check(picture.evaluate("img => img.naturalWidth") == 1000 and citation.locator(".mark-box").count() > 0,
+          "a citation opens its page as a picture with the cited words marked", citation.locator(".mark-box").count())
+    page.get_by_text(re.compile("^What the model got")).click()
+    block = page.get_by_label("The context block")
+    check("<context>" in block.inner_text() and "reading-an-ephemeris" in block.inner_text(), "the turn's context block is shown", block.inner_text()[:120])
+    system = upstream.bodies[-1]["messages"][0]["content"] if upstream.bodies else ""
+    check(block.inner_text().strip() in system, "the block shown is the one the model got", system[:120])
+    accessible(page, "chat")
+
+    # Stop: the stream ends, and kb closes its request to the model.
+    page.get_by_label("Message").fill("Tell me everything, slowly.")
+    page.get_by_role("button", name="Send").click()
+    expect(page.locator(".turn.assistant .said").last).to_contain_text("word1", timeout=30_000)
+    page.get_by_role("button", name="Stop").click()
+    expect(page.get_by_text("Stopped: kb closed the request to the model.")).to_be_visible()
+    check(upstream.closed.wait(10), "Stop closes the request to the model (kb stops reading it)")
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()
+
+
+def without_model(browser, base):
+    page = browser.new_context().new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    sign_in(page, base, ADMIN)
+    open_screen(page, "Chat")
+    page.get_by_label("Message").fill("Hello?")
+    page.get_by_role("button", name="Send").click()
+    expect(page.get_by_role("alert")).to_contain_text("--llm")
+    check("kb serve --llm" in page.get_by_role("alert").inner_text(), "without --llm the Chat screen says which option to start kb with",
+          page.get_by_role("alert").inner_text())
+    open_screen(page, "Status")
+    check(not errors, "the rest of the console works without a chat model", errors)
+
+
+def run(browser, base, book, upstream):
     context = browser.new_context()
     page = context.new_page()
     errors = []
@@ -220,6 +361,8 @@ def run(browser, base, book):
     check(sum(mark[0].lower().strip(".,;:()") in snippet_words for mark in placed) >= 0.8 * len(placed), "the marked words are the snippet's", placed[:5])
     accessible(page, "page picture")
 
+    chat_checks(page, base, upstream)
+
     # Edit a memory and see its history.
     open_screen(page, "Memories")
     page.get_by_label("Scope (user:ID, bot:NAME or global)").fill("user:ada")
@@ -291,6 +434,9 @@ def run(browser, base, book):
     page.get_by_label("Scope (user:ID, bot:NAME or global)").fill("user:ada")
     page.get_by_role("button", name="Show").click()
     expect(page.get_by_text("Ada drinks black tea every morning.")).to_be_visible()
+    open_screen(page, "Chat")
+    offered = page.locator("#main select").locator("option").all_inner_texts()
+    check(offered == ["astro"], "a scoped token's Chat screen offers its bots only", offered)
     open_screen(page, "Tokens")
     expect(page.get_by_text("only the admin token makes, lists and revokes tokens")).to_be_visible()
     open_screen(page, "Sources")
@@ -305,7 +451,7 @@ def run(browser, base, book):
     phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     page = phone.new_page()
     sign_in(page, base, ADMIN)
-    for name, heading in [("Status", None), ("Sources", None), ("Playground", "Retrieval playground"), ("Memories", None), ("Bots", None),
+    for name, heading in [("Status", None), ("Sources", None), ("Playground", "Retrieval playground"), ("Chat", None), ("Memories", None), ("Bots", None),
                           ("Tokens", None), ("Usage", None)]:
         open_screen(page, name, heading)
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")

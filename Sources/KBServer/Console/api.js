@@ -66,3 +66,33 @@ export async function apiBlob(path) {
   }
   return response.blob();
 }
+
+/// A streamed chat completion: POSTs `body` and calls `onChunk` with each Server-Sent Event's
+/// JSON as it arrives, until `data: [DONE]`. `signal` aborts it (kb then closes the model's request).
+export async function apiStream(path, body, signal, onChunk) {
+  const headers = { "Content-Type": "application/json", "Accept": "text/event-stream" };
+  if (token()) headers["Authorization"] = "Bearer " + token();
+  const response = await fetch(path, { method: "POST", headers, body: JSON.stringify(body), credentials: "omit", cache: "no-store", signal });
+  if (!response.ok) {
+    let message = `POST ${path} answered ${response.status}.`;
+    try { const data = await response.json(); if (data && data.error) message = data.error.message; } catch { /* not JSON */ }
+    throw Object.assign(new Error(message), { status: response.status });
+  }
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffered = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffered += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buffered.indexOf("\n\n")) >= 0) {
+      const event = buffered.slice(0, end);
+      buffered = buffered.slice(end + 2);
+      const data = event.split("\n").filter(line => line.startsWith("data:")).map(line => line.slice(5).trimStart()).join("\n");
+      if (!data) continue;
+      if (data === "[DONE]") return;
+      onChunk(JSON.parse(data));
+    }
+  }
+}

@@ -4,6 +4,7 @@
 
 import { api, guarded, session, token } from "./api.js";
 import { bots } from "./bots.js";
+import { chat } from "./chat.js";
 import { el } from "./dom.js";
 import { memories } from "./memories.js";
 import { playground } from "./playground.js";
@@ -14,7 +15,7 @@ import { status } from "./status.js";
 import { tokens } from "./tokens.js";
 import { usage } from "./usage.js";
 
-const screens = { status, sources, snippets, playground, memories, bots, tokens, usage };
+const screens = { status, sources, snippets, playground, chat, memories, bots, tokens, usage };
 
 export async function render() {
   const name = (location.hash.replace(/^#\//, "").split("?")[0]) || "status";

@@ -84,9 +84,7 @@ export function learnFromConversation() {
           let stored = 0;
           for (const [i, p] of proposed.proposals.entries()) {
             if (!boxes[i].checked || p.action === "none") continue;
-            if (p.action === "add") await api("POST", "/v1/memories", { content: p.content, scope: proposed.scope, tags: p.tags });
-            else if (p.action === "update") await api("PATCH", "/v1/memories/" + encodeURIComponent(p.replaces), { content: p.content });
-            else if (p.action === "forget") await api("DELETE", "/v1/memories/" + encodeURIComponent(p.replaces));
+            await applyProposal(p, proposed.scope);
             stored += 1;
           }
           const note = `${stored} applied to ${proposed.scope}.`;
@@ -98,4 +96,12 @@ export function learnFromConversation() {
     }); } }, field("User", user), el("div", { class: "wide" }, field("Conversation, one turn per line (user: … / assistant: …)", turns)),
       el("button", { type: "submit", text: "Propose memories" })),
     review);
+}
+
+/// Stores one proposal of `/v1/memories/extract` through the memory API, as `apply` would.
+export async function applyProposal(p, scope) {
+  if (p.action === "add") await api("POST", "/v1/memories", { content: p.content, scope, tags: p.tags });
+  else if (p.action === "supersede") await api("POST", "/v1/memories", { content: p.content, scope, tags: p.tags, supersede: p.replaces });
+  else if (p.action === "update") await api("PATCH", "/v1/memories/" + encodeURIComponent(p.replaces), { content: p.content });
+  else if (p.action === "forget") await api("DELETE", "/v1/memories/" + encodeURIComponent(p.replaces));
 }

@@ -5,13 +5,14 @@
 import { apiBlob, api } from "./api.js";
 import { el } from "./dom.js";
 
-/// A figure for page `number` of source `id`, `ordinal`'s words marked (none: the page alone).
-export async function pageFigure(id, number, label, ordinal) {
+/// A figure for page `number` of source `id`, the words of the snippets `ordinals` (one or a
+/// list; none: the page alone) marked.
+export async function pageFigure(id, number, label, ordinals) {
   const base = "/v1/sources/" + encodeURIComponent(id) + "/pages/" + number;
-  const [blob, words] = await Promise.all([
-    apiBlob(base + "?width=1000"),
-    ordinal == null ? Promise.resolve({ words: [] }) : api("GET", base + "/words?snippet=" + ordinal),
-  ]);
+  const list = ordinals == null ? [] : [].concat(ordinals);
+  const [blob, ...found] = await Promise.all([apiBlob(base + "?width=1000"), ...list.map(o => api("GET", base + "/words?snippet=" + o))]);
+  const words = { words: found.flatMap(f => f.words) };
+  const ordinal = list.length ? list.map(o => `#${o}`).join(", ") : null;
   const image = el("img", { src: URL.createObjectURL(blob), alt: `Page ${label} of the source`, class: "page-image" });
   image.addEventListener("load", () => URL.revokeObjectURL(image.src), { once: true });
   const marks = words.words.map(w => {
@@ -22,7 +23,7 @@ export async function pageFigure(id, number, label, ordinal) {
     box.style.height = `${((w.y1 - w.y0) * 100).toFixed(3)}%`;
     return box;
   });
-  const caption = ordinal == null ? `Page ${label}` : `Page ${label}: ${words.words.length} words of snippet #${ordinal} marked`;
+  const caption = ordinal == null ? `Page ${label}` : `Page ${label}: ${words.words.length} words of snippet ${ordinal} marked`;
   return el("figure", { class: "page-figure", "data-page": String(number) }, el("div", { class: "page-frame" }, image, marks), el("figcaption", { text: caption }));
 }
 
