@@ -220,6 +220,15 @@ def chat_checks(page, base, upstream):
     check("<context>" in block.inner_text() and "reading-an-ephemeris" in block.inner_text(), "the turn's context block is shown", block.inner_text()[:120])
     system = upstream.bodies[-1]["messages"][0]["content"] if upstream.bodies else ""
     check(block.inner_text().strip() in system, "the block shown is the one the model got", system[:120])
+    # A note's citation opens its text, the cited passage marked.
+    note = page.locator(".citations li").filter(has=page.get_by_role("button", name=re.compile("^Open the text"))).first
+    check(note.count() == 1, "a note is cited too", page.locator(".citations").inner_text())
+    if note.count():
+        note.get_by_role("button", name=re.compile("^Open the text")).click()
+        marked = note.locator("pre mark")
+        expect(marked).to_be_visible(timeout=30_000)
+        check("Venus" in marked.inner_text() and marked.inner_text().strip() in block.inner_text(),
+              "a note's citation opens its text with the cited passage marked", marked.inner_text()[:80])
     accessible(page, "chat")
 
     # Stop: the stream ends, and kb closes its request to the model.

@@ -62,7 +62,7 @@ export async function chat() {
       });
       status.textContent = summary ? `${summary.contextTokens} of ${summary.budget} context tokens · ${summary.upstreamModel}` : "Answered.";
       keep(key(), [...turns, { role: "assistant", content: answer.textContent }]);
-      if (summary) details.replaceChildren(...answerDetails(answer, summary, turns, user.value.trim()));
+      if (summary) details.replaceChildren(...answerDetails(answer, summary, turns, user.value.trim(), bot.value));
     } catch (error) {
       if (error.name === "AbortError") { status.textContent = "Stopped: kb closed the request to the model."; keep(key(), [...turns, { role: "assistant", content: answer.textContent }]); }
       else if (error.status === 422 && /--llm/.test(error.message)) { status.textContent = ""; say(noModel(error.message)); }
@@ -85,7 +85,7 @@ function noModel(message) {
 
 // Under an answer: its citations (the [n] markers linked to them), the context the model got, and
 // the memories the user's turn could teach (accept or reject each).
-function answerDetails(answer, summary, turns, user) {
+function answerDetails(answer, summary, turns, user, bot) {
   const citations = summary.citations || [];
   const list = el("ol", { class: "citations" }, citations.map(c => {
     const opened = el("div", { class: "page-figures" });
@@ -100,7 +100,8 @@ function answerDetails(answer, summary, turns, user) {
             figures.push(await pageFigure(c.sourceID, n, label || String(n), c.snippets || null));
           }
           opened.replaceChildren(...figures);
-        }) }) : null,
+        }) }) : c.sourceID ? el("button", { type: "button", class: "plain", text: "Open the text", "aria-label": `Open the text of ${c.title}`,
+        onclick: () => guarded(async () => { opened.replaceChildren(await citedText(c, user, bot, summary.context || "")); }) }) : null,
       opened);
     return item;
   }));
@@ -129,4 +130,20 @@ function answerDetails(answer, summary, turns, user) {
     })) : el("p", { class: "note", text: "Nothing to remember from this turn." }));
   }) }) : null;
   return [citations.length ? el("h3", { text: "Citations" }) : null, citations.length ? list : null, context, learn, learned];
+}
+
+// A cited note, web page, EPUB or DOCX: the text under the citation's heading (the rights of
+// reading the source), the cited passage — item n of the context block the model got — marked.
+async function citedText(c, user, bot, block) {
+  const query = new URLSearchParams();
+  for (const heading of c.headingPath || []) query.append("heading", heading);
+  query.set("bot", bot);
+  if (user) query.set("user", user);
+  const read = await api("GET", `/v1/sources/${encodeURIComponent(c.sourceID)}/text?${query}`);
+  const item = new RegExp(`<source id="${c.number}"[^>]*>\\n([\\s\\S]*?)\\n</source>`).exec(block);
+  const cited = item ? item[1].replace(/<\\\//g, "</").trim() : "";
+  const at = cited ? read.text.indexOf(cited.slice(0, 80)) : -1;
+  const end = at < 0 ? -1 : Math.min(read.text.length, at + cited.length);
+  return el("pre", { class: "block", tabindex: "0", "aria-label": `Text of ${c.title}` },
+    at < 0 ? read.text : [read.text.slice(0, at), el("mark", { text: read.text.slice(at, end) }), read.text.slice(end)]);
 }
