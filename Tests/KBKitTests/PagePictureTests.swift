@@ -150,7 +150,7 @@ import Testing
         for (bytes, words) in [(damaged, "damaged"), (locked, "encrypted")] {
             let error = #expect(throws: KBError.self) {
                 _ = try cache.picture(contentHash: "h-\(words)", page: 1, width: 400) { path in
-                    _ = try PDFPages.renderPNG(bytes, name: words + ".pdf", page: 1, width: 400, to: path)
+                    try PDFPages.renderPNG(bytes, name: words + ".pdf", page: 1, width: 400, to: path).pages
                 }
             }
             #expect(error?.code == .unprocessable && error?.message.contains(words) == true)

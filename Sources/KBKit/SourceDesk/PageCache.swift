@@ -48,15 +48,27 @@ public struct PageCache: Sendable {
         String(contentHash.unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }.prefix(64).map(Character.init))
     }
 
-    /// The picture of a page: the one kept, touched as just shown, else what `render` writes at
-    /// the path it is given (kept if the budget allows). `cached` says which.
-    func picture(contentHash: String, page: Int, width: Int, render: (String) throws -> Void) throws -> (png: Data, cached: Bool) {
+    /// The file that keeps how many pages a source has, beside its pictures.
+    func countFile(contentHash: String) -> String { folder + "/" + Self.key(contentHash) + ".pages" }
+
+    /// The kept picture of a page, touched as just shown, with the source's page count; nil when
+    /// there is none (then the source's bytes are needed).
+    func cached(contentHash: String, page: Int, width: Int) -> (png: Data, pages: Int)? {
         let path = file(contentHash: contentHash, page: page, width: width)
         let files = FileManager.default
-        if let kept = files.contents(atPath: path) {
-            try? files.setAttributes([.modificationDate: Date()], ofItemAtPath: path)
-            return (kept, true)
-        }
+        guard let count = files.contents(atPath: countFile(contentHash: contentHash)).flatMap({ Int(String(decoding: $0, as: UTF8.self)) }),
+              let kept = files.contents(atPath: path) else { return nil }
+        try? files.setAttributes([.modificationDate: Date()], ofItemAtPath: path)
+        return (kept, count)
+    }
+
+    /// The picture of a page: the one kept, touched as just shown, else what `render` writes at
+    /// the path it is given (kept if the budget allows), `render` answering the source's page
+    /// count. `cached` says which.
+    func picture(contentHash: String, page: Int, width: Int, render: (String) throws -> Int) throws -> (png: Data, pages: Int, cached: Bool) {
+        if let kept = cached(contentHash: contentHash, page: page, width: width) { return (kept.png, kept.pages, true) }
+        let path = file(contentHash: contentHash, page: page, width: width)
+        let files = FileManager.default
         do {
             try files.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
@@ -64,22 +76,24 @@ public struct PageCache: Sendable {
         }
         let temporary = folder + "/.rendering-\(UUID().uuidString).png"
         defer { try? files.removeItem(atPath: temporary) }
-        try render(temporary)
+        let pages = try render(temporary)
         guard let png = files.contents(atPath: temporary) else {
             throw KBError(.unprocessable, "The picture of page \(page) was not written.")
         }
         if png.count <= budget {
             try? files.removeItem(atPath: path)
             try? files.moveItem(atPath: temporary, toPath: path)
+            try? Data(String(pages).utf8).write(to: URL(fileURLWithPath: countFile(contentHash: contentHash)), options: .atomic)
             trim()
         }
-        return (png, false)
+        return (png, pages, false)
     }
 
     /// Removes every picture of a source the index no longer holds.
     func keep(onlyContentHashes hashes: Set<String>) {
         let keys = Set(hashes.map(Self.key))
-        for name in names() where !keys.contains(String(name.prefix { $0 != "-" })) {
+        let all = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        for name in all where !name.hasPrefix(".") && !keys.contains(String(name.prefix { $0 != "-" && $0 != "." })) {
             try? FileManager.default.removeItem(atPath: folder + "/" + name)
         }
     }

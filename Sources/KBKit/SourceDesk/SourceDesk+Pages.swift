@@ -41,17 +41,24 @@ extension SourceDesk {
         guard Self.pageWidths.contains(width) else {
             throw KBError(.invalidArgument, "A page picture is \(Self.pageWidths.lowerBound)–\(Self.pageWidths.upperBound) pixels wide; \(width) was asked. Give width=\(Self.defaultPageWidth), say.")
         }
-        let (stored, bytes) = try await original(id, page: page, bot: bot, user: user, as: caller)
+        let source = try SourceRemoveRequest(id: id).validated(limits)
+        let (stored, held) = try await store.snapshot { snapshot in
+            (try Self.readableStored(source, bot: bot, user: user, as: caller, in: snapshot), Set(try snapshot.contentHashes().values))
+        }
+        guard stored.kind == .pdf else { throw Self.noPages(source, stored) }
+        guard page >= 1 else { throw Self.noPage(page) }
         let cache = pages
-        let held = Set(try await store.snapshot { try $0.contentHashes() }.values)
+        // A kept picture needs neither the source's bytes nor poppler.
+        if let kept = await OffPool.run({ cache.cached(contentHash: stored.contentHash, page: page, width: width) }) {
+            return PagePicture(png: kept.png, page: page, pages: kept.pages, cached: true)
+        }
+        let (_, bytes) = try await original(id, page: page, bot: bot, user: user, as: caller)
         return try await OffPool.run {
             // Pictures of sources the index no longer holds (removed by any path) go first.
             cache.keep(onlyContentHashes: held)
-            var count = 0
-            let (png, cached) = try cache.picture(contentHash: stored.contentHash, page: page, width: width) { path in
-                count = try PDFPages.renderPNG(bytes, name: stored.title.isEmpty ? id : stored.title, page: page, width: width, to: path).pages
+            let (png, count, cached) = try cache.picture(contentHash: stored.contentHash, page: page, width: width) { path in
+                try PDFPages.renderPNG(bytes, name: stored.title.isEmpty ? id : stored.title, page: page, width: width, to: path).pages
             }
-            if count == 0 { count = try PDFPages.pageCount(bytes, name: id) }
             return PagePicture(png: png, page: page, pages: count, cached: cached)
         }
     }
@@ -84,6 +91,12 @@ extension SourceDesk {
         return (stored, bytes)
     }
 
+    static func noPages(_ id: String, _ stored: StoredSource) -> KBError {
+        KBError(.unsupportedMediaType, "\(id) is a \(stored.kind.rawValue) source: only PDF sources have pages to show. Read its text with `GET /v1/sources/\(id)/text`.")
+    }
+
+    static func noPage(_ page: Int) -> KBError { KBError(.notFound, "Pages are numbered from 1; there is no page \(page).") }
+
     /// The source if the caller may read it, its PDF's bytes — an upload's kept original, or the
     /// ingested file as it was read — and its document. A source that is not a PDF is
     /// `unsupportedMediaType`; a file gone or changed since it was read is a `conflict`.
@@ -95,10 +108,8 @@ extension SourceDesk {
             let kept = try snapshot.originalJobID(sourcePath: stored.path).map { try snapshot.jobChunks(id: $0).reduce(into: Data()) { $0.append($1) } }
             return (stored, document, kept)
         }
-        guard stored.kind == .pdf else {
-            throw KBError(.unsupportedMediaType, "\(id) is a \(stored.kind.rawValue) source: only PDF sources have pages to show. Read its text with `GET /v1/sources/\(id)/text`.")
-        }
-        guard page >= 1 else { throw KBError(.notFound, "Pages are numbered from 1; there is no page \(page).") }
+        guard stored.kind == .pdf else { throw Self.noPages(id, stored) }
+        guard page >= 1 else { throw Self.noPage(page) }
         let bytes: Data
         if let kept {
             bytes = kept

@@ -86,13 +86,19 @@ extension SourceDesk {
     /// another user is not found, as for search).
     static func readableSource(_ id: String, bot: String?, user: String?, as caller: Caller,
                                in snapshot: any IndexSnapshot) throws -> (info: StoredSource, document: SourceDocument) {
+        let stored = try readableStored(id, bot: bot, user: user, as: caller, in: snapshot)
+        guard let document = try snapshot.document(path: stored.path) else { throw noSuchSource(id) }
+        return (stored, document)
+    }
+
+    /// The source at `id` if the caller may read it (as `readableSource`), without its snippets.
+    static func readableStored(_ id: String, bot: String?, user: String?, as caller: Caller, in snapshot: any IndexSnapshot) throws -> StoredSource {
         let stored = try find(id, in: try snapshot.sources())
         guard let query = try readable(bot: bot, user: user, as: caller, in: snapshot),
-              try snapshot.sourcePaths(passing: query).contains(stored.path),
-              let document = try snapshot.document(path: stored.path) else {
+              try snapshot.sourcePaths(passing: query).contains(stored.path) else {
             throw noSuchSource(id)
         }
-        return (stored, document)
+        return stored
     }
 
     /// A part of one source's text (`SourceReadRequest`).
