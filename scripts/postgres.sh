@@ -48,7 +48,7 @@ start)
     as_server_user "$PG_BIN/initdb" -D "$FOLDER/data" -U kb --auth=trust -E UTF8 --no-locale >"$FOLDER/initdb.log" 2>&1 \
         || { cat "$FOLDER/initdb.log" >&2; echo "error: initdb failed" >&2; exit 1; }
     as_server_user "$PG_BIN/pg_ctl" -D "$FOLDER/data" -l "$FOLDER/server.log" -w -t 60 \
-        -o "-p $PORT -k $FOLDER -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start >/dev/null \
+        -o "-p $PORT -k $FOLDER -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=500" start >/dev/null \
         || { cat "$FOLDER/server.log" >&2; echo "error: PostgreSQL did not start" >&2; exit 1; }
     "$PG_BIN/createdb" -h 127.0.0.1 -p "$PORT" -U kb kb
     echo "postgres://kb@127.0.0.1:$PORT/kb" | tee "$FOLDER/url"

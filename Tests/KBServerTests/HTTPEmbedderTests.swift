@@ -191,7 +191,9 @@ func quickConfiguration(_ url: URL, attempts: Int = 4, timeout: Double = 30) -> 
         // Each try waited for its 1 s timeout, not for the 4 s answer.
         let elapsed = Date().timeIntervalSince(started)
         #expect(elapsed >= 1.5 && elapsed < 7.5, "\(elapsed)")
-        #expect(await script.requests == 2)
+        // The server saw the first try; on a loaded machine the second may time out before its
+        // request is read (the message above already says both tries were made).
+        #expect((1...2).contains(await script.requests))
     }
 
     @Test(arguments: [
