@@ -53,15 +53,31 @@ public struct MCPService: Sendable {
         let name: String
         let summary: String
         let schema: @Sendable (Limits) -> JSONValue
-        let answer: @Sendable (MCPService, JSONValue, Caller) async throws -> String
+        let answer: @Sendable (MCPService, JSONValue, Caller) async throws -> [Tool.Content]
     }
 
+    /// A tool that answers with one JSON text.
     static func tool<R: KBRequest, T: Encodable & SendableMetatype>(
         _ name: String, _ summary: String, _ type: R.Type, _ answer: @escaping @Sendable (MCPService, R, Caller) async throws -> T
     ) -> ToolSpec {
         ToolSpec(name: name, summary: summary, schema: { R.schema($0) }) { service, arguments, caller in
-            try KBJSON.text(try await answer(service, try KBJSON.decode(R.self, from: arguments), caller))
+            [.text(text: try KBJSON.text(try await answer(service, try KBJSON.decode(R.self, from: arguments), caller)), annotations: nil, _meta: nil)]
         }
+    }
+
+    /// `read_page`: the page's picture as an image item (PNG), then what it is as JSON text.
+    static let readPage = ToolSpec(
+        name: "read_page",
+        summary: "A page of a PDF source as a picture (PNG), to see its figures, tables and layout: a citation's sourceID and page; the rights of read_source.",
+        schema: { PageReadRequest.schema($0) }
+    ) { service, arguments, caller in
+        let request = try KBJSON.decode(PageReadRequest.self, from: arguments).validated(service.kb.limits)
+        let picture = try await service.kb.pagePicture(source: request.source, page: request.page ?? 1, width: request.width,
+                                                       bot: request.bot, user: request.user, as: caller)
+        let about: JSONValue = ["source": .string(request.source), "page": .integer(picture.page), "pages": .integer(picture.pages),
+                                "width": .integer(request.width ?? KnowledgeBase.defaultPageWidth)]
+        return [.image(data: picture.png.base64EncodedString(), mimeType: "image/png", annotations: nil, _meta: nil),
+                .text(text: try KBJSON.text(about), annotations: nil, _meta: nil)]
     }
 
     static let specs: [ToolSpec] = [
@@ -94,6 +110,7 @@ public struct MCPService: Sendable {
         },
         tool("read_source", "Read a source's text by pages (or printed labels), a heading path or a character range, with the citation fields of search hits; long parts come in pieces (next continues).",
              SourceReadRequest.self) { try await $0.kb.readSource($1, as: $2) },
+        readPage,
         tool("grep_sources", "Find a regular expression (POSIX extended) or, with literal, a text in the sources you may read: each match with its source, pages, headings and line.",
              SourceGrepRequest.self) { try await $0.kb.grepSources($1, as: $2) },
         tool("sync_sources", "Compare an app's list of a collection ({id, sha256, title}) with what kb holds: what to upload, what is unchanged, what is gone (removed with prune).",
@@ -133,7 +150,7 @@ public struct MCPService: Sendable {
         }
         await server.withMethodHandler(CallTool.self) { params in
             do {
-                return .init(content: [.text(text: try await call(params.name, params.arguments ?? [:]), annotations: nil, _meta: nil)], isError: false)
+                return .init(content: try await contents(params.name, params.arguments ?? [:]), isError: false)
             } catch let error as KBError {
                 return .init(content: [.text(text: error.message, annotations: nil, _meta: nil)], isError: true)
             } catch {
@@ -189,11 +206,16 @@ public struct MCPService: Sendable {
         await server.waitUntilCompleted()
     }
 
-    /// Runs one tool and returns its answer as JSON text.
-    func call(_ name: String, _ arguments: [String: Value]) async throws -> String {
+    /// Runs one tool and returns its answer's items.
+    func contents(_ name: String, _ arguments: [String: Value]) async throws -> [Tool.Content] {
         guard let spec = Self.specs.first(where: { $0.name == name }) else {
             throw KBError(.notFound, "kb has no tool named \(name); its tools are \(Self.specs.map(\.name).joined(separator: ", ")).")
         }
         return try await spec.answer(self, try Self.json(.object(arguments)), try await caller())
+    }
+
+    /// Runs one tool and returns its answer's text (JSON).
+    func call(_ name: String, _ arguments: [String: Value]) async throws -> String {
+        try await contents(name, arguments).compactMap { if case .text(let text, _, _) = $0 { text } else { nil } }.joined()
     }
 }

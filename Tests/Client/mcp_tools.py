@@ -5,6 +5,7 @@ by default, or a postgres:// URL) with notes, a PDF with printed page labels and
     KB_BIN=.build/debug/kb python Tests/Client/mcp_tools.py
 """
 import asyncio
+import base64
 import json
 import os
 import subprocess
@@ -68,6 +69,17 @@ async def as_owner(tools, s, work, ids):
     check("read_source by printed labels", not error and preface["text"].startswith("Preface") and preface["pageLabel"] == "pp. i–ii", preface)
     error, message = await tools.call("read_source", {"source": ids["book"], "labels": "xiv"})
     check("a label the book lacks is an error naming its labels", error and "labelled i–" in message, message)
+
+    # A page as a picture: an image item (PNG of the width asked), then what it is.
+    result = await tools.session.call_tool("read_page", {"source": ids["book"], "page": 4, "width": 300})
+    kinds = [item.type for item in result.content]
+    picture = base64.b64decode(result.content[0].data) if kinds[:1] == ["image"] else b""
+    about = json.loads(result.content[1].text) if kinds[1:2] == ["text"] else {}
+    check("read_page answers the page as a PNG image item", not result.is_error and result.content[0].mime_type == "image/png"
+          and picture[:4] == b"\x89PNG" and int.from_bytes(picture[16:20], "big") == 300, (result.is_error, kinds))
+    check("read_page says which page of how many", about == {"source": ids["book"], "page": 4, "pages": 6, "width": 300}, about)
+    error, message = await tools.call("read_page", {"source": ids["book"], "page": 9})
+    check("a page the book lacks is an error naming its count", error and "has 6 pages" in message, message)
 
     # Long parts come in pieces that join up.
     pieces, start = [], None

@@ -18,7 +18,7 @@ import Testing
         let (tools, _) = try await client.listTools()
         #expect(Set(tools.map(\.name)) == ["search", "context", "remember", "recall", "update_memory", "forget", "extract_memories", "forget_user",
                                             "add_source", "list_sources", "remove_source", "memory_feedback", "consolidate_memories",
-                                            "read_source", "grep_sources", "sync_sources"])
+                                            "read_source", "read_page", "grep_sources", "sync_sources"])
         for tool in tools {
             #expect(tool.inputSchema.objectValue?["type"]?.stringValue == "object", "\(tool.name)")
         }

@@ -232,7 +232,8 @@ import Testing
             "add_source": SourceRequest.self, "list_sources": SourceListRequest.self, "remove_source": SourceRemoveRequest.self,
             "extract_memories": MemoryExtractRequest.self, "forget_user": EraseRequest.self,
             "memory_feedback": MemoryFeedbackRequest.self, "consolidate_memories": MemoryConsolidateRequest.self,
-            "read_source": SourceReadRequest.self, "grep_sources": SourceGrepRequest.self, "sync_sources": SourceSyncRequest.self,
+            "read_source": SourceReadRequest.self, "read_page": PageReadRequest.self, "grep_sources": SourceGrepRequest.self,
+            "sync_sources": SourceSyncRequest.self,
         ]
         #expect(Set(tools.map(\.name)) == Set(expected.keys))
         for tool in tools {

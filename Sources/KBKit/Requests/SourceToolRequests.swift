@@ -201,3 +201,46 @@ public struct SourceGrepRequest: KBRequest, Hashable {
         return checked
     }
 }
+
+/// A page of a PDF source as a picture, for the MCP tool `read_page` (over HTTP:
+/// `GET /v1/sources/{id}/pages/{n}`). The rights of `SourceReadRequest`.
+public struct PageReadRequest: KBRequest, Hashable {
+    /// The source's id, as listed.
+    public var source: String
+    /// The page, from 1.
+    public var page: Int?
+    /// The picture's width in pixels (200–2,000; 1,000 unless given).
+    public var width: Int?
+    /// Read as this bot sees the sources (a scoped token must name one of its bots).
+    public var bot: String?
+    /// The user whose private sources may be read.
+    public var user: String?
+
+    public init(source: String, page: Int) {
+        self.source = source
+        self.page = page
+    }
+
+    public static let schemaName = "PageReadRequest"
+
+    public static func fields(_ limits: Limits) -> [RequestField] {
+        [
+            .string("source", "The source's id, as listed (list_sources) or as a citation's sourceID.", required: true, pattern: Pattern.listedSourceID),
+            .integer("page", "The page, from 1 (a citation's pages.start).", range: 1...Int(Int32.max)),
+            .integer("width", "The picture's width in pixels.", default: SourceDesk.defaultPageWidth, range: SourceDesk.pageWidths),
+            .string("bot", "Read as this bot sees the sources.", pattern: Pattern.botName),
+            .string("user", "The user whose private sources may be read.", pattern: Pattern.userID),
+        ]
+    }
+
+    public func validated(_ limits: Limits) throws -> PageReadRequest {
+        let rules = FieldRules(Self.self, limits)
+        var checked = self
+        checked.source = try rules.text(source, "source")
+        checked.page = try rules.integer(page, "page")
+        checked.width = try rules.integer(width, "width")
+        checked.bot = try rules.optionalText(bot, "bot").map(Bot.validName)
+        checked.user = try rules.optionalText(user, "user")
+        return checked
+    }
+}
