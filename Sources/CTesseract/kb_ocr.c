@@ -131,6 +131,40 @@ kb_image *kb_image_read_data(const unsigned char *data, size_t size, int index) 
     return wrap(grey(pixReadMem(data, size)));
 }
 
+int kb_image_render_png(const unsigned char *data, size_t size, int index, int width, int max_height,
+                        const char *path, int *out_width, int *out_height) {
+    quiet();
+    l_int32 format = IFF_UNKNOWN;
+    if (!data || size == 0 || index < 0 || width <= 0 || max_height <= 0 || !path ||
+        findFileFormatBuffer(data, &format) != 0)
+        return 0;
+    PIX *read = is_tiff(format) ? pixReadMemTiff(data, size, index) : (index == 0 ? pixReadMem(data, size) : NULL);
+    if (!read) return 0;
+    // Colour stays colour (32 bits), everything else becomes 8-bit grey: both scale smoothly.
+    PIX *shown = pixGetColormap(read) ? pixRemoveColormap(read, REMOVE_CMAP_BASED_ON_SRC)
+                 : pixGetDepth(read) == 32 ? pixClone(read) : pixConvertTo8(read, 0);
+    pixDestroy(&read);
+    if (!shown) return 0;
+    if (pixGetDepth(shown) != 8 && pixGetDepth(shown) != 32) {
+        PIX *deep = pixConvertTo32(shown);
+        pixDestroy(&shown);
+        if (!deep) return 0;
+        shown = deep;
+    }
+    float scale = (float)width / (float)pixGetWidth(shown);
+    if ((float)pixGetHeight(shown) * scale > (float)max_height) scale = (float)max_height / (float)pixGetHeight(shown);
+    PIX *scaled = pixScale(shown, scale, scale);
+    pixDestroy(&shown);
+    if (!scaled) return 0;
+    int written = pixWrite(path, scaled, IFF_PNG) == 0;
+    if (written) {
+        if (out_width) *out_width = pixGetWidth(scaled);
+        if (out_height) *out_height = pixGetHeight(scaled);
+    }
+    pixDestroy(&scaled);
+    return written;
+}
+
 void kb_image_free(kb_image *image) {
     if (!image) return;
     pixDestroy(&image->pix);
@@ -304,6 +338,72 @@ kb_ocr_status kb_ocr_recognize(kb_ocr *ocr, const kb_image *image, int timeout_m
     }
     TessBaseAPIClear(ocr->api);
     return result->text ? KB_OCR_OK : KB_OCR_FAILED;
+}
+
+kb_ocr_status kb_ocr_recognize_words(kb_ocr *ocr, const kb_image *image, int timeout_ms, kb_ocr_word **words, int *count) {
+    if (!ocr || !image || !words || !count) return KB_OCR_FAILED;
+    *words = NULL;
+    *count = 0;
+    single_threaded();
+    TessBaseAPISetImage2(ocr->api, image->pix);
+    set_resolution(ocr->api, image);
+    ETEXT_DESC *monitor = TessMonitorCreate();
+    if (monitor && timeout_ms > 0) TessMonitorSetDeadlineMSecs(monitor, timeout_ms);
+    double started = now_ms();
+    int status = TessBaseAPIRecognize(ocr->api, monitor);
+    if (monitor) TessMonitorDelete(monitor);
+    if (status != 0) {
+        int late = timeout_ms > 0 && now_ms() - started >= timeout_ms;
+        TessBaseAPIClear(ocr->api);
+        return late ? KB_OCR_TIMEOUT : KB_OCR_FAILED;
+    }
+    TessResultIterator *it = TessBaseAPIGetIterator(ocr->api);
+    int capacity = 0;
+    kb_ocr_status outcome = KB_OCR_OK;
+    if (it) {
+        TessPageIterator *page = TessResultIteratorGetPageIterator(it);
+        do {
+            char *text = TessResultIteratorGetUTF8Text(it, RIL_WORD);
+            if (!text) continue;
+            int left, top, right, bottom;
+            if (!text[0] || !TessPageIteratorBoundingBox(page, RIL_WORD, &left, &top, &right, &bottom)) {
+                TessDeleteText(text);
+                continue;
+            }
+            if (*count == capacity) {
+                capacity = capacity ? capacity * 2 : 256;
+                kb_ocr_word *grown = realloc(*words, (size_t)capacity * sizeof **words);
+                if (!grown) {
+                    TessDeleteText(text);
+                    outcome = KB_OCR_FAILED;
+                    break;
+                }
+                *words = grown;
+            }
+            kb_ocr_word *word = &(*words)[(*count)++];
+            word->text = strdup(text);
+            word->x0 = left;
+            word->y0 = top;
+            word->x1 = right;
+            word->y1 = bottom;
+            word->confidence = TessResultIteratorConfidence(it, RIL_WORD);
+            TessDeleteText(text);
+        } while (TessResultIteratorNext(it, RIL_WORD));
+        TessResultIteratorDelete(it);
+    }
+    TessBaseAPIClear(ocr->api);
+    if (outcome != KB_OCR_OK) {
+        kb_ocr_free_words(*words, *count);
+        *words = NULL;
+        *count = 0;
+    }
+    return outcome;
+}
+
+void kb_ocr_free_words(kb_ocr_word *words, int count) {
+    if (!words) return;
+    for (int i = 0; i < count; i++) free(words[i].text);
+    free(words);
 }
 
 int kb_ocr_detect_orientation(kb_ocr *ocr, const kb_image *image, int *quarters, float *confidence) {

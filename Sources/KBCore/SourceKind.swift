@@ -16,6 +16,9 @@ public enum SourceKind: String, Sendable, Codable, CaseIterable, Hashable {
     /// The kinds of files (every kind but memories): what `kind:` selectors and filters name.
     public static let documents: [SourceKind] = allCases.filter { $0 != .memory }
 
+    /// Whether its sources have pages that can be shown as pictures (PDFs and scans).
+    public var hasPages: Bool { self == .pdf || self == .image }
+
     /// `note|pdf|image|…`, for messages and help.
     public static let documentList = documents.map(\.rawValue).joined(separator: "|")
 }

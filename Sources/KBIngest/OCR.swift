@@ -55,6 +55,15 @@ public struct OCRSettings: Sendable, Hashable {
     /// What a source records when OCR read some of its pages (`Source.ocr`).
     public var record: String { "\(mode.rawValue) \(languageList) \(dpi)" }
 
+    /// The settings a source was read with, from its OCR record (`record`, `Source.ocr`); nil for
+    /// none or a record that is not one.
+    public init?(record: String?) {
+        let parts = (record ?? "").split(separator: " ").map(String.init)
+        guard parts.count == 3, let mode = OCRMode(rawValue: parts[0]), let dpi = Int(parts[2]),
+              let languages = try? Self.languages(parts[1]) else { return nil }
+        self.init(mode: mode, languages: languages, dpi: dpi, workers: 1)
+    }
+
     /// Whether a source ingested with OCR record `recorded` must be read again under these
     /// settings although its bytes did not change: OCR was off then and is on now, another mode,
     /// other languages or another resolution. `never` never re-reads.

@@ -77,7 +77,45 @@ enum Tesseract {
         #endif
     }
 
+    /// The page's words in reading order with their boxes, in pixels from the image's top-left
+    /// corner.
+    static func words(_ engine: OpaquePointer, _ image: OpaquePointer, timeout: TimeInterval) throws
+        -> [(text: String, x0: Int, y0: Int, x1: Int, y1: Int)] {
+        #if OCR
+        var list: UnsafeMutablePointer<kb_ocr_word>?
+        var count: Int32 = 0
+        let status = kb_ocr_recognize_words(engine, image, Int32(min(timeout * 1000, Double(Int32.max))), &list, &count)
+        defer { kb_ocr_free_words(list, count) }
+        switch status {
+        case KB_OCR_OK:
+            return (0..<Int(count)).compactMap { index in
+                guard let word = list?[index], let text = word.text else { return nil }
+                return (String(cString: text), Int(word.x0), Int(word.y0), Int(word.x1), Int(word.y1))
+            }
+        case KB_OCR_TIMEOUT:
+            throw KBError(.invalidText, "recognition took longer than \(Int(timeout)) s")
+        default:
+            throw KBError(.invalidText, "Tesseract could not recognise it")
+        }
+        #else
+        throw KBError(.unsupportedMode, "The page cannot be recognised: \(unavailable ?? "").")
+        #endif
+    }
+
     // MARK: - Images
+
+    /// Writes image `index` of a file's bytes to `path` as a PNG `width` pixels wide (narrower
+    /// when it would be taller than `maximumHeight`), colour kept; its size, or nil when the image
+    /// cannot be read or written.
+    static func renderPNG(_ bytes: ImageBytes, index: Int, width: Int, maximumHeight: Int, to path: String) -> (width: Int, height: Int)? {
+        #if OCR
+        var w: Int32 = 0, h: Int32 = 0
+        guard kb_image_render_png(bytes.base, bytes.count, Int32(index), Int32(width), Int32(maximumHeight), path, &w, &h) != 0 else { return nil }
+        return (Int(w), Int(h))
+        #else
+        nil
+        #endif
+    }
 
     /// How many images a file's bytes hold (the pages of a TIFF, 1 for PNG and JPEG); 0 when
     /// they cannot be read, and without OCR.

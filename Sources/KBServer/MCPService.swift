@@ -68,7 +68,7 @@ public struct MCPService: Sendable {
     /// `read_page`: the page's picture as an image item (PNG), then what it is as JSON text.
     static let readPage = ToolSpec(
         name: "read_page",
-        summary: "A page of a PDF source as a picture (PNG), to see its figures, tables and layout: a citation's sourceID and page; the rights of read_source.",
+        summary: "A page of a PDF or scanned source as a picture (PNG), to see its figures, tables and layout: a citation's sourceID and page; the rights of read_source.",
         schema: { PageReadRequest.schema($0) }
     ) { service, arguments, caller in
         let request = try KBJSON.decode(PageReadRequest.self, from: arguments).validated(service.kb.limits)

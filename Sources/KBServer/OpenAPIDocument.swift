@@ -298,7 +298,7 @@ enum OpenAPIDocument {
         ],
         "/v1/sources/{id}/pages/{page}": ["get": pagePicture()],
         "/v1/sources/{id}/pages/{page}/words": [
-            "get": operation("getPageWords", "The words on a page of a PDF source and where they stand (boxes as fractions of the page from its top-left corner, in poppler's reading order): every word, or those of one snippet, to mark on the page's picture. The rights of reading the source's text.",
+            "get": operation("getPageWords", "The words on a page of a PDF or scanned source and where they stand (boxes as fractions of the page from its top-left corner, in reading order: from the PDF's text layer, or placed by OCR, with the languages the source was read with, on a scan or a page without a text layer — seconds the first time, then kept): every word, or those of one snippet, to mark on the page's picture. The rights of reading the source's text.",
                              ok: ("200", ref("PageWords")), errors: [400, 404, 409, 415, 422],
                              parameters: [sourceID, pageNumber,
                                           queryParameter("snippet", "A snippet's ordinal in the source: only its words on this page (none when it is not on it).", schema: ["type": "integer", "minimum": 0])]
@@ -318,11 +318,11 @@ enum OpenAPIDocument {
         queryParameter("user", "The user whose private sources may be read (a scoped token's scopes must cover user:NAME).", schema: ["type": "string", "pattern": "\\S"]),
     ]
 
-    /// `GET /v1/sources/{id}/pages/{page}`: a PDF page as a PNG picture.
+    /// `GET /v1/sources/{id}/pages/{page}`: a page of a PDF or a scan as a PNG picture.
     static func pagePicture() -> JSONValue {
         guard case .object(var op) = operation(
             "getPagePicture",
-            "A page of a PDF source as a PNG picture \(KnowledgeBase.pageWidths.lowerBound)–\(KnowledgeBase.pageWidths.upperBound) pixels wide (narrower for a page more than \(PDFPages.maximumHeight) pixels tall at that width), rendered by poppler from the upload's kept original or the ingested file and kept in the page cache. KB-Page-Count says how many pages the source has. The rights of reading the source's text; 404 for a page it does not have, 409 when the file is gone or changed, 415 for a source without pages, 422 for a PDF poppler cannot open.",
+            "A page of a PDF or scanned-image source as a PNG picture \(KnowledgeBase.pageWidths.lowerBound)–\(KnowledgeBase.pageWidths.upperBound) pixels wide (narrower for a page more than \(PDFPages.maximumHeight) pixels tall at that width), rendered by poppler (a PDF) or drawn from the image (a PNG, JPEG or TIFF scan) from the upload's kept original or the ingested file, and kept in the page cache. KB-Page-Count says how many pages the source has. The rights of reading the source's text; 404 for a page it does not have, 409 when the file is gone or changed, 415 for a source without pages, 422 for a PDF poppler cannot open or an image that cannot be decoded.",
             ok: ("200", string), errors: [400, 404, 409, 415, 422],
             parameters: [sourceID, pageNumber,
                          queryParameter("width", "The picture's width in pixels (default \(KnowledgeBase.defaultPageWidth)).",

@@ -2,7 +2,7 @@
 kb serve with a token. Signs in, uploads a PDF and watches its job finish, finds a phrase from it in
 the playground with its page label, talks to a bot in the Chat screen (a stub model streaming),
 opens a snippet's page as a picture with its words marked
-where poppler places them, previews a bot's context for a user, edits a memory and sees
+where poppler places them (and a private scan's page with the words OCR placed), previews a bot's context for a user, edits a memory and sees
 its history, makes and revokes a scoped token, and checks that a scoped token's console cannot
 open another user's memories. axe-core checks every screen (no serious or critical violation).
 
@@ -209,7 +209,15 @@ def chat_checks(page, base, upstream):
     check(marker.get_attribute("href") == "#cite-1", "the [1] marker links to citation 1", marker.get_attribute("href"))
     citation = page.locator("#cite-1")
     check("reading-an-ephemeris" in citation.inner_text(), "citation 1 names the PDF it comes from", citation.inner_text())
-    citation.get_by_role("button", name=re.compile("^Open")).click()
+    # By keyboard: the marker takes the focus to its citation, Tab to its button, Enter opens the page.
+    marker.focus()
+    page.keyboard.press("Enter")
+    check(page.evaluate("document.activeElement.id") == "cite-1", "Enter on a [n] marker moves the focus to its citation",
+          page.evaluate("document.activeElement.outerHTML.slice(0, 80)"))
+    page.keyboard.press("Tab")
+    check((page.evaluate("document.activeElement.textContent") or "").startswith("Open"), "Tab from a citation reaches its Open button",
+          page.evaluate("document.activeElement.outerHTML.slice(0, 80)"))
+    page.keyboard.press("Enter")
     picture = citation.locator(".page-figure img")
     expect(picture).to_be_visible(timeout=30_000)
     page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=picture.element_handle(), timeout=30_000)
@@ -239,6 +247,53 @@ def chat_checks(page, base, upstream):
     expect(page.get_by_text("Stopped: kb closed the request to the model.")).to_be_visible()
     check(upstream.closed.wait(10), "Stop closes the request to the model (kb stops reading it)")
     expect(page.get_by_role("button", name="Send")).to_be_enabled()
+
+
+def api(base, method, path, body=None, content_type=None, token=ADMIN):
+    headers = {"Authorization": "Bearer " + token}
+    if content_type:
+        headers["Content-Type"] = content_type
+    with urllib.request.urlopen(urllib.request.Request(base + path, data=body, method=method, headers=headers), timeout=60) as answer:
+        return answer.read()
+
+
+def private_sources(base, source_id, book):
+    """Two private sources astro sees: Ada's scan (a page of the PDF as kb draws it, uploaded as
+    a PNG and read by OCR) and Bob's copy of the PDF."""
+    scan = api(base, "GET", f"/v1/sources/{source_id}/pages/1?width=2000")
+    for query, body, kind in [("id=ada-scan&title=Ada%27s%20scanned%20page&user=ada&bot=astro", scan, "image/png"),
+                              ("id=bob-book&title=Bob%27s%20private%20book&user=bob&bot=astro", book.read_bytes(), "application/pdf")]:
+        job = json.loads(api(base, "POST", "/v1/sources?" + query, body, kind))["job"]["id"]
+        for _ in range(600):
+            state = json.loads(api(base, "GET", f"/v1/jobs/{job}"))
+            if state["state"] in ("done", "failed"):
+                break
+            time.sleep(0.2)
+        check(state["state"] == "done", f"the private upload ({kind}) is read", state)
+
+
+def scoped_pages(page, base, secret):
+    """A token scoped to Ada: the Chat cites her private scan and opens its page with the words OCR
+    placed there; Bob's private pages stay closed to it."""
+    page.get_by_label("Message").fill("An ephemeris is a table of planetary positions, one row per day: how do I read one?")
+    page.get_by_role("button", name="Send").click()
+    expect(page.locator(".citations li").first).to_be_visible(timeout=30_000)
+    cited = page.locator(".citations li").filter(has_text="Ada's scanned page").first
+    check(cited.count() == 1, "the scoped token's chat cites its user's private scan", page.locator(".citations").inner_text()[:300])
+    check("Bob's private book" not in page.locator(".citations").inner_text(), "it never cites another user's private source")
+    if cited.count():
+        cited.get_by_role("button", name=re.compile("^Open p")).click()
+        shown = cited.locator(".page-figure img").first
+        expect(shown).to_be_visible(timeout=60_000)
+        page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=shown.element_handle(), timeout=30_000)
+        marks = [m.lower().strip(".,;:") for m in cited.locator(".mark-box").evaluate_all("boxes => boxes.map(b => b.dataset.text)")]
+        check(len(marks) >= 3 and "ephemeris" in marks, "a scan's page opens with the words OCR placed on it marked", marks[:10])
+        accessible(page, "scan page")
+    for path in ["/v1/sources/bob-book/pages/1?bot=astro&user=bob", "/v1/sources/bob-book/pages/1?bot=astro",
+                 "/v1/sources/bob-book/pages/1/words?bot=astro&user=ada"]:
+        answer = page.request.get(base + path, headers={"Authorization": "Bearer " + secret})
+        check(answer.status in (403, 404) and "image" not in answer.headers.get("content-type", ""),
+              f"the scoped token cannot open Bob's private page ({path.split('?')[1]})", answer.status)
 
 
 def without_model(browser, base):
@@ -314,6 +369,16 @@ def run(browser, base, book, upstream):
     expect(block).to_contain_text("<context>")
     expect(block).to_contain_text("Ada drinks green tea")
     expect(page.get_by_role("heading", name="Context for astro and ada")).to_be_visible()
+    # The context's citations open what they cite: the PDF's page with the cited words marked.
+    cited = page.locator(".citations li").filter(has=page.get_by_role("button", name=re.compile("^Open p"))).first
+    check(cited.count() == 1 and "reading-an-ephemeris" in cited.inner_text(), "the playground's context cites the PDF with its pages",
+          page.locator(".citations").inner_text()[:300])
+    if cited.count():
+        cited.get_by_role("button", name=re.compile("^Open p")).click()
+        shown = cited.locator(".page-figure img").first
+        expect(shown).to_be_visible(timeout=30_000)
+        page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=shown.element_handle(), timeout=30_000)
+        check(cited.locator(".mark-box").count() > 0, "a playground citation opens its page with the cited words marked", cited.locator(".mark-box").count())
     accessible(page, "playground")
     shared = page.url
     other = context.new_page()   # a new tab asks for the token (kept per tab), then shows the shared search
@@ -371,6 +436,16 @@ def run(browser, base, book, upstream):
     accessible(page, "page picture")
 
     chat_checks(page, base, upstream)
+    private_sources(base, source_id, book)
+    # The chunk inspector opens a scan's page too, the snippet's words placed by OCR.
+    page.goto(base + "/console/#/snippets?id=ada-scan")
+    expect(page.get_by_role("heading", name="Snippets of Ada's scanned page")).to_be_visible()
+    card = page.locator(".card").first
+    card.get_by_role("button", name=re.compile(r"^Show p")).click()
+    shown = card.locator(".page-figure img").first
+    expect(shown).to_be_visible(timeout=60_000)
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=shown.element_handle(), timeout=30_000)
+    check(card.locator(".mark-box").count() >= 3, "the inspector opens a scan's page with its snippet's words marked", card.locator(".mark-box").count())
 
     # Edit a memory and see its history.
     open_screen(page, "Memories")
@@ -404,7 +479,7 @@ def run(browser, base, book, upstream):
     open_screen(page, "Bots")
     expect(page.get_by_role("cell", name="astro", exact=True)).to_be_visible()
     page.get_by_role("button", name="Sources astro sees").click()
-    expect(page.get_by_role("heading", name="astro sees 2 sources")).to_be_visible()
+    expect(page.get_by_role("heading", name="astro sees 4 sources")).to_be_visible()
     expect(page.get_by_role("link", name="reading-an-ephemeris", exact=True)).to_be_visible()
     page.get_by_role("button", name="Preview").click()
     expect(page.get_by_label("The report's context block")).to_contain_text("<context>")
@@ -446,6 +521,7 @@ def run(browser, base, book, upstream):
     open_screen(page, "Chat")
     offered = page.locator("#main select").locator("option").all_inner_texts()
     check(offered == ["astro"], "a scoped token's Chat screen offers its bots only", offered)
+    scoped_pages(page, base, secret)
     open_screen(page, "Tokens")
     expect(page.get_by_text("only the admin token makes, lists and revokes tokens")).to_be_visible()
     open_screen(page, "Sources")

@@ -159,4 +159,57 @@ import Testing
         let notPDF = #expect(throws: KBError.self) { try PDFPages.pageCount(Data("hello".utf8), name: "hello.txt") }
         #expect(notPDF?.code == .unprocessable)
     }
+
+    /// Whether two word boxes overlap (fractions of the page).
+    static func overlap(_ a: PageWord, _ b: PageWord) -> Bool {
+        a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1
+    }
+
+    @Test func aScansPagesArePicturesAndOCRPlacesItsWordsWherePopplerDoes() async throws {
+        let ws = try Workspace()
+        // The book's sixth page scanned: in a two-page TIFF, upside down (OCR turns it upright to
+        // read it), and alone in an image-only PDF.
+        let book = UploadTests.pdf.path
+        let nebula = try ScanMaker.render(pdf: book, pages: [6], dpi: 150)[0]
+        let ledger = try ScanMaker.render(pdf: OCRIngestTests.pdfFixtures.appendingPathComponent("mixed-scan.pdf").path, pages: [2], dpi: 150)[0]
+        try FileManager.default.createDirectory(at: ws.notes, withIntermediateDirectories: true)
+        try ScanMaker.writeTIFF([ledger, nebula.rotated(2)], to: ws.path("ledger.tiff"))
+        try ScanMaker.writePDF([nebula], to: ws.path("scan.pdf"))
+        var environment = ProcessInfo.processInfo.environment
+        let cache = ws.path("page-cache")
+        environment["KB_PAGE_CACHE_DIR"] = cache
+        let kb = try KnowledgeBase.open(at: ws.dbPath, environment: environment)
+        let (embedder, record) = try await kb.embedder(.hashing)
+        let report = await kb.ingest([ws.notes.path], options: OCRIngestTests.options(), embedder: embedder, record: record)
+        #expect(report.failed.isEmpty && report.added == 2, "\(report.failed)")
+        let tiff = SourceInfo.fileID(ws.path("ledger.tiff")), pdf = SourceInfo.fileID(ws.path("scan.pdf"))
+
+        // The scan's page as a picture: the image as the file holds it, at the width asked.
+        let picture = try await kb.pagePicture(source: tiff, page: 2, width: 500, as: .admin)
+        let (width, height) = try Self.size(picture.png)
+        #expect(width == 500 && height > width && picture.pages == 2 && !picture.cached)
+        let beyond = await #expect(throws: KBError.self) { try await kb.pagePicture(source: tiff, page: 3, as: .admin) }
+        #expect(beyond?.code == .notFound && beyond?.message.contains("has 2 pages") == true)
+
+        // The words OCR places on the scanned page stand where poppler's text layer puts them on
+        // the page that was scanned (upside down: where they stand on the upside-down picture).
+        let truth = try PDFPages.words(try Data(contentsOf: UploadTests.pdf), name: "book.pdf", page: 6).words
+        for (id, page, turned) in [(pdf, 1, false), (tiff, 2, true)] {
+            let snippets = try await kb.snippets(ofSource: id, as: .admin).snippets
+            let snippet = try #require(snippets.first { $0.text.contains("nebula catalogue") && $0.pages.map { ($0.start...$0.end).contains(page) } == true })
+            let marked = try await kb.pageWords(source: id, page: page, snippet: snippet.ordinal, as: .admin)
+            #expect(marked.pages == (id == tiff ? 2 : 1) && marked.words.count >= 5, "\(marked.words.map(\.text))")
+            #expect(["nebula", "catalogue"].allSatisfy { word in marked.words.contains { PageHighlight.normalised($0.text) == word } })
+            for word in marked.words {
+                let expected = truth.filter { PageHighlight.normalised($0.text) == PageHighlight.normalised(word.text) }
+                    .map { turned ? PageWord(text: $0.text, x0: 1 - $0.x1, y0: 1 - $0.y1, x1: 1 - $0.x0, y1: 1 - $0.y0) : $0 }
+                #expect(expected.contains { Self.overlap($0, word) }, "\(word) is not where poppler puts it: \(expected)")
+            }
+        }
+        // OCR read each page once: its words are kept beside the pictures.
+        let kept = ((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? []).filter { $0.hasSuffix(".words.json") }
+        #expect(kept.count == 2)
+        let again = try await kb.pageWords(source: pdf, page: 1, as: .admin)
+        #expect(again.words.contains { PageHighlight.normalised($0.text) == "nebula" })
+    }
 }

@@ -57,7 +57,7 @@ import Testing
             }
             let venus = try #require(try await fixture.kb.sources(SourceListRequest(), as: .admin).sources.first { $0.title == "Venus" }?.id)
             let note = try await get(client, "/v1/sources/\(venus)/pages/1")
-            #expect(note.status == 415 && String(decoding: note.body, as: UTF8.self).contains("only PDF sources have pages"))
+            #expect(note.status == 415 && String(decoding: note.body, as: UTF8.self).contains("only PDF and scanned-image sources have pages"))
         }
     }
 

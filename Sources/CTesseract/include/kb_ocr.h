@@ -32,6 +32,11 @@ int kb_image_dpi(const kb_image *image);
 void kb_image_set_dpi(kb_image *image, int dpi);
 /// A copy turned clockwise by `quarters` × 90°.
 kb_image *kb_image_rotated(const kb_image *image, int quarters);
+/// Writes image `index` (0-based) of a PNG, JPEG or TIFF file's bytes as a PNG `width` pixels
+/// wide (less when the height would pass `max_height`), colour kept: a scan's page shown. Its
+/// size in `*out_width`, `*out_height`. 1 on success, 0 when the image cannot be read or written.
+int kb_image_render_png(const unsigned char *data, size_t size, int index, int width, int max_height,
+                        const char *path, int *out_width, int *out_height);
 /// A copy at `scale` (0.5 halves each side), resolution scaled with it.
 kb_image *kb_image_scaled(const kb_image *image, float scale);
 /// The grey value (0–255) of one pixel, or -1 outside the image.
@@ -84,6 +89,18 @@ kb_ocr_status kb_ocr_recognize(kb_ocr *ocr, const kb_image *image, int timeout_m
 int kb_ocr_detect_orientation(kb_ocr *ocr, const kb_image *image, int *quarters, float *confidence);
 
 void kb_ocr_free_text(char *text);
+
+/// A word Tesseract recognised and its box, in pixels of the image from its top-left corner.
+typedef struct {
+    char *text;
+    int x0, y0, x1, y1;
+    float confidence;
+} kb_ocr_word;
+
+/// Recognises a page image and lists its words in reading order with their boxes; `timeout_ms`
+/// <= 0 means no limit. Free the list with kb_ocr_free_words.
+kb_ocr_status kb_ocr_recognize_words(kb_ocr *ocr, const kb_image *image, int timeout_ms, kb_ocr_word **words, int *count);
+void kb_ocr_free_words(kb_ocr_word *words, int count);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,10 @@
 import Crypto
 import Foundation
 import KBCore
+import KBIngest
 
-/// Pictures of pages kept on disk, within a byte budget: the least recently shown go first, and
-/// a source's pictures go with the source. A picture is written under a temporary name and
+/// Pictures of pages, and the words OCR placed on scanned pages, kept on disk within a byte
+/// budget: the least recently shown go first, and a source's pictures go with the source. A picture is written under a temporary name and
 /// renamed, so a reader never sees half of one. Every call does file I/O: callers run it off
 /// Swift's cooperative pool (`OffPool`).
 public struct PageCache: Sendable {
@@ -46,6 +47,33 @@ public struct PageCache: Sendable {
 
     static func key(_ contentHash: String) -> String {
         String(contentHash.unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }.prefix(64).map(Character.init))
+    }
+
+    /// The file that keeps the words OCR placed on a scanned page (with their boxes).
+    func wordsFile(contentHash: String, page: Int) -> String {
+        folder + "/" + Self.key(contentHash) + "-\(page).words.json"
+    }
+
+    /// The words OCR placed on a page before, touched as just used; nil when there are none.
+    func ocrWords(contentHash: String, page: Int) -> (words: [PageWord], pages: Int)? {
+        let path = wordsFile(contentHash: contentHash, page: page)
+        guard let data = FileManager.default.contents(atPath: path),
+              let kept = try? JSONDecoder().decode(KeptWords.self, from: data) else { return nil }
+        try? FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: path)
+        return (kept.words, kept.pages)
+    }
+
+    /// Keeps the words OCR placed on a page (reading them again costs seconds), within the budget.
+    func keepOCRWords(_ words: [PageWord], pages: Int, contentHash: String, page: Int) {
+        guard let data = try? JSONEncoder().encode(KeptWords(pages: pages, words: words)), data.count <= budget else { return }
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try? data.write(to: URL(fileURLWithPath: wordsFile(contentHash: contentHash, page: page)), options: .atomic)
+        trim()
+    }
+
+    struct KeptWords: Codable {
+        var pages: Int
+        var words: [PageWord]
     }
 
     /// The file that keeps how many pages a source has, beside its pictures.
@@ -120,8 +148,10 @@ public struct PageCache: Sendable {
         }
     }
 
-    /// The names of the kept pictures (not those being written).
+    /// The names of the kept pictures and word lists (not those being written).
     func names() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".png") && !$0.hasPrefix(".") }
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
+            ($0.hasSuffix(".png") || $0.hasSuffix(".words.json")) && !$0.hasPrefix(".")
+        }
     }
 }

@@ -45,7 +45,7 @@ extension SourceDesk {
         let (stored, held) = try await store.snapshot { snapshot in
             (try Self.readableStored(source, bot: bot, user: user, as: caller, in: snapshot), Set(try snapshot.contentHashes().values))
         }
-        guard stored.kind == .pdf else { throw Self.noPages(source, stored) }
+        guard stored.kind.hasPages else { throw Self.noPages(source, stored) }
         guard page >= 1 else { throw Self.noPage(page) }
         let cache = pages
         // A kept picture needs neither the source's bytes nor poppler.
@@ -56,24 +56,47 @@ extension SourceDesk {
         return try await OffPool.run {
             // Pictures of sources the index no longer holds (removed by any path) go first.
             cache.keep(onlyContentHashes: held)
+            let name = stored.title.isEmpty ? id : stored.title
             let (png, count, cached) = try cache.picture(contentHash: stored.contentHash, page: page, width: width) { path in
-                try PDFPages.renderPNG(bytes, name: stored.title.isEmpty ? id : stored.title, page: page, width: width, to: path).pages
+                stored.kind == .image
+                    ? try ScanPages.renderPNG(bytes, name: name, page: page, width: width, to: path).pages
+                    : try PDFPages.renderPNG(bytes, name: name, page: page, width: width, to: path).pages
             }
             return PagePicture(png: png, page: page, pages: count, cached: cached)
         }
     }
 
-    /// The words on a page of a PDF source with their boxes: all of them, or those of the snippet
-    /// whose ordinal is `snippet` (its words found on the page; none when it is not on it).
+    /// The words on a page of a PDF or scanned source with their boxes: all of them, or those of
+    /// the snippet whose ordinal is `snippet` (its words found on the page; none when it is not on
+    /// it). A PDF page's words come from its text layer; a scan's, or a PDF page without a text
+    /// layer that OCR read at ingest, from Tesseract with the languages it was read with (seconds
+    /// the first time; then kept in the page cache).
     func pageWords(_ id: String, page: Int, snippet ordinal: Int?, bot: String?, user: String?, as caller: Caller) async throws -> PageWords {
-        let (stored, bytes, document) = try await originalAndDocument(id, page: page, bot: bot, user: user, as: caller)
+        let (stored, bytes, document, turns) = try await originalAndDocument(id, page: page, bot: bot, user: user, as: caller)
         let snippet = try ordinal.map { ordinal in
             guard let found = document.snippets.first(where: { $0.ordinal == ordinal }) else {
                 throw KBError(.notFound, "\(id) has no snippet \(ordinal); its snippets are 0–\(max(0, document.snippets.count - 1)) (`GET /v1/sources/\(id)/snippets`).")
             }
             return found
         }
-        let (words, count) = try await OffPool.run { try PDFPages.words(bytes, name: stored.title.isEmpty ? id : stored.title, page: page) }
+        let cache = pages
+        let (words, count) = try await OffPool.run {
+            let name = stored.title.isEmpty ? id : stored.title
+            if stored.kind == .pdf {
+                let layer = try PDFPages.words(bytes, name: name, page: page)
+                // A page OCR read at ingest has no text layer to place its words by.
+                guard layer.words.isEmpty, turns != nil else { return layer }
+            }
+            if let kept = cache.ocrWords(contentHash: stored.contentHash, page: page) { return kept }
+            guard let settings = OCRSettings(record: stored.ocr) else {
+                throw KBError(.unprocessable, "\(name) was not read by OCR, so the words of its page \(page) cannot be placed. Read it again with `--ocr auto`.")
+            }
+            let found = stored.kind == .image
+                ? try ScanPages.words(bytes, name: name, page: page, settings: settings, quarterTurns: turns ?? 0)
+                : try PDFPages.ocrWords(bytes, name: name, page: page, settings: settings, quarterTurns: turns ?? 0)
+            cache.keepOCRWords(found.words, pages: found.pages, contentHash: stored.contentHash, page: page)
+            return found
+        }
         let label = document.pageStarts?.first { $0.page == page }?.label ?? String(page)
         let chosen = snippet.map { PageHighlight.words(of: $0.text, among: words) } ?? words
         return PageWords(sourceID: SourceInfo(stored).id, page: page, pageLabel: label, pages: count, snippet: ordinal, words: chosen)
@@ -87,28 +110,33 @@ extension SourceDesk {
     }
 
     func original(_ id: String, page: Int, bot: String?, user: String?, as caller: Caller) async throws -> (StoredSource, Data) {
-        let (stored, bytes, _) = try await originalAndDocument(id, page: page, bot: bot, user: user, as: caller)
+        let (stored, bytes, _, _) = try await originalAndDocument(id, page: page, bot: bot, user: user, as: caller)
         return (stored, bytes)
     }
 
     static func noPages(_ id: String, _ stored: StoredSource) -> KBError {
-        KBError(.unsupportedMediaType, "\(id) is a \(stored.kind.rawValue) source: only PDF sources have pages to show. Read its text with `GET /v1/sources/\(id)/text`.")
+        KBError(.unsupportedMediaType, "\(id) is a \(stored.kind.rawValue) source: only PDF and scanned-image sources have pages to show. Read its text with `GET /v1/sources/\(id)/text`.")
     }
 
     static func noPage(_ page: Int) -> KBError { KBError(.notFound, "Pages are numbered from 1; there is no page \(page).") }
 
-    /// The source if the caller may read it, its PDF's bytes — an upload's kept original, or the
-    /// ingested file as it was read — and its document. A source that is not a PDF is
-    /// `unsupportedMediaType`; a file gone or changed since it was read is a `conflict`.
+    /// The source if the caller may read it, its PDF's or image's bytes — an upload's kept
+    /// original, or the ingested file as it was read — its document, and, when OCR read the page
+    /// at ingest, how many quarter turns it was given to be read (nil when OCR did not read it). A
+    /// source without pages is `unsupportedMediaType`; a file gone or changed since it was read is
+    /// a `conflict`.
     func originalAndDocument(_ id: String, page: Int, bot: String?, user: String?, as caller: Caller) async throws
-        -> (StoredSource, Data, SourceDocument) {
+        -> (StoredSource, Data, SourceDocument, Int?) {
         let id = try SourceRemoveRequest(id: id).validated(limits)
-        let (stored, document, kept) = try await store.snapshot { snapshot in
+        let (stored, document, kept, turns) = try await store.snapshot { snapshot in
             let (stored, document) = try Self.readableSource(id, bot: bot, user: user, as: caller, in: snapshot)
             let kept = try snapshot.originalJobID(sourcePath: stored.path).map { try snapshot.jobChunks(id: $0).reduce(into: Data()) { $0.append($1) } }
-            return (stored, document, kept)
+            let turns = try OCRSettings(record: stored.ocr).flatMap { settings in
+                try snapshot.ocrPages(contentHash: stored.contentHash, key: settings.cacheKey).first { $0.page == page }?.quarterTurns
+            }
+            return (stored, document, kept, turns)
         }
-        guard stored.kind == .pdf else { throw Self.noPages(id, stored) }
+        guard stored.kind.hasPages else { throw Self.noPages(id, stored) }
         guard page >= 1 else { throw Self.noPage(page) }
         let bytes: Data
         if let kept {
@@ -124,7 +152,7 @@ extension SourceDesk {
             }
             bytes = read
         }
-        return (stored, bytes, document)
+        return (stored, bytes, document, turns)
     }
 }
 

@@ -3,9 +3,9 @@
 // the context block the model got with its tokens, and the memories the turn could teach.
 
 import { api, apiStream, guarded, say, session } from "./api.js";
-import { el, field, page, pageLabel } from "./dom.js";
+import { el, field, page } from "./dom.js";
 import { applyProposal } from "./memories.js";
-import { pageFigure } from "./pageview.js";
+import { citationList } from "./citations.js";
 
 // The conversation of each bot and user, kept in this tab only.
 const saved = () => JSON.parse(sessionStorage.getItem("kb-chat") || "{}");
@@ -87,24 +87,7 @@ function noModel(message) {
 // the memories the user's turn could teach (accept or reject each).
 function answerDetails(answer, summary, turns, user, bot) {
   const citations = summary.citations || [];
-  const list = el("ol", { class: "citations" }, citations.map(c => {
-    const opened = el("div", { class: "page-figures" });
-    const label = c.pages ? ` ${pageLabel(c.pages)}` : "";
-    const item = el("li", { id: `cite-${c.number}`, value: String(c.number) },
-      el("span", { text: `${c.title}${label}` }), c.headingPath && c.headingPath.length ? el("span", { class: "muted", text: ` — ${c.headingPath.join(" › ")}` }) : null,
-      c.pages && c.sourceID ? el("button", { type: "button", class: "plain", text: "Open the page", "aria-label": `Open${label} of ${c.title}`,
-        onclick: () => guarded(async () => {
-          const figures = [];
-          for (let n = c.pages.start; n <= c.pages.end; n++) {
-            const label = n === c.pages.start ? c.pages.startLabel : n === c.pages.end ? c.pages.endLabel : String(n);
-            figures.push(await pageFigure(c.sourceID, n, label || String(n), c.snippets || null));
-          }
-          opened.replaceChildren(...figures);
-        }) }) : c.sourceID ? el("button", { type: "button", class: "plain", text: "Open the text", "aria-label": `Open the text of ${c.title}`,
-        onclick: () => guarded(async () => { opened.replaceChildren(await citedText(c, user, bot, summary.context || "")); }) }) : null,
-      opened);
-    return item;
-  }));
+  const list = citationList(citations, { bot, user, block: summary.context || "" });
   // The [n] markers in the answer's text become links to their citations.
   const text = answer.textContent;
   const parts = text.split(/(\[\d+\])/);
@@ -130,20 +113,4 @@ function answerDetails(answer, summary, turns, user, bot) {
     })) : el("p", { class: "note", text: "Nothing to remember from this turn." }));
   }) }) : null;
   return [citations.length ? el("h3", { text: "Citations" }) : null, citations.length ? list : null, context, learn, learned];
-}
-
-// A cited note, web page, EPUB or DOCX: the text under the citation's heading (the rights of
-// reading the source), the cited passage — item n of the context block the model got — marked.
-async function citedText(c, user, bot, block) {
-  const query = new URLSearchParams();
-  for (const heading of c.headingPath || []) query.append("heading", heading);
-  query.set("bot", bot);
-  if (user) query.set("user", user);
-  const read = await api("GET", `/v1/sources/${encodeURIComponent(c.sourceID)}/text?${query}`);
-  const item = new RegExp(`<source id="${c.number}"[^>]*>\\n([\\s\\S]*?)\\n</source>`).exec(block);
-  const cited = item ? item[1].replace(/<\\\//g, "</").trim() : "";
-  const at = cited ? read.text.indexOf(cited.slice(0, 80)) : -1;
-  const end = at < 0 ? -1 : Math.min(read.text.length, at + cited.length);
-  return el("pre", { class: "block", tabindex: "0", "aria-label": `Text of ${c.title}` },
-    at < 0 ? read.text : [read.text.slice(0, at), el("mark", { text: read.text.slice(at, end) }), read.text.slice(end)]);
 }

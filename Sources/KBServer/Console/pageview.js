@@ -1,4 +1,4 @@
-// A page of a PDF source as kb renders it, with a snippet's words marked on it: what the chunk
+// A page of a PDF or scanned source as kb renders it, with a snippet's words marked on it: what the chunk
 // inspector (and a citation) opens. The picture is fetched with the signed-in token and shown
 // from a blob: URL; the marks are boxes placed by the words' positions on the page.
 
@@ -6,11 +6,16 @@ import { apiBlob, api } from "./api.js";
 import { el } from "./dom.js";
 
 /// A figure for page `number` of source `id`, the words of the snippets `ordinals` (one or a
-/// list; none: the page alone) marked.
-export async function pageFigure(id, number, label, ordinals) {
+/// list; none: the page alone) marked; read with the rights of `bot` and `user` when given (a
+/// scoped token reads through one of its bots, a private source only for its user).
+export async function pageFigure(id, number, label, ordinals, { bot, user } = {}) {
   const base = "/v1/sources/" + encodeURIComponent(id) + "/pages/" + number;
+  const rights = new URLSearchParams();
+  if (bot) rights.set("bot", bot);
+  if (user) rights.set("user", user);
+  const query = extra => "?" + new URLSearchParams([...new URLSearchParams(extra), ...rights]);
   const list = ordinals == null ? [] : [].concat(ordinals);
-  const [blob, ...found] = await Promise.all([apiBlob(base + "?width=1000"), ...list.map(o => api("GET", base + "/words?snippet=" + o))]);
+  const [blob, ...found] = await Promise.all([apiBlob(base + query("width=1000")), ...list.map(o => api("GET", base + "/words" + query("snippet=" + o)))]);
   const words = { words: found.flatMap(f => f.words) };
   const ordinal = list.length ? list.map(o => `#${o}`).join(", ") : null;
   const image = el("img", { src: URL.createObjectURL(blob), alt: `Page ${label} of the source`, class: "page-image" });

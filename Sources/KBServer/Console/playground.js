@@ -1,7 +1,8 @@
 // The Playground: search and context, every hit explained.
 
 import { api, go, session } from "./api.js";
-import { el, field, page, pageLabel, table } from "./dom.js";
+import { citationList } from "./citations.js";
+import { el, field, page, pageLabel } from "./dom.js";
 
 /// Why a hit is there, in a line: its place in each ranking, the fused score, weight, filters.
 export function why(e) {
@@ -81,7 +82,7 @@ export async function playground() {
       el("div", { class: "meter", role: "img", "aria-label": `${share}% of the budget` }, el("span", { style: null })),
       el("pre", { class: "block", tabindex: "0", "aria-label": "The context block as the bot gets it", text: context.context }),
       el("h2", { text: "Citations" }),
-      table(["#", "kind", "title", "pages", "path"], context.citations.map(c => [String(c.number), c.kind, c.title, c.pageLabel || "", c.path]), [4])));
+      citationList(context.citations, { bot: search.bot, user: search.user, block: context.context })));
     results.querySelector(".meter span").style.width = share + "%";
   }
 }

@@ -1,5 +1,5 @@
-// The chunk inspector: a source's snippets by page beside the page's text, each PDF snippet able
-// to open the page itself with its words marked.
+// The chunk inspector: a source's snippets by page beside the page's text, each snippet of a PDF
+// or a scan able to open the page itself with its words marked.
 
 import { api, guarded } from "./api.js";
 import { el, page, pageLabel } from "./dom.js";
@@ -35,7 +35,7 @@ export async function snippets() {
         snippet.weight != null && snippet.weight !== 1 ? el("span", { class: "badge", text: `weight ${snippet.weight}` }) : null,
         snippet.ocr ? el("span", { class: "badge", text: `OCR ${snippet.ocr.confidence ?? ""}` }) : null),
       el("p", { class: "snippet-text", text: snippet.text }),
-      data.pages && snippet.pages ? pageButton(s.id, snippet) : null)))));
+      (data.pages || s.kind === "image") && snippet.pages ? pageButton(s.id, snippet) : null)))));
   page(`Snippets of ${s.title}`, el("p", { class: "note", text: facts }), el("p", {}, el("a", { href: "#/sources", text: "← Sources" })),
     data.snippets.length ? groups : el("p", { text: s.state !== "ready" ? "Its job is still reading it." : "It has no snippets." }));
 }
