@@ -44,7 +44,7 @@ def call(method, path, body=None, timeout=10):
 
 def start():
     server = subprocess.Popen([kb, "serve", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(300):
+    for _ in range(2400):
         try:
             urllib.request.urlopen(url + "/healthz", timeout=1)
             return server

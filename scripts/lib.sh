@@ -128,7 +128,7 @@ start_sample_server() {
     # shellcheck disable=SC2086
     KB_QUERY_CACHE_MB="${KB_QUERY_CACHE_MB:-0}" "$KB" serve --port "$PORT" --token "$TOKEN" --reports corpus/reports ${KB_SERVE_ARGS:-} 2>"$WORK/serve.log" &
     SERVER=$!
-    for _ in $(seq 300); do curl -sf "$URL/healthz" >/dev/null && return 0; sleep 0.1; done
+    for _ in $(seq 1200); do curl -sf "$URL/healthz" >/dev/null && return 0; sleep 0.1; done
     cat "$WORK/serve.log" >&2
     echo "error: kb serve did not start" >&2
     exit 1

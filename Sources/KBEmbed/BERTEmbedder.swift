@@ -71,6 +71,10 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
         // Queries get a queue of their own in `.throughput` mode: one worker on every core.
         if configuredMode == .throughput {
             var queries = EncoderQueue.Configuration(mode: .latency)
+            // Split across the cores no other thread is waiting for (a busy machine's cores, shared,
+            // make a split pass wait at every step for its slowest part).
+            queries.fitsIdleCores = true
+            if let threads = try Self.queryThreads(ProcessInfo.processInfo.environment) { queries.threadsPerPass = threads }
             queries.maxSequencesPerPass = maxSequencesPerPass
             queries.collectionWindow = collectionWindow
             queryQueue = EncoderQueue(configuration: queries, pass: Self.pass(encoder))
@@ -87,6 +91,13 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     /// How much lower passages' passes run than queries' and requests' in `.throughput` mode:
     /// `KB_PASSAGE_NICENESS` (0 turns it off, at most 19), else 10 — under full load about a
     /// tenth of the cores for an upload's embedding, all of them when no request waits.
+    /// Threads a query's pass is split across in `.throughput` mode (`KB_QUERY_THREADS`); nil
+    /// for every core.
+    static func queryThreads(_ environment: [String: String]) throws -> Int? {
+        try EnvironmentNumber.read("KB_QUERY_THREADS", in: environment, as: Int.self, within: 1...1024,
+                                   meaning: "how many threads a query's forward pass is split across")
+    }
+
     static func passageNiceness(_ environment: [String: String]) throws -> Int32 {
         try EnvironmentNumber.read("KB_PASSAGE_NICENESS", in: environment, as: Int32.self, within: 0...19,
                                    meaning: "how much lower passages' passes run than queries' (0 turns it off)") ?? 10

@@ -75,6 +75,10 @@ final class EncoderQueue: @unchecked Sendable {
         /// an upload or ingest is embedded, and the passages all of them when nothing else runs.
         /// The default is 0.
         var niceness: Int32 = 0
+        /// Whether a pass is split across fewer than `threadsPerPass` threads when other threads
+        /// wait for the cores (`IdleCores`): for the queue of queries, whose passes are split to
+        /// answer sooner on an idle machine. The default is false.
+        var fitsIdleCores = false
 
         init(mode: ComputeMode, cores: Int = ProcessInfo.processInfo.activeProcessorCount) {
             let cores = max(1, cores)
@@ -184,7 +188,8 @@ final class EncoderQueue: @unchecked Sendable {
             EncoderActivity.shared.pass(taken.count)
             condition.unlock()
 
-            let vectors = pass(taken.map { $0.request.sequences[$0.index] }, scratch, configuration.threadsPerPass)
+            let threads = configuration.fitsIdleCores ? IdleCores.threads(upTo: configuration.threadsPerPass) : configuration.threadsPerPass
+            let vectors = pass(taken.map { $0.request.sequences[$0.index] }, scratch, threads)
 
             // Nothing waits: what a large pass grew is given back before the results are, so
             // an idle queue holds only a small pass's working memory.

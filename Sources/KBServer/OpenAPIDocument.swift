@@ -94,6 +94,19 @@ enum OpenAPIDocument {
         return .object(op)
     }
 
+    /// `GET /healthz`: 200 "ok" once kb is warm, 503 "warming" before (no token).
+    static var health: JSONValue {
+        let status: JSONValue = ["description": "kb is up but still warming (loading the model, reading the index): wait before sending load",
+                                 "content": ["application/json": ["schema": object(["status": ["type": "string", "enum": ["warming"]]])]]]
+        guard case .object(var op) = operation(
+            "health", "Readiness check (no token needed): {\"status\": \"ok\"} once the model and the index are ready, 503 {\"status\": \"warming\"} until then (a load balancer waits).",
+            ok: ("200", object(["status": string])), errors: [], open: true),
+            case .object(var responses)? = op["responses"] else { return .null }
+        responses["503"] = status
+        op["responses"] = .object(responses)
+        return .object(op)
+    }
+
     /// A console page: HTML, or a redirect to it; no token.
     static func page(_ id: String, _ summary: String, redirect: Bool) -> JSONValue {
         var responses: [String: JSONValue] = [
@@ -147,7 +160,7 @@ enum OpenAPIDocument {
     }
 
     static func paths(_ limits: Limits) -> JSONValue { [
-        "/healthz": ["get": operation("health", "Liveness check (no token needed).", ok: ("200", object(["status": string])), errors: [], open: true)],
+        "/healthz": ["get": health],
         "/metrics": ["get": [
             "operationId": "metrics",
             "summary": "Prometheus metrics, text format 0.0.4 (admin token only, or no token with kb serve --metrics-public).",

@@ -24,6 +24,9 @@ public struct RetrievalService: Sendable {
     let metrics = ServiceMetrics()
     /// The folder watcher, once `startWatching` started it (its counts go to `/metrics`).
     let watcher = LockedValue<FolderWatcher?>(nil)
+    /// Whether the service is warm: `run()` clears it while `KnowledgeBase.warm()` readies the
+    /// model and the index, and `/healthz` answers 503 "warming" until then.
+    let warmed = LockedValue(true)
 
     public init(kb: KnowledgeBase, configuration: ServiceConfiguration, embeddings: LocalEmbeddings = .shared) {
         self.kb = kb
@@ -50,7 +53,8 @@ public struct RetrievalService: Sendable {
         return log
     }
 
-    /// Binds and serves until the process is stopped. While the query embedder is unavailable,
+    /// Binds and serves until the process is stopped; `/healthz` says "warming" (503) until the
+    /// model and the index are ready (`KnowledgeBase.warm()`). While the query embedder is unavailable,
     /// searches answer from keywords and a background probe brings it back; both changes are logged.
     public func run() async throws {
         try configuration.validate()
@@ -63,6 +67,14 @@ public struct RetrievalService: Sendable {
             case .recovered(let seconds):
                 logger.warning("queries can be embedded again (after \(Int(seconds.rounded())) s of keyword-only answers)")
             }
+        }
+        // Ready for load once warm: /healthz says "warming" (503) until the model has run on every
+        // encoder worker and the index has been read, so that a load balancer waits for it.
+        warmed.withLock { $0 = false }
+        Task.detached { [kb, warmed] in
+            let took = await kb.warm()
+            warmed.withLock { $0 = true }
+            logger.info("warm after \(took)")
         }
         let jobs = kb.startJobRunner()
         let logging = log.map { log in Task { await log.run() } }

@@ -119,7 +119,7 @@ def sign_in(page, base, token):
 
 
 def wait_for(base):
-    for _ in range(300):
+    for _ in range(1200):
         try:
             urllib.request.urlopen(base + "/healthz", timeout=1)
             return

@@ -174,7 +174,7 @@ class Serve:
         self.process = subprocess.Popen(
             [KB, "serve", "--db", db, "--port", str(self.port), "--token", ADMIN, "--llm", "openai:stub-model", "--llm-url", upstream_url,
              "--llm-timeout", "2", *extra], cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        for _ in range(300):
+        for _ in range(1200):
             try:
                 urllib.request.urlopen(f"{self.base}/healthz", timeout=1)
                 return

@@ -51,4 +51,20 @@ struct ScratchShrinkTests {
         #expect(scratch.capacity == 300 && scratch.attention.count == 1)
         scratch.x[300 * 384 - 1] = 1   // still writable
     }
+
+    /// A query's pass is split across the cores no other runnable thread waits for, never fewer
+    /// than one thread nor more than asked; `KB_QUERY_THREADS` bounds it.
+    @Test func aQuerysPassTakesOnlyTheIdleCores() throws {
+        #expect(IdleCores.runnable(loadavg: "0.52 0.58 0.59 3/467 12345\n") == 3)
+        #expect(IdleCores.runnable(loadavg: "garbage") == nil)
+        #expect(IdleCores.threads(upTo: 2, cores: 2, running: 1) == 2)   // only the caller runs
+        #expect(IdleCores.threads(upTo: 2, cores: 2, running: 2) == 1)   // another thread holds a core
+        #expect(IdleCores.threads(upTo: 2, cores: 2, running: 5) == 1)
+        #expect(IdleCores.threads(upTo: 4, cores: 8, running: 1) == 4)
+        #expect(IdleCores.threads(upTo: 8, cores: 8, running: 4) == 5)
+        #expect(IdleCores.runnable().map { $0 >= 1 } ?? true, "this thread is runnable while it reads")
+        #expect(try BERTEmbedder.queryThreads([:]) == nil)
+        #expect(try BERTEmbedder.queryThreads(["KB_QUERY_THREADS": "1"]) == 1)
+        #expect(throws: KBError.self) { try BERTEmbedder.queryThreads(["KB_QUERY_THREADS": "0"]) }
+    }
 }

@@ -86,6 +86,22 @@ func errorCode(_ json: Any?) -> String? { ((json as? [String: Any])?["error"] as
         }
     }
 
+    /// /healthz answers 503 "warming" while the service readies the model and the index, then 200
+    /// "ok"; warming loads the index's embedder and answers with how long it took.
+    @Test func healthSaysWarmingUntilTheServiceIsWarm() async throws {
+        let fixture = try await Fixture()
+        let service = fixture.service()
+        service.warmed.withLock { $0 = false }
+        try await service.application().test(.router) { client in
+            let cold = try await client.call(.get, "/healthz", token: nil)
+            #expect(cold.status == 503 && (cold.json as? [String: String]) == ["status": "warming"])
+            #expect(await fixture.kb.warm() > .zero)
+            service.warmed.withLock { $0 = true }
+            let warm = try await client.call(.get, "/healthz", token: nil)
+            #expect(warm.status == 200 && (warm.json as? [String: String]) == ["status": "ok"])
+        }
+    }
+
     @Test func aBotGetsContextFromItsOwnSourcesAndItsUsersMemoriesOnly() async throws {
         let fixture = try await Fixture()
         try await fixture.service().application().test(.router) { client in

@@ -25,7 +25,7 @@ import Testing
                 process.standardError = FileHandle.nullDevice
                 try process.run()
                 let base = URL(string: "http://127.0.0.1:\(port)")!
-                for _ in 0..<100 where process.isRunning {
+                for _ in 0..<1200 where process.isRunning {   // 200 once warm; a taken port ends the process
                     if let (_, response) = try? await CrashTests.session.dataCancellingSafely(from: base.appendingPathComponent("healthz")),
                        (response as? HTTPURLResponse)?.statusCode == 200 {
                         return Server(process: process, base: base)

@@ -35,7 +35,7 @@ import Testing
 
         let base = URL(string: "http://127.0.0.1:\(port)")!
         var healthy = false
-        for _ in 0..<100 where !healthy {
+        for _ in 0..<600 where !healthy {   // 200 once warm (503 while it warms)
             if let (_, response) = try? await URLSession.shared.dataCancellingSafely(from: base.appendingPathComponent("healthz")),
                (response as? HTTPURLResponse)?.statusCode == 200 {
                 healthy = true

@@ -5,11 +5,13 @@ import KBKit
 import NIOCore
 
 extension RetrievalService {
-    /// `/healthz` and `/metrics`, which may be reached without a token (`/metrics` with
+    /// `/healthz` (200 "ok" once warm, 503 "warming" before) and `/metrics`, which may be reached without a token (`/metrics` with
     /// `--metrics-public`): they act for no one.
     func openRoutes() -> RouteCollection<KBRequestContext> {
         let routes = RouteCollection(context: KBRequestContext.self)
-        routes.get("healthz") { _, _ in try Self.json(["status": "ok"]) }
+        routes.get("healthz") { _, _ in
+            warmed.withLock { $0 } ? try Self.json(["status": "ok"]) : try Self.json(["status": "warming"], status: .serviceUnavailable)
+        }
         routes.get("metrics") { _, context in
             // Public metrics count everything; otherwise what the token's holder may see.
             guard let caller = configuration.metricsPublic ? .admin : context.caller else {
