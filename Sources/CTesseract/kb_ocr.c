@@ -308,9 +308,8 @@ static void set_resolution(TessBaseAPI *api, const kb_image *image) {
     TessBaseAPISetSourceResolution(api, dpi >= 50 && dpi <= 2400 ? dpi : 300);
 }
 
-kb_ocr_status kb_ocr_recognize(kb_ocr *ocr, const kb_image *image, int timeout_ms, kb_ocr_result *result) {
-    if (!ocr || !image || !result) return KB_OCR_FAILED;
-    memset(result, 0, sizeof *result);
+// Runs recognition on the page (within `timeout_ms` when > 0); on failure the engine is cleared.
+static kb_ocr_status recognize(kb_ocr *ocr, const kb_image *image, int timeout_ms) {
     single_threaded();
     TessBaseAPISetImage2(ocr->api, image->pix);
     set_resolution(ocr->api, image);
@@ -324,6 +323,14 @@ kb_ocr_status kb_ocr_recognize(kb_ocr *ocr, const kb_image *image, int timeout_m
         TessBaseAPIClear(ocr->api);
         return late ? KB_OCR_TIMEOUT : KB_OCR_FAILED;
     }
+    return KB_OCR_OK;
+}
+
+kb_ocr_status kb_ocr_recognize(kb_ocr *ocr, const kb_image *image, int timeout_ms, kb_ocr_result *result) {
+    if (!ocr || !image || !result) return KB_OCR_FAILED;
+    memset(result, 0, sizeof *result);
+    kb_ocr_status recognised = recognize(ocr, image, timeout_ms);
+    if (recognised != KB_OCR_OK) return recognised;
     char *text = TessBaseAPIGetUTF8Text(ocr->api);
     result->text = strdup(text ? text : "");
     if (text) TessDeleteText(text);
@@ -344,19 +351,8 @@ kb_ocr_status kb_ocr_recognize_words(kb_ocr *ocr, const kb_image *image, int tim
     if (!ocr || !image || !words || !count) return KB_OCR_FAILED;
     *words = NULL;
     *count = 0;
-    single_threaded();
-    TessBaseAPISetImage2(ocr->api, image->pix);
-    set_resolution(ocr->api, image);
-    ETEXT_DESC *monitor = TessMonitorCreate();
-    if (monitor && timeout_ms > 0) TessMonitorSetDeadlineMSecs(monitor, timeout_ms);
-    double started = now_ms();
-    int status = TessBaseAPIRecognize(ocr->api, monitor);
-    if (monitor) TessMonitorDelete(monitor);
-    if (status != 0) {
-        int late = timeout_ms > 0 && now_ms() - started >= timeout_ms;
-        TessBaseAPIClear(ocr->api);
-        return late ? KB_OCR_TIMEOUT : KB_OCR_FAILED;
-    }
+    kb_ocr_status recognised = recognize(ocr, image, timeout_ms);
+    if (recognised != KB_OCR_OK) return recognised;
     TessResultIterator *it = TessBaseAPIGetIterator(ocr->api);
     int capacity = 0;
     kb_ocr_status outcome = KB_OCR_OK;

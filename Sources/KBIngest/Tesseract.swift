@@ -64,14 +64,8 @@ enum Tesseract {
         var result = kb_ocr_result()
         let status = kb_ocr_recognize(engine, image, Int32(min(timeout * 1000, Double(Int32.max))), &result)
         defer { kb_ocr_free_text(result.text) }
-        switch status {
-        case KB_OCR_OK:
-            return (result.text.map { String(cString: $0) } ?? "", Double(result.confidence), Int(result.words))
-        case KB_OCR_TIMEOUT:
-            throw KBError(.invalidText, "recognition took longer than \(Int(timeout)) s")
-        default:
-            throw KBError(.invalidText, "Tesseract could not recognise it")
-        }
+        try check(status, timeout: timeout)
+        return (result.text.map { String(cString: $0) } ?? "", Double(result.confidence), Int(result.words))
         #else
         throw KBError(.unsupportedMode, "The page cannot be recognised: \(unavailable ?? "").")
         #endif
@@ -86,21 +80,26 @@ enum Tesseract {
         var count: Int32 = 0
         let status = kb_ocr_recognize_words(engine, image, Int32(min(timeout * 1000, Double(Int32.max))), &list, &count)
         defer { kb_ocr_free_words(list, count) }
-        switch status {
-        case KB_OCR_OK:
-            return (0..<Int(count)).compactMap { index in
-                guard let word = list?[index], let text = word.text else { return nil }
-                return (String(cString: text), Int(word.x0), Int(word.y0), Int(word.x1), Int(word.y1))
-            }
-        case KB_OCR_TIMEOUT:
-            throw KBError(.invalidText, "recognition took longer than \(Int(timeout)) s")
-        default:
-            throw KBError(.invalidText, "Tesseract could not recognise it")
+        try check(status, timeout: timeout)
+        return (0..<Int(count)).compactMap { index in
+            guard let word = list?[index], let text = word.text else { return nil }
+            return (String(cString: text), Int(word.x0), Int(word.y0), Int(word.x1), Int(word.y1))
         }
         #else
         throw KBError(.unsupportedMode, "The page cannot be recognised: \(unavailable ?? "").")
         #endif
     }
+
+    #if OCR
+    /// Throws, saying why, unless recognition succeeded.
+    private static func check(_ status: kb_ocr_status, timeout: TimeInterval) throws {
+        switch status {
+        case KB_OCR_OK: return
+        case KB_OCR_TIMEOUT: throw KBError(.invalidText, "recognition took longer than \(Int(timeout)) s")
+        default: throw KBError(.invalidText, "Tesseract could not recognise it")
+        }
+    }
+    #endif
 
     // MARK: - Images
 
