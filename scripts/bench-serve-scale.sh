@@ -32,66 +32,8 @@ prepare_sample_service_binaries() {
 say "Building kb and kb-bench (release)"
 prepare_sample_service_binaries
 new_service_workdir scale
-STORE="$KB_ROOT/.build/bench-scale"
-mkdir -p "$STORE"
-export KB_DB="$STORE/shelf-$SNIPPETS-users-$USERS.sqlite"
-MODEL_NAME="$(basename "${KB_MODEL_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/kb/models/all-MiniLM-L6-v2}")"
-
-# The first books' themes: the sample corpus's paragraphs (embedded by kb-bench), so that the
-# benchmark's questions, written for that corpus, meet the shelf as questions meet real books.
-python3 - > "$WORK/themes.txt" <<'PY'
-import glob, re
-for path in sorted(glob.glob("corpus/**/*.md", recursive=True)):
-    text = open(path, encoding="utf-8").read()
-    if text.startswith("---"):
-        text = text.split("---", 2)[2]
-    for paragraph in re.split(r"\n\s*\n", text):
-        paragraph = " ".join(paragraph.split())
-        if len(paragraph) >= 60 and not paragraph.startswith("#"):
-            print(paragraph)
-PY
-SHELF_VECTORS="themes $(sha256sum "$WORK/themes.txt" | cut -c1-16)"
-
-if [ ! -f "$KB_DB.done" ]; then
-    rm -f "$KB_DB" "$KB_DB-wal" "$KB_DB-shm"
-    say "Writing a shelf of $SNIPPETS snippets (real-length text, synthetic vectors)"
-    # Words in their real frequencies: the sample corpus (astrology, so the queries' words occur)
-    # among the shared Markdown doc sets when present (a shelf is mostly other text).
-    # (Without them — a plain clone — the corpus alone; a missing folder must not end the script
-    # under pipefail.)
-    { cat corpus/*.md corpus/*/*.md
-      if [ -d "$KB_ROOT/../shared/notes" ]; then find "$KB_ROOT/../shared/notes" -name '*.md' -exec cat {} + ; fi; } 2>/dev/null \
-        | tr -cs "A-Za-z'" ' ' > "$WORK/words.txt"
-    "$BENCH" scale-index "$KB_DB" "$SNIPPETS" "$WORK/words.txt" "$MODEL_NAME" "$WORK/themes.txt"
-    echo
-    "$KB" bot create scale --system-prompt "You answer from the shelf." --source /scale/books --json >/dev/null
-    say "Importing $USERS users × 10 memories (embedded with the local model)"
-    python3 - "$USERS" > "$WORK/memories.jsonl" <<'PY'
-import json, sys, uuid, random
-random.seed(7)
-facts = ["has Venus in the tenth house and wants a career in music", "is a Scorpio rising who hates surprises",
-         "asked about moving to Lisbon last month", "is studying for a PhD in chemistry", "has Saturn returning this year",
-         "worries about money and a new mortgage", "prefers short answers", "reads tarot on Sundays", "was born in Kyiv at dawn",
-         "keeps a dream journal", "plays the cello in an orchestra", "is learning Arabic calligraphy"]
-t = "2026-11-01T00:00:00.000Z"
-for u in range(int(sys.argv[1])):
-    for m in range(10):
-        print(json.dumps({"content": f"User u{u} {facts[(u + m) % len(facts)]} (memory {m}).", "created_at": t, "history": [],
-                          "id": str(uuid.UUID(int=random.getrandbits(128), version=4)), "scope": f"user:u{u}", "tags": [],
-                          "updated_at": t, "version": 1}))
-PY
-    start=$SECONDS
-    "$KB" memory import "$WORK/memories.jsonl" --json > "$WORK/import.json"
-    echo "imported $(python3 -c "import json; print(json.load(open('$WORK/import.json'))['added'])" ) memories in $((SECONDS - start)) s"
-    echo "$SHELF_VECTORS" > "$KB_DB.done"
-fi
-if [ "$(cat "$KB_DB.done")" != "$SHELF_VECTORS" ]; then
-    # A shelf written by an older kb-bench (other vectors, or other themes): rewritten in place.
-    say "Rewriting the shelf's synthetic vectors"
-    "$BENCH" scale-vectors "$KB_DB" "$MODEL_NAME" "$WORK/themes.txt"
-    echo
-    echo "$SHELF_VECTORS" > "$KB_DB.done"
-fi
+. "$KB_ROOT/scripts/shelf.sh"
+ensure_shelf "$SNIPPETS" "$USERS"
 
 write_context_load "$QUERIES" "$USERS"
 # The two stages whose work grows with the shelf, alone on one thread: the sign stage's pass over
