@@ -9,13 +9,25 @@
 # spent per request and its thread count, and loaded ÷ quiet; writes bench-results/contention.json.
 #
 #   scripts/bench-contention.sh [SECONDS_PER_RUN]     (default 15)
-#   KB_BIN=path uses that kb instead of building a release one.
+#   scripts/bench-contention.sh --scale [SNIPPETS] [SECONDS_PER_RUN]
+#       the same /v1/context runs on a shelf of SNIPPETS snippets (default 100,000) and USERS
+#       users × 10 memories (default 1,000), per model (scripts/shelf.sh, kept in .build/bench-scale),
+#       instead of the sample corpus; the eval runs are the sample's alone. Writes
+#       bench-results/contention-SNIPPETS.json.
+#   KB_BIN=path (and BENCH_BIN for --scale) use binaries built elsewhere.
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
 ensure_swift
 ensure_system_packages wrk time
 bash scripts/install-model.sh
 bash scripts/install-model.sh all-MiniLM-L6-v2
+SCALE=""
+if [ "${1:-}" = "--scale" ]; then
+    shift
+    SCALE="${1:-100000}"; [ $# -eq 0 ] || shift
+    USERS="${USERS:-1000}"
+    . "$KB_ROOT/scripts/shelf.sh"
+fi
 DURATION="${1:-15}"
 QUERIES=1200
 if [ -n "${KB_BIN:-}" ]; then KB="$KB_BIN"; else
@@ -24,6 +36,11 @@ if [ -n "${KB_BIN:-}" ]; then KB="$KB_BIN"; else
     KB="$KB_ROOT/.build/release/kb"
 fi
 export KB_BIN="$KB"
+if [ -n "$SCALE" ]; then
+    if [ -n "${BENCH_BIN:-}" ]; then BENCH="$BENCH_BIN"; else swift build -c release --product kb-bench >/dev/null; BENCH="$KB_ROOT/.build/release/kb-bench"; fi
+fi
+MODELS_DIR="${XDG_DATA_HOME:-$HOME/.local/share}/kb/models"
+RESULTS_FILE="bench-results/contention${SCALE:+-$SCALE}.json"
 EVAL_SET="${KB_CONTENTION_EVAL:-$KB_ROOT/evaluation/multilingual}"
 mkdir -p bench-results
 LOAD_PIDS=()
@@ -56,11 +73,21 @@ printf "%-24s %-7s %9s %9s %9s %12s %8s\n" model load "p50 ms" "p99 ms" "req/s" 
 for MODEL in multilingual-e5-small all-MiniLM-L6-v2; do
     new_service_workdir contention
     trap 'stop_load; stop_sample_server; rm -rf "$WORK"' EXIT
-    export KB_DB="$WORK/kb.sqlite"
-    "$KB" ingest corpus --model "$MODEL" --tags-from corpus/tags.yaml >/dev/null
-    "$KB" bot create astro --system-prompt "You are a careful astrology tutor." --source corpus --json >/dev/null
+    if [ -n "$SCALE" ]; then
+        KB_MODEL_DIR="$MODELS_DIR/$MODEL" ensure_shelf "$SCALE" "$USERS"
+        export BENCH_BOT=scale
+        write_context_load "$QUERIES" "$USERS"
+    else
+        export KB_DB="$WORK/kb.sqlite"
+        "$KB" ingest corpus --model "$MODEL" --tags-from corpus/tags.yaml >/dev/null
+        "$KB" bot create astro --system-prompt "You are a careful astrology tutor." --source corpus --json >/dev/null
+        write_context_load "$QUERIES" 50
+    fi
     start_sample_server
-    write_context_load "$QUERIES" 50
+    if [ -n "$SCALE" ]; then   # the shelf's vectors and postings loaded
+        start=$SECONDS
+        until grep -q "in memory" "$WORK/serve.log" || [ $((SECONDS - start)) -ge 900 ]; do sleep 0.2; done
+    fi
     wrk_context 8 3 >/dev/null   # warm (the cold start is scripts/bench-serve.sh's --cold)
     for LOAD in quiet loaded; do
         [ "$LOAD" = loaded ] && start_load
@@ -71,9 +98,10 @@ for MODEL in multilingual-e5-small all-MiniLM-L6-v2; do
         [ "$LOAD" = loaded ] && stop_load
         CPU=$(python3 -c "print(round(1000 * ($after - $before) / max(1, $REQUESTS), 2))")
         printf "%-24s %-7s %9s %9s %9s %12s %8s\n" "$MODEL context c=8" "$LOAD" "$P50" "$P99" "$RPS" "$CPU" "$THREADS"
-        JSON+="{\"model\":\"$MODEL\",\"run\":\"context c=8\",\"load\":\"$LOAD\",\"p50_ms\":$P50,\"p99_ms\":$P99,\"rps\":$RPS,\"cpu_ms_per_request\":$CPU,\"threads\":$THREADS},"
+        JSON+="{\"model\":\"$MODEL\",\"snippets\":${SCALE:-null},\"run\":\"context c=8\",\"load\":\"$LOAD\",\"p50_ms\":$P50,\"p99_ms\":$P99,\"rps\":$RPS,\"cpu_ms_per_request\":$CPU,\"threads\":$THREADS},"
     done
     stop_sample_server
+    [ -z "$SCALE" ] || { rm -rf "$WORK"; continue; }
 
     # kb eval's queries, one at a time (its index made once, outside the timed runs).
     "$KB" eval "$EVAL_SET" --split test --mode hybrid --model "$MODEL" --db "$WORK/eval.sqlite" --json >/dev/null 2>&1
@@ -91,10 +119,10 @@ print(round(m['latencyP50Milliseconds'], 1), round(m['latencyP95Milliseconds'], 
     done
     rm -rf "$WORK"
 done
-echo "${JSON%,}]" > bench-results/contention.json
-python3 - <<'PY'
-import json
-rows = json.load(open("bench-results/contention.json"))
+echo "${JSON%,}]" > "$RESULTS_FILE"
+python3 - "$RESULTS_FILE" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
 print("\nloaded ÷ quiet:")
 for model in sorted({r["model"] for r in rows}):
     for run in sorted({r["run"] for r in rows if r["model"] == model}):

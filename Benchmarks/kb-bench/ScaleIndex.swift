@@ -17,7 +17,8 @@ func makeScaleIndex(path: String, count: Int, wordsFile: String, modelName: Stri
     let words = ((try? String(contentsOfFile: wordsFile, encoding: .utf8)) ?? "").split(whereSeparator: \.isWhitespace).map(String.init)
     guard words.count >= 100 else { throw KBError(.invalidArgument, "\(wordsFile) holds fewer than 100 words") }
     let store = try SQLiteStore.open(at: path, create: true)
-    let embedder = EmbedderRecord(name: modelName, dimension: 384, spec: "local")
+    // (The spec kb resolves to that model: "local" is the English default's.)
+    let embedder = EmbedderRecord(name: modelName, dimension: 384, spec: modelName == Locations.defaultModelName ? "local" : "local:\(modelName)")
     let perBook = 100, start = now()
     var state: UInt64 = 0x5CA1E
     func next() -> Int {
