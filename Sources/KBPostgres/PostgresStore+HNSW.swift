@@ -7,6 +7,15 @@ extension HNSWSettings {
     static func key(_ embedderID: Int64) -> String { "hnsw:\(embedderID)" }
     static func indexName(_ embedderID: Int64) -> String { "vectors_hnsw_e\(embedderID)" }
 
+    /// The memory (kB) an HNSW build of `vectors` vectors keeps its graph in: each element's
+    /// vector, its neighbour lists (2m on the ground layer, about m more above it) and pgvector's
+    /// bookkeeping, with a quarter to spare; within 512 MB–8 GB.
+    static func buildMemoryKB(vectors: Int, dimension: Int, m: Int) -> Int64 {
+        let perElement = dimension * 4 + 3 * m * 10 + 128
+        let kilobytes = Int64(Double(vectors) * Double(perElement) * 1.25 / 1024)
+        return min(max(kilobytes, 512 * 1024), 8 * 1024 * 1024)
+    }
+
     static func recorded(for embedderID: Int64, _ session: PGSession) throws -> HNSWSettings? {
         guard let text = try PostgresSchema.meta(key(embedderID), session) else { return nil }
         return try JSONDecoder().decode(HNSWSettings.self, from: Data(text.utf8))
@@ -29,14 +38,19 @@ extension PostgresStore {
             guard let record = try transaction.embedderRecord(), record.hasVectors, let id = try transaction.embedderID(named: record.name) else {
                 throw KBError(.unsupportedMode, "This index has no vectors, so there is nothing for an HNSW index to hold. Ingest with an embedder first.")
             }
-            let count = try session.value(Int64.self, "SELECT count(*) FROM vectors WHERE embedder_id = \(id)") ?? 0
-            try session.execute("SET LOCAL maintenance_work_mem = '512MB'")
+            let count = try session.value(Int64.self, "SELECT count(*) FROM vectors WHERE embedder_id = \(id) AND NOT memory") ?? 0
+            // pgvector builds fast while the graph fits in maintenance_work_mem, and many times
+            // slower once it spills (a million 384-dim vectors need ~3 GB): the estimate, within
+            // 512 MB–8 GB, unless the server allows more already.
+            let allowedKB = try session.value(Int64.self, "SELECT setting::bigint FROM pg_settings WHERE name = 'maintenance_work_mem'") ?? 0
+            let neededKB = HNSWSettings.buildMemoryKB(vectors: Int(count), dimension: record.dimension, m: settings.m)
+            if neededKB > allowedKB { try session.execute("SET LOCAL maintenance_work_mem = '\(neededKB)kB'") }
             try session.execute("DROP INDEX IF EXISTS \(HNSWSettings.indexName(id))")
             try session.execute("""
                 CREATE INDEX \(HNSWSettings.indexName(id)) ON vectors
                 USING hnsw ((embedding::vector(\(record.dimension))) vector_ip_ops)
                 WITH (m = \(settings.m), ef_construction = \(settings.efConstruction))
-                WHERE embedder_id = \(id)
+                WHERE embedder_id = \(id) AND NOT memory
                 """)
             try PostgresSchema.setMeta(HNSWSettings.key(id), String(decoding: try JSONEncoder().encode(settings), as: UTF8.self), session)
             // Fresh statistics, so that the planner knows how many vectors there are and walks the index.
@@ -46,7 +60,7 @@ extension PostgresStore {
         let seconds = Date().timeIntervalSince(started)
         let recall = try await run(write: false) { session -> (Double, Int) in
             let queries = try session.rows("""
-                SELECT embedding::real[] FROM vectors WHERE embedder_id = \(embedderID) ORDER BY hashint8(snippet_id) LIMIT \(max(1, sample))
+                SELECT embedding::real[] FROM vectors WHERE embedder_id = \(embedderID) AND NOT memory ORDER BY hashint8(snippet_id) LIMIT \(max(1, sample))
                 """).map { try $0.get(0, [Float].self) }
             guard !queries.isEmpty else { return (1, 0) }
             try session.execute("SET LOCAL hnsw.ef_search = \(settings.efSearch)")
@@ -54,10 +68,10 @@ extension PostgresStore {
             for query in queries {
                 try session.execute("SET LOCAL enable_indexscan = off")
                 let exact = try PostgresSnapshot.nearest(query, dimension: embedder.dimension, embedderID: embedderID, k: 10,
-                                                         allowed: nil, excluded: [], tieBreak: true, session)
+                                                         allowed: nil, excluded: [], knowledgeOnly: true, tieBreak: true, session)
                 try session.execute("SET LOCAL enable_indexscan = on")
                 let approximate = try PostgresSnapshot.nearest(query, dimension: embedder.dimension, embedderID: embedderID, k: 10,
-                                                               allowed: nil, excluded: [], tieBreak: false, session)
+                                                               allowed: nil, excluded: [], knowledgeOnly: true, tieBreak: false, session)
                 total += Double(Set(exact.map(\.id)).intersection(approximate.map(\.id)).count) / Double(max(1, exact.count))
             }
             return (total / Double(queries.count), queries.count)

@@ -184,9 +184,9 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
         for start in stride(from: 0, to: entries.count, by: 1_000) {
             let part = entries[start..<min(start + 1_000, entries.count)]
             try session.execute("""
-                INSERT INTO vectors (snippet_id, embedder_id, embedding)
-                SELECT u.id, $1, u.v::vector FROM unnest($2::bigint[], $3::text[]) AS u(id, v)
-                WHERE EXISTS (SELECT 1 FROM snippets sn WHERE sn.id = u.id)
+                INSERT INTO vectors (snippet_id, embedder_id, embedding, memory)
+                SELECT u.id, $1, u.v::vector, so.kind = 'memory' FROM unnest($2::bigint[], $3::text[]) AS u(id, v)
+                JOIN snippets sn ON sn.id = u.id JOIN sources so ON so.id = sn.source_id
                 ON CONFLICT (snippet_id, embedder_id) DO UPDATE SET embedding = excluded.embedding
                 """, .int(embedderID), .ints(part.map(\.id)), .texts(part.map { PostgresRows.vectorLiteral($0.vector) }))
         }

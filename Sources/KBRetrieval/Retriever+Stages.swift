@@ -135,9 +135,11 @@ extension Retriever {
                     approximating: Bool, besideKeywords: Bool, in snapshot: any IndexSnapshot)
         throws -> (keywords: [(id: Int64, score: Double)], vectors: [(id: Int64, score: Float)]) {
         let generation = try snapshot.generation()
+        let filters = try appliedFilters(query, generation: generation, in: snapshot)
         let allowed = try allowedSnippets(query, generation: generation, in: snapshot)
         // Without filters, memories and other users' private sources are still left out.
-        let excluded = allowed == nil ? try hiddenSnippets(user: query.user, generation: generation, in: snapshot) : []
+        let hiddenFrom = filters == nil ? try searchingUser(query.user, generation: generation, in: snapshot) : nil
+        let excluded = filters == nil ? try hiddenSnippets(user: query.user, generation: generation, in: snapshot) : []
 
         var vectorWork: (@Sendable () throws -> [(id: Int64, score: Float)])?
         var quantized = false
@@ -149,7 +151,8 @@ extension Retriever {
             // is most of a context request; exact rescoring of the best candidates gave the same
             // context for all 40 queries checked on the shelf benchmark.
             quantized = query.quantized || (approximating && (allowed?.count ?? 0) >= profile.approximateScanFrom)
-            vectorWork = try snapshot.vectorRankingWork(vector, embedder: record, k: depth, allowed: allowed, excluded: excluded,
+            let candidates = VectorCandidates(allowed: allowed, excluded: excluded, filters: filters, user: hiddenFrom)
+            vectorWork = try snapshot.vectorRankingWork(vector, embedder: record, k: depth, candidates: candidates,
                                                         quantized: quantized, rows: VectorRows(kinds: query.kinds))
         }
         // A large scan runs on another thread while this one (the snapshot's) ranks keywords, when
@@ -327,11 +330,18 @@ extension Retriever {
         return results
     }
 
-    /// The snippets a query's filters let through (nil: all), kept per index generation.
-    func allowedSnippets(_ query: SearchQuery, generation: Int64, in snapshot: any IndexSnapshot) throws -> Set<Int64>? {
+    /// The query whose filters a search applies (a user who owns no private source searches as
+    /// everyone does); nil when it has none.
+    func appliedFilters(_ query: SearchQuery, generation: Int64, in snapshot: any IndexSnapshot) throws -> SearchQuery? {
         guard query.hasFilters else { return nil }
         var query = query
         if let user = query.user, !query.everyUser, !(try owns(user, generation: generation, in: snapshot)) { query.user = nil }
+        return query
+    }
+
+    /// The snippets a query's filters let through (nil: all), kept per index generation.
+    func allowedSnippets(_ query: SearchQuery, generation: Int64, in snapshot: any IndexSnapshot) throws -> Set<Int64>? {
+        guard let query = try appliedFilters(query, generation: generation, in: snapshot) else { return nil }
         guard query.kinds.contains(.memory), !query.includeSuperseded, query.memoriesAsOf == nil, query.memoriesDuring == nil else {
             return try state.cached(\.filters, FilterKey(query), generation: generation) { try snapshot.filteredSnippetIDs(query) ?? [] }
         }
@@ -347,10 +357,15 @@ extension Retriever {
         try state.ownsSources(user, generation: generation) { try snapshot.sourceOwners() }
     }
 
+    /// The user a search without filters shows private sources of: `user` when they own one.
+    func searchingUser(_ user: String?, generation: Int64, in snapshot: any IndexSnapshot) throws -> String? {
+        try user.flatMap { try owns($0, generation: generation, in: snapshot) ? $0 : nil }
+    }
+
     /// The snippets a search without filters leaves out (memories, other users' private
     /// sources), kept per index generation and user.
     func hiddenSnippets(user: String?, generation: Int64, in snapshot: any IndexSnapshot) throws -> Set<Int64> {
-        let user = try user.flatMap { try owns($0, generation: generation, in: snapshot) ? $0 : nil }
+        let user = try searchingUser(user, generation: generation, in: snapshot)
         return try state.cached(\.hidden, user ?? "", generation: generation) { try snapshot.hiddenSnippetIDs(user: user) }
     }
 }

@@ -47,6 +47,11 @@ public protocol IndexSnapshot: StoredReads {
     /// call (the default).
     func vectorRankingWork(_ vector: [Float], embedder: EmbedderRecord, k: Int, allowed: Set<Int64>?, excluded: Set<Int64>,
                            quantized: Bool, rows: VectorRows) throws -> @Sendable () throws -> [(id: Int64, score: Float)]
+    /// `vectorRankingWork` given the candidates in both their forms (`VectorCandidates`): a store
+    /// that ranks in a database states a large set as the conditions it came from instead of
+    /// sending its ids (the default ranks by the ids).
+    func vectorRankingWork(_ vector: [Float], embedder: EmbedderRecord, k: Int, candidates: VectorCandidates,
+                           quantized: Bool, rows: VectorRows) throws -> @Sendable () throws -> [(id: Int64, score: Float)]
     func vectors(of snippetIDs: [Int64], embedder: EmbedderRecord) throws -> [Int64: [Float]]
     /// Loads what a store keeps in memory for searches (vectors, their int8 copy when there are
     /// at least `quantizingFrom`, keyword postings) now rather than at the first search; returns
@@ -118,6 +123,29 @@ public protocol IndexSnapshot: StoredReads {
     func unfinishedJobs() throws -> [StoredJob]
 }
 
+/// The snippets a vector ranking may answer with, in the two forms stores use: their ids, and
+/// what the ids were read from. A store that keeps vectors in memory checks ids; one that ranks
+/// in a database states the same set as conditions of its statement when the list would be long
+/// (a bot's sources on a large shelf are most of it).
+public struct VectorCandidates: Sendable {
+    /// With filters, the snippets that pass them (`filteredSnippetIDs(filters)`); nil without.
+    public var allowed: Set<Int64>?
+    /// Without filters, the snippets a search leaves out (`hiddenSnippetIDs(user:)`); else empty.
+    public var excluded: Set<Int64>
+    /// The query whose filters `allowed` was read with (its user as the search applied it); nil
+    /// when the search has no filters.
+    public var filters: SearchQuery?
+    /// The user `excluded` was read for (nil: every private source is left out).
+    public var user: String?
+
+    public init(allowed: Set<Int64>?, excluded: Set<Int64>, filters: SearchQuery?, user: String?) {
+        self.allowed = allowed
+        self.excluded = excluded
+        self.filters = filters
+        self.user = user
+    }
+}
+
 /// Which snippets' vectors a vector ranking can answer with.
 public enum VectorRows: Sendable, Hashable {
     /// Everything but memories.
@@ -153,6 +181,12 @@ extension IndexSnapshot {
                                   quantized: Bool, rows: VectorRows) throws -> @Sendable () throws -> [(id: Int64, score: Float)] {
         let ranking = try vectorRanking(vector, embedder: embedder, k: k, allowed: allowed, excluded: excluded, quantized: quantized, rows: rows)
         return { ranking }
+    }
+
+    public func vectorRankingWork(_ vector: [Float], embedder: EmbedderRecord, k: Int, candidates: VectorCandidates,
+                                  quantized: Bool, rows: VectorRows) throws -> @Sendable () throws -> [(id: Int64, score: Float)] {
+        try vectorRankingWork(vector, embedder: embedder, k: k, allowed: candidates.allowed, excluded: candidates.excluded,
+                              quantized: quantized, rows: rows)
     }
 
     /// A stored source with its snippets, as ingest wrote it; nil when there is none at `path`.

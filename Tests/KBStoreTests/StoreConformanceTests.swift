@@ -192,6 +192,54 @@ import Testing
         #expect(excluded.map(\.id) == [ids[1], ids[2], ids[3]])
     }
 
+    /// A candidate set too long to send as ids (a bot's sources over most of a shelf, or the many
+    /// private snippets a search leaves out) ranks as its ids do, whichever form the store uses.
+    @Test(arguments: ContractEngine.all)
+    func aLongCandidateSetRanksAsItsIdsDo(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        let count = 2_100
+        let texts = (0..<count).map { "passage \($0)" }
+        let angle = { (i: Int) -> [Float] in
+            let a = Float(i) * 0.0137
+            return [cos(a), sin(a), Float(i % 7) * 0.01]
+        }
+        _ = try await store.replace(contractDocument("/shelf/a.md", snippets: texts), vectors: (0..<count).map(angle), embedder: Self.vectors)
+        _ = try await store.replace(contractDocument("/other/b.md", snippets: ["near", "far"]), vectors: [[1, 0, 0], [0, 0, 1]],
+                                    embedder: Self.vectors)
+        var secret = contractDocument("/private/c.md", snippets: texts)
+        secret.source.owner = "alice"
+        _ = try await store.replace(secret, vectors: (0..<count).map { angle($0 + 3) }, embedder: Self.vectors)
+        var others = contractDocument("/private/d.md", snippets: texts)
+        others.source.owner = "bob"
+        _ = try await store.replace(others, vectors: (0..<count).map { angle($0 + 5) }, embedder: Self.vectors)
+        var shelfOnly = SearchQuery("passage")
+        shelfOnly.sourcePrefixes = ["/shelf/"]
+        let filtered = shelfOnly
+        let query: [Float] = [0.8, 0.6, 0]
+        let (byFilter, byFilterIDs, hidden, hiddenIDs, alice, aliceIDs) = try await store.snapshot { snapshot in
+            let allowed = try snapshot.filteredSnippetIDs(filtered)
+            let excluded = try snapshot.hiddenSnippetIDs(user: nil)
+            let rank = { (candidates: VectorCandidates) in
+                try snapshot.vectorRankingWork(query, embedder: Self.vectors, k: 10, candidates: candidates, quantized: false, rows: .knowledge)()
+            }
+            return (try rank(VectorCandidates(allowed: allowed, excluded: [], filters: filtered, user: nil)),
+                    try snapshot.vectorRanking(query, embedder: Self.vectors, k: 10, allowed: allowed, excluded: [], quantized: false),
+                    try rank(VectorCandidates(allowed: nil, excluded: excluded, filters: nil, user: nil)),
+                    try snapshot.vectorRanking(query, embedder: Self.vectors, k: 10, allowed: nil, excluded: excluded, quantized: false),
+                    try rank(VectorCandidates(allowed: nil, excluded: try snapshot.hiddenSnippetIDs(user: "alice"), filters: nil, user: "alice")),
+                    try snapshot.vectorRanking(query, embedder: Self.vectors, k: 10, allowed: nil,
+                                               excluded: try snapshot.hiddenSnippetIDs(user: "alice"), quantized: false))
+        }
+        #expect(byFilter.count == 10 && byFilter.map(\.id) == byFilterIDs.map(\.id))
+        #expect(hidden.count == 10 && hidden.map(\.id) == hiddenIDs.map(\.id))
+        #expect(alice.count == 10 && alice.map(\.id) == aliceIDs.map(\.id))
+        // The private source is nearer to the query than the shelf; only its owner sees it.
+        let paths = try await store.snapshot { try $0.snippetSummaries(hidden.map(\.id) + alice.map(\.id), texts: false) }
+        #expect(hidden.allSatisfy { paths[$0.id]?.sourcePath.hasPrefix("/private/") == false })
+        #expect(alice.contains { paths[$0.id]?.sourcePath == "/private/c.md" })
+        #expect(alice.allSatisfy { paths[$0.id]?.sourcePath != "/private/d.md" })
+    }
+
     @Test(arguments: ContractEngine.all)
     func anotherEmbedderIsSearchedOnlyOnceEverySnippetHasItsVector(engine: ContractEngine) async throws {
         let store = try engine.fresh()
