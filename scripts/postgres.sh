@@ -6,6 +6,8 @@
 #   scripts/postgres.sh start [FOLDER]   initdb + start; prints the URL (also in FOLDER/url)
 #   scripts/postgres.sh stop FOLDER      stops it and deletes FOLDER
 #
+# KB_PG_SETTINGS adds server settings to `start` (e.g. "-c shared_buffers=2GB" for a large benchmark).
+#
 # As root (PostgreSQL refuses to run as root) the server runs as the system user kbpg.
 . "$(dirname "$0")/lib.sh"
 PGSERVER_VERSION="0.1.4"
@@ -48,7 +50,7 @@ start)
     as_server_user "$PG_BIN/initdb" -D "$FOLDER/data" -U kb --auth=trust -E UTF8 --no-locale >"$FOLDER/initdb.log" 2>&1 \
         || { cat "$FOLDER/initdb.log" >&2; echo "error: initdb failed" >&2; exit 1; }
     as_server_user "$PG_BIN/pg_ctl" -D "$FOLDER/data" -l "$FOLDER/server.log" -w -t 60 \
-        -o "-p $PORT -k $FOLDER -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=500" start >/dev/null \
+        -o "-p $PORT -k $FOLDER -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=500 ${KB_PG_SETTINGS:-}" start >/dev/null \
         || { cat "$FOLDER/server.log" >&2; echo "error: PostgreSQL did not start" >&2; exit 1; }
     "$PG_BIN/createdb" -h 127.0.0.1 -p "$PORT" -U kb kb
     echo "postgres://kb@127.0.0.1:$PORT/kb" | tee "$FOLDER/url"
