@@ -5,10 +5,12 @@ public struct HNSWSettings: Sendable, Hashable, Codable {
     /// Candidates kept while building (`ef_construction`). The default is 64.
     public var efConstruction: Int
     /// Candidates kept while searching (`hnsw.ef_search`); more is slower and closer to exact.
-    /// The default is 100.
+    /// The default is 800: on a 100,000-snippet shelf whose best answers to a real question lie
+    /// close together, recall@10 against exact was 0.65–0.91 at 100 and 0.98–0.99 at 800, for
+    /// 13 against 16 ms a search (scripts/bench-postgres-scale.sh).
     public var efSearch: Int
 
-    public init(m: Int = 16, efConstruction: Int = 64, efSearch: Int = 100) {
+    public init(m: Int = 16, efConstruction: Int = 64, efSearch: Int = 800) {
         self.m = m
         self.efConstruction = efConstruction
         self.efSearch = efSearch
