@@ -6,9 +6,11 @@ import KBIngest
 /// The OpenAPI 3.1 description of `kb serve`, served at `GET /openapi.json`. Request bodies are
 /// the schemas of KBKit's request types, with the service's limits; answers are described here.
 enum OpenAPIDocument {
-    /// - Parameter dimension: what `/v1/embeddings` returns (the local model's width), when known.
-    static func json(_ limits: Limits, maxEmbeddingInputs: Int = ServiceConfiguration().maxEmbeddingInputs, dimension: Int? = nil) -> String {
-        (try? KBJSON.text(document(limits, maxEmbeddingInputs: maxEmbeddingInputs, dimension: dimension), pretty: true)) ?? "{}"
+    /// The document depends on the service's limits only (not on the model installed), so that
+    /// the one KBClient is generated from (`Sources/KBClient/openapi.json`) is what a `kb serve`
+    /// with the default limits serves, whichever model it runs.
+    static func json(_ limits: Limits, maxEmbeddingInputs: Int = ServiceConfiguration().maxEmbeddingInputs) -> String {
+        (try? KBJSON.text(document(limits, maxEmbeddingInputs: maxEmbeddingInputs), pretty: true)) ?? "{}"
     }
 
     static func ref(_ name: String) -> JSONValue { ["$ref": .string("#/components/schemas/\(name)")] }
@@ -133,7 +135,7 @@ enum OpenAPIDocument {
               case .object(var responses)? = op["responses"] else { return .null }
         responses["200"] = ["description": "Success", "content": [
             "application/json": ["schema": ref("ChatCompletion")],
-            "text/event-stream": ["schema": ["type": "string", "description": "data: {chat.completion.chunk} events, then data: [DONE]."]],
+            "text/event-stream": ["schema": ["type": "string", "description": "data: events, each a ChatCompletionChunk (a schema of this document), then data: [DONE]."]],
         ]]
         op["responses"] = .object(responses)
         return .object(op)
@@ -379,7 +381,7 @@ enum OpenAPIDocument {
     ], required: ["id", "scope", "content", "tags", "createdAt", "updatedAt", "version", "validFrom", "flaggedWrong", "useful"])
 
     /// What the service answers with, and the embeddings request (OpenAI's shape, not a kb request).
-    static func answers(_ limits: Limits = Limits(), maxEmbeddingInputs: Int, dimension: Int?) -> [String: JSONValue] { [
+    static func answers(_ limits: Limits = Limits(), maxEmbeddingInputs: Int) -> [String: JSONValue] { [
         "Error": object(["error": object(["code": string, "message": string], required: ["code", "message"])], required: ["error"]),
         "Citation": object([
             "number": integer, "kind": kind, "title": string, "path": string, "pages": pageRange, "pageLabel": string,
@@ -471,7 +473,9 @@ enum OpenAPIDocument {
                         "type": "object",
                         "properties": [
                             "role": ["type": "string", "enum": ["system", "developer", "user", "assistant", "tool", "function"]],
-                            "content": ["anyOf": [["type": "string", "maxLength": .integer(limits.maxChatMessageCharacters)], ["type": "array"], ["type": "null"]]],
+                            // One schema with three types (maxLength bounds only a string), not anyOf with a null
+                            // branch: swift-openapi-generator drops a property whose anyOf holds null.
+                            "content": ["type": ["string", "array", "null"], "maxLength": .integer(limits.maxChatMessageCharacters)],
                         ],
                         "required": ["role"],
                     ],
@@ -488,15 +492,32 @@ enum OpenAPIDocument {
             "properties": [
                 // The upstream's choices, with its fields (index, finish_reason, the message's role and content, …): open.
                 "choices": array(["type": "object", "properties": ["message": ["type": "object", "properties": ["citations": array(ref("Citation"))]]]]),
-                "kb": object([
-                    "bot": string, "upstreamModel": string, "contextTokens": integer, "budget": integer, "counter": string,
-                    "unmatchedMarkers": array(integer), "degraded": degraded, "retrieval": object(["queries": plannedQueries], required: ["queries"]),
-                    "scopes": tags,
-                    "citations": ["type": "array", "items": ref("Citation"), "description": "On a stream's last chunk (which has no choices)."],
-                    "context": ["type": "string", "description": "The context block the model got, when the request's kb.showContext asked for it."],
-                ], required: ["bot", "upstreamModel", "contextTokens", "budget", "counter", "unmatchedMarkers"]),
+                "kb": ref("ChatAnswerInfo"),
             ],
             "required": ["choices", "kb"],
+        ],
+        "ChatAnswerInfo": object([
+            "bot": string, "upstreamModel": string, "contextTokens": integer, "budget": integer, "counter": string,
+            "unmatchedMarkers": array(integer), "degraded": degraded, "retrieval": object(["queries": plannedQueries], required: ["queries"]),
+            "scopes": tags,
+            "citations": ["type": "array", "items": ref("Citation"), "description": "On a stream's last chunk (which has no choices)."],
+            "context": ["type": "string", "description": "The context block the model got, when the request's kb.showContext asked for it."],
+        ], required: ["bot", "upstreamModel", "contextTokens", "budget", "counter", "unmatchedMarkers"]),
+        // The stream's events are the upstream model's chunks as it sent them (open: its fields
+        // pass through), then kb's own last chunk, or an error event if the upstream failed.
+        "ChatCompletionChunk": [
+            "type": "object",
+            "description": "The data of one event of a streamed chat completion (text/event-stream): the upstream model's chunks as it sent them, then kb's last chunk (no choices, the kb field with the citations), then data: [DONE]. An upstream that fails mid-answer gives an event with error instead.",
+            "properties": [
+                "id": string, "object": string, "created": integer, "model": string,
+                "choices": array(["type": "object", "properties": [
+                    "index": integer,
+                    "delta": ["type": "object", "properties": ["role": string, "content": ["type": ["string", "null"]]]],
+                    "finish_reason": ["type": ["string", "null"]],
+                ]]),
+                "kb": ref("ChatAnswerInfo"),
+                "error": ["type": "object", "properties": ["message": string, "type": string, "code": string], "required": ["message"]],
+            ],
         ],
         "NoFields": ["type": "object", "maxProperties": 0, "description": "An empty JSON object: the request takes no fields."],
         "ReportTemplate": object([
@@ -524,7 +545,8 @@ enum OpenAPIDocument {
             // OpenAI's optional fields may be sent as null, as some clients do.
             "model": ["type": ["string", "null"]],
             "encoding_format": ["type": ["string", "null"], "enum": ["float", "base64", .null]],
-            "dimensions": dimension.map { ["type": ["integer", "null"], "enum": [.integer($0), .null]] } ?? ["type": ["integer", "null"]],
+            "dimensions": ["type": ["integer", "null"], "minimum": 1,
+                           "description": "The model's width, if sent (384 for both local models): kb does not shorten vectors, so any other width is a 422."],
             "user": ["type": ["string", "null"]],
             "input_type": ["type": ["string", "null"], "enum": ["passage", "document", "search_document", "query", "search_query", .null],
                            "description": "What the texts are: passages (the default, as kb ingests) or queries (as kb searches)."],
@@ -542,7 +564,7 @@ enum OpenAPIDocument {
                                                                             "score_threshold": ["type": ["number", "null"]]]],
         ], required: ["query"]),
         "VectorStoreSearchResultsPage": object([
-            "object": string, "search_query": tags, "has_more": boolean, "next_page": ["type": "null"],
+            "object": string, "search_query": tags, "has_more": boolean, "next_page": ["type": ["string", "null"], "description": "Always null: one page holds every result."],
             "data": array(object([
                 "file_id": string, "filename": string, "score": number, "attributes": ["type": "object"],
                 "content": array(object(["type": string, "text": string], required: ["type", "text"])),
@@ -601,7 +623,7 @@ enum OpenAPIDocument {
         ]),
     ] }
 
-    static func document(_ limits: Limits, maxEmbeddingInputs: Int, dimension: Int?) -> JSONValue { [
+    static func document(_ limits: Limits, maxEmbeddingInputs: Int) -> JSONValue { [
         "openapi": "3.1.0",
         "info": [
             "title": "kb retrieval service",
@@ -612,7 +634,7 @@ enum OpenAPIDocument {
         "security": [["bearer": []]],
         "paths": paths(limits),
         "components": [
-            "schemas": .object(answers(limits, maxEmbeddingInputs: maxEmbeddingInputs, dimension: dimension).merging(requests(limits)) { first, _ in first }),
+            "schemas": .object(answers(limits, maxEmbeddingInputs: maxEmbeddingInputs).merging(requests(limits)) { first, _ in first }),
             "securitySchemes": ["bearer": ["type": "http", "scheme": "bearer", "description": "Required when kb serve has a token (--token or KB_API_TOKEN)."]],
         ],
     ] }

@@ -124,7 +124,7 @@ public struct RetrievalService: Sendable {
         let routes = RouteTable()
         router.add(middleware: ObservingMiddleware(metrics: metrics, log: log))
         if configuration.checksAnswers {
-            let document = OpenAPIDocument.document(kb.limits, maxEmbeddingInputs: configuration.maxEmbeddingInputs, dimension: embeddings.declaredDimension)
+            let document = OpenAPIDocument.document(kb.limits, maxEmbeddingInputs: configuration.maxEmbeddingInputs)
             router.add(middleware: AnswerCheckingMiddleware(schema: AnswerSchema(document)))
         }
         router.add(middleware: BrowserGuardMiddleware(policy: (try? BrowserPolicy(configuration)) ?? .loopback, routes: routes))

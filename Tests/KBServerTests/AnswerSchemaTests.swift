@@ -11,7 +11,7 @@ import Testing
 /// JSON answer against the OpenAPI document (`AnswerSchema`), kb's objects are closed there, so
 /// a field added to an answer without its document fails the test that meets the answer.
 @Suite struct AnswerSchemaTests {
-    static let schema = AnswerSchema(OpenAPIDocument.document(Limits(), maxEmbeddingInputs: 256, dimension: nil))
+    static let schema = AnswerSchema(OpenAPIDocument.document(Limits(), maxEmbeddingInputs: 256))
 
     @Test func aRealAnswerMatchesAndAnUndocumentedFieldDoesNot() async throws {
         let fixture = try await Fixture()

@@ -38,11 +38,6 @@ public final class LocalEmbeddings: Sendable {
     /// The width of the model's vectors.
     public func dimension() async throws -> Int { try await model().dimension }
 
-    /// The width the installed model declares in its config, without loading it; nil when there is none.
-    public var declaredDimension: Int? {
-        try? ModelFolder(path: Locations.modelDirectory(environment)).config.hiddenSize
-    }
-
     /// The model's id (`all-MiniLM-L6-v2`).
     public func modelID() async throws -> String { try await model().id }
 

@@ -65,9 +65,12 @@ public struct ContextRequest: KBRequest, Hashable {
         ]
     }
 
-    /// A bot with the user's turn, or a report; not both.
+    /// A bot with the user's turn, or a report; not both. Written as if/then/else, not as anyOf
+    /// and not beside the properties: OpenAPI code generators (swift-openapi-generator, KBClient's)
+    /// take a schema with a top-level anyOf for a union and drop one with not; they pass over
+    /// if/then/else, which says the same to a JSON Schema validator.
     public static func constraints(_ limits: Limits) -> [String: JSONValue] {
-        ["anyOf": [["required": ["bot", "query"]], ["required": ["report"]]], "not": ["required": ["bot", "report"]]]
+        ["if": ["required": ["report"]], "then": ["not": ["required": ["bot"]]], "else": ["required": ["bot", "query"]]]
     }
 
 

@@ -68,10 +68,10 @@ public struct SearchRequest: KBRequest, Hashable {
         ]
     }
 
-    /// The two fusion weights cannot both be 0.
+    /// The two fusion weights cannot both be 0 (as if/then: see `ContextRequest.constraints`).
     public static func constraints(_ limits: Limits) -> [String: JSONValue] {
-        ["not": ["required": ["keywordWeight", "vectorWeight"],
-                 "properties": ["keywordWeight": ["const": 0], "vectorWeight": ["const": 0]]]]
+        ["if": ["required": ["keywordWeight"], "properties": ["keywordWeight": ["const": 0]]],
+         "then": ["properties": ["vectorWeight": ["not": ["const": 0]]]]]
     }
 
 

@@ -29,7 +29,7 @@ extension RetrievalService {
         routes.get("openapi.json") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/json"],
                      body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json(
-                        kb.limits, maxEmbeddingInputs: configuration.maxEmbeddingInputs, dimension: embeddings.declaredDimension))))
+                        kb.limits, maxEmbeddingInputs: configuration.maxEmbeddingInputs))))
         }
         routes.get("v1/status") { _, _ in try Self.json(try await kb.serviceStatus()) }
         routes.get("v1/me") { _, context in try Self.json(CallerInfo(context.caller)) }
