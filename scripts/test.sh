@@ -10,7 +10,7 @@
 #   - web pages against a local kb in Debian's Chromium (scripts/browser-test.sh);
 #   - OpenAI's Python client against kb serve's chat completions, with a stub upstream model
 #     (scripts/client-test.sh), on SQLite and on PostgreSQL;
-#   - the suites that open indexes (KBKitTests, KBServerTests, kbTests) again against
+#   - the suites that open indexes (KBKitTests, KBServerTests, KBClientTests, kbTests) again against
 #     PostgreSQL + pgvector: a throwaway server from scripts/postgres.sh (PyPI pgserver). Where it
 #     cannot be installed (KB_TEST_POSTGRES=0, or no x86_64 Linux wheel) that run is skipped with a
 #     message; in CI it must run;
@@ -18,6 +18,8 @@
 #     (scripts/bench-e5.sh on 100 texts; KB_TEST_E5=0 skips it);
 #   - Examples/embed-kb — a package that depends on kb by path with no optional traits — built
 #     and run, as a Swift app that uses KBKit would;
+#   - Examples/kb-client — an app on KBClient alone — built with kb's C libraries' headers hidden
+#     and run against kb serve (scripts/kb-client-example.sh);
 #   - KBKit's documentation built with warnings as errors (scripts/docs.sh).
 #
 # Every kb serve the phases start checks each JSON answer against its OpenAPI document
@@ -55,7 +57,8 @@ PHASE_ERRORS=': (error|warning):|^error:' phase "Build kb and its tests (debug, 
 count_tests() { grep -oE "Test run with [0-9]+ tests" "$1" | tail -n 1 | sed 's/Test run with //'; }
 
 # A throwaway PostgreSQL server, started before the tests: the store contract (KBStoreTests) runs on
-# it and on SQLite in the first run, and the suites that open indexes run again against it later.
+# it and on SQLite in the first run, and the suites that open indexes (KBClient's live service too) run
+# again against it later.
 PG_FOLDER="" PG_URL=""
 start_postgres() {
     PG_FOLDER="$(mktemp -d)"
@@ -66,7 +69,7 @@ stop_postgres() { [ -z "$PG_FOLDER" ] || bash "$KB_ROOT/scripts/postgres.sh" sto
 trap stop_postgres EXIT
 postgres_tests() {
     KB_TEST_BACKEND=postgres KB_TEST_POSTGRES_URL="$PG_URL" swift test --skip-build "${C_OPTIMISED[@]}" \
-        --filter "KBKitTests|KBServerTests|kbTests" "$@" || return
+        --filter "KBKitTests|KBServerTests|KBClientTests|kbTests" "$@" || return
     phase_note "$(count_tests "$KB_LOGS/tests-postgres.log") passed"
 }
 if [ "${KB_TEST_POSTGRES:-1}" = "0" ]; then
@@ -125,6 +128,12 @@ example() {
     Examples/embed-kb/.build/debug/embed-kb
 }
 PHASE_ERRORS='error' phase "Examples/embed-kb (kb as a dependency, no optional traits)" example example
+# An app on KBClient alone, built with kb's C libraries hidden, run against kb serve.
+kb_client_example() {
+    bash scripts/kb-client-example.sh || return
+    phase_note "$(grep -c '^  ok ' "$KB_LOGS/kb-client.log") checks; $(grep -q '^hidden: ' "$KB_LOGS/kb-client.log" && echo "C libraries hidden" || echo "C libraries visible: no unshare here")"
+}
+PHASE_ERRORS='error|FAIL' phase "Examples/kb-client (KBClient only, against kb serve)" kb-client kb_client_example
 PHASE_ERRORS='^(error|warning)' phase "KBKit's documentation (DocC, warnings as errors)" docs bash scripts/docs.sh
 
 phase_summary

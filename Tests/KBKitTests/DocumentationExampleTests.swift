@@ -347,11 +347,12 @@ import Testing
     @Test func everyExampleInTheDocumentationIsATest() throws {
         let examples = try Self.documentedExamples()
         #expect(examples.count >= 15)
-        // The tests, and the app in Examples/embed-kb, which scripts/test.sh builds and runs.
+        // The tests, and the apps in Examples/embed-kb and Examples/kb-client, which scripts/test.sh builds and runs.
         let testFiles = FileManager.default.enumerator(at: Self.root.appendingPathComponent("Tests"), includingPropertiesForKeys: nil)?
             .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
-        let files = testFiles + [Self.root.appendingPathComponent("Examples/embed-kb/Sources/embed-kb/main.swift"),
-                                 Self.root.appendingPathComponent("Examples/embed-kb/Package.swift")]
+        let files = testFiles + ["embed-kb", "kb-client"].flatMap { app in
+            [Self.root.appendingPathComponent("Examples/\(app)/Sources/\(app)/main.swift"), Self.root.appendingPathComponent("Examples/\(app)/Package.swift")]
+        }
         let tests = try files.flatMap { try String(contentsOf: $0, encoding: .utf8).components(separatedBy: "\n") }
             .map { $0.trimmingCharacters(in: .whitespaces) }
         for (place, lines) in examples {
