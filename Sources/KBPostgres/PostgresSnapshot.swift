@@ -161,13 +161,21 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         }
         guard let embedderID = try embedderID(named: embedder.name) else { return [] }
         let hnsw = try HNSWSettings.recorded(for: embedderID, session)
-        // The HNSW index holds the knowledge's vectors (not memories').
-        let approximate = hnsw != nil && allowed == nil && rows == .knowledge
-        if let hnsw, approximate { try session.execute("SET LOCAL hnsw.ef_search = \(hnsw.efSearch)") }
-        if hnsw != nil && !approximate { try session.execute("SET LOCAL enable_indexscan = off") }
-        defer { if hnsw != nil && !approximate { try? session.execute("SET LOCAL enable_indexscan = on") } }
-        return try Self.nearest(vector, dimension: embedder.dimension, embedderID: embedderID, k: k, allowed: allowed,
-                                excluded: excluded, knowledgeOnly: rows == .knowledge, tieBreak: !approximate, session)
+        let nearest = { (tieBreak: Bool) in
+            try Self.nearest(vector, dimension: embedder.dimension, embedderID: embedderID, k: k, allowed: allowed,
+                             excluded: excluded, knowledgeOnly: rows == .knowledge, tieBreak: tieBreak, self.session)
+        }
+        // The HNSW index holds the knowledge's vectors (not memories'). pgvector filters the walk's
+        // candidates (as many as its ef_search): when fewer than `k` of them pass the excluded ids,
+        // the exact ranking answers instead, as `vectorRankingWork`'s conditions form does.
+        if let hnsw, allowed == nil, rows == .knowledge {
+            try session.execute("SET LOCAL hnsw.ef_search = \(hnsw.efSearch)")
+            let walked = try nearest(false)
+            if walked.count >= k { return walked }
+        }
+        if hnsw != nil { try session.execute("SET LOCAL enable_indexscan = off") }
+        defer { if hnsw != nil { try? session.execute("SET LOCAL enable_indexscan = on") } }
+        return try nearest(true)
     }
 
     /// Beyond this many ids, a ranking states its candidates as conditions rather than as a list
