@@ -285,6 +285,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         }
         guard limit > 0 else { return [] }
         if let allowed, allowed.isEmpty { return [] }
+        if let pruned = try prunedKeywordRanking(query, words: words, limit: limit, allowed: allowed) { return pruned }
         var sql = SQL()
         let lexemes = keywords.lexemes(words, sql: &sql)
         // The query's postings first (read by lexeme, through the primary key), then their
@@ -295,11 +296,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         var narrowed = ""
         if let allowed, allowed.count <= Self.idListLimit { narrowed = " AND p.snippet_id = ANY (\(sql.bind(.ints(allowed.sorted()))))" }
         sql += """
-            WITH stats AS (
-                SELECT max(CASE key WHEN 'fts_snippets' THEN value::float8 END) AS n,
-                       greatest(max(CASE key WHEN 'fts_total_length' THEN value::float8 END)
-                                / greatest(max(CASE key WHEN 'fts_snippets' THEN value::float8 END), 1), 1) AS average
-                FROM kb_meta WHERE key IN ('fts_snippets', 'fts_total_length')),
+            WITH stats AS (\(Self.keywordStatistics)),
             hits AS MATERIALIZED (
                 SELECT p.snippet_id, p.tf, ts.snippets AS df FROM postings p JOIN term_stats ts ON ts.lexeme = p.lexeme
                 WHERE p.lexeme = ANY (\(lexemes))\(narrowed))
@@ -313,6 +310,71 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         sql.appendFilters(query)
         sql += " GROUP BY h.snippet_id ORDER BY score DESC, h.snippet_id LIMIT \(sql.bind(.int(Int64(limit))))"
         return try session.rows(sql).map { (try $0.get(0, Int64.self), try $0.get(1, Double.self)) }
+    }
+
+    /// The index's snippet count and average length, as the keyword rankings read them.
+    static let keywordStatistics = """
+        SELECT max(CASE key WHEN 'fts_snippets' THEN value::float8 END) AS n,
+               greatest(max(CASE key WHEN 'fts_total_length' THEN value::float8 END)
+                        / greatest(max(CASE key WHEN 'fts_snippets' THEN value::float8 END), 1), 1) AS average
+        FROM kb_meta WHERE key IN ('fts_snippets', 'fts_total_length')
+        """
+
+    /// The keyword ranking without reading every posting of the query's common words (MaxScore):
+    /// a word in more than an eighth of the snippets ("a", "the", "return" on a shelf of books)
+    /// adds at most idf × 2.2 to a snippet's BM25 score, and its idf is small. The snippets that
+    /// hold a rarer word are ranked by those words; only the ones whose score could still reach
+    /// the `limit`-th once the common words are added get them added (read by snippet); and the
+    /// answer stands only when its last score is above what the common words alone could give a
+    /// snippet without any rarer word. Otherwise (few snippets, or only common words) nil: the
+    /// whole ranking answers. Exactly the whole ranking's answer either way.
+    func prunedKeywordRanking(_ query: SearchQuery, words: [String], limit: Int, allowed: Set<Int64>?) throws -> [(id: Int64, score: Double)]? {
+        var sql = SQL()
+        let lexemes = keywords.lexemes(words, sql: &sql)
+        sql += "SELECT ts.lexeme, ts.snippets::float8, st.n, st.average FROM term_stats ts, (\(Self.keywordStatistics)) st WHERE ts.lexeme = ANY (\(lexemes))"
+        let terms = try session.rows(sql).map { (lexeme: try $0.get(0, String.self), df: try $0.get(1, Double.self), n: try $0.get(2, Double.self)) }
+        guard let n = terms.first?.n else { return nil }
+        let common = terms.filter { $0.df > n / 8 }, rare = terms.filter { $0.df <= n / 8 }
+        guard !common.isEmpty, !rare.isEmpty else { return nil }
+        // What the common words can add to any snippet: BM25's term share is below idf × (k1 + 1).
+        let bound = common.reduce(0.0) { $0 + log(1 + (n - $1.df + 0.5) / ($1.df + 0.5)) * 2.2 }
+        let share = { (length: String) in
+            "ln(1 + (st.n - ts.snippets + 0.5) / (ts.snippets + 0.5)) * (p.tf * 2.2) / (p.tf + 1.2 * (0.25 + 0.75 * \(length) / st.average))"
+        }
+        sql = SQL()
+        let rareLexemes = sql.bind(.texts(rare.map(\.lexeme)))
+        let commonLexemes = sql.bind(.texts(common.map(\.lexeme)))
+        var narrowed = ""
+        if let allowed, allowed.count <= Self.idListLimit { narrowed = " AND p.snippet_id = ANY (\(sql.bind(.ints(allowed.sorted()))))" }
+        // As the whole ranking: postings first, then their snippets and the filters.
+        sql += """
+            WITH stats AS (\(Self.keywordStatistics)),
+            hits AS MATERIALIZED (
+                SELECT p.snippet_id, p.tf, ts.snippets FROM postings p JOIN term_stats ts ON ts.lexeme = p.lexeme
+                WHERE p.lexeme = ANY (\(rareLexemes)::text[])\(narrowed)),
+            ranked AS MATERIALIZED (
+                SELECT h.snippet_id, sn.fts_length,
+                       sum(ln(1 + (st.n - h.snippets + 0.5) / (h.snippets + 0.5)) * (h.tf * 2.2)
+                           / (h.tf + 1.2 * (0.25 + 0.75 * sn.fts_length / st.average))) AS partial
+                FROM stats st, hits h
+                JOIN snippets sn ON sn.id = h.snippet_id
+                JOIN sources so ON so.id = sn.source_id
+                WHERE true
+            """
+        sql.appendFilters(query)
+        sql += """
+                GROUP BY h.snippet_id, sn.fts_length),
+            kth AS (SELECT coalesce((SELECT partial FROM ranked ORDER BY partial DESC OFFSET \(sql.bind(.int(Int64(limit - 1)))) LIMIT 1), 0) AS partial)
+            SELECT r.snippet_id, r.partial + coalesce((
+                       SELECT sum(\(share("r.fts_length"))) FROM postings p JOIN term_stats ts ON ts.lexeme = p.lexeme
+                       WHERE p.snippet_id = r.snippet_id AND p.lexeme = ANY (\(commonLexemes)::text[])), 0) AS score
+            FROM ranked r, kth, stats st
+            WHERE r.partial + \(sql.bind(.double(bound))) >= kth.partial
+            ORDER BY score DESC, r.snippet_id LIMIT \(sql.bind(.int(Int64(limit))))
+            """
+        let ranked = try session.rows(sql).map { (id: try $0.get(0, Int64.self), score: try $0.get(1, Double.self)) }
+        guard ranked.count == limit, let last = ranked.last, last.score > bound else { return nil }
+        return ranked
     }
 
     func filteredSnippetIDs(_ query: SearchQuery) throws -> Set<Int64>? {

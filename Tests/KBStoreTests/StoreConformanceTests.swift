@@ -173,6 +173,34 @@ import Testing
         #expect(zip(among, among.dropFirst()).allSatisfy { $0.score >= $1.score })
     }
 
+    /// A question with a word most snippets hold ranks as its whole ranking does, whatever the
+    /// limit: a store may rank by the rarer words first (PostgreSQL does, once a word is in more
+    /// than an eighth of the snippets), but the common word's share still counts — here it alone
+    /// orders the snippets the rare word ties, and a snippet with the common word only never
+    /// rises above them.
+    @Test(arguments: ContractEngine.all)
+    func aCommonWordsShareCountsWhateverTheLimit(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        var documents: [(SourceDocument, [[Float]]?)] = []
+        // Five snippets with the rare word, alike in length, the common word 4, 1, 3, 0 and 2 times.
+        for (i, times) in [4, 1, 3, 0, 2].enumerated() {
+            let words = ["zephyr"] + Array(repeating: "common", count: times) + Array(repeating: "filler", count: 4 - times)
+            documents.append((contractDocument("/rare/\(i).md", snippets: [words.joined(separator: " ")]), nil))
+        }
+        for i in 0..<35 { documents.append((contractDocument("/common/\(i).md", snippets: ["common common common text number \(i)"]), nil)) }
+        _ = try await store.replace(documents, embedder: .none, ingestedAt: Date())
+        let query = SearchQuery("zephyr common")
+        let (all, top) = try await store.snapshot { snapshot in
+            (try snapshot.keywordRanking(query, limit: 100, allowed: nil), try snapshot.keywordRanking(query, limit: 3, allowed: nil))
+        }
+        #expect(all.count == 40)
+        #expect(top.map(\.id) == Array(all.prefix(3).map(\.id)))
+        #expect(zip(top, all).allSatisfy { abs($0.score - $1.score) < 1e-9 })
+        // The rare word's snippets first, ordered by how often the common word comes.
+        let paths = try await store.keywordSearch({ var q = query; q.limit = 5; return q }()).map(\.sourcePath)
+        #expect(paths == ["/rare/0.md", "/rare/2.md", "/rare/4.md", "/rare/1.md", "/rare/3.md"])
+    }
+
     // MARK: Vectors
 
     @Test(arguments: ContractEngine.all)
