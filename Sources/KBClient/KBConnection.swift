@@ -135,7 +135,7 @@ extension Client {
     /// Adds the file at `path` as a knowledge source (its media type from its extension; `query`
     /// gives its title, tags, bots, owner) and waits until kb has read it: the job, done. A job
     /// that fails throws `KBServiceError` (status 422, the job's error); `progress` sees each state
-    /// polled.
+    /// polled. A large book can take minutes: cancel the task to stop waiting (the job goes on).
     public func addFile(at path: URL, query: Operations.AddSource.Input.Query = .init(), pollingEvery interval: Duration = .milliseconds(250),
                         progress: @Sendable (Components.Schemas.Job) -> Void = { _ in }) async throws -> Components.Schemas.Job {
         let body = try Operations.AddSource.Input.Body(file: path)
