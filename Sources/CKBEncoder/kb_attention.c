@@ -239,6 +239,35 @@ BF16_TARGET static inline void transpose16(__m512i r[16]) {
     }
 }
 
+// A row of scores (n real, padded to a multiple of 16) whose largest real score is `maximum`, as
+// unnormalised softmax weights e^(score − max) in bf16 (padding 0), written to `weights` in one
+// pass; returns the fp32 weights' sums, 16 lanes (each row's horizontal sums and maxima are taken
+// for all the block's rows together: one row's chain of shuffles after another's was 16% of the
+// kernel's time). e^x is 2^(x·log₂e): the exponent's
+// integer part applied by vscalefps, its fraction by Cephes' degree-6 polynomial for 2^f on
+// [−½, ½] (relative error about 1e-7, far below bf16's 4e-3). The shift by the maximum is one
+// rounding common to every weight of the row, which the normalisation cancels.
+BF16_TARGET static inline __m512 softmax_bf16(const float *row, uint32_t *weights, size_t n, size_t padded, float maximum) {
+    const __m512 log2e = _mm512_set1_ps(1.44269504088896341f), shift = _mm512_set1_ps(-maximum * 1.44269504088896341f);
+    __m512 sums = _mm512_setzero_ps();
+    for (size_t j = 0; j < padded; j += 16) {
+        __m512 t = _mm512_fmadd_ps(_mm512_loadu_ps(row + j), log2e, shift);
+        __m512 whole = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m512 f = _mm512_sub_ps(t, whole);
+        __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(1.535336188319500e-4f), f, _mm512_set1_ps(1.339887440266574e-3f));
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.618437357674640e-3f));
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550332471162809e-2f));
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402264791363012e-1f));
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931472028550421e-1f));
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+        __m512 e = _mm512_scalef_ps(p, whole);
+        if (j + 16 > n) e = _mm512_maskz_mov_ps((__mmask16)(0xffffu >> (j + 16 - n)), e);
+        sums = _mm512_add_ps(sums, e);
+        _mm256_storeu_si256((__m256i *)(weights + j / 2), (__m256i)_mm512_cvtneps_pbh(e));
+    }
+    return sums;
+}
+
 // One (sequence, head) pair, R query rows at a time, a head D·16 wide. Keys are laid out as
 // [d/2][padded] pairs (a key's dimensions 2p, 2p+1 side by side), so that 16 keys' scores
 // against a query are d/2 instructions; values as [padded/2][d] pairs (tokens 2q, 2q+1 side by
@@ -290,6 +319,9 @@ BF16_TARGET static inline void transpose16(__m512i r[16]) {
                     _mm512_storeu_si512(q[r] + 8 * c, (__m512i)_mm512_cvtne2ps_pbh(high, low));         \
                 }                                                                                       \
             }                                                                                           \
+            /* Each row's largest score is kept as the scores are made (the padding's left out). */    \
+            __m512 top[R];                                                                              \
+            for (int r = 0; r < R; r++) top[r] = _mm512_set1_ps(-INFINITY);                             \
             for (size_t b = 0; b < blocks; b++) {                                                       \
                 __m512 acc[R];                                                                          \
                 for (int r = 0; r < R; r++) acc[r] = _mm512_setzero_ps();                               \
@@ -299,16 +331,18 @@ BF16_TARGET static inline void transpose16(__m512i r[16]) {
                     for (int r = 0; r < R; r++)                                                         \
                         acc[r] = _mm512_dpbf16_ps(acc[r], (__m512bh)_mm512_set1_epi32((int)q[r][p]), k); \
                 }                                                                                       \
-                for (int r = 0; r < R; r++) _mm512_storeu_ps(scores + r * padded + b * 16, acc[r]);     \
+                const __mmask16 real = b + 1 < blocks ? (__mmask16)0xffff : (__mmask16)(0xffffu >> (padded - n)); \
+                for (int r = 0; r < R; r++) {                                                           \
+                    _mm512_storeu_ps(scores + r * padded + b * 16, acc[r]);                             \
+                    top[r] = _mm512_mask_max_ps(top[r], real, top[r], acc[r]);                          \
+                }                                                                                       \
             }                                                                                           \
-            float inverse[R];                                                                           \
-            for (size_t r = 0; r < rows; r++) {                                                         \
-                float *row = scores + r * padded;                                                       \
-                inverse[r] = softmax_weights(row, n, padded);                                           \
-                for (size_t j = 0; j < padded; j += 16)                                                 \
-                    _mm256_storeu_si256((__m256i *)(weights + r * padded / 2 + j / 2),                  \
-                                        (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(row + j)));         \
-            }                                                                                           \
+            float maximum[R], inverse[R];                                                               \
+            __m512 sums[R];                                                                             \
+            for (int r = 0; r < R; r++) maximum[r] = _mm512_reduce_max_ps(top[r]);                     \
+            for (size_t r = 0; r < rows; r++)                                                           \
+                sums[r] = softmax_bf16(scores + r * padded, weights + r * padded / 2, n, padded, maximum[r]); \
+            for (size_t r = 0; r < rows; r++) inverse[r] = 1.0f / _mm512_reduce_add_ps(sums[r]);       \
             for (size_t r = rows; r < R; r++) memset(weights + r * padded / 2, 0, padded / 2 * sizeof(uint32_t)); \
             __m512 context[R][D];                                                                       \
             for (int r = 0; r < R; r++)                                                                 \
@@ -333,6 +367,22 @@ ATTEND_BF16(attend_bf16_32, 8, 2)
 ATTEND_BF16(attend_bf16_64, 8, 4)
 #endif
 
+#if defined(__x86_64__) && defined(__clang__)
+// The next (sequence, head) pair's query, key and value columns, asked of the caches while this
+// one is computed: each row's are a few lines 3·hidden floats apart, which the hardware's
+// prefetchers do not foresee, and the pass's products have just pushed them out of the core's
+// caches.
+static inline void prefetch_item(const float *qkv, const int32_t *offsets, size_t hidden, size_t heads, size_t d, size_t item) {
+    const size_t s = item / heads, head = item % heads, stride = 3 * hidden;
+    const size_t base = (size_t)offsets[s], n = (size_t)(offsets[s + 1] - offsets[s]);
+    for (size_t j = 0; j < n; j++) {
+        const char *row = (const char *)(qkv + (base + j) * stride + head * d);
+        for (size_t part = 0; part < 3; part++)
+            for (size_t byte = 0; byte < d * sizeof(float); byte += 64) _mm_prefetch(row + part * hidden * sizeof(float) + byte, _MM_HINT_T1);
+    }
+}
+#endif
+
 int kb_attention_bf16_supported(size_t head_size) {
 #if defined(__x86_64__) && defined(__clang__)
     __builtin_cpu_init();
@@ -350,6 +400,7 @@ void kb_attention_bf16(const float *qkv, const int32_t *offsets, size_t hidden, 
     for (size_t item = item_begin; item < item_end; item++) {
         size_t s = item / heads, head = item % heads;
         size_t base = (size_t)offsets[s], n = (size_t)(offsets[s + 1] - offsets[s]);
+        if (item + 1 < item_end) prefetch_item(qkv, offsets, hidden, heads, d, item + 1);
         if (n == 0) continue;
         if (d == 32) attend_bf16_32(qkv, base, n, hidden, head, scale, out, scratch);
         else attend_bf16_64(qkv, base, n, hidden, head, scale, out, scratch);
