@@ -27,11 +27,19 @@ final class BERTEncoder: @unchecked Sendable {
         let inputs: Int
         let outputs: Int
         let panels: Int
+        /// What follows the product and its bias.
+        let activation: kb_activation
+        /// Whether the result is bf16 (for a bf16 product that reads it), not fp32.
+        let writesBF16: Bool
 
-        /// - Parameter inputScales: int8 only: what each input column is multiplied by before
-        ///   quantising (the weights' columns are divided by the same), from ``Smoothing``.
+        /// - Parameters:
+        ///   - activation: what follows the product and its bias.
+        ///   - bf16Output: bf16 only: the result is written as bf16, for the next bf16 product.
+        ///   - inputScales: int8 only: what each input column is multiplied by before
+        ///     quantising (the weights' columns are divided by the same), from ``Smoothing``.
         init(weights: [UnsafeBufferPointer<Float>], biases: [UnsafeBufferPointer<Float>], inputs: Int, variant: kb_variant,
-             precision: kb_precision, inputScales: [Float]? = nil) throws {
+             precision: kb_precision, activation: kb_activation = KB_ACTIVATION_NONE, bf16Output: Bool = false,
+             inputScales: [Float]? = nil) throws {
             let outputs = biases.reduce(0) { $0 + $1.count }
             var weight = [Float]()
             weight.reserveCapacity(outputs * inputs)
@@ -46,7 +54,8 @@ final class BERTEncoder: @unchecked Sendable {
                 reduced = nil
             } else {
                 var message = [CChar](repeating: 0, count: 256)
-                guard let matmul = kb_matmul_create(precision, weight, outputs, inputs, inputScales, &message, message.count) else {
+                guard let matmul = kb_matmul_create(precision, weight, outputs, inputs, inputScales, activation, bf16Output ? 1 : 0,
+                                                    &message, message.count) else {
                     throw KBError(.invalidModel, "The encoder's \(EncoderPrecision(precision).rawValue) products could not be set up: "
                                   + "\(cText(message)). Use --precision fp32.")
                 }
@@ -62,6 +71,8 @@ final class BERTEncoder: @unchecked Sendable {
             self.inputs = inputs
             self.outputs = outputs
             self.panels = kb_linear_panels(variant, outputs)
+            self.activation = activation
+            writesBF16 = precision == KB_PRECISION_BF16 && bf16Output
         }
 
         /// Bytes of scratch a reduced-precision product needs for `rows` rows (0 in fp32).
@@ -155,14 +166,17 @@ final class BERTEncoder: @unchecked Sendable {
             let attentionNormBias = try w(p + "attention.output.LayerNorm.bias", [h])
             let up = try w(p + "intermediate.dense.weight", [i, h]), upBias = try w(p + "intermediate.dense.bias", [i])
             let down = try w(p + "output.dense.weight", [h, i])
-            let downPrecision = layerPrecision(int8Here.down)
+            let downPrecision = layerPrecision(int8Here.down), upPrecision = layerPrecision(int8Here.up)
             return Layer(
                 qkv: try Linear(weights: [q, k, v], biases: [qb, kb, vb], inputs: h, variant: variant, precision: layerPrecision(int8Here.qkv)),
                 output: try Linear(weights: [try w(p + "attention.output.dense.weight", [h, h])],
                                biases: [try w(p + "attention.output.dense.bias", [h])], inputs: h, variant: variant, precision: layerPrecision(int8Here.output)),
                 attentionNormWeight: attentionNormWeight,
                 attentionNormBias: attentionNormBias,
-                intermediate: try Linear(weights: [up], biases: [upBias], inputs: h, variant: variant, precision: layerPrecision(int8Here.up)),
+                // Between two bf16 products, the expansion (with GELU) is handed over in bf16.
+                intermediate: try Linear(weights: [up], biases: [upBias], inputs: h, variant: variant, precision: upPrecision,
+                                         activation: KB_ACTIVATION_GELU,
+                                         bf16Output: upPrecision == KB_PRECISION_BF16 && downPrecision == KB_PRECISION_BF16),
                 feedForward: try Linear(weights: [down], biases: [try w(p + "output.dense.bias", [h])], inputs: i, variant: variant,
                                         precision: downPrecision,
                                         inputScales: downPrecision == KB_PRECISION_INT8
@@ -336,10 +350,9 @@ final class BERTEncoder: @unchecked Sendable {
                 addLayerNorm(X, P, rows: tokens, width: h, weight: layer.attentionNormWeight.baseAddress!,
                                   bias: layer.attentionNormBias.baseAddress!, eps: eps)
             }
-            profile.time(.feedForwardUp) { apply(layer.intermediate, X, rows: tokens, into: I, scratch: scratch, threads: threads,
-                                                 activation: KB_ACTIVATION_GELU) }
+            profile.time(.feedForwardUp) { apply(layer.intermediate, X, rows: tokens, into: I, scratch: scratch, threads: threads) }
             profile.time(.feedForwardDown) {
-                apply(layer.feedForward, I, rows: tokens, into: P, scratch: scratch, threads: threads)
+                apply(layer.feedForward, I, inputBF16: layer.intermediate.writesBF16, rows: tokens, into: P, scratch: scratch, threads: threads)
                 addLayerNorm(X, P, rows: tokens, width: h, weight: layer.outputNormWeight.baseAddress!,
                                   bias: layer.outputNormBias.baseAddress!, eps: eps)
             }
@@ -367,12 +380,15 @@ final class BERTEncoder: @unchecked Sendable {
 
     /// out[rows × outputs] = activation(input[rows × inputs] · weightᵀ + bias): kb's fp32 kernel
     /// with its output panels split across `threads`, or oneDNN's reduced-precision product on
-    /// `threads` threads of its own.
-    private func apply(_ linear: Linear, _ input: UnsafeMutablePointer<Float>, rows: Int, into out: UnsafeMutablePointer<Float>,
-                       scratch: Scratch, threads: Int, activation: kb_activation = KB_ACTIVATION_NONE) {
+    /// `threads` threads of its own. `inputBF16`: the input is the bf16 result of a product that
+    /// writes bf16 (`Linear.writesBF16`), as `out` is for such a product.
+    private func apply(_ linear: Linear, _ input: UnsafeMutablePointer<Float>, inputBF16: Bool = false, rows: Int,
+                       into out: UnsafeMutablePointer<Float>, scratch: Scratch, threads: Int) {
+        let activation = linear.activation
         if let reduced = linear.reduced {
             var message = [CChar](repeating: 0, count: 256)
-            guard kb_matmul_run(reduced, input, rows, linear.bias, out, scratch.products, Int32(threads), activation, &message, message.count) != 0 else {
+            guard kb_matmul_run(reduced, input, inputBF16 ? 1 : 0, rows, linear.bias, out, scratch.products, Int32(threads),
+                                &message, message.count) != 0 else {
                 // Only an invalid argument or exhausted memory makes an already-built product fail.
                 fatalError("oneDNN product failed: \(cText(message))")
             }

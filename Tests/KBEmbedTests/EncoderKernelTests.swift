@@ -181,13 +181,13 @@ extension EncoderKernelTests {
     /// int8 product of x[rows × k] and w[n × k], with optional input column scales.
     static func int8Product(x: [Float], rows: Int, k: Int, weight: [Float], n: Int, inputScales: [Float]?) throws -> [Float] {
         var message = [CChar](repeating: 0, count: 256)
-        let matmul = try #require(kb_matmul_create(KB_PRECISION_INT8, weight, n, k, inputScales, &message, message.count))
+        let matmul = try #require(kb_matmul_create(KB_PRECISION_INT8, weight, n, k, inputScales, KB_ACTIVATION_NONE, 0, &message, message.count))
         defer { kb_matmul_free(matmul) }
         let scratch = UnsafeMutableRawPointer.allocate(byteCount: kb_matmul_scratch_bytes(matmul, rows), alignment: 64)
         defer { scratch.deallocate() }
         var out = [Float](repeating: .nan, count: rows * n)
         let bias = [Float](repeating: 0, count: n)
-        #expect(kb_matmul_run(matmul, x, rows, bias, &out, scratch, 1, KB_ACTIVATION_NONE, &message, message.count) != 0)
+        #expect(kb_matmul_run(matmul, x, 0, rows, bias, &out, scratch, 1, &message, message.count) != 0)
         return out
     }
 
@@ -213,5 +213,54 @@ extension EncoderKernelTests {
         let smoothed = try Self.int8Product(x: x, rows: rows, k: k, weight: divided, n: n, inputScales: scales)
         #expect(error(smoothed) < 0.01, "relative error \(error(smoothed))")
         #expect(error(smoothed) < error(plain) / 2, "smoothed \(error(smoothed)), plain \(error(plain))")
+    }
+
+    /// A feed-forward pair as the bf16 encoder runs it: the expansion with its bias and GELU,
+    /// written as bf16 and read as bf16 by the contraction, with its bias — against the same
+    /// arithmetic in double precision (bf16 inputs: about 1% of the largest value at most), and a
+    /// row's result the same whatever rows are beside it. The model's shape runs on oneDNN's brgemm
+    /// kernels, the small one on its gemm fallback.
+    @Test(.enabled(if: kb_precision_supported(KB_PRECISION_BF16) != 0, "the CPU has no AVX-512 BF16"),
+          arguments: [(48, 160), (384, 1536)])
+    func bf16ProductsHandOverInBF16WithTheirBiasAndGELU(shape: (k: Int, wide: Int)) throws {
+        let rows = 13, k = shape.k, wide = shape.wide
+        let x = Self.values(rows * k, seed: 21)
+        let up = Self.values(wide * k, seed: 23).map { $0 / 4 }, upBias = Self.values(wide, seed: 25)
+        let down = Self.values(k * wide, seed: 27).map { $0 / 8 }, downBias = Self.values(k, seed: 29)
+        var message = [CChar](repeating: 0, count: 256)
+        let expand = try #require(kb_matmul_create(KB_PRECISION_BF16, up, wide, k, nil, KB_ACTIVATION_GELU, 1, &message, message.count))
+        defer { kb_matmul_free(expand) }
+        let contract = try #require(kb_matmul_create(KB_PRECISION_BF16, down, k, wide, nil, KB_ACTIVATION_NONE, 0, &message, message.count))
+        defer { kb_matmul_free(contract) }
+        func run(_ x: [Float], rows: Int) -> [Float] {
+            let scratch = UnsafeMutableRawPointer.allocate(
+                byteCount: max(kb_matmul_scratch_bytes(expand, rows), kb_matmul_scratch_bytes(contract, rows)), alignment: 64)
+            defer { scratch.deallocate() }
+            // Room for fp32 sums: the bf16 result is written over them.
+            var middle = [Float](repeating: .nan, count: rows * wide)
+            var out = [Float](repeating: .nan, count: rows * k)
+            #expect(kb_matmul_run(expand, x, 0, rows, upBias, &middle, scratch, 1, &message, message.count) != 0)
+            #expect(kb_matmul_run(contract, middle, 1, rows, downBias, &out, scratch, 1, &message, message.count) != 0)
+            return out
+        }
+        let out = run(x, rows: rows)
+        var exact = [Double](repeating: 0, count: rows * k)
+        for r in 0..<rows {
+            let hidden = (0..<wide).map { c -> Double in
+                var u = Double(upBias[c])
+                for i in 0..<k { u += Double(x[r * k + i]) * Double(up[c * k + i]) }
+                return 0.5 * u * (1 + erf(u / 2.0.squareRoot()))
+            }
+            for c in 0..<k {
+                exact[r * k + c] = Double(downBias[c]) + (0..<wide).reduce(0) { $0 + hidden[$1] * Double(down[c * wide + $1]) }
+            }
+        }
+        let largest = exact.map(abs).max()!
+        let worst = zip(out, exact).map { abs(Double($0) - $1) }.max()!
+        #expect(worst < 0.01 * largest, "error \(worst) of \(largest)")
+        // Rows 4–6 alone give what they gave among the others, bit for bit (three rows: the
+        // fewest a text has, with its two special tokens).
+        let alone = run(Array(x[(4 * k)..<(7 * k)]), rows: 3)
+        #expect(alone == Array(out[(4 * k)..<(7 * k)]))
     }
 }

@@ -94,11 +94,14 @@ typedef struct kb_matmul kb_matmul;
 
 /// Converts weight [n × k] (one row per output column) for `precision` (bf16 or int8). NULL, with
 /// a message in `error`, when oneDNN cannot make the product.
+/// `activation` follows the product and its bias. bf16 only: `bf16_output` makes the product
+/// write its result as bf16 (rounded to nearest even, after the bias and the activation) instead
+/// of fp32, for a bf16 product that reads it (kb_matmul_run's `input_bf16`).
 /// int8 only: `input_scales` (k values, or NULL for none) multiply each input column before its
 /// row is quantised — the caller divides the weights' columns by the same values, so the product
 /// is unchanged while outlier columns are brought into range (SmoothQuant's migration).
 kb_matmul *kb_matmul_create(kb_precision precision, const float *weight, size_t n, size_t k, const float *input_scales,
-                            char *error, size_t error_size);
+                            kb_activation activation, int bf16_output, char *error, size_t error_size);
 
 void kb_matmul_free(kb_matmul *matmul);
 
@@ -106,9 +109,12 @@ void kb_matmul_free(kb_matmul *matmul);
 size_t kb_matmul_scratch_bytes(const kb_matmul *matmul, size_t rows);
 
 /// out[rows × n] = activation(x[rows × k] · weightᵀ + bias) on up to `threads` threads, using
-/// `scratch` (kb_matmul_scratch_bytes). A row's result does not depend on the other rows. Returns
-/// 0 with a message in `error` when oneDNN fails.
-int kb_matmul_run(const kb_matmul *matmul, const float *x, size_t rows, const float *bias, float *out, void *scratch,
-                  int threads, kb_activation activation, char *error, size_t error_size);
+/// `scratch` (kb_matmul_scratch_bytes). `x` is fp32, or (bf16 products only, `input_bf16`) the
+/// bf16 result of a product made with `bf16_output`; `out` is fp32, or bf16 for such a product
+/// (which needs room for rows × n floats all the same: the fp32 sums are rounded in place).
+/// A row's result does not depend on the other rows. Returns 0 with a message in `error` when
+/// oneDNN fails.
+int kb_matmul_run(const kb_matmul *matmul, const void *x, int input_bf16, size_t rows, const float *bias, void *out,
+                  void *scratch, int threads, char *error, size_t error_size);
 
 #endif
