@@ -2,6 +2,7 @@
 //
 //   kb-bench embed PASSAGES.txt SENTENCES.txt     (one text per line)
 //   kb-bench encoder-profile [THREADS]             (per-stage time of one forward pass)
+//   kb-bench embed-passages FILE [COUNT]           (a file's lines embedded in one call, as an ingest does)
 //   kb-bench encoder-work TEXTS.txt                (what embedding TEXTS costs the installed model: tokens, and
 //                                                  multiply-adds of the linear layers and of attention; bench-encoder-floor.sh)
 //   kb-bench search N WORKDIR                     (writes WORKDIR/vectors.f32 and queries.f32 for the reference)
@@ -90,6 +91,23 @@ func benchEmbed(passagesFile: String, sentencesFile: String) async throws -> [St
     result["query_ms_median"] = median(latencies)
     result["query_ms_p95"] = percentile(latencies, 0.95)
     return result
+}
+
+/// Passages embedded as an ingest embeds a book's snippets: the first `count` lines of a file, in
+/// one call to the local model in throughput mode (a worker per core); seconds and tokens/s.
+/// `KB_BENCH_PASS_SEQUENCES` sets the most texts in one pass (32 by default, as kb's).
+func benchEmbedPassages(file: String, count: Int) async throws -> [String: Any] {
+    let perPass = ProcessInfo.processInfo.environment["KB_BENCH_PASS_SEQUENCES"].flatMap { Int($0) } ?? 32
+    let embedder = try BERTEmbedder(folder: BERTEmbedder.installed().folder, mode: .throughput, maxSequencesPerPass: perPass,
+                                    precision: ProcessPrecision.current(ProcessInfo.processInfo.environment))
+    let texts = Array(lines(file).prefix(count))
+    let tokens = texts.reduce(0) { $0 + embedder.tokenIDs($1).count }
+    _ = try await embedder.embed(Array(texts.prefix(8)), role: .passage)   // page in the weights
+    let start = now()
+    _ = try await embedder.embed(texts, role: .passage)
+    let seconds = now() - start
+    return ["model": embedder.id, "precision": embedder.precision.rawValue, "texts": texts.count, "tokens": tokens, "per_pass": perPass,
+            "seconds": seconds, "tokens_per_s": Double(tokens) / seconds]
 }
 
 /// Deterministic unit vectors (xorshift), row-major.
@@ -293,7 +311,7 @@ func benchEncoderProfile(threads: Int) throws -> [String: Any] {
     }
     let shapes: [(name: String, batch: Int, tokens: Int)] = [
         ("query 8 tokens", 1, 8), ("query 16 tokens", 1, 16), ("query 32 tokens", 1, 32),
-        ("16 queries x 16 tokens", 16, 16), ("32 passages x 128 tokens", 32, 128),
+        ("16 queries x 16 tokens", 16, 16), ("8 passages x 128 tokens", 8, 128), ("32 passages x 128 tokens", 32, 128),
     ]
     var rows: [[String: Any]] = []
     for shape in shapes {
@@ -355,6 +373,10 @@ do {
     case "encoder-profile" where arguments.count <= 2:
         let threads = arguments.count == 2 ? Int(arguments[arguments.startIndex + 1]) ?? 1 : 1
         let output = try benchEncoderProfile(threads: threads)
+        print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
+    case "embed-passages" where arguments.count == 2 || arguments.count == 3:
+        let count = arguments.count == 3 ? Int(arguments[arguments.startIndex + 2]) ?? .max : .max
+        let output = try await benchEmbedPassages(file: arguments[arguments.startIndex + 1], count: count)
         print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
     case "encoder-work" where arguments.count == 2:
         let output = try encoderWork(textsFile: arguments[arguments.startIndex + 1])
