@@ -274,7 +274,7 @@ BF16_TARGET static inline __m512 softmax_bf16(const float *row, uint32_t *weight
 // side), so that a row's context gathers two tokens per instruction.
 #define ATTEND_BF16(NAME, R, D)                                                                         \
     BF16_TARGET static void NAME(const float *qkv, size_t base, size_t n, size_t hidden, size_t head,   \
-                                 float scale, float *out, float *scratch) {                             \
+                                 float scale, float *out, uint16_t *half, float *scratch) {             \
         const size_t d = 16 * D, stride = 3 * hidden;                                                   \
         const size_t padded = (n + 15) & ~(size_t)15, blocks = padded / 16;                             \
         uint32_t *keys = (uint32_t *)scratch;               /* [d/2 × padded] pairs */                  \
@@ -357,9 +357,12 @@ BF16_TARGET static inline __m512 softmax_bf16(const float *row, uint32_t *weight
                 }                                                                                       \
             }                                                                                           \
             for (size_t r = 0; r < rows; r++)                                                           \
-                for (int c = 0; c < D; c++)                                                             \
-                    _mm512_storeu_ps(out + (base + i0 + r) * hidden + head * d + 16 * c,                \
-                                     _mm512_mul_ps(context[r][c], _mm512_set1_ps(inverse[r])));         \
+                for (int c = 0; c < D; c++) {                                                           \
+                    const size_t at = (base + i0 + r) * hidden + head * d + 16 * c;                     \
+                    const __m512 value = _mm512_mul_ps(context[r][c], _mm512_set1_ps(inverse[r]));      \
+                    if (half) _mm256_storeu_si256((__m256i *)(half + at), (__m256i)_mm512_cvtneps_pbh(value)); \
+                    else _mm512_storeu_ps(out + at, value);                                             \
+                }                                                                                       \
         }                                                                                               \
     }
 
@@ -394,7 +397,7 @@ int kb_attention_bf16_supported(size_t head_size) {
 }
 
 void kb_attention_bf16(const float *qkv, const int32_t *offsets, size_t hidden, size_t heads, float scale,
-                       float *out, float *scratch, size_t item_begin, size_t item_end) {
+                       float *out, uint16_t *out_bf16, float *scratch, size_t item_begin, size_t item_end) {
 #if defined(__x86_64__) && defined(__clang__)
     const size_t d = hidden / heads;
     for (size_t item = item_begin; item < item_end; item++) {
@@ -402,11 +405,12 @@ void kb_attention_bf16(const float *qkv, const int32_t *offsets, size_t hidden, 
         size_t base = (size_t)offsets[s], n = (size_t)(offsets[s + 1] - offsets[s]);
         if (item + 1 < item_end) prefetch_item(qkv, offsets, hidden, heads, d, item + 1);
         if (n == 0) continue;
-        if (d == 32) attend_bf16_32(qkv, base, n, hidden, head, scale, out, scratch);
-        else attend_bf16_64(qkv, base, n, hidden, head, scale, out, scratch);
+        if (d == 32) attend_bf16_32(qkv, base, n, hidden, head, scale, out, out_bf16, scratch);
+        else attend_bf16_64(qkv, base, n, hidden, head, scale, out, out_bf16, scratch);
     }
 #else
-    (void)qkv; (void)offsets; (void)hidden; (void)heads; (void)scale; (void)out; (void)scratch; (void)item_begin; (void)item_end;
+    (void)qkv; (void)offsets; (void)hidden; (void)heads; (void)scale; (void)out; (void)out_bf16; (void)scratch; (void)item_begin;
+    (void)item_end;
 #endif
 }
 

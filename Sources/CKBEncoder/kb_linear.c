@@ -130,9 +130,12 @@ static inline __attribute__((always_inline)) float sum16(const v16 *v) {
 }
 
 // x = LayerNorm(x + residual) for one row: mean and variance in 16 lanes, summed in a fixed order.
-#define NORM(SUFFIX, ATTRIBUTES)                                                                        \
+// COPY(a, at) stores the row's normalised 16 values `a` at element `at` of a copy (or does nothing).
+#define NORM(SUFFIX, ATTRIBUTES, COPY)                                                                  \
     ATTRIBUTES static void add_layer_norm_##SUFFIX(float *x, const float *residual, size_t rows, size_t width, \
-                                                   const float *weight, const float *bias, float eps) {  \
+                                                   const float *weight, const float *bias, float eps,    \
+                                                   uint16_t *copy) {                                     \
+        (void)copy;                                                                                     \
         const size_t vectors = width / 16;                                                              \
         for (size_t r = 0; r < rows; r++) {                                                             \
             float *row = x + r * width;                                                                 \
@@ -165,23 +168,43 @@ static inline __attribute__((always_inline)) float sum16(const v16 *v) {
                 memcpy(&b, bias + 16 * v, sizeof(b));                                                   \
                 a = (a - mean) * inverse * w + b;                                                       \
                 memcpy(row + 16 * v, &a, sizeof(a));                                                    \
+                COPY(a, r * width + 16 * v);                                                            \
             }                                                                                           \
         }                                                                                               \
     }
 
+#define NO_COPY(a, at)
 #if defined(__x86_64__) && defined(__clang__)
-NORM(avx512, __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma"))))
-NORM(avx2, __attribute__((target("avx2,fma"))))
+#include <immintrin.h>
+// The bf16 copy as kb_matmul_run rounds its fp32 inputs: vcvtneps2bf16, to nearest even.
+#define BF16_COPY(a, at)                                                                                \
+    do {                                                                                                \
+        __m512 lanes;                                                                                   \
+        memcpy(&lanes, &(a), sizeof(lanes));                                                            \
+        _mm256_storeu_si256((__m256i *)(copy + (at)), (__m256i)_mm512_cvtneps_pbh(lanes));              \
+    } while (0)
+NORM(avx512, __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma"))), NO_COPY)
+NORM(avx512_bf16, __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx512bf16,fma"))), BF16_COPY)
+NORM(avx2, __attribute__((target("avx2,fma"))), NO_COPY)
 #endif
-NORM(generic, )
+NORM(generic, , NO_COPY)
+
+void kb_add_layer_norm_bf16(float *x, const float *residual, size_t rows, size_t width, const float *weight, const float *bias,
+                            float eps, uint16_t *copy) {
+#if defined(__x86_64__) && defined(__clang__)
+    add_layer_norm_avx512_bf16(x, residual, rows, width, weight, bias, eps, copy);
+#else
+    (void)x; (void)residual; (void)rows; (void)width; (void)weight; (void)bias; (void)eps; (void)copy;
+#endif
+}
 
 void kb_add_layer_norm(kb_variant variant, float *x, const float *residual, size_t rows, size_t width,
                        const float *weight, const float *bias, float eps) {
     switch (variant) {
 #if defined(__x86_64__) && defined(__clang__)
-    case KB_VARIANT_AVX512: add_layer_norm_avx512(x, residual, rows, width, weight, bias, eps); return;
-    case KB_VARIANT_AVX2: add_layer_norm_avx2(x, residual, rows, width, weight, bias, eps); return;
+    case KB_VARIANT_AVX512: add_layer_norm_avx512(x, residual, rows, width, weight, bias, eps, NULL); return;
+    case KB_VARIANT_AVX2: add_layer_norm_avx2(x, residual, rows, width, weight, bias, eps, NULL); return;
 #endif
-    default: add_layer_norm_generic(x, residual, rows, width, weight, bias, eps); return;
+    default: add_layer_norm_generic(x, residual, rows, width, weight, bias, eps, NULL); return;
     }
 }

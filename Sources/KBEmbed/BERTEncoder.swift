@@ -31,6 +31,8 @@ final class BERTEncoder: @unchecked Sendable {
         let activation: kb_activation
         /// Whether the result is bf16 (for a bf16 product that reads it), not fp32.
         let writesBF16: Bool
+        /// Whether the product is bf16 on oneDNN, so that it can read bf16 input.
+        let readsBF16: Bool
 
         /// - Parameters:
         ///   - activation: what follows the product and its bias.
@@ -73,6 +75,7 @@ final class BERTEncoder: @unchecked Sendable {
             self.panels = kb_linear_panels(variant, outputs)
             self.activation = activation
             writesBF16 = precision == KB_PRECISION_BF16 && bf16Output
+            readsBF16 = precision == KB_PRECISION_BF16
         }
 
         /// Bytes of scratch a reduced-precision product needs for `rows` rows (0 in fp32).
@@ -203,6 +206,8 @@ final class BERTEncoder: @unchecked Sendable {
         private(set) var context = UnsafeMutablePointer<Float>.allocate(capacity: 0)
         private(set) var projected = UnsafeMutablePointer<Float>.allocate(capacity: 0)
         private(set) var intermediate = UnsafeMutablePointer<Float>.allocate(capacity: 0)
+        /// The hidden states rounded to bf16 as LayerNorm writes them, for the bf16 product that reads them next.
+        private(set) var hiddenBF16 = UnsafeMutablePointer<UInt16>.allocate(capacity: 0)
         private(set) var attention: [UnsafeMutablePointer<Float>] = []
         private var attentionCapacity = 0
         /// Working memory of the reduced-precision products (converted inputs, oneDNN's own).
@@ -221,8 +226,10 @@ final class BERTEncoder: @unchecked Sendable {
         func reserve(tokens: Int, hidden: Int, intermediateSize: Int, attention floats: Int, threads: Int) {
             if tokens > capacity {
                 for buffer in [x, qkv, context, projected, intermediate] { buffer.deallocate() }
+                hiddenBF16.deallocate()
                 // Grow by at least half again, so that a stream of slightly longer passes does not reallocate each time.
                 let grown = max(tokens, capacity + capacity / 2)
+                hiddenBF16 = .allocate(capacity: grown * hidden)
                 x = .allocate(capacity: grown * hidden)
                 qkv = .allocate(capacity: grown * 3 * hidden)
                 context = .allocate(capacity: grown * hidden)
@@ -255,6 +262,8 @@ final class BERTEncoder: @unchecked Sendable {
                 context = .allocate(capacity: 0)
                 projected = .allocate(capacity: 0)
                 intermediate = .allocate(capacity: 0)
+                hiddenBF16.deallocate()
+                hiddenBF16 = .allocate(capacity: 0)
                 capacity = 0
             }
             if attentionCapacity * 4 > bytes {
@@ -271,6 +280,7 @@ final class BERTEncoder: @unchecked Sendable {
 
         deinit {
             for buffer in [x, qkv, context, projected, intermediate] + attention { buffer.deallocate() }
+            hiddenBF16.deallocate()
             products.deallocate()
         }
     }
@@ -302,6 +312,13 @@ final class BERTEncoder: @unchecked Sendable {
                 .map { $0.scratchBytes(rows: tokens) }.max() ?? 0)
         }
         let X = scratch.x, QKV = scratch.qkv, C = scratch.context, P = scratch.projected, I = scratch.intermediate
+        // LayerNorm writes the hidden states in bf16 too for a bf16 product that reads them next
+        // (query/key/value; the feed-forward expansion unless it is int8): no conversion pass.
+        let XB = scratch.hiddenBF16
+        func copyFor(_ linear: Linear) -> UnsafeMutablePointer<UInt16>? {
+            linear.readsBF16 && variant == KB_VARIANT_AVX512 && h % 16 == 0 ? XB : nil
+        }
+        func half(_ pointer: UnsafeMutablePointer<UInt16>?) -> UnsafeRawPointer? { pointer.map { UnsafeRawPointer($0) } }
         let eps = config.layerNormEpsilon
 
         // Embeddings: word + position (from the model's offset) + token type 0, then LayerNorm.
@@ -315,21 +332,24 @@ final class BERTEncoder: @unchecked Sendable {
                     for j in 0..<h { row[j] = word[j] + pos[j] + type[j] }
                 }
             }
-            addLayerNorm(X, nil, rows: tokens, width: h, weight: embeddingNormWeight.baseAddress!, bias: embeddingNormBias.baseAddress!, eps: eps)
+            addLayerNorm(X, nil, rows: tokens, width: h, weight: embeddingNormWeight.baseAddress!, bias: embeddingNormBias.baseAddress!, eps: eps,
+                         copy: layers.first.flatMap { copyFor($0.qkv) })
         }
 
         let scale = 1 / Float(headSize).squareRoot()
         let items = sequences.count * heads
-        for layer in layers {
-            profile.time(.qkv) { apply(layer.qkv, X, rows: tokens, into: QKV, scratch: scratch, threads: threads) }
+        for (number, layer) in layers.enumerated() {
+            profile.time(.qkv) { apply(layer.qkv, X, bf16: half(copyFor(layer.qkv)), rows: tokens, into: QKV, scratch: scratch, threads: threads) }
             profile.time(.attention) {
                 offsets.withUnsafeBufferPointer { offsets in
                     let parts = min(threads, items)
-                    let (variant, bf16) = (variant, bf16Attention)
+                    // A bf16 output projection reads the context in bf16, written so by attention.
+                    let (variant, bf16, halfOut) = (variant, bf16Attention, bf16Attention && layer.output.readsBF16)
                     @Sendable func attend(_ qkv: UnsafePointer<Float>, _ offsets: UnsafePointer<Int32>, _ out: UnsafeMutablePointer<Float>,
                                 _ scratch: UnsafeMutablePointer<Float>, _ items: Range<Int>) {
                         if bf16 {
-                            kb_attention_bf16(qkv, offsets, h, heads, scale, out, scratch, items.lowerBound, items.upperBound)
+                            let half = halfOut ? UnsafeMutableRawPointer(out).assumingMemoryBound(to: UInt16.self) : nil
+                            kb_attention_bf16(qkv, offsets, h, heads, scale, out, half, scratch, items.lowerBound, items.upperBound)
                         } else {
                             kb_attention(variant, qkv, offsets, h, heads, scale, out, scratch, items.lowerBound, items.upperBound)
                         }
@@ -346,15 +366,20 @@ final class BERTEncoder: @unchecked Sendable {
                 }
             }
             profile.time(.attentionOutput) {
-                apply(layer.output, C, rows: tokens, into: P, scratch: scratch, threads: threads)
+                apply(layer.output, C, bf16: bf16Attention && layer.output.readsBF16 ? UnsafeRawPointer(C) : nil, rows: tokens, into: P,
+                      scratch: scratch, threads: threads)
                 addLayerNorm(X, P, rows: tokens, width: h, weight: layer.attentionNormWeight.baseAddress!,
-                                  bias: layer.attentionNormBias.baseAddress!, eps: eps)
+                             bias: layer.attentionNormBias.baseAddress!, eps: eps, copy: copyFor(layer.intermediate))
             }
-            profile.time(.feedForwardUp) { apply(layer.intermediate, X, rows: tokens, into: I, scratch: scratch, threads: threads) }
+            profile.time(.feedForwardUp) {
+                apply(layer.intermediate, X, bf16: half(copyFor(layer.intermediate)), rows: tokens, into: I, scratch: scratch, threads: threads)
+            }
             profile.time(.feedForwardDown) {
-                apply(layer.feedForward, I, inputBF16: layer.intermediate.writesBF16, rows: tokens, into: P, scratch: scratch, threads: threads)
+                apply(layer.feedForward, I, bf16: layer.intermediate.writesBF16 ? UnsafeRawPointer(I) : nil, rows: tokens, into: P,
+                      scratch: scratch, threads: threads)
                 addLayerNorm(X, P, rows: tokens, width: h, weight: layer.outputNormWeight.baseAddress!,
-                                  bias: layer.outputNormBias.baseAddress!, eps: eps)
+                             bias: layer.outputNormBias.baseAddress!, eps: eps,
+                             copy: number + 1 < layers.count ? copyFor(layers[number + 1].qkv) : nil)
             }
         }
 
@@ -380,15 +405,17 @@ final class BERTEncoder: @unchecked Sendable {
 
     /// out[rows × outputs] = activation(input[rows × inputs] · weightᵀ + bias): kb's fp32 kernel
     /// with its output panels split across `threads`, or oneDNN's reduced-precision product on
-    /// `threads` threads of its own. `inputBF16`: the input is the bf16 result of a product that
-    /// writes bf16 (`Linear.writesBF16`), as `out` is for such a product.
-    private func apply(_ linear: Linear, _ input: UnsafeMutablePointer<Float>, inputBF16: Bool = false, rows: Int,
+    /// `threads` threads of its own. `bf16`: the same input already in bf16 (a product that
+    /// `readsBF16` reads it instead), from LayerNorm or a product that `writesBF16` — as `out` is
+    /// for such a product.
+    private func apply(_ linear: Linear, _ input: UnsafeMutablePointer<Float>, bf16: UnsafeRawPointer? = nil, rows: Int,
                        into out: UnsafeMutablePointer<Float>, scratch: Scratch, threads: Int) {
         let activation = linear.activation
         if let reduced = linear.reduced {
             var message = [CChar](repeating: 0, count: 256)
-            guard kb_matmul_run(reduced, input, inputBF16 ? 1 : 0, rows, linear.bias, out, scratch.products, Int32(threads),
-                                &message, message.count) != 0 else {
+            let half = linear.readsBF16 ? bf16 : nil
+            guard kb_matmul_run(reduced, half ?? UnsafeRawPointer(input), half == nil ? 0 : 1, rows, linear.bias, out, scratch.products,
+                                Int32(threads), &message, message.count) != 0 else {
                 // Only an invalid argument or exhausted memory makes an already-built product fail.
                 fatalError("oneDNN product failed: \(cText(message))")
             }
@@ -410,8 +437,13 @@ final class BERTEncoder: @unchecked Sendable {
 
     /// x = LayerNorm(x + residual) row by row (no residual when nil): CKBEncoder's vectorised
     /// kernel when the width is a multiple of 16, else the same arithmetic here.
+    /// `copy`: the result rounded to bf16 there too (AVX-512 BF16, width a multiple of 16).
     private func addLayerNorm(_ x: UnsafeMutablePointer<Float>, _ residual: UnsafePointer<Float>?, rows: Int, width: Int,
-                              weight: UnsafePointer<Float>, bias: UnsafePointer<Float>, eps: Float) {
+                              weight: UnsafePointer<Float>, bias: UnsafePointer<Float>, eps: Float, copy: UnsafeMutablePointer<UInt16>? = nil) {
+        if let copy {
+            kb_add_layer_norm_bf16(x, residual, rows, width, weight, bias, eps, copy)
+            return
+        }
         if width % 16 == 0 {
             kb_add_layer_norm(variant, x, residual, rows, width, weight, bias, eps)
             return

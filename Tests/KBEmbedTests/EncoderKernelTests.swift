@@ -89,12 +89,31 @@ import Testing
     func bf16AttentionMatchesTheDefinitionToBF16Precision(shape: (n: Int, headSize: Int)) {
         let worst = Self.attentionError(n: shape.n, headSize: shape.headSize) { qkv, offsets, hidden, heads, scale, out, scratch, items in
             // In two calls, as two threads would.
-            kb_attention_bf16(qkv, offsets, hidden, heads, scale, out, scratch, 0, items / 2)
-            kb_attention_bf16(qkv, offsets, hidden, heads, scale, out, scratch, items / 2, items)
+            kb_attention_bf16(qkv, offsets, hidden, heads, scale, out, nil, scratch, 0, items / 2)
+            kb_attention_bf16(qkv, offsets, hidden, heads, scale, out, nil, scratch, items / 2, items)
         }
         // Values in [-2, 2]: bf16's 8-bit significands leave errors of a few hundredths at most;
         // a wrong pairing or padding gives errors near 1.
         #expect(worst < 0.03, "shape \(shape): error \(worst)")
+    }
+
+    /// With a bf16 output, each value is the fp32 output rounded to nearest even, bit for bit.
+    @Test(.enabled(if: kb_attention_bf16_supported(32) != 0, "the CPU has no AVX-512 BF16"), arguments: [17, 100])
+    func bf16AttentionWritesItsOutputRoundedToBF16WhenAsked(n: Int) {
+        let heads = 3, headSize = 32, hidden = heads * headSize
+        let qkv = Self.values(n * 3 * hidden, seed: 31)
+        let offsets: [Int32] = [0, Int32(n)]
+        var scratch = [Float](repeating: 0, count: kb_attention_scratch_count(n, headSize))
+        var out = [Float](repeating: .nan, count: n * hidden)
+        var half = [UInt16](repeating: 0xffff, count: n * hidden)
+        let scale = 1 / Float(headSize).squareRoot()
+        kb_attention_bf16(qkv, offsets, hidden, heads, scale, &out, nil, &scratch, 0, heads)
+        kb_attention_bf16(qkv, offsets, hidden, heads, scale, &out, &half, &scratch, 0, heads)
+        let rounded = out.map { value -> UInt16 in
+            let bits = value.bitPattern
+            return UInt16((bits + 0x7fff + ((bits >> 16) & 1)) >> 16)
+        }
+        #expect(half == rounded)
     }
 
     typealias AttentionCall = (UnsafePointer<Float>, UnsafePointer<Int32>, Int, Int, Float, UnsafeMutablePointer<Float>,

@@ -57,6 +57,12 @@ void kb_linear(kb_variant variant, const float *x, size_t m, size_t k, const flo
 void kb_add_layer_norm(kb_variant variant, float *x, const float *residual, size_t rows, size_t width,
                        const float *weight, const float *bias, float eps);
 
+/// kb_add_layer_norm (AVX-512), and the result rounded to bf16 into `copy` [rows × width] as
+/// kb_matmul_run rounds an fp32 input, for a bf16 product that reads it (`input_bf16`) in the
+/// same pass. Only where kb_precision_supported(KB_PRECISION_BF16) says so.
+void kb_add_layer_norm_bf16(float *x, const float *residual, size_t rows, size_t width, const float *weight,
+                            const float *bias, float eps, uint16_t *copy);
+
 /// Floats of scratch kb_attention needs per thread for sequences of up to `longest` tokens.
 size_t kb_attention_scratch_count(size_t longest, size_t head_size);
 
@@ -71,9 +77,11 @@ void kb_attention(kb_variant variant, const float *qkv, const int32_t *offsets, 
 int kb_attention_bf16_supported(size_t head_size);
 
 /// kb_attention with both products on bf16 inputs and fp32 sums (softmax in fp32), for the
-/// reduced-precision encoder. Only where kb_attention_bf16_supported says so.
+/// reduced-precision encoder. Only where kb_attention_bf16_supported says so. With `out_bf16`,
+/// the result is written there [tokens × hidden], rounded to bf16 as kb_matmul_run rounds an
+/// fp32 input, instead of to `out` — for a bf16 product that reads it (`input_bf16`).
 void kb_attention_bf16(const float *qkv, const int32_t *offsets, size_t hidden, size_t heads, float scale,
-                       float *out, float *scratch, size_t item_begin, size_t item_end);
+                       float *out, uint16_t *out_bf16, float *scratch, size_t item_begin, size_t item_end);
 
 // ---- reduced-precision products on oneDNN (kb_matmul.c) ----
 
