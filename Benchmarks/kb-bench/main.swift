@@ -97,16 +97,18 @@ func benchEmbed(passagesFile: String, sentencesFile: String) async throws -> [St
 /// one call to the local model in throughput mode (a worker per core); seconds and tokens/s.
 /// `KB_BENCH_PASS_SEQUENCES` sets the most texts in one pass (32 by default, as kb's).
 func benchEmbedPassages(file: String, count: Int) async throws -> [String: Any] {
-    let perPass = ProcessInfo.processInfo.environment["KB_BENCH_PASS_SEQUENCES"].flatMap { Int($0) } ?? 32
+    let environment = ProcessInfo.processInfo.environment
+    let perPass = environment["KB_BENCH_PASS_SEQUENCES"].flatMap { Int($0) } ?? 32
+    let tokensPerPass = environment["KB_BENCH_PASS_TOKENS"].flatMap { Int($0) } ?? BERTEmbedder.throughputTokensPerPass
     let embedder = try BERTEmbedder(folder: BERTEmbedder.installed().folder, mode: .throughput, maxSequencesPerPass: perPass,
-                                    precision: ProcessPrecision.current(ProcessInfo.processInfo.environment))
+                                    maxTokensPerPass: tokensPerPass, precision: ProcessPrecision.current(environment))
     let texts = Array(lines(file).prefix(count))
     let tokens = texts.reduce(0) { $0 + embedder.tokenIDs($1).count }
     _ = try await embedder.embed(Array(texts.prefix(8)), role: .passage)   // page in the weights
     let start = now()
     _ = try await embedder.embed(texts, role: .passage)
     let seconds = now() - start
-    return ["model": embedder.id, "precision": embedder.precision.rawValue, "texts": texts.count, "tokens": tokens, "per_pass": perPass,
+    return ["model": embedder.id, "precision": embedder.precision.rawValue, "texts": texts.count, "tokens": tokens, "per_pass": perPass, "tokens_per_pass": tokensPerPass,
             "seconds": seconds, "tokens_per_s": Double(tokens) / seconds]
 }
 

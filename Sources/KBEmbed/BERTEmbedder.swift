@@ -40,18 +40,29 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     /// `queryPrecision`. In `.latency` mode, `queue`.
     private let queryQueue: EncoderQueue?
 
+    /// Most tokens in a pass of passages in `.throughput` mode by default: passes of a couple of
+    /// thousand tokens keep the feed-forward layers' working memory (tokens × 1,536 floats for
+    /// multilingual-e5-small) in the caches of cores that run two passes side by side. Measured
+    /// (`kb-bench embed-passages`, 2,000 of the Octave manual's snippets, two runs each): 8,192
+    /// tokens 16.1–16.7 s, 4,096 16.3, 2,048 15.9–16.1, 1,024 15.9.
+    public static let throughputTokensPerPass = 2048
+
     /// A model with threads of its own.
     ///
     /// - Parameters:
     ///   - mode: how its threads are used; the process's mode by default.
     ///   - maxSequencesPerPass: most texts in one forward pass. The default is 32.
+    ///   - maxTokensPerPass: most tokens in one forward pass of passages in `.throughput` mode (a
+    ///     longer text goes alone). The default is ``throughputTokensPerPass``.
     ///   - collectionWindow: how long a pass waits for more requests when several are waiting, in
     ///     seconds (0 for never). The default is 0.001.
     ///   - precision: the linear layers' arithmetic, for passages and queries alike. The default,
     ///     `.auto`, is bf16 where the CPU has AVX-512 BF16 and fp32 elsewhere.
-    public init(folder: ModelFolder, mode: ComputeMode? = nil, maxSequencesPerPass: Int = 32, collectionWindow: TimeInterval = 0.001,
+    public init(folder: ModelFolder, mode: ComputeMode? = nil, maxSequencesPerPass: Int = 32,
+                maxTokensPerPass: Int = BERTEmbedder.throughputTokensPerPass, collectionWindow: TimeInterval = 0.001,
                 precision: EncoderPrecision = .auto) throws {
         guard maxSequencesPerPass >= 1 else { throw KBError(.invalidArgument, "A pass must hold at least one text.") }
+        guard maxTokensPerPass >= 1 else { throw KBError(.invalidArgument, "A pass must hold at least one token.") }
         guard collectionWindow >= 0 else { throw KBError(.invalidArgument, "The collection window cannot be negative.") }
         self.folder = folder
         self.id = folder.name
@@ -63,6 +74,7 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
         configuredMode = mode ?? ProcessCompute.mode
         var configuration = EncoderQueue.Configuration(mode: configuredMode)
         configuration.maxSequencesPerPass = maxSequencesPerPass
+        if configuredMode == .throughput { configuration.maxTokensPerPass = maxTokensPerPass }
         configuration.collectionWindow = collectionWindow
         // Beside a queue of queries, passages (ingest, uploads, memory writes) yield the cores.
         if configuredMode == .throughput { configuration.niceness = try Self.passageNiceness(ProcessInfo.processInfo.environment) }

@@ -245,8 +245,8 @@ final class BERTEncoder: @unchecked Sendable {
         }
 
         /// Gives back what a large pass grew (over `tokens` tokens' worth, or attention or product
-        /// memory over `bytes` each): a worker that goes idle after an ingest's 8,192-token passes
-        /// keeps ~100 MB otherwise. The next larger pass grows it again.
+        /// memory over `bytes` each): a worker that goes idle after an upload's 2,048-token passes
+        /// keeps ~40 MB otherwise (~100 MB with 8,192-token passes). The next larger pass grows it again.
         func shrink(keepingTokens tokens: Int, bytes: Int) {
             let before = capacity + attentionCapacity + productsCapacity
             defer {
