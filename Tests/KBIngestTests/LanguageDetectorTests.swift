@@ -66,4 +66,22 @@ import Testing
         #expect(off.snippets[0].tags.isEmpty)
         #expect(throws: KBError.self) { try TextLanguage("ukrainian!") }
     }
+
+    /// A long document is detected on every core: each snippet gets the tag it gets alone, in
+    /// its place, and a given tag is kept.
+    @Test func aLongDocumentsSnippetsGetTheTagsTheyGetOneByOne() {
+        let texts = ["The Moon rules the tides and the home.", "Місяць керує припливами і домом, а також почуттями.",
+                     "Луна управляет приливами и домом, а также чувствами.", "القمر يحكم المد والجزر والبيت", "42"]
+        let source = Source(path: "/long.md", kind: .note, title: "long", contentHash: "h", size: 1)
+        var document = SourceDocument(source: source, snippets: (0..<1000).map { i in
+            Snippet(ordinal: i, text: texts[i % texts.count], start: i, end: i + 1, tags: i == 7 ? ["lang:fr"] : [])
+        })
+        LanguageDetector.tag(&document, .detect)
+        for (i, snippet) in document.snippets.enumerated() {
+            let code = i == 7 ? "fr" : LanguageDetector.language(of: texts[i % texts.count])
+            let expected = code.map { [Tag(key: "lang", value: $0)] } ?? []
+            #expect(snippet.tags == expected, "snippet \(i)")
+        }
+        #expect(Set(document.snippets.flatMap(\.tags)).count >= 4)
+    }
 }
