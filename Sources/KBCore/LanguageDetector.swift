@@ -143,7 +143,8 @@ public enum LanguageDetector {
         var ukrainianLetters = 0, russianLetters = 0
         for scalar in text.unicodeScalars {
             let script = script(of: scalar)
-            guard script != .other, scalar.properties.isAlphabetic else { continue }
+            // ASCII letters are alphabetic; other letters are asked of Unicode's tables.
+            guard script != .other, scalar.value < 0x80 || scalar.properties.isAlphabetic else { continue }
             counts[script, default: 0] += 1
             if script == .cyrillic {
                 switch scalar {
@@ -158,7 +159,22 @@ public enum LanguageDetector {
         let ideographs = (counts[.han] ?? 0) + (counts[.kana] ?? 0) + (counts[.hangul] ?? 0)
         guard letters >= 8 || ideographs >= 4 else { return nil }
         guard let (script, count) = counts.max(by: { $0.value < $1.value }), count * 2 > letters else { return nil }
-        let words = text.lowercased().split { !$0.isLetter && $0 != "'" && $0 != "’" }.map(String.init)
+        let lower = text.lowercased()
+        // Where the lower-cased text holds no combining marks or joiners (Latin and Cyrillic
+        // letters, common punctuation), each of its characters is one scalar.
+        let simple = lower.unicodeScalars.allSatisfy {
+            switch $0.value {
+            case 0..<0x300, 0x400...0x482, 0x48A...0x52F, 0x2010...0x2027: true
+            default: false
+            }
+        }
+        // Words as `Character.isLetter` splits them (a character is a letter when its first scalar is alphabetic).
+        func words() -> [String] {
+            if simple {
+                return lower.unicodeScalars.split { !$0.properties.isAlphabetic && $0 != "'" && $0 != "’" }.map(String.init)
+            }
+            return lower.split { !$0.isLetter && $0 != "'" && $0 != "’" }.map(String.init)
+        }
         switch script {
         case .arabic: return ["ar"]
         case .hebrew: return ["he"]
@@ -169,17 +185,33 @@ public enum LanguageDetector {
         case .kana: return ["ja"]
         case .han: return [(counts[.kana] ?? 0) * 10 >= count ? "ja" : "zh"]
         case .cyrillic:
+            let words = words()
             let uk = ukrainianLetters * 2 + words.filter(ukrainianWords.contains).count
             let ru = russianLetters * 2 + words.filter(russianWords.contains).count
             return uk > ru ? ["uk"] : ru > uk ? ["ru"] : ["uk", "ru"]
         case .latin:
-            var scores = latinWords.mapValues { list in words.filter(list.contains).count }
-            for character in text.lowercased() { if let code = latinLetters[character] { scores[code, default: 0] += 2 } }
+            let words = words()
+            var scores = latinWords.mapValues { _ in 0 }
+            for word in words { for code in latinWordLanguages[word] ?? [] { scores[code, default: 0] += 1 } }
+            if simple {
+                for scalar in lower.unicodeScalars where scalar.value >= 0x80 {
+                    if let code = latinLetters[Character(scalar)] { scores[code, default: 0] += 2 }
+                }
+            } else {
+                for character in lower { if let code = latinLetters[character] { scores[code, default: 0] += 2 } }
+            }
             guard let best = scores.values.max(), best >= max(1, words.count / 25) else { return nil }
             return Set(scores.filter { $0.value == best }.keys)
         case .other: return nil
         }
     }
+
+    /// The Latin-script languages each function word belongs to.
+    static let latinWordLanguages: [String: [String]] = {
+        var map: [String: [String]] = [:]
+        for (code, words) in latinWords { for word in words { map[word, default: []].append(code) } }
+        return map
+    }()
 
     /// Adds a `lang:` tag to each snippet that has none (from its source: front matter `lang: uk`,
     /// an EPUB's or web page's language) as `setting` says.
@@ -193,18 +225,7 @@ public enum LanguageDetector {
         case .fixed(let given): codes = untagged.map { _ in given }
         case .off: return
         case .detect:
-            let texts = untagged.map { document.snippets[$0].text }
-            let workers = texts.count >= 256 ? ProcessInfo.processInfo.activeProcessorCount : 1
-            if workers <= 1 {
-                codes = texts.map(language(of:))
-            } else {
-                let slots = ConcurrentSlots<String?>(count: texts.count)
-                let chunk = (texts.count + workers - 1) / workers
-                DispatchQueue.concurrentPerform(iterations: workers) { w in
-                    for index in w * chunk..<min(texts.count, (w + 1) * chunk) { slots.set(index, language(of: texts[index])) }
-                }
-                codes = slots.values.map { $0 ?? nil }
-            }
+            codes = untagged.map { document.snippets[$0].text }.concurrentMap(minimumCount: 256, language(of:))
         }
         for (index, code) in zip(untagged, codes) {
             if let code { document.snippets[index].tags.append(Tag(key: "lang", value: code)) }

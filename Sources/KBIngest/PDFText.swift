@@ -44,13 +44,16 @@ public enum PDFText {
     /// this: `Íå î÷åíü` for `Не очень`): at least 40 % of the letters, and 200 of them, lie in
     /// U+00C0–U+00FF. Genuine Western European text stays far below that share.
     public static func looksLikeCP1251AsLatin1(_ pages: [String]) -> Bool {
-        var letters = 0, suspicious = 0
-        for page in pages {
-            for s in page.unicodeScalars where s.properties.isAlphabetic {
+        let counts = pages.concurrentMap(minimumCount: 64) { page -> (letters: Int, suspicious: Int) in
+            var letters = 0, suspicious = 0
+            for s in page.unicodeScalars where s.value < 0x80 ? (0x41...0x5A).contains(s.value) || (0x61...0x7A).contains(s.value)
+                : s.properties.isAlphabetic {
                 letters += 1
                 if (0xC0...0xFF).contains(s.value) && s.value != 0xD7 && s.value != 0xF7 { suspicious += 1 }
             }
+            return (letters, suspicious)
         }
+        let letters = counts.reduce(0) { $0 + $1.letters }, suspicious = counts.reduce(0) { $0 + $1.suspicious }
         return suspicious >= 200 && Double(suspicious) >= 0.4 * Double(letters)
     }
 
@@ -73,17 +76,18 @@ public enum PDFText {
     }
 
     public static func assemble(pages: [String], labels: [String] = []) -> Document {
-        var pageLines = pages.map(cleanLines)
+        // Pages are cleaned, and their hyphenated line ends joined, on every core.
+        var pageLines = pages.concurrentMap(minimumCount: 64, cleanLines)
         removeRunningLines(&pageLines, labels: labels)
         let compounds = CyrillicCompounds(pageLines)
+        let pageTexts = pageLines.concurrentMap(minimumCount: 64) { dehyphenate($0.joined(separator: "\n"), keepingHyphen: compounds.keepsHyphen) }
         // Appended to as a String (in place, growing geometrically): appending to a
         // String.UnicodeScalarView made a new string each time, copying the book once per page.
         var text = ""
         var count = 0
         var starts: [Int] = []
         var empty: [Int] = []
-        for (index, lines) in pageLines.enumerated() {
-            let pageText = dehyphenate(lines.joined(separator: "\n"), keepingHyphen: compounds.keepsHyphen)
+        for (index, pageText) in pageTexts.enumerated() {
             if pageText.isEmpty { empty.append(index + 1) }
             // Join with the previous page: a word hyphenated across the break is rejoined.
             // (A view of `text` kept alive while appending would make every append copy it.)

@@ -1,3 +1,4 @@
+import Foundation
 import KBCore
 import Testing
 @testable import KBIngest
@@ -83,5 +84,25 @@ import Testing
             #expect(snippet.tags == expected, "snippet \(i)")
         }
         #expect(Set(document.snippets.flatMap(\.tags)).count >= 4)
+    }
+
+    @Test func decomposedLettersAndJoinersCountAsTheirPrecomposedForms() {
+        // Words are split on characters: a decomposed "ã" (a + U+0303) and a word joined by U+200D
+        // stay whole, as in the precomposed text (which is split on scalars).
+        let precomposed = "A função não está aqui, mas não há uma razão para isso."
+        let decomposed = precomposed.decomposedStringWithCanonicalMapping
+        #expect(decomposed.unicodeScalars.count > precomposed.unicodeScalars.count)
+        #expect(LanguageDetector.candidates(of: decomposed) == LanguageDetector.candidates(of: precomposed))
+        #expect(LanguageDetector.language(of: precomposed) == "pt")
+        #expect(LanguageDetector.candidates(of: "Der Hund und die Katze sind im Haus, und das ist gut.\u{200D}")
+            == LanguageDetector.candidates(of: "Der Hund und die Katze sind im Haus, und das ist gut."))
+    }
+
+    @Test func aConcurrentMapKeepsOrderOnEveryCoreAndOnOne() {
+        let numbers = Array(0..<1000)
+        #expect(numbers.concurrentMap(minimumCount: 10) { $0 * 3 } == numbers.map { $0 * 3 })
+        #expect(numbers.concurrentMap(minimumCount: 5000) { $0 * 3 } == numbers.map { $0 * 3 })
+        #expect([Int]().concurrentMap(minimumCount: 0) { $0 } == [])
+        #expect([7].concurrentMap(minimumCount: 0) { $0 + 1 } == [8])
     }
 }
