@@ -1,3 +1,4 @@
+import CPoppler
 import Foundation
 import KBCore
 import KBTestSupport
@@ -145,6 +146,42 @@ import Testing
         let blank = ScanMaker.blank(dpi: 300)
         #expect(Tesseract.isBlank(blank.pointer))
         for page in try ScanMaker.render(pdf: Self.fixture("mixed-scan"), dpi: 150) { #expect(!Tesseract.isBlank(page.pointer)) }
+    }
+
+    @Test func aPageWithoutInkIsSeenAtAGlanceAndAnyMarkIsRenderedInFull() throws {
+        // Three letter-size pages: nothing on the first; a black square 1/100 inch wide (a quarter
+        // of a pixel at the preview's 24 dpi) on the second; a grey picture over the third.
+        var pdf = "%PDF-1.4\n"
+        var offsets: [Int] = []
+        func add(_ body: String) {
+            offsets.append(pdf.utf8.count)
+            pdf += "\(offsets.count) 0 obj\n\(body)\nendobj\n"
+        }
+        add("<< /Type /Catalog /Pages 2 0 R >>")
+        add("<< /Type /Pages /Kids [3 0 R 4 0 R 6 0 R] /Count 3 >>")
+        add("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>")
+        add("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R >>")
+        let speck = "0 0 0 rg 300 400 0.72 0.72 re f"
+        add("<< /Length \(speck.utf8.count) >>\nstream\n\(speck)\nendstream")
+        add("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im 7 0 R >> >> /Contents 8 0 R >>")
+        add("<< /Type /XObject /Subtype /Image /Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 /Length 64 >>\nstream\n"
+            + String(repeating: "@", count: 64) + "\nendstream")
+        let paint = "q 612 0 0 792 0 0 cm /Im Do Q"
+        add("<< /Length \(paint.utf8.count) >>\nstream\n\(paint)\nendstream")
+        let xref = pdf.utf8.count
+        pdf += "xref\n0 \(offsets.count + 1)\n0000000000 65535 f \n" + offsets.map { String(format: "%010d 00000 n \n", $0) }.joined()
+        pdf += "trailer\n<< /Size \(offsets.count + 1) /Root 1 0 R >>\nstartxref\n\(xref)\n%%EOF\n"
+        let file = path("speck.pdf")
+        try Data(pdf.utf8).write(to: URL(fileURLWithPath: file))
+        var status = KB_PDF_OK
+        let document = try #require(kb_pdf_open(file, nil, &status))
+        defer { kb_pdf_close(document) }
+        let pages = try (1...3).map { try PDFLoader.render(document, page: $0, dpi: 300) }
+        defer { pages.forEach(Tesseract.free) }
+        #expect(Tesseract.size(pages[0]).width == 204)    // 8.5 in at 24 dpi: the white preview
+        #expect(Tesseract.isBlank(pages[0]))
+        #expect(Tesseract.size(pages[1]).width == 2550)   // at 300 dpi, as asked: any mark is judged there
+        #expect(Tesseract.size(pages[2]).width == 2550)   // a grey picture: in full
     }
 
     @Test func anUpsideDownPageIsTurnedUpright() throws {
