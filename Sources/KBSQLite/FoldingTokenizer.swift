@@ -23,6 +23,12 @@ final class FoldingTokenizer: FTS5WrapperTokenizer {
     }
 
     func accept(token: String, flags: FTS5TokenFlags, for tokenization: FTS5Tokenization, tokenCallback: FTS5WrapperTokenCallback) throws {
+        // An ASCII word (most of an English book's) has no marks, no ideographs and nothing to fold
+        // or stem outside English's stemmer, which wraps this tokenizer (`.auto`, `.simple`).
+        if language == .auto || language == .simple, token.utf8.allSatisfy({ $0 < 0x80 }) {
+            if !token.isEmpty { try tokenCallback(token, flags) }
+            return
+        }
         var scalars = String.UnicodeScalarView()
         for scalar in token.unicodeScalars where ![.nonspacingMark, .enclosingMark].contains(scalar.properties.generalCategory) {
             scalars.append(scalar)
