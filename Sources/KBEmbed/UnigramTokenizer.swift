@@ -437,41 +437,71 @@ struct ByteTrie: Sendable {
     private var targets: [Int32] = []
 
     init(_ entries: [(bytes: [UInt8], id: Int32)]) {
-        // The first id wins for a repeated piece, as in a dictionary built in order.
-        var seen = Set<[UInt8]>()
-        let keys = entries.filter { !$0.bytes.isEmpty && seen.insert($0.bytes).inserted }
-            .sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
-        _ = build(keys[...], depth: 0)
-    }
-
-    /// Adds the node for keys sharing their first `depth` bytes; returns its index.
-    private mutating func build(_ keys: ArraySlice<(bytes: [UInt8], id: Int32)>, depth: Int) -> Int32 {
-        let node = Int32(value.count)
-        value.append(-1)
-        edgeStart.append(0)
-        edgeCount.append(0)
-        var rest = keys
-        if let first = rest.first, first.bytes.count == depth {
-            value[Int(node)] = first.id
-            rest = rest.dropFirst()
+        // The keys side by side in one buffer, sorted by their bytes (a repeated key's first id
+        // first: the first id wins, as in a dictionary built in order). Sorting 250,000 arrays by
+        // `lexicographicallyPrecedes` and building the trie recursively through slices took
+        // 0.22 s of multilingual-e5-small's load; this takes a fraction of that.
+        var bytes: [UInt8] = []
+        var starts: [Int32] = [], lengths: [Int32] = [], ids: [Int32] = []
+        for entry in entries where !entry.bytes.isEmpty {
+            starts.append(Int32(bytes.count))
+            lengths.append(Int32(entry.bytes.count))
+            ids.append(entry.id)
+            bytes += entry.bytes
         }
-        var groups: [(label: UInt8, keys: ArraySlice<(bytes: [UInt8], id: Int32)>)] = []
-        var start = rest.startIndex
-        while start < rest.endIndex {
-            let label = rest[start].bytes[depth]
-            var end = start
-            while end < rest.endIndex && rest[end].bytes[depth] == label { end += 1 }
-            groups.append((label, rest[start..<end]))
-            start = end
+        var order = Array(0..<Int32(starts.count))
+        bytes.withUnsafeBufferPointer { all in
+            let base = all.baseAddress!
+            order.sort { a, b in
+                let (la, lb) = (Int(lengths[Int(a)]), Int(lengths[Int(b)]))
+                let c = memcmp(base + Int(starts[Int(a)]), base + Int(starts[Int(b)]), min(la, lb))
+                if c != 0 { return c < 0 }
+                return la != lb ? la < lb : a < b
+            }
         }
-        let children = groups.map { group in (group.label, build(group.keys, depth: depth + 1)) }
-        edgeStart[Int(node)] = Int32(labels.count)
-        edgeCount[Int(node)] = UInt16(children.count)
-        for (label, child) in children {
-            labels.append(label)
-            targets.append(child)
+        // Nodes in depth-first order; each node's children kept as a list while keys are added in
+        // order (a key shares its path with the one before up to their common prefix), then laid
+        // out side by side in `labels`/`targets`.
+        var label: [UInt8] = [0], firstChild: [Int32] = [-1], lastChild: [Int32] = [-1], nextSibling: [Int32] = [-1]
+        value = [-1]
+        var path: [Int32] = [0]   // path[d]: the node for the previous key's first d bytes
+        var previous: ArraySlice<UInt8> = []
+        for index in order {
+            let i = Int(index)
+            let key = bytes[Int(starts[i])..<Int(starts[i] + lengths[i])]
+            var common = 0
+            while common < key.count && common < previous.count
+                && key[key.startIndex + common] == previous[previous.startIndex + common] { common += 1 }
+            if common == key.count && key.count == previous.count { continue }   // a repeat: the first id stays
+            path.removeSubrange((common + 1)...)
+            for depth in common..<key.count {
+                let node = Int32(value.count), parent = Int(path[depth])
+                label.append(key[key.startIndex + depth])
+                value.append(-1)
+                firstChild.append(-1)
+                lastChild.append(-1)
+                nextSibling.append(-1)
+                if lastChild[parent] < 0 { firstChild[parent] = node } else { nextSibling[Int(lastChild[parent])] = node }
+                lastChild[parent] = node
+                path.append(node)
+            }
+            value[Int(path[key.count])] = ids[i]
+            previous = key
         }
-        return node
+        edgeStart = [Int32](repeating: 0, count: value.count)
+        edgeCount = [UInt16](repeating: 0, count: value.count)
+        labels.reserveCapacity(value.count - 1)
+        targets.reserveCapacity(value.count - 1)
+        for node in 0..<value.count {
+            edgeStart[node] = Int32(labels.count)
+            var child = firstChild[node]
+            while child >= 0 {
+                labels.append(label[Int(child)])
+                targets.append(child)
+                child = nextSibling[Int(child)]
+            }
+            edgeCount[node] = UInt16(Int(Int32(labels.count) - edgeStart[node]))
+        }
     }
 
     /// Calls `body(end, id)` for each key that `bytes[from...]` starts with, shortest first.
