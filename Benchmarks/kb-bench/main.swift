@@ -319,11 +319,11 @@ func benchEncoderProfile(threads: Int) throws -> [String: Any] {
     for shape in shapes {
         let input = (0..<shape.batch).map { _ in sequence(shape.tokens) }
         let repetitions = max(5, 4000 / (shape.batch * shape.tokens))
-        for _ in 0..<3 { var ignored = EncoderProfile(enabled: false); _ = embedder.forwardPass(input, threads: threads, profile: &ignored) }
+        for _ in 0..<3 { var ignored = EncoderProfile(enabled: false); _ = try embedder.forwardPass(input, threads: threads, profile: &ignored) }
         var runs: [EncoderProfile] = []
         for _ in 0..<repetitions {
             var profile = EncoderProfile()
-            _ = embedder.forwardPass(input, threads: threads, profile: &profile)
+            _ = try embedder.forwardPass(input, threads: threads, profile: &profile)
             runs.append(profile)
         }
         var row: [String: Any] = ["shape": shape.name, "sequences": shape.batch, "tokens": shape.batch * shape.tokens,

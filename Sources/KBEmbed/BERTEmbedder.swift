@@ -33,6 +33,9 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     public let queryPrecision: EncoderPrecision
     private let configuredMode: ComputeMode
     private let encoder: BERTEncoder
+    /// The encoder's layers being set up on a thread of their own: what a command does before
+    /// its first pass (reading a book, opening an index) goes on meanwhile.
+    private let layers: LayerBuild
     private let queue: EncoderQueue
     /// Where queries go in `.throughput` mode: one worker whose passes use every core, so that a
     /// lone query is answered on all of them and queries that arrive together share one pass
@@ -68,8 +71,9 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
         self.id = folder.name
         self.dimension = folder.config.hiddenSize
         tokenizer = try folder.tokenizer()
-        let encoder = try BERTEncoder(folder: folder, precision: precision.resolved())
+        let encoder = try BERTEncoder(folder: folder, precision: precision.resolved(), buildingLayers: false)
         self.encoder = encoder
+        layers = LayerBuild { try encoder.buildLayers() }
         self.precision = EncoderPrecision(encoder.precision)
         configuredMode = mode ?? ProcessCompute.mode
         var configuration = EncoderQueue.Configuration(mode: configuredMode)
@@ -149,6 +153,7 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
 
     public func embed(_ texts: [String], role: EmbeddingRole) async throws -> [[Float]] {
         guard !texts.isEmpty else { return [] }
+        try await layers.wait()
         let sequences = texts.map { tokenIDs($0, role: role) }
         if role == .query, let queryQueue { return await queryQueue.encode(sequences) }
         return await queue.encode(sequences)
@@ -157,6 +162,7 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     /// Vectors with `prefix` before every text instead of the model's own prompts.
     public func embed(_ texts: [String], prefix: String) async throws -> [[Float]] {
         guard !texts.isEmpty else { return [] }
+        try await layers.wait()
         return await queue.encode(texts.map { tokenizer.encode(prefix + $0, maxLength: folder.maxSequenceLength) })
     }
 
@@ -179,8 +185,62 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
 
     /// One forward pass over token-id sequences on the calling thread, timing each stage into
     /// `profile`. For measurements (`kb-bench encoder-profile`).
-    public func forwardPass(_ sequences: [[Int32]], threads: Int = 1, profile: inout EncoderProfile) -> [[Float]] {
-        encoder.encode(sequences, scratch: BERTEncoder.Scratch(), threads: threads, profile: &profile)
+    public func forwardPass(_ sequences: [[Int32]], threads: Int = 1, profile: inout EncoderProfile) throws -> [[Float]] {
+        try layers.waitBlocking()
+        return encoder.encode(sequences, scratch: BERTEncoder.Scratch(), threads: threads, profile: &profile)
+    }
+}
+
+/// Work started on a Dispatch thread when made (off Swift's cooperative pool), waited for by
+/// whoever needs it done; its error is thrown to each.
+/// @unchecked Sendable: `outcome` and `waiting` are guarded by `condition`.
+final class LayerBuild: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var outcome: Result<Void, any Error>?
+    private var waiting: [CheckedContinuation<Void, any Error>] = []
+
+    init(_ work: @escaping @Sendable () throws -> Void) {
+        DispatchQueue.global(qos: .userInitiated).async {
+            let result = Result { try work() }
+            self.condition.lock()
+            self.outcome = result
+            let waiting = self.waiting
+            self.waiting = []
+            self.condition.broadcast()
+            self.condition.unlock()
+            for continuation in waiting { continuation.resume(with: result) }
+        }
+    }
+
+    /// Returns once the work is done; throws its error.
+    func wait() async throws {
+        if let outcome = finished() { return try outcome.get() }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            if let outcome = enqueue(continuation) { continuation.resume(with: outcome) }
+        }
+    }
+
+    private func finished() -> Result<Void, any Error>? {
+        condition.lock()
+        defer { condition.unlock() }
+        return outcome
+    }
+
+    /// The outcome when the work is done, else nil with `continuation` kept for it.
+    private func enqueue(_ continuation: CheckedContinuation<Void, any Error>) -> Result<Void, any Error>? {
+        condition.lock()
+        defer { condition.unlock() }
+        if outcome == nil { waiting.append(continuation) }
+        return outcome
+    }
+
+    /// As `wait`, blocking the calling thread (never one of Swift's cooperative pool).
+    func waitBlocking() throws {
+        condition.lock()
+        while outcome == nil { condition.wait() }
+        let outcome = self.outcome!
+        condition.unlock()
+        try outcome.get()
     }
 }
 

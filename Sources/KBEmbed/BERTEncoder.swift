@@ -115,12 +115,24 @@ final class BERTEncoder: @unchecked Sendable {
     private let typeEmbeddings: UnsafeBufferPointer<Float>
     private let embeddingNormWeight: UnsafeBufferPointer<Float>
     private let embeddingNormBias: UnsafeBufferPointer<Float>
-    private let layers: [Layer]
+    /// Each layer's weights in the mapped model file, checked against the model's shapes.
+    private let weights: [LayerWeights]
+    /// The layers' products, set up by `buildLayers()` — once, before any pass.
+    private var layers: [Layer] = []
+
+    /// A layer's float32 tensors as the model file holds them.
+    private struct LayerWeights: @unchecked Sendable {
+        let query, key, value, queryBias, keyBias, valueBias, output, outputBias: UnsafeBufferPointer<Float>
+        let attentionNormWeight, attentionNormBias, up, upBias, down, downBias, outputNormWeight, outputNormBias: UnsafeBufferPointer<Float>
+    }
 
     /// - Parameters:
     ///   - variant: the kernels' instruction set; the CPU's best by default (tests compare variants).
     ///   - precision: the linear layers' arithmetic (bf16 and int8 need the CPU's instructions).
-    init(folder: ModelFolder, variant: kb_variant = kb_best_variant(), precision: kb_precision = KB_PRECISION_FP32) throws {
+    ///   - buildingLayers: false leaves the layers' products to `buildLayers()` (the model file is
+    ///     read and checked here either way).
+    init(folder: ModelFolder, variant: kb_variant = kb_best_variant(), precision: kb_precision = KB_PRECISION_FP32,
+         buildingLayers: Bool = true) throws {
         let file = folder.path + "/model.safetensors"
         guard FileManager.default.fileExists(atPath: file) else {
             throw KBError(.invalidModel, "The model folder \(folder.path) has no model.safetensors. Reinstall the model.")
@@ -150,6 +162,47 @@ final class BERTEncoder: @unchecked Sendable {
         typeEmbeddings = try w("embeddings.token_type_embeddings.weight", [config.typeVocabularySize, h])
         embeddingNormWeight = try w("embeddings.LayerNorm.weight", [h])
         embeddingNormBias = try w("embeddings.LayerNorm.bias", [h])
+        weights = try (0..<config.layers).map { n in
+            let p = "encoder.layer.\(n)."
+            return LayerWeights(
+                query: try w(p + "attention.self.query.weight", [h, h]), key: try w(p + "attention.self.key.weight", [h, h]),
+                value: try w(p + "attention.self.value.weight", [h, h]),
+                queryBias: try w(p + "attention.self.query.bias", [h]), keyBias: try w(p + "attention.self.key.bias", [h]),
+                valueBias: try w(p + "attention.self.value.bias", [h]),
+                output: try w(p + "attention.output.dense.weight", [h, h]), outputBias: try w(p + "attention.output.dense.bias", [h]),
+                attentionNormWeight: try w(p + "attention.output.LayerNorm.weight", [h]),
+                attentionNormBias: try w(p + "attention.output.LayerNorm.bias", [h]),
+                up: try w(p + "intermediate.dense.weight", [i, h]), upBias: try w(p + "intermediate.dense.bias", [i]),
+                down: try w(p + "output.dense.weight", [h, i]), downBias: try w(p + "output.dense.bias", [h]),
+                outputNormWeight: try w(p + "output.LayerNorm.weight", [h]), outputNormBias: try w(p + "output.LayerNorm.bias", [h]))
+        }
+        if buildingLayers { try buildLayers() }
+    }
+
+    /// Packs or converts every layer's linear weights for the products (on all cores, a layer
+    /// at a time each): the part of loading a model that takes time (~0.4 s for
+    /// multilingual-e5-small in bf16 on one core), done once, before the first pass. The only
+    /// error left to it is a reduced-precision product oneDNN cannot set up.
+    func buildLayers() throws {
+        guard layers.isEmpty else { return }
+        let h = config.hiddenSize
+        let built = ConcurrentSlots<Result<Layer, any Error>>(count: weights.count)
+        DispatchQueue.concurrentPerform(iterations: weights.count) { n in
+            built.set(n, Result { try self.layer(weights[n], hidden: h) })
+        }
+        let results = built.values.map { $0! }
+        if let failure = results.first(where: { if case .failure = $0 { true } else { false } }) {
+            for case .success(let layer) in results {
+                for linear in [layer.qkv, layer.output, layer.intermediate, layer.feedForward] { linear.free() }
+            }
+            _ = try failure.get()
+        }
+        layers = results.map { try! $0.get() }
+        tensors.releasePages()
+    }
+
+    /// One layer's products set up from its weights.
+    private func layer(_ l: LayerWeights, hidden h: Int) throws -> Layer {
         // int8 where it keeps every reference vector within cosine 0.995 of fp32's: the attention
         // output and the feed-forward expansion, and the feed-forward contraction with its inputs'
         // outliers moved into its weights (`Smoothing`; without it the worst reference text fell
@@ -159,36 +212,24 @@ final class BERTEncoder: @unchecked Sendable {
         func layerPrecision(_ int8Allowed: Bool) -> kb_precision {
             precision == KB_PRECISION_INT8 && !int8Allowed ? KB_PRECISION_BF16 : precision
         }
-        layers = try (0..<config.layers).map { n in
-            let p = "encoder.layer.\(n)."
-            let q = try w(p + "attention.self.query.weight", [h, h]), k = try w(p + "attention.self.key.weight", [h, h])
-            let v = try w(p + "attention.self.value.weight", [h, h])
-            let qb = try w(p + "attention.self.query.bias", [h]), kb = try w(p + "attention.self.key.bias", [h])
-            let vb = try w(p + "attention.self.value.bias", [h])
-            let attentionNormWeight = try w(p + "attention.output.LayerNorm.weight", [h])
-            let attentionNormBias = try w(p + "attention.output.LayerNorm.bias", [h])
-            let up = try w(p + "intermediate.dense.weight", [i, h]), upBias = try w(p + "intermediate.dense.bias", [i])
-            let down = try w(p + "output.dense.weight", [h, i])
-            let downPrecision = layerPrecision(int8Here.down), upPrecision = layerPrecision(int8Here.up)
-            return Layer(
-                qkv: try Linear(weights: [q, k, v], biases: [qb, kb, vb], inputs: h, variant: variant, precision: layerPrecision(int8Here.qkv)),
-                output: try Linear(weights: [try w(p + "attention.output.dense.weight", [h, h])],
-                               biases: [try w(p + "attention.output.dense.bias", [h])], inputs: h, variant: variant, precision: layerPrecision(int8Here.output)),
-                attentionNormWeight: attentionNormWeight,
-                attentionNormBias: attentionNormBias,
-                // Between two bf16 products, the expansion (with GELU) is handed over in bf16.
-                intermediate: try Linear(weights: [up], biases: [upBias], inputs: h, variant: variant, precision: upPrecision,
-                                         activation: KB_ACTIVATION_GELU,
-                                         bf16Output: upPrecision == KB_PRECISION_BF16 && downPrecision == KB_PRECISION_BF16),
-                feedForward: try Linear(weights: [down], biases: [try w(p + "output.dense.bias", [h])], inputs: i, variant: variant,
-                                        precision: downPrecision,
-                                        inputScales: downPrecision == KB_PRECISION_INT8
-                                            ? Smoothing.afterExpansion(normWeight: attentionNormWeight, normBias: attentionNormBias,
-                                                                       up: up, upBias: upBias, inputs: h, down: down) : nil),
-                outputNormWeight: try w(p + "output.LayerNorm.weight", [h]),
-                outputNormBias: try w(p + "output.LayerNorm.bias", [h]))
-        }
-        tensors.releasePages()
+        let downPrecision = layerPrecision(int8Here.down), upPrecision = layerPrecision(int8Here.up)
+        return Layer(
+            qkv: try Linear(weights: [l.query, l.key, l.value], biases: [l.queryBias, l.keyBias, l.valueBias], inputs: h, variant: variant,
+                            precision: layerPrecision(int8Here.qkv)),
+            output: try Linear(weights: [l.output], biases: [l.outputBias], inputs: h, variant: variant, precision: layerPrecision(int8Here.output)),
+            attentionNormWeight: l.attentionNormWeight,
+            attentionNormBias: l.attentionNormBias,
+            // Between two bf16 products, the expansion (with GELU) is handed over in bf16.
+            intermediate: try Linear(weights: [l.up], biases: [l.upBias], inputs: h, variant: variant, precision: upPrecision,
+                                     activation: KB_ACTIVATION_GELU,
+                                     bf16Output: upPrecision == KB_PRECISION_BF16 && downPrecision == KB_PRECISION_BF16),
+            feedForward: try Linear(weights: [l.down], biases: [l.downBias], inputs: config.intermediateSize, variant: variant,
+                                    precision: downPrecision,
+                                    inputScales: downPrecision == KB_PRECISION_INT8
+                                        ? Smoothing.afterExpansion(normWeight: l.attentionNormWeight, normBias: l.attentionNormBias,
+                                                                   up: l.up, upBias: l.upBias, inputs: h, down: l.down) : nil),
+            outputNormWeight: l.outputNormWeight,
+            outputNormBias: l.outputNormBias)
     }
 
     deinit {
@@ -296,6 +337,7 @@ final class BERTEncoder: @unchecked Sendable {
     /// split across `threads` threads (the calling one included), timing each stage into `profile`
     /// when it is enabled. The result is the same, bit for bit, for any `threads` and any batch.
     func encode(_ sequences: [[Int32]], scratch: Scratch, threads: Int, profile: inout EncoderProfile) -> [[Float]] {
+        precondition(layers.count == weights.count, "a forward pass before the encoder's layers were built")
         let h = config.hiddenSize, inter = config.intermediateSize
         let heads = config.heads, headSize = h / heads
         var offsets: [Int32] = [0]

@@ -28,6 +28,31 @@ import Testing
         }
     }
 
+    @Test func aModelsLayersAreBuiltWhileItsCallersGoOnAndTheirFailureIsThrownToEach() async throws {
+        // A fresh model (not the shared one) answers its first texts as the shared one does.
+        let fresh = try BERTEmbedder(folder: ModelFolder(path: InstalledModel.path), precision: .fp32)
+        let text = Self.fixture.cases[0].text
+        let first = try await fresh.embed([text], role: .passage)
+        #expect(first == (try await InstalledModel.get().embed([text], role: .passage)))
+
+        // Work that fails: every waiter gets its error, before and after it ends, async or blocking.
+        let gate = DispatchSemaphore(value: 0)
+        let build = LayerBuild {
+            gate.wait()
+            throw KBError(.invalidModel, "cannot be set up")
+        }
+        let early = Task { () -> String? in
+            do { try await build.wait(); return nil } catch { return (error as? KBError)?.message }
+        }
+        gate.signal()
+        #expect(await early.value == "cannot be set up")
+        await #expect(throws: KBError.self) { try await build.wait() }
+        #expect(throws: KBError.self) { try build.waitBlocking() }
+        let done = LayerBuild {}
+        try done.waitBlocking()
+        try await done.wait()
+    }
+
     @Test func resultsComeBackInInputOrderWhateverTheBatching() async throws {
         let embedder = try InstalledModel.get()
         let small = try BERTEmbedder(folder: embedder.folder, mode: .throughput, maxSequencesPerPass: 3, precision: .fp32)
