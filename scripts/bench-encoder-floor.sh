@@ -28,8 +28,9 @@ swift build -c release --product kb-bench >/dev/null 2>&1 || swift build -c rele
 clang -O2 -o .build/cpu-peak Benchmarks/cpu-peak/cpu-peak.c -lpthread
 KB="$KB_ROOT/.build/release/kb"
 
-say "The CPU's peak ($(nproc) cores)"
-.build/cpu-peak > "$WORK/peak.jsonl"
+# A peak is the best the CPU does: three runs (a shared machine's neighbours once cost one run 15%).
+say "The CPU's peak ($(nproc) cores), best of three runs"
+for run in 1 2 3; do .build/cpu-peak >> "$WORK/peak.jsonl"; done
 cat "$WORK/peak.jsonl"
 
 now() { date +%s.%N; }
@@ -59,7 +60,9 @@ ingest int8 --model "$MODEL" --precision int8 || echo "int8: not measured"
 python3 - "$WORK" "$BOOK" <<'PY'
 import json, os, sys
 work, book = sys.argv[1], sys.argv[2]
-peak = {(p["kind"], p["threads"]): p["gops"] for p in map(json.loads, open(f"{work}/peak.jsonl"))}
+peak = {}
+for p in map(json.loads, open(f"{work}/peak.jsonl")):
+    peak[(p["kind"], p["threads"])] = max(peak.get((p["kind"], p["threads"]), 0), p["gops"])
 cores = max(t for _, t in peak)
 w = json.load(open(f"{work}/work.json"))
 seconds = {n: float(open(f"{work}/{n}.seconds").read()) for n in ("reading", "default", "int8") if os.path.exists(f"{work}/{n}.seconds")}
