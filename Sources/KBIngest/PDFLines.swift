@@ -43,7 +43,9 @@ public enum PDFLines {
     /// letter (ℵ set as א in a table of symbols) keeps poppler's text.
     public static func holdsRightToLeft(_ text: String) -> Bool {
         var letters = 0, rightToLeft = 0
-        for scalar in text.unicodeScalars where scalar.properties.isAlphabetic {
+        // ASCII letters without Unicode's tables (most pages are mostly ASCII).
+        for scalar in text.unicodeScalars
+        where scalar.value < 0x80 ? (0x41...0x5A).contains(scalar.value) || (0x61...0x7A).contains(scalar.value) : scalar.properties.isAlphabetic {
             letters += 1
             if isRightToLeftRange(scalar) { rightToLeft += 1 }
         }
