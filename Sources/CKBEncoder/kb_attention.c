@@ -273,9 +273,16 @@ BF16_TARGET static inline __m512 softmax_bf16(const float *row, uint32_t *weight
 // against a query are d/2 instructions; values as [padded/2][d] pairs (tokens 2q, 2q+1 side by
 // side), so that a row's context gathers two tokens per instruction.
 #define ATTEND_BF16(NAME, R, D)                                                                         \
-    BF16_TARGET static void NAME(const float *qkv, size_t base, size_t n, size_t hidden, size_t head,   \
-                                 float scale, float *out, uint16_t *half, float *scratch) {             \
+    BF16_TARGET static void NAME(const float *qkv, const float *bias, size_t base, size_t n, size_t hidden, \
+                                 size_t head, float scale, float *out, uint16_t *half, float *scratch) { \
         const size_t d = 16 * D, stride = 3 * hidden;                                                   \
+        /* The projections' bias for this head (query, key, value), added as each is read. */          \
+        __m512 qb[D], kb[D], vb[D];                                                                     \
+        for (int c = 0; c < D; c++) {                                                                   \
+            qb[c] = bias ? _mm512_loadu_ps(bias + head * d + 16 * c) : _mm512_setzero_ps();             \
+            kb[c] = bias ? _mm512_loadu_ps(bias + hidden + head * d + 16 * c) : _mm512_setzero_ps();    \
+            vb[c] = bias ? _mm512_loadu_ps(bias + 2 * hidden + head * d + 16 * c) : _mm512_setzero_ps(); \
+        }                                                                                               \
         const size_t padded = (n + 15) & ~(size_t)15, blocks = padded / 16;                             \
         uint32_t *keys = (uint32_t *)scratch;               /* [d/2 × padded] pairs */                  \
         uint32_t *values = keys + d / 2 * padded;           /* [padded/2 × d] pairs */                  \
@@ -291,8 +298,10 @@ BF16_TARGET static inline __m512 softmax_bf16(const float *row, uint32_t *weight
                 __m512i rows[16];                                                                       \
                 for (size_t i = 0; i < 16; i++) {                                                       \
                     const float *k = k0 + (j0 + i) * stride + 16 * c;                                   \
-                    rows[i] = j0 + i < n ? (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(k + 16), _mm512_loadu_ps(k)) \
-                                         : _mm512_setzero_si512();                                      \
+                    rows[i] = j0 + i >= n ? _mm512_setzero_si512()                                      \
+                              : bias ? (__m512i)_mm512_cvtne2ps_pbh(_mm512_add_ps(_mm512_loadu_ps(k + 16), kb[c + 1]), \
+                                                                    _mm512_add_ps(_mm512_loadu_ps(k), kb[c])) \
+                                     : (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(k + 16), _mm512_loadu_ps(k)); \
                 }                                                                                       \
                 transpose16(rows);                                                                      \
                 for (size_t p = 0; p < 16; p++) _mm512_storeu_si512(keys + (8 * c + p) * padded + j0, rows[p]); \
@@ -303,6 +312,8 @@ BF16_TARGET static inline __m512 softmax_bf16(const float *row, uint32_t *weight
             for (int c = 0; c < D; c++) {                                                               \
                 __m512 first = j < n ? _mm512_loadu_ps(v0 + j * stride + 16 * c) : _mm512_setzero_ps(); \
                 __m512 second = j + 1 < n ? _mm512_loadu_ps(v0 + (j + 1) * stride + 16 * c) : _mm512_setzero_ps(); \
+                if (bias && j < n) first = _mm512_add_ps(first, vb[c]);                                 \
+                if (bias && j + 1 < n) second = _mm512_add_ps(second, vb[c]);                           \
                 __m512i a = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(first));                  \
                 __m512i b = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(second));                 \
                 _mm512_storeu_si512(row + 16 * c, _mm512_or_si512(a, _mm512_slli_epi32(b, 16)));         \
@@ -314,8 +325,13 @@ BF16_TARGET static inline __m512 softmax_bf16(const float *row, uint32_t *weight
             for (int r = 0; r < R; r++) {                                                               \
                 const float *row = q0 + (i0 + ((size_t)r < rows ? (size_t)r : 0)) * stride;             \
                 for (int c = 0; c < D; c += 2) {                                                        \
-                    __m512 low = _mm512_mul_ps(_mm512_loadu_ps(row + 16 * c), _mm512_set1_ps(scale));   \
-                    __m512 high = _mm512_mul_ps(_mm512_loadu_ps(row + 16 * c + 16), _mm512_set1_ps(scale)); \
+                    __m512 low = _mm512_loadu_ps(row + 16 * c), high = _mm512_loadu_ps(row + 16 * c + 16); \
+                    if (bias) {                                                                         \
+                        low = _mm512_add_ps(low, qb[c]);                                                \
+                        high = _mm512_add_ps(high, qb[c + 1]);                                          \
+                    }                                                                                   \
+                    low = _mm512_mul_ps(low, _mm512_set1_ps(scale));                                    \
+                    high = _mm512_mul_ps(high, _mm512_set1_ps(scale));                                  \
                     _mm512_storeu_si512(q[r] + 8 * c, (__m512i)_mm512_cvtne2ps_pbh(high, low));         \
                 }                                                                                       \
             }                                                                                           \
@@ -396,8 +412,8 @@ int kb_attention_bf16_supported(size_t head_size) {
 #endif
 }
 
-void kb_attention_bf16(const float *qkv, const int32_t *offsets, size_t hidden, size_t heads, float scale,
-                       float *out, uint16_t *out_bf16, float *scratch, size_t item_begin, size_t item_end) {
+void kb_attention_bf16(const float *qkv, const float *qkv_bias, const int32_t *offsets, size_t hidden, size_t heads,
+                       float scale, float *out, uint16_t *out_bf16, float *scratch, size_t item_begin, size_t item_end) {
 #if defined(__x86_64__) && defined(__clang__)
     const size_t d = hidden / heads;
     for (size_t item = item_begin; item < item_end; item++) {
@@ -405,11 +421,11 @@ void kb_attention_bf16(const float *qkv, const int32_t *offsets, size_t hidden, 
         size_t base = (size_t)offsets[s], n = (size_t)(offsets[s + 1] - offsets[s]);
         if (item + 1 < item_end) prefetch_item(qkv, offsets, hidden, heads, d, item + 1);
         if (n == 0) continue;
-        if (d == 32) attend_bf16_32(qkv, base, n, hidden, head, scale, out, out_bf16, scratch);
-        else attend_bf16_64(qkv, base, n, hidden, head, scale, out, out_bf16, scratch);
+        if (d == 32) attend_bf16_32(qkv, qkv_bias, base, n, hidden, head, scale, out, out_bf16, scratch);
+        else attend_bf16_64(qkv, qkv_bias, base, n, hidden, head, scale, out, out_bf16, scratch);
     }
 #else
-    (void)qkv; (void)offsets; (void)hidden; (void)heads; (void)scale; (void)out; (void)out_bf16; (void)scratch; (void)item_begin;
+    (void)qkv; (void)qkv_bias; (void)offsets; (void)hidden; (void)heads; (void)scale; (void)out; (void)out_bf16; (void)scratch; (void)item_begin;
     (void)item_end;
 #endif
 }

@@ -132,9 +132,9 @@ static inline __attribute__((always_inline)) float sum16(const v16 *v) {
 // x = LayerNorm(x + residual) for one row: mean and variance in 16 lanes, summed in a fixed order.
 // COPY(a, at) stores the row's normalised 16 values `a` at element `at` of a copy (or does nothing).
 #define NORM(SUFFIX, ATTRIBUTES, COPY)                                                                  \
-    ATTRIBUTES static void add_layer_norm_##SUFFIX(float *x, const float *residual, size_t rows, size_t width, \
-                                                   const float *weight, const float *bias, float eps,    \
-                                                   uint16_t *copy) {                                     \
+    ATTRIBUTES static void add_layer_norm_##SUFFIX(float *x, const float *residual, const float *residual_bias, \
+                                                   size_t rows, size_t width, const float *weight,       \
+                                                   const float *bias, float eps, uint16_t *copy) {       \
         (void)copy;                                                                                     \
         const size_t vectors = width / 16;                                                              \
         for (size_t r = 0; r < rows; r++) {                                                             \
@@ -147,6 +147,11 @@ static inline __attribute__((always_inline)) float sum16(const v16 *v) {
                 if (add) {                                                                              \
                     v16 b;                                                                              \
                     memcpy(&b, add + 16 * v, sizeof(b));                                                \
+                    if (residual_bias) {                                                                \
+                        v16 c;                                                                          \
+                        memcpy(&c, residual_bias + 16 * v, sizeof(c));                                  \
+                        b += c;                                                                         \
+                    }                                                                                   \
                     a += b;                                                                             \
                     memcpy(row + 16 * v, &a, sizeof(a));                                                \
                 }                                                                                       \
@@ -189,22 +194,22 @@ NORM(avx2, __attribute__((target("avx2,fma"))), NO_COPY)
 #endif
 NORM(generic, , NO_COPY)
 
-void kb_add_layer_norm_bf16(float *x, const float *residual, size_t rows, size_t width, const float *weight, const float *bias,
-                            float eps, uint16_t *copy) {
+void kb_add_layer_norm_bf16(float *x, const float *residual, const float *residual_bias, size_t rows, size_t width,
+                            const float *weight, const float *bias, float eps, uint16_t *copy) {
 #if defined(__x86_64__) && defined(__clang__)
-    add_layer_norm_avx512_bf16(x, residual, rows, width, weight, bias, eps, copy);
+    add_layer_norm_avx512_bf16(x, residual, residual_bias, rows, width, weight, bias, eps, copy);
 #else
-    (void)x; (void)residual; (void)rows; (void)width; (void)weight; (void)bias; (void)eps; (void)copy;
+    (void)x; (void)residual; (void)residual_bias; (void)rows; (void)width; (void)weight; (void)bias; (void)eps; (void)copy;
 #endif
 }
 
-void kb_add_layer_norm(kb_variant variant, float *x, const float *residual, size_t rows, size_t width,
-                       const float *weight, const float *bias, float eps) {
+void kb_add_layer_norm(kb_variant variant, float *x, const float *residual, const float *residual_bias, size_t rows,
+                       size_t width, const float *weight, const float *bias, float eps) {
     switch (variant) {
 #if defined(__x86_64__) && defined(__clang__)
-    case KB_VARIANT_AVX512: add_layer_norm_avx512(x, residual, rows, width, weight, bias, eps, NULL); return;
-    case KB_VARIANT_AVX2: add_layer_norm_avx2(x, residual, rows, width, weight, bias, eps, NULL); return;
+    case KB_VARIANT_AVX512: add_layer_norm_avx512(x, residual, residual_bias, rows, width, weight, bias, eps, NULL); return;
+    case KB_VARIANT_AVX2: add_layer_norm_avx2(x, residual, residual_bias, rows, width, weight, bias, eps, NULL); return;
 #endif
-    default: add_layer_norm_generic(x, residual, rows, width, weight, bias, eps, NULL); return;
+    default: add_layer_norm_generic(x, residual, residual_bias, rows, width, weight, bias, eps, NULL); return;
     }
 }

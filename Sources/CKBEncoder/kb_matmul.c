@@ -432,7 +432,8 @@ int kb_matmul_run(const kb_matmul *m, const void *x, int input_bf16, size_t rows
     TRY(dnnl_stream_wait(stream), "matrix product");
 
     const int gelu = m->activation == KB_ACTIVATION_GELU;
-    if (!int8) {
+    // Without a bias (the consumer adds it), activation or bf16 result, the sums stay as they are.
+    if (!int8 && (bias || gelu || m->bf16_output)) {
 #if defined(__x86_64__) && defined(__clang__)
         if (m->convert) finish_bf16((float *)out, rows, m->n, bias, gelu, m->bf16_output);
         else

@@ -33,6 +33,9 @@ final class BERTEncoder: @unchecked Sendable {
         let writesBF16: Bool
         /// Whether the product is bf16 on oneDNN, so that it can read bf16 input.
         let readsBF16: Bool
+        /// Whether the bias may be left to whoever reads the result (attention, LayerNorm): a bf16
+        /// product with no activation and an fp32 result, whose sums need no pass of their own.
+        var defersBias: Bool { readsBF16 && activation == KB_ACTIVATION_NONE && !writesBF16 }
 
         /// - Parameters:
         ///   - activation: what follows the product and its bias.
@@ -381,17 +384,23 @@ final class BERTEncoder: @unchecked Sendable {
         let scale = 1 / Float(headSize).squareRoot()
         let items = sequences.count * heads
         for (number, layer) in layers.enumerated() {
-            profile.time(.qkv) { apply(layer.qkv, X, bf16: half(copyFor(layer.qkv)), rows: tokens, into: QKV, scratch: scratch, threads: threads) }
+            // The query/key/value bias is added by bf16 attention as it reads them.
+            let qkvBias = bf16Attention && layer.qkv.defersBias ? UnsafePointer(layer.qkv.bias) : nil
+            profile.time(.qkv) {
+                apply(layer.qkv, X, bf16: half(copyFor(layer.qkv)), addingBias: qkvBias == nil, rows: tokens, into: QKV, scratch: scratch,
+                      threads: threads)
+            }
             profile.time(.attention) {
                 offsets.withUnsafeBufferPointer { offsets in
                     let parts = min(threads, items)
                     // A bf16 output projection reads the context in bf16, written so by attention.
                     let (variant, bf16, halfOut) = (variant, bf16Attention, bf16Attention && layer.output.readsBF16)
+                    let bias = SharedBias(pointer: qkvBias)
                     @Sendable func attend(_ qkv: UnsafePointer<Float>, _ offsets: UnsafePointer<Int32>, _ out: UnsafeMutablePointer<Float>,
                                 _ scratch: UnsafeMutablePointer<Float>, _ items: Range<Int>) {
                         if bf16 {
                             let half = halfOut ? UnsafeMutableRawPointer(out).assumingMemoryBound(to: UInt16.self) : nil
-                            kb_attention_bf16(qkv, offsets, h, heads, scale, out, half, scratch, items.lowerBound, items.upperBound)
+                            kb_attention_bf16(qkv, bias.pointer, offsets, h, heads, scale, out, half, scratch, items.lowerBound, items.upperBound)
                         } else {
                             kb_attention(variant, qkv, offsets, h, heads, scale, out, scratch, items.lowerBound, items.upperBound)
                         }
@@ -407,19 +416,22 @@ final class BERTEncoder: @unchecked Sendable {
                     }
                 }
             }
+            // A bf16 output projection's and contraction's bias is added by the LayerNorm that reads them.
+            let outputBias = layer.output.defersBias ? UnsafePointer(layer.output.bias) : nil
+            let downBias = layer.feedForward.defersBias ? UnsafePointer(layer.feedForward.bias) : nil
             profile.time(.attentionOutput) {
-                apply(layer.output, C, bf16: bf16Attention && layer.output.readsBF16 ? UnsafeRawPointer(C) : nil, rows: tokens, into: P,
-                      scratch: scratch, threads: threads)
-                addLayerNorm(X, P, rows: tokens, width: h, weight: layer.attentionNormWeight.baseAddress!,
+                apply(layer.output, C, bf16: bf16Attention && layer.output.readsBF16 ? UnsafeRawPointer(C) : nil, addingBias: outputBias == nil,
+                      rows: tokens, into: P, scratch: scratch, threads: threads)
+                addLayerNorm(X, P, residualBias: outputBias, rows: tokens, width: h, weight: layer.attentionNormWeight.baseAddress!,
                              bias: layer.attentionNormBias.baseAddress!, eps: eps, copy: copyFor(layer.intermediate))
             }
             profile.time(.feedForwardUp) {
                 apply(layer.intermediate, X, bf16: half(copyFor(layer.intermediate)), rows: tokens, into: I, scratch: scratch, threads: threads)
             }
             profile.time(.feedForwardDown) {
-                apply(layer.feedForward, I, bf16: layer.intermediate.writesBF16 ? UnsafeRawPointer(I) : nil, rows: tokens, into: P,
-                      scratch: scratch, threads: threads)
-                addLayerNorm(X, P, rows: tokens, width: h, weight: layer.outputNormWeight.baseAddress!,
+                apply(layer.feedForward, I, bf16: layer.intermediate.writesBF16 ? UnsafeRawPointer(I) : nil, addingBias: downBias == nil,
+                      rows: tokens, into: P, scratch: scratch, threads: threads)
+                addLayerNorm(X, P, residualBias: downBias, rows: tokens, width: h, weight: layer.outputNormWeight.baseAddress!,
                              bias: layer.outputNormBias.baseAddress!, eps: eps,
                              copy: number + 1 < layers.count ? copyFor(layers[number + 1].qkv) : nil)
             }
@@ -450,13 +462,16 @@ final class BERTEncoder: @unchecked Sendable {
     /// `threads` threads of its own. `bf16`: the same input already in bf16 (a product that
     /// `readsBF16` reads it instead), from LayerNorm or a product that `writesBF16` — as `out` is
     /// for such a product.
-    private func apply(_ linear: Linear, _ input: UnsafeMutablePointer<Float>, bf16: UnsafeRawPointer? = nil, rows: Int,
-                       into out: UnsafeMutablePointer<Float>, scratch: Scratch, threads: Int) {
+    /// `addingBias` false leaves a `defersBias` product's bias to its reader.
+    private func apply(_ linear: Linear, _ input: UnsafeMutablePointer<Float>, bf16: UnsafeRawPointer? = nil, addingBias: Bool = true,
+                       rows: Int, into out: UnsafeMutablePointer<Float>, scratch: Scratch, threads: Int) {
         let activation = linear.activation
         if let reduced = linear.reduced {
             var message = [CChar](repeating: 0, count: 256)
             let half = linear.readsBF16 ? bf16 : nil
-            guard kb_matmul_run(reduced, half ?? UnsafeRawPointer(input), half == nil ? 0 : 1, rows, linear.bias, out, scratch.products,
+            precondition(addingBias || linear.defersBias, "only a product that defers its bias may leave it out")
+            guard kb_matmul_run(reduced, half ?? UnsafeRawPointer(input), half == nil ? 0 : 1, rows, addingBias ? linear.bias : nil, out,
+                                scratch.products,
                                 Int32(threads), &message, message.count) != 0 else {
                 // Only an invalid argument or exhausted memory makes an already-built product fail.
                 fatalError("oneDNN product failed: \(cText(message))")
@@ -477,22 +492,26 @@ final class BERTEncoder: @unchecked Sendable {
         }
     }
 
-    /// x = LayerNorm(x + residual) row by row (no residual when nil): CKBEncoder's vectorised
-    /// kernel when the width is a multiple of 16, else the same arithmetic here.
-    /// `copy`: the result rounded to bf16 there too (AVX-512 BF16, width a multiple of 16).
-    private func addLayerNorm(_ x: UnsafeMutablePointer<Float>, _ residual: UnsafePointer<Float>?, rows: Int, width: Int,
-                              weight: UnsafePointer<Float>, bias: UnsafePointer<Float>, eps: Float, copy: UnsafeMutablePointer<UInt16>? = nil) {
+    /// x = LayerNorm(x + (residual + residualBias)) row by row (no residual when nil, no bias
+    /// when nil): CKBEncoder's vectorised kernel when the width is a multiple of 16, else the same
+    /// arithmetic here. `copy`: the result rounded to bf16 there too (AVX-512 BF16, width a multiple of 16).
+    private func addLayerNorm(_ x: UnsafeMutablePointer<Float>, _ residual: UnsafePointer<Float>?, residualBias: UnsafePointer<Float>? = nil,
+                              rows: Int, width: Int, weight: UnsafePointer<Float>, bias: UnsafePointer<Float>, eps: Float,
+                              copy: UnsafeMutablePointer<UInt16>? = nil) {
         if let copy {
-            kb_add_layer_norm_bf16(x, residual, rows, width, weight, bias, eps, copy)
+            kb_add_layer_norm_bf16(x, residual, residualBias, rows, width, weight, bias, eps, copy)
             return
         }
         if width % 16 == 0 {
-            kb_add_layer_norm(variant, x, residual, rows, width, weight, bias, eps)
+            kb_add_layer_norm(variant, x, residual, residualBias, rows, width, weight, bias, eps)
             return
         }
         for r in 0..<rows {
             let row = x + r * width
-            if let residual { for j in 0..<width { row[j] += residual[r * width + j] } }
+            if let residual {
+                if let residualBias { for j in 0..<width { row[j] += residual[r * width + j] + residualBias[j] } }
+                else { for j in 0..<width { row[j] += residual[r * width + j] } }
+            }
             var mean: Float = 0
             for j in 0..<width { mean += row[j] }
             mean /= Float(width)
@@ -507,6 +526,12 @@ final class BERTEncoder: @unchecked Sendable {
 /// The text of a NUL-terminated C message buffer.
 private func cText(_ buffer: [CChar]) -> String {
     String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// A bias the threads of one step of a pass read (nil for none).
+/// @unchecked Sendable: the weights it points to are only read after `buildLayers`.
+private struct SharedBias: @unchecked Sendable {
+    let pointer: UnsafePointer<Float>?
 }
 
 /// Pointers handed to the threads of one step of a pass.

@@ -89,8 +89,8 @@ import Testing
     func bf16AttentionMatchesTheDefinitionToBF16Precision(shape: (n: Int, headSize: Int)) {
         let worst = Self.attentionError(n: shape.n, headSize: shape.headSize) { qkv, offsets, hidden, heads, scale, out, scratch, items in
             // In two calls, as two threads would.
-            kb_attention_bf16(qkv, offsets, hidden, heads, scale, out, nil, scratch, 0, items / 2)
-            kb_attention_bf16(qkv, offsets, hidden, heads, scale, out, nil, scratch, items / 2, items)
+            kb_attention_bf16(qkv, nil, offsets, hidden, heads, scale, out, nil, scratch, 0, items / 2)
+            kb_attention_bf16(qkv, nil, offsets, hidden, heads, scale, out, nil, scratch, items / 2, items)
         }
         // Values in [-2, 2]: bf16's 8-bit significands leave errors of a few hundredths at most;
         // a wrong pairing or padding gives errors near 1.
@@ -107,13 +107,33 @@ import Testing
         var out = [Float](repeating: .nan, count: n * hidden)
         var half = [UInt16](repeating: 0xffff, count: n * hidden)
         let scale = 1 / Float(headSize).squareRoot()
-        kb_attention_bf16(qkv, offsets, hidden, heads, scale, &out, nil, &scratch, 0, heads)
-        kb_attention_bf16(qkv, offsets, hidden, heads, scale, &out, &half, &scratch, 0, heads)
+        kb_attention_bf16(qkv, nil, offsets, hidden, heads, scale, &out, nil, &scratch, 0, heads)
+        kb_attention_bf16(qkv, nil, offsets, hidden, heads, scale, &out, &half, &scratch, 0, heads)
         let rounded = out.map { value -> UInt16 in
             let bits = value.bitPattern
             return UInt16((bits + 0x7fff + ((bits >> 16) & 1)) >> 16)
         }
         #expect(half == rounded)
+    }
+
+    /// The QKV product's bias added as attention reads q, k and v gives, bit for bit, what
+    /// attention gives on q, k and v with the bias already added (in fp32, as the product would).
+    @Test(.enabled(if: kb_attention_bf16_supported(32) != 0, "the CPU has no AVX-512 BF16"), arguments: [(5, 32), (17, 32), (100, 32), (33, 64)])
+    func bf16AttentionAddsTheProjectionsBiasAsTheProductWould(shape: (n: Int, headSize: Int)) {
+        let heads = 3, hidden = heads * shape.headSize, n = shape.n
+        let raw = Self.values(n * 3 * hidden, seed: 41), bias = Self.values(3 * hidden, seed: 42)
+        let added = raw.indices.map { raw[$0] + bias[$0 % (3 * hidden)] }
+        let offsets: [Int32] = [0, Int32(n)]
+        var scratch = [Float](repeating: 0, count: kb_attention_scratch_count(n, shape.headSize))
+        var deferred = [Float](repeating: .nan, count: n * hidden), applied = deferred
+        var deferredHalf = [UInt16](repeating: 0, count: n * hidden), appliedHalf = deferredHalf
+        let scale = 1 / Float(shape.headSize).squareRoot()
+        kb_attention_bf16(raw, bias, offsets, hidden, heads, scale, &deferred, nil, &scratch, 0, heads)
+        kb_attention_bf16(added, nil, offsets, hidden, heads, scale, &applied, nil, &scratch, 0, heads)
+        #expect(deferred.map(\.bitPattern) == applied.map(\.bitPattern))
+        kb_attention_bf16(raw, bias, offsets, hidden, heads, scale, &deferred, &deferredHalf, &scratch, 0, heads)
+        kb_attention_bf16(added, nil, offsets, hidden, heads, scale, &applied, &appliedHalf, &scratch, 0, heads)
+        #expect(deferredHalf == appliedHalf)
     }
 
     typealias AttentionCall = (UnsafePointer<Float>, UnsafePointer<Int32>, Int, Int, Float, UnsafeMutablePointer<Float>,
@@ -180,7 +200,7 @@ extension EncoderKernelTests {
         let weight = Self.values(width, seed: 10), bias = Self.values(width, seed: 11)
         for variant in Self.variants {
             var out = x
-            kb_add_layer_norm(variant, &out, residual, rows, width, weight, bias, 1e-12)
+            kb_add_layer_norm(variant, &out, residual, nil, rows, width, weight, bias, 1e-12)
             var worst = 0.0
             for r in 0..<rows {
                 let row = (0..<width).map { Double(x[r * width + $0]) + Double(residual[r * width + $0]) }
@@ -193,6 +213,30 @@ extension EncoderKernelTests {
             }
             #expect(worst < 1e-5, "variant \(variant.rawValue), width \(width): error \(worst)")
         }
+    }
+}
+
+extension EncoderKernelTests {
+    /// LayerNorm(x + (residual + bias)) with the bias given to it is LayerNorm over a residual
+    /// that already had it, bit for bit, in every variant and with the bf16 copy.
+    @Test(arguments: [16, 384])
+    func layerNormAddsTheResidualsBiasAsTheProductWould(width: Int) {
+        let rows = 7
+        let x = Self.values(rows * width, seed: 12), raw = Self.values(rows * width, seed: 13), productBias = Self.values(width, seed: 14)
+        let weight = Self.values(width, seed: 15), bias = Self.values(width, seed: 16)
+        let residual = raw.indices.map { raw[$0] + productBias[$0 % width] }
+        for variant in Self.variants {
+            var deferred = x, applied = x
+            kb_add_layer_norm(variant, &deferred, raw, productBias, rows, width, weight, bias, 1e-12)
+            kb_add_layer_norm(variant, &applied, residual, nil, rows, width, weight, bias, 1e-12)
+            #expect(deferred.map(\.bitPattern) == applied.map(\.bitPattern), "variant \(variant.rawValue)")
+        }
+        guard kb_precision_supported(KB_PRECISION_BF16) != 0 else { return }
+        var deferred = x, applied = x
+        var deferredCopy = [UInt16](repeating: 0, count: rows * width), appliedCopy = deferredCopy
+        kb_add_layer_norm_bf16(&deferred, raw, productBias, rows, width, weight, bias, 1e-12, &deferredCopy)
+        kb_add_layer_norm_bf16(&applied, residual, nil, rows, width, weight, bias, 1e-12, &appliedCopy)
+        #expect(deferred.map(\.bitPattern) == applied.map(\.bitPattern) && deferredCopy == appliedCopy)
     }
 }
 
@@ -251,7 +295,7 @@ extension EncoderKernelTests {
         defer { kb_matmul_free(expand) }
         let contract = try #require(kb_matmul_create(KB_PRECISION_BF16, down, k, wide, nil, KB_ACTIVATION_NONE, 0, &message, message.count))
         defer { kb_matmul_free(contract) }
-        func run(_ x: [Float], rows: Int) -> [Float] {
+        func run(_ x: [Float], rows: Int, withDownBias: Bool = true) -> [Float] {
             let scratch = UnsafeMutableRawPointer.allocate(
                 byteCount: max(kb_matmul_scratch_bytes(expand, rows), kb_matmul_scratch_bytes(contract, rows)), alignment: 64)
             defer { scratch.deallocate() }
@@ -259,7 +303,7 @@ extension EncoderKernelTests {
             var middle = [Float](repeating: .nan, count: rows * wide)
             var out = [Float](repeating: .nan, count: rows * k)
             #expect(kb_matmul_run(expand, x, 0, rows, upBias, &middle, scratch, 1, &message, message.count) != 0)
-            #expect(kb_matmul_run(contract, middle, 1, rows, downBias, &out, scratch, 1, &message, message.count) != 0)
+            #expect(kb_matmul_run(contract, middle, 1, rows, withDownBias ? downBias : nil, &out, scratch, 1, &message, message.count) != 0)
             return out
         }
         let out = run(x, rows: rows)
@@ -281,5 +325,9 @@ extension EncoderKernelTests {
         // fewest a text has, with its two special tokens).
         let alone = run(Array(x[(4 * k)..<(7 * k)]), rows: 3)
         #expect(alone == Array(out[(4 * k)..<(7 * k)]))
+        // Without its bias, the contraction leaves its sums as they are: adding the bias after
+        // (as LayerNorm does) gives its result bit for bit.
+        let sums = run(x, rows: rows, withDownBias: false)
+        #expect(sums.indices.map { (sums[$0] + downBias[$0 % k]).bitPattern } == out.map(\.bitPattern))
     }
 }

@@ -52,16 +52,17 @@ typedef enum {
 void kb_linear(kb_variant variant, const float *x, size_t m, size_t k, const float *packed, const float *bias,
                size_t n, float *out, size_t panel_begin, size_t panel_end, kb_activation activation);
 
-/// x[rows × width] = LayerNorm(x + residual) row by row (residual may be NULL). `width` must be a
-/// multiple of 16.
-void kb_add_layer_norm(kb_variant variant, float *x, const float *residual, size_t rows, size_t width,
-                       const float *weight, const float *bias, float eps);
+/// x[rows × width] = LayerNorm(x + (residual + residual_bias)) row by row (residual may be NULL;
+/// residual_bias [width], the bias of the product that made the residual, may be NULL). `width`
+/// must be a multiple of 16.
+void kb_add_layer_norm(kb_variant variant, float *x, const float *residual, const float *residual_bias, size_t rows,
+                       size_t width, const float *weight, const float *bias, float eps);
 
 /// kb_add_layer_norm (AVX-512), and the result rounded to bf16 into `copy` [rows × width] as
 /// kb_matmul_run rounds an fp32 input, for a bf16 product that reads it (`input_bf16`) in the
 /// same pass. Only where kb_precision_supported(KB_PRECISION_BF16) says so.
-void kb_add_layer_norm_bf16(float *x, const float *residual, size_t rows, size_t width, const float *weight,
-                            const float *bias, float eps, uint16_t *copy);
+void kb_add_layer_norm_bf16(float *x, const float *residual, const float *residual_bias, size_t rows, size_t width,
+                            const float *weight, const float *bias, float eps, uint16_t *copy);
 
 /// Floats of scratch kb_attention needs per thread for sequences of up to `longest` tokens.
 size_t kb_attention_scratch_count(size_t longest, size_t head_size);
@@ -80,8 +81,10 @@ int kb_attention_bf16_supported(size_t head_size);
 /// reduced-precision encoder. Only where kb_attention_bf16_supported says so. With `out_bf16`,
 /// the result is written there [tokens × hidden], rounded to bf16 as kb_matmul_run rounds an
 /// fp32 input, instead of to `out` — for a bf16 product that reads it (`input_bf16`).
-void kb_attention_bf16(const float *qkv, const int32_t *offsets, size_t hidden, size_t heads, float scale,
-                       float *out, uint16_t *out_bf16, float *scratch, size_t item_begin, size_t item_end);
+/// `qkv_bias` [3·hidden], the QKV product's bias (NULL for none), is added to each projection
+/// as it is read (the product then need not make a pass over its output for it).
+void kb_attention_bf16(const float *qkv, const float *qkv_bias, const int32_t *offsets, size_t hidden, size_t heads,
+                       float scale, float *out, uint16_t *out_bf16, float *scratch, size_t item_begin, size_t item_end);
 
 // ---- reduced-precision products on oneDNN (kb_matmul.c) ----
 
@@ -120,6 +123,8 @@ size_t kb_matmul_scratch_bytes(const kb_matmul *matmul, size_t rows);
 /// `scratch` (kb_matmul_scratch_bytes). `x` is fp32, or (bf16 products only, `input_bf16`) the
 /// bf16 result of a product made with `bf16_output`; `out` is fp32, or bf16 for such a product
 /// (which needs room for rows × n floats all the same: the fp32 sums are rounded in place).
+/// `bias` may be NULL (none) for a bf16 product with no activation and an fp32 result: the sums
+/// are then left as oneDNN writes them, for a consumer that adds the bias itself.
 /// A row's result does not depend on the other rows. Returns 0 with a message in `error` when
 /// oneDNN fails.
 int kb_matmul_run(const kb_matmul *matmul, const void *x, int input_bf16, size_t rows, const float *bias, void *out,
