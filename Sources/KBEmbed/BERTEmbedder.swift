@@ -154,16 +154,29 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     public func embed(_ texts: [String], role: EmbeddingRole) async throws -> [[Float]] {
         guard !texts.isEmpty else { return [] }
         try await layers.wait()
-        let sequences = texts.map { tokenIDs($0, role: role) }
+        let sequences = await tokenized(texts) { self.tokenIDs($0, role: role) }
         if role == .query, let queryQueue { return await queryQueue.encode(sequences) }
         return await queue.encode(sequences)
     }
+
+    /// Many texts (a book's passages: 0.4 s for the Octave manual's 6,395 on one core) are
+    /// tokenised on every core, on a Dispatch thread; a few on the calling task.
+    private func tokenized(_ texts: [String], _ ids: @escaping @Sendable (String) -> [Int32]) async -> [[Int32]] {
+        guard texts.count >= Self.concurrentTokenizing else { return texts.map(ids) }
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: texts.concurrentMap(minimumCount: Self.concurrentTokenizing, ids)) }
+        }
+    }
+
+    /// Texts from which a call's tokenising is shared by every core.
+    static let concurrentTokenizing = 256
 
     /// Vectors with `prefix` before every text instead of the model's own prompts.
     public func embed(_ texts: [String], prefix: String) async throws -> [[Float]] {
         guard !texts.isEmpty else { return [] }
         try await layers.wait()
-        return await queue.encode(texts.map { tokenizer.encode(prefix + $0, maxLength: folder.maxSequenceLength) })
+        let (tokenizer, maxLength) = (tokenizer, folder.maxSequenceLength)
+        return await queue.encode(await tokenized(texts) { tokenizer.encode(prefix + $0, maxLength: maxLength) })
     }
 
     /// Token ids of one input as the model sees it (prefix, specials, truncation).

@@ -63,6 +63,17 @@ import Testing
         #expect(small.largestPass <= 3)
     }
 
+    /// A call with many texts has them tokenised on every core: each gets the vector it gets alone.
+    @Test func aLargeCallsTextsAreTokenisedOnEveryCoreAsAlone() async throws {
+        let embedder = try InstalledModel.get()
+        let base = Self.fixture.cases.map(\.text)
+        let texts = (0..<BERTEmbedder.concurrentTokenizing + 9).map { "\($0): " + base[$0 % base.count] }
+        let together = try await embedder.embed(texts, role: .passage)
+        for index in [0, 1, 130, texts.count - 1] {
+            #expect(try await embedder.embed([texts[index]], role: .passage)[0] == together[index], "text \(index)")
+        }
+    }
+
     /// In `.throughput` mode queries have a queue of their own (one worker on every core) and
     /// passages theirs: the same text gets the same vector from either, at once or concurrently.
     @Test func queriesAndPassagesGetTheSameVectorsFromTheirOwnQueues() async throws {
