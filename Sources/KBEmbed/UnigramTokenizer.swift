@@ -70,22 +70,33 @@ public struct UnigramTokenizer: TextTokenizer {
     public init(json data: Data, source: String) throws {
         // JSONDecoder, not JSONSerialization: a 250,000-piece vocabulary as Foundation objects
         // (and its scores parsed as Decimals) took seconds and hundreds of megabytes.
+        // The vocabulary is read straight from the bytes (`VocabularyScanner`): decoding its
+        // 250,000 pairs through Decodable took 0.15 s of multilingual-e5-small's load. The rest
+        // of the file (and the vocabulary, when the scanner cannot read it) through JSONDecoder.
         let file: TokenizerFile
+        let vocab: [(bytes: [UInt8], score: Float)]
         do {
-            file = try JSONDecoder().decode(TokenizerFile.self, from: data)
+            if let scanned = VocabularyScanner.vocabulary(in: data) {
+                file = try JSONDecoder().decode(TokenizerFile.self, from: data)
+                vocab = scanned
+            } else {
+                let decoded = try JSONDecoder().decode(TokenizerFileWithVocabulary.self, from: data)
+                file = decoded.file
+                vocab = decoded.model?.vocab?.map { (Array($0.text.utf8), $0.score) } ?? []
+            }
         } catch {
             throw KBError(.invalidModel, "\(source) is not a tokenizer.json kb can read: \(error).")
         }
         func unsupported(_ what: String) -> KBError {
             KBError(.invalidModel, "\(source) uses \(what), which kb's tokenizer does not implement.")
         }
-        guard let model = file.model, model.type == "Unigram", let vocab = model.vocab else {
+        guard let model = file.model, model.type == "Unigram", !vocab.isEmpty else {
             throw KBError(.invalidModel, "\(source) does not hold a Unigram model.")
         }
         if model.byte_fallback == true { throw unsupported("Unigram byte fallback") }
         var entries: [(bytes: [UInt8], id: Int32)] = []
         entries.reserveCapacity(vocab.count)
-        for (index, piece) in vocab.enumerated() { entries.append((Array(piece.text.utf8), Int32(index))) }
+        for (index, piece) in vocab.enumerated() { entries.append((piece.bytes, Int32(index))) }
         let scores = vocab.map(\.score)
         guard let unk = model.unk_id, unk >= 0, unk < scores.count else {
             throw KBError(.invalidModel, "\(source): the Unigram model names no unknown-piece id (unk_id).")
@@ -372,15 +383,14 @@ public struct UnigramTokenizer: TextTokenizer {
     }
 }
 
-/// The parts of `tokenizer.json` kb reads: the model typed, the small parts as plain values
-/// (`[String: Any]`, as the checks in `UnigramTokenizer.init` read them).
+/// The parts of `tokenizer.json` kb reads but the vocabulary: the model typed, the small parts
+/// as plain values (`[String: Any]`, as the checks in `UnigramTokenizer.init` read them).
 private struct TokenizerFile: Decodable {
     struct Model: Decodable {
         var type: String?
         var unk_id: Int?
         var byte_fallback: Bool?
         var fuse_unk: Bool?
-        var vocab: [Piece]?
     }
 
     /// `[piece, score]`.
@@ -400,6 +410,184 @@ private struct TokenizerFile: Decodable {
     var pre_tokenizer: PlainJSON?
     var post_processor: PlainJSON?
     var added_tokens: PlainJSON?
+}
+
+/// `tokenizer.json` with its vocabulary decoded too, for a file `VocabularyScanner` cannot read.
+private struct TokenizerFileWithVocabulary: Decodable {
+    struct Model: Decodable { var vocab: [TokenizerFile.Piece]? }
+    var file: TokenizerFile
+    var model: Model?
+
+    enum CodingKeys: String, CodingKey { case model }
+
+    init(from decoder: any Decoder) throws {
+        file = try TokenizerFile(from: decoder)
+        model = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Model.self, forKey: .model)
+    }
+}
+
+/// Reads `model.vocab` of a `tokenizer.json` — `[["piece", score], …]` — straight from its
+/// bytes: each piece as UTF-8 (JSON escapes, surrogate pairs included, decoded), each score as a
+/// float. nil for anything it does not expect (the caller then decodes the file with
+/// JSONDecoder), so it never reads a file differently from JSONDecoder, only faster.
+enum VocabularyScanner {
+    static func vocabulary(in data: Data) -> [(bytes: [UInt8], score: Float)]? {
+        data.withUnsafeBytes { raw in
+            var scanner = Scanner(bytes: raw.bindMemory(to: UInt8.self))
+            return scanner.topLevel()
+        }
+    }
+
+    struct Scanner {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var at = 0
+
+        mutating func skipSpace() {
+            while at < bytes.count, bytes[at] == 0x20 || bytes[at] == 0x0A || bytes[at] == 0x0D || bytes[at] == 0x09 { at += 1 }
+        }
+
+        mutating func take(_ byte: UInt8) -> Bool {
+            skipSpace()
+            guard at < bytes.count, bytes[at] == byte else { return false }
+            at += 1
+            return true
+        }
+
+        /// The top-level object's "model" object's "vocab".
+        mutating func topLevel() -> [(bytes: [UInt8], score: Float)]? {
+            guard take(0x7B) else { return nil }   // {
+            var found: [(bytes: [UInt8], score: Float)]?
+            return members { key, scanner in
+                guard key == Array("model".utf8) else { return scanner.skipValue() }
+                guard scanner.take(0x7B) else { return scanner.skipValue() }
+                return scanner.members { key, scanner in
+                    guard key == Array("vocab".utf8) else { return scanner.skipValue() }
+                    found = scanner.pairs()
+                    return found != nil
+                }
+            } ? found : nil
+        }
+
+        /// An object's members after its `{`, each handed to `value` (which reads its value).
+        mutating func members(_ value: (_ key: [UInt8], inout Scanner) -> Bool) -> Bool {
+            if take(0x7D) { return true }   // }
+            while true {
+                guard take(0x22), let key = string(), take(0x3A), value(key, &self) else { return false }
+                if take(0x2C) { continue }
+                return take(0x7D)
+            }
+        }
+
+        /// `[["piece", score], …]`.
+        mutating func pairs() -> [(bytes: [UInt8], score: Float)]? {
+            guard take(0x5B) else { return nil }
+            var out: [(bytes: [UInt8], score: Float)] = []
+            if take(0x5D) { return out }
+            while true {
+                guard take(0x5B), take(0x22), let piece = string(), take(0x2C), let score = number(), take(0x5D) else { return nil }
+                out.append((piece, Float(score)))
+                if take(0x2C) { continue }
+                return take(0x5D) ? out : nil
+            }
+        }
+
+        /// A string's UTF-8 after its opening quote, escapes decoded.
+        mutating func string() -> [UInt8]? {
+            var out: [UInt8] = []
+            while at < bytes.count {
+                let byte = bytes[at]
+                at += 1
+                switch byte {
+                case 0x22: return out
+                case 0x5C:
+                    guard at < bytes.count else { return nil }
+                    let escape = bytes[at]
+                    at += 1
+                    switch escape {
+                    case 0x22, 0x5C, 0x2F: out.append(escape)
+                    case 0x62: out.append(0x08)
+                    case 0x66: out.append(0x0C)
+                    case 0x6E: out.append(0x0A)
+                    case 0x72: out.append(0x0D)
+                    case 0x74: out.append(0x09)
+                    case 0x75:
+                        guard var code = hex4() else { return nil }
+                        if (0xD800...0xDBFF).contains(code) {
+                            guard at + 1 < bytes.count, bytes[at] == 0x5C, bytes[at + 1] == 0x75 else { return nil }
+                            at += 2
+                            guard let low = hex4(), (0xDC00...0xDFFF).contains(low) else { return nil }
+                            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                        } else if (0xDC00...0xDFFF).contains(code) {
+                            return nil
+                        }
+                        guard let scalar = Unicode.Scalar(code) else { return nil }
+                        out.append(contentsOf: String(Character(scalar)).utf8)
+                    default: return nil
+                    }
+                case 0..<0x20: return nil
+                default: out.append(byte)
+                }
+            }
+            return nil
+        }
+
+        mutating func hex4() -> UInt32? {
+            guard at + 4 <= bytes.count else { return nil }
+            var value: UInt32 = 0
+            for _ in 0..<4 {
+                let byte = bytes[at]
+                at += 1
+                let digit: UInt32
+                switch byte {
+                case 0x30...0x39: digit = UInt32(byte - 0x30)
+                case 0x41...0x46: digit = UInt32(byte - 0x41 + 10)
+                case 0x61...0x66: digit = UInt32(byte - 0x61 + 10)
+                default: return nil
+                }
+                value = value << 4 | digit
+            }
+            return value
+        }
+
+        mutating func number() -> Double? {
+            skipSpace()
+            let start = at
+            while at < bytes.count, (0x30...0x39).contains(bytes[at]) || [0x2D, 0x2B, 0x2E, 0x65, 0x45].contains(bytes[at]) { at += 1 }
+            guard at > start else { return nil }
+            return Double(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<at]), as: UTF8.self))
+        }
+
+        /// Any value, skipped (strings' escapes and nesting respected).
+        mutating func skipValue() -> Bool {
+            skipSpace()
+            guard at < bytes.count else { return false }
+            switch bytes[at] {
+            case 0x22:
+                at += 1
+                while at < bytes.count {
+                    if bytes[at] == 0x5C { at += 2; continue }
+                    if bytes[at] == 0x22 { at += 1; return true }
+                    at += 1
+                }
+                return false
+            case 0x7B:
+                at += 1
+                return members { _, scanner in scanner.skipValue() }
+            case 0x5B:
+                at += 1
+                if take(0x5D) { return true }
+                while true {
+                    guard skipValue() else { return false }
+                    if take(0x2C) { continue }
+                    return take(0x5D)
+                }
+            default:
+                let start = at
+                while at < bytes.count, !",}] \n\r\t".utf8.contains(bytes[at]) { at += 1 }
+                return at > start
+            }
+        }
+    }
 }
 
 /// Any JSON value as `String`, `Int`, `Double`, `Bool`, `NSNull`, `[Any]` or `[String: Any]`.

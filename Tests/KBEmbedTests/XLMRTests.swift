@@ -43,6 +43,56 @@ struct XLMRReference: Decodable {
 }
 
 extension XLMRTests {
+    /// The vocabulary read straight from the bytes is JSONDecoder's, piece by piece and score by
+    /// score; escapes and surrogate pairs are decoded; anything unexpected gives nil (JSONDecoder then).
+    @Test func theVocabularyScannerReadsWhatJSONDecoderReads() throws {
+        struct File: Decodable {
+            struct Model: Decodable { var vocab: [[Entry]] }
+            enum Entry: Decodable {
+                case text(String), score(Double)
+                init(from decoder: any Decoder) throws {
+                    let value = try decoder.singleValueContainer()
+                    if let text = try? value.decode(String.self) { self = .text(text) } else { self = .score(try value.decode(Double.self)) }
+                }
+            }
+            var model: Model
+        }
+        func decoded(_ data: Data) throws -> [(bytes: [UInt8], score: Float)] {
+            try JSONDecoder().decode(File.self, from: data).model.vocab.map { pair in
+                guard case .text(let text) = pair[0], case .score(let score) = pair[1] else { throw CocoaError(.coderReadCorrupt) }
+                return (Array(text.utf8), Float(score))
+            }
+        }
+        func same(_ a: [(bytes: [UInt8], score: Float)]?, _ b: [(bytes: [UInt8], score: Float)]) -> Bool {
+            guard let a, a.count == b.count else { return false }
+            return zip(a, b).allSatisfy { $0.bytes == $1.bytes && $0.score.bitPattern == $1.score.bitPattern }
+        }
+        let fixture = try Data(contentsOf: URL(fileURLWithPath: XLMRReference.fixtureFolder + "/tokenizer.json"))
+        let reference = try decoded(fixture)
+        #expect(reference.count > 500)
+        #expect(same(VocabularyScanner.vocabulary(in: fixture), reference))
+
+        let escapes = Data(#"""
+            {"version": "1.0", "added_tokens": [{"id": 0, "content": "<s>"}], "normalizer": null,
+             "model": {"type": "Unigram", "unk_id": 2, "vocab": [["\u2581caf\u00e9", -1.5e-3], ["\ud83d\ude00", 0],
+               ["a\"b\\c\/d\n", -12.25], ["\u0000x", -7]], "byte_fallback": false}}
+            """#.utf8)
+        let read = try #require(VocabularyScanner.vocabulary(in: escapes))
+        #expect(same(read, try decoded(escapes)))
+        #expect(read.map { String(decoding: $0.bytes, as: UTF8.self) } == ["▁café", "😀", "a\"b\\c/d\n", "\u{0}x"])
+        for broken in [#"{"model": {"vocab": [["a", -1], ["b"]]}}"#, #"{"model": {"vocab": [["\ud83d", 0]]}}"#,
+                       #"{"model": {"vocab": [["a", -1]]}"#, #"{"model": {"type": "Unigram"}}"#, "[1, 2]"] {
+            #expect(VocabularyScanner.vocabulary(in: Data(broken.utf8)) == nil, "\(broken)")
+        }
+        // A vocabulary the scanner cannot read goes to JSONDecoder, which says what is wrong.
+        let error = #expect(throws: KBError.self) {
+            try UnigramTokenizer(json: Data(#"{"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0], ["b"]]}}"#.utf8), source: "t.json")
+        }
+        #expect(error?.message.hasPrefix("t.json is not a tokenizer.json kb can read") == true, "\(error?.message ?? "")")
+    }
+}
+
+extension XLMRTests {
     static let embedder: Result<BERTEmbedder, any Error> = Result {
         try BERTEmbedder(folder: ModelFolder(path: TinyXLMR.folder.get()), maxSequencesPerPass: 8)
     }
