@@ -192,7 +192,7 @@ let package = Package(
         // and the scans with known text the OCR tests and scripts/bench-ocr.sh make.
         .target(name: "KBTestSupport", dependencies: ["CPoppler", "CTesseract", "KBKit", "KBPostgres", .product(name: "ZIPFoundation", package: "ZIPFoundation")], path: "Tests/KBTestSupport", swiftSettings: strict),
         .testTarget(
-            name: "KBIngestTests", dependencies: ["KBCore", "KBIngest", "KBTestSupport"], resources: [.copy("Fixtures")],
+            name: "KBIngestTests", dependencies: ["CPoppler", "KBCore", "KBIngest", "KBTestSupport"], resources: [.copy("Fixtures")],
             swiftSettings: strict),
         .testTarget(
             name: "KBSQLiteTests",

@@ -151,26 +151,18 @@ import Testing
     @Test func aPageWithoutInkIsSeenAtAGlanceAndAnyMarkIsRenderedInFull() throws {
         // Three letter-size pages: nothing on the first; a black square 1/100 inch wide (a quarter
         // of a pixel at the preview's 24 dpi) on the second; a grey picture over the third.
-        var pdf = "%PDF-1.4\n"
-        var offsets: [Int] = []
-        func add(_ body: String) {
-            offsets.append(pdf.utf8.count)
-            pdf += "\(offsets.count) 0 obj\n\(body)\nendobj\n"
-        }
-        add("<< /Type /Catalog /Pages 2 0 R >>")
-        add("<< /Type /Pages /Kids [3 0 R 4 0 R 6 0 R] /Count 3 >>")
-        add("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>")
-        add("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R >>")
-        let speck = "0 0 0 rg 300 400 0.72 0.72 re f"
-        add("<< /Length \(speck.utf8.count) >>\nstream\n\(speck)\nendstream")
-        add("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im 7 0 R >> >> /Contents 8 0 R >>")
-        add("<< /Type /XObject /Subtype /Image /Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 /Length 64 >>\nstream\n"
-            + String(repeating: "@", count: 64) + "\nendstream")
-        let paint = "q 612 0 0 792 0 0 cm /Im Do Q"
-        add("<< /Length \(paint.utf8.count) >>\nstream\n\(paint)\nendstream")
-        let xref = pdf.utf8.count
-        pdf += "xref\n0 \(offsets.count + 1)\n0000000000 65535 f \n" + offsets.map { String(format: "%010d 00000 n \n", $0) }.joined()
-        pdf += "trailer\n<< /Size \(offsets.count + 1) /Root 1 0 R >>\nstartxref\n\(xref)\n%%EOF\n"
+        let speck = "0 0 0 rg 300 400 0.72 0.72 re f", paint = "q 612 0 0 792 0 0 cm /Im Do Q"
+        let pdf = Self.handMadePDF([
+            "<< /Type /Catalog /Pages 2 0 R >>",
+            "<< /Type /Pages /Kids [3 0 R 4 0 R 6 0 R] /Count 3 >>",
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>",
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R >>",
+            "<< /Length \(speck.utf8.count) >>\nstream\n\(speck)\nendstream",
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im 7 0 R >> >> /Contents 8 0 R >>",
+            "<< /Type /XObject /Subtype /Image /Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 /Length 64 >>\nstream\n"
+                + String(repeating: "@", count: 64) + "\nendstream",
+            "<< /Length \(paint.utf8.count) >>\nstream\n\(paint)\nendstream",
+        ])
         let file = path("speck.pdf")
         try Data(pdf.utf8).write(to: URL(fileURLWithPath: file))
         var status = KB_PDF_OK
@@ -313,21 +305,27 @@ import Testing
     }
 
     @Test func aPDFThatClaimsTooManyPagesIsRefusedBeforeItsPagesAreRead() throws {
+        let pages = PDFLoader.maximumPages + 1
+        let pdf = Self.handMadePDF([
+            "<< /Type /Catalog /Pages 2 0 R >>",
+            "<< /Type /Pages /Kids [" + (0..<pages).map { "\($0 + 3) 0 R" }.joined(separator: " ") + "] /Count \(pages) >>",
+        ] + Array(repeating: "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>", count: pages))
+        let error = #expect(throws: KBError.self) { try PDFLoader(options: IngestOptions()).load(Data(pdf.utf8), path: "/pages.pdf", contentHash: "h") }
+        #expect(error?.message.contains("\(pages) pages, more than kb reads") == true, "\(error?.message ?? "")")
+    }
+
+    /// A PDF of `objects` (numbered from 1, the first the catalog) with its cross-reference table.
+    static func handMadePDF(_ objects: [String]) -> String {
         var pdf = "%PDF-1.4\n"
         var offsets: [Int] = []
-        func add(_ body: String) {
+        for body in objects {
             offsets.append(pdf.utf8.count)
             pdf += "\(offsets.count) 0 obj\n\(body)\nendobj\n"
         }
-        let pages = PDFLoader.maximumPages + 1
-        add("<< /Type /Catalog /Pages 2 0 R >>")
-        add("<< /Type /Pages /Kids [" + (0..<pages).map { "\($0 + 3) 0 R" }.joined(separator: " ") + "] /Count \(pages) >>")
-        for _ in 0..<pages { add("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>") }
         let xref = pdf.utf8.count
         pdf += "xref\n0 \(offsets.count + 1)\n0000000000 65535 f \n" + offsets.map { String(format: "%010d 00000 n \n", $0) }.joined()
         pdf += "trailer\n<< /Size \(offsets.count + 1) /Root 1 0 R >>\nstartxref\n\(xref)\n%%EOF\n"
-        let error = #expect(throws: KBError.self) { try PDFLoader(options: IngestOptions()).load(Data(pdf.utf8), path: "/pages.pdf", contentHash: "h") }
-        #expect(error?.message.contains("\(pages) pages, more than kb reads") == true, "\(error?.message ?? "")")
+        return pdf
     }
 
     @Test func sourcesAreReadAgainOnlyWhenTheirOCRWouldChange() {
