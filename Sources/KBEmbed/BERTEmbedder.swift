@@ -196,6 +196,18 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     /// The most texts one pass has held so far.
     public var largestPass: Int { max(queue.statistics.largestPass, queryQueue?.statistics.largestPass ?? 0) }
 
+    /// Waits (off the cooperative pool) until the layers of every model made so far are set up:
+    /// call it before a process exits, which must not happen while oneDNN is still setting them
+    /// up on a thread of their own (a command that needed no vector exits within milliseconds).
+    public static func finishBackgroundWork() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                LayerBuild.drainAll()
+                continuation.resume()
+            }
+        }
+    }
+
     /// One forward pass over token-id sequences on the calling thread, timing each stage into
     /// `profile`. For measurements (`kb-bench encoder-profile`).
     public func forwardPass(_ sequences: [[Int32]], threads: Int = 1, profile: inout EncoderProfile) throws -> [[Float]] {
@@ -213,6 +225,7 @@ final class LayerBuild: @unchecked Sendable {
     private var waiting: [CheckedContinuation<Void, any Error>] = []
 
     init(_ work: @escaping @Sendable () throws -> Void) {
+        Self.running.started()
         DispatchQueue.global(qos: .userInitiated).async {
             let result = Result { try work() }
             self.condition.lock()
@@ -222,6 +235,47 @@ final class LayerBuild: @unchecked Sendable {
             self.condition.broadcast()
             self.condition.unlock()
             for continuation in waiting { continuation.resume(with: result) }
+            Self.running.ended()
+        }
+    }
+
+    /// Builds under way. A process must not exit while one runs (a command that needed no vector:
+    /// an ingest with nothing changed): oneDNN's own teardown runs under it and the build crashes.
+    /// kb's command line waits for them before it exits (`BERTEmbedder.finishBackgroundWork()`);
+    /// an `atexit` handler registered with the first build waits too, but runs after the teardown
+    /// of what oneDNN first set up later than that.
+    private static let running = Running()
+
+    /// Blocks until no build is under way.
+    static func drainAll() { running.drain() }
+
+    /// @unchecked Sendable: `count` is guarded by `condition`.
+    private final class Running: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var count = 0
+        private var registered = false
+
+        func started() {
+            condition.lock()
+            defer { condition.unlock() }
+            count += 1
+            if !registered {
+                registered = true
+                atexit { LayerBuild.running.drain() }
+            }
+        }
+
+        func ended() {
+            condition.lock()
+            count -= 1
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        func drain() {
+            condition.lock()
+            while count > 0 { condition.wait() }
+            condition.unlock()
         }
     }
 

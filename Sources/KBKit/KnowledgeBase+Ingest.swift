@@ -1,4 +1,5 @@
 import Foundation
+import KBEmbed
 public import KBCore
 public import KBIngest
 public import KBStore
@@ -61,6 +62,11 @@ extension KnowledgeBase {
                         progress: @Sendable (IngestProgress) -> Void = { _ in }) async throws -> ReindexReport {
         try await ingestor.reindex(to: choice, dropOld: dropOld, progress: progress)
     }
+
+    /// Waits until the local models made so far have finished setting up their layers on their
+    /// own threads: a process calls it before it exits (an exit during that set-up crashes in
+    /// oneDNN's teardown). kb's command line does.
+    public static func finishBackgroundWork() async { await BERTEmbedder.finishBackgroundWork() }
 
     /// An absolute, standardised path (`~` expanded, relative to the current folder).
     public static func absolutePath(_ path: String) -> String { FileScanner.absolute(path) }

@@ -42,8 +42,11 @@ struct KB: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
+            await KnowledgeBase.finishBackgroundWork()
             exit(withError: error)
         }
+        // A model made but not needed (nothing changed) may still be setting up its layers.
+        await KnowledgeBase.finishBackgroundWork()
     }
 }
 
