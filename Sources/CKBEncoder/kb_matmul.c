@@ -223,6 +223,24 @@ fail:
     return NULL;
 }
 
+void kb_matmul_prime(kb_precision precision) {
+    if (precision != KB_PRECISION_BF16 && precision != KB_PRECISION_INT8) return;
+    enum { side = 32 };
+    float weight[side * side], bias[side], x[side], out[side];
+    for (size_t i = 0; i < side * side; i++) weight[i] = (float)(i % 7) / 7.0f;
+    for (size_t i = 0; i < side; i++) bias[i] = x[i] = (float)i / side;
+    const int outputs = precision == KB_PRECISION_BF16 ? 2 : 1;
+    for (int bf16_output = 0; bf16_output < outputs; bf16_output++) {
+        kb_matmul *m = kb_matmul_create(precision, weight, side, side, NULL, bf16_output ? KB_ACTIVATION_GELU : KB_ACTIVATION_NONE,
+                                        bf16_output, NULL, 0);
+        if (!m) return;
+        void *scratch = malloc(kb_matmul_scratch_bytes(m, 1));
+        if (scratch) kb_matmul_run(m, x, 0, 1, bias, out, scratch, 1, NULL, 0);
+        free(scratch);
+        kb_matmul_free(m);
+    }
+}
+
 void kb_matmul_free(kb_matmul *m) {
     if (!m) return;
     if (m->primitive) dnnl_primitive_destroy(m->primitive);

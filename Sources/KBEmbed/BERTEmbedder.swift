@@ -73,6 +73,12 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
         tokenizer = try folder.tokenizer()
         let encoder = try BERTEncoder(folder: folder, precision: precision.resolved(), buildingLayers: false)
         self.encoder = encoder
+        // oneDNN's process-wide state made here, before the build's exit handler is registered:
+        // at exit it is then torn down only after that handler has waited for the build.
+        if encoder.precision != KB_PRECISION_FP32 {
+            kb_matmul_prime(KB_PRECISION_BF16)
+            if encoder.precision == KB_PRECISION_INT8 { kb_matmul_prime(KB_PRECISION_INT8) }
+        }
         layers = LayerBuild { try encoder.buildLayers() }
         self.precision = EncoderPrecision(encoder.precision)
         configuredMode = mode ?? ProcessCompute.mode
@@ -196,9 +202,10 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
     /// The most texts one pass has held so far.
     public var largestPass: Int { max(queue.statistics.largestPass, queryQueue?.statistics.largestPass ?? 0) }
 
-    /// Waits (off the cooperative pool) until the layers of every model made so far are set up:
-    /// call it before a process exits, which must not happen while oneDNN is still setting them
-    /// up on a thread of their own (a command that needed no vector exits within milliseconds).
+    /// Waits (off the cooperative pool) until the layers of every model made so far are set up.
+    /// An exit while oneDNN still sets them up on a thread of their own (a command that needed no
+    /// vector exits within milliseconds) is waited for by an exit handler as well; this makes the
+    /// wait explicit.
     public static func finishBackgroundWork() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {
@@ -240,10 +247,13 @@ final class LayerBuild: @unchecked Sendable {
     }
 
     /// Builds under way. A process must not exit while one runs (a command that needed no vector:
-    /// an ingest with nothing changed): oneDNN's own teardown runs under it and the build crashes.
-    /// kb's command line waits for them before it exits (`BERTEmbedder.finishBackgroundWork()`);
-    /// an `atexit` handler registered with the first build waits too, but runs after the teardown
-    /// of what oneDNN first set up later than that.
+    /// an ingest with nothing changed): oneDNN's own teardown would run under it and the build
+    /// crash (every time, when kb's command line skipped its wait). An `atexit` handler
+    /// registered with the first build waits for them. Exit handlers run in the reverse order of
+    /// their registration, oneDNN's (its process-wide state's destructors) included, so the model
+    /// makes that state first (`kb_matmul_prime`) and only then starts the build that registers
+    /// the handler: the handler then runs, and waits, before oneDNN's teardown. kb's command line
+    /// also waits explicitly (`BERTEmbedder.finishBackgroundWork()`).
     private static let running = Running()
 
     /// Blocks until no build is under way.

@@ -64,8 +64,9 @@ extension KnowledgeBase {
     }
 
     /// Waits until the local models made so far have finished setting up their layers on their
-    /// own threads: a process calls it before it exits (an exit during that set-up crashes in
-    /// oneDNN's teardown). kb's command line does.
+    /// own threads. A process that simply exits is waited for too (an exit handler does it, before
+    /// oneDNN tears its state down); calling this first makes the wait part of the caller's own
+    /// work, as kb's command line does.
     public static func finishBackgroundWork() async { await BERTEmbedder.finishBackgroundWork() }
 
     /// An absolute, standardised path (`~` expanded, relative to the current folder).

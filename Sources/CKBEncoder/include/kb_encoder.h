@@ -116,6 +116,12 @@ kb_matmul *kb_matmul_create(kb_precision precision, const float *weight, size_t 
 
 void kb_matmul_free(kb_matmul *matmul);
 
+/// Makes and runs a small product of `precision` (bf16 or int8; anything else does nothing), so
+/// that oneDNN's process-wide state exists from then on. A process's exit tears that state down
+/// before it runs the exit handlers registered earlier: a caller that will wait at exit for
+/// products being made on another thread primes first, then registers its handler.
+void kb_matmul_prime(kb_precision precision);
+
 /// Bytes of scratch kb_matmul_run needs for `rows` input rows.
 size_t kb_matmul_scratch_bytes(const kb_matmul *matmul, size_t rows);
 
