@@ -4,7 +4,8 @@
 # core and on every core), the arithmetic the book's snippets need in the local model (kb-bench
 # encoder-work: tokens, linear layers, attention), the floor that gives, and `kb ingest` of the
 # book timed (reading alone with --embedder none; then embedded at the default precision and at
-# --precision int8). Writes bench-results/encoder-floor.json.
+# --precision int8), and where a forward pass's time goes (each stage on one core against its
+# arithmetic). Writes bench-results/encoder-floor.json.
 #
 #   scripts/bench-encoder-floor.sh [BOOK.pdf]   default: ../shared/pdfs/octave-manual.pdf when
 #                                               present, else the sample corpus's book
@@ -56,6 +57,13 @@ KB_MODEL_DIR="$MODEL_DIR" .build/release/kb-bench encoder-work "$WORK/texts.txt"
 cat "$WORK/work.json"; echo
 # (A CPU without AVX-512 VNNI has no int8 products: `kb ingest` says so and that run is left out.)
 ingest int8 --model "$MODEL" --precision int8 || echo "int8: not measured"
+# Where a pass's time goes: each stage of one forward pass (32 passages × 128 tokens on one core,
+# bf16 where the CPU has it) against its arithmetic and one core's peak.
+say "Each stage of a forward pass on one core (kb-bench encoder-profile)"
+precision=$(grep -q '"bf16","threads":1' "$WORK/peak.jsonl" && echo bf16 || echo fp32)
+KB_PRECISION=$precision KB_MODEL_DIR="$MODEL_DIR" .build/release/kb-bench encoder-profile 1 > "$WORK/stages.json"
+cp "$MODEL_DIR/config.json" "$WORK/config.json"
+echo "$precision" > "$WORK/stages.precision"
 
 python3 - "$WORK" "$BOOK" <<'PY'
 import json, os, sys
@@ -86,5 +94,27 @@ if "bf16" in kinds:
     result["ingest_over_bf16_floor"] = seconds["default"] / floor["bf16"]
     print(f"ingest at the default ÷ the bf16 floor: {seconds['default']:.1f} / {floor['bf16']:.1f} s = ×{result['ingest_over_bf16_floor']:.2f} "
           f"(embedding alone ×{embed / floor['bf16']:.2f})")
+
+# The stages of one pass over the profile's largest shape, each against its own arithmetic.
+config = json.load(open(f"{work}/config.json"))
+h, inner, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
+precision = open(f"{work}/stages.precision").read().strip()
+shape = json.load(open(f"{work}/stages.json"))["rows"][-1]
+tokens, sequences = shape["tokens"], shape["sequences"]
+n = tokens // sequences
+operations = {"qkv": 2 * 3 * h * h * layers * tokens, "attention": 4 * n * n * h * layers * sequences,
+              "attentionOutput": 2 * h * h * layers * tokens, "feedForwardUp": 2 * h * inner * layers * tokens,
+              "feedForwardDown": 2 * inner * h * layers * tokens}
+core = peak.get((precision, 1), 0)
+print(f"one forward pass, {shape['shape']}, {precision}, one core (peak {core:.0f} G/s): {shape['total']:.1f} ms")
+stages = {}
+for stage in ("embeddings", "qkv", "attention", "attentionOutput", "feedForwardUp", "feedForwardDown", "pooling"):
+    ms = shape[stage]
+    rate = operations[stage] / ms / 1e6 if stage in operations and ms > 0 else None
+    stages[stage] = {"ms": ms, "gops": rate}
+    print(f"  {stage:16s} {ms:8.2f} ms {100 * ms / shape['total']:5.1f}%"
+          + (f"  {rate:5.0f} G/s ({100 * rate / core:.0f}% of the core's peak)" if rate and core else ""))
+print("  (attentionOutput and feedForwardDown include their LayerNorm; feedForwardUp its bias, GELU and bf16 pass)")
+result["pass_stages"] = {"shape": shape["shape"], "precision": precision, "core_peak_gops": core, "stages": stages}
 json.dump(result, open("bench-results/encoder-floor.json", "w"), indent=2)
 PY
