@@ -19,6 +19,9 @@ public struct KBError: Error, Sendable, CustomStringConvertible {
         case noIndex = "no_index"
         case newerSchema = "newer_schema"
         case database = "database"
+        /// The index's database server cannot be reached right now (PostgreSQL restarting or
+        /// gone); the same request may succeed shortly.
+        case databaseUnavailable = "database_unavailable"
         case notFound = "not_found"
         case unsupportedMode = "unsupported_mode"
         case invalidModel = "invalid_model"

@@ -14,3 +14,12 @@ extension KnowledgeBase {
         try await store.dropApproximateIndex()
     }
 }
+
+extension KnowledgeBase {
+    /// Rewrites the keyword index so that searches read as little as they can (`kb index
+    /// optimize`): PostgreSQL merges recent writes and deletions into its postings' blocks and
+    /// builds every word's blocks anew; SQLite merges its keyword table's segments.
+    public func optimizeKeywordIndex() async throws -> KeywordIndexReport {
+        try await store.optimizeKeywordIndex()
+    }
+}

@@ -14,6 +14,7 @@ public struct PostgresEngine: StoreEngine {
 
     public func open(_ location: String, _ opening: StoreOpening) throws -> any IndexStore {
         try PostgresStore.open(url: location, create: opening.create, connections: opening.options.connections,
+                               keywordCacheMegabytes: opening.options.keywordCacheMegabytes,
                                textSearchConfig: opening.options.textSearch, analyzer: opening.analyzer,
                                environment: opening.environment)
     }

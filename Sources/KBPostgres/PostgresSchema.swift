@@ -396,6 +396,89 @@ enum PostgresSchema {
             """,
             "CREATE INDEX vectors_of_memories ON vectors (embedder_id) WHERE memory",
         ]),
+        // Keyword postings in blocks (`PostgresKeywordIndex`): a directory per term and its blocks;
+        // `postings` becomes the tail of snippets written since the blocks were, and
+        // `keyword_deleted` the postings of snippets deleted from blocks. Deletes update the
+        // statistics once per statement, and a bulk load (`kb.bulk_keywords`) writes neither tail
+        // nor statistics, which it writes itself. Existing postings stay in the tail until the
+        // first merge (`kb index optimize`, or the write that finds the tail over its limit).
+        ("v14-keyword-blocks", [
+            "CREATE TABLE keyword_terms (lexeme text PRIMARY KEY, directory bytea NOT NULL)",
+            """
+            CREATE TABLE keyword_blocks (
+                lexeme text NOT NULL,
+                block integer NOT NULL,
+                data bytea NOT NULL,
+                PRIMARY KEY (lexeme, block)
+            )
+            """,
+            "ALTER TABLE keyword_blocks ALTER COLUMN data SET STORAGE EXTERNAL",
+            "ALTER TABLE keyword_terms ALTER COLUMN directory SET STORAGE EXTERNAL",
+            "CREATE TABLE keyword_deleted (lexeme text NOT NULL, snippet_id bigint NOT NULL, PRIMARY KEY (lexeme, snippet_id))",
+            """
+            INSERT INTO kb_meta (key, value)
+            SELECT 'keyword_tail', count(*)::text FROM postings
+            UNION ALL SELECT 'keyword_deleted', '0' UNION ALL SELECT 'keyword_merged_through', '0' UNION ALL SELECT 'keyword_version', '0'
+            ON CONFLICT (key) DO NOTHING
+            """,
+            """
+            CREATE OR REPLACE FUNCTION kb_snippet_length() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NEW.fts_length = 0 THEN NEW.fts_length := kb_weighted_length(NEW.fts); END IF;
+                RETURN NEW;
+            END
+            $$
+            """,
+            """
+            CREATE OR REPLACE FUNCTION kb_snippets_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF coalesce(current_setting('kb.bulk_keywords', true), '') = 'on' OR NOT EXISTS (SELECT 1 FROM inserted) THEN
+                    RETURN NULL;
+                END IF;
+                INSERT INTO term_stats (lexeme, snippets)
+                SELECT u.lexeme, count(*) FROM inserted i, unnest(i.fts) u GROUP BY u.lexeme
+                ON CONFLICT (lexeme) DO UPDATE SET snippets = term_stats.snippets + excluded.snippets;
+                UPDATE kb_meta SET value = (value::float8 + CASE key
+                    WHEN 'fts_snippets' THEN (SELECT count(*) FROM inserted)
+                    WHEN 'fts_total_length' THEN (SELECT coalesce(sum(fts_length), 0) FROM inserted)
+                    ELSE (SELECT count(*) FROM inserted i, unnest(i.fts) u) END)::text
+                WHERE key IN ('fts_snippets', 'fts_total_length', 'keyword_tail');
+                INSERT INTO postings (lexeme, snippet_id, tf)
+                SELECT u.lexeme, i.id, (SELECT sum(CASE w WHEN 'A' THEN 2.0 WHEN 'B' THEN 1.5 ELSE 1.0 END) FROM unnest(u.weights) w)
+                FROM inserted i, unnest(i.fts) u;
+                RETURN NULL;
+            END
+            $$
+            """,
+            "DROP TRIGGER snippets_statistics_delete ON snippets",
+            """
+            CREATE FUNCTION kb_snippets_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+            DECLARE
+                merged bigint := (SELECT value::bigint FROM kb_meta WHERE key = 'keyword_merged_through');
+            BEGIN
+                -- (A statement that deleted nothing, as replacing a new source does, changes nothing.)
+                IF NOT EXISTS (SELECT 1 FROM deleted) THEN RETURN NULL; END IF;
+                UPDATE term_stats t SET snippets = t.snippets - c.n
+                FROM (SELECT u.lexeme, count(*) AS n FROM deleted d, unnest(d.fts) u GROUP BY u.lexeme) c WHERE t.lexeme = c.lexeme;
+                UPDATE kb_meta SET value = greatest(value::float8 - CASE key
+                    WHEN 'fts_snippets' THEN (SELECT count(*) FROM deleted)
+                    WHEN 'fts_total_length' THEN (SELECT coalesce(sum(fts_length), 0) FROM deleted)
+                    ELSE (SELECT count(*) FROM deleted d, unnest(d.fts) u WHERE d.id > merged) END, 0)::text
+                WHERE key IN ('fts_snippets', 'fts_total_length', 'keyword_tail');
+                WITH gone AS (
+                    INSERT INTO keyword_deleted (lexeme, snippet_id)
+                    SELECT u.lexeme, d.id FROM deleted d, unnest(d.fts) u WHERE d.id <= merged
+                    ON CONFLICT DO NOTHING RETURNING 1)
+                UPDATE kb_meta SET value = (value::bigint + (SELECT count(*) FROM gone))::text WHERE key = 'keyword_deleted';
+                RETURN NULL;
+            END
+            $$
+            """,
+            """
+            CREATE TRIGGER snippets_deleted AFTER DELETE ON snippets REFERENCING OLD TABLE AS deleted
+            FOR EACH STATEMENT EXECUTE FUNCTION kb_snippets_deleted()
+            """,
+        ]),
     ]
 
     static var version: Int { migrations.count }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import KBCore
 import Logging
+import NIOCore
 import PostgresNIO
 
 /// A value bound to a statement parameter.
@@ -12,6 +13,8 @@ enum PGValue: Sendable {
     case bytes(Data?)
     case texts([String])
     case ints([Int64])
+    case int32s([Int32])
+    case blobs([[UInt8]])
     case floats([Float])
     case doubles([Double])
 }
@@ -41,6 +44,8 @@ struct SQL {
             case .bytes(let v): if let v { try! bindings.append(v) } else { bindings.appendNull() }
             case .texts(let v): bindings.append(v)
             case .ints(let v): bindings.append(v)
+            case .int32s(let v): bindings.append(v)
+            case .blobs(let v): bindings.append(v.map { ByteBuffer(bytes: $0) })
             case .floats(let v): bindings.append(v)
             case .doubles(let v): bindings.append(v)
             }
@@ -63,13 +68,11 @@ final class PGSession: @unchecked Sendable {
         self.logger = logger
     }
 
-    /// Every row of `sql`.
+    /// Every row of `sql`. The statement goes out on the connection's event loop and this thread
+    /// waits for its future: no task on Swift's cooperative pool between the two (a statement's
+    /// round trip is most of a small one's cost).
     func rows(_ sql: SQL) throws -> [PostgresRandomAccessRow] {
-        let query = sql.query
-        let connection = connection, logger = logger
-        return try blocking {
-            try await connection.query(query, logger: logger).collect().map { $0.makeRandomAccess() }
-        }
+        try connection.query(sql.query, logger: logger).wait().rows.map { $0.makeRandomAccess() }
     }
 
     func rows(_ text: String, _ values: PGValue...) throws -> [PostgresRandomAccessRow] {

@@ -8,6 +8,8 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     let session: PGSession
     let location: String
     let keywords: PostgresKeywords
+    /// Keyword blocks this process keeps (nil: none).
+    var blockCache: KeywordBlockCache? = nil
 
     func status() throws -> IndexStatus {
         let byKind = try session.rows("SELECT kind, count(*) FROM sources GROUP BY kind")
@@ -275,41 +277,40 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     // MARK: - Search
 
     /// Keyword ranking: the snippets holding any of the query's words (as `KeywordQuery` finds
-    /// them, normalised by the index's text search configuration), scored with BM25 (k1 1.2,
-    /// b 0.75) over column-weighted term frequencies (title 2, heading path and keywords 1.5,
-    /// text 1, as SQLite's bm25 weighs the columns), read from the postings of those words and the
-    /// statistics the triggers keep. Higher is better.
+    /// them, normalised by the index's analysis), scored with BM25 (k1 1.2, b 0.75) over
+    /// column-weighted term frequencies (title 2, heading path and keywords 1.5, text 1, as
+    /// SQLite's bm25 weighs the columns), from the blocks and tail of `PostgresKeywordIndex` and
+    /// the statistics the triggers keep. Higher is better. Only the query's filters' snippets
+    /// (`allowed`, read here when not given), else those a search without filters may show.
     func keywordRanking(_ query: SearchQuery, limit: Int, allowed: Set<Int64>?) throws -> [(id: Int64, score: Double)] {
+        let allowed = try allowed ?? filteredSnippetIDs(query)
+        let excluded = allowed == nil ? try hiddenSnippetIDs(user: query.user, everyUser: query.everyUser) : []
+        return try keywordRanking(query, limit: limit, allowed: allowed, excluded: excluded)
+    }
+
+    func keywordRanking(_ query: SearchQuery, limit: Int, allowed: Set<Int64>?, excluded: Set<Int64>) throws -> [(id: Int64, score: Double)] {
+        try keywordWalk(query, limit: limit, allowed: allowed, excluded: excluded, pruning: true).ranking
+    }
+
+    /// The keyword ranking and what it read; without `pruning`, every block of the query's terms.
+    func keywordWalk(_ query: SearchQuery, limit: Int, allowed: Set<Int64>?, excluded: Set<Int64>, pruning: Bool) throws
+        -> (ranking: [(id: Int64, score: Double)], counts: KeywordWalk.Counts) {
         guard let words = keywords.words(query.text) else {
             throw KBError(.unprocessable, "The query \"\(query.text)\" has no words to search for. Type some words.")
         }
-        guard limit > 0 else { return [] }
-        if let allowed, allowed.isEmpty { return [] }
-        if let pruned = try prunedKeywordRanking(query, words: words, limit: limit, allowed: allowed) { return pruned }
+        guard limit > 0 else { return ([], KeywordWalk.Counts()) }
+        if let allowed, allowed.isEmpty { return ([], KeywordWalk.Counts()) }
         var sql = SQL()
         let lexemes = keywords.lexemes(words, sql: &sql)
-        // The query's postings first (read by lexeme, through the primary key), then their
-        // snippets and the filters: a plan that starts from the filters instead (a bot's sources)
-        // reads every posting of every snippet they let through — 270 ms against 73 ms on a
-        // 22,000-snippet shelf, and it grows with the shelf. A short list of allowed ids narrows
-        // the postings read as well.
-        var narrowed = ""
-        if let allowed, allowed.count <= Self.idListLimit { narrowed = " AND p.snippet_id = ANY (\(sql.bind(.ints(allowed.sorted()))))" }
-        sql += """
-            WITH stats AS (\(Self.keywordStatistics)),
-            hits AS MATERIALIZED (
-                SELECT p.snippet_id, p.tf, ts.snippets AS df FROM postings p JOIN term_stats ts ON ts.lexeme = p.lexeme
-                WHERE p.lexeme = ANY (\(lexemes))\(narrowed))
-            SELECT h.snippet_id, sum(ln(1 + (st.n - h.df + 0.5) / (h.df + 0.5))
-                                     * (h.tf * 2.2) / (h.tf + 1.2 * (0.25 + 0.75 * sn.fts_length / st.average))) AS score
-            FROM stats st, hits h
-            JOIN snippets sn ON sn.id = h.snippet_id
-            JOIN sources so ON so.id = sn.source_id
-            WHERE true
-            """
-        sql.appendFilters(query)
-        sql += " GROUP BY h.snippet_id ORDER BY score DESC, h.snippet_id LIMIT \(sql.bind(.int(Int64(limit))))"
-        return try session.rows(sql).map { (try $0.get(0, Int64.self), try $0.get(1, Double.self)) }
+        let reading = try PostgresKeywordIndex.read(lexemes: lexemes, &sql, session)
+        if let bulk = reading.bulkLoad {
+            throw KBError(.database, "\(location) was being filled by `kb export` (\(bulk)), which did not finish, so its keyword index is incomplete. Export again into an empty database.")
+        }
+        let deleted = reading.deleted
+        let among = allowed.flatMap { $0.count <= PostgresKeywordIndex.lookupLimit ? $0 : nil }
+        return try PostgresKeywordIndex.rank(reading, limit: limit, among: among, accept: { id in
+            !deleted.contains(id) && (allowed?.contains(id) ?? !excluded.contains(id))
+        }, pruning: pruning, cache: blockCache, session)
     }
 
     /// The index's snippet count and average length, as the keyword rankings read them.
@@ -319,63 +320,6 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
                         / greatest(max(CASE key WHEN 'fts_snippets' THEN value::float8 END), 1), 1) AS average
         FROM kb_meta WHERE key IN ('fts_snippets', 'fts_total_length')
         """
-
-    /// The keyword ranking without reading every posting of the query's common words (MaxScore):
-    /// a word in more than an eighth of the snippets ("a", "the", "return" on a shelf of books)
-    /// adds at most idf × 2.2 to a snippet's BM25 score, and its idf is small. The snippets that
-    /// hold a rarer word are ranked by those words; only the ones whose score could still reach
-    /// the `limit`-th once the common words are added get them added (read by snippet); and the
-    /// answer stands only when its last score is above what the common words alone could give a
-    /// snippet without any rarer word. Otherwise (few snippets, or only common words) nil: the
-    /// whole ranking answers. Exactly the whole ranking's answer either way.
-    func prunedKeywordRanking(_ query: SearchQuery, words: [String], limit: Int, allowed: Set<Int64>?) throws -> [(id: Int64, score: Double)]? {
-        var sql = SQL()
-        let lexemes = keywords.lexemes(words, sql: &sql)
-        sql += "SELECT ts.lexeme, ts.snippets::float8, st.n, st.average FROM term_stats ts, (\(Self.keywordStatistics)) st WHERE ts.lexeme = ANY (\(lexemes))"
-        let terms = try session.rows(sql).map { (lexeme: try $0.get(0, String.self), df: try $0.get(1, Double.self), n: try $0.get(2, Double.self)) }
-        guard let n = terms.first?.n else { return nil }
-        let common = terms.filter { $0.df > n / 8 }, rare = terms.filter { $0.df <= n / 8 }
-        guard !common.isEmpty, !rare.isEmpty else { return nil }
-        // What the common words can add to any snippet: BM25's term share is below idf × (k1 + 1).
-        let bound = common.reduce(0.0) { $0 + log(1 + (n - $1.df + 0.5) / ($1.df + 0.5)) * 2.2 }
-        let share = { (length: String) in
-            "ln(1 + (st.n - ts.snippets + 0.5) / (ts.snippets + 0.5)) * (p.tf * 2.2) / (p.tf + 1.2 * (0.25 + 0.75 * \(length) / st.average))"
-        }
-        sql = SQL()
-        let rareLexemes = sql.bind(.texts(rare.map(\.lexeme)))
-        let commonLexemes = sql.bind(.texts(common.map(\.lexeme)))
-        var narrowed = ""
-        if let allowed, allowed.count <= Self.idListLimit { narrowed = " AND p.snippet_id = ANY (\(sql.bind(.ints(allowed.sorted()))))" }
-        // As the whole ranking: postings first, then their snippets and the filters.
-        sql += """
-            WITH stats AS (\(Self.keywordStatistics)),
-            hits AS MATERIALIZED (
-                SELECT p.snippet_id, p.tf, ts.snippets FROM postings p JOIN term_stats ts ON ts.lexeme = p.lexeme
-                WHERE p.lexeme = ANY (\(rareLexemes)::text[])\(narrowed)),
-            ranked AS MATERIALIZED (
-                SELECT h.snippet_id, sn.fts_length,
-                       sum(ln(1 + (st.n - h.snippets + 0.5) / (h.snippets + 0.5)) * (h.tf * 2.2)
-                           / (h.tf + 1.2 * (0.25 + 0.75 * sn.fts_length / st.average))) AS partial
-                FROM stats st, hits h
-                JOIN snippets sn ON sn.id = h.snippet_id
-                JOIN sources so ON so.id = sn.source_id
-                WHERE true
-            """
-        sql.appendFilters(query)
-        sql += """
-                GROUP BY h.snippet_id, sn.fts_length),
-            kth AS (SELECT coalesce((SELECT partial FROM ranked ORDER BY partial DESC OFFSET \(sql.bind(.int(Int64(limit - 1)))) LIMIT 1), 0) AS partial)
-            SELECT r.snippet_id, r.partial + coalesce((
-                       SELECT sum(\(share("r.fts_length"))) FROM postings p JOIN term_stats ts ON ts.lexeme = p.lexeme
-                       WHERE p.snippet_id = r.snippet_id AND p.lexeme = ANY (\(commonLexemes)::text[])), 0) AS score
-            FROM ranked r, kth, stats st
-            WHERE r.partial + \(sql.bind(.double(bound))) >= kth.partial
-            ORDER BY score DESC, r.snippet_id LIMIT \(sql.bind(.int(Int64(limit))))
-            """
-        let ranked = try session.rows(sql).map { (id: try $0.get(0, Int64.self), score: try $0.get(1, Double.self)) }
-        guard ranked.count == limit, let last = ranked.last, last.score > bound else { return nil }
-        return ranked
-    }
 
     func filteredSnippetIDs(_ query: SearchQuery) throws -> Set<Int64>? {
         guard query.hasFilters else { return nil }
@@ -395,10 +339,21 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     }
 
     func hiddenSnippetIDs(user: String?) throws -> Set<Int64> {
-        Set(try session.rows("""
-            SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id
-            WHERE so.kind = 'memory' OR (so.owner IS NOT NULL AND so.owner IS DISTINCT FROM $1)
-            """, .text(user)).map { try $0.get(0, Int64.self) })
+        try hiddenSnippetIDs(user: user, everyUser: false)
+    }
+
+    /// Memories' snippets and (unless `everyUser`) those of private sources not `user`'s: from
+    /// the sources they belong to (by index), never a scan of the snippets.
+    func hiddenSnippetIDs(user: String?, everyUser: Bool) throws -> Set<Int64> {
+        var sql = "SELECT sn.id FROM sources so JOIN snippets sn ON sn.source_id = so.id WHERE so.kind = 'memory'"
+        if !everyUser {
+            sql += """
+                 UNION ALL SELECT sn.id FROM sources so JOIN snippets sn ON sn.source_id = so.id
+                WHERE so.owner IS NOT NULL AND so.kind <> 'memory' AND so.owner IS DISTINCT FROM $1
+                """
+            return Set(try session.rows(sql, .text(user)).map { try $0.get(0, Int64.self) })
+        }
+        return Set(try session.rows(sql).map { try $0.get(0, Int64.self) })
     }
 
     func hits(for ids: [Int64], highlighting text: String?) throws -> [Int64: SearchHit] {

@@ -94,8 +94,11 @@ extension PostgresStore {
 }
 
 extension PostgresStore {
-    /// Deleted rows are gone from every query at commit; their bytes stay in the table files
-    /// until VACUUM reuses the space (and in the write-ahead log and backups until those are
+    /// Deleted rows are gone from every query at commit; the keyword blocks that still listed
+    /// deleted snippets' words are written without them here. The old bytes stay in the table
+    /// files until VACUUM reuses the space (and in the write-ahead log and backups until those are
     /// recycled), which kb cannot force from here. The README says what that means.
-    public func scrub() async throws {}
+    public func scrub() async throws {
+        _ = try await run(write: true) { session in try PostgresKeywordIndex.merge(session, rebuild: false) }
+    }
 }

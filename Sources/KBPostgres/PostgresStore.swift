@@ -1,7 +1,8 @@
 public import Foundation
-import KBCore
+public import KBCore
 public import KBStore
 import Logging
+import NIOConcurrencyHelpers
 import NIOPosix
 import PostgresNIO
 
@@ -19,10 +20,16 @@ public final class PostgresStore: TransactionalStore {
     /// The URL without its password.
     public let location: String
 
-    let client: PostgresClient
+    /// The connection pool, made anew once the server is back after an outage (the old pool's
+    /// connections are dead and it backs off before it tries again), with the task running it.
+    private let pool: NIOLockedValueBox<(client: PostgresClient, running: Task<Void, Never>)>
+    private let poolConfiguration: PostgresClient.Configuration
+    /// The server as a probe reaches it (outside the pool).
+    private let server: PostgresConnection.Configuration
+    /// Since when the server has been unreachable, when it is (nil: reachable, as far as known).
+    private let unreachable = NIOLockedValueBox<Date?>(nil)
     let threads: NIOThreadPool
     let logger: Logger
-    private let running: Task<Void, Never>
     /// The schema made ready (created or migrated) before the first transaction; its value is the
     /// text search configuration the index records.
     private let ready: Task<String, any Error>
@@ -35,17 +42,25 @@ public final class PostgresStore: TransactionalStore {
     /// kb's keyword analysis, for an index that records `auto` (`PostgresKeywords`).
     private let analyzer: (any KeywordAnalyzer)?
 
+    /// Keyword blocks this process keeps (`StoreOptions.keywordCacheMegabytes`).
+    let blockCache: KeywordBlockCache?
+
     private init(location: String, server: PostgresConnection.Configuration, create: Bool, textSearchConfig: String,
-                 analyzer: (any KeywordAnalyzer)?, client: PostgresClient, threads: NIOThreadPool, logger: Logger) {
+                 analyzer: (any KeywordAnalyzer)?, configuration: PostgresClient.Configuration, threads: NIOThreadPool, logger: Logger,
+                 keywordCacheMegabytes: Int) {
         self.location = location
+        self.blockCache = keywordCacheMegabytes > 0 ? KeywordBlockCache(megabytes: keywordCacheMegabytes) : nil
         self.analyzer = analyzer
-        self.client = client
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.pool = NIOLockedValueBox((client, Task { await client.run() }))
+        self.poolConfiguration = configuration
+        self.server = server
         self.threads = threads
         self.logger = logger
-        self.running = Task { await client.run() }
         self.ready = Task {
             func prepare() async throws -> String {
-                try await Self.run(client: client, threads: threads, logger: logger, location: location, write: true) { session in
+                try await Self.run(client: client, server: server, threads: threads, logger: logger, location: location, write: true,
+                                   connectionWait: Self.connectionWait) { session in
                     try PostgresSchema.prepare(session, create: create, location: location, textSearchConfig: textSearchConfig)
                 }
             }
@@ -55,7 +70,7 @@ public final class PostgresStore: TransactionalStore {
     }
 
     deinit {
-        running.cancel()
+        pool.withLockedValue { $0.running.cancel() }
         threads.shutdownGracefully { _ in }
     }
 
@@ -68,10 +83,11 @@ public final class PostgresStore: TransactionalStore {
     /// Prepares to connect to the database at `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`; the
     /// password may also come from `PGPASSWORD`), creating kb's tables when `create` is true and
     /// migrating older ones forward, before the first transaction (so connection errors surface
-    /// there). `connections` bounds the pool (and the threads that wait on it). `textSearchConfig`
+    /// there). `connections` bounds the pool (and the threads that wait on it); `keywordCacheMegabytes` the keyword blocks kept in memory. `textSearchConfig`
     /// is how a new index analyses keywords: `auto` (kb's own analysis, given by `analyzer`) or a
     /// text search configuration of the server's.
-    public static func open(url: String, create: Bool, connections: Int = 8, textSearchConfig: String = "auto",
+    public static func open(url: String, create: Bool, connections: Int = 8, keywordCacheMegabytes: Int = StoreOptions.defaultKeywordCacheMegabytes,
+                            textSearchConfig: String = "auto",
                             analyzer: (any KeywordAnalyzer)? = nil,
                             environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresStore {
         guard let parts = URLComponents(string: url), isURL(url), let host = parts.host, !host.isEmpty else {
@@ -103,43 +119,130 @@ public final class PostgresStore: TransactionalStore {
         let server = PostgresConnection.Configuration(
             host: host, port: parts.port ?? 5432, username: user, password: password, database: database, tls: .disable)
         return PostgresStore(location: location, server: server, create: create, textSearchConfig: textSearchConfig,
-                             analyzer: analyzer, client: PostgresClient(configuration: configuration, backgroundLogger: logger),
-                             threads: threads, logger: logger)
+                             analyzer: analyzer, configuration: configuration, threads: threads, logger: logger,
+                             keywordCacheMegabytes: keywordCacheMegabytes)
     }
 
     // MARK: - Transactions
 
     /// Runs `body` on one of the store's threads inside one transaction on a leased connection:
     /// REPEATABLE READ READ ONLY for reads; for writes, after taking the write lock.
+    ///
+    /// While the server cannot be reached (a connection failed, or none came within
+    /// `connectionWait`), every call fails at once with `databaseUnavailable` — after one probe
+    /// that finds it still gone — instead of waiting on the pool; once a probe reaches it, a new
+    /// pool serves.
     func run<T: Sendable>(write: Bool, _ body: @Sendable (PGSession) throws -> T) async throws -> T {
         _ = try await ready.value
-        return try await Self.run(client: client, threads: threads, logger: logger, location: location, write: write, body)
+        if unreachable.withLockedValue({ $0 }) != nil { try await reconnect() }
+        let client = pool.withLockedValue { $0.client }
+        do {
+            return try await Self.run(client: client, server: server, threads: threads, logger: logger, location: location, write: write,
+                                      connectionWait: Self.connectionWait, body)
+        } catch let error as KBError where error.code == .databaseUnavailable {
+            unreachable.withLockedValue { $0 = $0 ?? Date() }
+            throw error
+        }
     }
 
-    private static func run<T: Sendable>(client: PostgresClient, threads: NIOThreadPool, logger: Logger, location: String,
-                                                 write: Bool, _ body: @Sendable (PGSession) throws -> T) async throws -> T {
+    /// How often a call still waiting for a connection checks that the server answers at all.
+    static let connectionWait: Duration = .seconds(2)
+
+    /// Probes the server; when it answers, a new pool replaces the one that lost it (the old one,
+    /// its connections dead and backing off before it tries again, serves what it already took
+    /// and is closed a minute later).
+    private func reconnect() async throws {
+        do {
+            try await Self.probe(server, logger: logger)
+        } catch {
+            throw KBError(.databaseUnavailable, "Cannot reach the database \(location) (down since \(unreachable.withLockedValue { $0 }.map { ISO8601DateFormatter().string(from: $0) } ?? "now")). kb tries again with the next request.", cause: error)
+        }
+        let fresh = PostgresClient(configuration: poolConfiguration, backgroundLogger: logger)
+        let old = pool.withLockedValue { pool -> Task<Void, Never>? in
+            guard unreachable.withLockedValue({ $0 }) != nil else { return nil }   // another call reconnected first
+            let old = pool.running
+            pool = (fresh, Task { await fresh.run() })
+            unreachable.withLockedValue { $0 = nil }
+            return old
+        }
+        if let old {
+            Task {
+                try? await Task.sleep(for: .seconds(60))
+                old.cancel()
+            }
+        }
+    }
+
+    /// A connection made and closed outside the pool: an error when the server does not answer
+    /// (one that answers with an error — too many connections, starting up — does answer).
+    static func probe(_ server: PostgresConnection.Configuration, logger: Logger) async throws {
+        var server = server
+        server.options.connectTimeout = .seconds(5)
+        do {
+            let connection = try await PostgresConnection.connect(configuration: server, id: 0, logger: logger)
+            try? await connection.close()
+        } catch let error as PSQLError where error.serverInfo != nil && error.serverInfo?[.sqlState] != "57P03" {
+            return
+        }
+    }
+
+    private static func run<T: Sendable>(client: PostgresClient, server: PostgresConnection.Configuration, threads: NIOThreadPool,
+                                         logger: Logger, location: String, write: Bool, connectionWait: Duration,
+                                         _ body: @Sendable (PGSession) throws -> T) async throws -> T {
         try await wrap(location) {
-            try await client.withConnection { connection in
-                let session = PGSession(connection, logger: logger)
-                return try await withoutActuallyEscaping(body) { body in
-                    // The thread pool keeps its work item a little after the work is done; it holds
-                    // `lent`, which lets go of `body` before this block returns.
-                    let lent = Lent(body)
-                    defer { lent.release() }
-                    return try await threads.runIfActive {
-                        let body = try lent.take()
-                        try session.execute(write ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                        do {
-                            if write { try session.execute("SELECT pg_advisory_xact_lock(\(Self.writeLock))") }
-                            let result = try body(session)
-                            try session.execute("COMMIT")
-                            return result
-                        } catch {
-                            try? session.execute("ROLLBACK")
-                            throw error
+            try await withoutActuallyEscaping(body) { body in
+                // The thread pool keeps its work item a little after the work is done; it holds
+                // `lent`, which lets go of `body` before this block returns.
+                let lent = Lent(body)
+                defer { lent.release() }
+                // While no connection is given, the server is probed every `connectionWait`: a
+                // server that does not answer ends the call (the pool would retry it for a long
+                // while); a busy pool is waited for. A connection given runs the transaction to its end.
+                let leased = NIOLockedValueBox(false)
+                return try await withThrowingTaskGroup(of: T?.self) { group in
+                    group.addTask {
+                        try await client.withConnection { connection in
+                            leased.withLockedValue { $0 = true }
+                            return try await Self.transact(connection, lent: lent, threads: threads, logger: logger, write: write)
                         }
                     }
+                    group.addTask {
+                        while true {
+                            try await Task.sleep(for: connectionWait)
+                            guard !leased.withLockedValue({ $0 }) else { return nil }
+                            do {
+                                try await probe(server, logger: logger)
+                            } catch {
+                                throw KBError(.databaseUnavailable, "The database \(location) does not answer; kb tries again with the next request.", cause: error)
+                            }
+                        }
+                    }
+                    while let result = try await group.next() {
+                        guard let result else { continue }
+                        group.cancelAll()
+                        return result
+                    }
+                    throw CancellationError()
                 }
+            }
+        }
+    }
+
+    /// One transaction on a leased connection, on one of the store's threads.
+    private static func transact<T: Sendable>(_ connection: PostgresConnection, lent: Lent<@Sendable (PGSession) throws -> T>,
+                                              threads: NIOThreadPool, logger: Logger, write: Bool) async throws -> T {
+        let session = PGSession(connection, logger: logger)
+        return try await threads.runIfActive {
+            let body = try lent.take()
+            try session.execute(write ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            do {
+                if write { try session.execute("SELECT pg_advisory_xact_lock(\(Self.writeLock))") }
+                let result = try body(session)
+                try session.execute("COMMIT")
+                return result
+            } catch {
+                try? session.execute("ROLLBACK")
+                throw error
             }
         }
     }
@@ -150,14 +253,83 @@ public final class PostgresStore: TransactionalStore {
     public func snapshot<T: Sendable>(_ body: @Sendable (any IndexSnapshot) throws -> T) async throws -> T {
         let location = location, keywords = try await keywords()
         return try await run(write: false) { session in
-            try body(PostgresSnapshot(session: session, location: location, keywords: keywords))
+            try body(PostgresSnapshot(session: session, location: location, keywords: keywords, blockCache: blockCache))
         }
     }
 
-    /// Runs `body` in one write transaction (holding the write lock) on one of the store's threads.
+    /// Runs `body` in one write transaction (holding the write lock) on one of the store's threads;
+    /// then, when the keyword tail or its deletions have outgrown their limit, merges them into
+    /// the blocks in the same transaction (a merge that fails is undone alone and left to the next
+    /// write: the write itself stands).
     public func transaction<T: Sendable>(_ body: @Sendable (PostgresTransaction) throws -> T) async throws -> T {
-        let keywords = try await keywords()
-        return try await run(write: true) { session in try body(PostgresTransaction(session: session, keywords: keywords)) }
+        try await transaction(preparing: [], body)
+    }
+
+    /// `transaction`, with the keyword analyses of `documents`' snippets made first, on every core,
+    /// before the transaction begins (so that another batch's statements can run meanwhile).
+    func transaction<T: Sendable>(preparing documents: [SourceDocument], _ body: @Sendable (PostgresTransaction) throws -> T) async throws -> T {
+        let keywords = try await keywords(), bulk = bulkLoad.withLockedValue { $0 }
+        var prepared: [String: [PostgresKeywords.Analysis]]?
+        if let analyzer = keywords.analyzer, documents.count > 1 {
+            prepared = try await threads.runIfActive { PostgresKeywords.analyses(of: documents, analyzer) }
+        }
+        let analyses = prepared
+        return try await run(write: true) { session in
+            if bulk != nil { try session.execute("SET LOCAL kb.bulk_keywords = 'on'") }
+            var transaction = PostgresTransaction(session: session, keywords: keywords, bulk: bulk)
+            transaction.prepared = analyses
+            let result = try body(transaction)
+            if bulk == nil {
+                try session.execute("SAVEPOINT kb_keyword_merge")
+                do {
+                    try PostgresKeywordIndex.mergeIfDue(session)
+                    try session.execute("RELEASE SAVEPOINT kb_keyword_merge")
+                } catch {
+                    try session.execute("ROLLBACK TO SAVEPOINT kb_keyword_merge")
+                }
+            }
+            return result
+        }
+    }
+
+    /// Sources copied from another index: a batch that touches nothing stored goes in a handful of
+    /// statements (`PostgresTransaction.copyIn`), its keyword analysis made on every core first.
+    public func copyIn(_ documents: [(document: SourceDocument, vectors: [[Float]]?, ingestedAt: Date)], embedder: EmbedderRecord) async throws -> [WriteEffect] {
+        try await transaction(preparing: documents.map(\.document)) { try $0.copyIn(documents, embedder: embedder) }
+    }
+
+    public func importMemories(_ entries: [(write: MemoryWrite, history: [MemoryVersion])], replacing: Bool) async throws -> [(MemoryImportOutcome, WriteEffect?)] {
+        try await transaction(preparing: entries.map(\.write.document)) { try $0.importMemories(entries, replacing: replacing) }
+    }
+
+    /// The keyword postings of a bulk load in progress (`beginBulkLoad`).
+    private let bulkLoad = NIOLockedValueBox<KeywordBulkLoad?>(nil)
+
+    /// Merges the keyword tail and deletions into the blocks and builds every term's blocks anew.
+    public func optimizeKeywordIndex() async throws -> KeywordIndexReport {
+        try await run(write: true) { session in try PostgresKeywordIndex.merge(session, rebuild: true) }
+    }
+
+    /// With kb's own analysis, the snippets copied from now on write no keyword tail or
+    /// statistics: `finishBulkLoad` writes their blocks and statistics at once. The index records
+    /// that a copy is under way until then.
+    public func beginBulkLoad() async throws -> Bool {
+        guard try await keywords().analyzer != nil else { return false }
+        try await run(write: true) { session in
+            try PostgresSchema.setMeta("keyword_bulk", "started \(ISO8601DateFormatter().string(from: Date()))", session)
+        }
+        bulkLoad.withLockedValue { $0 = KeywordBulkLoad() }
+        return true
+    }
+
+    public func finishBulkLoad() async throws {
+        guard let bulk = bulkLoad.withLockedValue({ $0 }) else { return }
+        try await run(write: true) { session in
+            _ = try bulk.finish(session)
+            try session.execute("DELETE FROM kb_meta WHERE key = 'keyword_bulk'")
+            try session.execute("ANALYZE")
+        }
+        bulkLoad.withLockedValue { $0 = nil }
     }
 
     static func wrap<T>(_ location: String, _ body: () async throws -> T) async throws -> T {
@@ -165,9 +337,20 @@ public final class PostgresStore: TransactionalStore {
     }
 
     static func kbError(_ error: any Error, location: String) -> KBError {
+        if let error = error as? KBError { return error }
+        // The pool's own errors (its circuit breaker open while the server is gone): its type is in
+        // a module PostgresNIO marks unstable (_ConnectionPoolModule), so it is told by name.
+        if String(reflecting: type(of: error)).hasSuffix("ConnectionPoolError") {
+            return KBError(.databaseUnavailable, "No connection to the database \(location) could be made: \(error). kb tries again with the next request.", cause: error)
+        }
         if let error = error as? PSQLError {
-            if error.code == .connectionError || error.code == .serverClosedConnection || error.code == .clientClosedConnection {
-                return KBError(.database, "Cannot reach the database \(location): \(String(reflecting: error)). Check that PostgreSQL runs there and the URL is right.", cause: error)
+            if error.code == .connectionError || error.code == .serverClosedConnection || error.code == .clientClosedConnection
+                || error.code == .poolClosed {
+                return KBError(.databaseUnavailable, "Cannot reach the database \(location): \(String(reflecting: error)). Check that PostgreSQL runs there and the URL is right.", cause: error)
+            }
+            // The server shutting down, crashed or starting up; connections lost.
+            if let state = error.serverInfo?[.sqlState], ["57P01", "57P02", "57P03", "08000", "08003", "08006"].contains(state) {
+                return KBError(.databaseUnavailable, "The database \(location) is restarting or went away (SQLSTATE \(state)). Try again in a few seconds.", cause: error)
             }
             if let message = error.serverInfo?[.message] {
                 return KBError(.database, "The database \(location) could not be used: \(message) (SQLSTATE \(error.serverInfo?[.sqlState] ?? "?")).", cause: error)

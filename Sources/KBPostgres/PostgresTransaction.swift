@@ -12,14 +12,26 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
     let session: PGSession
     /// How keyword rows are made.
     let keywords: PostgresKeywords
+    /// While `kb export` fills the index: where the snippets' keyword postings go instead of the tail.
+    var bulk: KeywordBulkLoad? = nil
+    /// Snippets' keyword analyses made before the transaction (on every core), by source path.
+    var prepared: [String: [PostgresKeywords.Analysis]]? = nil
 
     public func setMeta(_ key: String, _ value: String) throws { try PostgresSchema.setMeta(key, value, session) }
 
-    /// Counts every write that changes what searches see.
+    /// The generation this transaction's writes made, once one of them has counted.
+    let counted = GenerationCount()
+
+    /// Counts every write that changes what searches see: once a transaction (the writes it holds
+    /// commit together), so that one holding thousands (a batch of `kb export`) does not update
+    /// the same row thousands of times.
     public func bumpGeneration() throws -> Int64 {
-        try session.value(String.self, """
+        if let generation = counted.value { return generation }
+        let generation = try session.value(String.self, """
             UPDATE kb_meta SET value = (value::bigint + 1)::text WHERE key = 'generation' RETURNING value
             """).flatMap { Int64($0) } ?? 0
+        counted.value = generation
+        return generation
     }
 
     // MARK: - Sources
@@ -43,72 +55,101 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
 
     public func clearSource(id: Int64) throws -> [Int64] {
         let removed = try session.rows("DELETE FROM snippets WHERE source_id = $1 RETURNING id", .int(id)).map { try $0.get(0, Int64.self) }
+        bulk?.remove(removed)
         try session.execute("DELETE FROM source_tags WHERE source_id = $1", .int(id))
         try session.execute("DELETE FROM source_pages WHERE source_id = $1", .int(id))
         return removed
     }
 
     public func insertContent(_ document: SourceDocument, sourceID: Int64) throws -> [Int64] {
-        let source = document.source
-        let keywords = source.keywords.joined(separator: "\n")
-        let tagIDs = try self.tagIDs(Set(source.tags + document.snippets.flatMap(\.tags)))
-        if !source.tags.isEmpty {
-            try session.execute("INSERT INTO source_tags (source_id, tag_id) SELECT $1, unnest($2::bigint[]) ON CONFLICT DO NOTHING",
-                                .int(sourceID), .ints(Array(Set(source.tags.compactMap { tagIDs[$0] }))))
+        try insertContents([(document, sourceID)])[0]
+    }
+
+    /// `insertContent` for several sources at once: their tags, pages, snippets and snippets' tags
+    /// in one statement each (a batch of `kb export` is thousands of snippets). Returns each
+    /// source's snippet ids in ordinal order.
+    func insertContents(_ items: [(document: SourceDocument, sourceID: Int64)]) throws -> [[Int64]] {
+        guard !items.isEmpty else { return [] }
+        let tagIDs = try self.tagIDs(Set(items.flatMap { $0.document.source.tags + $0.document.snippets.flatMap(\.tags) }))
+        var sourceTags: [(Int64, Int64)] = []
+        var pages: [(Int64, String)] = []
+        for (document, sourceID) in items {
+            for tagID in Set(document.source.tags.compactMap({ tagIDs[$0] })).sorted() { sourceTags.append((sourceID, tagID)) }
+            if let starts = document.pageStarts, !starts.isEmpty { pages.append((sourceID, starts.stored)) }
         }
-        if let pages = document.pageStarts, !pages.isEmpty {
-            try session.execute("INSERT INTO source_pages (source_id, starts) VALUES ($1, $2) ON CONFLICT (source_id) DO UPDATE SET starts = excluded.starts",
-                                .int(sourceID), .text(pages.stored))
+        if !sourceTags.isEmpty {
+            try session.execute("INSERT INTO source_tags (source_id, tag_id) SELECT * FROM unnest($1::bigint[], $2::bigint[]) ON CONFLICT DO NOTHING",
+                                .ints(sourceTags.map(\.0)), .ints(sourceTags.map(\.1)))
         }
-        guard !document.snippets.isEmpty else { return [] }
-        // All snippets in one statement, in ordinal order (ids come back in the same order).
-        let snippets = document.snippets
+        if !pages.isEmpty {
+            try session.execute("""
+                INSERT INTO source_pages (source_id, starts) SELECT * FROM unnest($1::bigint[], $2::text[])
+                ON CONFLICT (source_id) DO UPDATE SET starts = excluded.starts
+                """, .ints(pages.map(\.0)), .texts(pages.map(\.1)))
+        }
+        // Every snippet of every source in one statement (ids come back with source and ordinal).
+        let rows = items.flatMap { item in item.document.snippets.map { (item.document.source, item.sourceID, $0) } }
+        guard !rows.isEmpty else { return items.map { _ in [] } }
         var sql = SQL()
         let fts: String
-        var analysed = ""   // kb's analysis: each snippet's tsvector made here, one more column of u
+        var analysed = ""   // kb's analysis: each snippet's tsvector and length made here, two more columns of u
+        var lengthColumn = "", lengthValue = ""
+        var made: [PostgresKeywords.Analysis] = []
         if let analyzer = self.keywords.analyzer {
-            let vectors = snippets.map {
-                PostgresKeywords.tsvector(analyzer, text: $0.text, title: source.title, heading: $0.headingPathString, keywords: keywords)
+            made = items.flatMap { item -> [PostgresKeywords.Analysis] in
+                if let ready = prepared?[item.document.source.path], ready.count == item.document.snippets.count { return ready }
+                return PostgresKeywords.analyses(of: item.document, analyzer)
             }
-            analysed = ", \(sql.bind(.texts(vectors)))::text[]"
+            analysed = ", \(sql.bind(.texts(made.map(\.tsvector))))::text[], \(sql.bind(.floats(made.map { Float($0.length) / 2 })))::real[]"
             fts = "u.fts::tsvector"
+            lengthColumn = ", fts_length"
+            lengthValue = ", u.fts_length"
         } else {
-            fts = PostgresRows.ftsExpression(config: self.keywords.config, text: "u.text", title: sql.bind(.text(source.title)),
-                                             heading: "u.heading_path", keywords: sql.bind(.text(keywords)))
+            fts = PostgresRows.ftsExpression(config: self.keywords.config, text: "u.text", title: "u.title", heading: "u.heading_path", keywords: "u.keywords")
         }
-        let sourceParameter = sql.bind(.int(sourceID))
         // Labels, pages and OCR confidences absent are sent as chr(1) and -1 (arrays of one type),
         // and stored as NULL.
         sql += """
             INSERT INTO snippets (source_id, ordinal, text, start_offset, end_offset, heading_path,
-                                  page_start, page_end, page_label_start, page_label_end, ocr_confidence, weight, fts)
-            SELECT \(sourceParameter), u.ordinal, u.text, u.start_offset, u.end_offset, u.heading_path,
+                                  page_start, page_end, page_label_start, page_label_end, ocr_confidence, weight, fts\(lengthColumn))
+            SELECT u.source_id, u.ordinal, u.text, u.start_offset, u.end_offset, u.heading_path,
                    NULLIF(u.page_start, -1), NULLIF(u.page_end, -1), NULLIF(u.label_start, chr(1)), NULLIF(u.label_end, chr(1)),
-                   NULLIF(u.ocr_confidence, -1), NULLIF(u.weight, 1), \(fts)
-            FROM unnest(\(sql.bind(.ints(snippets.map { Int64($0.ordinal) })))::bigint[], \(sql.bind(.texts(snippets.map(\.text))))::text[],
-                        \(sql.bind(.ints(snippets.map { Int64($0.start) })))::bigint[], \(sql.bind(.ints(snippets.map { Int64($0.end) })))::bigint[],
-                        \(sql.bind(.texts(snippets.map(\.headingPathString))))::text[],
-                        \(sql.bind(.ints(snippets.map { Int64($0.pages?.start ?? -1) })))::bigint[],
-                        \(sql.bind(.ints(snippets.map { Int64($0.pages?.end ?? -1) })))::bigint[],
-                        \(sql.bind(.texts(snippets.map { $0.pages?.startLabel ?? "\u{1}" })))::text[],
-                        \(sql.bind(.texts(snippets.map { $0.pages?.endLabel ?? "\u{1}" })))::text[],
-                        \(sql.bind(.floats(snippets.map { Float($0.ocr?.confidence ?? -1) })))::real[],
-                        \(sql.bind(.doubles(snippets.map { $0.weight ?? 1 })))::double precision[]\(analysed))
-                 AS u(ordinal, text, start_offset, end_offset, heading_path, page_start, page_end, label_start, label_end, ocr_confidence, weight\(analysed.isEmpty ? "" : ", fts"))
-            ORDER BY u.ordinal
-            RETURNING id, ordinal
+                   NULLIF(u.ocr_confidence, -1), NULLIF(u.weight, 1), \(fts)\(lengthValue)
+            FROM unnest(\(sql.bind(.ints(rows.map(\.1))))::bigint[], \(sql.bind(.ints(rows.map { Int64($0.2.ordinal) })))::bigint[],
+                        \(sql.bind(.texts(rows.map(\.2.text))))::text[],
+                        \(sql.bind(.ints(rows.map { Int64($0.2.start) })))::bigint[], \(sql.bind(.ints(rows.map { Int64($0.2.end) })))::bigint[],
+                        \(sql.bind(.texts(rows.map(\.2.headingPathString))))::text[],
+                        \(sql.bind(.ints(rows.map { Int64($0.2.pages?.start ?? -1) })))::bigint[],
+                        \(sql.bind(.ints(rows.map { Int64($0.2.pages?.end ?? -1) })))::bigint[],
+                        \(sql.bind(.texts(rows.map { $0.2.pages?.startLabel ?? "\u{1}" })))::text[],
+                        \(sql.bind(.texts(rows.map { $0.2.pages?.endLabel ?? "\u{1}" })))::text[],
+                        \(sql.bind(.floats(rows.map { Float($0.2.ocr?.confidence ?? -1) })))::real[],
+                        \(sql.bind(.doubles(rows.map { $0.2.weight ?? 1 })))::double precision[],
+                        \(sql.bind(.texts(rows.map(\.0.title))))::text[], \(sql.bind(.texts(rows.map { $0.0.keywords.joined(separator: "\n") })))::text[]\(analysed))
+                 AS u(source_id, ordinal, text, start_offset, end_offset, heading_path, page_start, page_end, label_start, label_end,
+                      ocr_confidence, weight, title, keywords\(analysed.isEmpty ? "" : ", fts, fts_length"))
+            ORDER BY u.source_id, u.ordinal
+            RETURNING id, source_id, ordinal
             """
-        let inserted = try session.rows(sql).map { (id: try $0.get(0, Int64.self), ordinal: Int(try $0.get(1, Int32.self))) }
-        let idByOrdinal = Dictionary(uniqueKeysWithValues: inserted.map { ($0.ordinal, $0.id) })
-        let ids = try snippets.map { snippet in
-            guard let id = idByOrdinal[snippet.ordinal] else {
-                throw KBError(.database, "The snippet \(snippet.ordinal) of \(source.path) was not stored.")
+        var idByRow: [Int64: [Int: Int64]] = [:]
+        for row in try session.rows(sql) {
+            idByRow[try row.get(1, Int64.self), default: [:]][Int(try row.get(2, Int32.self))] = try row.get(0, Int64.self)
+        }
+        let ids = try items.map { item in
+            try item.document.snippets.map { snippet in
+                guard let id = idByRow[item.sourceID]?[snippet.ordinal] else {
+                    throw KBError(.database, "The snippet \(snippet.ordinal) of \(item.document.source.path) was not stored.")
+                }
+                return id
             }
-            return id
+        }
+        let flatIDs = ids.flatMap { $0 }
+        if let bulk {
+            for (analysis, id) in zip(made, flatIDs) { bulk.add(id: id, terms: analysis.terms, length: analysis.length) }
         }
         var pairs: [(Int64, Int64)] = []
-        for (snippet, id) in zip(snippets, ids) {
-            for tag in Set(snippet.tags) { if let tagID = tagIDs[tag] { pairs.append((id, tagID)) } }
+        for (row, id) in zip(rows, flatIDs) {
+            for tag in Set(row.2.tags) { if let tagID = tagIDs[tag] { pairs.append((id, tagID)) } }
         }
         if !pairs.isEmpty {
             try session.execute("""
@@ -135,6 +176,7 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
     public func deleteSource(path: String) throws -> [Int64]? {
         let snippets = try snippetIDs(ofSource: path)
         guard try !session.rows("DELETE FROM sources WHERE path = $1 RETURNING id", .text(path)).isEmpty else { return nil }
+        bulk?.remove(snippets)
         return snippets
     }
 
@@ -181,14 +223,26 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
     public func saveVectors(_ entries: [(id: Int64, vector: [Float])], embedder: EmbedderRecord) throws {
         guard !entries.isEmpty else { return }
         let embedderID = try makeEmbedderID(embedder)
-        for start in stride(from: 0, to: entries.count, by: 1_000) {
-            let part = entries[start..<min(start + 1_000, entries.count)]
+        // The vectors go as one binary real[] (no text to format or parse), cut into rows by the
+        // statement.
+        let d = embedder.dimension
+        for start in stride(from: 0, to: entries.count, by: 2_000) {
+            let part = entries[start..<min(start + 2_000, entries.count)]
+            var flat: [Float] = []
+            flat.reserveCapacity(part.count * d)
+            for entry in part {
+                guard entry.vector.count == d else {
+                    throw KBError(.embedding, "A \(entry.vector.count)-dim vector for \(embedder.name)'s \(d)-dim vectors.")
+                }
+                for value in entry.vector { flat.append(value.isFinite ? value : 0) }
+            }
             try session.execute("""
                 INSERT INTO vectors (snippet_id, embedder_id, embedding, memory)
-                SELECT u.id, $1, u.v::vector, so.kind = 'memory' FROM unnest($2::bigint[], $3::text[]) AS u(id, v)
+                SELECT u.id, $1, ($3::real[])[(u.i - 1) * \(d) + 1 : u.i * \(d)]::vector, so.kind = 'memory'
+                FROM unnest($2::bigint[]) WITH ORDINALITY AS u(id, i)
                 JOIN snippets sn ON sn.id = u.id JOIN sources so ON so.id = sn.source_id
                 ON CONFLICT (snippet_id, embedder_id) DO UPDATE SET embedding = excluded.embedding
-                """, .int(embedderID), .ints(part.map(\.id)), .texts(part.map { PostgresRows.vectorLiteral($0.vector) }))
+                """, .int(embedderID), .ints(part.map(\.id)), .floats(flat))
         }
     }
 
@@ -367,4 +421,11 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
                 .text(StoredForms.text(v.tags)), .double(v.updatedAt.timeIntervalSince1970))
         }
     }
+}
+
+/// The generation a write transaction counted (`PostgresTransaction.bumpGeneration`).
+///
+/// @unchecked Sendable: used inside one transaction, on one thread.
+final class GenerationCount: @unchecked Sendable {
+    var value: Int64?
 }

@@ -162,7 +162,7 @@ extension Retriever {
         var keywordRanking: [(id: Int64, score: Double)] = []
         if mode != .vector {
             do {
-                keywordRanking = try snapshot.keywordRanking(query, limit: depth, allowed: allowed)
+                keywordRanking = try snapshot.keywordRanking(query, limit: depth, allowed: allowed, excluded: excluded)
             } catch let error as KBError where error.code == .unprocessable && mode == .hybrid {
                 keywordRanking = []   // no words to match; the vector ranking still runs
             }

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 public import KBStore
 
@@ -10,22 +11,42 @@ public import KBStore
 /// analyzer.terms(in: "Книги і книгою")   // ["книг", "і", "книг"]
 /// ```
 public final class FoldingAnalyzer: KeywordAnalyzer, @unchecked Sendable {
-    // @unchecked: the tokenizer is used only inside `queue`'s serial access.
+    // @unchecked: each lane's tokenizer is used only inside its queue's serial access.
     public let language: KeywordLanguage
-    private let queue: DatabaseQueue
-    private let tokenizer: any FTS5Tokenizer
+    /// One connection and tokenizer per core (two at least), so that texts analysed on several
+    /// threads at once (`kb export` into PostgreSQL) do not wait for one connection.
+    private let lanes: [(queue: DatabaseQueue, tokenizer: any FTS5Tokenizer)]
+    private let next = ManagedAtomicCounter()
 
     public init(language: KeywordLanguage = .auto) throws {
         self.language = language
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in db.add(tokenizer: FoldingTokenizer.self) }
-        queue = try DatabaseQueue(configuration: configuration)
         let descriptor = FTS5TokenizerDescriptor(components: language.ftsTokenizer.split(separator: " ").map(String.init))
-        tokenizer = try queue.inDatabase { db in try db.makeTokenizer(descriptor) }
+        lanes = try (0..<max(2, ProcessInfo.processInfo.activeProcessorCount)).map { _ in
+            var configuration = Configuration()
+            configuration.prepareDatabase { db in db.add(tokenizer: FoldingTokenizer.self) }
+            let queue = try DatabaseQueue(configuration: configuration)
+            return (queue, try queue.inDatabase { db in try db.makeTokenizer(descriptor) })
+        }
     }
 
     public func terms(in text: String) -> [String] {
+        let lane = lanes[next.increment() % lanes.count]
         // Tokenizing reads no table: it cannot fail but for memory, where no term is the answer.
-        (try? queue.inDatabase { _ in try tokenizer.tokenize(document: text).map(\.token) }) ?? []
+        return (try? lane.queue.inDatabase { _ in try lane.tokenizer.tokenize(document: text).map(\.token) }) ?? []
+    }
+}
+
+/// A counter several threads increment (a lane chosen in turn).
+///
+/// @unchecked Sendable: `lock` guards `value`.
+private final class ManagedAtomicCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+
+    func increment() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        value &+= 1
+        return value & Int.max
     }
 }

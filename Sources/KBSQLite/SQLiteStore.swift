@@ -254,6 +254,21 @@ public final class SQLiteStore: TransactionalStore {
     }
 }
 
+extension SQLiteStore {
+    /// Merges FTS5's segments of the keyword table into one (what `kb index optimize` does here).
+    public func optimizeKeywordIndex() async throws -> KeywordIndexReport {
+        let started = Date()
+        return try await wrap {
+            try await pool.writeWithoutTransaction { db in
+                try db.execute(sql: "INSERT INTO snippets_fts(snippets_fts) VALUES('optimize')")
+                var report = KeywordIndexReport()
+                report.seconds = Date().timeIntervalSince(started)
+                return report
+            }
+        }
+    }
+}
+
 extension SQLiteStore.Snapshot {
     /// SQLite's own check of the whole file: "ok", or what is damaged.
     public func integrityCheck() throws -> String {

@@ -20,12 +20,15 @@ extension KBError: HTTPResponseError {
         case .tooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .unsupportedMode, .embedderMismatch, .unprocessable: .unprocessableContent
-        case .modelMissing, .invalidModel, .embedding: .serviceUnavailable
+        case .modelMissing, .invalidModel, .embedding, .databaseUnavailable: .serviceUnavailable
         case .languageModel: .badGateway
         case .upstreamTimeout: .gatewayTimeout
         case .noSuchFile, .unreadableFile, .notAnIndex, .noIndex, .newerSchema, .database: .internalServerError
         }
     }
+
+    /// Seconds a client is told to wait (`Retry-After`) when the index's database is unreachable.
+    static let retryAfterSeconds = 2
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         response(to: request, id: ErrorMiddleware<BasicRequestContext>.requestID(request.headers[ErrorMiddleware<BasicRequestContext>.requestIDHeader]),
@@ -40,6 +43,13 @@ extension KBError: HTTPResponseError {
         let status = self.status
         guard status.code >= 500 else { return ErrorMiddleware<BasicRequestContext>.response(status, code: code.rawValue, message: message) }
         context.logger.error("request \(id): \(request.method) \(request.uri.path) failed (\(code)): \(message)\(cause.map { " — \($0)" } ?? "")")
+        if code == .databaseUnavailable {
+            // A database server restarting: the client may try again after a moment.
+            var response = ErrorMiddleware<BasicRequestContext>.response(
+                status, code: code.rawValue, message: "The index's database cannot be reached right now (request \(id)). Try again in a few seconds.")
+            response.headers[.retryAfter] = String(Self.retryAfterSeconds)
+            return response
+        }
         let message = switch status {
         case .serviceUnavailable: "The embedder is unavailable right now (request \(id)). Try again later, or search with mode keyword."
         // kb's own words about the model (which one, where, the fix); what the model itself

@@ -68,6 +68,11 @@ public protocol IndexSnapshot: StoredReads {
     /// given, is what the query's filters let through (`filteredSnippetIDs`): a store may rank
     /// only those instead of applying the filters again (the answer is the same either way).
     func keywordRanking(_ query: SearchQuery, limit: Int, allowed: Set<Int64>?) throws -> [(id: Int64, score: Double)]
+    /// `keywordRanking` given, when the query has no filters, the snippets a search without
+    /// filters leaves out (`hiddenSnippetIDs`, which the caller keeps): a store that ranks outside
+    /// SQL checks its candidates against them instead of reading them again (the default reads
+    /// them as `keywordRanking` does).
+    func keywordRanking(_ query: SearchQuery, limit: Int, allowed: Set<Int64>?, excluded: Set<Int64>) throws -> [(id: Int64, score: Double)]
     /// Ids of the snippets that pass a query's filters; nil when it has none.
     func filteredSnippetIDs(_ query: SearchQuery) throws -> Set<Int64>?
     /// Paths of the sources with a snippet that passes a query's filters.
@@ -174,6 +179,10 @@ extension IndexSnapshot {
 
     @discardableResult
     public func prepareSearches(embedder: EmbedderRecord?, quantizingFrom: Int) throws -> [String] { [] }
+
+    public func keywordRanking(_ query: SearchQuery, limit: Int, allowed: Set<Int64>?, excluded: Set<Int64>) throws -> [(id: Int64, score: Double)] {
+        try keywordRanking(query, limit: limit, allowed: allowed)
+    }
 
     public func saveSearches() throws -> [String] { [] }
 

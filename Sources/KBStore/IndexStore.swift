@@ -26,6 +26,9 @@ public protocol IndexStore: AnyObject, Sendable {
     /// `vectors` holds one vector per snippet, in order, from `embedder`; nil for a keyword-only
     /// index. A source stored before at the same path is replaced.
     func replace(_ documents: [(document: SourceDocument, vectors: [[Float]]?)], embedder: EmbedderRecord, ingestedAt: Date) async throws -> [WriteEffect]
+    /// Stores sources copied from another index (`kb export`), each with the time it was
+    /// ingested there, in one transaction.
+    func copyIn(_ documents: [(document: SourceDocument, vectors: [[Float]]?, ingestedAt: Date)], embedder: EmbedderRecord) async throws -> [WriteEffect]
     /// Removes the sources at these paths or inside these folders.
     func removeSources(matching paths: [String]) async throws -> (paths: [String], effect: WriteEffect)
     /// Removes the sources at exactly these paths.
@@ -61,6 +64,8 @@ public protocol IndexStore: AnyObject, Sendable {
     /// Deletes a memory after `authorize` has seen it (and not refused).
     func deleteMemory(_ idOrPrefix: String, authorize: @escaping @Sendable (Memory) throws -> Void) async throws -> (memory: Memory, effect: WriteEffect)
     func importMemory(_ write: MemoryWrite, history: [MemoryVersion], replacing: Bool) async throws -> (MemoryImportOutcome, WriteEffect?)
+    /// `importMemory` for several memories in one transaction (all of them, or none).
+    func importMemories(_ entries: [(write: MemoryWrite, history: [MemoryVersion])], replacing: Bool) async throws -> [(MemoryImportOutcome, WriteEffect?)]
     /// `MemoryTransaction.changeMemoryState`, in one transaction.
     func changeMemoryState(_ idOrPrefix: String, expectedVersion: Int?, versionAt: Date?, feedback: MemoryFeedbackEntry?,
                            authorize: @escaping @Sendable (Memory) throws -> Void,
@@ -96,6 +101,32 @@ public protocol IndexStore: AnyObject, Sendable {
     func endJob(id: String, _ ending: JobEnding) async throws
     func importOriginal(_ job: StoredJob, chunks: [Data]) async throws
     func beginReread(sourcePath: String, jobID: String) async throws -> StoredJob
+
+    // Maintenance and large loads
+    /// Rewrites the keyword index so that rankings read as little as they can (`kb index
+    /// optimize`): SQLite merges FTS5's segments; PostgreSQL merges its tail and deletions into
+    /// the postings' blocks and builds every term's blocks anew.
+    func optimizeKeywordIndex() async throws -> KeywordIndexReport
+    /// A whole index is about to be copied into this empty one (`kb export`): a store may defer
+    /// what it can write faster at the end (PostgreSQL: the keyword blocks and statistics); false
+    /// when it has nothing to defer. Until `finishBulkLoad`, keyword searches of it fail with a
+    /// message saying the copy did not finish.
+    func beginBulkLoad() async throws -> Bool
+    /// Writes what `beginBulkLoad` deferred; the index then searches as any other.
+    func finishBulkLoad() async throws
+}
+
+/// What rewriting a keyword index did (`kb index optimize`).
+public struct KeywordIndexReport: Sendable, Hashable, Codable {
+    /// Terms whose postings were written again, and the blocks (PostgreSQL) written.
+    public var terms = 0
+    public var blocks = 0
+    /// Postings moved from the tail into blocks, and postings of deleted snippets dropped.
+    public var merged = 0
+    public var dropped = 0
+    public var seconds = 0.0
+
+    public init() {}
 }
 
 extension IndexStore {
@@ -115,4 +146,8 @@ extension IndexStore {
     public func addMemory(_ write: MemoryWrite) async throws -> MemoryAddOutcome {
         try await addMemory(write, superseding: nil)
     }
+
+    public func beginBulkLoad() async throws -> Bool { false }
+
+    public func finishBulkLoad() async throws {}
 }

@@ -37,6 +37,12 @@ extension TransactionalStore {
         }
     }
 
+    public func copyIn(_ documents: [(document: SourceDocument, vectors: [[Float]]?, ingestedAt: Date)], embedder: EmbedderRecord) async throws -> [WriteEffect] {
+        try await transaction { transaction in
+            try documents.map { try transaction.replace($0.document, vectors: $0.vectors, embedder: embedder, ingestedAt: $0.ingestedAt) }
+        }
+    }
+
     @discardableResult
     public func removeSources(matching paths: [String]) async throws -> (paths: [String], effect: WriteEffect) {
         try await transaction { try $0.removeSources(matching: paths) }
@@ -85,6 +91,12 @@ extension TransactionalStore {
 
     public func importMemory(_ write: MemoryWrite, history: [MemoryVersion], replacing: Bool) async throws -> (MemoryImportOutcome, WriteEffect?) {
         try await transaction { try $0.importMemory(write, history: history, replacing: replacing) }
+    }
+
+    public func importMemories(_ entries: [(write: MemoryWrite, history: [MemoryVersion])], replacing: Bool) async throws -> [(MemoryImportOutcome, WriteEffect?)] {
+        try await transaction { transaction in
+            try entries.map { try transaction.importMemory($0.write, history: $0.history, replacing: replacing) }
+        }
     }
 
     public func changeMemoryState(_ idOrPrefix: String, expectedVersion: Int?, versionAt: Date?, feedback: MemoryFeedbackEntry?,

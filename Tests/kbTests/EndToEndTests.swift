@@ -92,7 +92,7 @@ import Testing
         #expect(ingest["added"] as? Int == 3)
         let status = try #require(try await cli.run("status", "--db", "kb.sqlite", "--json").json as? [String: Any])
         #expect(status["sources"] as? Int == 3)
-        #expect(status["schemaVersion"] as? Int == (TestBackend.isSQLite ? 15 : 13))   // each backend numbers its own migrations
+        #expect(status["schemaVersion"] as? Int == (TestBackend.isSQLite ? 15 : 14))   // each backend numbers its own migrations
         let search = try #require(try await cli.run("search", "--db", "kb.sqlite", "--json", "--tag", "area:love", "venus").json as? [String: Any])
         let hits = try #require(search["hits"] as? [[String: Any]])
         #expect(hits.count == 2)

@@ -64,6 +64,28 @@ struct IndexCopier: Sendable {
         }
         let others = embedders.filter { $0.name != record?.name }
         let total = sources.count + bots.count
+        // A store with a faster way to take a whole index (PostgreSQL: keyword blocks written once
+        // at the end) gets it; sources and memories then go in batches of about `batchSnippets`
+        // snippets a transaction.
+        let bulk = try await target.beginBulkLoad()
+        let batchSnippets = bulk ? Self.batchSnippets : 1
+        var batch = Batch()
+        // Two batches are written at once (a store may prepare one while it writes the other) while
+        // the next is read.
+        var writing: [Task<[String: Int], any Error>] = []
+        func settle(keeping kept: Int) async throws {
+            while writing.count > kept {
+                for (name, count) in try await writing.removeFirst().value { report.vectors[name, default: 0] += count }
+            }
+        }
+        func flush() async throws {
+            try await settle(keeping: 1)
+            guard !batch.isEmpty else { return try await settle(keeping: 0) }
+            let full = batch, record = record
+            batch = Batch()
+            writing.append(Task { try await full.write(into: target, record: record, others: others) })
+        }
+        do {
         for (index, stored) in sources.enumerated() {
             progress(index, total, stored.path)
             let path = stored.path
@@ -81,30 +103,42 @@ struct IndexCopier: Sendable {
             }
             guard let (document, vectors, memory, history) = copied else { continue }
             let current = record.flatMap { vectors[$0.name] ?? nil }.map { Self.rows($0, dimension: record!.dimension) }
-            let effect: WriteEffect
+            report.snippets += document.snippets.count
+            if let record, current != nil { report.vectors[record.name, default: 0] += document.snippets.count }
             if let memory, let record {
                 let write = MemoryWrite(memory: memory, contentKey: MemoryRules.contentKey(memory.content), document: document,
                                         vector: current?.first, embedder: record)
-                let (_, written) = try await target.importMemory(write, history: history, replacing: false)
-                effect = written ?? WriteEffect()
+                batch.memories.append((write, history, vectors))
                 report.memories += 1
                 report.memoryVersions += history.count
-            } else {
-                effect = try await target.replace(document, vectors: current, embedder: record ?? .none, ingestedAt: stored.ingestedAt)
-                report.sources += 1
-                if let (job, chunks) = try await original(of: path) {
-                    try await target.importOriginal(job, chunks: chunks)
-                    report.originals += 1
+            } else if let (job, chunks) = try await original(of: path) {
+                try await flush()
+                try await settle(keeping: 0)
+                let effect = try await target.replace(document, vectors: current, embedder: record ?? .none, ingestedAt: stored.ingestedAt)
+                for (name, count) in try await Self.copyOtherVectors(vectors, of: document, effect: effect, others: others, into: target) {
+                    report.vectors[name, default: 0] += count
                 }
+                try await target.importOriginal(job, chunks: chunks)
+                report.sources += 1
+                report.originals += 1
+                continue
+            } else {
+                batch.sources.append((document, current, stored.ingestedAt, vectors))
+                report.sources += 1
             }
-            report.snippets += document.snippets.count
-            if let record, current != nil { report.vectors[record.name, default: 0] += document.snippets.count }
-            for embedder in others {
-                guard let flat = vectors[embedder.name] ?? nil, effect.insertedSnippets.count == document.snippets.count else { continue }
-                let rows = Self.rows(flat, dimension: embedder.dimension)
-                try await target.addVectors(embedder: embedder, Array(zip(effect.insertedSnippets, rows)).map { (id: $0, vector: $1) })
-                report.vectors[embedder.name, default: 0] += rows.count
-            }
+            batch.snippets += max(1, document.snippets.count)
+            if batch.snippets >= batchSnippets { try await flush() }
+        }
+        try await flush()
+        try await settle(keeping: 0)
+        } catch {
+            // Batches still being written end before the error is reported.
+            for task in writing { _ = try? await task.value }
+            throw error
+        }
+        if bulk {
+            progress(sources.count, total, "keyword index")
+            try await target.finishBulkLoad()
         }
         for (index, bot) in bots.enumerated() {
             progress(sources.count + index, total, "bot \(bot.name)")
@@ -124,6 +158,52 @@ struct IndexCopier: Sendable {
         }
         progress(total, total, "")
         return report
+    }
+
+    /// About how many snippets a batch of sources holds when the target takes a bulk load.
+    static let batchSnippets = 4_000
+
+    /// Sources and memories read, not yet written.
+    struct Batch: Sendable {
+        var sources: [(document: SourceDocument, vectors: [[Float]]?, ingestedAt: Date, all: [String: [Float]?])] = []
+        var memories: [(write: MemoryWrite, history: [MemoryVersion], all: [String: [Float]?])] = []
+        var snippets = 0
+
+        var isEmpty: Bool { sources.isEmpty && memories.isEmpty }
+
+        /// Writes the batch (sources in one transaction, memories in another); returns the other
+        /// embedders' vectors it copied, by embedder.
+        func write(into target: any IndexStore, record: EmbedderRecord?, others: [EmbedderRecord]) async throws -> [String: Int] {
+            var counts: [String: Int] = [:]
+            if !sources.isEmpty {
+                let effects = try await target.copyIn(sources.map { ($0.document, $0.vectors, $0.ingestedAt) }, embedder: record ?? .none)
+                for (entry, effect) in zip(sources, effects) {
+                    counts.merge(try await copyOtherVectors(entry.all, of: entry.document, effect: effect, others: others, into: target), uniquingKeysWith: +)
+                }
+            }
+            if !memories.isEmpty {
+                let outcomes = try await target.importMemories(memories.map { ($0.write, $0.history) }, replacing: false)
+                for (entry, outcome) in zip(memories, outcomes) {
+                    counts.merge(try await copyOtherVectors(entry.all, of: entry.write.document, effect: outcome.1 ?? WriteEffect(),
+                                                            others: others, into: target), uniquingKeysWith: +)
+                }
+            }
+            return counts
+        }
+    }
+
+    /// The vectors of embedders other than the index's own (kept by a reindex), for the snippets
+    /// `effect` inserted; how many, by embedder.
+    static func copyOtherVectors(_ vectors: [String: [Float]?], of document: SourceDocument, effect: WriteEffect, others: [EmbedderRecord],
+                                 into target: any IndexStore) async throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for embedder in others {
+            guard let flat = vectors[embedder.name] ?? nil, effect.insertedSnippets.count == document.snippets.count else { continue }
+            let rows = rows(flat, dimension: embedder.dimension)
+            try await target.addVectors(embedder: embedder, Array(zip(effect.insertedSnippets, rows)).map { (id: $0, vector: $1) })
+            counts[embedder.name, default: 0] += rows.count
+        }
+        return counts
     }
 
     /// An uploaded source's original: the finished job whose bytes it was read from, and the bytes.

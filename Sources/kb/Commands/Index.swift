@@ -7,8 +7,33 @@ import KBStore
 struct IndexCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "index",
-        abstract: "Build or drop an approximate (HNSW) vector index in a PostgreSQL index.",
-        subcommands: [Build.self, Drop.self])
+        abstract: "Build or drop an approximate (HNSW) vector index in a PostgreSQL index; rewrite the keyword index.",
+        subcommands: [Build.self, Drop.self, Optimize.self])
+
+    struct Optimize: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Rewrite the keyword index so that searches read as little as they can.",
+            discussion: """
+                PostgreSQL: merges the postings written since the last merge and drops deleted snippets' postings, then \
+                builds every word's blocks anew (each frequent word's best postings apart). Writes do the first part \
+                on their own once enough has changed; run this after a large load or upgrade. SQLite: merges the \
+                keyword table's segments.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            try await reportingErrors(json: global.json) {
+                let report = try await KnowledgeBase.open(at: global.databasePath, create: false).optimizeKeywordIndex()
+                if global.json {
+                    try Terminal.printJSON(report)
+                } else {
+                    print("Rewrote the keyword index in \(String(format: "%.2f", report.seconds)) s: \(report.terms) words, \(report.blocks) blocks"
+                          + " (\(report.merged) postings merged, \(report.dropped) of deleted snippets dropped).")
+                }
+            }
+        }
+    }
 
     struct Build: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
