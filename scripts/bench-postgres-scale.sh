@@ -9,8 +9,12 @@
 #   - POST /v1/context at 32 connections (two replicas: 16 each, at once): requests/s, p50, p99;
 #   - recall@10 of vector searches through the HNSW index against the exact answers of the same
 #     PostgreSQL index (QUERIES_RECALL of the benchmark's questions, with and without the bot's
-#     filter), and the latency of each.
-# Writes bench-results/postgres-scale-SNIPPETS.json.
+#     filter), and the latency of each;
+#   - the keyword ranking alone over the benchmark's questions on each engine (kb-bench
+#     keyword-ranking / postgres-keywords, top 50, one at a time): p50, p99, and on PostgreSQL
+#     whether the pruned walk gives the whole ranking's hits and scores;
+#   - disk (the SQLite file; the PostgreSQL database), `kb export` and HNSW build seconds.
+# Writes bench-results/postgres-scale-SNIPPETS.json; scripts/plot-postgres-scale.sh draws the curve.
 #
 #   scripts/bench-postgres-scale.sh [SNIPPETS] [SECONDS_PER_RUN]   (default 1000000 10; USERS=1000)
 #
@@ -156,6 +160,18 @@ python3 -c "import json; r = json.load(open('$WORK/hnsw.json')); print(f\"built 
 say "HNSW vector answers on PostgreSQL"
 recall_answers "$PG_URL" hnsw
 RECALL_ALL=$(python3 scripts/bench_recall.py recall "$WORK/exact-all.json" "$WORK/hnsw-all.json")
+say "The keyword ranking alone over the benchmark's $QUERIES questions (top 50)"
+"$BENCH" keyword-ranking "$SQLITE_DB" "$WORK/queries.txt" 50 > "$WORK/keywords-sqlite.json"
+"$BENCH" postgres-keywords "$PG_URL" "$WORK/queries.txt" 50 > "$WORK/keywords-postgres.json"
+python3 - "$WORK/keywords-sqlite.json" "$WORK/keywords-postgres.json" <<'PY2'
+import json, sys
+s, p = (json.load(open(f)) for f in sys.argv[1:3])
+print(f"SQLite (in memory): p50 {s['p50_ms']:.2f} ms, p99 {s['p99_ms']:.2f} ms")
+print(f"PostgreSQL (blocks, pruned): p50 {p['p50_ms']:.2f} ms, p99 {p['p99_ms']:.2f} ms; whole ranking p50 {p['whole_p50_ms']:.2f}, "
+      f"p99 {p['whole_p99_ms']:.2f}; {len(p['differ'])} of {p['queries']} rankings differ from the whole one")
+PY2
+SQLITE_MB=$(du -cm "$SQLITE_DB"* | tail -1 | cut -f1)
+PG_DISK_MB=$(KB_DB="$PG_URL" "$KB" status --json 2>/dev/null | python3 -c "import json, sys; print(round(json.load(sys.stdin).get('sizeOnDisk', 0) / 1048576))" 2>/dev/null || echo null)
 RECALL_BOT=$(python3 scripts/bench_recall.py recall "$WORK/exact-bot.json" "$WORK/hnsw-bot.json")
 echo "without a filter: $RECALL_ALL"
 echo "the bot's filter: $RECALL_BOT"
@@ -168,10 +184,12 @@ run postgres "PostgreSQL + HNSW" "$PG_URL" 1
 run postgres "PostgreSQL + HNSW, two" "$PG_URL" 2
 
 mkdir -p bench-results
-python3 - "${ROWS%,}]" "$RECALL_ALL" "$RECALL_BOT" "$WORK/hnsw.json" <<PY
+python3 - "${ROWS%,}]" "$RECALL_ALL" "$RECALL_BOT" "$WORK/hnsw.json" "$WORK/keywords-sqlite.json" "$WORK/keywords-postgres.json" <<PY
 import json, sys
 json.dump({"snippets": $SNIPPETS, "users": $USERS, "memories": $((USERS * 10)), "seconds_per_run": $DURATION, "cores": $(nproc),
            "export_s": $EXPORT_S, "hnsw_build": json.load(open(sys.argv[4])),
+           "disk_mb": {"sqlite": $SQLITE_MB, "postgres": $PG_DISK_MB},
+           "keywords": {"sqlite": json.load(open(sys.argv[5])), "postgres": json.load(open(sys.argv[6]))},
            "recall": {"without_filter": json.loads(sys.argv[2]), "bot_filter": json.loads(sys.argv[3])},
            "runs": json.loads(sys.argv[1])},
           open("bench-results/postgres-scale-$SNIPPETS.json", "w"), indent=2)

@@ -5,6 +5,8 @@
 #
 #   scripts/postgres.sh start [FOLDER]   initdb + start; prints the URL (also in FOLDER/url)
 #   scripts/postgres.sh stop FOLDER      stops it and deletes FOLDER
+#   scripts/postgres.sh kill FOLDER      kills every process of the server with SIGKILL (a crash)
+#   scripts/postgres.sh restart FOLDER   starts it again on its port, after a crash (crash recovery)
 #
 # KB_PG_SETTINGS adds server settings to `start` (e.g. "-c shared_buffers=2GB" for a large benchmark).
 #
@@ -49,8 +51,8 @@ start)
     PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
     as_server_user "$PG_BIN/initdb" -D "$FOLDER/data" -U kb --auth=trust -E UTF8 --no-locale >"$FOLDER/initdb.log" 2>&1 \
         || { cat "$FOLDER/initdb.log" >&2; echo "error: initdb failed" >&2; exit 1; }
-    as_server_user "$PG_BIN/pg_ctl" -D "$FOLDER/data" -l "$FOLDER/server.log" -w -t 60 \
-        -o "-p $PORT -k $FOLDER -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=500 ${KB_PG_SETTINGS:-}" start >/dev/null \
+    echo "-p $PORT -k $FOLDER -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=500 ${KB_PG_SETTINGS:-}" > "$FOLDER/options"
+    as_server_user "$PG_BIN/pg_ctl" -D "$FOLDER/data" -l "$FOLDER/server.log" -w -t 60 -o "$(cat "$FOLDER/options")" start >/dev/null \
         || { cat "$FOLDER/server.log" >&2; echo "error: PostgreSQL did not start" >&2; exit 1; }
     "$PG_BIN/createdb" -h 127.0.0.1 -p "$PORT" -U kb kb
     echo "postgres://kb@127.0.0.1:$PORT/kb" | tee "$FOLDER/url"
@@ -61,8 +63,27 @@ stop)
     [ -d "$2/data" ] && as_server_user "$PG_BIN/pg_ctl" -D "$2/data" -m immediate stop >/dev/null 2>&1 || true
     rm -rf "$2"
     ;;
+kill)
+    [ -n "${2:-}" ] && [ -f "$2/data/postmaster.pid" ] || { echo "usage: scripts/postgres.sh kill FOLDER (a running server's)" >&2; exit 64; }
+    postmaster=$(head -n 1 "$2/data/postmaster.pid")
+    # The postmaster and its children (backends, checkpointer, WAL writer…), all at once.
+    pids="$postmaster $(pgrep -P "$postmaster" || true)"
+    # shellcheck disable=SC2086
+    kill -9 $pids 2>/dev/null || true
+    for _ in $(seq 100); do
+        # shellcheck disable=SC2086
+        kill -0 $pids 2>/dev/null || break
+        sleep 0.05
+    done
+    ;;
+restart)
+    [ -n "${2:-}" ] && [ -f "$2/options" ] || { echo "usage: scripts/postgres.sh restart FOLDER (one that start made)" >&2; exit 64; }
+    install_pgserver
+    as_server_user "$PG_BIN/pg_ctl" -D "$2/data" -l "$2/server.log" -w -t 120 -o "$(cat "$2/options")" start >/dev/null \
+        || { tail -n 20 "$2/server.log" >&2; echo "error: PostgreSQL did not start again" >&2; exit 1; }
+    ;;
 *)
-    echo "usage: scripts/postgres.sh start [FOLDER] | stop FOLDER" >&2
+    echo "usage: scripts/postgres.sh start [FOLDER] | stop FOLDER | kill FOLDER | restart FOLDER" >&2
     exit 64
     ;;
 esac

@@ -82,3 +82,39 @@ func benchPostgresVectors(url: String, matrix: [Float], queries: [Float], count:
         "hnsw_recall_at_10": recall.reduce(0, +) / Double(recall.count),
     ]
 }
+
+/// The PostgreSQL keyword ranking over `queriesFile`'s questions (one a line), each with the
+/// blocks pruned and whole: whether the two agree (ids and scores), and per question the time
+/// and the blocks and postings read, as one ranking at a time on one connection.
+func benchPostgresKeywords(url: String, queriesFile: String, limit: Int, filterPrefix: String?) async throws -> [String: Any] {
+    let queries = try String(contentsOfFile: queriesFile, encoding: .utf8).split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+    let store = try PostgresStore.open(url: url, create: false, analyzer: try FoldingAnalyzer(language: .auto))
+    var times: [Double] = [], wholeTimes: [Double] = [], blocks: [Int] = [], postings: [Int] = [], wholePostings: [Int] = []
+    var differ: [String] = []
+    for (index, text) in queries.enumerated() {
+        var query = SearchQuery(text)
+        if let filterPrefix { query.sourcePrefixes = [filterPrefix] }
+        guard let pruned = try? await store.keywordWalk(query, limit: limit, pruning: true) else { continue }   // no words
+        let whole = try await store.keywordWalk(query, limit: limit, pruning: false)
+        if index > 0 || queries.count == 1 {   // the first warms the connection
+            times.append(pruned.seconds * 1000)
+            wholeTimes.append(whole.seconds * 1000)
+            blocks.append(pruned.blocks)
+            postings.append(pruned.postings)
+            wholePostings.append(whole.postings)
+        }
+        let same = pruned.ranking.count == whole.ranking.count
+            && zip(pruned.ranking, whole.ranking).allSatisfy { $0.id == $1.id && $0.score == $1.score }
+        if !same { differ.append(text) }
+    }
+    func percentile(_ values: [Double], _ p: Double) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+    }
+    return ["queries": times.count, "limit": limit, "filter": filterPrefix ?? "", "differ": differ,
+            "p50_ms": percentile(times, 0.5), "p90_ms": percentile(times, 0.9), "p99_ms": percentile(times, 0.99), "max_ms": times.max() ?? 0,
+            "whole_p50_ms": percentile(wholeTimes, 0.5), "whole_p99_ms": percentile(wholeTimes, 0.99),
+            "blocks_mean": Double(blocks.reduce(0, +)) / Double(max(1, blocks.count)),
+            "postings_mean": Double(postings.reduce(0, +)) / Double(max(1, postings.count)),
+            "whole_postings_mean": Double(wholePostings.reduce(0, +)) / Double(max(1, wholePostings.count))]
+}

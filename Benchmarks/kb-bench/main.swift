@@ -17,6 +17,7 @@
 //   kb-bench ocr-scan BOOK.pdf FIRST COUNT DPI OUT.pdf   (an image-only scan of COUNT pages, truth in OUT.pdf.json)
 //   kb-bench ocr SCAN.pdf WORKERS LANGUAGES         (OCR of that scan: pages/s, word accuracy against the truth)
 //   kb-bench unigram-tokenizer TOKENIZER.json PIECES (the Unigram tokenizer grown to PIECES: load time, memory, speed)
+//   kb-bench postgres-keywords URL QUERIES.txt [LIMIT [PREFIX]]  (keyword rankings on PostgreSQL, pruned against whole: agreement, ms, blocks read)
 //   kb-bench scale-index INDEX.sqlite N WORDS.txt MODEL [THEMES.txt]  (N snippets of real-length text, synthetic vectors
 //                                                  grouped by book and chapter, the first books around THEMES' embeddings;
 //                                                  bench-serve.sh --scale)
@@ -393,6 +394,11 @@ do {
             throw KBError(.invalidArgument, "N and QUERIES must be positive counts")
         }
         let output = try await benchPostgresVectors(url: arguments[arguments.startIndex + 1], count: count, queries: queries)
+        print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
+    case "postgres-keywords" where arguments.count >= 3 && arguments.count <= 5:
+        let a = Array(arguments)
+        let limit = a.count >= 4 ? Int(a[3]) ?? 50 : 50
+        let output = try await benchPostgresKeywords(url: a[1], queriesFile: a[2], limit: limit, filterPrefix: a.count == 5 ? a[4] : nil)
         print(String(decoding: try JSONSerialization.data(withJSONObject: output, options: [.sortedKeys]), as: UTF8.self))
     case "ocr-scan" where arguments.count == 6:
         let a = Array(arguments)
