@@ -79,6 +79,8 @@ kill)
 restart)
     [ -n "${2:-}" ] && [ -f "$2/options" ] || { echo "usage: scripts/postgres.sh restart FOLDER (one that start made)" >&2; exit 64; }
     install_pgserver
+    # A killed server leaves its postmaster.pid; with no process of it left, the file is stale.
+    pgrep -f -- "-D $2/data" >/dev/null || rm -f "$2/data/postmaster.pid"
     as_server_user "$PG_BIN/pg_ctl" -D "$2/data" -l "$2/server.log" -w -t 120 -o "$(cat "$2/options")" start >/dev/null \
         || { tail -n 20 "$2/server.log" >&2; echo "error: PostgreSQL did not start again" >&2; exit 1; }
     ;;

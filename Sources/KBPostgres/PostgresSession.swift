@@ -71,8 +71,25 @@ final class PGSession: @unchecked Sendable {
     /// Every row of `sql`. The statement goes out on the connection's event loop and this thread
     /// waits for its future: no task on Swift's cooperative pool between the two (a statement's
     /// round trip is most of a small one's cost).
+    ///
+    /// A statement written to a connection whose socket has already closed (the server killed
+    /// between two statements of a transaction) is dropped by PostgresNIO without failing its
+    /// future, so a check runs on the event loop right after the write: if the channel is closed
+    /// by then, the statement fails with `ConnectionLost`; if not, the write has reached the
+    /// connection's handler, which fails it when the connection closes.
     func rows(_ sql: SQL) throws -> [PostgresRandomAccessRow] {
-        try connection.query(sql.query, logger: logger).wait().rows.map { $0.makeRandomAccess() }
+        let connection = self.connection
+        let promise = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
+        connection.query(sql.query, logger: logger).cascade(to: promise)
+        connection.eventLoop.execute {
+            if connection.isClosed { promise.fail(ConnectionLost()) }
+        }
+        return try promise.futureResult.wait().rows.map { $0.makeRandomAccess() }
+    }
+
+    /// A statement sent on a connection that had closed.
+    struct ConnectionLost: Error, CustomStringConvertible {
+        var description: String { "the connection to the server closed" }
     }
 
     func rows(_ text: String, _ values: PGValue...) throws -> [PostgresRandomAccessRow] {

@@ -25,7 +25,7 @@ public final class PostgresStore: TransactionalStore {
     private let pool: NIOLockedValueBox<(client: PostgresClient, running: Task<Void, Never>)>
     private let poolConfiguration: PostgresClient.Configuration
     /// The server as a probe reaches it (outside the pool).
-    private let server: PostgresConnection.Configuration
+    let server: PostgresConnection.Configuration
     /// Since when the server has been unreachable, when it is (nil: reachable, as far as known).
     private let unreachable = NIOLockedValueBox<Date?>(nil)
     let threads: NIOThreadPool
@@ -342,6 +342,9 @@ public final class PostgresStore: TransactionalStore {
         // a module PostgresNIO marks unstable (_ConnectionPoolModule), so it is told by name.
         if String(reflecting: type(of: error)).hasSuffix("ConnectionPoolError") {
             return KBError(.databaseUnavailable, "No connection to the database \(location) could be made: \(error). kb tries again with the next request.", cause: error)
+        }
+        if error is PGSession.ConnectionLost {
+            return KBError(.databaseUnavailable, "Cannot reach the database \(location): \(error). kb tries again with the next request.", cause: error)
         }
         if let error = error as? PSQLError {
             if error.code == .connectionError || error.code == .serverClosedConnection || error.code == .clientClosedConnection
