@@ -343,13 +343,15 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     }
 
     /// Memories' snippets and (unless `everyUser`) those of private sources not `user`'s: from
-    /// the sources they belong to (by index), never a scan of the snippets.
+    /// the sources they belong to, looked up in the snippets' index by source. (As a join, the
+    /// planner, which takes memory sources for as large as books, scanned every snippet: 382 ms
+    /// against 42 ms on a million snippets and 10,000 memories.)
     func hiddenSnippetIDs(user: String?, everyUser: Bool) throws -> Set<Int64> {
-        var sql = "SELECT sn.id FROM sources so JOIN snippets sn ON sn.source_id = so.id WHERE so.kind = 'memory'"
+        var sql = "SELECT sn.id FROM snippets sn WHERE sn.source_id = ANY (ARRAY(SELECT id FROM sources WHERE kind = 'memory'))"
         if !everyUser {
             sql += """
-                 UNION ALL SELECT sn.id FROM sources so JOIN snippets sn ON sn.source_id = so.id
-                WHERE so.owner IS NOT NULL AND so.kind <> 'memory' AND so.owner IS DISTINCT FROM $1
+                 UNION ALL SELECT sn.id FROM snippets sn WHERE sn.source_id = ANY (ARRAY(
+                    SELECT id FROM sources WHERE owner IS NOT NULL AND kind <> 'memory' AND owner IS DISTINCT FROM $1))
                 """
             return Set(try session.rows(sql, .text(user)).map { try $0.get(0, Int64.self) })
         }
