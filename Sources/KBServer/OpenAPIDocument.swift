@@ -40,9 +40,11 @@ enum OpenAPIDocument {
                             413: "Body too large", 415: "Not a media type kb reads, or not the one the body is (a JSON body must be sent as application/json)",
                             421: "A host name kb does not answer to (kb serve --allowed-host)",
                             422: "Cannot be done with this index", 500: "Internal error", 502: "The language model failed or gave an answer kb does not accept",
-                            503: "Embedder unavailable", 504: "The language model gave no answer in time (kb serve --llm-timeout)"]
-        for code in Set(errors + [401, 403, 421, 500]).sorted() {
-            result[String(code)] = ["description": .string(descriptions[code]!), "content": ["application/json": ["schema": ref("Error")]]]
+                            503: "The embedder is unavailable, or the index's database cannot be reached (code database_unavailable, with Retry-After: try again then)", 504: "The language model gave no answer in time (kb serve --llm-timeout)"]
+        for code in Set(errors + [401, 403, 421, 500, 503]).sorted() {
+            var response: [String: JSONValue] = ["description": .string(descriptions[code]!), "content": ["application/json": ["schema": ref("Error")]]]
+            if code == 503 { response["headers"] = ["Retry-After": ["description": "When the database cannot be reached: seconds to wait before trying again", "schema": ["type": "integer"]]] }
+            result[String(code)] = .object(response)
         }
         return .object(result)
     }
