@@ -6,7 +6,8 @@
 #   - time to the first answer (from the process's start to its first /v1/context answer);
 #   - resident memory of each kb serve (VmRSS) and of PostgreSQL (the sum of its processes' PSS,
 #     so that shared buffers count once);
-#   - POST /v1/context at 32 connections (two replicas: 16 each, at once): requests/s, p50, p99;
+#   - POST /v1/context at 32 connections (two replicas: 16 each, at once): requests/s, p50, p99,
+#     and the CPU time kb and PostgreSQL spent per request (user + system, over the run);
 #   - recall@10 of vector searches through the HNSW index against the exact answers of the same
 #     PostgreSQL index (QUERIES_RECALL of the benchmark's questions, with and without the bot's
 #     filter), and the latency of each;
@@ -75,6 +76,18 @@ pg_memory_mb() {
     echo $(( total / 1024 ))
 }
 rss_of() { awk '$1 == "VmRSS:" { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
+# CPU ticks (user + system) of each given process, one "pid ticks" line each; `cpu_ms_between
+# BEFORE AFTER` sums what each process used between the two (one that started since counts from 0).
+cpu_ticks() {
+    local pid
+    for pid in "$@"; do
+        [ -r "/proc/$pid/stat" ] && awk -v pid="$pid" '{ sub(/^.*\) /, ""); print pid, $12 + $13 }' "/proc/$pid/stat" 2>/dev/null
+    done
+    return 0
+}
+cpu_ms_between() {
+    awk -v hz="$(getconf CLK_TCK)" 'NR == FNR { before[$1] = $2; next } { total += $2 - before[$1] } END { printf "%.0f", total * 1000 / hz }' "$1" "$2"
+}
 
 HELD=$(KB_DB="$PG_URL" "$KB" status --json 2>/dev/null | python3 -c "import json, sys; print(json.load(sys.stdin).get('snippets', 0))" 2>/dev/null || echo 0)
 EXPORT_S=None
@@ -134,13 +147,20 @@ run() {   # ENGINE LABEL DB REPLICAS
     start_replicas "$db" "$count"
     local kb_mb=0 pid
     for pid in "${REPLICAS[@]}"; do kb_mb=$(( kb_mb + $(rss_of "$pid") )); done
+    cpu_ticks "${REPLICAS[@]}" > "$WORK/cpu-kb-before"
+    cpu_ticks $(pgrep -x postgres || true) > "$WORK/cpu-pg-before"
     context_load
+    cpu_ticks "${REPLICAS[@]}" > "$WORK/cpu-kb-after"
+    cpu_ticks $(pgrep -x postgres || true) > "$WORK/cpu-pg-after"
+    local kb_cpu pg_cpu=null
+    kb_cpu=$(python3 -c "print(round($(cpu_ms_between "$WORK/cpu-kb-before" "$WORK/cpu-kb-after") / max(1, $REQUESTS), 2))")
+    [ "$engine" = sqlite ] || pg_cpu=$(python3 -c "print(round($(cpu_ms_between "$WORK/cpu-pg-before" "$WORK/cpu-pg-after") / max(1, $REQUESTS), 2))")
     local after_mb=0
     for pid in "${REPLICAS[@]}"; do after_mb=$(( after_mb + $(rss_of "$pid") )); done
     local pg_mb=null
     [ "$engine" = sqlite ] || pg_mb=$(pg_memory_mb)
-    printf "%-26s %9s %10s %10s %8s %8s %8s %11s\n" "$label" "$count" "$FIRST_S" "$after_mb" "$pg_mb" "$RPS" "$P50" "$P99"
-    ROWS+="{\"engine\":\"$engine\",\"run\":\"$label\",\"replicas\":$count,\"first_answer_s\":$FIRST_S,\"kb_rss_mb_at_start\":$kb_mb,\"kb_rss_mb\":$after_mb,\"postgres_mb\":$pg_mb,\"requests\":$REQUESTS,\"rps\":$RPS,\"p50_ms\":$P50,\"p99_ms\":$P99,\"errors\":$ERRORS},"
+    printf "%-26s %9s %10s %10s %8s %8s %8s %11s %11s %11s\n" "$label" "$count" "$FIRST_S" "$after_mb" "$pg_mb" "$RPS" "$P50" "$P99" "$kb_cpu" "$pg_cpu"
+    ROWS+="{\"engine\":\"$engine\",\"run\":\"$label\",\"replicas\":$count,\"first_answer_s\":$FIRST_S,\"kb_rss_mb_at_start\":$kb_mb,\"kb_rss_mb\":$after_mb,\"postgres_mb\":$pg_mb,\"requests\":$REQUESTS,\"rps\":$RPS,\"p50_ms\":$P50,\"p99_ms\":$P99,\"errors\":$ERRORS,\"kb_cpu_ms_per_request\":$kb_cpu,\"postgres_cpu_ms_per_request\":$pg_cpu},"
     [ "$ERRORS" -eq 0 ] || echo "warning: $ERRORS socket errors or non-2xx answers" >&2
     stop_replicas
 }
@@ -177,7 +197,7 @@ echo "without a filter: $RECALL_ALL"
 echo "the bot's filter: $RECALL_BOT"
 
 say "kb serve: $SNIPPETS snippets, $((USERS * 10)) memories; POST /v1/context at 32 connections, $DURATION s a run ($(nproc) cores)"
-printf "%-26s %9s %10s %10s %8s %8s %8s %11s\n" run replicas "first s" "kb MB" "PG MB" "req/s" "p50 ms" "p99 ms"
+printf "%-26s %9s %10s %10s %8s %8s %8s %11s %11s %11s\n" run replicas "first s" "kb MB" "PG MB" "req/s" "p50 ms" "p99 ms" "kb CPU ms" "PG CPU ms"
 run sqlite "SQLite" "$SQLITE_DB" 1
 run sqlite "SQLite, two replicas" "$SQLITE_DB" 2
 run postgres "PostgreSQL + HNSW" "$PG_URL" 1
