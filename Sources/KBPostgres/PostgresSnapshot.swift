@@ -10,6 +10,17 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     let keywords: PostgresKeywords
     /// Keyword blocks this process keeps (nil: none).
     var blockCache: KeywordBlockCache? = nil
+    /// `kb_meta`, read whole at the first `meta` call: a request asks for five or six of its
+    /// keys (embedder, dimension, generation, HNSW…), which cannot change inside this snapshot.
+    let metaValues = LockedValue<[String: String]?>(nil)
+
+    func meta(_ key: String) throws -> String? {
+        if let values = metaValues.withLock({ $0 }) { return values[key] }
+        let values = try session.rows("SELECT key, value FROM kb_meta")
+            .reduce(into: [String: String]()) { $0[try $1.get(0, String.self)] = try $1.get(1, String.self) }
+        metaValues.withLock { $0 = values }
+        return values[key]
+    }
 
     func status() throws -> IndexStatus {
         let byKind = try session.rows("SELECT kind, count(*) FROM sources GROUP BY kind")
