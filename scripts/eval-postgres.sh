@@ -12,6 +12,7 @@ cd "$KB_ROOT"
 ensure_swift
 ensure_system_packages
 bash scripts/install-model.sh >/dev/null
+bash scripts/install-model.sh multilingual-e5-small >/dev/null   # a new index's default
 SHARED="$KB_ROOT/../shared/datasets"
 if [ $# -eq 0 ]; then
     set -- "$SHARED/scifact:train"
