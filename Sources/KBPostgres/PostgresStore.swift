@@ -173,6 +173,23 @@ public final class PostgresStore: TransactionalStore {
         }
     }
 
+    /// How many probes in a row must time out before a call waiting for a connection gives up.
+    static let slowProbes = 4
+
+    /// Whether `error` is a connection attempt that ran out of time (rather than one refused).
+    static func isTimeout(_ error: any Error) -> Bool {
+        let channelError = (error as? PSQLError)?.underlying as? ChannelError ?? error as? ChannelError
+        if case .connectTimeout? = channelError { return true }
+        return false
+    }
+
+    /// Why a probe failed, in a few words (PSQLError's own description hides its cause).
+    static func reason(_ error: any Error) -> String {
+        if isTimeout(error) { return "no connection within \(slowProbes) tries of 5 s" }
+        if let underlying = (error as? PSQLError)?.underlying { return String(describing: underlying) }
+        return String(describing: error)
+    }
+
     /// A connection made and closed outside the pool: an error when the server does not answer
     /// (one that answers with an error — too many connections, starting up — does answer).
     static func probe(_ server: PostgresConnection.Configuration, logger: Logger) async throws {
@@ -207,13 +224,20 @@ public final class PostgresStore: TransactionalStore {
                         }
                     }
                     group.addTask {
+                        // A probe that is refused ends the wait at once; one that times out may
+                        // be this machine too busy to connect in time (a server alive but slow),
+                        // so only `slowProbes` of them in a row do.
+                        var timedOut = 0
                         while true {
                             try await Task.sleep(for: connectionWait)
                             guard !leased.withLockedValue({ $0 }) else { return nil }
                             do {
                                 try await probe(server, logger: logger)
+                                timedOut = 0
+                            } catch where Self.isTimeout(error) && timedOut + 1 < slowProbes {
+                                timedOut += 1
                             } catch {
-                                throw KBError(.databaseUnavailable, "The database \(location) does not answer; kb tries again with the next request.", cause: error)
+                                throw KBError(.databaseUnavailable, "The database \(location) does not answer (\(Self.reason(error))); kb tries again with the next request.", cause: error)
                             }
                         }
                     }
