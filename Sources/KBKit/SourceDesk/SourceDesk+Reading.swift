@@ -256,8 +256,6 @@ extension SourceDesk {
         let seconds = limits.grepSeconds
         let limit = request.limit ?? 50
         return try await store.snapshot { snapshot in
-            // The bound is on searching, not on waiting for the store's connection.
-            let deadline = Date().addingTimeInterval(seconds)
             var answer = SourceMatches(pattern: request.pattern, matches: [], sourcesSearched: 0)
             guard var query = try Self.readable(bot: request.bot, user: request.user, as: caller, in: snapshot) else { return answer }
             query.tags = (request.tags ?? []).map { Tag($0) }
@@ -270,6 +268,9 @@ extension SourceDesk {
             }
             let byPath = Dictionary(all.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
             let pattern = try GrepPattern(request.pattern, literal: request.literal == true, ignoreCase: request.ignoreCase == true)
+            // The bound is on searching, not on waiting for the store's connection or listing the
+            // sources (a loaded PostgreSQL server took the whole bound over those and found nothing).
+            let deadline = Date().addingTimeInterval(seconds)
             search: for path in paths.sorted() {
                 guard Date() < deadline else { answer.truncated = "time"; break }
                 guard let source = byPath[path], let document = try snapshot.document(path: path) else { continue }
