@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import KBCore
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import PostgresNIO
 
@@ -62,10 +63,25 @@ struct SQL {
 final class PGSession: @unchecked Sendable {
     let connection: PostgresConnection
     let logger: Logger
+    /// The connection's session settings (`set`) as its last committed transaction left them.
+    let settled: [String: String]
+    /// Settings this transaction changed; they hold for the connection once it commits.
+    private(set) var changed: [String: String] = [:]
 
-    init(_ connection: PostgresConnection, logger: Logger) {
+    init(_ connection: PostgresConnection, logger: Logger, settled: [String: String] = [:]) {
         self.connection = connection
         self.logger = logger
+        self.settled = settled
+    }
+
+    /// Sets a setting for the connection's session (not only this transaction), unless it holds
+    /// `value` already: a setting every request needs (`hnsw.ef_search`) then costs a statement
+    /// once per connection, not once per request. A transaction rolled back undoes its settings,
+    /// and `changed` is then dropped with it.
+    func set(_ name: String, to value: String) throws {
+        guard (changed[name] ?? settled[name]) != value else { return }
+        try execute("SELECT set_config($1, $2, false)", .text(name), .text(value))
+        changed[name] = value
     }
 
     /// Every row of `sql`. The statement goes out on the connection's event loop and this thread
@@ -138,5 +154,22 @@ extension PostgresRandomAccessRow {
 
     func get<T: PostgresDecodable>(_ index: Int, _ type: T.Type = T.self) throws -> T {
         try self[index].decode(T.self)
+    }
+}
+
+/// Each open connection's session settings (`PGSession.set`) as committed, by connection.
+final class ConnectionSettings: Sendable {
+    private let settings = NIOLockedValueBox<[PostgresConnection.ID: [String: String]]>([:])
+
+    func of(_ connection: PostgresConnection) -> [String: String] {
+        settings.withLockedValue { $0[connection.id] ?? [:] }
+    }
+
+    func commit(_ session: PGSession) {
+        guard !session.changed.isEmpty else { return }
+        settings.withLockedValue { all in
+            if all.count > 4_096 { all = [:] }   // connections closed long ago; a forgotten one is set again
+            all[session.connection.id, default: [:]].merge(session.changed) { $1 }
+        }
     }
 }

@@ -24,8 +24,10 @@ extension HNSWSettings {
 
 extension PostgresStore {
     /// Builds (or rebuilds) an HNSW index over the current embedder's vectors and records its
-    /// parameters; unfiltered vector searches then walk it. Measures recall@10 against the exact
-    /// ranking with `sample` stored vectors as queries.
+    /// parameters; unfiltered vector searches then walk it. An index built with the same `m` and
+    /// `efConstruction` is kept, and only `efSearch` recorded (a search setting: the graph does not
+    /// depend on it), so that trying another `efSearch` costs no build. Measures recall@10 against
+    /// the exact ranking with `sample` stored vectors as queries.
     public func buildApproximateIndex(_ settings: HNSWSettings, sample: Int) async throws -> HNSWReport {
         guard (2...100).contains(settings.m), (4...1_000).contains(settings.efConstruction), settings.efConstruction >= 2 * settings.m,
               (1...1_000).contains(settings.efSearch) else {
@@ -33,12 +35,18 @@ extension PostgresStore {
                 "HNSW parameters out of range: m 2–100, ef-construction 4–1000 and at least 2 × m, ef-search 1–1000.")
         }
         let started = Date()
-        let (embedder, embedderID, vectors) = try await transaction { transaction -> (EmbedderRecord, Int64, Int) in
+        let (embedder, embedderID, vectors, kept) = try await transaction { transaction -> (EmbedderRecord, Int64, Int, Bool) in
             let session = transaction.session
             guard let record = try transaction.embedderRecord(), record.hasVectors, let id = try transaction.embedderID(named: record.name) else {
                 throw KBError(.unsupportedMode, "This index has no vectors, so there is nothing for an HNSW index to hold. Ingest with an embedder first.")
             }
             let count = try session.value(Int64.self, "SELECT count(*) FROM vectors WHERE embedder_id = \(id) AND NOT memory") ?? 0
+            if let recorded = try HNSWSettings.recorded(for: id, session), recorded.m == settings.m,
+               recorded.efConstruction == settings.efConstruction,
+               try session.value(Bool.self, "SELECT to_regclass($1) IS NOT NULL", .text(HNSWSettings.indexName(id))) == true {
+                try PostgresSchema.setMeta(HNSWSettings.key(id), String(decoding: try JSONEncoder().encode(settings), as: UTF8.self), session)
+                return (record, id, Int(count), true)
+            }
             // pgvector builds fast while the graph fits in maintenance_work_mem, and many times
             // slower once it spills (a million 384-dim vectors need ~3 GB): the estimate, within
             // 512 MB–8 GB, unless the server allows more already.
@@ -55,7 +63,7 @@ extension PostgresStore {
             try PostgresSchema.setMeta(HNSWSettings.key(id), String(decoding: try JSONEncoder().encode(settings), as: UTF8.self), session)
             // Fresh statistics, so that the planner knows how many vectors there are and walks the index.
             try session.execute("ANALYZE vectors")
-            return (record, id, Int(count))
+            return (record, id, Int(count), false)
         }
         let seconds = Date().timeIntervalSince(started)
         let recall = try await run(write: false) { session -> (Double, Int) in
@@ -66,10 +74,8 @@ extension PostgresStore {
             try session.execute("SET LOCAL hnsw.ef_search = \(settings.efSearch)")
             var total = 0.0
             for query in queries {
-                try session.execute("SET LOCAL enable_indexscan = off")
                 let exact = try PostgresSnapshot.nearest(query, dimension: embedder.dimension, embedderID: embedderID, k: 10,
                                                          allowed: nil, excluded: [], knowledgeOnly: true, tieBreak: true, session)
-                try session.execute("SET LOCAL enable_indexscan = on")
                 let approximate = try PostgresSnapshot.nearest(query, dimension: embedder.dimension, embedderID: embedderID, k: 10,
                                                                allowed: nil, excluded: [], knowledgeOnly: true, tieBreak: false, session)
                 total += Double(Set(exact.map(\.id)).intersection(approximate.map(\.id)).count) / Double(max(1, exact.count))
@@ -77,7 +83,7 @@ extension PostgresStore {
             return (total / Double(queries.count), queries.count)
         }
         return HNSWReport(embedder: embedder.name, settings: settings, vectors: vectors, seconds: seconds,
-                          recallAt10: recall.0, sampled: recall.1)
+                          recallAt10: recall.0, sampled: recall.1, kept: kept)
     }
 
     /// Drops the current embedder's HNSW index: vector searches are exact again.

@@ -22,7 +22,8 @@ public final class PostgresStore: TransactionalStore {
 
     /// The connection pool, made anew once the server is back after an outage (the old pool's
     /// connections are dead and it backs off before it tries again), with the task running it.
-    private let pool: NIOLockedValueBox<(client: PostgresClient, running: Task<Void, Never>)>
+    /// Its connections' session settings are kept with it (a new pool numbers its connections anew).
+    private let pool: NIOLockedValueBox<(client: PostgresClient, running: Task<Void, Never>, settings: ConnectionSettings)>
     private let poolConfiguration: PostgresClient.Configuration
     /// The server as a probe reaches it (outside the pool).
     let server: PostgresConnection.Configuration
@@ -52,15 +53,16 @@ public final class PostgresStore: TransactionalStore {
         self.blockCache = keywordCacheMegabytes > 0 ? KeywordBlockCache(megabytes: keywordCacheMegabytes) : nil
         self.analyzer = analyzer
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        self.pool = NIOLockedValueBox((client, Task { await client.run() }))
+        let settings = ConnectionSettings()
+        self.pool = NIOLockedValueBox((client, Task { await client.run() }, settings))
         self.poolConfiguration = configuration
         self.server = server
         self.threads = threads
         self.logger = logger
         self.ready = Task {
             func prepare() async throws -> String {
-                try await Self.run(client: client, server: server, threads: threads, logger: logger, location: location, write: true,
-                                   connectionWait: Self.connectionWait) { session in
+                try await Self.run(client: client, settings: settings, server: server, threads: threads, logger: logger, location: location,
+                                   write: true, connectionWait: Self.connectionWait) { session in
                     try PostgresSchema.prepare(session, create: create, location: location, textSearchConfig: textSearchConfig)
                 }
             }
@@ -135,10 +137,10 @@ public final class PostgresStore: TransactionalStore {
     func run<T: Sendable>(write: Bool, _ body: @Sendable (PGSession) throws -> T) async throws -> T {
         _ = try await ready.value
         if unreachable.withLockedValue({ $0 }) != nil { try await reconnect() }
-        let client = pool.withLockedValue { $0.client }
+        let (client, settings) = pool.withLockedValue { ($0.client, $0.settings) }
         do {
-            return try await Self.run(client: client, server: server, threads: threads, logger: logger, location: location, write: write,
-                                      connectionWait: Self.connectionWait, body)
+            return try await Self.run(client: client, settings: settings, server: server, threads: threads, logger: logger, location: location,
+                                      write: write, connectionWait: Self.connectionWait, body)
         } catch let error as KBError where error.code == .databaseUnavailable {
             unreachable.withLockedValue { $0 = $0 ?? Date() }
             throw error
@@ -161,7 +163,7 @@ public final class PostgresStore: TransactionalStore {
         let old = pool.withLockedValue { pool -> Task<Void, Never>? in
             guard unreachable.withLockedValue({ $0 }) != nil else { return nil }   // another call reconnected first
             let old = pool.running
-            pool = (fresh, Task { await fresh.run() })
+            pool = (fresh, Task { await fresh.run() }, ConnectionSettings())
             unreachable.withLockedValue { $0 = nil }
             return old
         }
@@ -203,7 +205,7 @@ public final class PostgresStore: TransactionalStore {
         }
     }
 
-    private static func run<T: Sendable>(client: PostgresClient, server: PostgresConnection.Configuration, threads: NIOThreadPool,
+    private static func run<T: Sendable>(client: PostgresClient, settings: ConnectionSettings, server: PostgresConnection.Configuration, threads: NIOThreadPool,
                                          logger: Logger, location: String, write: Bool, connectionWait: Duration,
                                          _ body: @Sendable (PGSession) throws -> T) async throws -> T {
         try await wrap(location) {
@@ -220,7 +222,7 @@ public final class PostgresStore: TransactionalStore {
                     group.addTask {
                         try await client.withConnection { connection in
                             leased.withLockedValue { $0 = true }
-                            return try await Self.transact(connection, lent: lent, threads: threads, logger: logger, write: write)
+                            return try await Self.transact(connection, settings: settings, lent: lent, threads: threads, logger: logger, write: write)
                         }
                     }
                     group.addTask {
@@ -253,9 +255,9 @@ public final class PostgresStore: TransactionalStore {
     }
 
     /// One transaction on a leased connection, on one of the store's threads.
-    private static func transact<T: Sendable>(_ connection: PostgresConnection, lent: Lent<@Sendable (PGSession) throws -> T>,
+    private static func transact<T: Sendable>(_ connection: PostgresConnection, settings: ConnectionSettings, lent: Lent<@Sendable (PGSession) throws -> T>,
                                               threads: NIOThreadPool, logger: Logger, write: Bool) async throws -> T {
-        let session = PGSession(connection, logger: logger)
+        let session = PGSession(connection, logger: logger, settled: settings.of(connection))
         return try await threads.runIfActive {
             let body = try lent.take()
             try session.execute(write ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -263,6 +265,7 @@ public final class PostgresStore: TransactionalStore {
                 if write { try session.execute("SELECT pg_advisory_xact_lock(\(Self.writeLock))") }
                 let result = try body(session)
                 try session.execute("COMMIT")
+                settings.commit(session)
                 return result
             } catch {
                 try? session.execute("ROLLBACK")

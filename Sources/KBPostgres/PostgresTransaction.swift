@@ -180,15 +180,27 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
         return snippets
     }
 
+    /// The entries in one statement (a second's requests, written once a second), as JSON rows in
+    /// the table's column order, oldest first.
     public func insertRequestLog(_ entries: [RequestLogEntry]) throws {
-        for entry in entries {
-            try session.execute("INSERT INTO request_log (" + RequestLogSQL.columns.joined(separator: ", ") + ") VALUES ("
-                + (1...RequestLogSQL.columns.count).map { "$\($0)" }.joined(separator: ", ") + ")",
-                .double(entry.at.timeIntervalSince1970), .text(entry.route), .int(Int64(entry.status)), .text(entry.requestID),
-                .text(entry.caller), .text(entry.bot), .text(entry.report), .text(entry.userHash), .int(entry.results.map(Int64.init)),
-                .int(entry.tokens.map(Int64.init)), .int(entry.budget.map(Int64.init)), .int(entry.degraded ? 1 : 0),
-                .double(entry.latencyMilliseconds), .text(entry.query))
+        guard !entries.isEmpty else { return }
+        struct Row: Encodable {
+            let at: Double, route: String, status: Int, request_id: String, caller, bot, report, user_hash: String?
+            let results, tokens, budget: Int?, degraded: Int, latency_ms: Double, query: String?
         }
+        let rows = entries.map {
+            Row(at: $0.at.timeIntervalSince1970, route: $0.route, status: $0.status, request_id: $0.requestID, caller: $0.caller, bot: $0.bot,
+                report: $0.report, user_hash: $0.userHash, results: $0.results, tokens: $0.tokens, budget: $0.budget,
+                degraded: $0.degraded ? 1 : 0, latency_ms: $0.latencyMilliseconds, query: $0.query)
+        }
+        let columns = RequestLogSQL.columns.joined(separator: ", ")
+        try session.execute("""
+            INSERT INTO request_log (\(columns))
+            SELECT \(columns) FROM ROWS FROM (json_to_recordset($1::json) AS (at float8, route text, status integer, request_id text,
+                caller text, bot text, report text, user_hash text, results integer, tokens integer, budget integer, degraded integer,
+                latency_ms float8, query text)) WITH ORDINALITY AS r(\(columns), n)
+            ORDER BY n
+            """, .text(String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)))
     }
 
     public func deleteRequestLog(before: Date) throws -> Int {

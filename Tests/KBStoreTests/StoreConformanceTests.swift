@@ -451,5 +451,15 @@ import Testing
         #expect(byRoute.first?.requests == 2 && byRoute.first?.errors == 1 && byRoute.first?.degraded == 1)
         #expect(try await store.pruneRequestLog(before: old.addingTimeInterval(1)) == 1)
         #expect(try await store.snapshot { try $0.requestLogEntries().map(\.requestID) } == ["r2", "r3"])
+
+        // Every field comes back as written, text that needs quoting included.
+        var full = RequestLogEntry(at: recent, route: "POST /v1/context", status: 200, requestID: "r4", latencyMilliseconds: 12.345678)
+        (full.caller, full.bot, full.report, full.userHash) = ("app \"one\"", "astro", "weekly", "0b8bdac67311c6a2")
+        (full.results, full.tokens, full.budget, full.query) = (6, 1497, 1500, "ما معنى \\ عودة زحل؟ 'quoted'")
+        try await store.appendRequestLog([full])
+        var read = try #require(try await store.snapshot { try $0.requestLogEntries() }.last)
+        #expect(abs(read.at.timeIntervalSince1970 - full.at.timeIntervalSince1970) < 1e-6)
+        read.at = full.at
+        #expect(read == full)
     }
 }
