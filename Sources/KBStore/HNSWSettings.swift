@@ -7,7 +7,8 @@ public struct HNSWSettings: Sendable, Hashable, Codable {
     /// Candidates kept while searching (`hnsw.ef_search`); more is slower and closer to exact.
     /// The default is 800: on a 100,000-snippet shelf whose best answers to a real question lie
     /// close together, recall@10 against exact was 0.65–0.91 at 100 and 0.98–0.99 at 800, for
-    /// 13 against 16 ms a search (scripts/bench-postgres-scale.sh).
+    /// 13 against 16 ms a search (scripts/bench-postgres-scale.sh); on a million, 0.853 at 400,
+    /// 0.924 at 600 and 0.965 at 800 (scripts/bench-hnsw-settings.sh).
     public var efSearch: Int
 
     public init(m: Int = 16, efConstruction: Int = 64, efSearch: Int = 800) {
@@ -26,8 +27,12 @@ public struct HNSWReport: Sendable, Hashable, Codable {
     /// Mean share of the exact top 10 that the index returns, over `sampled` stored vectors used as queries.
     public var recallAt10: Double
     public var sampled: Int
+    /// The graph built earlier with the same `m` and `efConstruction` was kept (only `efSearch`,
+    /// which the graph does not depend on, changed), so `seconds` built nothing.
+    public var kept: Bool
 
-    public init(embedder: String, settings: HNSWSettings, vectors: Int, seconds: Double, recallAt10: Double, sampled: Int) {
+    public init(embedder: String, settings: HNSWSettings, vectors: Int, seconds: Double, recallAt10: Double, sampled: Int, kept: Bool = false) {
+        self.kept = kept
         self.embedder = embedder
         self.settings = settings
         self.vectors = vectors

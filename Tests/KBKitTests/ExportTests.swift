@@ -84,6 +84,12 @@ import Testing
         #expect(report.recallAt10 > 0.9)   // 40 vectors, ef_search 200: the walk sees them all
         // The same top hits (hashing vectors tie a lot, and ties may come in another order).
         #expect(try await kb.search(query).hits.map(\.score) == exact.map(\.score))
+        // Another ef_search alone keeps the graph; another ef_construction builds it again.
+        let retuned = try await kb.buildApproximateIndex(HNSWSettings(m: 8, efConstruction: 32, efSearch: 100), sample: 20)
+        #expect(retuned.kept && retuned.settings.efSearch == 100 && retuned.vectors == 40)
+        #expect(try await kb.search(query).hits.map(\.score) == exact.map(\.score))
+        let rebuilt = try await kb.buildApproximateIndex(HNSWSettings(m: 8, efConstruction: 40, efSearch: 100), sample: 20)
+        #expect(!rebuilt.kept && rebuilt.recallAt10 > 0.9)
         await #expect(throws: KBError.self) { try await kb.buildApproximateIndex(HNSWSettings(m: 1)) }
         #expect(try await kb.dropApproximateIndex())
         #expect(try await !kb.dropApproximateIndex())
