@@ -93,14 +93,27 @@ final class PGSession: @unchecked Sendable {
     /// future, so a check runs on the event loop right after the write: if the channel is closed
     /// by then, the statement fails with `ConnectionLost`; if not, the write has reached the
     /// connection's handler, which fails it when the connection closes.
+    ///
+    /// Rows are taken one by one as they arrive (PostgresNIO's collecting form copies its growing
+    /// array on every read from the socket: a statement of a thousand rows spent more in retains
+    /// than in its own work).
     func rows(_ sql: SQL) throws -> [PostgresRandomAccessRow] {
         let connection = self.connection
-        let promise = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
-        connection.query(sql.query, logger: logger).cascade(to: promise)
+        let promise = connection.eventLoop.makePromise(of: Void.self)
+        let collected = CollectedRows()
+        connection.query(sql.query, logger: logger) { row in collected.rows.append(row.makeRandomAccess()) }
+            .map { _ in () }.cascade(to: promise)
         connection.eventLoop.execute {
             if connection.isClosed { promise.fail(ConnectionLost()) }
         }
-        return try promise.futureResult.wait().rows.map { $0.makeRandomAccess() }
+        try promise.futureResult.wait()
+        return collected.rows
+    }
+
+    /// A statement's rows as they arrive. @unchecked Sendable: appended to on the connection's
+    /// event loop only, and read after the statement's future has succeeded.
+    private final class CollectedRows: @unchecked Sendable {
+        var rows: [PostgresRandomAccessRow] = []
     }
 
     /// A statement sent on a connection that had closed.
