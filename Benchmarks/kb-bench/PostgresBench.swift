@@ -89,7 +89,7 @@ func benchPostgresVectors(url: String, matrix: [Float], queries: [Float], count:
 func benchPostgresKeywords(url: String, queriesFile: String, limit: Int, filterPrefix: String?) async throws -> [String: Any] {
     let queries = try String(contentsOfFile: queriesFile, encoding: .utf8).split(separator: "\n").map(String.init).filter { !$0.isEmpty }
     let store = try PostgresStore.open(url: url, create: false, analyzer: try FoldingAnalyzer(language: .auto))
-    var times: [Double] = [], wholeTimes: [Double] = [], blocks: [Int] = [], postings: [Int] = [], wholePostings: [Int] = []
+    var times: [Double] = [], wholeTimes: [Double] = [], blocks: [Int] = [], postings: [Int] = [], wholePostings: [Int] = [], passes: [Int] = [], batches: [Int] = []
     var differ: [String] = []
     for (index, text) in queries.enumerated() {
         var query = SearchQuery(text)
@@ -101,6 +101,8 @@ func benchPostgresKeywords(url: String, queriesFile: String, limit: Int, filterP
             wholeTimes.append(whole.seconds * 1000)
             blocks.append(pruned.blocks)
             postings.append(pruned.postings)
+            passes.append(pruned.passes)
+            batches.append(pruned.batches)
             wholePostings.append(whole.postings)
         }
         let same = pruned.ranking.count == whole.ranking.count
@@ -116,5 +118,7 @@ func benchPostgresKeywords(url: String, queriesFile: String, limit: Int, filterP
             "whole_p50_ms": percentile(wholeTimes, 0.5), "whole_p99_ms": percentile(wholeTimes, 0.99),
             "blocks_mean": Double(blocks.reduce(0, +)) / Double(max(1, blocks.count)),
             "postings_mean": Double(postings.reduce(0, +)) / Double(max(1, postings.count)),
+            "passes_mean": Double(passes.reduce(0, +)) / Double(max(1, passes.count)),
+            "batches_mean": Double(batches.reduce(0, +)) / Double(max(1, batches.count)),
             "whole_postings_mean": Double(wholePostings.reduce(0, +)) / Double(max(1, wholePostings.count))]
 }

@@ -50,14 +50,16 @@ struct KeywordWalk {
         var blocks = 0
         var postings = 0
         var batches = 0
+        /// Passes over the blocks read (step 2, and again each round of step 3).
+        var passes = 0
     }
 
     let slots: Int
     let limit: Int
     let weighing: KeywordWeighing
     var lists: [List]
-    /// Blocks read so far, by list and entry, and whether each is (by `flat` position).
-    private var read: [Wanted: PostingBlock] = [:]
+    /// Blocks read so far, by `flat` position, and whether each is.
+    private var read: [PostingBlock?] = []
     private var isRead: [Bool] = []
     /// The lists' entries in flat arrays.
     private var flat = FlatEntries([])
@@ -88,6 +90,7 @@ struct KeywordWalk {
         }
         flat = FlatEntries(self.lists)
         isRead = Array(repeating: false, count: flat.firsts.count)
+        read = Array(repeating: nil, count: flat.firsts.count)
     }
 
     /// The most a snippet holding list `l`'s term within block `entry`'s ids can score: the
@@ -144,19 +147,31 @@ struct KeywordWalk {
             floor.offer(snippet.id, score)
             answers.offer(snippet.id, score)
         }
+        let total = lists.reduce(0) { sum, list in sum + list.entries.reduce(0) { $0 + $1.count } }
         // 1. Essential blocks, best first.
         var batch = pruning ? 8 : Int.max
+        var readAll = false
         while true {
             let threshold = floor.lowest
             let essential = pruning ? essentialLists(floor: threshold) : Set(lists.indices)
             var wanted: [(Wanted, Double)] = []
+            var wantedPostings = 0
             for l in essential.sorted() {
                 let base = flat.offsets[l]
                 for j in 0..<flat.counts[l] where !flat.empty[base + j] && !isRead[base + j] && reaches(flat.reach[base + j], threshold) {
                     wanted.append((Wanted(list: l, entry: j), flat.reach[base + j]))
+                    wantedPostings += lists[l].entries[j].count
                 }
             }
             guard !wanted.isEmpty else { break }
+            // Once a floor is known, when the blocks that could still reach it hold more than
+            // half of the postings, the walk would read most of them in several more round trips
+            // and passes: all are read at once instead (step 2 is then one pass, with no block
+            // missing).
+            if pruning, counts.batches > 0, 2 * (counts.postings + wantedPostings) >= total {
+                readAll = true
+                break
+            }
             if wanted.count > batch {
                 wanted.sort { $0.1 != $1.1 ? $0.1 > $1.1 : ($0.0.list, $0.0.entry) < ($1.0.list, $1.0.entry) }
                 wanted.removeLast(wanted.count - batch)
@@ -173,15 +188,12 @@ struct KeywordWalk {
                 batch = max(batch, counts.blocks)
             }
         }
-        // When the floor let the walk stop only after half of the postings were read, the rest
-        // costs less than the passes that would decide which of them to read: all are read, and
+        // When the floor let the walk stop only after two fifths of the postings were read, the
+        // snippets found will need most of the rest (on questions of common words, 99% in the
+        // median), which costs less read at once than decided on in passes: all are read, and
         // one pass scores every snippet whole.
-        let total = flat.counts.indices.reduce(0) { sum, l in sum + lists[l].entries.reduce(0) { $0 + $1.count } }
-        if pruning, counts.batches > 2, 2 * counts.postings >= total {
-            let rest = lists.indices.flatMap { l in
-                (0..<flat.counts[l]).compactMap { j in !flat.empty[flat.offsets[l] + j] && !isRead[flat.offsets[l] + j] ? Wanted(list: l, entry: j) : nil }
-            }
-            _ = try readBlocks(rest, fetch)
+        if pruning, readAll || (counts.batches > 2 && 2 * counts.postings >= total) {
+            _ = try readBlocks(unread(), fetch)
         }
         // 2. Every snippet of the blocks read, scored as far as they say.
         var pending = candidates(floor: &floor, answers: &answers, accept: accept)
@@ -195,17 +207,23 @@ struct KeywordWalk {
             guard !open.isEmpty else { break }
             open.sort { $0.bound != $1.bound ? $0.bound > $1.bound : $0.id < $1.id }
             var wanted: [Wanted] = [], seen = Set<Wanted>()
-            for candidate in open.prefix(budget) {
+            var needed = 0   // postings in the blocks every open snippet needs
+            for (index, candidate) in open.enumerated() {
                 for l in lists.indices {
                     guard let j = Self.covering(candidate.id, in: lists[l]) else { continue }
                     let k = flat.offsets[l] + j
                     guard !flat.empty[k], !isRead[k], reaches(flat.reach[k], threshold) else { continue }
                     let want = Wanted(list: l, entry: j)
-                    if seen.insert(want).inserted { wanted.append(want) }
+                    guard seen.insert(want).inserted else { continue }
+                    needed += lists[l].entries[j].count
+                    if index < budget { wanted.append(want) }
                 }
             }
             budget = Int.max
             guard !wanted.isEmpty else { break }
+            // Open snippets spread over most blocks: the rest is read at once, and the next pass
+            // is the last (no block missing).
+            if 4 * (counts.postings + needed) >= 3 * total { wanted = unread() }
             _ = try readBlocks(wanted, fetch)
             answers = TopK(limit: limit)
             for snippet in tail where accept(snippet.id) {
@@ -273,13 +291,20 @@ struct KeywordWalk {
         return Set(lists.indices).subtracting(skipped)
     }
 
+    /// Every block not read yet that holds postings.
+    private func unread() -> [Wanted] {
+        lists.indices.flatMap { l in
+            (0..<flat.counts[l]).compactMap { j in !flat.empty[flat.offsets[l] + j] && !isRead[flat.offsets[l] + j] ? Wanted(list: l, entry: j) : nil }
+        }
+    }
+
     private mutating func readBlocks(_ wanted: [Wanted], _ fetch: ([Wanted]) throws -> [PostingBlock]) throws -> [PostingBlock] {
         guard !wanted.isEmpty else { return [] }
         let blocks = try fetch(wanted)
         guard blocks.count == wanted.count else { throw KeywordCoding.corrupt }
         counts.batches += 1
         for (want, block) in zip(wanted, blocks) {
-            read[want] = block
+            read[flat.offsets[want.list] + want.entry] = block
             isRead[flat.offsets[want.list] + want.entry] = true
             counts.blocks += 1
             counts.postings += block.count
@@ -297,15 +322,21 @@ struct KeywordWalk {
     /// `answers`, the others that can still reach the floor come back. Snippets are taken a range
     /// of ids at a time (`window`), their shares added up in arrays term by term in the query's
     /// order (so a whole score is the same sum, to the bit, however the blocks were read).
-    private func candidates(floor: inout Floor, answers: inout TopK, accept: (Int64) -> Bool) -> [Candidate] {
+    private mutating func candidates(floor: inout Floor, answers: inout TopK, accept: (Int64) -> Bool) -> [Candidate] {
+        counts.passes += 1
         // Each list's blocks read, in id order (a list's first block may span every id: its best postings).
         let streams: [[PostingBlock]] = lists.indices.map { l in
-            lists[l].entries.indices.compactMap { read[Wanted(list: l, entry: $0)] }.filter { $0.count > 0 }
+            read[flat.offsets[l]..<flat.offsets[l] + flat.counts[l]].compactMap { $0 }.filter { $0.count > 0 }
         }
         guard let low = streams.compactMap({ $0.map { $0.ids[0] }.min() }).min(),
               let high = streams.compactMap({ $0.map { $0.ids[$0.count - 1] }.max() }).max() else { return [] }
         let bySlot = (0..<slots).map { slot in lists.indices.filter { lists[$0].slot == slot } }
         let globalSlotBound: [Double] = lists.reduce(into: [Double](repeating: 0, count: slots)) { $0[$1.slot] = max($0[$1.slot], $1.bound) }
+        // What the terms a snippet was not found with can add at most, by the mask of those it
+        // was found with (a table while it is small; summed term by term otherwise).
+        let missingBound: [Double] = slots <= Self.maskTableSlots ? (0..<(1 << slots)).map { mask in
+            (0..<slots).reduce(0.0) { sum, s in mask & (1 << s) == 0 ? sum + globalSlotBound[s] : sum }
+        } : []
         let window = Self.window
         var scores = [Double](repeating: 0, count: window)
         var found = [UInt64](repeating: 0, count: window)
@@ -356,7 +387,11 @@ struct KeywordWalk {
                     found[local] = 0
                     let id = start + Int64(local)
                     var quick = partial
-                    for s in 0..<slots where mask & (1 << UInt64(s)) == 0 { quick += globalSlotBound[s] }
+                    if missingBound.isEmpty {
+                        for s in 0..<slots where mask & (1 << UInt64(s)) == 0 { quick += globalSlotBound[s] }
+                    } else {
+                        quick += missingBound[Int(truncatingIfNeeded: mask)]
+                    }
                     guard reaches(quick, threshold) else { continue }
                     // The unread blocks that may hold its other terms, and the most they add.
                     var anyMissing = false
@@ -478,6 +513,10 @@ struct KeywordWalk {
 
     /// Snippets scored at a time in step 2 (their sums stay in the core's cache).
     static let window = 1 << 15
+
+    /// Up to this many query terms, step 2 looks the bound of a snippet's missing terms up in a
+    /// table by the mask of those it has (4,096 entries).
+    static let maskTableSlots = 12
 
     /// The first position in ascending `ids` holding `id` or a later one.
     static func firstIndex(of id: Int64, in ids: [Int64]) -> Int {

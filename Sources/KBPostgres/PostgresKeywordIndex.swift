@@ -440,6 +440,8 @@ public struct KeywordWalkReport: Sendable {
     public var blocks: Int
     public var postings: Int
     public var batches: Int
+    /// Passes over the blocks read (scoring them as far as they say).
+    public var passes: Int
     public var seconds: Double
 }
 
@@ -454,7 +456,7 @@ extension PostgresStore {
             let started = Date()
             let (ranking, counts) = try snapshot.keywordWalk(query, limit: limit, allowed: allowed, excluded: excluded, pruning: pruning)
             return KeywordWalkReport(ranking: ranking, blocks: counts.blocks, postings: counts.postings, batches: counts.batches,
-                                     seconds: Date().timeIntervalSince(started))
+                                     passes: counts.passes, seconds: Date().timeIntervalSince(started))
         }
     }
 }
