@@ -9,19 +9,11 @@ import Testing
 /// nothing else can reach the top, as PostgreSQL's blocks do, but never drops a hit), filters
 /// never shrink it, and what is written is ranked in the next search.
 @Suite struct KeywordContractTests {
-    struct Random {
-        var state: UInt64
-        mutating func next(_ bound: Int) -> Int {
-            state ^= state << 13; state ^= state >> 7; state ^= state << 17
-            return Int(state % UInt64(bound))
-        }
-    }
-
     static let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
                         "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango"]
 
     /// A source of `count` snippets: "alpha" in nearly all, each other word ever rarer.
-    static func source(_ path: String, count: Int, random: inout Random, hash: String = "h") -> SourceDocument {
+    static func source(_ path: String, count: Int, random: inout XorShift, hash: String = "h") -> SourceDocument {
         let texts = (0..<count).map { _ -> String in
             var tokens: [String] = []
             for _ in 0..<(4 + random.next(30)) {
@@ -69,7 +61,7 @@ import Testing
     @Test(arguments: ContractEngine.all)
     func rankingsStayWholeThroughMergesWritesAndDeletes(engine: ContractEngine) async throws {
         let store = try engine.fresh()
-        var random = Random(state: 11)
+        var random = XorShift(state: 11)
         // 5,000 snippets: on PostgreSQL "alpha" is frequent enough to keep its best postings apart.
         let documents = (0..<25).map { (Self.source("/books/\($0).md", count: 200, random: &random), [[Float]]?.none) }
         _ = try await store.replace(documents, embedder: .none, ingestedAt: Date())

@@ -6,16 +6,8 @@ import Testing
 /// walk over blocks held in memory against scoring every posting (no server needed).
 @Suite struct KeywordWalkTests {
     /// A reproducible random source (xorshift).
-    struct Random {
-        var state: UInt64
-        mutating func next(_ bound: Int) -> Int {
-            state ^= state << 13; state ^= state >> 7; state ^= state << 17
-            return Int(state % UInt64(bound))
-        }
-    }
-
     @Test func blocksAndDirectoriesReadBackAsWritten() throws {
-        var random = Random(state: 7)
+        var random = XorShift(state: 7)
         var block = PostingBlock()
         var id: Int64 = Int64(random.next(1_000_000))
         for _ in 0..<300 {
@@ -36,7 +28,7 @@ import Testing
     /// becomes after it was written (its frontier holds at most four points).
     @Test(arguments: [50.0, 300.0, 5_000.0])
     func aBlockBoundsEveryShareAtAnyAverage(average: Double) {
-        var random = Random(state: UInt64(average))
+        var random = XorShift(state: UInt64(average))
         for _ in 0..<50 {
             var block = PostingBlock()
             for i in 0..<128 { block.append(Int64(i), UInt32(2 + random.next(30)), UInt32(20 + random.next(4_000))) }
@@ -51,7 +43,7 @@ import Testing
     /// Documents of a small vocabulary with skewed frequencies (each document's other words, not
     /// asked for, as term 1,000).
     static func corpus(documents: Int, seed: UInt64) -> [[(term: Int, frequency: UInt32)]] {
-        var random = Random(state: seed)
+        var random = XorShift(state: seed)
         return (0..<documents).map { _ in
             var terms: [Int: UInt32] = [1_000: UInt32(2 * random.next(400))]
             for _ in 0..<(3 + random.next(25)) {
@@ -112,7 +104,7 @@ import Testing
     @Test(arguments: [1, 10, 50])
     func theWalkGivesEveryPostingsRankingAndReadsLess(limit: Int) throws {
         let corpus = Self.corpus(documents: 9_000, seed: UInt64(limit))
-        var random = Random(state: 99)
+        var random = XorShift(state: 99)
         var ids: [Int64] = []
         var id: Int64 = 1
         for _ in corpus.indices { id += Int64(1 + random.next(3)); ids.append(id) }
