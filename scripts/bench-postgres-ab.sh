@@ -29,13 +29,7 @@ run() {   # KB LABEL
     local kb="$1" label="$2"
     KB_QUERY_CACHE_MB=0 KB_DB="$INDEX" "$kb" serve --port "$PORT" --token "$TOKEN" 2>"$WORK/serve.log" &
     SERVER=$!
-    local deadline=$((SECONDS + 1800))
-    until curl -sf -o /dev/null -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \
-            -d '{"bot":"scale","user":"u0","budget":1200,"query":"what does a saturn return mean"}' "$URL/v1/context"; do
-        kill -0 "$SERVER" 2>/dev/null || { cat "$WORK/serve.log" >&2; echo "error: $kb serve on $INDEX stopped" >&2; exit 1; }
-        [ $SECONDS -lt "$deadline" ] || { echo "error: kb serve did not answer in 30 minutes" >&2; exit 1; }
-        sleep 0.1
-    done
+    wait_for_context "$URL" "$SERVER" "$WORK/serve.log" "$INDEX"
     wrk -t2 -c32 -d5s --timeout 10s -s "$WORK/context.lua" "$URL" >/dev/null
     local kb0 pg0 kb1 pg1
     kb0=$(ticks "$SERVER"); pg0=$(ticks $(pgrep -x postgres || true))

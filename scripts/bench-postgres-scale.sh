@@ -116,13 +116,7 @@ start_replicas() {
     done
     FIRST_S=0
     for i in $(seq 0 $((count - 1))); do
-        local deadline=$((SECONDS + 1800))
-        until curl -sf -o /dev/null -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \
-                -d '{"bot":"scale","user":"u0","budget":1200,"query":"what does a saturn return mean"}' "${URLS[$i]}/v1/context"; do
-            kill -0 "${REPLICAS[$i]}" 2>/dev/null || { cat "$WORK/serve-$((i + 1)).log" >&2; echo "error: kb serve on $db stopped" >&2; exit 1; }
-            [ $SECONDS -lt "$deadline" ] || { echo "error: kb serve on $db did not answer in 30 minutes" >&2; exit 1; }
-            sleep 0.1
-        done
+        wait_for_context "${URLS[$i]}" "${REPLICAS[$i]}" "$WORK/serve-$((i + 1)).log" "$db"
         FIRST_S=$(python3 -c "print(round(max($FIRST_S, $(date +%s.%N) - ${starts[$i]}), 2))")
     done
 }

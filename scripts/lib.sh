@@ -134,6 +134,18 @@ start_sample_server() {
     exit 1
 }
 
+# Waits until the kb serve at URL `$1` (pid `$2`, log `$3`, serving `$4`) answers the scale
+# shelf's bot a /v1/context; exits with its log if it stops, or after 30 minutes.
+wait_for_context() {
+    local url="$1" pid="$2" log="$3" db="$4" deadline=$((SECONDS + 1800))
+    until curl -sf -o /dev/null -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \
+            -d '{"bot":"scale","user":"u0","budget":1200,"query":"what does a saturn return mean"}' "$url/v1/context"; do
+        kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; echo "error: kb serve on $db stopped" >&2; exit 1; }
+        [ $SECONDS -lt "$deadline" ] || { echo "error: kb serve on $db did not answer in 30 minutes" >&2; exit 1; }
+        sleep 0.1
+    done
+}
+
 stop_sample_server() {
     [ -n "${SERVER:-}" ] || return 0
     kill "$SERVER" 2>/dev/null || true
