@@ -188,10 +188,9 @@ struct KeywordWalk {
                 batch = max(batch, counts.blocks)
             }
         }
-        // When the floor let the walk stop only after two fifths of the postings were read, the
-        // snippets found will need most of the rest (on questions of common words, 99% in the
-        // median), which costs less read at once than decided on in passes: all are read, and
-        // one pass scores every snippet whole.
+        // When the walk read everything at once above, or the floor let it stop only after half
+        // of the postings were read, the rest costs less than the passes that would decide which
+        // of them to read: all are read, and one pass scores every snippet whole.
         if pruning, readAll || (counts.batches > 2 && 2 * counts.postings >= total) {
             _ = try readBlocks(unread(), fetch)
         }
