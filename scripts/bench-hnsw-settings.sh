@@ -14,7 +14,7 @@ cd "$KB_ROOT"
 [ $# -gt 0 ] || set -- "16 64 800" "16 128 100" "16 128 200"
 ensure_swift
 QUERIES_RECALL="${QUERIES_RECALL:-100}"
-if [ -n "${KB_BIN:-}" ]; then KB="$KB_BIN"; else swift build -c release --product kb >/dev/null; KB="$KB_ROOT/.build/release/kb"; fi
+if [ -n "${KB_BIN:-}" ]; then KB="$KB_BIN"; else kb_build --product kb >/dev/null; KB="$KB_BIN_DIR/kb"; fi
 new_service_workdir hnsw
 export BENCH_BOT=scale
 write_context_load 1200 1000

@@ -3,6 +3,7 @@
 # unchanged re-run, each repeated; prints medians and their ratio.
 #
 #   scripts/bench-ingest.sh [FOLDER] [RUNS]      default: ../shared/notes (else corpus/), 5 runs
+#   KB_BIN=path measures that kb instead of building one.
 #
 # KB_BENCH_EMBEDDER=none (default: reading, chunking, tagging, SQLite and FTS5 only) or local
 # (the built-in model embeds every snippet too; use RUNS=1, it takes minutes).
@@ -17,8 +18,10 @@ EMBEDDER="${KB_BENCH_EMBEDDER:-none}"
 [ -d "$FOLDER" ] || { echo "error: no folder $FOLDER; pass a folder of notes" >&2; exit 1; }
 FOLDER="$(cd "$FOLDER" && pwd)"
 
-swift build -c release --product kb >/dev/null 2>&1 || swift build -c release --product kb
-KB="$KB_ROOT/.build/release/kb"
+if [ -n "${KB_BIN:-}" ]; then KB="$KB_BIN"; else
+    kb_build --product kb >/dev/null 2>&1 || kb_build --product kb
+    KB="$KB_BIN_DIR/kb"
+fi
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 

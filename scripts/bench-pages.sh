@@ -20,8 +20,8 @@ PAGES="${2:-50}"
 bash scripts/install-model.sh
 if [ -n "${KB_BIN:-}" ]; then KB="$KB_BIN"; else
     say "Building kb (release)"
-    swift build -c release --product kb >/dev/null
-    KB="$KB_ROOT/.build/release/kb"
+    kb_build --product kb >/dev/null
+    KB="$KB_BIN_DIR/kb"
 fi
 new_service_workdir pages
 export KB_DB="$WORK/pages.sqlite" KB_PAGE_CACHE_DIR="$WORK/page-cache"

@@ -4,14 +4,17 @@
 # kb's peak resident memory.
 #
 #   scripts/bench-pdf.sh [BOOK.pdf] [RUNS]     default: ../shared/pdfs/octave-manual.pdf, 5 runs
+#   KB_BIN=path measures that kb instead of building one.
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
 BOOK="${1:-$KB_ROOT/../shared/pdfs/octave-manual.pdf}"
 RUNS="${2:-5}"
 [ -f "$BOOK" ] || { echo "error: no PDF at $BOOK; pass one" >&2; exit 1; }
 ensure_system_packages poppler-utils
-swift build -c release --product kb >/dev/null 2>&1 || swift build -c release --product kb
-KB="$KB_ROOT/.build/release/kb"
+if [ -n "${KB_BIN:-}" ]; then KB="$KB_BIN"; else
+    kb_build --product kb >/dev/null 2>&1 || kb_build --product kb
+    KB="$KB_BIN_DIR/kb"
+fi
 now() { date +%s.%N; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 kb=(); ref=()

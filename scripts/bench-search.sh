@@ -16,7 +16,7 @@ SIZES=("$@")
 [ ${#SIZES[@]} -gt 0 ] || SIZES=(10000 100000 1000000)
 
 say "Building kb-bench (release)"
-swift build -c release --product kb-bench >/dev/null 2>&1 || swift build -c release --product kb-bench
+kb_build --product kb-bench >/dev/null 2>&1 || kb_build --product kb-bench
 VENV="$KB_ROOT/.venv-bench"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/python" -c "import numpy, faiss" 2>/dev/null || {

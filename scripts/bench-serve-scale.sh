@@ -26,8 +26,8 @@ QUERIES="${QUERIES:-1200}"
 export BENCH_BOT=scale
 
 prepare_sample_service_binaries() {
-    if [ -n "${KB_BIN:-}" ]; then KB="$KB_BIN"; else swift build -c release --product kb >/dev/null; KB="$KB_ROOT/.build/release/kb"; fi
-    if [ -n "${BENCH_BIN:-}" ]; then BENCH="$BENCH_BIN"; else swift build -c release --product kb-bench >/dev/null; BENCH="$KB_ROOT/.build/release/kb-bench"; fi
+    if [ -n "${KB_BIN:-}" ]; then KB="$KB_BIN"; else kb_build --product kb >/dev/null; KB="$KB_BIN_DIR/kb"; fi
+    if [ -n "${BENCH_BIN:-}" ]; then BENCH="$BENCH_BIN"; else kb_build --product kb-bench >/dev/null; BENCH="$KB_BIN_DIR/kb-bench"; fi
 }
 say "Building kb and kb-bench (release)"
 prepare_sample_service_binaries

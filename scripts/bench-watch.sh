@@ -21,8 +21,8 @@ fi
 [ -d "$SOURCE" ] || { echo "error: $SOURCE is not a folder; name the folder to watch." >&2; exit 1; }
 if [ -n "${KB_BIN:-}" ]; then KB="$KB_BIN"; else
     say "Building kb (release)"
-    swift build -c release -Xcc -O2 --product kb >/dev/null
-    KB="$KB_ROOT/.build/release/kb"
+    kb_build --product kb >/dev/null
+    KB="$KB_BIN_DIR/kb"
 fi
 new_service_workdir watch
 cp -r "$SOURCE" "$WORK/folder"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kb in a real browser: Debian's Chromium driven by Playwright (from PyPI, using that Chromium;
 # Playwright's own browser download is never used). Runs Tests/Browser/*.py against the kb binary
-# in KB_BIN (default: .build/debug/kb, built if missing). Installs chromium and python3-venv if
+# in KB_BIN (default: .build/release/kb, built with lib.sh's kb_build). Installs chromium and python3-venv if
 # missing, and keeps the Python tools in .build/test-venv (ensure_test_venv in lib.sh).
 #
 #   scripts/browser-test.sh
@@ -12,10 +12,10 @@ ensure_system_packages chromium python3-venv
 
 ensure_test_venv
 
-KB_BIN="${KB_BIN:-$KB_ROOT/.build/debug/kb}"
-if [ ! -x "$KB_BIN" ]; then
+if [ -z "${KB_BIN:-}" ]; then
     say "Building kb"
-    swift build --product kb -Xcc -O2 >/dev/null
+    kb_build --product kb >/dev/null
+    KB_BIN="$KB_BIN_DIR/kb"
 fi
 export KB_BIN KB_CHROMIUM="$(command -v chromium)"
 

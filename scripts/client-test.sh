@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # kb serve as a chat app's model endpoint, driven by OpenAI's own Python client: runs
-# Tests/Client/*.py against the kb binary in KB_BIN (default: .build/debug/kb, built if missing),
+# Tests/Client/*.py against the kb binary in KB_BIN (default: .build/release/kb, built with lib.sh's kb_build),
 # each with a stub upstream model on loopback. KB_TEST_DB chooses the index (default: a SQLite
 # file in a temporary folder; a postgres:// URL runs them on PostgreSQL).
 #
@@ -11,10 +11,10 @@ ensure_swift
 ensure_system_packages python3-venv
 ensure_test_venv
 
-KB_BIN="${KB_BIN:-$KB_ROOT/.build/debug/kb}"
-if [ ! -x "$KB_BIN" ]; then
+if [ -z "${KB_BIN:-}" ]; then
     say "Building kb"
-    swift build --product kb -Xcc -O2 >/dev/null
+    kb_build --product kb >/dev/null
+    KB_BIN="$KB_BIN_DIR/kb"
 fi
 export KB_BIN
 

@@ -22,8 +22,8 @@ if [ -n "${KB_BIN:-}" ]; then
     KB="$KB_BIN"
 else
     say "Building kb (release)"
-    swift build -c release --product kb >/dev/null
-    KB="$KB_ROOT/.build/release/kb"
+    kb_build --product kb >/dev/null
+    KB="$KB_BIN_DIR/kb"
 fi
 PG_FOLDER="$(mktemp -d)"
 PORTS=($(( 20000 + RANDOM % 10000 )) $(( 30000 + RANDOM % 10000 )))

@@ -17,8 +17,8 @@ bash scripts/install-model.sh
 ROUNDS="${1:-10}"
 
 say "Building kb (release)"
-swift build -c release --product kb >/dev/null
-KB="$KB_ROOT/.build/release/kb"
+kb_build --product kb >/dev/null
+KB="$KB_BIN_DIR/kb"
 WORK="$(mktemp -d)"
 trap 'pkill -9 -f "kb serve --port $PORT" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 PORT=$(( 20000 + RANDOM % 20000 ))

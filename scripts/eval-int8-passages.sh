@@ -19,8 +19,8 @@ mkdir -p "$OUT"
 bash scripts/install-model.sh "$MODEL" >/dev/null
 if [ -n "${KB_BIN:-}" ]; then KB="$KB_BIN"; else
     say "Building kb (release)"
-    swift build -c release --product kb >/dev/null 2>&1 || swift build -c release --product kb
-    KB="$KB_ROOT/.build/release/kb"
+    kb_build --product kb >/dev/null 2>&1 || kb_build --product kb
+    KB="$KB_BIN_DIR/kb"
 fi
 grep -q avx512_bf16 /proc/cpuinfo || { echo "error: this CPU has no AVX-512 BF16, so bf16 is not the default to compare with" >&2; exit 1; }
 grep -q avx512_vnni /proc/cpuinfo || { echo "error: this CPU has no AVX-512 VNNI (int8)" >&2; exit 1; }

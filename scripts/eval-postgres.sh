@@ -18,7 +18,7 @@ if [ $# -eq 0 ]; then
     set -- "$SHARED/scifact:train"
     for folder in "$SHARED"/xquad/*/; do [ -f "$folder/queries.jsonl" ] && set -- "$@" "${folder%/}:test"; done
 fi
-if [ -n "${KB_BIN:-}" ]; then KB="$KB_BIN"; else say "Building kb (release)"; swift build -c release --product kb >/dev/null; KB="$KB_ROOT/.build/release/kb"; fi
+if [ -n "${KB_BIN:-}" ]; then KB="$KB_BIN"; else say "Building kb (release)"; kb_build --product kb >/dev/null; KB="$KB_BIN_DIR/kb"; fi
 WORK="$(mktemp -d)"
 PG_FOLDER="$(mktemp -d)"
 trap 'bash "$KB_ROOT/scripts/postgres.sh" stop "$PG_FOLDER" >/dev/null 2>&1 || true; rm -rf "$WORK" "$PG_FOLDER"' EXIT

@@ -18,8 +18,8 @@ if [ -n "${KB_BIN:-}" ]; then
     KB="$KB_BIN"   # a kb built elsewhere (e.g. a copy, so that Sources may change meanwhile)
 else
     say "Building kb (release)"
-    swift build -c release --product kb >/dev/null 2>&1 || swift build -c release --product kb
-    KB="$KB_ROOT/.build/release/kb"
+    kb_build --product kb >/dev/null 2>&1 || kb_build --product kb
+    KB="$KB_BIN_DIR/kb"
 fi
 
 evaluate() {  # name index-precision query-precision

@@ -28,8 +28,8 @@ SHARED="$KB_ROOT/../shared/datasets"
 mkdir -p "$OUT"
 bash scripts/install-model.sh multilingual-e5-small
 say "Building kb (release)"
-swift build -c release --product kb >/dev/null 2>&1 || swift build -c release --product kb
-KB="$KB_ROOT/.build/release/kb"
+kb_build --product kb >/dev/null 2>&1 || kb_build --product kb
+KB="$KB_BIN_DIR/kb"
 
 run() {  # name folder split [kb eval options…]
     local name="$1" folder="$2" split="$3"

@@ -19,9 +19,9 @@ TARGET=Sources/KBClient
 if [ -n "${KB_BIN:-}" ]; then
     KB="$KB_BIN"
 else
-    say "Building kb (debug)"
-    swift build --product kb -Xcc -O2 >/dev/null
-    KB="$KB_ROOT/.build/debug/kb"
+    say "Building kb"
+    kb_build --product kb >/dev/null
+    KB="$KB_BIN_DIR/kb"
 fi
 new_service_workdir openapi
 say "Reading GET /openapi.json from kb serve"

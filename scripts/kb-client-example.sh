@@ -6,13 +6,13 @@
 #      and checks that the program links none of them;
 #   2. runs its three commands (context, a streamed chat, remember) against a kb serve on the
 #      planets of the sample corpus, with a stub upstream chat model (scripts/stub_chat_model.py).
-# scripts/test.sh runs it; KB_BIN names the kb to serve with (default .build/debug/kb).
+# scripts/test.sh runs it; KB_BIN names the kb to serve with (default .build/release/kb).
 #
 #   scripts/kb-client-example.sh
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
 ensure_swift
-KB="${KB_BIN:-$KB_ROOT/.build/debug/kb}"
+KB="${KB_BIN:-$KB_BIN_DIR/kb}"
 [ -x "$KB" ] || { echo "error: $KB is not built; run swift build --product kb first (or set KB_BIN)." >&2; exit 1; }
 
 HIDDEN_DIRS=(/usr/include/poppler /usr/include/tesseract /usr/include/leptonica /usr/include/libxml2 /usr/include/oneapi
@@ -21,8 +21,6 @@ HIDDEN_DIRS=(/usr/include/poppler /usr/include/tesseract /usr/include/leptonica 
 HIDDEN_PKGCONFIG=(blas lapack openblas poppler poppler-cpp tesseract lept libxml-2.0 dnnl)
 HIDDEN_FILES=(/usr/include/dnnl*.h /usr/include/dnnl*.hpp /usr/include/cblas*.h /usr/include/f77blas.h /usr/include/openblas_config.h
               /usr/include/x86_64-linux-gnu/cblas*.h /usr/include/x86_64-linux-gnu/f77blas.h /usr/include/x86_64-linux-gnu/openblas_config.h)
-# SwiftPM keeps a path dependency's file list in the build description: plan afresh.
-rm -f Examples/kb-client/.build/debug.yaml
 if unshare -m true 2>/dev/null; then
     say "Building Examples/kb-client with kb's C libraries hidden"
     hide=""
@@ -46,14 +44,14 @@ if unshare -m true 2>/dev/null; then
            || [ -s /usr/include/dnnl.h ] || [ -e /usr/include/tesseract/capi.h ] || pkg-config --exists openblas 2>/dev/null; then
             echo 'error: the C libraries are still visible' >&2; exit 1; fi
         echo 'hidden: the headers and pkg-config files of OpenBLAS, poppler, Tesseract, Leptonica, oneDNN and libxml2'
-        swift build --package-path Examples/kb-client"
+        . scripts/lib.sh; build_example kb-client"
 else
     # Without a mount namespace (an unprivileged container), the build still needs none of them:
     # SwiftPM plans only KBClient's targets, which a check of the package description shows.
     say "Building Examples/kb-client (unshare is not allowed here: the C libraries stay visible)"
-    swift build --package-path Examples/kb-client
+    build_example kb-client
 fi
-CLIENT="$KB_ROOT/Examples/kb-client/.build/debug/kb-client"
+CLIENT="$(examples_build_path)/release/kb-client"
 if ldd "$CLIENT" | grep -iE 'poppler|openblas|tesseract|lept|dnnl|xml2'; then
     echo "error: kb-client links one of kb's C libraries (above)" >&2
     exit 1

@@ -20,6 +20,7 @@ phase() {   # phase TITLE LOG-NAME COMMAND…  (COMMAND may be a shell function)
     shift 2
     mkdir -p "$KB_LOGS"
     PHASE_NOTE=""
+    export KB_PHASE="$(basename "$log" .log)"
     if [ -t 2 ]; then printf '\033[1m==> %s\033[0m … ' "$title" >&2; else printf '==> %s … ' "$title" >&2; fi
     "$@" >"$log" 2>&1 || status=$?
     local took=$((SECONDS - start))
@@ -74,13 +75,59 @@ ensure_system_packages() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# kb's one build: release (Swift -O with whole-module optimisation, C at -O2), with testing enabled
+# so that the tests can `@testable import` the modules setup.sh built. setup.sh, test.sh, docs.sh and
+# every benchmark build with exactly these flags, so that each reuses what the others built: a
+# different flag (even one more `-v`) changes every compile command and rebuilds everything.
+# Measured against the same build without -enable-testing: docs/development.md, "One build".
+KB_BUILD_FLAGS=(-c release -Xswiftc -enable-testing --explicit-target-dependency-import-check error)
+KB_BIN_DIR="$KB_ROOT/.build/release"
+#
+# SWIFT_DETERMINISTIC_HASHING=1: SwiftPM 6.3 passes a package's enabled traits to the compiler in
+# the order of a Set, which changes with each process's hash seed; the compile commands of every
+# package with two or more traits (kb: PostgreSQL, OCR, Server; Hummingbird) then differ from the
+# last build's at random, and those modules are compiled again from scratch (swiftlang/swift-
+# package-manager#10525, fixed after 6.3). A fixed seed gives the same order every time.
+kb_build() {   # kb_build [swift build arguments…], e.g. kb_build --product kb
+    SWIFT_DETERMINISTIC_HASHING=1 swift build "${KB_BUILD_FLAGS[@]}" "$@"
+}
+
+# With KB_BUILD_TIMES naming a folder (scripts/build-times.sh), every compile of every build these
+# scripts start is timed: the Swift frontend and the C and C++ compilers run through
+# scripts/build-job-timer.sh, which appends a line per job to KB_BUILD_TIMES/jobs.tsv. Off by default.
+if [ -n "${KB_BUILD_TIMES:-}" ]; then
+    mkdir -p "$KB_BUILD_TIMES/bin"
+    export KB_TOOLCHAIN_BIN="$(dirname "$(readlink -f "$(command -v swift)")")"
+    for tool in swift-frontend cc c++; do ln -sf "$KB_ROOT/scripts/build-job-timer.sh" "$KB_BUILD_TIMES/bin/$tool"; done
+    export SWIFT_DRIVER_SWIFT_FRONTEND_EXEC="$KB_BUILD_TIMES/bin/swift-frontend" CC="$KB_BUILD_TIMES/bin/cc" CXX="$KB_BUILD_TIMES/bin/c++"
+fi
+
+# Where the examples (Examples/embed-kb, Examples/kb-client: packages that depend on kb by path,
+# without its optional traits) are built, with kb_build's flags. In CI, on a new clone built once,
+# the main build folder, so that they reuse its dependencies' modules and compile only kb's own
+# modules again (without the traits; scripts/test.sh builds them last, as they replace those
+# modules); elsewhere a folder of their own, .build-examples, kept between runs, so that they never
+# undo the main build.
+examples_build_path() {
+    if [ "${CI:-}" = "true" ]; then echo "$KB_ROOT/.build"; else echo "$KB_ROOT/.build-examples"; fi
+}
+build_example() {   # build_example NAME [swift build arguments…]: builds Examples/NAME
+    local name="$1" scratch
+    shift
+    scratch="$(examples_build_path)"
+    # SwiftPM keeps a path dependency's file list in the build description: plan afresh, so that
+    # files added to kb since the last build are seen.
+    rm -f "$scratch/release.yaml"
+    kb_build --package-path "$KB_ROOT/Examples/$name" --scratch-path "$scratch" "$@"
+}
+
 # Builds the release kb and kb-bench for a benchmark and sets KB and BENCH to them.
 build_release_tools() {
     say "Building kb and kb-bench (release)"
-    swift build -c release --product kb >/dev/null
-    swift build -c release --product kb-bench >/dev/null
-    KB="$KB_ROOT/.build/release/kb"
-    BENCH="$KB_ROOT/.build/release/kb-bench"
+    kb_build --product kb >/dev/null
+    kb_build --product kb-bench >/dev/null
+    KB="$KB_BIN_DIR/kb"
+    BENCH="$KB_BIN_DIR/kb-bench"
 }
 
 ensure_swift() {
@@ -97,8 +144,8 @@ prepare_sample_service() {
         say "Using $KB"
     else
         say "Building kb (release)"
-        swift build -c release --product kb >/dev/null
-        KB="$KB_ROOT/.build/release/kb"
+        kb_build --product kb >/dev/null
+        KB="$KB_BIN_DIR/kb"
     fi
     new_service_workdir "$1"
     export KB_DB="$WORK/$1.sqlite"

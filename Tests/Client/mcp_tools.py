@@ -2,7 +2,7 @@
 Protocol's own Python client (PyPI `mcp`) over stdio, against an index in KB_TEST_DB (a SQLite file
 by default, or a postgres:// URL) with notes, a PDF with printed page labels and a private note.
 
-    KB_BIN=.build/debug/kb python Tests/Client/mcp_tools.py
+    KB_BIN=.build/release/kb python Tests/Client/mcp_tools.py
 """
 import asyncio
 import base64
@@ -18,7 +18,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 ROOT = Path(__file__).resolve().parents[2]
-KB = str(Path(os.environ.get("KB_BIN", ROOT / ".build/debug/kb")).resolve())
+KB = str(Path(os.environ.get("KB_BIN", ROOT / ".build/release/kb")).resolve())
 FAILURES = []
 RUN = uuid.uuid4().hex[:8]   # names of this run's bots, tokens and sources (a PostgreSQL index is shared)
 

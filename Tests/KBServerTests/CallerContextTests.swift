@@ -74,7 +74,12 @@ import Testing
     /// flags of this test target's own compilation (read from SwiftPM's build description).
     static func typecheck(_ source: String) throws -> (status: Int32, output: String) {
         let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let description = package.appendingPathComponent(".build/debug.yaml")
+        #if DEBUG
+        let configuration = "debug"
+        #else
+        let configuration = "release"   // scripts/test.sh builds the tests in release (lib.sh's kb_build)
+        #endif
+        let description = package.appendingPathComponent(".build/\(configuration).yaml")
         let text = try String(contentsOf: description, encoding: .utf8)
         guard let line = text.split(separator: "\n").first(where: { $0.contains("args: [") && $0.contains(#""-module-name","KBServerTests""#) }),
               let start = line.firstIndex(of: "[") else {

@@ -50,7 +50,7 @@ struct CLI {
             let url = candidate.appendingPathComponent("kb")
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
-        return packageRoot.appendingPathComponent(".build/debug/kb")
+        return packageRoot.appendingPathComponent(".build/release/kb")
     }
 
     static var packageRoot: URL {
