@@ -25,11 +25,13 @@
 # Every kb serve the phases start checks each JSON answer against its OpenAPI document
 # (KB_CHECK_ANSWERS=1: a mismatch is a 500 naming the route and the field).
 #
-# The tests are built in the configuration scripts/setup.sh builds kb in (lib.sh's kb_build:
-# release, testing enabled), so that after setup only the test targets are compiled here, and the
-# benchmarks, the examples and DocC reuse the same modules.
+# The tests are built in release with testing enabled (lib.sh's kb_build with KB_TESTING=1), and
+# the browser and client tests, the e5 check, DocC and the examples reuse that one build.
 #
 #   scripts/test.sh [extra swift test arguments]
+# kb and its tests built with testing enabled (lib.sh's kb_build), by this script and the ones it
+# runs; set before lib.sh reads it.
+export KB_TESTING=1
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
 ensure_swift
