@@ -6,7 +6,7 @@ import HummingbirdTesting
 import KBCore
 import KBIngest
 import KBKit
-@testable import KBClient
+import KBClient
 import KBServer
 import KBTestSupport
 import OpenAPIAsyncHTTPClient
