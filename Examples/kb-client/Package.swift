@@ -8,10 +8,10 @@ import PackageDescription
 let package = Package(
     name: "kb-client",
     platforms: [.macOS(.v14)],
+    // kb's default traits, as a `.package(url:from:)` line gives them: they change nothing that
+    // KBClient builds (its graph holds none of the traits' targets), and scripts/test.sh's build
+    // of KBClient is then the same as this package's, so the example reuses it.
     dependencies: [
-        // kb's default traits, as a `.package(url:from:)` line gives them: they change nothing that
-        // KBClient builds (its graph holds none of the traits' targets), and scripts/test.sh's
-        // build of KBClient is then the same as this package's, so the example reuses it.
         .package(name: "kb", path: "../.."),
     ],
     targets: [

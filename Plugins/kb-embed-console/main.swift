@@ -28,4 +28,9 @@ for path in arguments.dropFirst().sorted() {
     lines.append("        \"\(url.lastPathComponent)\": (\"\(type)\", \(literal(text))),")
 }
 lines += ["    ]", "}", ""]
-try lines.joined(separator: "\n").write(toFile: output, atomically: true, encoding: .utf8)
+// Written only when it changes: the build may run this tool again with nothing changed (a new
+// build plan), and a rewritten file would make the compiler build KBServer again.
+let source = lines.joined(separator: "\n")
+if (try? String(contentsOfFile: output, encoding: .utf8)) != source {
+    try source.write(toFile: output, atomically: true, encoding: .utf8)
+}
