@@ -138,7 +138,7 @@ ensure_system_packages() {
 # A package that depends on kb never sees the setting (it is an unsafe flag, which SwiftPM refuses
 # in dependencies): the examples build without it.
 export KB_TESTING=1
-#
+
 # SWIFT_DETERMINISTIC_HASHING=1: SwiftPM 6.3 passes a package's enabled traits to the compiler in
 # the order of a Set, which changes with each process's hash seed; the compile commands of every
 # package with two or more traits (kb: PostgreSQL, OCR, Server; Hummingbird) then differ from the

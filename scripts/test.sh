@@ -26,9 +26,9 @@
 # (KB_CHECK_ANSWERS=1: a mismatch is a 500 naming the route and the field).
 #
 # The tests are built on scripts/setup.sh's build (release, testing enabled for kb's own modules:
-# lib.sh's kb_build), which only the test targets and KBClient are added to, and the browser and client tests,
-# the e5 check, DocC and the examples reuse that one build. The browser, client, e5 and DocC phases
-# run beside the Swift tests (lib.sh's `lane`), the examples after both.
+# lib.sh's kb_build), to which only the test targets, KBClient and kb-bench are added; the browser
+# and client tests, the e5 check, DocC and the examples reuse that one build. The browser, client,
+# e5 and DocC phases run beside the Swift tests (lib.sh's `lane`), the examples after both.
 #
 #   scripts/test.sh [extra swift test arguments]
 . "$(dirname "$0")/lib.sh"
