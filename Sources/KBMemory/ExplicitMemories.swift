@@ -3,7 +3,11 @@ public import KBCore
 
 /// Memories a user states or asks for in plain words, found without a language model. Only the
 /// user's own turns are read (an assistant's turns never become memories), one sentence at a
-/// time, with these patterns (English and Ukrainian, case-insensitive; a few of each shown):
+/// time, by the rules of the sentence's language — English, Ukrainian, Russian or Arabic
+/// (`MemoryLanguage`; one language's sentence is never read by another's rules) — and a memory is
+/// worded in that language, tagged alike in all four, so that a move said in Arabic supersedes a
+/// home said in English. The English patterns (case-insensitive; a few of each shown, with the
+/// Ukrainian; docs/memories.md lists every language's):
 ///
 /// | the user says | memory | tags | a new one replaces |
 /// |---|---|---|---|
@@ -28,8 +32,9 @@ public import KBCore
 /// two weeks") set `expiresAt`. Without one, `validFrom` is the turn's time. The `whereabouts` and
 /// `plan` patterns need a date.
 ///
-/// Words that only pad a sentence ("by the way", "btw", "please", "actually", "now", "these
-/// days") are dropped. What is found is a candidate: `KnowledgeBase.extractMemories` checks it
+/// A sentence that joins several facts ("I live in Paris and my name is Ada", "اسمي فاطمة
+/// وأعيش في عمّان", commas, and, і, и, و) gives a memory for each. Words that only pad a sentence
+/// ("by the way", "btw", "please", "actually", "now", "these days", "кстати", "بالمناسبة") are dropped. What is found is a candidate: `KnowledgeBase.extractMemories` checks it
 /// against the user's memories.
 ///
 /// ```swift
@@ -52,17 +57,22 @@ public enum ExplicitMemories {
         public var expiresAt: Date?
         /// The words that named the time, as said.
         public var timeWords: String?
+        /// The language the sentence was said in, whose rules read it (`MemoryLanguage.codes`).
+        public var language: String = "en"
     }
 
     /// What the user's turns state or ask for, in order; the same content once. Relative dates
     /// are read against each turn's `time`, else `now`.
     public static func find(in turns: [ConversationTurn], now: Date = Date()) -> [Found] {
+        let said = turns.filter { $0.role == .user }
+        let feminine = said.contains { speaksAsAWoman(ArabicText.strippingMarks($0.content)) }
         var found: [Found] = []
-        for turn in turns where turn.role == .user {
+        for turn in said {
             for sentence in sentences(turn.content) {
-                guard let match = match(sentence, at: turn.time ?? now, turnTime: turn.time),
-                      !found.contains(where: { $0.content == match.content && $0.kind == match.kind }) else { continue }
-                found.append(match)
+                for match in facts(in: sentence, at: turn.time ?? now, turnTime: turn.time, feminine: feminine)
+                where !found.contains(where: { $0.content == match.content && $0.kind == match.kind }) {
+                    found.append(match)
+                }
             }
         }
         return found
@@ -77,41 +87,131 @@ public enum ExplicitMemories {
         let fact: String?
         /// Only with a date in the sentence (whereabouts, plans).
         let needsTime: Bool
-        /// The memory, from the captured text.
-        let content: @Sendable (String) -> String
+        /// The memory, from what the sentence said.
+        let wording: @Sendable (Said) -> String
 
+        /// A rule whose memory is worded from the captured text alone.
         init(_ pattern: String, _ kind: Found.Kind = .remember, tags: [Tag] = [], fact: String? = nil, needsTime: Bool = false,
              content: @escaping @Sendable (String) -> String) {
+            self.init(pattern, kind, tags: tags, fact: fact, needsTime: needsTime, wording: { content($0.text) })
+        }
+
+        init(_ pattern: String, _ kind: Found.Kind, tags: [Tag], fact: String?, needsTime: Bool, wording: @escaping @Sendable (Said) -> String) {
             expression = try! NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
             self.kind = kind
             self.tags = tags
             self.fact = fact
             self.needsTime = needsTime
-            self.content = content
+            self.wording = wording
+        }
+
+        /// A rule whose memory is worded from what was said: the verb the user used (a group
+        /// named `verb`), and whether the speaker spoke of themselves as a woman.
+        static func worded(_ pattern: String, _ kind: Found.Kind = .remember, tags: [Tag] = [], fact: String? = nil, needsTime: Bool = false,
+                           _ wording: @escaping @Sendable (Said) -> String) -> Rule {
+            Rule(pattern, kind, tags: tags, fact: fact, needsTime: needsTime, wording: wording)
         }
     }
 
-    /// Every language's rules, in the order they are tried.
-    static let rules: [Rule] = english + ukrainian
+    /// What a rule's pattern found in a clause.
+    struct Said: Sendable {
+        /// The last group the pattern captured, without padding and without the words of a date.
+        var text: String
+        /// The group named `verb`, as said (lower case).
+        var verb: String?
+        /// Whether the user spoke of themselves in the feminine (Arabic predicates such as
+        /// `أنا مهندسة`): Arabic memories are worded in the third person of that gender.
+        var feminine: Bool
 
-    /// The memory a sentence states, said at `time` (the turn's `turnTime`, when it has one).
-    static func match(_ sentence: String, at time: Date = Date(), turnTime: Date? = nil) -> Found? {
-        let whole = NSRange(sentence.startIndex..., in: sentence)
+        /// `verb` with a capital, the captured text after it, and a full stop: "Переехала в Казань."
+        var verbAndText: String { sentenceCase((verb ?? "") + " " + text) }
+        /// The masculine or the feminine wording.
+        func gendered(_ masculine: String, _ feminine: String) -> String { self.feminine ? feminine : masculine }
+    }
+
+    /// One language's rules, what joins two facts in a sentence, and the word a clause after a
+    /// join may leave out ("I live in Kyiv and [I] work at MacPaw").
+    struct Language: Sendable {
+        let rules: [Rule]
+        let joints: Pattern
+        let subject: String?
+    }
+
+    /// An immutable regular expression, safe to share (see `Rule`).
+    struct Pattern: @unchecked Sendable {
+        let expression: NSRegularExpression
+        init(_ pattern: String) { expression = try! NSRegularExpression(pattern: pattern, options: [.caseInsensitive]) }
+    }
+
+    static let languages: [String: Language] = [
+        "en": Language(rules: english, joints: Pattern("\\s*,?\\s+(?:and|but)\\s+|\\s*,\\s*"), subject: "I"),
+        "uk": Language(rules: ukrainian, joints: Pattern("\\s*,?\\s+(?:і|й|та|а|але)\\s+|\\s*,\\s*"), subject: "я"),
+        "ru": Language(rules: russian, joints: Pattern("\\s*,?\\s+(?:и|а|но)\\s+|\\s*,\\s*"), subject: "я"),
+        "ar": Language(rules: arabic, joints: Pattern("\\s*[،,]\\s*(?:و(?=\\S{2,}))?|\\s+(?:ثم|لكن|ولكن)\\s+|\\s+و(?=\\S{2,})"), subject: nil),
+    ]
+
+    /// The facts of one sentence, by the rules of the sentence's language (`MemoryLanguage`).
+    /// A sentence that joins several facts ("I live in Paris and my name is Ada", "اسمي فاطمة
+    /// وأعيش في عمّان") gives each: it is cut at a join when what follows is a fact on its own
+    /// (or with the subject the language may leave out) and what comes before gives one too;
+    /// otherwise it is one fact ("I'm allergic to peanuts and tree nuts").
+    static func facts(in sentence: String, at time: Date, turnTime: Date?, feminine: Bool) -> [Found] {
+        guard let code = MemoryLanguage.of(sentence), let language = languages[code] else { return [] }
+        let text = code == "ar" ? ArabicText.strippingMarks(sentence) : sentence
+        let joints = language.joints.expression.matches(in: text, range: NSRange(text.startIndex..., in: text)).prefix(12)
+            .compactMap { Range($0.range, in: text) }.filter { $0.lowerBound > text.startIndex && $0.upperBound < text.endIndex }
+        func clause(_ words: Substring) -> Found? {
+            let words = String(words)
+            return match(words, rules: language.rules, at: time, turnTime: turnTime, feminine: feminine)
+                ?? language.subject.flatMap { match($0 + " " + words, rules: language.rules, at: time, turnTime: turnTime, feminine: feminine) }
+        }
+        // facts(before: k): the facts of the text before joint k (k == joints.count: the whole text).
+        var memo: [Int: [Found]] = [:]
+        func facts(before k: Int) -> [Found] {
+            if let known = memo[k] { return known }
+            let end = k == joints.count ? text.endIndex : joints[k].lowerBound
+            var result: [Found] = []
+            for j in (0..<k).reversed() {
+                guard let last = clause(text[joints[j].upperBound..<end]) else { continue }
+                let first = facts(before: j)
+                if !first.isEmpty {
+                    result = first + [last]
+                    break
+                }
+            }
+            if result.isEmpty, let whole = clause(text[..<end]) { result = [whole] }
+            memo[k] = result
+            return result
+        }
+        return facts(before: joints.count).map { found in
+            var found = found
+            found.sentence = sentence
+            found.language = code
+            return found
+        }
+    }
+
+    /// The memory a clause states, by `rules`, said at `time` (the turn's `turnTime`, when it has one).
+    static func match(_ clause: String, rules: [Rule], at time: Date = Date(), turnTime: Date? = nil, feminine: Bool = false) -> Found? {
+        let clause = withoutLeadingPadding(clause)
+        let whole = NSRange(clause.startIndex..., in: clause)
         for rule in rules {
-            guard let result = rule.expression.firstMatch(in: sentence, range: whole), result.numberOfRanges > 1,
-                  let range = Range(result.range(at: 1), in: sentence) else { continue }
-            var captured = cleaned(String(sentence[range]))
+            guard let result = rule.expression.firstMatch(in: clause, range: whole), result.numberOfRanges > 1,
+                  let group = (1..<result.numberOfRanges).last(where: { result.range(at: $0).location != NSNotFound }),
+                  let range = Range(result.range(at: group), in: clause) else { continue }
+            var captured = cleaned(String(clause[range]))
             guard captured.count >= 2, captured.count <= 300 else { continue }
-            if rule.kind == .forget, var stated = match(captured, at: time, turnTime: turnTime), stated.kind == .remember {
+            let verb = Range(result.range(withName: "verb"), in: clause).map { clause[$0].lowercased() }
+            if rule.kind == .forget, var stated = match(captured, rules: rules, at: time, turnTime: turnTime, feminine: feminine), stated.kind == .remember {
                 // "forget that I live in Paris" is about the memory "Lives in Paris."
                 stated.kind = .forget
-                stated.sentence = sentence
+                stated.sentence = clause
                 return stated
             }
-            let reference = TimeExpressions.find(in: sentence, at: time).first
+            let reference = TimeExpressions.find(in: clause, at: time).first
             if rule.needsTime && reference == nil { continue }
             var found = Found(kind: rule.kind, content: "", tags: rule.tags + (rule.fact.map { [Tag("fact:" + $0)] } ?? []),
-                              fact: rule.fact, sentence: sentence, validFrom: turnTime)
+                              fact: rule.fact, sentence: clause, validFrom: turnTime)
             if let reference, rule.kind == .remember {
                 let without = cleaned(removing(reference.words, from: captured))
                 if without.count >= 2 { captured = without }
@@ -119,9 +219,9 @@ public enum ExplicitMemories {
                 let stated = describe(reference, at: time)
                 found.validFrom = stated.validFrom ?? turnTime
                 found.expiresAt = stated.expiresAt
-                found.content = annotated(rule.content(captured), "\(reference.words): \(stated.dates)")
+                found.content = annotated(rule.wording(Said(text: captured, verb: verb, feminine: feminine)), "\(reference.words): \(stated.dates)")
             } else {
-                found.content = rule.content(captured)
+                found.content = rule.wording(Said(text: captured, verb: verb, feminine: feminine))
             }
             return found
         }
@@ -164,15 +264,44 @@ public enum ExplicitMemories {
         return stripped.replacingOccurrences(of: "  ", with: " ").trimmingCharacters(in: .whitespaces)
     }
 
-    /// A turn's sentences: split at . ! ? ; and line breaks, trimmed.
+    /// A turn's sentences: split at . ! ? ; (and Arabic's ؟ ؛) and line breaks, trimmed.
     static func sentences(_ text: String) -> [String] {
-        text.split(whereSeparator: { ".!?;\n".contains($0) }).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+        text.split(whereSeparator: { ".!?;؟؛\n".contains($0) }).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
     }
 
+    /// Words a clause may start with that say nothing of the fact ("oh, and", "кстати", "بالمناسبة").
+    static let leading = "(?:oh|well|also|and|so|btw|by the way|now|до речі|а також|також|і|кстати|а ещё|а еще|также|и|а|بالمناسبة|ايضا|كذلك|ثم)"
+
     static let padding = try! NSRegularExpression(
-        pattern: "(?:,?\\s*(?:by the way|btw|please|actually|though|too|as well|now|these days|nowadays|at the moment|for good|тепер|зараз|до речі))+\\s*$"
-            + "|^(?:oh|well|also|and|so|btw|by the way|now|до речі)[,\\s]+",
+        pattern: ArabicText.pattern(
+            "(?:[,،]?\\s*(?:by the way|btw|please|actually|though|too|as well|now|these days|nowadays|at the moment|for good|тепер|зараз|до речі"
+                + "|теперь|сейчас|кстати|пожалуйста|بالمناسبة|من فضلك|رجاء|الان|حاليا|ايضا|كذلك))+\\s*$"
+                + "|^\(leading)[,،\\s]+"),
         options: [.caseInsensitive])
+
+    static let leadingPadding = try! NSRegularExpression(pattern: ArabicText.pattern("^\(leading)[,،\\s]+"), options: [.caseInsensitive])
+
+    /// A clause without the words it starts with that only pad it.
+    static func withoutLeadingPadding(_ clause: String) -> String {
+        var clause = clause.trimmingCharacters(in: .whitespacesAndNewlines)
+        while let found = leadingPadding.firstMatch(in: clause, range: NSRange(clause.startIndex..., in: clause)), found.range.length > 0,
+              found.range.length < (clause as NSString).length, let range = Range(found.range, in: clause) {
+            clause = String(clause[range.upperBound...])
+        }
+        return clause
+    }
+
+    /// Whether an Arabic speaker speaks of themselves in the feminine: `أنا مهندسة`, `أعمل
+    /// طبيبة`, `متزوجة`, `زوجي` (my husband)…
+    static func speaksAsAWoman(_ text: String) -> Bool {
+        guard LanguageDetector.dominantScript(of: text) == .arabic else { return false }
+        return feminine.expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+    }
+
+    static let feminine = Pattern(ArabicText.pattern(
+        "(?:^|\\s)(?:و|ف)?(?:انا|اعمل|اشتغل|اصبحت|صرت|لست|العمل|توظفت|تعينت)\\s+(?:الان\\s+|حاليا\\s+)?(?:ك)?(?!(?:في|لدى|لدي|عند|مع|من|على|الى|ب\\S*)(?:\\s|$))")
+            // A feminine noun or adjective ends in ta marbuta (ة, never read as ه here: `أحبه` is "I love him").
+            + "\\S{2,}ة(?=\\s|$|[.,،!؟])|" + ArabicText.pattern("(?:^|\\s)(?:و|ف)?(?:زوجي|متزوجة|مولودة|مقيمة|ساكنة|حساسة|نباتية|موجودة|مسافرة|حامل)(?=\\s|$|[.,،!؟])"))
 
     /// The captured words without padding, trailing punctuation or quotes.
     static func cleaned(_ text: String) -> String {

@@ -25,7 +25,7 @@ public struct MemoryWindow: Sendable, Hashable {
     }
 
     /// The window a question names with a date ("last week", "in March", "since 2020", "until
-    /// Sunday"; English and Ukrainian), or nil.
+    /// Sunday"; English, Ukrainian, Russian and Arabic), or nil.
     public static func find(in text: String, at now: Date) -> MemoryWindow? {
         guard let reference = TimeExpressions.find(in: text, at: now).first else { return nil }
         let told = tells(text)
@@ -37,8 +37,9 @@ public struct MemoryWindow: Sendable, Hashable {
     }
 
     /// An event a window starts at — "since I moved", "since I started at Grammarly", "відколи я
-    /// переїхала" — with the single-valued fact it changed when the words say which (`home`,
-    /// `work`, `partner`, `smoking`, `diet`), else the words to look for.
+    /// переїхала", "с тех пор как я переехал", "منذ أن انتقلت" — with the single-valued fact it
+    /// changed when the words say which (`home`, `work`, `partner`, `smoking`, `diet`), else the
+    /// words to look for.
     public static func event(in text: String) -> (words: String, fact: String?, told: Bool)? {
         let whole = NSRange(text.startIndex..., in: text)
         guard let match = eventPattern.firstMatch(in: text, range: whole), let range = Range(match.range(at: 1), in: text) else { return nil }
@@ -50,20 +51,24 @@ public struct MemoryWindow: Sendable, Hashable {
     }
 
     static let eventPattern = try! NSRegularExpression(
-        pattern: "(?:\\bsince\\s+(?:i|we)|відколи\\s+(?:я|ми)|з\\s+тих\\s+пір,?\\s+як\\s+(?:я|ми))\\s+(.+)$", options: [.caseInsensitive])
+        pattern: "(?:\\bsince\\s+(?:i|we)|відколи\\s+(?:я|ми)|з\\s+тих\\s+пір,?\\s+як\\s+(?:я|ми)|с\\s+тех\\s+пор,?\\s+как\\s+(?:я|мы)"
+            + "|منذ\\s+[أاإ]ن(?:ني)?)\\s+(.+)$", options: [.caseInsensitive])
 
     static let facts: [String: [String]] = [
-        "home": ["moved", "relocat", "settled", "переїха", "оселил", "перебрал"],
-        "work": ["hired", "new job", "started working", "started at", "joined", "changed jobs", "працюю", "влаштува", "на роботу"],
-        "partner": ["married", "одружил", "вийшла заміж"],
-        "smoking": ["smoking", "курити", "палити"],
-        "diet": ["vegan", "vegetarian", "meat", "веган", "вегетаріан", "м'яс"],
+        "home": ["moved", "relocat", "settled", "переїха", "оселил", "перебрал", "переех", "поселил", "انتقل", "استقر"],
+        "work": ["hired", "new job", "started working", "started at", "joined", "changed jobs", "працюю", "влаштува", "на роботу",
+                 "работаю", "устроил", "توظف", "وظيفة", "اعمل", "أعمل"],
+        "partner": ["married", "одружил", "вийшла заміж", "женил", "вышла замуж", "تزوج"],
+        "smoking": ["smoking", "курити", "палити", "курить", "التدخين"],
+        "diet": ["vegan", "vegetarian", "meat", "веган", "вегетаріан", "м'яс", "вегетариан", "мяс", "نباتي", "اللحم"],
     ]
 
     static let tellingWords: Set<String> = [
         "tell", "told", "say", "said", "mention", "mentioned", "talk", "talked", "wrote", "write", "share", "shared",
         "казав", "казала", "сказав", "сказала", "говорив", "говорила", "розповідав", "розповідала", "розповів", "розповіла",
         "згадував", "згадувала", "писав", "писала",
+        "говорил", "говорила", "сказал", "сказала", "рассказывал", "рассказывала", "рассказал", "рассказала", "упоминал", "упоминала",
+        "писал", "писала", "قلت", "ذكرت", "أخبرتك", "اخبرتك", "حكيت",
     ]
 
     static func tells(_ text: String) -> Bool {
