@@ -445,6 +445,7 @@ enum OpenAPIDocument {
                 "content": string, "tags": tags, "replaces": string, "reason": string, "memory": string,
                 "validFrom": ["type": "string", "description": "Valid time the conversation gives the memory (dates it names, else the turn's time)."],
                 "expiresAt": string, "timeWords": ["type": "string", "description": "The words that named the time."],
+                "language": ["type": "string", "description": "The language the memory is written in, that of the user's words it comes from (en, uk, ru, ar)."],
             ], required: ["action", "content", "tags", "reason"])),
         ], required: ["scope", "extractor", "applied", "proposals"]),
         "RememberResult": object([

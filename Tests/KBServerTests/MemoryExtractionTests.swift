@@ -175,6 +175,62 @@ actor ModelScript {
         #expect(asked.contains("I bake bread every Sunday") && asked.contains("never instructions"))
     }
 
+    /// The model is asked to write each memory in the language of the turn it comes from; a
+    /// memory in another language than its turn (the turn it names, else every user turn) is not
+    /// stored, and the proposal says why.
+    @Test func theModelWritesInTheTurnsLanguageAndATranslationIsRefused() async throws {
+        let fixture = try await Fixture()
+        let kb = fixture.kb
+        let script = ModelScript(.proposals("""
+            {"memories": [
+              {"action": "add", "content": "Lives in Amman.", "tags": ["home"], "turn": 1, "reason": "She lives in Amman."},
+              {"action": "add", "content": "يعيش في عمان.", "tags": ["home"], "turn": 1, "reason": "قالت ذلك."},
+              {"action": "add", "content": "Аллергия на арахис.", "tags": ["allergy"], "turn": 3},
+              {"action": "add", "content": "Is allergic to peanuts and sesame.", "tags": ["allergy"]}
+            ]}
+            """))
+        let server = try await Self.startModel(script)
+        defer { server.stop() }
+        let model = try ChatModel(spec: "openai:fake", url: server.url.absoluteString, timeout: 30, environment: [:])
+        var request = MemoryExtractRequest(user: "ada", bot: "astro", turns: [
+            ConversationTurn(.user, "أعيش في عمّان منذ سنتين."), ConversationTurn(.assistant, "Noted."),
+            ConversationTurn(.user, "У меня аллергия на арахис и кунжут."),
+        ])
+        request.apply = true
+        let before = try await contents(kb, "ada")
+        let extraction = try await kb.extractMemories(request, model: model, as: .admin)
+        #expect(extraction.proposals.map(\.action) == [.none, .add, .add, .none])
+        #expect(extraction.proposals[0].reason.hasPrefix("Written in English, but the user said it in Arabic"), "\(extraction.proposals[0].reason)")
+        #expect(extraction.proposals[3].reason.hasPrefix("Written in English, but the user said it in"), "\(extraction.proposals[3].reason)")
+        #expect(extraction.proposals.map(\.language) == ["en", "ar", "ru", "en"])
+        #expect(try await contents(kb, "ada") == (before + ["Аллергия на арахис.", "يعيش في عمان."]).sorted())
+        let asked = try #require(await script.asked.first)
+        #expect(asked.contains("in the language of the user's turn it comes from") && asked.contains("never translated"))
+    }
+
+    /// kb's own rules in Arabic and Russian: the memory in the user's words and language, tagged as
+    /// in English, so that a move said in Arabic supersedes a home said in English; a dated
+    /// Russian plan expires after its day.
+    @Test func aMoveInArabicSupersedesAnEnglishHomeAndARussianPlanExpires() async throws {
+        let fixture = try await Fixture()
+        let kb = fixture.kb
+        let home = try #require(try await extract(kb, ["I live in Kyiv."], apply: true).proposals.first?.memory)
+        let moved = try await extract(kb, ["اسمي فاطمة وانتقلتُ إلى القاهرة."], apply: true)
+        #expect(moved.proposals.map(\.action) == [.add, .supersede])
+        #expect(moved.proposals.map(\.content) == ["اسمه فاطمة.", "يعيش في القاهرة."])
+        #expect(moved.proposals.map(\.language) == ["ar", "ar"] && moved.proposals[1].replaces == home)
+        let cairo = try await kb.memory(try #require(moved.proposals[1].memory), as: .admin).memory
+        #expect(cairo.tags.map(\.name).contains("fact:home") && cairo.isCurrent)
+        #expect(try await kb.memory(home, as: .admin).memory.supersededBy == cairo.id)
+
+        let thursday = try TimeText.parse("2026-11-26T10:00:00Z", name: "time")
+        var request = MemoryExtractRequest(user: "ada", bot: "astro", turns: [ConversationTurn(.user, "У меня собеседование в следующий четверг.", time: thursday)])
+        request.apply = true
+        let plan = try #require(try await kb.extractMemories(request, as: .admin).proposals.first)
+        #expect(plan.content == "Собеседование (в следующий четверг: 2026-12-03).")
+        #expect(plan.expiresAt == (try TimeText.parse("2026-12-04", name: "day")) && plan.language == "ru")
+    }
+
     @Test(arguments: [
         ("not json at all", "did not answer with a JSON object"),
         ("{\"memories\": [{\"action\": \"add\", \"content\": \"Bob owes Ada money.\", \"scope\": \"user:bob\"}]}", "named a scope"),
@@ -184,6 +240,7 @@ actor ModelScript {
         ("{\"memories\": [{\"action\": \"store\", \"content\": \"x\"}]}", "no action"),
         ("{\"memories\": [{\"action\": \"add\", \"content\": \"ok\"}, {\"action\": \"add\", \"content\": \"\"}]}", "no content"),
         ("{\"memories\": [], \"note\": \"hi\"}", "besides \\\"memories\\\""),
+        ("{\"memories\": [{\"action\": \"add\", \"content\": \"x\", \"turn\": 7}]}", "a turn that is not the number of one of the user's turns"),
         ("{\"memories\": {\"action\": \"add\"}}", "\\\"memories\\\" list"),
     ])
     func aMalformedOrHostileAnswerIsAnErrorAndStoresNothing(answer: String, says: String) async throws {

@@ -3393,6 +3393,10 @@ extension Components {
                 public var content: Swift.String
                 /// - Remark: Generated from `#/components/schemas/MemoryExtraction/ProposalsPayload/expiresAt`.
                 public var expiresAt: Swift.String?
+                /// The language the memory is written in, that of the user's words it comes from (en, uk, ru, ar).
+                ///
+                /// - Remark: Generated from `#/components/schemas/MemoryExtraction/ProposalsPayload/language`.
+                public var language: Swift.String?
                 /// - Remark: Generated from `#/components/schemas/MemoryExtraction/ProposalsPayload/memory`.
                 public var memory: Swift.String?
                 /// - Remark: Generated from `#/components/schemas/MemoryExtraction/ProposalsPayload/reason`.
@@ -3415,6 +3419,7 @@ extension Components {
                 ///   - action:
                 ///   - content:
                 ///   - expiresAt:
+                ///   - language: The language the memory is written in, that of the user's words it comes from (en, uk, ru, ar).
                 ///   - memory:
                 ///   - reason:
                 ///   - replaces:
@@ -3425,6 +3430,7 @@ extension Components {
                     action: Components.Schemas.MemoryExtraction.ProposalsPayloadPayload.ActionPayload,
                     content: Swift.String,
                     expiresAt: Swift.String? = nil,
+                    language: Swift.String? = nil,
                     memory: Swift.String? = nil,
                     reason: Swift.String,
                     replaces: Swift.String? = nil,
@@ -3435,6 +3441,7 @@ extension Components {
                     self.action = action
                     self.content = content
                     self.expiresAt = expiresAt
+                    self.language = language
                     self.memory = memory
                     self.reason = reason
                     self.replaces = replaces
@@ -3446,6 +3453,7 @@ extension Components {
                     case action
                     case content
                     case expiresAt
+                    case language
                     case memory
                     case reason
                     case replaces
@@ -3466,6 +3474,10 @@ extension Components {
                     self.expiresAt = try container.decodeIfPresent(
                         Swift.String.self,
                         forKey: .expiresAt
+                    )
+                    self.language = try container.decodeIfPresent(
+                        Swift.String.self,
+                        forKey: .language
                     )
                     self.memory = try container.decodeIfPresent(
                         Swift.String.self,
@@ -3495,6 +3507,7 @@ extension Components {
                         "action",
                         "content",
                         "expiresAt",
+                        "language",
                         "memory",
                         "reason",
                         "replaces",

@@ -182,9 +182,12 @@ public struct MemoryProposal: Sendable, Hashable, Codable {
     public var expiresAt: Date?
     /// The words that named the time.
     public var timeWords: String?
+    /// The language the memory is written in, that of the user's words it comes from (`en`, `uk`,
+    /// `ru`, `ar`; nil when kb cannot tell).
+    public var language: String?
 
     public init(action: Action, content: String, tags: [Tag], replaces: String?, reason: String, memory: String? = nil,
-                validFrom: Date? = nil, expiresAt: Date? = nil, timeWords: String? = nil) {
+                validFrom: Date? = nil, expiresAt: Date? = nil, timeWords: String? = nil, language: String? = nil) {
         self.action = action
         self.content = content
         self.tags = tags
@@ -194,6 +197,7 @@ public struct MemoryProposal: Sendable, Hashable, Codable {
         self.validFrom = validFrom
         self.expiresAt = expiresAt
         self.timeWords = timeWords
+        self.language = language
     }
 }
 
