@@ -62,7 +62,7 @@ SHA=$(sha256sum "$TARGET/openapi.json" | cut -d' ' -f1)
 cat > "$TARGET/Generated/GeneratedFrom.swift" <<SWIFT
 // Written by scripts/generate-client.sh, do not modify.
 /// The SHA-256 of the document (Sources/KBClient/openapi.json) these sources were generated from:
-/// an app can compare it with that of the document its kb serves (`GET /openapi.json`).
+/// an app can compare it with that of the document its kb serves (\`GET /openapi.json\`).
 public enum GeneratedFrom {
     public static let documentSHA256 = "$SHA"
 }
