@@ -463,11 +463,15 @@ def run(browser, base, book, upstream):
 
     # Learn from a pasted conversation: review the proposals, remember the chosen ones.
     page.get_by_label("User", exact=True).fill("ada")
-    page.get_by_label("Conversation, one turn per line").fill("user: By the way, I'm allergic to peanuts.\nassistant: Noted.")
+    page.get_by_label("Conversation, one turn per line").fill(
+        "user: By the way, I'm allergic to peanuts.\nassistant: Noted.\nuser: عندي حساسية من السمسم.")
     page.get_by_role("button", name="Propose memories").click()
     expect(page.get_by_text("proposals for user:ada")).to_be_visible()
+    # Each proposal says its language: the Arabic turn's memory is in Arabic, tagged as the English one.
+    expect(page.get_by_text("Arabic · add: \u2068لديه حساسية من السمسم.\u2069 [health, allergy]", exact=False)).to_be_visible()
+    expect(page.get_by_text("English · add: \u2068Allergic to peanuts.\u2069", exact=False)).to_be_visible()
     page.get_by_role("button", name="Remember the chosen ones").click()
-    expect(page.get_by_text("1 applied to user:ada.")).to_be_visible()
+    expect(page.get_by_text("2 applied to user:ada.")).to_be_visible()
     page.get_by_label("Scope (user:ID, bot:NAME or global)").fill("user:ada")
     page.get_by_role("button", name="Show").click()
     expect(page.get_by_text("peanuts", exact=False).first).to_be_visible()

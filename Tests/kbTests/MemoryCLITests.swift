@@ -13,7 +13,7 @@ import Testing
         try cli.write("chat.json", #"[{"role": "user", "content": "I'm allergic to peanuts, by the way."}, {"role": "assistant", "content": "Noted."}]"#)
         let shown = try await cli.run("memory", "extract", "--db", "kb.sqlite", "--embedder", "hashing", "--user", "ada", "chat.json")
         #expect(shown.status == 0, "\(shown.stderr)")
-        #expect(shown.stdout.contains("add: Allergic to peanuts.") && shown.stdout.contains("Nothing stored; run again with --apply"))
+        #expect(shown.stdout.contains("add [en]: Allergic to peanuts.") && shown.stdout.contains("Nothing stored; run again with --apply"))
         let applied = try await cli.run("memory", "extract", "--db", "kb.sqlite", "--user", "ada", "--apply", "--json", "-",
                                         input: #"{"user": "bob", "turns": [{"role": "user", "content": "I live in Kyiv."}]}"#)
         let extraction = try #require(applied.json as? [String: Any])

@@ -79,7 +79,7 @@ export function learnFromConversation() {
       const proposed = await api("POST", "/v1/memories/extract", { user: user.value.trim(), turns: parse() });
       const boxes = proposed.proposals.map(p => el("input", { type: "checkbox", checked: p.action !== "none" }));
       review.replaceChildren(el("p", { text: `${proposed.proposals.length} proposals for ${proposed.scope} (by ${proposed.extractor}):` }),
-        el("ul", {}, proposed.proposals.map((p, i) => el("li", {}, field(`${p.action}: ${p.content} — ${p.reason}`, boxes[i])))),
+        el("ul", {}, proposed.proposals.map((p, i) => el("li", {}, field(proposalText(p), boxes[i])))),
         el("button", { type: "button", text: "Remember the chosen ones", onclick: () => guarded(async () => {
           let stored = 0;
           for (const [i, p] of proposed.proposals.entries()) {
@@ -98,10 +98,22 @@ export function learnFromConversation() {
     review);
 }
 
+const languageNames = { en: "English", uk: "Ukrainian", ru: "Russian", ar: "Arabic" };
+
+/// A proposal as one line: what, in which language, with its tags and why. The content keeps its
+/// own direction (Arabic reads right to left inside an English line).
+function proposalText(p) {
+  const language = p.language ? `${languageNames[p.language] || p.language} · ` : "";
+  const tags = p.tags && p.tags.length ? ` [${p.tags.join(", ")}]` : "";
+  return `${language}${p.action}: \u2068${p.content}\u2069${tags} — ${p.reason}`;
+}
+
 /// Stores one proposal of `/v1/memories/extract` through the memory API, as `apply` would.
 export async function applyProposal(p, scope) {
-  if (p.action === "add") await api("POST", "/v1/memories", { content: p.content, scope, tags: p.tags });
-  else if (p.action === "supersede") await api("POST", "/v1/memories", { content: p.content, scope, tags: p.tags, supersede: p.replaces });
+  // The valid time the conversation gave it (a dated plan expires as with `apply`).
+  const time = Object.fromEntries(["validFrom", "expiresAt"].filter(k => p[k]).map(k => [k, p[k]]));
+  if (p.action === "add") await api("POST", "/v1/memories", { content: p.content, scope, tags: p.tags, ...time });
+  else if (p.action === "supersede") await api("POST", "/v1/memories", { content: p.content, scope, tags: p.tags, supersede: p.replaces, ...time });
   else if (p.action === "update") await api("PATCH", "/v1/memories/" + encodeURIComponent(p.replaces), { content: p.content });
   else if (p.action === "forget") await api("DELETE", "/v1/memories/" + encodeURIComponent(p.replaces));
 }

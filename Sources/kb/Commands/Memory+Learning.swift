@@ -11,10 +11,12 @@ extension MemoryCommand {
             discussion: """
                 FILE (or - for standard input) is JSON: a list of turns, [{"role": "user"|"assistant", "content"}], oldest \
                 first, or a request {"user", "bot", "turns"}. Only the user's turns become memories, all in the scope \
-                user:ID. Without --llm, kb's explicit patterns find them ("remember that …", "forget that …", "I'm allergic \
-                to …", "my name is …", "I live in …"; the README lists them); with --llm openai:MODEL a chat model is asked, \
-                and its answer is checked field by field. Each proposal is add, update (a new version of a memory), forget, \
-                or none (already remembered).
+                user:ID. Without --llm, kb's explicit patterns find them, in English, Ukrainian, Russian and Arabic, each \
+                sentence by its own language's patterns ("remember that …", "forget that …", "I'm allergic to …", "my name \
+                is …", "I live in …", "اسمي …", "Меня зовут …"; docs/memories.md lists them), and word each memory in the \
+                language it was said in; with --llm openai:MODEL a chat model is asked to do the same, and its answer is \
+                checked field by field (a memory in another language than its turn is not stored). Each proposal is add, \
+                update (a new version of a memory), supersede (the fact changed), forget, or none (already remembered).
                 """)
 
         @OptionGroup var global: GlobalOptions
@@ -50,7 +52,8 @@ extension MemoryCommand {
                 for proposal in extraction.proposals {
                     let target = proposal.replaces.map { " \($0.prefix(8))" } ?? ""
                     let done = proposal.memory.map { "  → \($0.prefix(8))" } ?? ""
-                    print("\(proposal.action.rawValue)\(target): \(proposal.content)\(done)")
+                    let language = proposal.language.map { " [\($0)]" } ?? ""
+                    print("\(proposal.action.rawValue)\(target)\(language): \(proposal.content)\(done)")
                     print("    \(proposal.reason)")
                 }
                 if !extraction.applied, extraction.proposals.contains(where: { $0.action != .none }) {
