@@ -150,9 +150,13 @@ class StubUpstream:
                 stub.bodies.append(body)
                 head = {"id": "chatcmpl-stub", "created": 1764115200, "model": body.get("model", "stub")}
                 if body.get("response_format", {}).get("type") == "json_object" or not body.get("stream"):
-                    # Memory extraction: what the user said about an allergy, as a model would propose it.
-                    said = json.dumps(body.get("messages", [])[-1:])
+                    # Memory extraction: what the user said about an allergy, as a model would propose it —
+                    # and, for an Arabic turn, once in Arabic and once translated (which kb refuses).
+                    said = json.dumps(body.get("messages", [])[-1:], ensure_ascii=False)
                     memories = [{"action": "add", "content": "Allergic to peanuts.", "reason": "The user said so."}] if "peanuts" in said else []
+                    if "السمسم" in said:
+                        memories += [{"action": "add", "content": "لديها حساسية من السمسم.", "tags": ["health", "allergy"], "turn": 3, "reason": "قالت ذلك."},
+                                     {"action": "add", "content": "Allergic to sesame.", "tags": ["allergy"], "turn": 3, "reason": "A translation."}]
                     data = json.dumps({**head, "object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop",
                                        "message": {"role": "assistant", "content": json.dumps({"memories": memories})}}]}).encode()
                     self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(data) + data)
@@ -467,9 +471,11 @@ def run(browser, base, book, upstream):
         "user: By the way, I'm allergic to peanuts.\nassistant: Noted.\nuser: عندي حساسية من السمسم.")
     page.get_by_role("button", name="Propose memories").click()
     expect(page.get_by_text("proposals for user:ada")).to_be_visible()
-    # Each proposal says its language: the Arabic turn's memory is in Arabic, tagged as the English one.
-    expect(page.get_by_text("Arabic · add: \u2068لديه حساسية من السمسم.\u2069 [health, allergy]", exact=False)).to_be_visible()
+    # Each proposal says its language and tags; the model's translation of the Arabic turn is refused, with why.
+    expect(page.get_by_text("Arabic · add: \u2068لديها حساسية من السمسم.\u2069 [health, allergy]", exact=False)).to_be_visible()
     expect(page.get_by_text("English · add: \u2068Allergic to peanuts.\u2069", exact=False)).to_be_visible()
+    expect(page.get_by_text("English · none: \u2068Allergic to sesame.\u2069 [allergy] — Written in English, but the user said it in Arabic",
+                            exact=False)).to_be_visible()
     page.get_by_role("button", name="Remember the chosen ones").click()
     expect(page.get_by_text("2 applied to user:ada.")).to_be_visible()
     page.get_by_label("Scope (user:ID, bot:NAME or global)").fill("user:ada")
