@@ -2,7 +2,8 @@
 # Retrieval quality: runs `kb eval --mode all --fusion all` on the project's own sets
 # (evaluation/astrology, evaluation/conversations, evaluation/multilingual; evaluation/memory-time
 # through scripts/eval_memory_time.py) and on the public sets
-# in ../shared/datasets when present (XQuAD's languages, SciFact train, Cranfield, CISI, and LoCoMo conversations 0-4,
+# in ../shared/datasets when present (XQuAD's languages, native Arabic questions (arcd-train), SciFact train,
+# Cranfield, CISI, and LoCoMo conversations 0-4,
 # turned into a BEIR layout of transcripts at run time by scripts/locomo_beir.py: nothing of it is
 # committed). The model is kb's default for a new index (multilingual-e5-small) unless --model
 # names another (all-MiniLM-L6-v2, say). Extra `kb eval`
@@ -14,6 +15,9 @@
 #                              (default .build/eval-reports, or .build/eval-reports-NAME); indexes
 #                              are kept in OUT too, so a re-run only re-runs the queries.
 #                              --model NAME installs and uses that model.
+# Ends with one table of every set: nDCG@10 (LoCoMo: recall@10) of each arm beside hybrid, a set
+# whose hybrid is below its better arm by more than 0.005 marked (`scripts/eval.sh --table [OUT]`
+# prints it again from the reports).
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
 MODEL_ARGS=()
@@ -23,7 +27,36 @@ if [ "${1:-}" = "--model" ]; then
     DEFAULT_OUT="$KB_ROOT/.build/eval-reports-$2"
     shift 2
 fi
+TABLE_ONLY=0
+if [ "${1:-}" = "--table" ]; then TABLE_ONLY=1; shift; fi
 OUT="${1:-${DEFAULT_OUT:-$KB_ROOT/.build/eval-reports}}"
+
+# One line a set from its report.json: each arm beside hybrid, in the order the sets ran.
+table() {
+    python3 - "$OUT" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+rows = []
+for name in sorted(os.listdir(out), key=lambda n: os.path.getmtime(os.path.join(out, n))):
+    path = os.path.join(out, name, "report.json")
+    if not os.path.isfile(path):
+        continue
+    report = json.load(open(path, encoding="utf-8"))
+    if "modes" not in report:
+        continue
+    metric = "recall@10" if name.startswith("locomo") else "ndcg@10"
+    score = {m["mode"]: m["metrics"][metric] for m in report["modes"]}
+    if not {"keyword", "vector", "hybrid"} <= score.keys():
+        continue
+    better = max(score["keyword"], score["vector"])
+    mark = "  below its better arm" if score["hybrid"] < better - 0.005 else ""
+    rows.append(f"| {name} | {report['queries']} | {metric} | {score['keyword']:.4f} | {score['vector']:.4f} | **{score['hybrid']:.4f}** |{mark}")
+print("| set | queries | metric | keyword | vector | hybrid |")
+print("|---|---|---|---|---|---|")
+print("\n".join(rows))
+PY
+}
+if [ "$TABLE_ONLY" = 1 ]; then table; exit 0; fi
 SHARED="$KB_ROOT/../shared/datasets"
 mkdir -p "$OUT"
 bash scripts/install-model.sh multilingual-e5-small
@@ -60,6 +93,7 @@ if [ -d "$SHARED/xquad" ]; then
         [ -f "$set/qrels/test.tsv" ] && run "xquad-$(basename "$set")" "$set" test
     done
 fi
+[ -f "$SHARED/arcd-train/qrels/test.tsv" ] && run arcd-train "$SHARED/arcd-train" test
 [ -d "$SHARED/scifact" ] && run scifact "$SHARED/scifact" train
 [ -d "$SHARED/cranfield" ] && run cranfield "$SHARED/cranfield" test
 [ -d "$SHARED/cisi" ] && run cisi "$SHARED/cisi" test
@@ -68,4 +102,6 @@ if [ -f "$SHARED/locomo/locomo-conversations-0-4.json" ]; then
     python3 scripts/locomo_beir.py "$SHARED/locomo/locomo-conversations-0-4.json" "$OUT/locomo-beir" | tail -1
     run locomo "$OUT/locomo-beir" test
 fi
-echo "Reports: $OUT/*/report.md"
+say "Every set (defaults unless --model), hybrid beside each arm"
+table | tee "$OUT/table.md"
+echo "Reports: $OUT/*/report.md; the table: $OUT/table.md"
