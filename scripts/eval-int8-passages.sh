@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # int8 passages as a retrieval-quality question: for the default model (multilingual-e5-small) on
-# SciFact (train split), LoCoMo conversations 0–4 and every XQuAD set in ../shared/datasets/xquad,
+# SciFact (train split), LoCoMo conversations 0–4, every XQuAD set in ../shared/datasets/xquad, the
+# native Arabic questions (arcd-train), Cranfield and CISI (ONLY="arcd-train cranfield" runs those),
 # nDCG@10 of vector and hybrid search with the index embedded in bf16 (the default where the CPU
 # has AVX-512 BF16) against the index embedded in int8 with the queries still in bf16. The gate:
 # within 0.005 of bf16 on every set. Also times each index's ingest (bf16 and int8 passages).
@@ -36,6 +37,14 @@ fi
 for folder in "$SHARED"/xquad/*/; do
     [ -f "$folder/corpus.jsonl" ] && SETS+=("xquad-$(basename "$folder")|${folder%/}|test")
 done
+for set in arcd-train cranfield cisi; do
+    [ -f "$SHARED/$set/corpus.jsonl" ] && SETS+=("$set|$SHARED/$set|test") || say "skipped: no $set at $SHARED/$set"
+done
+if [ -n "${ONLY:-}" ]; then
+    CHOSEN=()
+    for entry in "${SETS[@]}"; do [[ " $ONLY " == *" ${entry%%|*} "* ]] && CHOSEN+=("$entry"); done
+    SETS=("${CHOSEN[@]}")
+fi
 
 evaluate() {   # set folder split passages queries
     local db="$OUT/$1-$4.sqlite" out="$OUT/$1-$4-passages-$5-queries.json"
