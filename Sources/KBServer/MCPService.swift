@@ -99,7 +99,7 @@ public struct MCPService: Sendable {
              MemoryConsolidateRequest.self) { try await $0.kb.consolidateMemories($1, as: $2) },
         tool("forget_user", "Erase a scope: every memory of it with all versions, and for user:ID that user's private sources; the index files keep no trace.",
              EraseRequest.self) { try await $0.kb.erase($1, as: $2) },
-        tool("extract_memories", "Propose memories for a user from a conversation (add, update, forget, or none when already known), checked against the user's memories; with apply, store them.",
+        tool("extract_memories", "Propose memories for a user from a conversation (add, update, supersede, forget, or none when already known), checked against the user's memories; with apply, store them. English, Ukrainian, Russian and Arabic turns are read by kb's own rules, each memory in the language it was said in.",
              MemoryExtractRequest.self) { service, request, caller in try await service.kb.extractMemories(request, model: service.chatModel, as: caller) },
         tool("add_source", "Add a text (Markdown or plain) as a knowledge source, optionally private to a user and seen by bots; it is searchable when the answer comes.",
              SourceRequest.self) { try await $0.kb.addSource($1, waiting: true, as: $2) },
