@@ -1,8 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-import KBEmbed
 import Testing
 
 /// What Arabic, Russian, Ukrainian and English speakers tell a bot, learned by kb's own rules
@@ -25,56 +21,24 @@ struct MemoryLanguagesEndToEndTests {
          [("Where do I live?", "Lives in Paris."), ("What am I allergic to?", "Allergic to penicillin."), ("What is my job?", "Works as a nurse.")]),
     ]
 
-    func post(_ url: URL, _ body: [String: Any], token: String) async throws -> (Int, [String: Any]?) {
-        var request = URLRequest(url: url)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        request.httpBody = try JSONSerialization.data(withJSONObject: body)
-        let (data, response) = try await URLSession.shared.dataCancellingSafely(for: request)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? JSONSerialization.jsonObject(with: data) as? [String: Any])
-    }
-
     @Test func aRecallQuestionInTheUsersLanguageFindsTheirMemoryFirst() async throws {
         let cli = try CLI()
         try cli.write("notes/tea.md", "# Tea\n\nGreen tea is steamed or pan-fired; black tea is oxidised before it is dried.")
         let ingest = try await cli.run(["ingest", "--db", "kb.sqlite", "notes"], environment: MultilingualDefaultTests.defaults)
         #expect(ingest.status == 0, "\(ingest.stderr)")
 
-        let token = "memory-languages-token-0123456789"
-        let port = Int.random(in: 20000...60000)
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = ["serve", "--db", cli.index, "--port", String(port), "--token", token]
-        process.currentDirectoryURL = cli.workdir
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = cli.workdir.path
-        for (key, value) in MultilingualDefaultTests.defaults { environment[key] = value }
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { process.terminate(); process.waitUntilExit() }
-        let base = URL(string: "http://127.0.0.1:\(port)")!
-        var healthy = false
-        for _ in 0..<1200 where !healthy {   // 200 once warm (503 while the model loads)
-            if let (_, response) = try? await URLSession.shared.dataCancellingSafely(from: base.appendingPathComponent("healthz")),
-               (response as? HTTPURLResponse)?.statusCode == 200 {
-                healthy = true
-            } else {
-                try await Task.sleep(nanoseconds: 100_000_000)
-            }
-        }
-        try #require(healthy, "kb serve did not answer /healthz")
+        let served = try await ServedIndex(cli, token: "memory-languages-token-0123456789",
+                                           environment: MultilingualDefaultTests.defaults.merging(["HOME": cli.workdir.path]) { $1 })
+        defer { served.stop() }
 
         for (user, turns, questions) in Self.users {
-            let (status, extraction) = try await post(base.appendingPathComponent("v1/memories/extract"),
-                                                      ["user": user, "apply": true, "turns": turns.map { ["role": "user", "content": $0] }], token: token)
+            let (status, extraction) = try await served.post("v1/memories/extract",
+                                                             ["user": user, "apply": true, "turns": turns.map { ["role": "user", "content": $0] }])
             #expect(status == 200, "\(String(describing: extraction))")
             let stored = (extraction?["proposals"] as? [[String: Any]] ?? []).compactMap { $0["memory"] as? String }
             #expect(stored.count == 4, "\(user): every fact of the three turns is stored, \(String(describing: extraction))")
             for (question, expected) in questions {
-                let (status, answer) = try await post(base.appendingPathComponent("v1/memories/search"), ["query": question, "scopes": ["user:\(user)"]], token: token)
+                let (status, answer) = try await served.post("v1/memories/search", ["query": question, "scopes": ["user:\(user)"]])
                 #expect(status == 200)
                 let hits = (answer?["hits"] as? [[String: Any]] ?? []).compactMap { ($0["memory"] as? [String: Any])?["content"] as? String }
                 #expect(hits.first == expected, "\(user): \(question) → \(hits)")

@@ -6,52 +6,22 @@ import KBEmbed
 import Testing
 
 @Suite struct ServeCLITests {
-    func post(_ url: URL, _ body: [String: Any], token: String?) async throws -> (Int, [String: Any]?) {
-        var request = URLRequest(url: url)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        request.httpBody = try JSONSerialization.data(withJSONObject: body)
-        let (data, response) = try await URLSession.shared.dataCancellingSafely(for: request)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? JSONSerialization.jsonObject(with: data) as? [String: Any])
-    }
-
     @Test func aChatClientGetsABotsContextWithOneHTTPCall() async throws {
         let cli = try CLI()
         try cli.write("notes/venus.md", "# Venus\n\nVenus in the tenth house favours a career in the arts.")
         try cli.write("private/diary.md", "# Diary\n\nA secret about the tenth house.")
         #expect(try await cli.run("ingest", "--db", "kb.sqlite", "--embedder", "hashing", "notes", "private").status == 0)
         #expect(try await cli.run("bot", "create", "--db", "kb.sqlite", "astro", "--system-prompt", "Be kind.", "--source", "notes").status == 0)
-        let token = "cli-test-token-0123456789"
-        let port = Int.random(in: 20000...60000)
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = ["serve", "--db", cli.index, "--port", String(port), "--token", token]
-        process.currentDirectoryURL = cli.workdir
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { process.terminate(); process.waitUntilExit() }
+        let served = try await ServedIndex(cli, token: "cli-test-token-0123456789")
+        defer { served.stop() }
 
-        let base = URL(string: "http://127.0.0.1:\(port)")!
-        var healthy = false
-        for _ in 0..<600 where !healthy {   // 200 once warm (503 while it warms)
-            if let (_, response) = try? await URLSession.shared.dataCancellingSafely(from: base.appendingPathComponent("healthz")),
-               (response as? HTTPURLResponse)?.statusCode == 200 {
-                healthy = true
-            } else {
-                try await Task.sleep(nanoseconds: 100_000_000)
-            }
-        }
-        try #require(healthy, "kb serve did not answer /healthz")
-
-        let (status, body) = try await post(base.appendingPathComponent("v1/context"), ["bot": "astro", "query": "tenth house career", "budget": 300], token: token)
+        let (status, body) = try await served.post("v1/context", ["bot": "astro", "query": "tenth house career", "budget": 300])
         #expect(status == 200)
         let citations = try #require(body?["citations"] as? [[String: Any]])
         #expect(citations.count == 1)
         #expect((citations.first?["path"] as? String)?.hasSuffix("notes/venus.md") == true)
         #expect((body?["context"] as? String)?.contains("career in the arts") == true)
-        let (unauthorized, error) = try await post(base.appendingPathComponent("v1/context"), ["bot": "astro", "query": "x"], token: nil)
+        let (unauthorized, error) = try await served.post("v1/context", ["bot": "astro", "query": "x"], authorized: false)
         #expect(unauthorized == 401)
         #expect((error?["error"] as? [String: Any])?["code"] as? String == "unauthorized")
     }
