@@ -262,15 +262,15 @@ public enum TimeExpressions {
         static let this: Set<String> = ["цього", "цієї", "цей", "цю", "цьому", "этот", "эту", "этой", "этом", "этого"]
         static let next: Set<String> = ["наступного", "наступної", "наступний", "наступну", "наступному",
                                         "следующий", "следующую", "следующей", "следующем", "следующего", "будущей", "будущем"]
+        static let which = last.union(this).union(next)
 
         /// Ukrainian and Russian, which share most of their ways of naming a day.
         func cyrillic(_ i: Int) -> (TimeReference, Int)? {
             let w = { (offset: Int) in key(i + offset) }
             let first = words[i]
-            if let offset = days[first] { return day(offset, i, 1) }
             var lead = 0
-            if ["в", "у", "на", "во"].contains(first), let second = w(1), (Self.last.union(Self.this).union(Self.next)).contains(second) { lead = 1 }
-            if let which = w(lead), (Self.last.union(Self.this).union(Self.next)).contains(which) {
+            if ["в", "у", "на", "во"].contains(first), let second = w(1), Self.which.contains(second) { lead = 1 }
+            if let which = w(lead), Self.which.contains(which) {
                 let offset = Self.last.contains(which) ? -1 : Self.next.contains(which) ? 1 : 0
                 if let spanUnit = unit(w(lead + 1)), spanUnit != .day { return span(spanUnit, offset, i, lead + 2) }
                 if let target = w(lead + 1).flatMap({ weekdays[$0] }) { return on(weekday(target, direction: offset == 0 ? 1 : offset), i, lead + 2) }
