@@ -39,7 +39,8 @@ public enum ProcessCompute {
 /// Vectors of every precision stay within the quality gates of fp32's (cosine ≥ 0.999 for bf16,
 /// ≥ 0.995 for int8), so one index may mix them: passages embedded with one, queries with another.
 public enum EncoderPrecision: String, Sendable, Hashable, CaseIterable, Codable {
-    /// bf16 on CPUs with AVX-512 BF16, else fp32. The default.
+    /// The default: the precision the index records, or for a new index int8 on CPUs with
+    /// AVX-512 VNNI, else bf16 on CPUs with AVX-512 BF16, else fp32 (`BERTEmbedder.installed`).
     case auto
     /// Full precision, on every CPU.
     case fp32

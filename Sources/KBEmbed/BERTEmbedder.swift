@@ -135,9 +135,12 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
 
     /// The model in `$KB_MODEL_DIR`, or the default model's install location, loaded once per
     /// process and precision and shared; a clear error that says how to install it when it is not
-    /// there. Its precision is `$KB_PRECISION`, else the process's (`ProcessPrecision`).
+    /// there. Its precision is `$KB_PRECISION`, else the process's (`ProcessPrecision`); `auto`
+    /// is `index`'s — the precision an index's passages were embedded in, so that its queries
+    /// are embedded alike (`runnable` on this CPU) — or for no index yet `newIndexDefault`.
     /// With `name`, the model installed under that name (`scripts/install-model.sh NAME`) instead.
-    public static func installed(environment: [String: String] = ProcessInfo.processInfo.environment, name: String? = nil) throws -> BERTEmbedder {
+    public static func installed(environment: [String: String] = ProcessInfo.processInfo.environment, name: String? = nil,
+                                 index: EncoderPrecision? = nil) throws -> BERTEmbedder {
         let path = name.map { Locations.modelDirectory(named: $0, environment) } ?? Locations.modelDirectory(environment)
         if let name, !FileManager.default.fileExists(atPath: path + "/config.json") {
             let alternative = name == Locations.multilingualModelName
@@ -150,10 +153,10 @@ public final class BERTEmbedder: Embedder, @unchecked Sendable {
               + "(scripts/setup.sh does it too), point KB_MODEL_DIR at a model folder, or use --embedder none for a keyword-only index.")
         }
         let chosen = try ProcessPrecision.current(environment)
-        let precision = try chosen.resolved()
+        let precision = try (chosen == .auto ? (index ?? .newIndexDefault).runnable : chosen).resolved()
         let folder = URL(fileURLWithPath: path).standardizedFileURL.path
-        return try LoadedModels.shared.model(at: folder, precision: precision, auto: chosen == .auto) {
-            try BERTEmbedder(folder: ModelFolder(path: path), precision: chosen == .auto ? .auto : EncoderPrecision(precision))
+        return try LoadedModels.shared.model(at: folder, precision: precision) {
+            try BERTEmbedder(folder: ModelFolder(path: path), precision: EncoderPrecision(precision))
         }
     }
 
@@ -321,16 +324,16 @@ final class LayerBuild: @unchecked Sendable {
     }
 }
 
-/// The process's models, one per folder and precision (`.auto` apart: its queries may differ), so
-/// that every caller shares one set of weights and one set of threads.
+/// The process's models, one per folder and precision, so that every caller shares one set of
+/// weights and one set of threads.
 /// @unchecked Sendable: `models` is guarded by `lock`.
 final class LoadedModels: @unchecked Sendable {
     static let shared = LoadedModels()
     private let lock = NSLock()
     private var models: [String: BERTEmbedder] = [:]
 
-    func model(at path: String, precision: kb_precision, auto: Bool, load: () throws -> BERTEmbedder) throws -> BERTEmbedder {
-        let key = "\(precision.rawValue)\(auto ? " auto" : "") \(path)"
+    func model(at path: String, precision: kb_precision, load: () throws -> BERTEmbedder) throws -> BERTEmbedder {
+        let key = "\(precision.rawValue) \(path)"
         return try lock.withLock {
             if let model = models[key] { return model }
             let model = try load()

@@ -1,7 +1,7 @@
 import CKBEncoder
 import Dispatch
 import Foundation
-import KBCore
+public import KBCore
 
 /// The BERT transformer: embeddings and LayerNorm, then per layer a fused QKV projection,
 /// scaled dot-product attention, output projection with residual and LayerNorm, and a GELU
@@ -555,7 +555,27 @@ extension EncoderPrecision {
         }
     }
 
-    /// What runs on this CPU: `auto` is bf16 where the CPU has AVX-512 BF16, else fp32; bf16 or
+    /// What `auto` embeds a new index in on this CPU: int8 where it has AVX-512 VNNI (its
+    /// passages take ×0.86 of bf16's time and rank within 0.005 nDCG@10 of them on every set
+    /// `scripts/eval-int8-passages.sh` runs), else bf16 where it has AVX-512 BF16, else fp32.
+    public static var newIndexDefault: EncoderPrecision {
+        kb_precision_supported(KB_PRECISION_INT8) != 0 ? .int8 : EncoderPrecision(EncoderPrecision.auto.resolvedOrFP32)
+    }
+
+    /// This precision where the CPU runs it, else the nearest one it does (int8, then bf16, then
+    /// fp32): an index made on a CPU with VNNI is still searched on one without.
+    public var runnable: EncoderPrecision {
+        switch self {
+        case .int8 where kb_precision_supported(KB_PRECISION_INT8) == 0: return EncoderPrecision.bf16.runnable
+        case .bf16 where kb_precision_supported(KB_PRECISION_BF16) == 0: return .fp32
+        default: return self
+        }
+    }
+
+    private var resolvedOrFP32: kb_precision { (try? resolved()) ?? KB_PRECISION_FP32 }
+
+    /// What runs on this CPU: `auto` is bf16 where the CPU has AVX-512 BF16, else fp32 (for a
+    /// model outside any index; `BERTEmbedder.installed` resolves `auto` by the index); bf16 or
     /// int8 asked of a CPU without their instructions is an error that says so.
     func resolved() throws -> kb_precision {
         switch self {

@@ -8,11 +8,24 @@ public struct EmbedderRecord: Sendable, Hashable, Codable {
     public var dimension: Int
     /// How to make the embedder again (`local`, `none`, `hashing`).
     public var spec: String
+    /// The arithmetic the local model embedded the index's passages in (`int8`, `bf16`, `fp32`);
+    /// nil for another embedder, and for a local index made before kb recorded it (embedded in
+    /// bf16 where the CPU had AVX-512 BF16, else fp32: `passagePrecision` says `.bf16`).
+    public var precision: String?
 
-    public init(name: String, dimension: Int, spec: String) {
+    public init(name: String, dimension: Int, spec: String, precision: String? = nil) {
         self.name = name
         self.dimension = dimension
         self.spec = spec
+        self.precision = precision
+    }
+
+    /// The precision the local model runs in for this index when the process chose `auto`:
+    /// what its passages were embedded in (bf16 for an index that recorded none), so that its
+    /// queries are embedded alike. nil for an index without vectors or not of the local model.
+    public var passagePrecision: EncoderPrecision? {
+        guard hasVectors, spec == "local" || spec.hasPrefix("local:") || spec.hasPrefix("local|") else { return nil }
+        return precision.flatMap(EncoderPrecision.init(rawValue:)) ?? .bf16
     }
 
     public static let none = EmbedderRecord(name: "none", dimension: 0, spec: "none")
@@ -26,11 +39,13 @@ public struct EmbedderRecord: Sendable, Hashable, Codable {
         public static let name = "embedder"
         public static let dimension = "dimension"
         public static let spec = "embedder_spec"
+        public static let precision = "passage_precision"
     }
 
-    /// The record as `kb_meta` rows.
+    /// The record as `kb_meta` rows (an empty precision for an embedder without one, so that a
+    /// switch to it clears the one before).
     public var metaValues: [(key: String, value: String)] {
-        [(MetaKey.name, name), (MetaKey.dimension, String(dimension)), (MetaKey.spec, spec)]
+        [(MetaKey.name, name), (MetaKey.dimension, String(dimension)), (MetaKey.spec, spec), (MetaKey.precision, precision ?? "")]
     }
 
     /// Whether vectors from `other` may be written into an index that records this embedder.

@@ -44,6 +44,36 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         #expect(stored["two."] == HashingEmbedder().vector("two."))
     }
 
+    /// A new index of the local model records the precision `auto` chose for it (int8 where the
+    /// CPU has AVX-512 VNNI); later sessions embed passages and queries in it; an index that
+    /// recorded none (made before kb recorded it) keeps bf16.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["KB_PRECISION"] == nil, "KB_PRECISION chooses the precision"))
+    func aLocalIndexRecordsItsPassagesPrecisionAndLaterSessionsEmbedInIt() async throws {
+        let ws = try Workspace()
+        try ws.write("venus.md", "# Venus\n\nVenus rules love, beauty and money.")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let (embedder, record) = try await kb.embedder(.local)
+        let chosen = EncoderPrecision.newIndexDefault
+        #expect(chosen != .auto && record.precision == chosen.rawValue && record.passagePrecision == chosen)
+        #expect((embedder as? BERTEmbedder)?.precision == chosen)
+        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        #expect(try await kb.status().embedder?.precision == chosen.rawValue)
+
+        let later = try KnowledgeBase.open(at: ws.dbPath, create: false)
+        #expect((try await later.embedder(nil).embedder as? BERTEmbedder)?.precision == chosen)
+        let stored = try #require(try await later.status().embedder)
+        #expect((try await later.embedders.recorded(stored) as? BERTEmbedder)?.precision == chosen)
+
+        try await later.store.setMeta(EmbedderRecord.MetaKey.precision, "")
+        let older = try KnowledgeBase.open(at: ws.dbPath, create: false)
+        let legacy = try #require(try await older.status().embedder)
+        #expect(legacy.precision == nil)
+        #expect((try await older.embedder(nil).embedder as? BERTEmbedder)?.precision == EncoderPrecision.bf16.runnable)
+        #expect((try await older.embedders.recorded(legacy) as? BERTEmbedder)?.precision == EncoderPrecision.bf16.runnable)
+        let hits = try await older.search(SearchQuery("beauty and money")).hits
+        #expect(hits.first?.sourcePath.hasSuffix("venus.md") == true)
+    }
+
     @Test func aChangedFileReEmbedsOnlyTheParagraphsThatChanged() async throws {
         let ws = try Workspace()
         try ws.write("a.md", "# A\n\nfirst paragraph.\n\n# B\n\nsecond paragraph.\n\n# C\n\nthird paragraph.")

@@ -285,6 +285,41 @@ import Testing
     }
 
     @Test(arguments: ContractEngine.all)
+    func theIndexKeepsThePrecisionItsPassagesWereEmbeddedInUntilItSwitchesEmbedder(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        let local = EmbedderRecord(name: "test-vectors", dimension: 3, spec: "local:test-vectors", precision: "int8")
+        let ids = try await store.replace(contractDocument("/a.md", snippets: ["one"]), vectors: [[1, 0, 0]], embedder: local).insertedSnippets
+        #expect(try await store.snapshot { try $0.embedderRecord() } == local)
+        #expect(try await store.snapshot { try $0.embedderRecord()?.passagePrecision } == .int8)
+        // A later write in another precision (an explicit --precision) leaves the record alone.
+        var bf16 = local
+        bf16.precision = "bf16"
+        _ = try await store.replace(contractDocument("/b.md", snippets: ["two"]), vectors: [[0, 1, 0]], embedder: bf16)
+        #expect(try await store.snapshot { try $0.embedderRecord()?.precision } == "int8")
+        // A switch to an embedder without a precision clears it.
+        let remote = EmbedderRecord(name: "remote", dimension: 2, spec: "openai:remote@http://127.0.0.1:1/v1")
+        let all = try await store.snapshot { try $0.snippetsWithoutVectors(embedder: remote, limit: 10).map(\.id) }
+        #expect(all.count == 2 && all.contains(ids[0]))
+        try await store.addVectors(embedder: remote, all.map { ($0, [1, 0]) })
+        #expect(try await store.switchEmbedder(to: remote, dropOthers: false))
+        let switched = try await store.snapshot { try $0.embedderRecord() }
+        #expect(switched == remote && switched?.precision == nil && switched?.passagePrecision == nil)
+    }
+
+    @Test(arguments: ContractEngine.all)
+    func aLocalIndexThatRecordedNoPrecisionIsTakenForBF16(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        let legacy = EmbedderRecord(name: "test-vectors", dimension: 3, spec: "local:test-vectors")
+        _ = try await store.replace(contractDocument("/a.md", snippets: ["one"]), vectors: [[1, 0, 0]], embedder: legacy)
+        let record = try await store.snapshot { try $0.embedderRecord() }
+        #expect(record?.precision == nil && record?.passagePrecision == .bf16)
+        // Another embedder's index has no precision of the local model's.
+        let other = try engine.fresh()
+        _ = try await other.replace(contractDocument("/a.md", snippets: ["one"]), vectors: [[1, 0, 0]], embedder: Self.vectors)
+        #expect(try await other.snapshot { try $0.embedderRecord()?.passagePrecision } == nil)
+    }
+
+    @Test(arguments: ContractEngine.all)
     func cachedVectorsAreFoundByTheirTextsHash(engine: ContractEngine) async throws {
         let store = try engine.fresh()
         let remote = EmbedderRecord(name: "openai:test", dimension: 3, spec: "openai:test")

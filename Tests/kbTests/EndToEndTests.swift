@@ -92,6 +92,8 @@ import Testing
         #expect(ingest["added"] as? Int == 3)
         let status = try #require(try await cli.run("status", "--db", "kb.sqlite", "--json").json as? [String: Any])
         #expect(status["sources"] as? Int == 3)
+        // The precision the new index's passages were embedded in: what its searches embed queries in.
+        #expect(["int8", "bf16", "fp32"].contains((status["embedder"] as? [String: Any])?["precision"] as? String ?? "none"))
         #expect(status["schemaVersion"] as? Int == (TestBackend.isSQLite ? 15 : 14))   // each backend numbers its own migrations
         let search = try #require(try await cli.run("search", "--db", "kb.sqlite", "--json", "--tag", "area:love", "venus").json as? [String: Any])
         let hits = try #require(search["hits"] as? [[String: Any]])

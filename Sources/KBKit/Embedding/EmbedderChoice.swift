@@ -122,14 +122,16 @@ public enum EmbedderChoice: Sendable, Hashable {
     ///
     /// With `forQueries`, a remote embedder gives up sooner (two tries, at most five seconds each):
     /// a search then answers from keywords instead of waiting for a struggling endpoint.
+    /// A local model runs in `precision` — the index's (`EmbedderRecord.passagePrecision`), nil
+    /// for a new index — unless the process chose one (`--precision`, `KB_PRECISION`).
     public func make(environment: [String: String] = ProcessInfo.processInfo.environment, dimension: Int? = nil,
-                     forQueries: Bool = false) async throws -> (any Embedder)? {
+                     precision: EncoderPrecision? = nil, forQueries: Bool = false) async throws -> (any Embedder)? {
         switch self {
         case .prefixed(let base, let query, let passage):
-            guard let inner = try await base.make(environment: environment, dimension: dimension, forQueries: forQueries) else { return nil }
+            guard let inner = try await base.make(environment: environment, dimension: dimension, precision: precision, forQueries: forQueries) else { return nil }
             return PrefixedEmbedder(inner, queryPrefix: query, passagePrefix: passage)
-        case .local: return try await OffPool.run { try BERTEmbedder.installed(environment: environment) }
-        case .localNamed(let name): return try await OffPool.run { try BERTEmbedder.installed(environment: environment, name: name) }
+        case .local: return try await OffPool.run { try BERTEmbedder.installed(environment: environment, index: precision) }
+        case .localNamed(let name): return try await OffPool.run { try BERTEmbedder.installed(environment: environment, name: name, index: precision) }
         case .keywordOnly: return nil
         case .hashing: return HashingEmbedder()
         case .openAI(let model, let url):
@@ -154,6 +156,7 @@ public enum EmbedderChoice: Sendable, Hashable {
     /// What the index records for vectors from this embedder.
     public static func record(for embedder: (any Embedder)?, choice: EmbedderChoice) -> EmbedderRecord {
         guard let embedder else { return .none }
-        return EmbedderRecord(name: embedder.id, dimension: embedder.dimension, spec: choice.spec)
+        let local = (embedder as? BERTEmbedder) ?? ((embedder as? PrefixedEmbedder)?.inner as? BERTEmbedder)
+        return EmbedderRecord(name: embedder.id, dimension: embedder.dimension, spec: choice.spec, precision: local?.precision.rawValue)
     }
 }

@@ -63,7 +63,7 @@ final class Embedders: QueryEncoding, @unchecked Sendable {
     func recorded(_ record: EmbedderRecord) async throws -> any Embedder {
         if let cached = loaded.withLock({ $0?.name == record.name ? $0?.embedder : nil }) { return cached }
         guard let embedder = try await recordedChoice(record).make(environment: environment, dimension: record.hasVectors ? record.dimension : nil,
-                                                                   forQueries: true) else {
+                                                                   precision: record.passagePrecision, forQueries: true) else {
             throw KBError(.unsupportedMode, "This index has no vectors; use --mode keyword.")
         }
         guard embedder.id == record.name, embedder.dimension == record.dimension else {
@@ -84,7 +84,7 @@ final class Embedders: QueryEncoding, @unchecked Sendable {
         let known = recorded.flatMap { record in
             (try? recordedChoice(record)) == resolved && record.hasVectors ? record.dimension : nil
         }
-        let embedder = try await resolved.make(environment: environment, dimension: known)
+        let embedder = try await resolved.make(environment: environment, dimension: known, precision: recorded?.passagePrecision)
         let record = EmbedderChoice.record(for: embedder, choice: resolved)
         try await store.snapshot { try $0.checkEmbedder(record) }
         return (embedder, record)

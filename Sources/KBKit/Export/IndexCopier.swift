@@ -47,7 +47,7 @@ struct IndexCopier: Sendable {
         }
         var report = ExportReport(destination: target.location)
         if let record {
-            for (key, value) in [("embedder", record.name), ("dimension", String(record.dimension)), ("embedder_spec", record.spec)] {
+            for (key, value) in record.metaValues {
                 try await target.setMeta(key, value)
             }
         }

@@ -26,13 +26,16 @@ struct Embed: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             var choice = try embedderOption.choice()
+            // The index's model, in its passages' precision: the vectors its searches would use.
+            var precision: EncoderPrecision?
             if choice == nil, FileManager.default.fileExists(atPath: global.databasePath),
                let record = try await KnowledgeBase.open(at: global.databasePath, create: false).status().embedder {
                 choice = try EmbedderChoice(record.spec)
+                precision = record.passagePrecision
                 let moved = embedderOption.endpoint ?? ProcessInfo.processInfo.environment["KB_EMBEDDINGS_URL"].flatMap { $0.isEmpty ? nil : $0 }
                 if let moved { choice = choice?.movingEndpoint(to: moved) }
             }
-            guard let embedder = try await (choice ?? .newIndexDefault()).make() else {
+            guard let embedder = try await (choice ?? .newIndexDefault()).make(precision: precision) else {
                 throw KBError(.invalidArgument, "The embedder 'none' makes no vectors. Use --embedder local.")
             }
             let vectors = try await embedder.embed(texts, role: role)

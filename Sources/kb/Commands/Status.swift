@@ -34,6 +34,10 @@ struct Status: AsyncParsableCommand {
                 print("Embedder: \(embedder.name)\(embedder.dimension > 0 ? " (\(embedder.dimension)-dim, \(count) vectors)" : " (keyword-only index)")")
                 if case .openAI(_, let url)? = (try? EmbedderChoice(embedder.spec))?.base { print("Endpoint: \(url)") }
                 print("          kept by this index; `kb reindex --model NAME` moves it to another model")
+                if let precision = embedder.passagePrecision {
+                    let how = embedder.precision == nil ? "as an index made before kb recorded it was embedded" : "as its passages were embedded"
+                    print("Precision: \(precision.rawValue), \(how); queries are embedded alike (--precision overrides)")
+                }
             }
             if let warning = status.languageWarning { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
             // Price per million tokens, for an estimate: $KB_EMBEDDINGS_PRICE (e.g. 0.02).
