@@ -133,14 +133,14 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
 
     // MARK: - Embedders and vectors
 
-    func vectorsByText(path: String, embedder: String) throws -> [String: [Float]] {
+    func vectorsByText(path: String, embedder: String, context: EmbeddingInput.Context) throws -> [String: [Float]] {
         try session.rows("""
-            SELECT sn.text, v.embedding::real[], \(Self.previousTurnColumn) FROM snippets sn
+            SELECT v.embedding::real[], sn.id, sn.text, \(Self.previousTurnColumn), \(Self.embeddingTitleColumns) FROM snippets sn
             JOIN sources so ON so.id = sn.source_id
             JOIN vectors v ON v.snippet_id = sn.id JOIN embedders e ON e.id = v.embedder_id
             WHERE so.path = $1 AND e.name = $2
             """, .text(path), .text(embedder)).reduce(into: [String: [Float]]()) {
-            $0[EmbeddingInput.turn(try $1.get(0, String.self), after: try $1.get(2, String?.self))] = try $1.get(1, [Float].self)
+            $0[try Self.snippetText($1, from: 1).embeddingInput(context)] = try $1.get(0, [Float].self)
         }
     }
 
@@ -160,12 +160,21 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
 
     func snippetsWithoutVectors(embedder: EmbedderRecord, limit: Int) throws -> [SnippetText] {
         try session.rows("""
-            SELECT sn.id, sn.text, \(Self.previousTurnColumn) FROM snippets sn
+            SELECT sn.id, sn.text, \(Self.previousTurnColumn), \(Self.embeddingTitleColumns) FROM snippets sn
+            JOIN sources so ON so.id = sn.source_id
             WHERE NOT EXISTS (SELECT 1 FROM vectors v JOIN embedders e ON e.id = v.embedder_id WHERE v.snippet_id = sn.id AND e.name = $1)
             ORDER BY sn.id LIMIT $2
-            """, .text(embedder.name), .int(Int64(limit))).map {
-            SnippetText(id: try $0.get(0), text: try $0.get(1), previousTurn: try $0.get(2, String?.self))
-        }
+            """, .text(embedder.name), .int(Int64(limit))).map { try Self.snippetText($0, from: 0) }
+    }
+
+    /// The source's title (NULL for a conversation's turn: it reads the turn before it instead)
+    /// and path, for `SnippetText`; `so` is the snippet's source.
+    static let embeddingTitleColumns = "CASE WHEN so.kind = 'conversation' THEN NULL ELSE so.title END, so.path"
+
+    /// A `SnippetText` from id, text, `previousTurnColumn` and `embeddingTitleColumns` at `start`.
+    static func snippetText(_ row: PostgresRandomAccessRow, from start: Int) throws -> SnippetText {
+        SnippetText(id: try row.get(start), text: try row.get(start + 1), previousTurn: try row.get(start + 2, String?.self),
+                    title: try row.get(start + 3, String?.self), path: try row.get(start + 4))
     }
 
     /// The text of the turn before `sn` when `sn` is a conversation's turn, else NULL

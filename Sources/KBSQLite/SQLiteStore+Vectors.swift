@@ -1,16 +1,16 @@
 import Foundation
 import GRDB
-import KBCore
+public import KBCore
 import KBStore
 
 extension SQLiteStore.Snapshot {
     /// Vectors the index already holds for a source, keyed by what was embedded
     /// (`EmbeddingInput`: a snippet's text, a conversation's turn after the turn before it): what
     /// a changed file can reuse for the paragraphs that did not change.
-    public func vectorsByText(path: String, embedder: String) throws -> [String: [Float]] {
+    public func vectorsByText(path: String, embedder: String, context: EmbeddingInput.Context) throws -> [String: [Float]] {
         guard let dimension = try Int.fetchOne(db, sql: "SELECT dimension FROM embedders WHERE name = ?", arguments: [embedder]) else { return [:] }
         let rows = try Row.fetchAll(db, sql: """
-            SELECT sn.text, v.data, \(Self.previousTurnColumn) FROM snippets sn
+            SELECT v.data, sn.id, sn.text, \(Self.previousTurnColumn), \(Self.embeddingTitleColumns) FROM snippets sn
             JOIN sources so ON so.id = sn.source_id
             JOIN vectors v ON v.snippet_id = sn.id
             JOIN embedders e ON e.id = v.embedder_id
@@ -18,7 +18,7 @@ extension SQLiteStore.Snapshot {
             """, arguments: [path, embedder])
         var result: [String: [Float]] = [:]
         for row in rows {
-            if let vector = VectorCoding.decode(row[1], dimension: dimension) { result[EmbeddingInput.turn(row[0], after: row[2])] = vector }
+            if let vector = VectorCoding.decode(row[0], dimension: dimension) { result[Self.snippetText(row, from: 1).embeddingInput(context)] = vector }
         }
         return result
     }

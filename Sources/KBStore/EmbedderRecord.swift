@@ -12,13 +12,20 @@ public struct EmbedderRecord: Sendable, Hashable, Codable {
     /// nil for another embedder, and for a local index made before kb recorded it (embedded in
     /// bf16 where the CPU had AVX-512 BF16, else fp32: `passagePrecision` says `.bf16`).
     public var precision: String?
+    /// What the vectors were embedded with besides each snippet's text (`EmbeddingInput.Context`:
+    /// `title`); nil for an index made before kb recorded it (bare text).
+    public var context: String?
 
-    public init(name: String, dimension: Int, spec: String, precision: String? = nil) {
+    public init(name: String, dimension: Int, spec: String, precision: String? = nil, context: String? = nil) {
         self.name = name
         self.dimension = dimension
         self.spec = spec
         self.precision = precision
+        self.context = context
     }
+
+    /// What a snippet's vector reads besides its text in this index.
+    public var inputContext: EmbeddingInput.Context { context.flatMap(EmbeddingInput.Context.init(rawValue:)) ?? .bare }
 
     /// The precision the local model runs in for this index when the process chose `auto`:
     /// what its passages were embedded in (bf16 for an index that recorded none), so that its
@@ -40,12 +47,14 @@ public struct EmbedderRecord: Sendable, Hashable, Codable {
         public static let dimension = "dimension"
         public static let spec = "embedder_spec"
         public static let precision = "passage_precision"
+        public static let context = "embedding_context"
     }
 
-    /// The record as `kb_meta` rows (an empty precision for an embedder without one, so that a
-    /// switch to it clears the one before).
+    /// The record as `kb_meta` rows (an empty precision or context for a record without one, so
+    /// that a switch to it clears the one before).
     public var metaValues: [(key: String, value: String)] {
-        [(MetaKey.name, name), (MetaKey.dimension, String(dimension)), (MetaKey.spec, spec), (MetaKey.precision, precision ?? "")]
+        [(MetaKey.name, name), (MetaKey.dimension, String(dimension)), (MetaKey.spec, spec), (MetaKey.precision, precision ?? ""),
+         (MetaKey.context, context ?? "")]
     }
 
     /// Whether vectors from `other` may be written into an index that records this embedder.

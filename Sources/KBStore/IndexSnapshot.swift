@@ -27,10 +27,10 @@ public protocol IndexSnapshot: StoredReads {
     func ocrPages(contentHash: String, key: String) throws -> [OCRPage]
 
     // Embedders and vectors
-    /// The stored vectors of a source's snippets, by what was embedded (`EmbeddingInput`: the
-    /// snippet's text, a conversation's turn after the turn before it), so an update re-embeds
-    /// only changed text.
-    func vectorsByText(path: String, embedder: String) throws -> [String: [Float]]
+    /// The stored vectors of a source's snippets, by what was embedded in an index that embeds
+    /// with `context` (`SnippetText.embeddingInput`: the snippet's text after its source's title,
+    /// a conversation's turn after the turn before it), so an update re-embeds only changed text.
+    func vectorsByText(path: String, embedder: String, context: EmbeddingInput.Context) throws -> [String: [Float]]
     func cachedVectors(embedder: EmbedderRecord, hashes: [Data]) throws -> [Data: [Float]]
     func snippetsWithoutVectors(embedder: EmbedderRecord, limit: Int) throws -> [SnippetText]
     /// The `k` snippets nearest to `vector` (cosine, best first), among `allowed` when given,

@@ -1,4 +1,4 @@
-import KBCore
+public import KBCore
 
 /// A snippet's id and text, and what its embedder reads (`EmbeddingInput`).
 public struct SnippetText: Sendable, Hashable {
@@ -7,13 +7,22 @@ public struct SnippetText: Sendable, Hashable {
     /// For a conversation's turn, the text of the turn before it (nil for the first turn and for
     /// every other kind of snippet).
     public var previousTurn: String?
+    /// The title of the snippet's source, nil for a conversation's turn.
+    public var title: String?
+    /// The path of the snippet's source.
+    public var path: String
 
-    public init(id: Int64, text: String, previousTurn: String? = nil) {
+    public init(id: Int64, text: String, previousTurn: String? = nil, title: String? = nil, path: String = "") {
         self.id = id
         self.text = text
         self.previousTurn = previousTurn
+        self.title = title
+        self.path = path
     }
 
-    /// What the embedder reads for this snippet.
-    public var embeddingInput: String { EmbeddingInput.turn(text, after: previousTurn) }
+    /// What the embedder reads for this snippet in an index that embeds with `context`.
+    public func embeddingInput(_ context: EmbeddingInput.Context) -> String {
+        if let title { return EmbeddingInput.passage(text, title: title, path: path, context: context) }
+        return EmbeddingInput.turn(text, after: previousTurn)
+    }
 }

@@ -35,7 +35,9 @@ extension StoredReads {
         guard let name = try meta(EmbedderRecord.MetaKey.name) else { return nil }
         let dimension = Int(try meta(EmbedderRecord.MetaKey.dimension) ?? "0") ?? 0
         let precision = try meta(EmbedderRecord.MetaKey.precision).flatMap { $0.isEmpty ? nil : $0 }
-        return EmbedderRecord(name: name, dimension: dimension, spec: try meta(EmbedderRecord.MetaKey.spec) ?? name, precision: precision)
+        let context = try meta(EmbedderRecord.MetaKey.context).flatMap { $0.isEmpty ? nil : $0 }
+        return EmbedderRecord(name: name, dimension: dimension, spec: try meta(EmbedderRecord.MetaKey.spec) ?? name, precision: precision,
+                              context: context)
     }
 
     /// Checks that vectors from `record` may be written into this index (before any work is done).

@@ -37,11 +37,38 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
         #expect(report.failed.isEmpty)
         let status = try await kb.status()
-        #expect(status.embedder == EmbedderRecord(name: "hashing-384", dimension: 384, spec: "hashing"))
+        #expect(status.embedder == EmbedderRecord(name: "hashing-384", dimension: 384, spec: "hashing", context: "title"))
         #expect(status.vectors == ["hashing-384": 2])
         let path = ws.path("a.md")
-        let stored = try await kb.store.snapshot { try $0.vectorsByText(path: path, embedder: "hashing-384") }
-        #expect(stored["two."] == HashingEmbedder().vector("two."))
+        // Each snippet's vector reads its source's title first; its text stays itself.
+        let stored = try await kb.store.snapshot { try $0.vectorsByText(path: path, embedder: "hashing-384", context: .title) }
+        #expect(Set(stored.keys) == ["A\none.", "A\ntwo."])
+        #expect(stored["A\ntwo."] == HashingEmbedder().vector("A\ntwo."))
+        let texts = try await kb.store.snapshot { try $0.snippetSummaries(try $0.snippetIDs(ofSource: path), texts: true) }
+        #expect(Set(texts.values.map(\.text)) == ["one.", "two."])
+    }
+
+    /// An index made before kb embedded titles keeps embedding bare text, so that a changed
+    /// file reuses its unchanged paragraphs' vectors; `kb reindex` moves it to titles.
+    @Test func anIndexThatEmbeddedBareTextKeepsDoingSoUntilReindexed() async throws {
+        let ws = try Workspace()
+        try ws.write("a.md", "# A\n\none.\n\n## B\n\ntwo.")
+        let kb = try KnowledgeBase.open(at: ws.dbPath)
+        let (embedder, record) = try await kb.embedder(.hashing)
+        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        // As an index of an older kb: the vectors of bare text, no context recorded.
+        try await kb.store.setMeta(EmbedderRecord.MetaKey.context, "")
+        let bare = try KnowledgeBase.open(at: ws.dbPath, create: false)
+        let stored = try await bare.store.snapshot { try $0.vectorsByText(path: ws.path("a.md"), embedder: "hashing-384", context: .bare) }
+        #expect(Set(stored.keys) == ["one.", "two."])
+
+        let counting = CountingEmbedder()
+        let (_, kept) = try await bare.embedder(.hashing)
+        #expect(kept.context == nil && kept.inputContext == .bare)
+        try ws.write("a.md", "# A\n\none.\n\n## B\n\ntwo.\n\n## C\n\nthree.")
+        #expect(await bare.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: kept).failed.isEmpty)
+        #expect(counting.texts == ["three."])
+        #expect(try await bare.status().embedder?.context == nil)
     }
 
     /// A new index of the local model records the precision `auto` chose for it (int8 where the
@@ -85,7 +112,7 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         try ws.write("a.md", "# A\n\nfirst paragraph.\n\n# B\n\nsecond paragraph, edited.\n\n# C\n\nthird paragraph.")
         let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
         #expect(report.updated == 1)
-        #expect(counting.texts == ["first paragraph.", "second paragraph.", "third paragraph.", "second paragraph, edited."])
+        #expect(counting.texts == ["A\nfirst paragraph.", "A\nsecond paragraph.", "A\nthird paragraph.", "A\nsecond paragraph, edited."])
         #expect(try await vectorCount(kb) == 3)
     }
 
@@ -103,7 +130,7 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         let (paint, sunset, lovely) = ("Ada: What did you paint?", "Bo: A sunset over the lake.", "Ada: Lovely.")
         #expect(counting.texts == [paint, paint + "\n" + sunset, sunset + "\n" + lovely])
         let path = ws.path("chats/monday.jsonl")
-        let stored = try await kb.store.snapshot { try $0.vectorsByText(path: path, embedder: record.name) }
+        let stored = try await kb.store.snapshot { try $0.vectorsByText(path: path, embedder: record.name, context: record.inputContext) }
         #expect(stored[paint + "\n" + sunset] == HashingEmbedder().vector(paint + "\n" + sunset))
         var query = SearchQuery("sunset lake")
         query.mode = .keyword
@@ -123,7 +150,9 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         let plain = try KnowledgeBase.open(at: other.dbPath)
         _ = await plain.ingest([other.notes.path], options: IngestOptions(), embedder: nil, record: .none)
         #expect(try await plain.reindex(to: .hashing).embedded == 3)
-        let reindexed = try await plain.store.snapshot { try $0.vectorsByText(path: other.path("chats/monday.jsonl"), embedder: "hashing-384") }
+        let reindexed: [String: [Float]] = try await plain.store.snapshot {
+            try $0.vectorsByText(path: other.path("chats/monday.jsonl"), embedder: "hashing-384", context: .title)
+        }
         #expect(Set(reindexed.keys) == [paint, paint + "\n" + sunset, sunset + "\n" + lovely])
         #expect(reindexed[sunset + "\n" + lovely] == HashingEmbedder().vector(sunset + "\n" + lovely))
     }

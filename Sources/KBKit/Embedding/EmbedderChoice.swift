@@ -157,6 +157,7 @@ public enum EmbedderChoice: Sendable, Hashable {
     public static func record(for embedder: (any Embedder)?, choice: EmbedderChoice) -> EmbedderRecord {
         guard let embedder else { return .none }
         let local = (embedder as? BERTEmbedder) ?? ((embedder as? PrefixedEmbedder)?.inner as? BERTEmbedder)
-        return EmbedderRecord(name: embedder.id, dimension: embedder.dimension, spec: choice.spec, precision: local?.precision.rawValue)
+        return EmbedderRecord(name: embedder.id, dimension: embedder.dimension, spec: choice.spec, precision: local?.precision.rawValue,
+                              context: EmbeddingInput.newIndexContext.rawValue)
     }
 }

@@ -85,9 +85,12 @@ final class Embedders: QueryEncoding, @unchecked Sendable {
             (try? recordedChoice(record)) == resolved && record.hasVectors ? record.dimension : nil
         }
         let embedder = try await resolved.make(environment: environment, dimension: known, precision: recorded?.passagePrecision)
-        let record = EmbedderChoice.record(for: embedder, choice: resolved)
-        try await store.snapshot { try $0.checkEmbedder(record) }
-        return (embedder, record)
+        var record = EmbedderChoice.record(for: embedder, choice: resolved)
+        // What a snippet's vector reads is the index's, so that its vectors compare and reuse alike.
+        if let recorded, recorded.accepts(record) { record.context = recorded.context }
+        let chosen = record
+        try await store.snapshot { try $0.checkEmbedder(chosen) }
+        return (embedder, chosen)
     }
 
     /// The embedder memory writes and upload jobs use: the index's own (loaded once), else

@@ -82,16 +82,17 @@ struct DocumentWriter: Sendable {
             let paths = documents.map(\.source.path)
             reusable = try await store.snapshot { snapshot in
                 try paths.map { path in
-                    let own = try snapshot.vectorsByText(path: path, embedder: record.name)
+                    let own = try snapshot.vectorsByText(path: path, embedder: record.name, context: record.inputContext)
                     guard let donor = donors[path] else { return own }
-                    return own.merging(try snapshot.vectorsByText(path: donor, embedder: record.name)) { mine, _ in mine }
+                    return own.merging(try snapshot.vectorsByText(path: donor, embedder: record.name, context: record.inputContext)) { mine, _ in mine }
                 }
             }
         } catch {
             return documents.map { _ in .failure(error) }
         }
-        // What the embedder reads: a snippet's text, a conversation's turn after the one before.
-        let inputs = documents.map { EmbeddingInput.texts(of: $0.snippets, kind: $0.source.kind) }
+        // What the embedder reads: a snippet's text after its source's title (in an index that
+        // records it), a conversation's turn after the one before.
+        let inputs = documents.map { EmbeddingInput.texts(of: $0.snippets, source: $0.source, context: record.inputContext) }
         var missing: [String] = []
         var missingIndex: [String: Int] = [:]
         for (texts, stored) in zip(inputs, reusable) {

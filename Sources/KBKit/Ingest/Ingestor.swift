@@ -240,7 +240,7 @@ struct Ingestor: Sendable {
                 let batch = try await store.snapshot { try $0.snippetsWithoutVectors(embedder: record, limit: 256) }
                 if batch.isEmpty { break }
                 progress(IngestProgress(phase: .embedding, done: total - batch.count, total: total, current: record.name))
-                let vectors = try await CachingEmbedder(embedder, record: record, store: store).embed(batch.map(\.embeddingInput))
+                let vectors = try await CachingEmbedder(embedder, record: record, store: store).embed(batch.map { $0.embeddingInput(record.inputContext) })
                 try await store.addVectors(embedder: record, Array(zip(batch.map(\.id), vectors).map { (id: $0, vector: $1) }))
                 report.embedded += batch.count
             }
