@@ -1,5 +1,6 @@
 import Foundation
 import KBCore
+import KBRetrieval
 import KBTestSupport
 import Testing
 @testable import KBContext

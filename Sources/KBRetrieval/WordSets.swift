@@ -9,10 +9,10 @@ import Foundation
 /// let a = WordSets.words("Venus rules Taurus"), b = WordSets.words("Taurus is ruled by Venus")
 /// WordSets.similarity(a, b)   // 0.4
 /// ```
-enum WordSets {
+package enum WordSets {
     /// The distinct words of `text` — what `Set(text.lowercased().split { !$0.isLetter && !$0.isNumber })`
     /// holds — as sorted hashes.
-    static func words(_ text: String) -> [UInt64] {
+    package static func words(_ text: String) -> [UInt64] {
         var result = asciiWords(text) ?? text.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }).map { word in
             // Canonically equivalent spellings are one word, as they are one String ("café" with
             // é or with e and a combining accent): hashed in NFC.
@@ -32,14 +32,14 @@ enum WordSets {
     }
 
     /// FNV-1a over a word's bytes.
-    struct Hash {
+    package struct Hash {
         var value: UInt64 = 0xcbf29ce484222325
         mutating func add(_ byte: UInt8) { value = (value ^ UInt64(byte)) &* 0x100000001b3 }
     }
 
     /// The word hashes of an all-ASCII text, straight from its bytes (the same words the Character
     /// path finds: for ASCII, letters and digits are [A-Za-z0-9]); nil for any other text.
-    static func asciiWords(_ text: String) -> [UInt64]? {
+    package static func asciiWords(_ text: String) -> [UInt64]? {
         var text = text
         return text.withUTF8 { bytes -> [UInt64]? in
             var words: [UInt64] = []
@@ -64,7 +64,7 @@ enum WordSets {
 
     /// How many values two sorted, distinct arrays share — or nil as soon as the values left could
     /// no longer lift their `similarity` to `threshold` (checked every 16 steps).
-    static func sharedCount(_ a: [UInt64], _ b: [UInt64], reaching threshold: Double = -.infinity) -> Int? {
+    package static func sharedCount(_ a: [UInt64], _ b: [UInt64], reaching threshold: Double = -.infinity) -> Int? {
         a.withUnsafeBufferPointer { a in
             b.withUnsafeBufferPointer { b in
                 // Without branches on the comparisons (which a merge of word hashes mispredicts half
@@ -88,13 +88,13 @@ enum WordSets {
 
     /// Jaccard similarity, or containment of the smaller set when that is higher (and the smaller
     /// set has at least 8 words and is 95% contained).
-    static func similarity(_ a: [UInt64], _ b: [UInt64]) -> Double {
+    package static func similarity(_ a: [UInt64], _ b: [UInt64]) -> Double {
         guard !a.isEmpty, !b.isEmpty else { return a.isEmpty && b.isEmpty ? 1 : 0 }
         return similarity(shared: sharedCount(a, b)!, a.count, b.count)
     }
 
     /// The similarity of sets of `a` and `b` words that share `shared`: rises with `shared`.
-    static func similarity(shared: Int, _ a: Int, _ b: Int) -> Double {
+    package static func similarity(shared: Int, _ a: Int, _ b: Int) -> Double {
         let jaccard = Double(shared) / Double(a + b - shared)
         let smaller = min(a, b)
         let containment = Double(shared) / Double(smaller)
@@ -103,7 +103,7 @@ enum WordSets {
 
     /// `similarity(a, b) >= threshold`, decided as soon as the words left could no longer lift
     /// it to the threshold (most pairs of a context's candidates are far from duplicates).
-    static func reaches(_ a: [UInt64], _ b: [UInt64], _ threshold: Double) -> Bool {
+    package static func reaches(_ a: [UInt64], _ b: [UInt64], _ threshold: Double) -> Bool {
         guard !a.isEmpty, !b.isEmpty else { return (a.isEmpty && b.isEmpty ? 1 : 0) >= threshold }
         guard let shared = sharedCount(a, b, reaching: threshold) else { return false }
         return similarity(shared: shared, a.count, b.count) >= threshold
