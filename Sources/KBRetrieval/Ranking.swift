@@ -283,17 +283,34 @@ public enum Ranking {
     }
 
     /// Drops search candidates that repeat an earlier one: the same text once whitespace and case
-    /// are folded, or vectors at least `threshold` similar. Keeps the first (best-ranked), and
-    /// stops once `limit` items are kept.
+    /// are folded, or — vectors at least `threshold` similar — text that adds nothing to the
+    /// earlier one (`contained` of its words among the earlier's: the same paragraph from a second
+    /// copy of a file, or a shorter version of it). A candidate that says more than the one kept
+    /// (a longer version of the paragraph) stays. Keeps the first (best-ranked), and stops once
+    /// `limit` items are kept.
+    ///
+    /// (Vectors alone once decided, at cosine 0.98: multilingual-e5-small puts a paragraph and its
+    /// longer version above that, and the longer one's own part was lost — native Arabic questions,
+    /// hybrid nDCG@10 0.858 with that rule, 0.873 with this one.)
     public static func collapseNearDuplicates(
-        _ items: [(id: Int64, text: String)], vectors: [Int64: [Float]], threshold: Float = 0.98, limit: Int = .max
+        _ items: [(id: Int64, text: String)], vectors: [Int64: [Float]], threshold: Float = 0.98, contained: Double = 0.95,
+        limit: Int = .max
     ) -> [Int64] {
         let folded = items.map { foldedHash($0.text) }
         let rows = items.map { vectors[$0.id] }
-        return distinct(items.count, limit: limit) { i, j in
-            if folded[i] == folded[j] { return true }
-            guard let v = rows[i], let w = rows[j] else { return false }
-            return dot(v, w) >= threshold
+        var words: [[UInt64]?] = Array(repeating: nil, count: items.count)
+        func wordsOf(_ index: Int) -> [UInt64] {
+            if let known = words[index] { return known }
+            let made = WordSets.words(items[index].text)
+            words[index] = made
+            return made
+        }
+        return distinct(items.count, limit: limit) { candidate, kept in
+            if folded[candidate] == folded[kept] { return true }
+            guard let v = rows[candidate], let w = rows[kept], dot(v, w) >= threshold else { return false }
+            let own = wordsOf(candidate)
+            guard !own.isEmpty, let shared = WordSets.sharedCount(own, wordsOf(kept)) else { return false }
+            return Double(shared) >= contained * Double(own.count)
         }.map { items[$0].id }
     }
 

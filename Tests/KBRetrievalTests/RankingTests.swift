@@ -152,9 +152,21 @@ import Testing
     }
 
     @Test func nearDuplicatesCollapseToTheBestRanked() {
-        let vectors: [Int64: [Float]] = [1: [1, 0], 2: [0, 1], 3: [0.999, 0.0447], 4: [0.6, 0.8]]
-        let items: [(id: Int64, text: String)] = [(1, "Venus rules love."), (2, "venus  RULES\nlove."), (3, "different words"), (4, "other")]
-        #expect(Ranking.collapseNearDuplicates(items, vectors: vectors) == [1, 4])
+        let close: [Float] = [0.999, 0.0447]
+        let vectors: [Int64: [Float]] = [1: [1, 0], 2: [0, 1], 3: close, 4: [0.6, 0.8], 5: close, 6: close, 7: [0.6, 0.8]]
+        let items: [(id: Int64, text: String)] = [
+            (1, "Venus rules love, beauty and money in the chart."),
+            (2, "venus  RULES\nlove, beauty and MONEY in the chart."),    // the same text, folded: goes
+            (3, "An other paragraph about the goddess of love."),          // a close vector, other words: stays
+            (4, "other"),
+            (5, "Venus rules love, beauty and money."),                    // adds nothing to 1: goes
+            (6, "Venus rules love, beauty and money in the chart, and Taurus and Libra."),   // says more than 1: stays
+            (7, "Venus rules love, beauty and money."),                    // its words, but a far vector: stays
+        ]
+        #expect(Ranking.collapseNearDuplicates(items, vectors: vectors) == [1, 3, 4, 6, 7])
+        #expect(Ranking.collapseNearDuplicates(items, vectors: vectors, limit: 2) == [1, 3])
+        // Without vectors (a keyword-only index) only the same text goes.
+        #expect(Ranking.collapseNearDuplicates(items, vectors: [:]) == [1, 3, 4, 5, 6])
     }
 }
 
