@@ -3,8 +3,8 @@
 # CPU's measured peak (Benchmarks/cpu-peak/cpu-peak.c: fp32, bf16 and int8 multiply-adds on one
 # core and on every core), the arithmetic the book's snippets need in the local model (kb-bench
 # encoder-work: tokens, linear layers, attention), the floor that gives, and `kb ingest` of the
-# book timed (reading alone with --embedder none; then embedded at the default precision and at
-# --precision int8), and where a forward pass's time goes (each stage on one core against its
+# book timed (reading alone with --embedder none; then embedded at the default precision — a new
+# index's: int8 on CPUs with AVX-512 VNNI — and at --precision bf16), and where a forward pass's time goes (each stage on one core against its
 # arithmetic). Writes bench-results/encoder-floor.json.
 #
 #   scripts/bench-encoder-floor.sh [BOOK.pdf]   default: ../shared/pdfs/octave-manual.pdf when
@@ -45,7 +45,7 @@ ingest() {   # ingest NAME ARGS…: one timed `kb ingest` of the book into a new
 }
 say "Reading alone (--embedder none)"
 ingest reading --embedder none
-say "Embedded at the default precision, then the arithmetic its snippets needed, then --precision int8"
+say "Embedded at the default precision, then the arithmetic its snippets needed, then --precision bf16"
 ingest default --model "$MODEL"
 # The snippets as that ingest cut them (the chunker counts the model's own tokens).
 python3 - "$WORK/kb.sqlite" "$WORK/texts.txt" <<'PY'
@@ -55,8 +55,10 @@ open(sys.argv[2], "w", encoding="utf-8").write("".join(" ".join(t.split()) + "\n
 PY
 KB_MODEL_DIR="$MODEL_DIR" .build/release/kb-bench encoder-work "$WORK/texts.txt" > "$WORK/work.json"
 cat "$WORK/work.json"; echo
-# (A CPU without AVX-512 VNNI has no int8 products: `kb ingest` says so and that run is left out.)
-ingest int8 --model "$MODEL" --precision int8 || echo "int8: not measured"
+"$KB" status --db "$WORK/kb.sqlite" | sed -n 's/^Precision: \([a-z0-9]*\).*/\1/p' > "$WORK/default.precision"
+echo "the default embedded in $(cat "$WORK/default.precision")"
+# (A CPU without AVX-512 BF16 has no bf16 products: `kb ingest` says so and that run is left out.)
+ingest bf16 --model "$MODEL" --precision bf16 || echo "bf16: not measured"
 # Where a pass's time goes: each stage of one forward pass (32 passages × 128 tokens on one core,
 # bf16 where the CPU has it) against its arithmetic and one core's peak.
 say "Each stage of a forward pass on one core (kb-bench encoder-profile)"
@@ -73,27 +75,31 @@ for p in map(json.loads, open(f"{work}/peak.jsonl")):
     peak[(p["kind"], p["threads"])] = max(peak.get((p["kind"], p["threads"]), 0), p["gops"])
 cores = max(t for _, t in peak)
 w = json.load(open(f"{work}/work.json"))
-seconds = {n: float(open(f"{work}/{n}.seconds").read()) for n in ("reading", "default", "int8") if os.path.exists(f"{work}/{n}.seconds")}
+seconds = {n: float(open(f"{work}/{n}.seconds").read()) for n in ("reading", "default", "bf16") if os.path.exists(f"{work}/{n}.seconds")}
+default_precision = open(f"{work}/default.precision").read().strip() or "?"
 linear, attention = w["linear_operations"], w["attention_operations"]
 kinds = [k for k in ("fp32", "bf16", "int8") if (k, cores) in peak]
 floor = {kind: (linear + attention) / (peak[(kind, cores)] * 1e9) for kind in kinds}
 result = {"book": os.path.basename(book), "cores": cores, "peak_gops": {f"{k}x{t}": v for (k, t), v in peak.items()},
-          "work": w, "seconds": seconds, "floor_seconds_all_cores": floor}
+          "work": w, "seconds": seconds, "default_precision": default_precision, "floor_seconds_all_cores": floor}
 print(f"book {result['book']}: {w['texts']} snippets, {w['tokens']} tokens (longest {w['longest']}); "
       f"{linear / 1e12:.2f} T operations in the linear layers, {attention / 1e12:.2f} T in attention")
 for kind in kinds:
     print(f"floor at the measured {kind} peak of all {cores} cores ({peak[(kind, cores)]:.0f} G/s): "
           f"{floor[kind]:.1f} s of arithmetic alone")
 embed = seconds["default"] - seconds["reading"]
-print(f"kb ingest: reading {seconds['reading']:.1f} s; embedded at the default precision {seconds['default']:.1f} s, "
-      + (f"at int8 {seconds['int8']:.1f} s" if "int8" in seconds else "int8 not measured")
+print(f"kb ingest: reading {seconds['reading']:.1f} s; embedded at the default precision ({default_precision}) {seconds['default']:.1f} s, "
+      + (f"at bf16 {seconds['bf16']:.1f} s" if "bf16" in seconds else "bf16 not measured")
       + "; the default's embedding runs at "
       f"{(linear + attention) / embed / 1e9:.0f} G operations/s"
       + (f" ({100 * (linear + attention) / embed / 1e9 / peak[('bf16', cores)]:.0f}% of the bf16 peak)" if "bf16" in kinds else ""))
 if "bf16" in kinds:
     result["ingest_over_bf16_floor"] = seconds["default"] / floor["bf16"]
-    print(f"ingest at the default ÷ the bf16 floor: {seconds['default']:.1f} / {floor['bf16']:.1f} s = ×{result['ingest_over_bf16_floor']:.2f} "
+    print(f"ingest at the default ({default_precision}) ÷ the bf16 floor: {seconds['default']:.1f} / {floor['bf16']:.1f} s = ×{result['ingest_over_bf16_floor']:.2f} "
           f"(embedding alone ×{embed / floor['bf16']:.2f})")
+    if "bf16" in seconds:
+        result["bf16_ingest_over_bf16_floor"] = seconds["bf16"] / floor["bf16"]
+        print(f"ingest at --precision bf16 ÷ the bf16 floor: {seconds['bf16']:.1f} / {floor['bf16']:.1f} s = ×{result['bf16_ingest_over_bf16_floor']:.2f}")
 
 # The stages of one pass over the profile's largest shape, each against its own arithmetic.
 config = json.load(open(f"{work}/config.json"))
