@@ -209,7 +209,7 @@ let package = Package(
         .testTarget(name: "KBStoreTests", dependencies: ["KBCore", "KBStore", "KBSQLite", "KBPostgres", .product(name: "PostgresNIO", package: "postgres-nio")], swiftSettings: strict),
         .testTarget(name: "KBEmbedTests", dependencies: ["KBCore", "KBEmbed", "CKBEncoder"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "KBEvalTests", dependencies: ["KBCore", "KBEval"], swiftSettings: strict),
-        .testTarget(name: "KBContextTests", dependencies: ["KBCore", "KBContext", "KBTestSupport"], resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "KBContextTests", dependencies: ["KBCore", "KBContext", "KBRetrieval", "KBTestSupport"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "KBRetrievalTests", dependencies: ["KBCore", "KBRetrieval", "KBTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "KBServerTests",
