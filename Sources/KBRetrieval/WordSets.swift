@@ -7,7 +7,7 @@ import Foundation
 ///
 /// ```swift
 /// let a = WordSets.words("Venus rules Taurus"), b = WordSets.words("Taurus is ruled by Venus")
-/// WordSets.similarity(a, b)   // 0.4
+/// let similarity = WordSets.similarity(a, b)   // 2 shared of 6 words: 1/3
 /// ```
 package enum WordSets {
     /// The distinct words of `text` — what `Set(text.lowercased().split { !$0.isLetter && !$0.isNumber })`

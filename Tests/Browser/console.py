@@ -279,7 +279,9 @@ def private_sources(base, source_id, book):
 def scoped_pages(page, base, secret):
     """A token scoped to Ada: the Chat cites her private scan and opens its page with the words OCR
     placed there; Bob's private pages stay closed to it."""
-    page.get_by_label("Message").fill("An ephemeris is a table of planetary positions, one row per day: how do I read one?")
+    # The scan is a page of the shelf's book, so the question names it ("my scanned page", its
+    # title): asked without, the book's own page answers and the scan is its duplicate.
+    page.get_by_label("Message").fill("On my scanned page: an ephemeris is a table of planetary positions, one row per day. How do I read one?")
     page.get_by_role("button", name="Send").click()
     expect(page.locator(".citations li").first).to_be_visible(timeout=30_000)
     cited = page.locator(".citations li").filter(has_text="Ada's scanned page").first

@@ -151,6 +151,13 @@ import Testing
         #expect(Ranking.maximalMarginalRelevance(candidates, vectors: vectors, lambda: 0.5, k: 2) == [1, 3])
     }
 
+    @Test func wordSetsCompareTheirWords() {
+        let a = WordSets.words("Venus rules Taurus"), b = WordSets.words("Taurus is ruled by Venus")
+        let similarity = WordSets.similarity(a, b)   // 2 shared of 6 words: 1/3
+        #expect(similarity == 1.0 / 3)
+        #expect(WordSets.similarity(WordSets.words("Venus rules Taurus and Libra"), WordSets.words("venus RULES taurus")) == 3.0 / 5)   // too few words for containment
+    }
+
     @Test func nearDuplicatesCollapseToTheBestRanked() {
         let close: [Float] = [0.999, 0.0447]
         let vectors: [Int64: [Float]] = [1: [1, 0], 2: [0, 1], 3: close, 4: [0.6, 0.8], 5: close, 6: close, 7: [0.6, 0.8]]
