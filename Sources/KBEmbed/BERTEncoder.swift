@@ -559,7 +559,7 @@ extension EncoderPrecision {
     /// passages take ×0.55–0.86 of bf16's time and rank within 0.005 nDCG@10 of them on every
     /// set `scripts/eval-int8-passages.sh` runs), else bf16 where it has AVX-512 BF16, else fp32.
     public static var newIndexDefault: EncoderPrecision {
-        kb_precision_supported(KB_PRECISION_INT8) != 0 ? .int8 : EncoderPrecision(EncoderPrecision.auto.resolvedOrFP32)
+        EncoderPrecision.int8.runnable
     }
 
     /// This precision where the CPU runs it, else the nearest one it does (int8, then bf16, then
@@ -571,8 +571,6 @@ extension EncoderPrecision {
         default: return self
         }
     }
-
-    private var resolvedOrFP32: kb_precision { (try? resolved()) ?? KB_PRECISION_FP32 }
 
     /// What runs on this CPU: `auto` is bf16 where the CPU has AVX-512 BF16, else fp32 (for a
     /// model outside any index; `BERTEmbedder.installed` resolves `auto` by the index); bf16 or

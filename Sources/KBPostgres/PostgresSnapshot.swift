@@ -135,7 +135,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
 
     func vectorsByText(path: String, embedder: String, context: EmbeddingInput.Context) throws -> [String: [Float]] {
         try session.rows("""
-            SELECT v.embedding::real[], sn.id, sn.text, \(Self.previousTurnColumn), \(Self.embeddingTitleColumns) FROM snippets sn
+            SELECT v.embedding::real[], sn.id, sn.text, \(Self.previousTurnColumn), \(SnippetText.titleColumns) FROM snippets sn
             JOIN sources so ON so.id = sn.source_id
             JOIN vectors v ON v.snippet_id = sn.id JOIN embedders e ON e.id = v.embedder_id
             WHERE so.path = $1 AND e.name = $2
@@ -160,18 +160,14 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
 
     func snippetsWithoutVectors(embedder: EmbedderRecord, limit: Int) throws -> [SnippetText] {
         try session.rows("""
-            SELECT sn.id, sn.text, \(Self.previousTurnColumn), \(Self.embeddingTitleColumns) FROM snippets sn
+            SELECT sn.id, sn.text, \(Self.previousTurnColumn), \(SnippetText.titleColumns) FROM snippets sn
             JOIN sources so ON so.id = sn.source_id
             WHERE NOT EXISTS (SELECT 1 FROM vectors v JOIN embedders e ON e.id = v.embedder_id WHERE v.snippet_id = sn.id AND e.name = $1)
             ORDER BY sn.id LIMIT $2
             """, .text(embedder.name), .int(Int64(limit))).map { try Self.snippetText($0, from: 0) }
     }
 
-    /// The source's title (NULL for a conversation's turn: it reads the turn before it instead)
-    /// and path, for `SnippetText`; `so` is the snippet's source.
-    static let embeddingTitleColumns = "CASE WHEN so.kind = 'conversation' THEN NULL ELSE so.title END, so.path"
-
-    /// A `SnippetText` from id, text, `previousTurnColumn` and `embeddingTitleColumns` at `start`.
+    /// A `SnippetText` from id, text, `previousTurnColumn` and `SnippetText.titleColumns` at `start`.
     static func snippetText(_ row: PostgresRandomAccessRow, from start: Int) throws -> SnippetText {
         SnippetText(id: try row.get(start), text: try row.get(start + 1), previousTurn: try row.get(start + 2, String?.self),
                     title: try row.get(start + 3, String?.self), path: try row.get(start + 4))

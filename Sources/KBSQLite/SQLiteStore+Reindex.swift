@@ -9,18 +9,14 @@ extension SQLiteStore.Snapshot {
     public func snippetsWithoutVectors(embedder: EmbedderRecord, limit: Int) throws -> [SnippetText] {
         let embedderID = try embedderID(named: embedder.name) ?? -1
         return try Row.fetchAll(db, sql: """
-            SELECT sn.id, sn.text, \(Self.previousTurnColumn), \(Self.embeddingTitleColumns) FROM snippets sn
+            SELECT sn.id, sn.text, \(Self.previousTurnColumn), \(SnippetText.titleColumns) FROM snippets sn
             JOIN sources so ON so.id = sn.source_id
             WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.snippet_id = sn.id AND v.embedder_id = ?)
             ORDER BY sn.id LIMIT ?
             """, arguments: [embedderID, limit]).map { Self.snippetText($0, from: 0) }
     }
 
-    /// The source's title (NULL for a conversation's turn: it reads the turn before it instead)
-    /// and path, for `SnippetText`; `so` is the snippet's source.
-    static let embeddingTitleColumns = "CASE WHEN so.kind = 'conversation' THEN NULL ELSE so.title END, so.path"
-
-    /// A `SnippetText` from id, text, `previousTurnColumn` and `embeddingTitleColumns` at `start`.
+    /// A `SnippetText` from id, text, `previousTurnColumn` and `SnippetText.titleColumns` at `start`.
     static func snippetText(_ row: Row, from start: Int) -> SnippetText {
         SnippetText(id: row[start], text: row[start + 1], previousTurn: row[start + 2], title: row[start + 3], path: row[start + 4])
     }

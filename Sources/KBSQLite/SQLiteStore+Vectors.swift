@@ -10,7 +10,7 @@ extension SQLiteStore.Snapshot {
     public func vectorsByText(path: String, embedder: String, context: EmbeddingInput.Context) throws -> [String: [Float]] {
         guard let dimension = try Int.fetchOne(db, sql: "SELECT dimension FROM embedders WHERE name = ?", arguments: [embedder]) else { return [:] }
         let rows = try Row.fetchAll(db, sql: """
-            SELECT v.data, sn.id, sn.text, \(Self.previousTurnColumn), \(Self.embeddingTitleColumns) FROM snippets sn
+            SELECT v.data, sn.id, sn.text, \(Self.previousTurnColumn), \(SnippetText.titleColumns) FROM snippets sn
             JOIN sources so ON so.id = sn.source_id
             JOIN vectors v ON v.snippet_id = sn.id
             JOIN embedders e ON e.id = v.embedder_id

@@ -20,6 +20,11 @@ public struct SnippetText: Sendable, Hashable {
         self.path = path
     }
 
+    /// SQL for the source's title (NULL for a conversation's turn: it reads the turn before it
+    /// instead) and path, where `so` is the snippet's source: what a store selects for `title`
+    /// and `path`.
+    public static let titleColumns = "CASE WHEN so.kind = 'conversation' THEN NULL ELSE so.title END, so.path"
+
     /// What the embedder reads for this snippet in an index that embeds with `context`.
     public func embeddingInput(_ context: EmbeddingInput.Context) -> String {
         if let title { return EmbeddingInput.passage(text, title: title, path: path, context: context) }
