@@ -54,11 +54,16 @@ extension KnowledgeBase {
     /// one transaction. An interrupted run resumes where it stopped. The old vectors stay (vectors
     /// from several embedders may coexist) unless `dropOld`.
     ///
+    /// The index's own embedder (`choice` nil, or named again) is embedded again in place when it
+    /// would now embed differently: in another precision (`--precision`), or with each snippet's
+    /// title where the index was made before kb embedded titles.
+    ///
     /// ```swift
     /// let report = try await kb.reindex(to: .hashing)
     /// // or an endpoint: .openAI(model: "nomic-embed-text", url: "http://127.0.0.1:11434/v1")
+    /// // or the index's own model, as a new index would embed it: kb.reindex(to: nil)
     /// ```
-    public func reindex(to choice: EmbedderChoice, dropOld: Bool = false,
+    public func reindex(to choice: EmbedderChoice?, dropOld: Bool = false,
                         progress: @Sendable (IngestProgress) -> Void = { _ in }) async throws -> ReindexReport {
         try await ingestor.reindex(to: choice, dropOld: dropOld, progress: progress)
     }

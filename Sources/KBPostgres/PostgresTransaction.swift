@@ -288,6 +288,15 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
         try session.execute("DELETE FROM embedders WHERE id != $1", .int(embedderID))
     }
 
+    /// The moved rows keep `embedder`'s id, so an HNSW index built for it covers them.
+    public func moveVectors(from staging: EmbedderRecord, to embedder: EmbedderRecord) throws {
+        guard let stagingID = try embedderID(named: staging.name) else { return }
+        let embedderID = try makeEmbedderID(embedder)
+        try session.execute("DELETE FROM vectors WHERE embedder_id = $1", .int(embedderID))
+        try session.execute("UPDATE vectors SET embedder_id = $1 WHERE embedder_id = $2", .int(embedderID), .int(stagingID))
+        try session.execute("DELETE FROM embedders WHERE id = $1", .int(stagingID))
+    }
+
     // MARK: - Bots
 
     public func saveBot(_ bot: Bot) throws {

@@ -223,6 +223,14 @@ public final class SQLiteTransaction: MemoryTransaction, SQLiteReads {
         try db.execute(sql: "DELETE FROM embedders WHERE id != ?", arguments: [embedderID])
     }
 
+    public func moveVectors(from staging: EmbedderRecord, to embedder: EmbedderRecord) throws {
+        guard let stagingID = try embedderID(named: staging.name) else { return }
+        let embedderID = try makeEmbedderID(embedder)
+        try db.execute(sql: "DELETE FROM vectors WHERE embedder_id = ?", arguments: [embedderID])
+        try db.execute(sql: "UPDATE vectors SET embedder_id = ? WHERE embedder_id = ?", arguments: [embedderID, stagingID])
+        try db.execute(sql: "DELETE FROM embedders WHERE id = ?", arguments: [stagingID])
+    }
+
     // MARK: - Bots
 
     public func saveBot(_ bot: Bot) throws {

@@ -37,6 +37,22 @@ public struct EmbedderRecord: Sendable, Hashable, Codable {
 
     public static let none = EmbedderRecord(name: "none", dimension: 0, spec: "none")
 
+    /// Whether this record's vectors read as `other`'s do: the same embedder, in the same
+    /// precision (an index that recorded none counts as bf16) and with the same context. When
+    /// only precision or context differ, `kb reindex` embeds again in place (`staging`).
+    public func embedsLike(_ other: EmbedderRecord) -> Bool {
+        name == other.name && dimension == other.dimension && passagePrecision == other.passagePrecision && inputContext == other.inputContext
+    }
+
+    /// The vector set `kb reindex` fills when the index already searches an embedder of this
+    /// name in another precision or context: kept beside the searched vectors until every snippet
+    /// has one, then moved onto this name in one transaction (`StoreTransaction.switchEmbedder`).
+    /// One per target, so an interrupted run resumes only into the same precision and context.
+    public var staging: EmbedderRecord {
+        EmbedderRecord(name: "\(name)#reindex:\(passagePrecision?.rawValue ?? "-"):\(inputContext.rawValue)", dimension: dimension,
+                       spec: spec, precision: precision, context: context)
+    }
+
     /// Whether the index this record describes holds vectors (it was not built with `--embedder none`).
     /// Every "can this index rank by vectors" decision is this one.
     public var hasVectors: Bool { dimension > 0 }

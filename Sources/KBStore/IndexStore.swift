@@ -49,8 +49,9 @@ public protocol IndexStore: AnyObject, Sendable {
     func cacheVectors(embedder: EmbedderRecord, _ entries: [(hash: Data, vector: [Float])], tokens: Int) async throws
     /// Stores vectors of another embedder beside the current ones (reindexing).
     func addVectors(embedder: EmbedderRecord, _ entries: [(id: Int64, vector: [Float])]) async throws
-    /// Makes `embedder` the one searched with once every snippet has its vector; false otherwise.
-    func switchEmbedder(to embedder: EmbedderRecord, dropOthers: Bool) async throws -> Bool
+    /// Makes `embedder` the one searched with once every snippet has its vector (written under
+    /// `embedder.staging` when `staged`); false otherwise.
+    func switchEmbedder(to embedder: EmbedderRecord, staged: Bool, dropOthers: Bool) async throws -> Bool
     /// Builds an approximate (HNSW) index over the current embedder's vectors and measures its
     /// recall@10 against exact ranking, where the store has one (PostgreSQL); others throw
     /// `unsupportedMode` with the reason.
@@ -141,6 +142,11 @@ extension IndexStore {
 
     public func setMeta(_ key: String, _ value: String) async throws {
         try await updateMeta(key) { _ in (value: value, result: ()) }
+    }
+
+    /// Makes another embedder, whose vectors were written under its own name, the one searched with.
+    public func switchEmbedder(to embedder: EmbedderRecord, dropOthers: Bool) async throws -> Bool {
+        try await switchEmbedder(to: embedder, staged: false, dropOthers: dropOthers)
     }
 
     public func addMemory(_ write: MemoryWrite) async throws -> MemoryAddOutcome {

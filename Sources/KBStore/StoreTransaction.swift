@@ -45,6 +45,9 @@ public protocol StoreTransaction: StoredReads {
     func countSnippetsWithoutVectors(embedder: EmbedderRecord) throws -> Int
     /// Deletes the vectors (and records) of every embedder but `embedder`.
     func deleteVectors(except embedder: EmbedderRecord) throws
+    /// Replaces `embedder`'s vectors with `staging`'s (every one of them, under `embedder`'s
+    /// name) and deletes `staging`'s record.
+    func moveVectors(from staging: EmbedderRecord, to embedder: EmbedderRecord) throws
 
     // Bots
     /// Inserts the bot, or updates the one with its name (keeping its creation time).
@@ -159,11 +162,13 @@ extension StoreTransaction {
         try saveVectors(entries, embedder: embedder)
     }
 
-    /// Makes `embedder` the one the index searches with, once every snippet has its vector;
-    /// with `dropOthers`, other embedders' vectors are deleted. False (and nothing changed) when
-    /// some snippet still lacks a vector.
-    public func switchEmbedder(to embedder: EmbedderRecord, dropOthers: Bool) throws -> Bool {
-        guard try countSnippetsWithoutVectors(embedder: embedder) == 0 else { return false }
+    /// Makes `embedder` the one the index searches with, once every snippet has its vector —
+    /// written under `embedder.staging` when `staged` (the same embedder in another precision or
+    /// context, moved onto its name now); with `dropOthers`, other embedders' vectors are
+    /// deleted. False (and nothing changed) when some snippet still lacks a vector.
+    public func switchEmbedder(to embedder: EmbedderRecord, staged: Bool = false, dropOthers: Bool) throws -> Bool {
+        guard try countSnippetsWithoutVectors(embedder: staged ? embedder.staging : embedder) == 0 else { return false }
+        if staged { try moveVectors(from: embedder.staging, to: embedder) }
         for (key, value) in embedder.metaValues { try setMeta(key, value) }
         if dropOthers { try deleteVectors(except: embedder) }
         _ = try bumpGeneration()

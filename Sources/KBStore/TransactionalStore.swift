@@ -69,8 +69,8 @@ extension TransactionalStore {
         try await transaction { try $0.addVectors(embedder: embedder, entries) }
     }
 
-    public func switchEmbedder(to embedder: EmbedderRecord, dropOthers: Bool) async throws -> Bool {
-        try await transaction { try $0.switchEmbedder(to: embedder, dropOthers: dropOthers) }
+    public func switchEmbedder(to embedder: EmbedderRecord, staged: Bool, dropOthers: Bool) async throws -> Bool {
+        try await transaction { try $0.switchEmbedder(to: embedder, staged: staged, dropOthers: dropOthers) }
     }
 
     public func addMemory(_ write: MemoryWrite, superseding: String?) async throws -> MemoryAddOutcome {

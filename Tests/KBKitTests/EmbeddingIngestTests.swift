@@ -69,6 +69,23 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         #expect(await bare.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: kept).failed.isEmpty)
         #expect(counting.texts == ["three."])
         #expect(try await bare.status().embedder?.context == nil)
+
+        // `kb reindex` with no embedder named embeds the index's own again, with titles, in place:
+        // the new vectors replace the old under the same name, and searches find them.
+        let report = try await bare.reindex(to: nil)
+        #expect(report.embedded == 3 && report.switched)
+        #expect(report.from == "hashing-384" && report.to == "hashing-384 (with titles)")
+        let status = try await bare.status()
+        #expect(status.embedder?.inputContext == .title && status.vectors == ["hashing-384": 3])
+        let titled = try await bare.store.snapshot { try $0.vectorsByText(path: ws.path("a.md"), embedder: "hashing-384", context: .title) }
+        #expect(Set(titled.keys) == ["A\none.", "A\ntwo.", "A\nthree."])
+        #expect(titled["A\nthree."] == HashingEmbedder().vector("A\nthree."))
+        var query = SearchQuery("three")
+        query.mode = .vector
+        #expect(try await bare.search(query).hits.first?.snippet.text == "three.")
+        // Done: naming it again is refused, with what it already is.
+        await #expect(throws: KBError.self) { try await bare.reindex(to: .hashing) }
+        await #expect(throws: KBError.self) { try await bare.reindex(to: nil) }
     }
 
     /// A new index of the local model records the precision `auto` chose for it (int8 where the

@@ -284,6 +284,32 @@ import Testing
         #expect(record?.name == "next-vectors" && old.isEmpty)
     }
 
+    /// `kb reindex` to the index's own embedder in another precision: the new vectors wait under
+    /// `staging` until complete, then replace the searched ones under the same name.
+    @Test(arguments: ContractEngine.all)
+    func theSameEmbedderInAnotherPrecisionReplacesItsVectorsOnlyWhenComplete(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        let bf16 = EmbedderRecord(name: "test-vectors", dimension: 3, spec: "local:test-vectors", precision: "bf16")
+        let ids = try await store.replace(contractDocument("/a.md", snippets: ["one", "two"]), vectors: [[1, 0, 0], [0, 1, 0]],
+                                          embedder: bf16).insertedSnippets
+        let int8 = EmbedderRecord(name: "test-vectors", dimension: 3, spec: "local:test-vectors", precision: "int8", context: "title")
+        #expect(!bf16.embedsLike(int8) && int8.staging.name != int8.name)
+        try await store.addVectors(embedder: int8.staging, [(ids[0], [0, 0, 1])])
+        #expect(try await store.switchEmbedder(to: int8, staged: true, dropOthers: false) == false)
+        #expect(try await store.snapshot { try $0.embedderRecord() } == bf16)
+        #expect(try await store.snapshot { try $0.snippetsWithoutVectors(embedder: int8.staging, limit: 10).map(\.id) } == [ids[1]])
+        try await store.addVectors(embedder: int8.staging, [(ids[1], [0, 0.6, 0.8])])
+        #expect(try await store.switchEmbedder(to: int8, staged: true, dropOthers: false))
+        let (record, vectors, status) = try await store.snapshot {
+            (try $0.embedderRecord(), try $0.vectors(of: ids, embedder: int8), try $0.status())
+        }
+        #expect(record == int8)
+        #expect(vectors[ids[0]] == [0, 0, 1] && vectors[ids[1]] == [0, 0.6, 0.8])
+        #expect(status.vectors == ["test-vectors": 2])
+        let hits = try await store.snapshot { try $0.vectorRanking([0, 0, 1], embedder: int8, k: 2, allowed: nil, excluded: [], quantized: false) }
+        #expect(hits.first?.id == ids[0])
+    }
+
     @Test(arguments: ContractEngine.all)
     func theIndexKeepsThePrecisionItsPassagesWereEmbeddedInUntilItSwitchesEmbedder(engine: ContractEngine) async throws {
         let store = try engine.fresh()

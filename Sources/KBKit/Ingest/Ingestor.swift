@@ -217,35 +217,51 @@ struct Ingestor: Sendable {
 
     static let ocrLanguagesKey = "ocr_languages"
 
+    /// An embedder as `kb reindex` names it: `multilingual-e5-small (int8, with titles)`.
+    static func describe(_ record: EmbedderRecord) -> String {
+        let parts = [record.passagePrecision?.rawValue, record.inputContext == .title ? "with titles" : nil].compactMap { $0 }
+        return parts.isEmpty ? record.name : "\(record.name) (\(parts.joined(separator: ", ")))"
+    }
+
 
     /// Re-embeds every snippet (and memory) with another embedder into a new vector set, while
     /// searches keep using the current one; when the set is complete the index switches to it in
     /// one transaction. An interrupted run resumes where it stopped. The old vectors stay (vectors
     /// from several embedders may coexist) unless `dropOld`.
-    func reindex(to choice: EmbedderChoice, dropOld: Bool = false,
+    ///
+    /// The same embedder in another precision (`--precision`) or with the context a new index
+    /// embeds (`EmbeddingInput.newIndexContext`) is embedded again in place: the new vectors are
+    /// kept apart (`EmbedderRecord.staging`) until complete, then replace the old ones.
+    func reindex(to named: EmbedderChoice?, dropOld: Bool = false,
                         progress: @Sendable (IngestProgress) -> Void = { _ in }) async throws -> ReindexReport {
         let started = Date()
         let current = try await store.snapshot { try $0.embedderRecord() }
+        guard let choice = try named ?? current.flatMap({ $0.hasVectors ? try EmbedderChoice($0.spec) : nil }) else {
+            throw KBError(.invalidArgument, "The index has no vectors to embed again. Name the embedder to switch to: --embedder local|local:NAME|hashing|openai:MODEL.")
+        }
         guard let embedder = try await choice.make() else {
             throw KBError(.invalidArgument, "kb reindex needs an embedder that makes vectors (local, hashing or openai:MODEL), not none.")
         }
         let record = EmbedderChoice.record(for: embedder, choice: choice)
-        var report = ReindexReport(from: current?.name, to: record.name)
-        if let current, current.name == record.name, current.spec == record.spec {
-            throw KBError(.invalidArgument, "The index already uses \(record.name). Name another embedder to switch to.")
+        var report = ReindexReport(from: current.map(Self.describe), to: Self.describe(record))
+        let inPlace = current.map { $0.name == record.name && $0.dimension == record.dimension } ?? false
+        if let current, inPlace, current.embedsLike(record), current.spec == record.spec {
+            throw KBError(.invalidArgument, "The index already uses \(Self.describe(record)). Name another embedder, "
+                          + "or another precision (--precision int8|bf16|fp32), to embed it again.")
         }
+        let target = inPlace && !(current?.embedsLike(record) ?? true) ? record.staging : record
         let total = try await store.snapshot { try $0.status() }.snippets
         for _ in 0..<4 {
             while true {
-                let batch = try await store.snapshot { try $0.snippetsWithoutVectors(embedder: record, limit: 256) }
+                let batch = try await store.snapshot { try $0.snippetsWithoutVectors(embedder: target, limit: 256) }
                 if batch.isEmpty { break }
                 progress(IngestProgress(phase: .embedding, done: total - batch.count, total: total, current: record.name))
                 let vectors = try await CachingEmbedder(embedder, record: record, store: store).embed(batch.map { $0.embeddingInput(record.inputContext) })
-                try await store.addVectors(embedder: record, Array(zip(batch.map(\.id), vectors).map { (id: $0, vector: $1) }))
+                try await store.addVectors(embedder: target, Array(zip(batch.map(\.id), vectors).map { (id: $0, vector: $1) }))
                 report.embedded += batch.count
             }
             // Another process may have added snippets meanwhile: then go round again.
-            if try await store.switchEmbedder(to: record, dropOthers: dropOld) {
+            if try await store.switchEmbedder(to: record, staged: target != record, dropOthers: dropOld) {
                 report.switched = true
                 break
             }
