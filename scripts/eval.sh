@@ -11,6 +11,7 @@
 # KB_EVAL_OPTIONS="--reranker http://127.0.0.1:8012/v1 --reranker-model bge-reranker-v2-m3".
 #
 #   scripts/eval.sh [--model NAME] [OUT]
+#                              KB_BIN=PATH runs that kb binary instead of building one.
 #                              reports (Markdown, SVG, JSON, TREC run files) go to OUT
 #                              (default .build/eval-reports, or .build/eval-reports-NAME); indexes
 #                              are kept in OUT too, so a re-run only re-runs the queries.
@@ -60,9 +61,13 @@ if [ "$TABLE_ONLY" = 1 ]; then table; exit 0; fi
 SHARED="$KB_ROOT/../shared/datasets"
 mkdir -p "$OUT"
 bash scripts/install-model.sh multilingual-e5-small
-say "Building kb (release)"
-kb_build --product kb >/dev/null 2>&1 || kb_build --product kb
-KB="$KB_BIN_DIR/kb"
+if [ -n "${KB_BIN:-}" ]; then
+    KB="$KB_BIN"   # a kb built before (a copy, so that building meanwhile does not change the run)
+else
+    say "Building kb (release)"
+    kb_build --product kb >/dev/null 2>&1 || kb_build --product kb
+    KB="$KB_BIN_DIR/kb"
+fi
 
 run() {  # name folder split [kb eval options…]
     local name="$1" folder="$2" split="$3"
