@@ -61,7 +61,6 @@ extension KnowledgeBase {
     /// ```swift
     /// let report = try await kb.reindex(to: .hashing)
     /// // or an endpoint: .openAI(model: "nomic-embed-text", url: "http://127.0.0.1:11434/v1")
-    /// // or the index's own model, as a new index would embed it: kb.reindex(to: nil)
     /// ```
     public func reindex(to choice: EmbedderChoice?, dropOld: Bool = false,
                         progress: @Sendable (IngestProgress) -> Void = { _ in }) async throws -> ReindexReport {
