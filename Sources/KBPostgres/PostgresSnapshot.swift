@@ -348,6 +348,27 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         }, pruning: pruning, cache: blockCache, session)
     }
 
+    /// `IndexSnapshot.keywordCoverage`: the query's lexemes, their document frequencies as the
+    /// keyword ranking reads them (`term_stats`), and whether the snippet's `tsvector` holds each.
+    func keywordCoverage(_ query: SearchQuery, of id: Int64) throws -> KeywordCoverage? {
+        guard let words = keywords.words(query.text) else { return nil }
+        var sql = SQL()
+        let lexemes = keywords.lexemes(words, sql: &sql)
+        sql += """
+            WITH q AS (SELECT lexeme, min(slot) AS slot FROM unnest(\(lexemes)) WITH ORDINALITY AS u(lexeme, slot) GROUP BY lexeme),
+            st AS (\(Self.keywordStatistics)),
+            held AS (SELECT tsvector_to_array(fts) AS lexemes FROM snippets WHERE id = \(sql.bind(.int(id))))
+            SELECT q.lexeme, coalesce(ts.snippets, 0)::float8, coalesce(q.lexeme = ANY (h.lexemes), false), coalesce(st.n, 0)::float8
+            FROM q CROSS JOIN st LEFT JOIN held h ON true LEFT JOIN term_stats ts ON ts.lexeme = q.lexeme ORDER BY q.slot
+            """
+        var terms: [KeywordCoverage.Term] = [], snippets = 0.0
+        for row in try session.rows(sql) {
+            terms.append(.init(term: try row.get(0, String.self), documentFrequency: try row.get(1, Double.self), held: try row.get(2, Bool.self)))
+            snippets = try row.get(3, Double.self)
+        }
+        return terms.isEmpty ? nil : KeywordCoverage(terms: terms, snippets: snippets)
+    }
+
     /// The index's snippet count and average length, as the keyword rankings read them.
     static let keywordStatistics = """
         SELECT max(CASE key WHEN 'fts_snippets' THEN value::float8 END) AS n,

@@ -45,7 +45,10 @@ public enum Ranking {
     ///    matches a word at all, and a snippet that matches none scores 0);
     /// 2. each ranking's confidence is how far its best stands above the next nine:
     ///    `1 − mean(scaled scores of ranks 2…10)`, a short keyword list's missing ranks counting
-    ///    0 (0 for an empty list);
+    ///    0 (0 for an empty list); a short keyword list's is multiplied by `keywordCoverage`, the
+    ///    share of the query's words (weighed by idf) its best snippet holds (`KeywordCoverage`):
+    ///    a few snippets that hold one word of the question stand far above the missing rest
+    ///    whether or not they answer it;
     /// 3. the keyword share is `α = wₖ·cₖ / (wₖ·cₖ + wᵥ·cᵥ)` with the query's weights (`wₖ/(wₖ+wᵥ)`
     ///    when both confidences are 0), and a snippet scores `α·keyword + (1−α)·vector`, a ranking
     ///    that missed it adding 0;
@@ -65,12 +68,13 @@ public enum Ranking {
     /// ```
     public static func adaptiveFusion(
         keywords: [(id: Int64, score: Double)], vectors: [(id: Int64, score: Double)],
-        keywordWeight: Double = 1, vectorWeight: Double = 1, depth: Int
+        keywordWeight: Double = 1, vectorWeight: Double = 1, keywordCoverage: Double = 1, depth: Int
     ) -> (fused: [Fused], keywordShare: Double) {
         let keywordsComplete = keywords.count < depth
         let keywordScaled = scaled(keywords, floor: keywordsComplete ? 0 : nil)
         let vectorScaled = scaled(vectors, floor: nil)
-        let weighted = (keywordWeight * confidence(keywordScaled, complete: keywordsComplete), vectorWeight * confidence(vectorScaled, complete: false))
+        let weighted = (keywordWeight * confidence(keywordScaled, complete: keywordsComplete) * (keywordsComplete ? min(max(keywordCoverage, 0), 1) : 1),
+                        vectorWeight * confidence(vectorScaled, complete: false))
         let total = weighted.0 + weighted.1
         let share = total > 0 ? weighted.0 / total
             : (keywordWeight + vectorWeight > 0 ? keywordWeight / (keywordWeight + vectorWeight) : 0.5)

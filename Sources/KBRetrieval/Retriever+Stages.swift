@@ -91,7 +91,11 @@ extension Retriever {
             try candidates(query, mode: mode, vector: given, record: record, depth: depth, approximating: arm.approximatingLargeScans,
                            besideKeywords: besideKeywords, in: snapshot),
             mode: mode, query: query, record: record, in: snapshot)
-        let (fused, keywordShare) = fuse(mode: mode, keywords: keywordRanking, vectors: vectorRanking, query: query, depth: depth)
+        // How much of the question a short keyword ranking's best holds, which adaptive fusion weighs.
+        let coverage = mode == .hybrid && query.fusion == .adaptive && !vectorRanking.isEmpty && keywordRanking.count < depth
+            ? try keywordRanking.first.flatMap { try snapshot.keywordCoverage(query, of: $0.id)?.share } : nil
+        let (fused, keywordShare) = fuse(mode: mode, keywords: keywordRanking, vectors: vectorRanking, query: query, depth: depth,
+                                         keywordCoverage: coverage ?? 1)
         // Only a list a second stage will see carries them: no work on searches without one.
         let signals = keywordShare.flatMap { share in arm.carriesSignals ? share : nil }.map {
             Ranking.fusionSignals(keywords: keywordRanking, vectors: vectorRanking.map { ($0.id, Double($0.score)) }, keywordShare: $0, depth: depth)
@@ -202,7 +206,7 @@ extension Retriever {
     /// (adaptively by default, with the keyword ranking's share; or by reciprocal rank with the
     /// query's weights). `depth` is how deep each ranking was cut.
     func fuse(mode: SearchMode, keywords: [(id: Int64, score: Double)], vectors: [(id: Int64, score: Float)],
-              query: SearchQuery, depth: Int) -> (ordered: [(id: Int64, score: Double)], keywordShare: Double?) {
+              query: SearchQuery, depth: Int, keywordCoverage: Double = 1) -> (ordered: [(id: Int64, score: Double)], keywordShare: Double?) {
         switch mode {
         case .keyword: return (keywords, nil)
         case .vector: return (vectors.map { ($0.id, Double($0.score)) }, nil)
@@ -210,7 +214,8 @@ extension Retriever {
             switch query.fusion {
             case .adaptive:
                 let (fused, share) = Ranking.adaptiveFusion(keywords: keywords, vectors: vectors.map { ($0.id, Double($0.score)) },
-                                                            keywordWeight: query.keywordWeight, vectorWeight: query.vectorWeight, depth: depth)
+                                                            keywordWeight: query.keywordWeight, vectorWeight: query.vectorWeight,
+                                                            keywordCoverage: keywordCoverage, depth: depth)
                 return (fused.map { ($0.id, $0.score) }, share)
             case .reciprocalRank:
                 return (Ranking.reciprocalRank([keywords.map(\.id), vectors.map(\.id)], weights: [query.keywordWeight, query.vectorWeight])

@@ -476,6 +476,20 @@ final class KeywordIndex: @unchecked Sendable {
         return best.entries
     }
 
+    /// How many live documents hold each of `terms` (0 for a term no document holds), and how
+    /// many live documents there are: what the ranking's idfs are computed from.
+    func documentFrequencies(_ terms: [String]) -> (rows: Int, frequencies: [Int]) {
+        lock.read {
+            let frequencies = terms.map { term -> Int in
+                guard let id = termIDs[term] else { return 0 }
+                let documents = postingDocuments[id]
+                return documents.count == 0 || snippetIDs.count == documentOf.count ? documents.count
+                    : documents.reduce(0) { $0 + (alive[Int($1)] ? 1 : 0) }
+            }
+            return (documentOf.count, frequencies)
+        }
+    }
+
     /// A term's idf, from its live postings. (Under the read lock.)
     private func idf(_ term: Int, _ weigh: Weighing) -> Double {
         let documents = postingDocuments[term]

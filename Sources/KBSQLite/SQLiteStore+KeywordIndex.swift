@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
-import KBCore
+public import KBCore
 public import KBStore
 
 extension SQLiteStore.Snapshot {
@@ -18,6 +18,35 @@ extension SQLiteStore.Snapshot {
             terms.append(tokens[0].token)
         }
         return try keywordIndex(tokenizer)?.ranking(terms, limit: limit, allowed: allowed)
+    }
+
+    /// `IndexSnapshot.keywordCoverage`: the query's terms as the keyword ranking reads them, with
+    /// their document frequencies from the postings in memory when this process holds them, else
+    /// from FTS5's own vocabulary.
+    public func keywordCoverage(_ query: SearchQuery, of id: Int64) throws -> KeywordCoverage? {
+        let language = try keywordLanguage()
+        guard let words = KeywordQuery.searchWords(in: query.text, language: language) else { return nil }
+        let tokenizer = try keywordTokenizer(language)
+        var terms: [String] = [], seen = Set<String>()
+        for word in words {
+            for token in try tokenizer.tokenize(query: word) where !token.flags.contains(.colocated) && seen.insert(token.token).inserted {
+                terms.append(token.token)
+            }
+        }
+        guard !terms.isEmpty else { return nil }
+        let held = Set((try keywordDocuments([id], tokenizer: tokenizer).first?.columns ?? []).joined())
+        let coverage = { (snippets: Int, frequencies: [Int]) in
+            KeywordCoverage(terms: zip(terms, frequencies).map { .init(term: $0, documentFrequency: Double($1), held: held.contains($0)) },
+                            snippets: Double(snippets))
+        }
+        if keywords.holdsCopy, let index = try keywordIndex(tokenizer) {
+            let counted = index.documentFrequencies(terms)
+            return coverage(counted.rows, counted.frequencies)
+        }
+        try db.execute(sql: "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kb_keyword_rows USING fts5vocab(main, 'snippets_fts', 'row')")
+        let lookup = try db.cachedStatement(sql: "SELECT doc FROM temp.kb_keyword_rows WHERE term = ?")
+        let frequencies = try terms.map { try Int.fetchOne(lookup, arguments: [$0]) ?? 0 }
+        return coverage(try Int.fetchOne(db, sql: "SELECT count(*) FROM snippets_fts_docsize") ?? 0, frequencies)
     }
 
     /// The keyword table's tokenizer, on this connection.

@@ -64,6 +64,21 @@ import Testing
         #expect(Ranking.adaptiveFusion(keywords: [], vectors: [], depth: 50).fused.isEmpty)
     }
 
+    @Test func aShortKeywordListIsTrustedByHowMuchOfTheQuestionItsBestHolds() {
+        // Two snippets hold a word of the question, one far above the other: a confident list —
+        // unless its best holds only a quarter of the question's words, when the vectors lead.
+        let keywords: [(id: Int64, score: Double)] = [(1, 9), (2, 1)]
+        let vectors: [(id: Int64, score: Double)] = [(3, 0.86)] + (0..<9).map { (id: Int64(4 + $0), score: 0.84 - Double($0) / 1000) }
+        let whole = Ranking.adaptiveFusion(keywords: keywords, vectors: vectors, depth: 50)
+        let partial = Ranking.adaptiveFusion(keywords: keywords, vectors: vectors, keywordCoverage: 0.25, depth: 50)
+        #expect(whole.fused.first?.id == 1 && partial.fused.first?.id == 3)
+        #expect(abs(partial.keywordShare - whole.keywordShare) > 0.1 && partial.keywordShare < 0.5)
+        // A list as deep as asked for (common words matched everywhere) keeps its confidence.
+        let full: [(id: Int64, score: Double)] = (0..<10).map { (id: Int64(20 + $0), score: 9 - Double($0)) }
+        #expect(Ranking.adaptiveFusion(keywords: full, vectors: vectors, keywordCoverage: 0.25, depth: 10).keywordShare
+                == Ranking.adaptiveFusion(keywords: full, vectors: vectors, depth: 10).keywordShare)
+    }
+
     @Test func theRerankingBlendProtectsTheTopAndFollowsAClearVerdictBelow() {
         // A re-ranker that mildly prefers the last of ten cannot unseat the first stage's best…
         var scores = [Double](repeating: 0.5, count: 10)

@@ -284,6 +284,43 @@ import Testing
         #expect(record?.name == "next-vectors" && old.isEmpty)
     }
 
+    @Test func keywordCoverageWeighsEachWordByItsRarity() {
+        // 100 snippets: "fortune" in 2, "leaves" in 40, "wealthy" in none.
+        let terms = [KeywordCoverage.Term(term: "wealthy", documentFrequency: 0, held: false),
+                     KeywordCoverage.Term(term: "leaves", documentFrequency: 40, held: true),
+                     KeywordCoverage.Term(term: "fortune", documentFrequency: 2, held: false)]
+        let idf = { (df: Double) in log(1 + (100 - df + 0.5) / (df + 0.5)) }
+        let share = KeywordCoverage(terms: terms, snippets: 100).share
+        #expect(abs(share - idf(40) / (idf(0) + idf(40) + idf(2))) < 1e-12 && share < 0.15)
+        var all = terms
+        for index in all.indices { all[index].held = true }
+        #expect(KeywordCoverage(terms: all, snippets: 100).share == 1)
+        #expect(KeywordCoverage(terms: [], snippets: 100).share == 1)
+    }
+
+    /// Both engines say alike how much of a question a snippet holds, from the same statistics
+    /// their keyword rankings read.
+    @Test(arguments: ContractEngine.all)
+    func aSnippetsKeywordCoverageCountsTheQuestionsWordsByRarity(engine: ContractEngine) async throws {
+        let store = try engine.fresh()
+        _ = try await store.replace(contractDocument("/a.md", title: "Notes", snippets: ["the fortune of jupiter", "saturn leaves slowly", "saturn returns", "mars leaves"]),
+                                    vectors: nil, embedder: .none)
+        let query = SearchQuery("wealthy fortune leaves")
+        let (ranking, best, other) = try await store.snapshot { snapshot in
+            let ranking = try snapshot.keywordRanking(query, limit: 10, allowed: nil)
+            return (ranking, try snapshot.keywordCoverage(query, of: ranking[0].id), try snapshot.keywordCoverage(query, of: ranking.last!.id))
+        }
+        #expect(ranking.count == 3)
+        let coverage = try #require(best)
+        #expect(coverage.snippets == 4)
+        #expect(coverage.terms.map(\.documentFrequency) == [0, 1, 2])
+        #expect(coverage.terms.map(\.held) == [false, true, false])
+        let idf = { (df: Double) in log(1 + (4 - df + 0.5) / (df + 0.5)) }
+        #expect(abs(coverage.share - idf(1) / (idf(0) + idf(1) + idf(2))) < 1e-12)
+        #expect(try #require(other).terms.map(\.held) == [false, false, true])
+        #expect(try await store.snapshot { try $0.keywordCoverage(SearchQuery("the of"), of: ranking[0].id) }?.terms.isEmpty == false)
+    }
+
     /// `kb reindex` to the index's own embedder in another precision: the new vectors wait under
     /// `staging` until complete, then replace the searched ones under the same name.
     @Test(arguments: ContractEngine.all)
