@@ -350,23 +350,27 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
 
     /// `IndexSnapshot.keywordCoverage`: the query's lexemes, their document frequencies as the
     /// keyword ranking reads them (`term_stats`), and whether the snippet's `tsvector` holds each.
-    func keywordCoverage(_ query: SearchQuery, of id: Int64) throws -> KeywordCoverage? {
-        guard let words = keywords.words(query.text) else { return nil }
+    func keywordCoverage(_ query: SearchQuery, of ids: [Int64]) throws -> [KeywordCoverage] {
+        guard !ids.isEmpty, let words = keywords.words(query.text) else { return [] }
         var sql = SQL()
         let lexemes = keywords.lexemes(words, sql: &sql)
         sql += """
             WITH q AS (SELECT lexeme, min(slot) AS slot FROM unnest(\(lexemes)) WITH ORDINALITY AS u(lexeme, slot) GROUP BY lexeme),
             st AS (\(Self.keywordStatistics)),
-            held AS (SELECT tsvector_to_array(fts) AS lexemes FROM snippets WHERE id = \(sql.bind(.int(id))))
-            SELECT q.lexeme, coalesce(ts.snippets, 0)::float8, coalesce(q.lexeme = ANY (h.lexemes), false), coalesce(st.n, 0)::float8
-            FROM q CROSS JOIN st LEFT JOIN held h ON true LEFT JOIN term_stats ts ON ts.lexeme = q.lexeme ORDER BY q.slot
+            held AS (SELECT id, tsvector_to_array(fts) AS lexemes FROM snippets WHERE id = ANY (\(sql.bind(.ints(ids)))))
+            SELECT q.lexeme, coalesce(ts.snippets, 0)::float8, coalesce(st.n, 0)::float8,
+                   ARRAY(SELECT h.id FROM held h WHERE q.lexeme = ANY (h.lexemes))
+            FROM q CROSS JOIN st LEFT JOIN term_stats ts ON ts.lexeme = q.lexeme ORDER BY q.slot
             """
-        var terms: [KeywordCoverage.Term] = [], snippets = 0.0
+        var terms: [(term: String, df: Double, holders: Set<Int64>)] = [], snippets = 0.0
         for row in try session.rows(sql) {
-            terms.append(.init(term: try row.get(0, String.self), documentFrequency: try row.get(1, Double.self), held: try row.get(2, Bool.self)))
-            snippets = try row.get(3, Double.self)
+            terms.append((try row.get(0, String.self), try row.get(1, Double.self), Set(try row.get(3, [Int64].self))))
+            snippets = try row.get(2, Double.self)
         }
-        return terms.isEmpty ? nil : KeywordCoverage(terms: terms, snippets: snippets)
+        guard !terms.isEmpty else { return [] }
+        return ids.map { id in
+            KeywordCoverage(terms: terms.map { .init(term: $0.term, documentFrequency: $0.df, held: $0.holders.contains(id)) }, snippets: snippets)
+        }
     }
 
     /// The index's snippet count and average length, as the keyword rankings read them.

@@ -46,9 +46,9 @@ public enum Ranking {
     /// 2. each ranking's confidence is how far its best stands above the next nine:
     ///    `1 − mean(scaled scores of ranks 2…10)`, a short keyword list's missing ranks counting
     ///    0 (0 for an empty list); a short keyword list's is multiplied by `keywordCoverage`, the
-    ///    share of the query's words (weighed by idf) its best snippet holds (`KeywordCoverage`):
-    ///    a few snippets that hold one word of the question stand far above the missing rest
-    ///    whether or not they answer it;
+    ///    largest share of the query's words (weighed by idf) one of its first ten snippets holds
+    ///    (`KeywordCoverage`): a few snippets that hold one word of the question each stand far
+    ///    above the missing rest whether or not they answer it;
     /// 3. the keyword share is `α = wₖ·cₖ / (wₖ·cₖ + wᵥ·cᵥ)` with the query's weights (`wₖ/(wₖ+wᵥ)`
     ///    when both confidences are 0), and a snippet scores `α·keyword + (1−α)·vector`, a ranking
     ///    that missed it adding 0;
@@ -78,20 +78,23 @@ public enum Ranking {
         let total = weighted.0 + weighted.1
         let share = total > 0 ? weighted.0 / total
             : (keywordWeight + vectorWeight > 0 ? keywordWeight / (keywordWeight + vectorWeight) : 0.5)
-        var fused: [Int64: Fused] = [:]
-        for (list, part) in [(keywordScaled, share), (vectorScaled, 1 - share)] {
+        // Each snippet's scaled scores and places, summed as `vector + α·(keyword − vector)`: a
+        // snippet both rankings score alike gets that score exactly, whatever α (two snippets at
+        // the top of their lists tie, and the tie is broken by rank and id, not by rounding).
+        var parts: [Int64: (keyword: Double, vector: Double, places: Double, bestRank: Int)] = [:]
+        for (list, isKeyword) in [(keywordScaled, true), (vectorScaled, false)] {
             for (index, entry) in list.enumerated() {
-                let add = (part * entry.score + rankShare / 2 * (rankK + 1) / (rankK + Double(index + 1))) / (1 + rankShare)
-                if var known = fused[entry.id] {
-                    known.score += add
-                    known.bestRank = min(known.bestRank, index + 1)
-                    fused[entry.id] = known
-                } else {
-                    fused[entry.id] = Fused(id: entry.id, score: add, bestRank: index + 1)
-                }
+                var part = parts[entry.id] ?? (0, 0, 0, index + 1)
+                if isKeyword { part.keyword = entry.score } else { part.vector = entry.score }
+                part.places += rankShare / 2 * (rankK + 1) / (rankK + Double(index + 1))
+                part.bestRank = min(part.bestRank, index + 1)
+                parts[entry.id] = part
             }
         }
-        let ordered = fused.values.sorted {
+        let fused = parts.map { id, part in
+            Fused(id: id, score: (part.vector + share * (part.keyword - part.vector) + part.places) / (1 + rankShare), bestRank: part.bestRank)
+        }
+        let ordered = fused.sorted {
             $0.score != $1.score ? $0.score > $1.score : $0.bestRank != $1.bestRank ? $0.bestRank < $1.bestRank : $0.id < $1.id
         }
         return (ordered, share)
@@ -102,6 +105,9 @@ public enum Ranking {
     /// SciFact gains for LoCoMo's recall@10 unchanged within 0.001 — and checked on the others
     /// (docs/search.md, *Fusion*).
     public static let rankShare = 0.15
+    /// How many of a short keyword list's first snippets are asked how much of the question they
+    /// hold (`adaptiveFusion`'s `keywordCoverage`): the ten its confidence reads.
+    public static let coverageDepth = 10
     /// The places' constant in `adaptiveFusion`, reciprocal rank fusion's.
     static let rankK = 60.0
 

@@ -91,9 +91,10 @@ extension Retriever {
             try candidates(query, mode: mode, vector: given, record: record, depth: depth, approximating: arm.approximatingLargeScans,
                            besideKeywords: besideKeywords, in: snapshot),
             mode: mode, query: query, record: record, in: snapshot)
-        // How much of the question a short keyword ranking's best holds, which adaptive fusion weighs.
+        // How much of the question a short keyword ranking's first ten hold at best, which adaptive
+        // fusion weighs it by.
         let coverage = mode == .hybrid && query.fusion == .adaptive && !vectorRanking.isEmpty && keywordRanking.count < depth
-            ? try keywordRanking.first.flatMap { try snapshot.keywordCoverage(query, of: $0.id)?.share } : nil
+            ? try snapshot.keywordCoverage(query, of: keywordRanking.prefix(Ranking.coverageDepth).map(\.id)).map(\.share).max() : nil
         let (fused, keywordShare) = fuse(mode: mode, keywords: keywordRanking, vectors: vectorRanking, query: query, depth: depth,
                                          keywordCoverage: coverage ?? 1)
         // Only a list a second stage will see carries them: no work on searches without one.

@@ -23,9 +23,9 @@ extension SQLiteStore.Snapshot {
     /// `IndexSnapshot.keywordCoverage`: the query's terms as the keyword ranking reads them, with
     /// their document frequencies from the postings in memory when this process holds them, else
     /// from FTS5's own vocabulary.
-    public func keywordCoverage(_ query: SearchQuery, of id: Int64) throws -> KeywordCoverage? {
+    public func keywordCoverage(_ query: SearchQuery, of ids: [Int64]) throws -> [KeywordCoverage] {
         let language = try keywordLanguage()
-        guard let words = KeywordQuery.searchWords(in: query.text, language: language) else { return nil }
+        guard !ids.isEmpty, let words = KeywordQuery.searchWords(in: query.text, language: language) else { return [] }
         let tokenizer = try keywordTokenizer(language)
         var terms: [String] = [], seen = Set<String>()
         for word in words {
@@ -33,20 +33,23 @@ extension SQLiteStore.Snapshot {
                 terms.append(token.token)
             }
         }
-        guard !terms.isEmpty else { return nil }
-        let held = Set((try keywordDocuments([id], tokenizer: tokenizer).first?.columns ?? []).joined())
-        let coverage = { (snippets: Int, frequencies: [Int]) in
-            KeywordCoverage(terms: zip(terms, frequencies).map { .init(term: $0, documentFrequency: Double($1), held: held.contains($0)) },
-                            snippets: Double(snippets))
-        }
+        guard !terms.isEmpty else { return [] }
+        let counted: (rows: Int, frequencies: [Int])
         if keywords.holdsCopy, let index = try keywordIndex(tokenizer) {
-            let counted = index.documentFrequencies(terms)
-            return coverage(counted.rows, counted.frequencies)
+            counted = index.documentFrequencies(terms)
+        } else {
+            try db.execute(sql: "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kb_keyword_rows USING fts5vocab(main, 'snippets_fts', 'row')")
+            let lookup = try db.cachedStatement(sql: "SELECT doc FROM temp.kb_keyword_rows WHERE term = ?")
+            counted = (try Int.fetchOne(db, sql: "SELECT count(*) FROM snippets_fts_docsize") ?? 0,
+                       try terms.map { try Int.fetchOne(lookup, arguments: [$0]) ?? 0 })
         }
-        try db.execute(sql: "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kb_keyword_rows USING fts5vocab(main, 'snippets_fts', 'row')")
-        let lookup = try db.cachedStatement(sql: "SELECT doc FROM temp.kb_keyword_rows WHERE term = ?")
-        let frequencies = try terms.map { try Int.fetchOne(lookup, arguments: [$0]) ?? 0 }
-        return coverage(try Int.fetchOne(db, sql: "SELECT count(*) FROM snippets_fts_docsize") ?? 0, frequencies)
+        let documents = Dictionary(try keywordDocuments(ids, tokenizer: tokenizer).map { ($0.id, Set($0.columns.joined())) },
+                                   uniquingKeysWith: { first, _ in first })
+        return ids.map { id in
+            KeywordCoverage(terms: zip(terms, counted.frequencies).map {
+                .init(term: $0, documentFrequency: Double($1), held: documents[id]?.contains($0) ?? false)
+            }, snippets: Double(counted.rows))
+        }
     }
 
     /// The keyword table's tokenizer, on this connection.

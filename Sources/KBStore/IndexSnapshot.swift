@@ -73,10 +73,10 @@ public protocol IndexSnapshot: StoredReads {
     /// SQL checks its candidates against them instead of reading them again (the default reads
     /// them as `keywordRanking` does).
     func keywordRanking(_ query: SearchQuery, limit: Int, allowed: Set<Int64>?, excluded: Set<Int64>) throws -> [(id: Int64, score: Double)]
-    /// How much of a keyword query snippet `id` holds (`KeywordCoverage`): its search terms'
-    /// document frequencies, whether the snippet holds each, and the number of snippets, as the
-    /// keyword ranking reads them. nil when the query has no words to search for.
-    func keywordCoverage(_ query: SearchQuery, of id: Int64) throws -> KeywordCoverage?
+    /// How much of a keyword query each of the snippets `ids` holds (`KeywordCoverage`, in their
+    /// order): its search terms' document frequencies, whether the snippet holds each, and the
+    /// number of snippets, as the keyword ranking reads them. Empty when the query has no words.
+    func keywordCoverage(_ query: SearchQuery, of ids: [Int64]) throws -> [KeywordCoverage]
     /// Ids of the snippets that pass a query's filters; nil when it has none.
     func filteredSnippetIDs(_ query: SearchQuery) throws -> Set<Int64>?
     /// Paths of the sources with a snippet that passes a query's filters.

@@ -3,11 +3,11 @@ import Foundation
 /// How much of a keyword query one snippet holds: each search term's document frequency and
 /// whether the snippet holds it (in any column), with the number of snippets.
 ///
-/// Hybrid search asks it of the keyword ranking's best snippet when that ranking is short (every
-/// snippet that matches a word at all): a best that holds only one word of the question
-/// ("fortune" of "a wealthy relative dies and leaves me a fortune", most of the rest in no snippet
-/// at all) is a weak witness, however far it stands above the few others
-/// (`Ranking.adaptiveFusion` weighs the keyword ranking by `share`).
+/// Hybrid search asks it of a short keyword ranking's first ten (every snippet that matches a word
+/// at all): when none holds more than one word of the question ("fortune" of "a wealthy relative
+/// dies and leaves me a fortune", most of the rest in no snippet at all), the best is a weak
+/// witness, however far it stands above the few others (`Ranking.adaptiveFusion` weighs the
+/// keyword ranking by the largest `share`).
 public struct KeywordCoverage: Sendable, Hashable {
     public struct Term: Sendable, Hashable {
         public var term: String
