@@ -8,6 +8,12 @@ import PackageDescription
 // built without it.
 let testing: [SwiftSetting] = Context.environment["KB_TESTING"] == "1" ? [.unsafeFlags(["-enable-testing"])] : []
 
+// A debug build (scripts/test.sh on a clone where nothing is built yet: CI's) leaves kb's
+// dependencies and most of its code unoptimised, but not the code whose speed the tests need: the
+// encoder's Swift (KBEmbed) and kb's C kernels.
+let hot: [SwiftSetting] = Context.environment["KB_TESTING"] == "1" ? [.unsafeFlags(["-O"], .when(configuration: .debug))] : []
+let hotC: [CSetting] = Context.environment["KB_TESTING"] == "1" ? [.unsafeFlags(["-O2"], .when(configuration: .debug))] : []
+
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
@@ -61,7 +67,7 @@ let package = Package(
     ],
     targets: [
         // Vocabulary, no I/O.
-        .target(name: "KBCore", swiftSettings: strict),
+        .target(name: "KBCore", swiftSettings: strict + hot),
         // Loaders, chunker, tagger: pure functions of their input.
         .target(
             name: "KBIngest",
@@ -71,7 +77,7 @@ let package = Package(
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
-            swiftSettings: strict),
+            swiftSettings: strict + hot),
         // OpenBLAS's CBLAS interface (libopenblas-dev). KBSQLite (the vector scan) uses it.
         .systemLibrary(name: "COpenBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
         // A plain C view of libxml2's XML and HTML parsers (libxml2-dev): EPUB, HTML and DOCX.
@@ -88,25 +94,25 @@ let package = Package(
             name: "CTesseract",
             linkerSettings: [.linkedLibrary("tesseract"), .linkedLibrary("lept"), .linkedLibrary("gomp")]),
         // int8 kernels in C (clang vectorises them; Swift's SIMD widening does not). Only KBSQLite imports it.
-        .target(name: "CKBKernels"),
+        .target(name: "CKBKernels", cSettings: hotC),
         // The encoder's numeric kernels in C: packed-weight matrix products and attention, with
         // AVX-512 and AVX2 variants chosen at run time. Only KBEmbed imports it.
         // oneDNN (Debian libdnnl-dev) runs the bf16 and int8 products; kb's own kernels the rest.
-        .target(name: "CKBEncoder", linkerSettings: [.linkedLibrary("m"), .linkedLibrary("dnnl")]),
+        .target(name: "CKBEncoder", cSettings: hotC, linkerSettings: [.linkedLibrary("m"), .linkedLibrary("dnnl")]),
         // Embedders: the native BERT model (on CKBEncoder's kernels) and the HTTP client.
         .target(
             name: "KBEmbed",
             dependencies: ["KBCore", "CKBEncoder"],
-            swiftSettings: strict),
+            swiftSettings: strict + hot),
         // The storage contract: what KBKit asks of an index, the types both stores share, and the
         // rules every store's writes follow, written once over per-store steps. No I/O.
-        .target(name: "KBStore", dependencies: ["KBCore"], swiftSettings: strict),
+        .target(name: "KBStore", dependencies: ["KBCore"], swiftSettings: strict + hot),
         // The SQLite store: schema, migrations, snippets, tags, FTS5, and the vectors in memory.
         .target(
             name: "KBSQLite",
             dependencies: ["KBCore", "KBStore", "COpenBLAS", "CKBKernels", .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "GRDBSQLite", package: "GRDB.swift")],
-            swiftSettings: strict),
+            swiftSettings: strict + hot),
         // Retrieval evaluation: BEIR datasets, trec_eval metrics, reports. Pure.
         .target(name: "KBEval", dependencies: ["KBCore"], swiftSettings: strict),
         // Memories: validation, duplicates, recency, the JSON Lines archive. Pure.
@@ -114,7 +120,7 @@ let package = Package(
         // Retrieval: the pipeline of named stages every search, recall and context runs (plan,
         // embed, candidates in one store snapshot, fuse, weight, collapse, diversify, an
         // asynchronous stage, hydrate), the ranking arithmetic and the conversation plan.
-        .target(name: "KBRetrieval", dependencies: ["KBCore", "KBStore"], swiftSettings: strict),
+        .target(name: "KBRetrieval", dependencies: ["KBCore", "KBStore"], swiftSettings: strict + hot),
         // Context assembly for bots and reports: near-duplicates, diversity, merge, token budget,
         // citations. Pure.
         .target(name: "KBContext", dependencies: ["KBCore", "KBRetrieval"], swiftSettings: strict),

@@ -30,7 +30,7 @@ say "KBKit's symbols"
 rm -rf "$OUT/symbol-graphs"
 mkdir -p "$OUT/symbol-graphs"
 # KBKit's compile command in the build description: its search paths, module maps and target.
-mapfile -t ARGS < <(python3 - "$KB_ROOT/.build/release.yaml" <<'PY'
+mapfile -t ARGS < <(python3 - "$KB_ROOT/.build/$KB_CONFIGURATION.yaml" <<'PY'
 import json, sys
 for line in open(sys.argv[1], encoding="utf-8"):
     if "args: [" in line and '"-module-name","KBKit"' in line:

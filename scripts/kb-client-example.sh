@@ -51,7 +51,7 @@ else
     say "Building Examples/kb-client (unshare is not allowed here: the C libraries stay visible)"
     build_example kb-client
 fi
-CLIENT="$(examples_build_path)/release/kb-client"
+CLIENT="$(examples_build_path)/$KB_CONFIGURATION/kb-client"
 if ldd "$CLIENT" | grep -iE 'poppler|openblas|tesseract|lept|dnnl|xml2'; then
     echo "error: kb-client links one of kb's C libraries (above)" >&2
     exit 1

@@ -128,8 +128,8 @@ ensure_system_packages() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# kb's one build: release (Swift -O with whole-module optimisation, C at -O2). setup.sh, test.sh,
-# docs.sh and every benchmark build with exactly these flags, so that each reuses what the others
+# kb's one build: release (Swift -O with whole-module optimisation, C at -O2). setup.sh, test.sh
+# after it, docs.sh and every benchmark build with exactly these flags, so that each reuses what the others
 # built: a different flag (even one more `-v`) changes every compile command and rebuilds
 # everything. KB_TESTING=1 makes Package.swift enable testing for kb's own modules (not its
 # dependencies'), so that the tests can `@testable import` them: the kb users get from setup.sh is
@@ -144,8 +144,18 @@ export KB_TESTING=1
 # package with two or more traits (kb: PostgreSQL, OCR, Server; Hummingbird) then differ from the
 # last build's at random, and those modules are compiled again from scratch (swiftlang/swift-
 # package-manager#10525, fixed after 6.3). A fixed seed gives the same order every time.
-KB_BUILD_FLAGS=(-c release --explicit-target-dependency-import-check error)
-KB_BIN_DIR="$KB_ROOT/.build/release"
+#
+# KB_CONFIGURATION names the configuration: release (the default: setup.sh, the benchmarks, the kb
+# users run), or debug, which scripts/test.sh chooses on a clone where setup.sh has not built kb —
+# CI's — as it compiles in half the time (Package.swift keeps the code the tests lean on optimised:
+# `hot`). use_configuration switches a script and the scripts it starts.
+use_configuration() {   # use_configuration release|debug
+    case "$1" in release|debug) ;; *) echo "error: KB_CONFIGURATION is '$1'; use release or debug" >&2; return 2 ;; esac
+    export KB_CONFIGURATION="$1"
+    KB_BUILD_FLAGS=(-c "$1" --explicit-target-dependency-import-check error)
+    KB_BIN_DIR="$KB_ROOT/.build/$1"
+}
+use_configuration "${KB_CONFIGURATION:-release}" || exit
 kb_build() {   # kb_build [swift build arguments…], e.g. kb_build --product kb
     SWIFT_DETERMINISTIC_HASHING=1 swift build "${KB_BUILD_FLAGS[@]}" "$@"
 }
@@ -175,7 +185,7 @@ build_example() {   # build_example NAME [swift build arguments…]: builds Exam
     scratch="$(examples_build_path)"
     # SwiftPM keeps a path dependency's file list in the build description: plan afresh, so that
     # files added to kb since the last build are seen.
-    rm -f "$scratch/release.yaml"
+    rm -f "$scratch/$KB_CONFIGURATION.yaml"
     # Without KB_TESTING: kb is a dependency there, built as an app that uses it gets it.
     KB_TESTING="" kb_build --package-path "$KB_ROOT/Examples/$name" --scratch-path "$scratch" "$@"
 }

