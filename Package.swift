@@ -6,13 +6,15 @@ import PackageDescription
 // kb's modules have it (with every dependency's, kb served 12% slower; with kb's alone, as fast as
 // without: docs/development.md, "One build for both commands"). A package that depends on kb is
 // built without it.
-let testing: [SwiftSetting] = Context.environment["KB_TESTING"] == "1" ? [.unsafeFlags(["-enable-testing"])] : []
+let builtByKBScripts = Context.environment["KB_TESTING"] == "1"
+let testing: [SwiftSetting] = builtByKBScripts ? [.unsafeFlags(["-enable-testing"])] : []
 
 // A debug build (scripts/test.sh on a clone where nothing is built yet: CI's) leaves kb's
-// dependencies and most of its code unoptimised, but not the code whose speed the tests need: the
-// encoder's Swift (KBEmbed) and kb's C kernels.
-let hot: [SwiftSetting] = Context.environment["KB_TESTING"] == "1" ? [.unsafeFlags(["-O"], .when(configuration: .debug))] : []
-let hotC: [CSetting] = Context.environment["KB_TESTING"] == "1" ? [.unsafeFlags(["-O2"], .when(configuration: .debug))] : []
+// dependencies and most of its code unoptimised, but not the code the tests spend their time in:
+// kb's C kernels (`hotC`) and the modules under ingest, storage, retrieval and the encoder (`hot`).
+// Release builds are untouched.
+let hot: [SwiftSetting] = builtByKBScripts ? [.unsafeFlags(["-O"], .when(configuration: .debug))] : []
+let hotC: [CSetting] = builtByKBScripts ? [.unsafeFlags(["-O2"], .when(configuration: .debug))] : []
 
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),

@@ -129,8 +129,8 @@ ensure_system_packages() {
 }
 
 # kb's one build: release (Swift -O with whole-module optimisation, C at -O2). setup.sh, test.sh
-# after it, docs.sh and every benchmark build with exactly these flags, so that each reuses what the others
-# built: a different flag (even one more `-v`) changes every compile command and rebuilds
+# after it, docs.sh and every benchmark build with exactly these flags, so that each reuses what
+# the others built: a different flag (even one more `-v`) changes every compile command and rebuilds
 # everything. KB_TESTING=1 makes Package.swift enable testing for kb's own modules (not its
 # dependencies'), so that the tests can `@testable import` them: the kb users get from setup.sh is
 # that same build, and serves, embeds and reads PDFs as fast as one without it (measured:
