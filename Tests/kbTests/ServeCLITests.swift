@@ -64,20 +64,9 @@ import Testing
         let cli = try CLI()
         try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("corpus"), to: cli.workdir.appendingPathComponent("corpus"))
         #expect(try await cli.run("ingest", "--db", "server.sqlite", "--embedder", "none", "corpus/README.md").status == 0)
-        let port = Int.random(in: 20000...60000)
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = ["serve", "--db", cli.index(named: "server.sqlite"), "--port", String(port)]
-        process.currentDirectoryURL = cli.workdir
-        process.environment = ProcessInfo.processInfo.environment.merging(["KB_API_TOKEN": ""]) { $1 }
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { process.terminate(); process.waitUntilExit() }
-        for _ in 0..<100 {
-            if (try? await URLSession.shared.dataCancellingSafely(from: URL(string: "http://127.0.0.1:\(port)/healthz")!)) != nil { break }
-            try await Task.sleep(nanoseconds: 100_000_000)
-        }
-        let url = "http://127.0.0.1:\(port)/v1"
+        let served = try await ServedIndex(cli, index: "server.sqlite", token: nil)
+        defer { served.stop() }
+        let url = served.base.appendingPathComponent("v1").absoluteString
         let remote = try await cli.run("ingest", "--db", "remote.sqlite", "--embedder", "openai:all-MiniLM-L6-v2", "--embedder-url", url, "corpus")
         #expect(remote.status == 0, "\(remote.stderr)")
         #expect(try await cli.run("ingest", "--db", "local.sqlite", "corpus").status == 0)

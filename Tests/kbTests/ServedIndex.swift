@@ -5,28 +5,40 @@ import FoundationNetworking
 import KBEmbed
 import Testing
 
-/// `kb serve` on one of a test's indexes, on a random port with a token, answering once warm
-/// (`/healthz` 200). `stop()` ends it.
+/// `kb serve` on one of a test's indexes, on a random port (with a token, or open on loopback when
+/// `token` is nil), answering once warm (`/healthz` 200). `stop()` ends it.
+///
+/// It waits up to two minutes: a debug build beside the other test phases on two cores can take
+/// tens of seconds to load a model. If the server exits first (a port taken, a bad index), the
+/// test fails at once with what the server printed.
 struct ServedIndex {
     let base: URL
-    let token: String
+    let token: String?
     private let process: Process
 
-    /// Starts it in the test's folder; `environment` is added to the process's own.
-    init(_ cli: CLI, token: String, environment: [String: String] = [:]) async throws {
+    /// Starts it in the test's folder on `index` (the test's default index if nil); `environment`
+    /// is added to the process's own.
+    init(_ cli: CLI, index: String? = nil, token: String?, environment: [String: String] = [:]) async throws {
         let port = Int.random(in: 20000...60000)
         process = Process()
         process.executableURL = CLI.binary
-        process.arguments = ["serve", "--db", cli.index, "--port", String(port), "--token", token]
+        process.arguments = ["serve", "--db", index.map { cli.index(named: $0) } ?? cli.index, "--port", String(port)]
+            + (token.map { ["--token", $0] } ?? [])
         process.currentDirectoryURL = cli.workdir
-        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        var added = environment
+        if token == nil { added["KB_API_TOKEN"] = "" }
+        process.environment = ProcessInfo.processInfo.environment.merging(added) { $1 }
+        let log = cli.workdir.appendingPathComponent("serve-\(port).log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let logHandle = try FileHandle(forWritingTo: log)
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        process.standardError = logHandle
         try process.run()
+        try? logHandle.close()
         base = URL(string: "http://127.0.0.1:\(port)")!
         self.token = token
         var healthy = false
-        for _ in 0..<1200 where !healthy {   // 200 once warm (503 while it warms or loads a model)
+        for _ in 0..<1200 where !healthy && process.isRunning {   // 200 once warm (503 while it warms or loads a model)
             if let (_, response) = try? await URLSession.shared.dataCancellingSafely(from: base.appendingPathComponent("healthz")),
                (response as? HTTPURLResponse)?.statusCode == 200 {
                 healthy = true
@@ -35,7 +47,8 @@ struct ServedIndex {
             }
         }
         if !healthy { stop() }
-        try #require(healthy, "kb serve did not answer /healthz")
+        let printed = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        try #require(healthy, "kb serve did not answer /healthz on port \(port); it printed: \(printed.suffix(2000))")
     }
 
     func stop() {
@@ -48,7 +61,7 @@ struct ServedIndex {
         var request = URLRequest(url: base.appendingPathComponent(path))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        if authorized { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if authorized, let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         request.httpBody = try JSONSerialization.data(withJSONObject: body)
         let (data, response) = try await URLSession.shared.dataCancellingSafely(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? JSONSerialization.jsonObject(with: data) as? [String: Any])
