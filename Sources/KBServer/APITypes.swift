@@ -6,8 +6,35 @@ import KBMemory
 /// The bodies of `POST /v1/embeddings` (OpenAI's shape) and of errors; kb's own requests are
 /// KBKit's request types.
 enum API {
+    /// A body in one of OpenAI's shapes, decoded as strictly as kb's own requests: the document
+    /// closes it (`additionalProperties: false`), so a field it does not name is a 400, never
+    /// silently dropped.
+    protocol Body: Decodable {
+        /// Its fields, as the document names them.
+        static var fields: [String] { get }
+        /// What the body looks like, for the error that a body of another shape gets.
+        static var shape: String { get }
+    }
+
+    /// Decodes `data` as `T`: a JSON object with no field `T` lacks, then `T` itself.
+    static func decode<T: Body>(_ type: T.Type, from data: Data) throws -> T {
+        guard case .object(let object)? = try? JSONDecoder().decode(KBKit.JSONValue.self, from: data) else {
+            throw KBError(.invalidArgument, "The body must be \(T.shape).")
+        }
+        if let unknown = object.keys.sorted().first(where: { !T.fields.contains($0) }) {
+            throw KBError(.invalidArgument, "Unknown field \"\(unknown)\". This request takes \(T.fields.sorted().joined(separator: ", ")).")
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch {
+            throw KBError(.invalidArgument, "The body must be \(T.shape).")
+        }
+    }
+
     /// `POST /v1/embeddings`, as OpenAI defines it.
-    struct EmbeddingsBody: Decodable {
+    struct EmbeddingsBody: Body {
+        static let fields = ["input", "model", "encoding_format", "dimensions", "user", "input_type"]
+        static let shape = "an OpenAI embeddings request: {\"input\": \"text\" or [\"texts\"], \"model\": …}"
         enum Input: Decodable {
             case one(String)
             case many([String])
@@ -33,7 +60,9 @@ enum API {
     }
 
     /// OpenAI's vector store search (`POST /v1/vector_stores/{id}/search`).
-    struct VectorStoreSearchBody: Decodable {
+    struct VectorStoreSearchBody: Body {
+        static let fields = ["query", "max_num_results", "rewrite_query", "filters", "ranking_options"]
+        static let shape = "an OpenAI vector store search: {\"query\": \"text\" or [\"texts\"], \"max_num_results\": 1–50, \"filters\": …}"
         struct RankingOptions: Decodable {
             var ranker: String?
             var score_threshold: Double?

@@ -318,7 +318,7 @@ enum OpenAPIDocument {
             "get": operation("getPageWords", "The words on a page of a PDF or scanned source and where they stand (boxes as fractions of the page from its top-left corner, in reading order: from the PDF's text layer, or placed by OCR, with the languages the source was read with, on a scan or a page without a text layer — seconds the first time, then kept): every word, or those of one snippet, to mark on the page's picture. The rights of reading the source's text.",
                              ok: ("200", ref("PageWords")), errors: [400, 404, 409, 415, 422],
                              parameters: [sourceID, pageNumber,
-                                          queryParameter("snippet", "A snippet's ordinal in the source: only its words on this page (none when it is not on it).", schema: ["type": "integer", "minimum": 0])]
+                                          queryParameter("snippet", "A snippet's ordinal in the source: only its words on this page (none when it is not on it).", schema: ["type": "integer", "minimum": 0, "maximum": .integer(Int.max)])]
                                  + pageReader),
         ],
         "/v1/jobs/{id}": ["get": operation("getJob", "The job that reads an added source: state, progress, error.", ok: ("200", ref("Job")),

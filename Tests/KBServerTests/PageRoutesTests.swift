@@ -73,6 +73,10 @@ import Testing
             let every = try JSONDecoder().decode(PageWords.self, from: try await get(client, "/v1/sources/book/pages/\(snippet.pages!.start)/words").body)
             #expect(every.snippet == nil && every.words.count > words.words.count && words.words.allSatisfy(every.words.contains))
             #expect(try await status(client, "/v1/sources/book/pages/4/words?snippet=-1") == 400)
+            // An ordinal the document allows but the source lacks is a 404; one past the
+            // document's maximum is refused as invalid.
+            #expect(try await status(client, "/v1/sources/book/pages/4/words?snippet=\(Int.max)") == 404)
+            #expect(try await status(client, "/v1/sources/book/pages/4/words?snippet=4392485268325472824811350654976") == 400)
         }
     }
 

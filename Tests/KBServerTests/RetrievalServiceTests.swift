@@ -416,6 +416,22 @@ func errorCode(_ json: Any?) -> String? { ((json as? [String: Any])?["error"] as
         }
     }
 
+    @Test func openAIShapedBodiesRefuseAFieldTheirDocumentDoesNotName() async throws {
+        let fixture = try await Fixture()
+        try await fixture.service().application().test(.router) { client in
+            for (uri, body) in [("/v1/vector_stores/astro/search", ["query": "venus", "max_results": 3] as [String: Any]),
+                                ("/v1/embeddings", ["input": "venus", "truncate": true])] {
+                let (status, json) = try await client.call(.post, uri, body)
+                #expect(status == 400, "\(uri)")
+                #expect(errorCode(json) == "invalid_argument", "\(uri)")
+                let message = ((json as? [String: Any])?["error"] as? [String: Any])?["message"] as? String ?? ""
+                #expect(message.contains("Unknown field") && message.contains(body.keys.first { $0 != "query" && $0 != "input" }!), "\(message)")
+            }
+            #expect(try await client.call(.post, "/v1/vector_stores/astro/search", ["query": "venus", "max_num_results": 3]).status == 200)
+            #expect(try await client.call(.post, "/v1/vector_stores/astro/search", raw: "[1]").status == 400)
+        }
+    }
+
     @Test func theServiceRefusesToListenBeyondLoopbackWithoutAToken() throws {
         var configuration = ServiceConfiguration()
         configuration.host = "0.0.0.0"

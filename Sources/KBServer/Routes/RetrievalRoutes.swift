@@ -38,12 +38,7 @@ extension RetrievalService {
     func embed(_ request: Request) async throws -> Response {
         let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
         guard buffer.readableBytes > 0 else { throw KBError(.invalidArgument, "The request needs a JSON body.") }
-        let body: API.EmbeddingsBody
-        do {
-            body = try JSONDecoder().decode(API.EmbeddingsBody.self, from: Data(buffer: buffer))
-        } catch {
-            throw KBError(.invalidArgument, "The body must be an OpenAI embeddings request: {\"input\": \"text\" or [\"texts\"], \"model\": …}.")
-        }
+        let body = try API.decode(API.EmbeddingsBody.self, from: Data(buffer: buffer))
         let texts = body.input.texts
         guard !texts.isEmpty, texts.count <= configuration.maxEmbeddingInputs else {
             throw KBError(.invalidArgument, "input must hold 1 to \(configuration.maxEmbeddingInputs) texts; got \(texts.count).")

@@ -12,12 +12,7 @@ extension RetrievalService {
     /// of them are read; others are refused, as is `rewrite_query` (kb does not rewrite here).
     func searchVectorStore(_ request: Request, bot: String, as caller: Caller) async throws -> Response {
         let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
-        let body: API.VectorStoreSearchBody
-        do {
-            body = try JSONDecoder().decode(API.VectorStoreSearchBody.self, from: Data(buffer: buffer))
-        } catch {
-            throw KBError(.invalidArgument, "The body must be an OpenAI vector store search: {\"query\": \"text\" or [\"texts\"], \"max_num_results\": 1–50, \"filters\": …}.")
-        }
+        let body = try API.decode(API.VectorStoreSearchBody.self, from: Data(buffer: buffer))
         let queries = body.query.texts.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         guard !queries.isEmpty, queries.count <= 8, queries.allSatisfy({ !$0.isEmpty }) else {
             throw KBError(.invalidArgument, "query must be a non-empty text or 1 to 8 of them.")
