@@ -252,6 +252,35 @@ def chat_checks(page, base, upstream):
     check(upstream.closed.wait(10), "Stop closes the request to the model (kb stops reading it)")
     expect(page.get_by_role("button", name="Send")).to_be_enabled()
 
+    # The keyboard of chat screens: Shift+Enter starts a new line, Enter sends. Without a user
+    # there is nothing to learn, and nothing under the answer reads "null".
+    page.get_by_label("User (whose memories the bot reads)").fill("")
+    box = page.get_by_label("Message")
+    box.fill("About the ephemeris:")
+    asked = page.locator(".turn.user").count()
+    box.press("Shift+Enter")
+    check(box.input_value() == "About the ephemeris:\n" and page.locator(".turn.user").count() == asked,
+          "Shift+Enter in the message box starts a new line", box.input_value())
+    box.press_sequentially("how do I read its table columns?")
+    box.press("Enter")
+    details = page.locator(".turn.assistant").last.locator(".answer-details")
+    expect(details).to_contain_text("What the model got", timeout=30_000)
+    check(page.locator(".turn.user").last.inner_text().endswith("About the ephemeris:\nhow do I read its table columns?"),
+          "Enter in the message box sends the message, its new line kept", page.locator(".turn.user").last.inner_text())
+    check("null" not in details.inner_text(), "nothing under an answer reads null", details.inner_text()[-200:])
+    # Citations that read alike (one source, page and heading) show where their passages start.
+    items = details.locator(".citations li").all_inner_texts()
+    check(len(items) == len(set(items)), "no two citations read alike", items)
+    alike = page.evaluate("""async () => {
+        const { citationList } = await import("/console/citations.js");
+        const cite = number => ({ number, title: "Writing R Extensions", sourceID: "r-ext", headingPath: ["1 Creating R packages", "Checking packages"],
+                                  pages: { start: 43, end: 43, startLabel: "43", endLabel: "43" } });
+        const block = [2, 3, 4].map(n => `<source id="${n}" title="Writing R Extensions">\\npassage ${n}: R CMD check runs the tests of part ${n}\\n</source>`).join("\\n");
+        return [...citationList([cite(2), cite(3), cite(4)], { bot: "astro", user: "", block }).children].map(li => li.textContent);
+    }""")
+    check(len(set(alike)) == 3 and all(f"passage {n}:" in text for n, text in zip([2, 3, 4], alike)),
+          "three citations of one page and heading each show how their passage starts", alike)
+
 
 def api(base, method, path, body=None, content_type=None, token=ADMIN):
     headers = {"Authorization": "Bearer " + token}

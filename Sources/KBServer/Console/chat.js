@@ -36,6 +36,13 @@ export async function chat() {
   user.addEventListener("change", draw);
 
   stop.addEventListener("click", () => { if (running) running.abort(); });
+  // As chat screens do: Enter sends, Shift+Enter starts a new line (and Enter that ends an input
+  // method's composition only ends it).
+  message.addEventListener("keydown", event => {
+    if (event.key !== "Enter" || event.shiftKey || event.isComposing) return;
+    event.preventDefault();
+    if (!send.disabled) form.requestSubmit();
+  });
   const form = el("form", { class: "grid", onsubmit: event => { event.preventDefault(); guarded(async () => {
     const text = message.value.trim();
     if (!text) return;
@@ -72,7 +79,7 @@ export async function chat() {
       send.disabled = false;
       stop.disabled = true;
     }
-  }); } }, field("Bot", bot), field("User (whose memories the bot reads)", user), field("Message", message),
+  }); } }, field("Bot", bot), field("User (whose memories the bot reads)", user), field("Message (Enter sends, Shift+Enter for a new line)", message),
     el("div", { class: "row" }, send, stop, clear));
   page("Chat", el("p", { class: "note", text: "The same streamed request an app makes to kb's /v1/chat/completions; the conversation stays in this tab." }),
     log, form);
@@ -112,5 +119,6 @@ function answerDetails(answer, summary, turns, user, bot) {
       return item;
     })) : el("p", { class: "note", text: "Nothing to remember from this turn." }));
   }) }) : null;
-  return [citations.length ? el("h3", { text: "Citations" }) : null, citations.length ? list : null, context, learn, learned];
+  return [citations.length ? el("h3", { text: "Citations" }) : null, citations.length ? list : null, context, learn, learned]
+    .filter(Boolean);   // replaceChildren would print a null as "null"
 }
