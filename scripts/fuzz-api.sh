@@ -13,6 +13,8 @@
 # sources must be unchanged (bench-results/fuzz-api-origin.log, fuzz-api-host.log).
 #
 #   scripts/fuzz-api.sh [EXAMPLES_PER_OPERATION]     (default 100)
+#   FUZZ_ARGS="--include-path /mcp" scripts/fuzz-api.sh 300    (Schemathesis options for every run, e.g. one route)
+# If kb serve dies, its whole log is kept in bench-results/fuzz-api-serve.log.
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
 ensure_swift
@@ -43,7 +45,7 @@ mkdir -p bench-results
 status=0
 say "Fuzzing $URL with a scoped token (user:ada, bot astro, sources)"
 "$WORK/venv/bin/schemathesis" --config-file scripts/fuzz-api.toml run "$URL/openapi.json" \
-    --header "Authorization: Bearer $SCOPED" --max-examples "$EXAMPLES" --no-color \
+    --header "Authorization: Bearer $SCOPED" --max-examples "$EXAMPLES" --no-color ${FUZZ_ARGS:-} \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
     > bench-results/fuzz-api-scoped.log 2>&1 || status=$?
 sed -n '/^Test cases:/,$p' bench-results/fuzz-api-scoped.log | sed '/^$/d'
@@ -68,7 +70,7 @@ fuzz_as_a_page() {
     before_held="$(held)"
     before_statuses="$(statuses)"
     "$WORK/venv/bin/schemathesis" --config-file scripts/fuzz-api.toml run "$WORK/openapi.json" --url "$URL" \
-        --header "Authorization: Bearer $TOKEN" --header "$header" --max-examples "$EXAMPLES" --no-color \
+        --header "Authorization: Bearer $TOKEN" --header "$header" --max-examples "$EXAMPLES" --no-color ${FUZZ_ARGS:-} \
         --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
         > "bench-results/fuzz-api-$name.log" 2>&1 || status=$?
     sed -n '/^Test cases:/,$p' "bench-results/fuzz-api-$name.log" | sed '/^$/d'
@@ -89,12 +91,13 @@ fuzz_as_a_page host "Host: evil.example:$PORT" 421
 
 say "Fuzzing $URL ($EXAMPLES examples per operation)"
 "$WORK/venv/bin/schemathesis" --config-file scripts/fuzz-api.toml run "$URL/openapi.json" \
-    --header "Authorization: Bearer $TOKEN" --checks all --max-examples "$EXAMPLES" --no-color \
+    --header "Authorization: Bearer $TOKEN" --checks all --max-examples "$EXAMPLES" --no-color ${FUZZ_ARGS:-} \
     > bench-results/fuzz-api.log 2>&1 || status=$?
 sed -n '/^Test cases:/,$p' bench-results/fuzz-api.log | sed '/^$/d'
 
 if ! kill -0 "$SERVER" 2>/dev/null || ! curl -sf "$URL/healthz" >/dev/null; then
-    echo "error: kb serve is not answering after the run; see its log:" >&2
+    cp "$WORK/serve.log" bench-results/fuzz-api-serve.log
+    echo "error: kb serve is not answering after the run; its log's end (all of it in bench-results/fuzz-api-serve.log):" >&2
     tail -20 "$WORK/serve.log" >&2
     exit 1
 fi
