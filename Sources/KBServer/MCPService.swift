@@ -6,7 +6,7 @@ import Logging
 public import MCP
 
 /// `kb mcp`: a Model Context Protocol server on stdio, so desktop assistants can use a knowledge
-/// base directly. Each tool is one of KBKit's requests: its input schema is the request's schema
+/// base directly; `kb serve` answers the same tools at `/mcp` (streamable HTTP, `respond(to:)`). Each tool is one of KBKit's requests: its input schema is the request's schema
 /// and its answer the request's answer as JSON. Logs go to stderr; stdout carries only protocol
 /// messages. The tools act as the index's owner, or — given a scoped token (`kb mcp --token`) —
 /// with exactly that token's rights, decided by KBKit as for HTTP requests.
@@ -36,8 +36,13 @@ public struct MCPService: Sendable {
         self.init(kb: kb, reports: reports, chatModel: memoryModel, token: token)
     }
 
-    /// Who the tools act as: the owner, or the scoped token, if it is still valid.
+    /// Who the tools act as when the caller is already known — `kb serve`'s `/mcp`, where the
+    /// request's bearer token made it; nil (the default) uses `token`.
+    public var acting: Caller?
+
+    /// Who the tools act as: the caller already known, the owner, or the scoped token, if it is still valid.
     public func caller() async throws -> Caller {
+        if let acting { return acting }
         guard let token else { return .admin }
         switch try await kb.authenticate(token) {
         case .success(let scoped): return .token(scoped)
@@ -204,6 +209,22 @@ public struct MCPService: Sendable {
         let server = try await makeServer()
         try await server.start(transport: StdioTransport(logger: logger))
         await server.waitUntilCompleted()
+    }
+
+    /// Answers one HTTP request of MCP's streamable HTTP transport, statelessly (no session, a
+    /// JSON answer to each POST; notifications 202): a server with kb's tools acting as `acting`
+    /// (set it first) is made for the request and stopped after it, so that each request carries
+    /// its own token. kb's HTTP layer checks the token, Origin and Host before this; the transport
+    /// checks Accept, Content-Type and the protocol version.
+    public func respond(to request: MCP.HTTPRequest) async throws -> MCP.HTTPResponse {
+        let transport = StatelessHTTPServerTransport(validationPipeline: StandardValidationPipeline(validators: [
+            AcceptHeaderValidator(mode: .jsonOnly), ContentTypeValidator(), ProtocolVersionValidator(),
+        ]))
+        let server = try await makeServer()
+        try await server.start(transport: transport)
+        let response = await transport.handleRequest(request)
+        await server.stop()
+        return response
     }
 
     /// Runs one tool and returns its answer's items.

@@ -163,6 +163,22 @@ enum OpenAPIDocument {
         return schemas
     }
 
+    /// `POST /mcp`: MCP's streamable HTTP transport, stateless. Its own refusals (Accept, the
+    /// protocol version) are JSON-RPC errors; kb's (token, Origin, Host, body, media type) kb's.
+    static let mcp: JSONValue = {
+        guard case .object(var responses) = responses(("200", ref("MCPResponse")), errors: [400, 413, 415]) else { return [] }
+        responses["202"] = ["description": "A notification, accepted (no body)"]
+        responses["400"] = ["description": "Not a JSON-RPC request or notification kb reads, or an MCP protocol version it does not speak",
+                            "content": ["application/json": ["schema": ["anyOf": [ref("Error"), ref("MCPError")]]]]]
+        responses["406"] = ["description": "The client does not accept application/json", "content": ["application/json": ["schema": ref("MCPError")]]]
+        return [
+            "operationId": "mcp",
+            "summary": "The Model Context Protocol over streamable HTTP, stateless (no session; a JSON answer to each request, 202 to a notification): the tools and the prompt of kb mcp, acting with the bearer token's rights. Point an MCP client at this URL with the token as `Authorization: Bearer TOKEN`.",
+            "requestBody": body("MCPRequest"),
+            "responses": .object(responses),
+        ]
+    }()
+
     static func paths(_ limits: Limits) -> JSONValue { [
         "/healthz": ["get": health],
         "/metrics": ["get": [
@@ -177,6 +193,7 @@ enum OpenAPIDocument {
             ],
         ]],
         "/openapi.json": ["get": operation("openapi", "This document.", ok: ("200", ["type": "object"]), errors: [])],
+        "/mcp": ["post": mcp],
         "/v1/status": ["get": operation("status", "What the index holds.", ok: ("200", ref("Status")), errors: [])],
         "/v1/me": ["get": operation("me", "Who the token is and what it may do (the console shows only that).", ok: ("200", ref("CallerInfo")), errors: [])],
         "/v1/reports": ["get": operation("listReports", "The report templates kb serve was started with (--reports), with their sections; a scoped token needs the right reports.",
@@ -328,7 +345,7 @@ enum OpenAPIDocument {
     static let sourceID = pathParameter("id", "The source's id, as listed.", pattern: Pattern.listedSourceID)
 
     static let pageNumber: JSONValue = ["name": "page", "in": "path", "required": true, "description": "The page, from 1.",
-                                        "schema": ["type": "string", "pattern": "^[0-9]+$"]]
+                                        "schema": ["type": "string", "pattern": "^[0-9]{1,18}$"]]
     /// Whose view a page is read in: a bot's sources, a user's private ones.
     static let pageReader: [JSONValue] = [
         queryParameter("bot", "Read as this bot sees the sources (a scoped token must name one of its bots).", schema: ["type": "string", "pattern": .string(Pattern.botName)]),
@@ -385,6 +402,16 @@ enum OpenAPIDocument {
     /// What the service answers with, and the embeddings request (OpenAI's shape, not a kb request).
     static func answers(_ limits: Limits = Limits(), maxEmbeddingInputs: Int) -> [String: JSONValue] { [
         "Error": object(["error": object(["code": string, "message": string], required: ["code", "message"])], required: ["error"]),
+        // MCP's JSON-RPC messages (the protocol defines their params and results; kb lists its tools' schemas in tools/list).
+        "MCPRequest": object(["jsonrpc": ["type": "string", "enum": ["2.0"]], "id": ["type": ["string", "integer"]],
+                              "method": ["type": "string", "minLength": 1], "params": ["type": "object"]], required: ["jsonrpc", "method"]),
+        "MCPResponse": ["type": "object", "properties": ["jsonrpc": ["type": "string", "enum": ["2.0"]], "id": ["type": ["string", "integer", "null"]],
+                                                         "result": ["type": "object"], "error": ref("MCPErrorDetail")],
+                        "required": ["jsonrpc"]],
+        "MCPError": ["type": "object", "properties": ["jsonrpc": ["type": "string", "enum": ["2.0"]], "id": ["type": ["string", "integer", "null"]],
+                                                      "error": ref("MCPErrorDetail")],
+                     "required": ["jsonrpc", "error"]],
+        "MCPErrorDetail": ["type": "object", "properties": ["code": integer, "message": string, "data": [:]], "required": ["code", "message"]],
         "Citation": object([
             "number": integer, "kind": kind, "title": string, "path": string, "pages": pageRange, "pageLabel": string,
             "headingPath": tags, "memoryID": string, "scope": string, "section": string, "ocr": ocr, "fallback": boolean,

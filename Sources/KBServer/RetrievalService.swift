@@ -141,6 +141,7 @@ public struct RetrievalService: Sendable {
         acting.addRoutes(botRoutes(), atPath: "/v1/bots")
         acting.addRoutes(sourceRoutes(), atPath: "/v1")
         acting.addRoutes(tokenRoutes(), atPath: "/v1/tokens")
+        acting.addRoutes(mcpRoutes())
         routes.record(router)
         return router
     }

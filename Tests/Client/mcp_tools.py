@@ -1,6 +1,9 @@
 """kb mcp's tools for agents — read_source, grep_sources, sync_sources — driven by the Model Context
 Protocol's own Python client (PyPI `mcp`) over stdio, against an index in KB_TEST_DB (a SQLite file
 by default, or a postgres:// URL) with notes, a PDF with printed page labels and a private note.
+Then the same tools at kb serve's /mcp (streamable HTTP) with the HTTP API's tokens: the same list,
+a page picture, each scoped token's rights as over stdio, 401 without a token, 403 from a foreign
+Origin.
 
     KB_BIN=.build/release/kb python Tests/Client/mcp_tools.py
 """
@@ -8,14 +11,20 @@ import asyncio
 import base64
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.error
+import urllib.request
 import uuid
 from pathlib import Path
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 ROOT = Path(__file__).resolve().parents[2]
 KB = str(Path(os.environ.get("KB_BIN", ROOT / ".build/release/kb")).resolve())
@@ -54,6 +63,63 @@ async def session(db, token, body):
         async with ClientSession(read, write) as s:
             await s.initialize()
             return await body(Tools(s), s)
+
+
+async def http_session(url, token, body):
+    """One session with kb serve's /mcp, the token sent as the HTTP API's bearer token."""
+    async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                return await body(Tools(s), s)
+
+
+async def listed(tools, s):
+    return sorted(t.name for t in (await s.list_tools()).tools)
+
+
+async def a_page(tools, s, ids):
+    result = await s.call_tool("read_page", {"source": ids["book"], "page": 4, "width": 300})
+    picture = base64.b64decode(result.content[0].data) if result.content and result.content[0].type == "image" else b""
+    return not result.is_error and picture[:4] == b"\x89PNG" and int.from_bytes(picture[16:20], "big") == 300
+
+
+def over_http(db, work, ids, bob, ada):
+    """The tools at kb serve's /mcp: what stdio lists, with each token's rights, and the HTTP guards."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    admin = "mcp-http-admin-" + RUN + "-0123456789"
+    log = open(work / "serve.log", "w")
+    server = subprocess.Popen([KB, "serve", "--db", db, "--port", str(port), "--token", admin], stdout=log, stderr=log)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(1200):
+            try:
+                if urllib.request.urlopen(base + "/healthz", timeout=5).status == 200:
+                    break
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.1)
+        url = base + "/mcp"
+        over_stdio = asyncio.run(session(db, None, listed))
+        check("/mcp lists the tools kb mcp lists", asyncio.run(http_session(url, admin, listed)) == over_stdio, over_stdio)
+        check("/mcp answers read_page with a PNG", asyncio.run(http_session(url, admin, lambda tools, s: a_page(tools, s, ids))))
+        asyncio.run(http_session(url, bob, lambda tools, s: as_bob(tools, s, work, ids)))
+        asyncio.run(http_session(url, ada, lambda tools, s: as_ada(tools, s, work, ids)))
+        hello = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
+        for name, headers, expected in [("no token", {}, 401), ("a wrong token", {"Authorization": "Bearer kb_wrong"}, 401),
+                                        ("a foreign Origin", {"Authorization": f"Bearer {admin}", "Origin": "http://evil.example"}, 403)]:
+            request = urllib.request.Request(url, data=hello, method="POST", headers={
+                "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers})
+            try:
+                status = urllib.request.urlopen(request, timeout=30).status
+            except urllib.error.HTTPError as error:
+                status = error.code
+            check(f"/mcp with {name} is {expected}", status == expected, status)
+    finally:
+        server.terminate()
+        server.wait()
+        log.close()
 
 
 async def as_owner(tools, s, work, ids):
@@ -198,6 +264,7 @@ def main():
     asyncio.run(session(db, None, lambda tools, s: as_owner(tools, s, work, ids)))
     asyncio.run(session(db, bob, lambda tools, s: as_bob(tools, s, work, ids)))
     asyncio.run(session(db, ada, lambda tools, s: as_ada(tools, s, work, ids)))
+    over_http(db, work, ids, bob, ada)
     if FAILURES:
         print(f"FAIL: {len(FAILURES)} checks failed: {', '.join(FAILURES)}")
         sys.exit(1)

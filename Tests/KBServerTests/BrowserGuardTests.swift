@@ -68,6 +68,8 @@ import Testing
             Call(method: .post, template: "/v1/sources/sync", uri: "/v1/sources/sync", body: #"{"collection": "app", "items": [], "prune": true}"#),
             Call(method: .delete, template: "/v1/sources/{id}", uri: "/v1/sources/kept", body: nil),
             Call(method: .get, template: "/v1/jobs/{id}", uri: "/v1/jobs/\(added.job.id)", body: nil),
+            Call(method: .post, template: "/mcp", uri: "/mcp",
+                 body: #"{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "remember", "arguments": {"content": "planted over MCP", "scope": "user:ada"}}}"#),
             Call(method: .get, template: "/v1/tokens", uri: "/v1/tokens", body: nil),
             Call(method: .get, template: "/v1/models", uri: "/v1/models", body: nil),
             Call(method: .get, template: "/v1/me", uri: "/v1/me", body: nil),
@@ -113,7 +115,7 @@ import Testing
         // The three types a page may send without asking first, and none at all (a typeless Blob).
         let types: [String?] = ["text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", nil]
         let taking = calls.filter { $0.body != nil && $0.template != "/v1/sources" }   // an upload's type is the file's
-        #expect(taking.count == 17)
+        #expect(taking.count == 18)
         try await fixture.service(token: token).application().test(.router) { client in
             for call in taking {
                 for type in types {

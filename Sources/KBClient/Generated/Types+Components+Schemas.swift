@@ -2763,6 +2763,171 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/MCPError`.
+        public struct MCPError: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/MCPError/error`.
+            public var error: Components.Schemas.MCPErrorDetail
+            /// - Remark: Generated from `#/components/schemas/MCPError/id`.
+            public var id: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/MCPError/jsonrpc`.
+            @frozen public enum JsonrpcPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case _2_0 = "2.0"
+            }
+            /// - Remark: Generated from `#/components/schemas/MCPError/jsonrpc`.
+            public var jsonrpc: Components.Schemas.MCPError.JsonrpcPayload
+            /// Creates a new `MCPError`.
+            ///
+            /// - Parameters:
+            ///   - error:
+            ///   - id:
+            ///   - jsonrpc:
+            public init(
+                error: Components.Schemas.MCPErrorDetail,
+                id: Swift.String? = nil,
+                jsonrpc: Components.Schemas.MCPError.JsonrpcPayload
+            ) {
+                self.error = error
+                self.id = id
+                self.jsonrpc = jsonrpc
+            }
+            public enum CodingKeys: String, CodingKey {
+                case error
+                case id
+                case jsonrpc
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/MCPErrorDetail`.
+        public struct MCPErrorDetail: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/MCPErrorDetail/code`.
+            public var code: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/MCPErrorDetail/data`.
+            public var data: OpenAPIRuntime.OpenAPIValueContainer?
+            /// - Remark: Generated from `#/components/schemas/MCPErrorDetail/message`.
+            public var message: Swift.String
+            /// Creates a new `MCPErrorDetail`.
+            ///
+            /// - Parameters:
+            ///   - code:
+            ///   - data:
+            ///   - message:
+            public init(
+                code: Swift.Int,
+                data: OpenAPIRuntime.OpenAPIValueContainer? = nil,
+                message: Swift.String
+            ) {
+                self.code = code
+                self.data = data
+                self.message = message
+            }
+            public enum CodingKeys: String, CodingKey {
+                case code
+                case data
+                case message
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/MCPRequest`.
+        public struct MCPRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/MCPRequest/id`.
+            public var id: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/MCPRequest/jsonrpc`.
+            @frozen public enum JsonrpcPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case _2_0 = "2.0"
+            }
+            /// - Remark: Generated from `#/components/schemas/MCPRequest/jsonrpc`.
+            public var jsonrpc: Components.Schemas.MCPRequest.JsonrpcPayload
+            /// - Remark: Generated from `#/components/schemas/MCPRequest/method`.
+            public var method: Swift.String
+            /// - Remark: Generated from `#/components/schemas/MCPRequest/params`.
+            public var params: OpenAPIRuntime.OpenAPIObjectContainer?
+            /// Creates a new `MCPRequest`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - jsonrpc:
+            ///   - method:
+            ///   - params:
+            public init(
+                id: Swift.String? = nil,
+                jsonrpc: Components.Schemas.MCPRequest.JsonrpcPayload,
+                method: Swift.String,
+                params: OpenAPIRuntime.OpenAPIObjectContainer? = nil
+            ) {
+                self.id = id
+                self.jsonrpc = jsonrpc
+                self.method = method
+                self.params = params
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case jsonrpc
+                case method
+                case params
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .id
+                )
+                self.jsonrpc = try container.decode(
+                    Components.Schemas.MCPRequest.JsonrpcPayload.self,
+                    forKey: .jsonrpc
+                )
+                self.method = try container.decode(
+                    Swift.String.self,
+                    forKey: .method
+                )
+                self.params = try container.decodeIfPresent(
+                    OpenAPIRuntime.OpenAPIObjectContainer.self,
+                    forKey: .params
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "jsonrpc",
+                    "method",
+                    "params"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/MCPResponse`.
+        public struct MCPResponse: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/MCPResponse/error`.
+            public var error: Components.Schemas.MCPErrorDetail?
+            /// - Remark: Generated from `#/components/schemas/MCPResponse/id`.
+            public var id: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/MCPResponse/jsonrpc`.
+            @frozen public enum JsonrpcPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case _2_0 = "2.0"
+            }
+            /// - Remark: Generated from `#/components/schemas/MCPResponse/jsonrpc`.
+            public var jsonrpc: Components.Schemas.MCPResponse.JsonrpcPayload
+            /// - Remark: Generated from `#/components/schemas/MCPResponse/result`.
+            public var result: OpenAPIRuntime.OpenAPIObjectContainer?
+            /// Creates a new `MCPResponse`.
+            ///
+            /// - Parameters:
+            ///   - error:
+            ///   - id:
+            ///   - jsonrpc:
+            ///   - result:
+            public init(
+                error: Components.Schemas.MCPErrorDetail? = nil,
+                id: Swift.String? = nil,
+                jsonrpc: Components.Schemas.MCPResponse.JsonrpcPayload,
+                result: OpenAPIRuntime.OpenAPIObjectContainer? = nil
+            ) {
+                self.error = error
+                self.id = id
+                self.jsonrpc = jsonrpc
+                self.result = result
+            }
+            public enum CodingKeys: String, CodingKey {
+                case error
+                case id
+                case jsonrpc
+                case result
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Memory`.
         public struct Memory: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Memory/content`.

@@ -42,6 +42,11 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /healthz`.
     /// - Remark: Generated from `#/paths//healthz/get(health)`.
     func health(_ input: Operations.Health.Input) async throws -> Operations.Health.Output
+    /// The Model Context Protocol over streamable HTTP, stateless (no session; a JSON answer to each request, 202 to a notification): the tools and the prompt of kb mcp, acting with the bearer token's rights. Point an MCP client at this URL with the token as `Authorization: Bearer TOKEN`.
+    ///
+    /// - Remark: HTTP `POST /mcp`.
+    /// - Remark: Generated from `#/paths//mcp/post(mcp)`.
+    func mcp(_ input: Operations.Mcp.Input) async throws -> Operations.Mcp.Output
     /// Prometheus metrics, text format 0.0.4 (admin token only, or no token with kb serve --metrics-public).
     ///
     /// - Remark: HTTP `GET /metrics`.
@@ -301,6 +306,19 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//healthz/get(health)`.
     public func health(headers: Operations.Health.Input.Headers = .init()) async throws -> Operations.Health.Output {
         try await health(Operations.Health.Input(headers: headers))
+    }
+    /// The Model Context Protocol over streamable HTTP, stateless (no session; a JSON answer to each request, 202 to a notification): the tools and the prompt of kb mcp, acting with the bearer token's rights. Point an MCP client at this URL with the token as `Authorization: Bearer TOKEN`.
+    ///
+    /// - Remark: HTTP `POST /mcp`.
+    /// - Remark: Generated from `#/paths//mcp/post(mcp)`.
+    public func mcp(
+        headers: Operations.Mcp.Input.Headers = .init(),
+        body: Operations.Mcp.Input.Body
+    ) async throws -> Operations.Mcp.Output {
+        try await mcp(Operations.Mcp.Input(
+            headers: headers,
+            body: body
+        ))
     }
     /// Prometheus metrics, text format 0.0.4 (admin token only, or no token with kb serve --metrics-public).
     ///

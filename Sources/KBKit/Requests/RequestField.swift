@@ -184,7 +184,10 @@ public enum Pattern {
     /// A page or a range of pages: `12` or `12-14`.
     public static let pageRange = "^[1-9][0-9]{0,6}(-[1-9][0-9]{0,6})?$"
     /// A printed page label or a range of them: `xii` or `xii-3` (labels without `-` or white space).
-    public static let labelRange = "^[^\\s-]{1,40}(-[^\\s-]{1,40})?$"
+    /// The characters that one regex engine counts as white space and another does not (U+001C–
+    /// U+001F for Python, U+0085 for ICU, U+FEFF for ECMAScript) are named, so that the server's
+    /// check and every client's reading of the document agree.
+    public static let labelRange = "^[^\\s\\u001c-\\u001f\\u0085\\ufeff-]{1,40}(-[^\\s\\u001c-\\u001f\\u0085\\ufeff-]{1,40})?$"
     /// A positive duration: a number and s, m, h, d or w (days without a unit).
     /// An ISO 8601 date or time (`TimeText`).
     public static let time = TimeText.pattern
