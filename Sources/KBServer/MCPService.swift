@@ -31,11 +31,6 @@ public struct MCPService: Sendable {
         self.token = token
     }
 
-    @available(*, deprecated, renamed: "init(kb:reports:chatModel:token:)", message: "It is the upstream chat model, not only memory extraction's.")
-    public init(kb: KnowledgeBase, reports: [String: ReportTemplate] = [:], memoryModel: ChatModel?, token: String? = nil) {
-        self.init(kb: kb, reports: reports, chatModel: memoryModel, token: token)
-    }
-
     /// Who the tools act as when the caller is already known — `kb serve`'s `/mcp`, where the
     /// request's bearer token made it; nil (the default) uses `token`.
     public var acting: Caller?

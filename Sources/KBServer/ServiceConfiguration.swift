@@ -27,11 +27,6 @@ public struct ServiceConfiguration: Sendable {
     /// memory extraction and the query rewriter ask; nil: chat completions are refused and memory
     /// extraction uses kb's explicit patterns. The default is nil.
     public var chatModel: ChatModel?
-    @available(*, deprecated, renamed: "chatModel", message: "It is the upstream chat model, not only memory extraction's.")
-    public var memoryModel: ChatModel? {
-        get { chatModel }
-        set { chatModel = newValue }
-    }
     /// How answered requests are logged (`kb usage`); nil logs nothing. The default keeps 30
     /// days, without query text.
     public var requestLog: RequestLog.Settings? = RequestLog.Settings()
