@@ -20,25 +20,17 @@ struct RerankerOption: ParsableArguments {
     @Option(name: .customLong("rerank-depth"), help: ArgumentHelp("Candidates of each search the second stage reorders.", valueName: "n"))
     var depth = RerankingStage.defaultDepth
 
-    @Option(name: .customLong("second-stage"), help: ArgumentHelp(
-        "learned: kb's in-process learned ranker over the first stage's signals (no model; off by default, as it does not measure better than adaptive fusion on sets it was not trained on).",
-        valueName: "learned"))
-    var secondStage: String?
-
     @Option(name: .customLong("rerank-timeout"), help: ArgumentHelp("Seconds one re-ranking request may take before the answer keeps the first stage's order (marked degraded).", valueName: "seconds"))
     var timeout: Double = 10
 
     func validate() throws {
         if reranker == nil, model != nil { throw ValidationError("--reranker-model needs --reranker URL.") }
-        if let secondStage, secondStage != "learned" { throw ValidationError("--second-stage takes learned.") }
-        if secondStage != nil, reranker != nil { throw ValidationError("Choose one second stage: --reranker URL or --second-stage learned.") }
         guard (1...1000).contains(depth) else { throw ValidationError("--rerank-depth must be between 1 and 1000.") }
         guard timeout >= 1 else { throw ValidationError("--rerank-timeout must be at least 1 second.") }
     }
 
-    /// The stage these options ask for, nil without `--reranker` or `--second-stage`.
+    /// The stage these options ask for, nil without `--reranker`.
     func stage() throws -> (any RetrievalStage)? {
-        if secondStage == "learned" { return LearnedRankerStage(depth: depth) }
         guard let reranker else { return nil }
         guard let url = URL(string: reranker) else { throw KBError(.invalidArgument, "--reranker \(reranker) is not a URL; give the base URL, e.g. http://127.0.0.1:8012/v1.") }
         var configuration = HTTPReranker.Configuration(model: model ?? "", baseURL: url,
