@@ -197,14 +197,14 @@ let package = Package(
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client", condition: .when(platforms: [.linux])),
             ],
             exclude: ["openapi.json", "openapi-generator-config.yaml"]),
-        // Measurements run by scripts/bench-*.sh; kept apart from the tests.
+        // Measurements run by scripts/bench/bench-*.sh; kept apart from the tests.
         .executableTarget(
             name: "kb-bench",
             dependencies: ["CKBKernels", "KBCore", "KBStore", "KBEmbed", "KBSQLite", "KBIngest", "KBPostgres", "KBTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/kb-bench",
             swiftSettings: strict),
         // Which backend the tests run against (SQLite, or PostgreSQL when scripts/test.sh says so),
-        // and the scans with known text the OCR tests and scripts/bench-ocr.sh make.
+        // and the scans with known text the OCR tests and scripts/bench/bench-ocr.sh make.
         .target(name: "KBTestSupport", dependencies: ["CPoppler", "CTesseract", "KBKit", "KBPostgres", .product(name: "ZIPFoundation", package: "ZIPFoundation")], path: "Tests/KBTestSupport", swiftSettings: strict),
         .testTarget(
             name: "KBIngestTests", dependencies: ["CPoppler", "KBCore", "KBIngest", "KBTestSupport"], resources: [.copy("Fixtures")],

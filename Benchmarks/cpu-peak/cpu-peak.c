@@ -2,7 +2,7 @@
 // and int8 quadruples (vpdpbusd), 512 bits wide, 24 independent accumulators: more than latency ×
 // ports need on the cores measured (12 had been thought enough; on an AMD EPYC whose two vCPUs are
 // cores of their own, vdpbf16ps then ran at 1,000 G/s against 1,080 with 16 or 24 — the floor came
-// out 8% too high). 28 spill. scripts/bench-encoder-floor.sh compiles and runs it: the floor under
+// out 8% too high). 28 spill. scripts/bench/bench-encoder-floor.sh compiles and runs it: the floor under
 // any encoder.
 // Prints one JSON object a line: {"kind", "threads", "gops"} (10⁹ operations a second; a
 // multiply and an add count as two).

@@ -3,7 +3,7 @@ import KBCore
 import KBEmbed
 
 /// One model's view of texts, for comparing kb's encoder with another implementation of the same
-/// model (scripts/bench-e5.sh): per text, the token count with the model's passage and query
+/// model (scripts/bench/bench-e5.sh): per text, the token count with the model's passage and query
 /// prompts and specials (untruncated), and both vectors; with the time the vectors took.
 func modelEmbed(folder path: String, textsFile: String) async throws -> [String: Any] {
     let folder = try ModelFolder(path: path)

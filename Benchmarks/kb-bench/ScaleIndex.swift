@@ -5,7 +5,7 @@ import KBSQLite
 import KBStore
 import GRDB
 
-/// A shelf of books for `scripts/bench-serve.sh --scale`: `count` snippets of real-length text
+/// A shelf of books for `scripts/bench/bench-serve.sh --scale`: `count` snippets of real-length text
 /// (80–200 words drawn from `wordsFile`, one snippet per paragraph, 100 to a book) with synthetic
 /// unit vectors recorded under the local model's name, so that `kb serve` embeds real queries and
 /// scans a matrix of the real size. Synthetic vectors make the ranking meaningless and the cost

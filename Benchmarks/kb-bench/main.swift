@@ -1,4 +1,4 @@
-// kb-bench: measurements for scripts/bench-*.sh. Prints one JSON object on stdout.
+// kb-bench: measurements for scripts/bench/bench-*.sh. Prints one JSON object on stdout.
 //
 //   kb-bench embed PASSAGES.txt SENTENCES.txt     (one text per line)
 //   kb-bench encoder-profile [THREADS]             (per-stage time of one forward pass)

@@ -2,7 +2,7 @@
 // runs on its generic "gemm:jit" path) against products made for their exact row count (which
 // oneDNN runs on its blocked "brg" kernels), for multilingual-e5-small's four shapes at a pass's
 // and a query's row counts, on one thread, each the best of many runs with warm caches.
-// scripts/bench-onednn-products.sh compiles and runs it. Prints one JSON object a line:
+// scripts/bench/bench-onednn-products.sh compiles and runs it. Prints one JSON object a line:
 // {"k", "n", "rows", "runtime_impl", "runtime_ms", "fixed_impl", "fixed_ms"}.
 // (2026-11-29, AMD EPYC: the fixed products 1–6% faster at 2,048 rows and 15–35% at 12–33 rows
 // here, but kb's whole passes were not faster with them — see docs/benchmarks.md.)

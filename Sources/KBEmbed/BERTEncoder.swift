@@ -557,7 +557,7 @@ extension EncoderPrecision {
 
     /// What `auto` embeds a new index in on this CPU: int8 where it has AVX-512 VNNI (its
     /// passages take ×0.55–0.86 of bf16's time and rank within 0.005 nDCG@10 of them on every
-    /// set `scripts/eval-int8-passages.sh` runs), else bf16 where it has AVX-512 BF16, else fp32.
+    /// set `scripts/eval/eval-int8-passages.sh` runs), else bf16 where it has AVX-512 BF16, else fp32.
     public static var newIndexDefault: EncoderPrecision {
         EncoderPrecision.int8.runnable
     }

@@ -6,7 +6,7 @@ import Foundation
 /// kernel sets parts aside for a time slice and the whole pass waits for them. Measured on two
 /// cores with two spinning processes and an ingest beside `kb eval` (multilingual-e5-small, XQuAD
 /// en-de): queries' passes on two threads took p50 34.0 ms, on one 27.7 ms; quiet, two threads
-/// took 15.7 ms and one 20.5 ms (scripts/bench-contention.sh).
+/// took 15.7 ms and one 20.5 ms (scripts/bench/bench-contention.sh).
 enum IdleCores {
     /// Up to `wanted` threads, but no more than the cores no other runnable thread is waiting for
     /// (the calling thread's own core counted as free), and at least one. The machine's runnable

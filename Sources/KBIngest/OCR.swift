@@ -29,7 +29,7 @@ public struct OCRSettings: Sendable, Hashable {
     public var dataPath: String?
 
     public static let defaultDPI = 300
-    /// Measured on kb's generated scans (scripts/bench-ocr.sh): clean pages score 88–96, pages
+    /// Measured on kb's generated scans (scripts/bench/bench-ocr.sh): clean pages score 88–96, pages
     /// whose words come out wrong score below 70.
     public static let defaultConfidenceFloor = 70.0
 

@@ -228,7 +228,7 @@ public final class SQLiteStore: TransactionalStore {
     /// SQLite ranks vectors exactly, in memory; there is no approximate index to build.
     public func buildApproximateIndex(_ settings: HNSWSettings, sample: Int) async throws -> HNSWReport {
         throw KBError(.unsupportedMode,
-            "HNSW indexes are built in PostgreSQL (--db postgres://…). An SQLite index scans every vector exactly; scripts/bench-search.sh shows how fast that is.")
+            "HNSW indexes are built in PostgreSQL (--db postgres://…). An SQLite index scans every vector exactly; scripts/bench/bench-search.sh shows how fast that is.")
     }
 
     public func dropApproximateIndex() async throws -> Bool {

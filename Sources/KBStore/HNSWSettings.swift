@@ -7,8 +7,8 @@ public struct HNSWSettings: Sendable, Hashable, Codable {
     /// Candidates kept while searching (`hnsw.ef_search`); more is slower and closer to exact.
     /// The default is 800: on a 100,000-snippet shelf whose best answers to a real question lie
     /// close together, recall@10 against exact was 0.65–0.91 at 100 and 0.98–0.99 at 800, for
-    /// 13 against 16 ms a search (scripts/bench-postgres-scale.sh); on a million, 0.853 at 400,
-    /// 0.924 at 600 and 0.965 at 800 (scripts/bench-hnsw-settings.sh).
+    /// 13 against 16 ms a search (scripts/bench/bench-postgres-scale.sh); on a million, 0.853 at 400,
+    /// 0.924 at 600 and 0.965 at 800 (scripts/bench/bench-hnsw-settings.sh).
     public var efSearch: Int
 
     public init(m: Int = 16, efConstruction: Int = 64, efSearch: Int = 800) {

@@ -2,7 +2,7 @@ import Foundation
 
 /// The tiny XLM-R test model as a loadable folder. Its weights are not in the repository: they are
 /// made here from `tensors.json` (names and shapes) with the same deterministic generator
-/// scripts/make_xlmr_fixture.py used to compute the reference embeddings (SplitMix64 per tensor,
+/// scripts/fixtures/make_xlmr_fixture.py used to compute the reference embeddings (SplitMix64 per tensor,
 /// seeded by the FNV-1a hash of its name), and written as `model.safetensors` beside copies of
 /// the committed configuration and tokenizer files, in a temporary folder.
 enum TinyXLMR {
@@ -35,7 +35,7 @@ enum TinyXLMR {
         return Data(bytes: &length, count: 8) + json + body
     }
 
-    /// The values of one tensor (see `fixture_tensor` in scripts/make_xlmr_fixture.py).
+    /// The values of one tensor (see `fixture_tensor` in scripts/fixtures/make_xlmr_fixture.py).
     static func tensor(_ name: String, count: Int) -> [Float] {
         let (center, scale): (Double, Double) = name.hasSuffix("LayerNorm.weight") ? (1, 0.1) : name.hasSuffix(".bias") ? (0, 0.1) : (0, 0.35)
         var state = fnv1a64(name) ^ seed

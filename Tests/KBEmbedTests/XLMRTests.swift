@@ -5,7 +5,7 @@ import Testing
 
 /// `tiny-xlmr`: a 2-layer XLM-RoBERTa-style sentence model with generated weights and a SentencePiece
 /// Unigram tokenizer trained on English, Ukrainian and Arabic text, made by
-/// scripts/make-xlmr-fixture.sh with Hugging Face `tokenizers` and `transformers`;
+/// scripts/fixtures/make-xlmr-fixture.sh with Hugging Face `tokenizers` and `transformers`;
 /// `tiny-xlmr-reference.json` holds their token ids and embeddings (mean pooling, L2-normalised).
 struct XLMRReference: Decodable {
     struct Sample: Decodable {

@@ -11,7 +11,7 @@ import Testing
 /// PDFs, PNG and TIFF files. The text layer of the originals is the truth.
 @Suite struct OCRTests {
     /// Word accuracy every clean generated scan must reach. Measured: 0.93–1.00 per page at
-    /// 150–300 dpi (scripts/bench-ocr.sh; the misses are page numbers and running headers).
+    /// 150–300 dpi (scripts/bench/bench-ocr.sh; the misses are page numbers and running headers).
     static let accuracyFloor = 0.9
 
     let folder: URL

@@ -3,7 +3,7 @@ import KBCore
 import Testing
 @testable import KBIngest
 
-/// PDFs made by scripts/make-pdf-fixtures.py.
+/// PDFs made by scripts/fixtures/make-pdf-fixtures.py.
 enum PDFFixture {
     static func path(_ name: String) -> String {
         Bundle.module.url(forResource: name, withExtension: "pdf", subdirectory: "Fixtures/pdf")!.path

@@ -3,7 +3,7 @@ import KBCore
 @testable import KBIngest
 import Testing
 
-/// PDFs made the way real ones are (scripts/make-rtl-pdf-fixtures.sh): LibreOffice from
+/// PDFs made the way real ones are (scripts/fixtures/make-rtl-pdf-fixtures.sh): LibreOffice from
 /// right-to-left HTML, and reportlab + arabic-reshaper + python-bidi. kb's stored text must hold
 /// the words of the text they were made from, as a reader sees them.
 @Suite struct RightToLeftPDFTests {

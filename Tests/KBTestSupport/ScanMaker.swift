@@ -2,7 +2,7 @@ import CPoppler
 import CTesseract
 import Foundation
 
-/// Makes scans with known text for the OCR tests and scripts/bench-ocr.sh: pages of a PDF that
+/// Makes scans with known text for the OCR tests and scripts/bench/bench-ocr.sh: pages of a PDF that
 /// has a text layer are rendered to grey images (poppler), which are then written as PNG, JPEG,
 /// TIFF or an image-only PDF (Leptonica). The text layer is the ground truth.
 public enum ScanMaker {
