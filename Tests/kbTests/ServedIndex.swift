@@ -29,7 +29,7 @@ struct ServedIndex {
         if token == nil { added["KB_API_TOKEN"] = "" }
         process.environment = ProcessInfo.processInfo.environment.merging(added) { $1 }
         let log = cli.workdir.appendingPathComponent("serve-\(port).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let logHandle = try FileHandle(forWritingTo: log)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = logHandle
