@@ -59,6 +59,13 @@ start)
     ;;
 stop)
     [ -n "${2:-}" ] || { echo "usage: scripts/postgres.sh stop FOLDER" >&2; exit 64; }
+    # Only a folder `start` made (its options file is there) is stopped and removed: a mistyped
+    # argument must never become rm -rf of something else.
+    if [ ! -d "$2" ] || [ ! -f "$2/options" ]; then
+        [ -e "$2" ] || exit 0   # already gone
+        echo "error: $2 is not a folder scripts/postgres.sh start made (no options file in it); nothing stopped or removed." >&2
+        exit 1
+    fi
     install_pgserver
     [ -d "$2/data" ] && as_server_user "$PG_BIN/pg_ctl" -D "$2/data" -m immediate stop >/dev/null 2>&1 || true
     rm -rf "$2"
