@@ -14,10 +14,13 @@ import Testing
     final class Seen: Sendable {
         let clientLeft = LockedValue(false)
         let requests = LockedValue(0)
+        /// Set once a test has what it needs: a stalled upstream then ends its answer.
+        let released = LockedValue(false)
     }
 
     /// OpenAI's chat completions, streamed: the question decides how. "slowly" — a piece every
-    /// 50 ms for a minute, or until the client goes; "stall" — one piece, then nothing for four seconds;
+    /// 50 ms for a minute, or until the client goes; "stall" — one piece, then nothing until the test
+    /// releases it (at most a minute);
     /// otherwise three pieces and `[DONE]`.
     static func upstream(_ seen: Seen) -> some ApplicationProtocol {
         let router = Router()
@@ -44,7 +47,8 @@ import Testing
                     }
                 } else if question.contains("stall") {
                     try await writer.write(event("Venus "))
-                    try? await Task.sleep(for: .seconds(4))   // past the session's 1 s timeout
+                    // Past the session's timeout: nothing more until the test has its frames.
+                    for _ in 0..<1200 where !seen.released.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(50)) }
                 } else {
                     for piece in ["Venus in the tenth house ", "favours the arts ", "[1]."] { try await writer.write(event(piece)) }
                     try await writer.write(ByteBuffer(string: "data: [DONE]\n\n"))
@@ -112,10 +116,13 @@ import Testing
         let fixture = try await Fixture()
         let seen = Seen()
         try await Self.upstream(seen).test(.live) { stub in
-            let session = try await Self.session(fixture, port: stub.port!, question: "Venus, then stall.", timeout: 1)
+            // 5 s, not kb's least (1 s): a loaded machine can take a second to send the first piece, and
+            // that wait counts too (it would end the turn before its stream, with a thrown error).
+            let session = try await Self.session(fixture, port: stub.port!, question: "Venus, then stall.", timeout: 5)
             guard case .stream(let stream) = try await session.answer() else { Issue.record("the answer was not streamed"); return }
             var frames: [String] = []
             for try await frame in stream.frames { frames.append(frame) }
+            seen.released.withLock { $0 = true }
             #expect(frames.first?.contains("Venus ") == true)
             let error = try #require(Self.data(frames.last ?? "")?["error"] as? [String: Any])
             #expect(error["code"] as? String == "upstream_timeout" && error["type"] as? String == "upstream_error")
