@@ -67,12 +67,20 @@ extension KnowledgeBase {
     }
 
     /// What the index holds, whether this process can embed queries, and the unfinished jobs by
-    /// state (`GET /v1/status`).
-    public func serviceStatus() async throws -> ServiceStatus {
-        let jobs = try await store.snapshot { snapshot in
-            Dictionary(grouping: try snapshot.unfinishedJobs(), by: { $0.job.state.rawValue }).mapValues(\.count)
+    /// state, read in one snapshot: `GET /v1/status` (any caller: counts, no content) and, through
+    /// `metricsStatus(as:)`, the gauges of `/metrics`.
+    public func serviceStatus(as caller: Caller) async throws -> ServiceStatus {
+        let (index, jobs) = try await store.snapshot { snapshot in
+            (try snapshot.status(), Dictionary(grouping: try snapshot.unfinishedJobs(), by: { $0.job.state.rawValue }).mapValues(\.count))
         }
-        return ServiceStatus(index: try await status(), queryEmbedder: queryEmbedderStatus, jobs: jobs)
+        return ServiceStatus(index: index, queryEmbedder: queryEmbedderStatus, jobs: jobs)
+    }
+
+    /// The service's status for `/metrics`: the same computation as `serviceStatus(as:)`, the
+    /// admin's only (a scrape with `--metrics-public` acts as the admin).
+    public func metricsStatus(as caller: Caller) async throws -> ServiceStatus {
+        try caller.requireAdmin("read metrics")
+        return try await serviceStatus(as: caller)
     }
 
     /// Parses a selector given in a request: `tag:…`, `kind:…`, or an absolute path (a folder

@@ -18,7 +18,7 @@ extension KnowledgeBase {
         let erased = try await memoryBook.erase(scope)
         var sources = SourcesErased(user: "", sources: 0, jobs: 0)
         if scope.name.hasPrefix("user:") {
-            sources = try await sourceDesk.eraseSources(user: String(scope.name.dropFirst("user:".count)), as: .admin)   // scrubs too
+            sources = try await sourceDesk.eraseSources(user: String(scope.name.dropFirst("user:".count)))   // scrubs too
         } else {
             try await store.scrub()
         }

@@ -9,19 +9,21 @@ extension KnowledgeBase {
     public static func notesCorpus(of datasetFolder: String) -> String? { Evaluator.notesCorpus(of: datasetFolder) }
 
     /// Puts a dataset's corpus into this index, unless it already holds exactly that corpus
-    /// (same corpus file or notes, same chunking): re-runs only re-run the queries.
+    /// (same corpus file or notes, same chunking): re-runs only re-run the queries. The admin's only.
     public func loadCorpus(
         of datasetFolder: String, _ dataset: BEIRDataset, options: EvaluationOptions,
-        embedder: (any Embedder)?, record: EmbedderRecord, progress: @escaping @Sendable (IngestProgress) -> Void = { _ in }
+        embedder: (any Embedder)?, record: EmbedderRecord, as caller: Caller, progress: @escaping @Sendable (IngestProgress) -> Void = { _ in }
     ) async throws -> IngestReport {
-        try await evaluator.loadCorpus(of: datasetFolder, dataset, options: options, embedder: embedder, record: record, progress: progress)
+        try caller.requireAdmin("load an evaluation corpus")
+        return try await evaluator.loadCorpus(of: datasetFolder, dataset, options: options, embedder: embedder, record: record, progress: progress)
     }
 
-    /// Runs every judged query of the dataset in each mode and scores the rankings.
+    /// Runs every judged query of the dataset in each mode and scores the rankings. The admin's only.
     public func evaluate(
-        datasetFolder: String, _ dataset: BEIRDataset, options: EvaluationOptions,
+        datasetFolder: String, _ dataset: BEIRDataset, options: EvaluationOptions, as caller: Caller,
         progress: @Sendable (Int, Int) -> Void = { _, _ in }
     ) async throws -> EvaluationRun {
-        try await evaluator.evaluate(datasetFolder: datasetFolder, dataset, options: options, progress: progress)
+        try caller.requireAdmin("run an evaluation")
+        return try await evaluator.evaluate(datasetFolder: datasetFolder, dataset, options: options, progress: progress)
     }
 }

@@ -5,9 +5,10 @@ extension KnowledgeBase {
     /// embedder's vectors, memories with their history, bots, the embedding cache and token usage — into the empty index at
     /// `destination` (an SQLite file or a `postgres://` database, made when missing). Each source
     /// and memory is written in its own transaction; the copy holds the same data, so searches
-    /// give the same results (keyword scores are each backend's own).
-    public func export(to destination: String, progress: @Sendable (_ done: Int, _ total: Int, _ item: String) -> Void = { _, _, _ in })
-        async throws -> ExportReport {
-        try await IndexCopier(store: store, environment: environment).export(to: destination, progress: progress)
+    /// give the same results (keyword scores are each backend's own). The admin's only.
+    public func export(to destination: String, as caller: Caller,
+                       progress: @Sendable (_ done: Int, _ total: Int, _ item: String) -> Void = { _, _, _ in }) async throws -> ExportReport {
+        try caller.requireAdmin("export the index")
+        return try await IndexCopier(store: store, environment: environment).export(to: destination, progress: progress)
     }
 }

@@ -25,29 +25,40 @@ extension KnowledgeBase {
     ///   - embedder: nil for a keyword-only ingest.
     ///   - record: what the index records for `embedder`'s vectors (from `embedder(_:)`).
     ///   - prune: also remove sources under the given folders whose files are gone.
+    ///   - caller: who asks (the admin's only: a scoped token adds sources through `addSource`).
     ///   - progress: called as files are read and as snippets are embedded and written.
     public func ingest(
         _ paths: [String], options: IngestOptions, embedder: (any Embedder)? = nil, record: EmbedderRecord = .none,
-        prune: Bool = false, progress: @escaping @Sendable (IngestProgress) -> Void = { _ in }
-    ) async -> IngestReport {
-        await ingestor.ingest(paths, options: options, embedder: embedder, record: record, prune: prune, progress: progress)
+        prune: Bool = false, as caller: Caller, progress: @escaping @Sendable (IngestProgress) -> Void = { _ in }
+    ) async throws -> IngestReport {
+        try caller.requireAdmin("ingest files from the server's disk")
+        return await ingestor.ingest(paths, options: options, embedder: embedder, record: record, prune: prune, progress: progress)
     }
 
-    /// Ingested files (memories are listed by `memories(_:)`).
-    public func sources() async throws -> [StoredSource] { try await store.snapshot { try $0.sources() }.filter { $0.kind != .memory } }
+    /// Ingested files (memories are listed by `memories(_:)`); a scoped token needs the right `sources`.
+    public func sources(as caller: Caller) async throws -> [StoredSource] {
+        try caller.require(.sources, writing: false, "list sources")
+        return try await store.snapshot { try $0.sources() }.filter { $0.kind != .memory }
+    }
 
     /// Every source as the API, MCP and `kb sources` show it: by its public id (`file:…`, an
     /// upload's own), never the index's row number.
-    public func sourceInfos() async throws -> [SourceInfo] { try await sources().map(SourceInfo.init) }
+    public func sourceInfos(as caller: Caller) async throws -> [SourceInfo] { try await sources(as: caller).map(SourceInfo.init) }
 
     /// Removes sources by file path, or all sources under a folder path. Throws when a path
-    /// matches nothing, naming it, and removes nothing in that case.
+    /// matches nothing, naming it, and removes nothing in that case. The admin's only.
     @discardableResult
-    public func remove(_ paths: [String]) async throws -> [String] { try await ingestor.remove(paths) }
+    public func remove(_ paths: [String], as caller: Caller) async throws -> [String] {
+        try caller.requireAdmin("remove sources by path")
+        return try await ingestor.remove(paths)
+    }
 
     /// The OCR languages for an ingest into this index (`OCRSettings.languages(given:recorded:)`):
-    /// `given` languages are recorded as the index's.
-    public func ocrLanguages(given: [String]?) async throws -> [String] { try await ingestor.ocrLanguages(given: given) }
+    /// `given` languages are recorded as the index's. The admin's only.
+    public func ocrLanguages(given: [String]?, as caller: Caller) async throws -> [String] {
+        try caller.requireAdmin("set the index's OCR languages")
+        return try await ingestor.ocrLanguages(given: given)
+    }
 
     /// Re-embeds every snippet (and memory) with another embedder into a new vector set, while
     /// searches keep using the current one; when the set is complete the index switches to it in
@@ -59,12 +70,13 @@ extension KnowledgeBase {
     /// title where the index was made before kb embedded titles.
     ///
     /// ```swift
-    /// let report = try await kb.reindex(to: .hashing)
+    /// let report = try await kb.reindex(to: .hashing, as: .admin)
     /// // or an endpoint: .openAI(model: "nomic-embed-text", url: "http://127.0.0.1:11434/v1")
     /// ```
-    public func reindex(to choice: EmbedderChoice?, dropOld: Bool = false,
+    public func reindex(to choice: EmbedderChoice?, dropOld: Bool = false, as caller: Caller,
                         progress: @Sendable (IngestProgress) -> Void = { _ in }) async throws -> ReindexReport {
-        try await ingestor.reindex(to: choice, dropOld: dropOld, progress: progress)
+        try caller.requireAdmin("embed the index again")
+        return try await ingestor.reindex(to: choice, dropOld: dropOld, progress: progress)
     }
 
     /// Waits until the local models made so far have finished setting up their layers on their
@@ -88,9 +100,10 @@ extension KnowledgeBase {
     }
 
     /// Tunes keyword search for `language` (recorded with the index); rebuilds the keyword index
-    /// when it was tuned for another. False when nothing changed.
+    /// when it was tuned for another. False when nothing changed. The admin's only.
     @discardableResult
-    public func setKeywordLanguage(_ language: KeywordLanguage) async throws -> Bool {
-        try await store.setKeywordLanguage(language)
+    public func setKeywordLanguage(_ language: KeywordLanguage, as caller: Caller) async throws -> Bool {
+        try caller.requireAdmin("change the index's keyword language")
+        return try await store.setKeywordLanguage(language)
     }
 }

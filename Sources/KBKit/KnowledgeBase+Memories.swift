@@ -8,7 +8,7 @@ extension KnowledgeBase {
     /// `options.nearDuplicateThreshold` close to others is added, and they are reported.
     ///
     /// ```swift
-    /// let result = try await kb.remember(MemoryDraft("Allergic to peanuts", scope: try .user("ada")))
+    /// let result = try await kb.remember(MemoryDraft("Allergic to peanuts", scope: try .user("ada")), as: .admin)
     /// ```
     ///
     /// - Parameters:
@@ -17,13 +17,16 @@ extension KnowledgeBase {
     ///   - superseding: a memory of the same scope that the new one replaces: it stays, marked as
     ///     superseded, and searches leave it out.
     ///   - choice: the embedder for a new index; an existing one keeps its own.
+    ///   - caller: who asks: the scope must be theirs to write.
     public func remember(
-        _ draft: MemoryDraft, options: MemoryOptions = MemoryOptions(), superseding: String? = nil, embedder choice: EmbedderChoice? = nil
+        _ draft: MemoryDraft, options: MemoryOptions = MemoryOptions(), superseding: String? = nil, embedder choice: EmbedderChoice? = nil,
+        as caller: Caller
     ) async throws -> RememberResult {
-        try await memoryBook.remember(draft, options: options, superseding: superseding, embedder: choice)
+        try caller.requireScopes([draft.scope], writing: true)
+        return try await memoryBook.remember(draft, options: options, superseding: superseding, embedder: choice)
     }
 
-    /// Stores a memory in a scope the caller may write (see `remember(_:options:superseding:embedder:)`).
+    /// Stores a memory in a scope the caller may write (see `remember(_:options:superseding:embedder:as:)`).
     /// `embedder` applies to a new index only; an existing one keeps its own.
     public func remember(_ request: RememberRequest, embedder choice: EmbedderChoice? = nil, as caller: Caller) async throws -> RememberResult {
         try await remember(try request.checked(limits), embedder: choice, as: caller)
@@ -87,9 +90,10 @@ extension KnowledgeBase {
     func forget(_ id: String) async throws -> Memory { try await memoryBook.forget(id) }
 
     /// Memories that match a query, searched like snippets (hybrid by default) within the
-    /// query's scopes only.
-    public func recall(_ query: MemoryQuery) async throws -> MemoryResults {
-        try await memoryBook.recall(query)
+    /// query's scopes only, which must be the caller's to read.
+    public func recall(_ query: MemoryQuery, as caller: Caller) async throws -> MemoryResults {
+        try caller.requireScopes(query.scopes, writing: false)
+        return try await memoryBook.recall(query)
     }
 
     /// Memories that match a query, of scopes the caller may read.
@@ -102,18 +106,22 @@ extension KnowledgeBase {
         try await memoryBook.recall(try inForce(checked), as: caller)
     }
 
-    /// Memories as JSON Lines, oldest first, superseded ones and history included.
-    public func exportMemories(scopes: [MemoryScope] = []) async throws -> String {
-        try await memoryBook.exportMemories(scopes: scopes)
+    /// Memories as JSON Lines, oldest first, superseded ones and history included; of `scopes`
+    /// the caller may read (none named: every scope, the admin's only).
+    public func exportMemories(scopes: [MemoryScope] = [], as caller: Caller) async throws -> String {
+        try caller.requireScopes(scopes, writing: false)
+        return try await memoryBook.exportMemories(scopes: scopes)
     }
 
     /// Imports JSON Lines written by `exportMemories`, each memory in its own transaction with
     /// its id, times and history. The same memory already stored is left alone; a stored memory
     /// with the same id but other data is a conflict unless `replacing`. Bad lines are reported
     /// by number and the rest still import.
+    /// The admin's only (an archive names its own scopes).
     public func importMemories(_ text: String, options: MemoryOptions = MemoryOptions(), replacing: Bool = false,
-                               embedder choice: EmbedderChoice? = nil) async throws -> MemoryImportReport {
-        try await memoryBook.importMemories(text, options: options, replacing: replacing, embedder: choice)
+                               embedder choice: EmbedderChoice? = nil, as caller: Caller) async throws -> MemoryImportReport {
+        try caller.requireAdmin("import memories")
+        return try await memoryBook.importMemories(text, options: options, replacing: replacing, embedder: choice)
     }
 
     /// Proposes memories for the user from a conversation — by kb's explicit patterns, or by

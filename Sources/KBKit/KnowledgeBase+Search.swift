@@ -10,13 +10,15 @@ extension KnowledgeBase {
     /// hybrid runs both to `query.candidates` and fuses the ranks (RRF, k = 60). Filters select
     /// snippets before ranking. Near-duplicate snippets are collapsed (the best-ranked stays);
     /// then `groupBySource` and `diversity` apply, and the first `limit` hits are returned.
-    /// The index is read in one snapshot, off the caller's thread (`Retriever`).
-    public func search(_ query: SearchQuery) async throws -> SearchResults {
+    /// The index is read in one snapshot, off the caller's thread (`Retriever`). Every snippet may
+    /// be reached this way: the admin's only (a scoped token searches through its bots, `SearchRequest`).
+    public func search(_ query: SearchQuery, as caller: Caller) async throws -> SearchResults {
+        try caller.requireBot(nil)
         try Retriever.check(query)
         return try await retriever.search(query)
     }
 
-    /// Ranked snippets (see `search(_ query: SearchQuery)`); with `bot`, only what that bot may
+    /// Ranked snippets (see `search(_:as:)` of a `SearchQuery`); with `bot`, only what that bot may
     /// see. A scoped token searches only through its bots, for users of its scopes.
     public func search(_ request: SearchRequest, as caller: Caller) async throws -> SearchResults {
         try await search(try request.checked(limits), as: caller)

@@ -153,9 +153,11 @@ extension KnowledgeBase {
     ///   - ocr: how page images are read; nil reads them as the job runner does.
     ///   - choice: the embedder for a new index; an existing one keeps its own.
     ///   - progress: called after each source with how many are done, of how many, and its id.
-    public func rereadSources(_ ids: [String], ocr: OCRSettings? = nil, embedder choice: EmbedderChoice? = nil,
+    ///   - caller: who asks (the admin's only; a scoped token rereads one source with `reread(source:as:)`).
+    public func rereadSources(_ ids: [String], ocr: OCRSettings? = nil, embedder choice: EmbedderChoice? = nil, as caller: Caller,
                               progress: @Sendable (_ done: Int, _ total: Int, _ id: String) -> Void = { _, _, _ in }) async throws -> SourcesReread {
-        try await sourceDesk.rereadSources(ids, ocr: ocr, embedder: choice, progress: progress)
+        try caller.requireAdmin("read every upload again")
+        return try await sourceDesk.rereadSources(ids, ocr: ocr, embedder: choice, as: caller, progress: progress)
     }
 
     /// Reads one uploaded source again from its kept original, in the background: the running

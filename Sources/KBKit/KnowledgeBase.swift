@@ -19,8 +19,8 @@ public import KBStore
 /// ```swift
 /// let kb = try KnowledgeBase.open(at: path)
 /// let (embedder, record) = try await kb.embedder(nil)
-/// let report = await kb.ingest([notes], options: IngestOptions(), embedder: embedder, record: record)
-/// let results = try await kb.search(SearchQuery("venus in the tenth house"))
+/// let report = try await kb.ingest([notes], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
+/// let results = try await kb.search(SearchQuery("venus in the tenth house"), as: .admin)
 /// ```
 public final class KnowledgeBase: Sendable {
     /// The index, through the storage contract only.
@@ -203,9 +203,13 @@ public final class KnowledgeBase: Sendable {
         Locations.defaultIndex(environment)
     }
 
-    /// What the index holds.
-    public func status() async throws -> IndexStatus { try await store.snapshot { try $0.status() } }
+    /// What the index holds (any caller: counts, no content).
+    public func status(as caller: Caller) async throws -> IndexStatus { try await store.snapshot { try $0.status() } }
 
     /// SQLite's (or the database's) own consistency check of the index: "ok", or what is damaged.
-    public func integrityCheck() async throws -> String { try await store.snapshot { try $0.integrityCheck() } }
+    /// The admin's only.
+    public func integrityCheck(as caller: Caller) async throws -> String {
+        try caller.requireAdmin("check the index's integrity")
+        return try await store.snapshot { try $0.integrityCheck() }
+    }
 }

@@ -125,11 +125,12 @@ extension KnowledgeBase {
         guard let grouping = UsageGrouping(rawValue: by ?? "day") else {
             throw KBError(.invalidArgument, "\"by\" is \"\(by ?? "")\"; use day, bot, report or route.")
         }
-        return try await usage(since: Date(timeIntervalSinceNow: -seconds), by: grouping)
+        return try await usage(since: Date(timeIntervalSinceNow: -seconds), by: grouping, as: caller)
     }
 
     /// The request log since `since`, grouped by day, bot, report or route.
-    public func usage(since: Date, by grouping: UsageGrouping) async throws -> UsageReport {
+    public func usage(since: Date, by grouping: UsageGrouping, as caller: Caller) async throws -> UsageReport {
+        try caller.requireAdmin("read the request log")
         let (rows, tokens) = try await store.snapshot { snapshot in
             (try snapshot.usage(since: since, by: grouping), try snapshot.status().tokensUsed)
         }
@@ -138,18 +139,9 @@ extension KnowledgeBase {
 }
 
 extension KnowledgeBase {
-    /// The index's status and its unfinished jobs by state, for metrics (the admin's only).
-    public func observedState(as caller: Caller) async throws -> (status: IndexStatus, jobs: [String: Int]) {
-        try caller.requireAdmin("read metrics")
-        return try await store.snapshot { snapshot in
-            (try snapshot.status(), Dictionary(grouping: try snapshot.unfinishedJobs(), by: { $0.job.state.rawValue }).mapValues(\.count))
-        }
-    }
-}
-
-extension KnowledgeBase {
-    /// Every row of the request log, oldest first (for tests and exports of the log).
-    public func requestLogEntries() async throws -> [RequestLogEntry] {
-        try await store.snapshot { try $0.requestLogEntries() }
+    /// Every row of the request log, oldest first (for tests and exports of the log). The admin's only.
+    public func requestLogEntries(as caller: Caller) async throws -> [RequestLogEntry] {
+        try caller.requireAdmin("read the request log")
+        return try await store.snapshot { try $0.requestLogEntries() }
     }
 }

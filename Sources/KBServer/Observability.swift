@@ -130,8 +130,8 @@ final class ServiceMetrics: Sendable {
     /// `caller` must be allowed to read them (KBKit says who may).
     /// `watch`: the folder watcher's counts, when folders are watched.
     func exposition(kb: KnowledgeBase, as caller: Caller, watch: WatchCounts? = nil) async throws -> String {
-        let (status, jobs) = try await kb.observedState(as: caller)
-        let available = kb.queryEmbedderStatus.available
+        let state = try await kb.metricsStatus(as: caller)
+        let (status, jobs, available) = (state.index, state.jobs, state.queryEmbedder.available)
         registry.makeGauge(descriptor: Self.name("query_embedder", "available", "1 while queries can be embedded, 0 while answers come from keywords."))
             .set(to: available ? 1 : 0)
         let encoder = KnowledgeBase.encoderLoad

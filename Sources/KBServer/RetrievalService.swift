@@ -101,7 +101,7 @@ public struct RetrievalService: Sendable {
         guard let settings = configuration.watch, !settings.folders.isEmpty else { return nil }
         let (embedder, record) = try await kb.embedder(nil)
         let log = self.log
-        let started = try kb.watch(settings, embedder: embedder, record: record) { round in
+        let started = try kb.watch(settings, embedder: embedder, record: record, as: .admin) { round in
             report(round)
             var entry = RequestLogEntry(at: round.at, route: "WATCH \(round.cause.rawValue)", status: round.failed.isEmpty ? 200 : 500,
                                         requestID: "watch-" + UUID().uuidString.lowercased().prefix(8), latencyMilliseconds: round.seconds * 1000)

@@ -188,14 +188,14 @@ import Testing
         }
         let kb = try KnowledgeBase.open(at: TestBackend.freshIndex(in: folder), environment: ProcessInfo.processInfo.environment)
         let (embedder, record) = try await kb.embedder(.hashing)
-        _ = await kb.ingest([folder.appendingPathComponent("notes").path], options: IngestOptions(), embedder: embedder, record: record)
+        _ = try await kb.ingest([folder.appendingPathComponent("notes").path], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
         for (name, prompt, notes) in [("astro", "You are an astrology tutor.", "astro"), ("chef", "You are a baker.", "cooking")] {
             var bot = BotRequest(name: name)
             bot.systemPrompt = prompt
             bot.sources = [folder.appendingPathComponent("notes").path + "/\(notes)/"]
             _ = try await kb.createBot(bot, as: .admin)
         }
-        _ = try await kb.remember(MemoryDraft("Ada has Venus in the tenth house and loves bread.", scope: try .user("ada")))
+        _ = try await kb.remember(MemoryDraft("Ada has Venus in the tenth house and loves bread.", scope: try .user("ada")), as: .admin)
 
         let jobs = kb.startJobRunner()   // as kb serve does: uploads are read in the background
         defer { Task { await jobs.stop() } }

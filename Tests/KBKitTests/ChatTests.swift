@@ -97,7 +97,7 @@ import Testing
         try ws.write("venus.md", "# Venus\n\nVenus rules love, beauty and partnership.")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let (embedder, record) = try await kb.embedder(.hashing)
-        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        #expect(try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin).failed.isEmpty)
         var bot = BotRequest(name: "baker")
         bot.systemPrompt = "You bake."
         bot.sources = [ws.notes.path]

@@ -19,7 +19,7 @@ import Testing
         try ws.write("ada/mars.md", "---\ntags: [chart:ada, placement:mars-virgo]\n---\n# Mars in Virgo\n\nA Mars in Virgo works hard at details.")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let (embedder, record) = try await kb.embedder(choice)
-        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        #expect(try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin).failed.isEmpty)
         var bot = BotRequest(name: "astro")
         bot.sources = [ws.notes.path]
         _ = try await kb.createBot(bot, as: .admin)

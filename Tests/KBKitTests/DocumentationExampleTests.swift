@@ -20,7 +20,7 @@ import Testing
         try ws.write("venus.md", "---\ntags: [area:career]\n---\n# Venus in the tenth house\nVenus in the tenth house favours careers in art and diplomacy.")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let (embedder, record) = try await kb.embedder(.hashing)
-        let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        let report = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
         #expect(report.failed.isEmpty)
         return kb
     }
@@ -31,8 +31,8 @@ import Testing
         let (path, notes) = (ws.dbPath, ws.notes.path)
         let kb = try KnowledgeBase.open(at: path)
         let (embedder, record) = try await kb.embedder(nil)
-        let report = await kb.ingest([notes], options: IngestOptions(), embedder: embedder, record: record)
-        let results = try await kb.search(SearchQuery("venus in the tenth house"))
+        let report = try await kb.ingest([notes], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
+        let results = try await kb.search(SearchQuery("venus in the tenth house"), as: .admin)
         #expect(report.added == 1 && results.hits.first?.sourceTitle == "Venus in the tenth house")
     }
 
@@ -167,8 +167,8 @@ import Testing
             #expect(memory.version == 2)
         }
         let draft = MemoryDraft("Prefers metric units", scope: try .user("ada"), tags: ["preference"])
-        let result = try await kb.remember(MemoryDraft("Allergic to peanuts", scope: try .user("ada")))
-        #expect(try await kb.remember(draft).created && result.created)
+        let result = try await kb.remember(MemoryDraft("Allergic to peanuts", scope: try .user("ada")), as: .admin)
+        #expect(try await kb.remember(draft, as: .admin).created && result.created)
         do {
             let result = try await kb.memoryFeedback(MemoryFeedbackRequest(id: stored.id, feedback: "outdated"), as: .admin)
             #expect(!result.memory.isCurrent && result.feedback.caller == "admin")
@@ -211,8 +211,8 @@ import Testing
         let ws = try Workspace()
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         try ws.write("a.md", "alpha")
-        _ = await kb.ingest([ws.notes.path], options: IngestOptions())
-        let report = try await kb.reindex(to: .hashing)
+        _ = try await kb.ingest([ws.notes.path], options: IngestOptions(), as: .admin)
+        let report = try await kb.reindex(to: .hashing, as: .admin)
         // or an endpoint: .openAI(model: "nomic-embed-text", url: "http://127.0.0.1:11434/v1")
         #expect(report.switched)
     }
@@ -339,7 +339,7 @@ import Testing
             #expect(found.matches.isEmpty)
         }
         do {
-            let watcher = try kb.watch(WatchSettings(folders: [notes]), embedder: embedder, record: record) { report in
+            let watcher = try kb.watch(WatchSettings(folders: [notes]), embedder: embedder, record: record, as: .admin) { report in
                 print(report.cause, report.read)
             }
             await watcher.stop()

@@ -27,16 +27,16 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
 }
 
 @Suite struct EmbeddingIngestTests {
-    func vectorCount(_ kb: KnowledgeBase) async throws -> Int { try await kb.status().vectors.values.reduce(0, +) }
+    func vectorCount(_ kb: KnowledgeBase) async throws -> Int { try await kb.status(as: .admin).vectors.values.reduce(0, +) }
 
     @Test func ingestStoresOneVectorPerSnippetAndRecordsTheEmbedder() async throws {
         let ws = try Workspace()
         try ws.write("a.md", "# A\n\none.\n\n## B\n\ntwo.")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let (embedder, record) = try await kb.embedder(.hashing)
-        let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        let report = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
         #expect(report.failed.isEmpty)
-        let status = try await kb.status()
+        let status = try await kb.status(as: .admin)
         #expect(status.embedder == EmbedderRecord(name: "hashing-384", dimension: 384, spec: "hashing", context: "title"))
         #expect(status.vectors == ["hashing-384": 2])
         let path = ws.path("a.md")
@@ -55,7 +55,7 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         try ws.write("a.md", "# A\n\none.\n\n## B\n\ntwo.")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let (embedder, record) = try await kb.embedder(.hashing)
-        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        #expect(try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin).failed.isEmpty)
         // As an index of an older kb: the vectors of bare text, no context recorded.
         try await kb.store.setMeta(EmbedderRecord.MetaKey.context, "")
         let bare = try KnowledgeBase.open(at: ws.dbPath, create: false)
@@ -66,26 +66,26 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         let (_, kept) = try await bare.embedder(.hashing)
         #expect(kept.context == nil && kept.inputContext == .bare)
         try ws.write("a.md", "# A\n\none.\n\n## B\n\ntwo.\n\n## C\n\nthree.")
-        #expect(await bare.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: kept).failed.isEmpty)
+        #expect(try await bare.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: kept, as: .admin).failed.isEmpty)
         #expect(counting.texts == ["three."])
-        #expect(try await bare.status().embedder?.context == nil)
+        #expect(try await bare.status(as: .admin).embedder?.context == nil)
 
         // `kb reindex` with no embedder named embeds the index's own again, with titles, in place:
         // the new vectors replace the old under the same name, and searches find them.
-        let report = try await bare.reindex(to: nil)
+        let report = try await bare.reindex(to: nil, as: .admin)
         #expect(report.embedded == 3 && report.switched)
         #expect(report.from == "hashing-384" && report.to == "hashing-384 (with titles)")
-        let status = try await bare.status()
+        let status = try await bare.status(as: .admin)
         #expect(status.embedder?.inputContext == .title && status.vectors == ["hashing-384": 3])
         let titled = try await bare.store.snapshot { try $0.vectorsByText(path: ws.path("a.md"), embedder: "hashing-384", context: .title) }
         #expect(Set(titled.keys) == ["A\none.", "A\ntwo.", "A\nthree."])
         #expect(titled["A\nthree."] == HashingEmbedder().vector("A\nthree."))
         var query = SearchQuery("three")
         query.mode = .vector
-        #expect(try await bare.search(query).hits.first?.snippet.text == "three.")
+        #expect(try await bare.search(query, as: .admin).hits.first?.snippet.text == "three.")
         // Done: naming it again is refused, with what it already is.
-        await #expect(throws: KBError.self) { try await bare.reindex(to: .hashing) }
-        await #expect(throws: KBError.self) { try await bare.reindex(to: nil) }
+        await #expect(throws: KBError.self) { try await bare.reindex(to: .hashing, as: .admin) }
+        await #expect(throws: KBError.self) { try await bare.reindex(to: nil, as: .admin) }
     }
 
     /// A new index of the local model records the precision `auto` chose for it (int8 where the
@@ -100,21 +100,21 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         let chosen = EncoderPrecision.newIndexDefault
         #expect(chosen != .auto && record.precision == chosen.rawValue && record.passagePrecision == chosen)
         #expect((embedder as? BERTEmbedder)?.precision == chosen)
-        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
-        #expect(try await kb.status().embedder?.precision == chosen.rawValue)
+        #expect(try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin).failed.isEmpty)
+        #expect(try await kb.status(as: .admin).embedder?.precision == chosen.rawValue)
 
         let later = try KnowledgeBase.open(at: ws.dbPath, create: false)
         #expect((try await later.embedder(nil).embedder as? BERTEmbedder)?.precision == chosen)
-        let stored = try #require(try await later.status().embedder)
+        let stored = try #require(try await later.status(as: .admin).embedder)
         #expect((try await later.embedders.recorded(stored) as? BERTEmbedder)?.precision == chosen)
 
         try await later.store.setMeta(EmbedderRecord.MetaKey.precision, "")
         let older = try KnowledgeBase.open(at: ws.dbPath, create: false)
-        let legacy = try #require(try await older.status().embedder)
+        let legacy = try #require(try await older.status(as: .admin).embedder)
         #expect(legacy.precision == nil)
         #expect((try await older.embedder(nil).embedder as? BERTEmbedder)?.precision == EncoderPrecision.bf16.runnable)
         #expect((try await older.embedders.recorded(legacy) as? BERTEmbedder)?.precision == EncoderPrecision.bf16.runnable)
-        let hits = try await older.search(SearchQuery("beauty and money")).hits
+        let hits = try await older.search(SearchQuery("beauty and money"), as: .admin).hits
         #expect(hits.first?.sourcePath.hasSuffix("venus.md") == true)
     }
 
@@ -124,10 +124,10 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let counting = CountingEmbedder()
         let record = EmbedderChoice.record(for: counting, choice: .hashing)
-        _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
+        _ = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record, as: .admin)
         #expect(counting.texts.count == 3)
         try ws.write("a.md", "# A\n\nfirst paragraph.\n\n# B\n\nsecond paragraph, edited.\n\n# C\n\nthird paragraph.")
-        let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
+        let report = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record, as: .admin)
         #expect(report.updated == 1)
         #expect(counting.texts == ["A\nfirst paragraph.", "A\nsecond paragraph.", "A\nthird paragraph.", "A\nsecond paragraph, edited."])
         #expect(try await vectorCount(kb) == 3)
@@ -143,7 +143,7 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let counting = CountingEmbedder()
         let record = EmbedderChoice.record(for: counting, choice: .hashing)
-        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record).failed.isEmpty)
+        #expect(try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record, as: .admin).failed.isEmpty)
         let (paint, sunset, lovely) = ("Ada: What did you paint?", "Bo: A sunset over the lake.", "Ada: Lovely.")
         #expect(counting.texts == [paint, paint + "\n" + sunset, sunset + "\n" + lovely])
         let path = ws.path("chats/monday.jsonl")
@@ -151,22 +151,22 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         #expect(stored[paint + "\n" + sunset] == HashingEmbedder().vector(paint + "\n" + sunset))
         var query = SearchQuery("sunset lake")
         query.mode = .keyword
-        #expect(try await kb.search(query).hits.first?.snippet.text == sunset)
+        #expect(try await kb.search(query, as: .admin).hits.first?.snippet.text == sunset)
 
         // A turn added: only it is embedded; a turn edited: it and the turn after it.
         try ws.write("chats/monday.jsonl", (lines + [#"{"speaker": "Bo", "text": "Thanks!"}"#]).joined(separator: "\n"))
-        _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
+        _ = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record, as: .admin)
         #expect(counting.texts.dropFirst(3) == [lovely + "\nBo: Thanks!"])
         try ws.write("chats/monday.jsonl", [lines[0], #"{"speaker": "Bo", "text": "A storm."}"#, lines[2]].joined(separator: "\n"))
-        _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
+        _ = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record, as: .admin)
         #expect(counting.texts.dropFirst(4) == [paint + "\nBo: A storm.", "Bo: A storm.\n" + lovely])
 
         // `kb reindex` embeds the same pairs as ingest does.
         let other = try Workspace()
         try other.write("chats/monday.jsonl", lines.joined(separator: "\n"))
         let plain = try KnowledgeBase.open(at: other.dbPath)
-        _ = await plain.ingest([other.notes.path], options: IngestOptions(), embedder: nil, record: .none)
-        #expect(try await plain.reindex(to: .hashing).embedded == 3)
+        _ = try await plain.ingest([other.notes.path], options: IngestOptions(), embedder: nil, record: .none, as: .admin)
+        #expect(try await plain.reindex(to: .hashing, as: .admin).embedded == 3)
         let reindexed: [String: [Float]] = try await plain.store.snapshot {
             try $0.vectorsByText(path: other.path("chats/monday.jsonl"), embedder: "hashing-384", context: .title)
         }
@@ -181,23 +181,23 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let counting = CountingEmbedder()
         let record = EmbedderChoice.record(for: counting, choice: .hashing)
-        _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
-        let before = try await kb.sources()
+        _ = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record, as: .admin)
+        let before = try await kb.sources(as: .admin)
 
         try ws.write("a.md", "alpha changed")
         try ws.write("b.md", "beta changed")
         counting.failWhen = { _ in true }
-        let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
+        let report = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record, as: .admin)
         #expect(report.failed.count == 2)
         #expect(report.failed.allSatisfy { $0.message.contains("the embedding service is down") })
-        #expect(try await kb.sources() == before)
-        #expect(try await kb.search(.keyword("original")).hits.count == 2)
+        #expect(try await kb.sources(as: .admin) == before)
+        #expect(try await kb.search(.keyword("original"), as: .admin).hits.count == 2)
         #expect(try await vectorCount(kb) == 2)
 
         counting.failWhen = nil
-        let retry = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record)
+        let retry = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record, as: .admin)
         #expect(retry.updated == 2 && retry.failed.isEmpty)
-        #expect(try await kb.search(.keyword("changed")).hits.count == 2)
+        #expect(try await kb.search(.keyword("changed"), as: .admin).hits.count == 2)
     }
 
     @Test func anIndexRefusesVectorsFromAnotherEmbedder() async throws {
@@ -205,7 +205,7 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         try ws.write("a.md", "alpha")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let (embedder, record) = try await kb.embedder(.hashing)
-        _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        _ = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
         let error = try await #require(throws: KBError.self) { try await kb.embedder(.keywordOnly) }
         #expect(error.code == .embedderMismatch)
         #expect(error.message.contains("'hashing-384'"))
@@ -218,8 +218,8 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         try ws.write("a.md", "alpha")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let (embedder, record) = try await kb.embedder(.keywordOnly)
-        _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
-        #expect(try await kb.status().embedder == EmbedderRecord.none)
+        _ = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
+        #expect(try await kb.status(as: .admin).embedder == EmbedderRecord.none)
         #expect(try await vectorCount(kb) == 0)
         await #expect(throws: KBError.self) { try await kb.embedder(.hashing) }
     }
@@ -235,7 +235,7 @@ final class CountingEmbedder: Embedder, @unchecked Sendable {
         let counting = CountingEmbedder()
         let record = EmbedderChoice.record(for: counting, choice: .hashing)
         let events = LockedValue<[IngestProgress]>([])
-        let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record) { progress in
+        let report = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: counting, record: record, as: .admin) { progress in
             events.withLock { $0.append(progress) }
         }
         #expect(report.failed.isEmpty)

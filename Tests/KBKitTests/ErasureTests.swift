@@ -23,30 +23,30 @@ import Testing
         try ws.write("venus.md", "# Venus\n\nVenus rules love.")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let (embedder, record) = try await kb.embedder(.hashing)
-        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        #expect(try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin).failed.isEmpty)
         let marker = "qz7731vx", kept = "kw5518yb"
         let ada = try MemoryScope.user("ada"), bob = try MemoryScope.user("bob")
 
         // Ada: memories with several versions, a superseded one, a title, and a private upload.
-        let first = try await kb.remember(MemoryDraft("Ada's locker code is \(marker) one", title: "Locker \(marker)", scope: ada)).memory
+        let first = try await kb.remember(MemoryDraft("Ada's locker code is \(marker) one", title: "Locker \(marker)", scope: ada), as: .admin).memory
         _ = try await kb.updateMemory(first.id, MemoryChange(content: "Ada's locker code is \(marker) two"))
-        let old = try await kb.remember(MemoryDraft("Ada parks in bay \(marker)", scope: ada)).memory
-        _ = try await kb.remember(MemoryDraft("Ada parks in bay \(marker) now", scope: ada), superseding: old.id)
+        let old = try await kb.remember(MemoryDraft("Ada parks in bay \(marker)", scope: ada), as: .admin).memory
+        _ = try await kb.remember(MemoryDraft("Ada parks in bay \(marker) now", scope: ada), superseding: old.id, as: .admin)
         var upload = SourceRequest(text: "# Diary\n\nThe \(marker) diary of Ada.")
         upload.user = "ada"
         upload.id = "diary"
         _ = try await kb.addSource(upload, as: .admin)
-        _ = try await kb.remember(MemoryDraft("Bob's code is \(kept)", scope: bob))
+        _ = try await kb.remember(MemoryDraft("Bob's code is \(kept)", scope: bob), as: .admin)
         if TestBackend.isSQLite { #expect(!holds(ws.dbPath, marker).isEmpty) }   // the test can see the marker
 
         // Erase while Bob's app keeps adding memories and searching.
         let adds = Task {
             var acknowledged: [String] = []
             for index in 0..<12 {
-                acknowledged.append(try await kb.remember(MemoryDraft("Bob note \(index) \(kept)", scope: bob)).memory.id)
+                acknowledged.append(try await kb.remember(MemoryDraft("Bob note \(index) \(kept)", scope: bob), as: .admin).memory.id)
                 var query = MemoryQuery("code")
                 query.scopes = [bob]
-                _ = try await kb.recall(query)
+                _ = try await kb.recall(query, as: .admin)
             }
             return acknowledged
         }
@@ -56,7 +56,7 @@ import Testing
 
         #expect(try await kb.memories(scopes: [ada], includeSuperseded: true).isEmpty)
         #expect(try await kb.sources(SourceListRequest(), as: .admin).sources.allSatisfy { $0.user != "ada" })
-        #expect(try await kb.search(.keyword(marker)).hits.isEmpty)
+        #expect(try await kb.search(.keyword(marker), as: .admin).hits.isEmpty)
         let bobs = try await kb.memories(scopes: [bob])
         #expect(Set(acknowledged).isSubset(of: Set(bobs.map(\.id))) && bobs.count == 13)
         if TestBackend.isSQLite {
@@ -75,7 +75,7 @@ import Testing
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         _ = try await kb.embedder(.hashing)
         let marker = "mm4402zz"
-        let memory = try await kb.remember(MemoryDraft("The \(marker) memory", scope: try .user("ada")), embedder: .hashing).memory
+        let memory = try await kb.remember(MemoryDraft("The \(marker) memory", scope: try .user("ada")), embedder: .hashing, as: .admin).memory
         var text = SourceRequest(text: "# Note\n\nThe \(marker)src note.")
         text.id = "note"
         _ = try await kb.addSource(text, embedder: .hashing, as: .admin)

@@ -15,7 +15,7 @@ import Testing
         try ws.write("mars.md", "---\ntags: [area:love]\n---\n# Mars\n\nMars rules desire, courage and the love of a fight.")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let (embedder, record) = try await kb.embedder(.hashing)
-        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        #expect(try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin).failed.isEmpty)
 
         for mode in SearchMode.allCases {
             var request = SearchRequest(query: "love and money")

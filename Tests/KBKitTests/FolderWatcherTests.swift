@@ -24,7 +24,7 @@ import Testing
     }
 
     func paths(_ kb: KnowledgeBase, _ words: String) async throws -> [String] {
-        try await kb.search(.keyword(words)).hits.map(\.sourcePath)
+        try await kb.search(.keyword(words), as: .admin).hits.map(\.sourcePath)
     }
 
     @Test func createdEditedMovedAndDeletedFilesReachTheIndex() async throws {
@@ -37,7 +37,7 @@ import Testing
         let reports = LockedValue([WatchReport]())
         var settings = WatchSettings(folders: [ws.notes.path])
         settings.debounce = .seconds(1)
-        let watcher = try kb.watch(settings, embedder: counting, record: record) { report in reports.withLock { $0.append(report) } }
+        let watcher = try kb.watch(settings, embedder: counting, record: record, as: .admin) { report in reports.withLock { $0.append(report) } }
         defer { Task { await watcher.stop() } }
         try await eventually("the first scan", state: { "\(reports.withLock { $0 }), \(watcher.counts)" }) {
             reports.withLock { $0.first?.cause == .start }
@@ -69,7 +69,7 @@ import Testing
         try FileManager.default.moveItem(atPath: ws.path("b.md"), toPath: ws.path("moved/b2.md"))
         try await eventually("the moved file found under its new name") { try await paths(kb, "zebra") == [ws.path("moved/b2.md")] }
         #expect(counting.lock.withLock { counting.texts.count } == embedded)
-        #expect(try await kb.sources().map(\.path).sorted() == [ws.path("a.md"), ws.path("moved/b2.md")])
+        #expect(try await kb.sources(as: .admin).map(\.path).sorted() == [ws.path("a.md"), ws.path("moved/b2.md")])
 
         // Ignored files never come in; a deleted file's source goes.
         try FileManager.default.createDirectory(at: ws.notes.appendingPathComponent("drafts"), withIntermediateDirectories: true)
@@ -92,7 +92,7 @@ import Testing
         try FileManager.default.createDirectory(at: ws.notes.appendingPathComponent("sub/deep"), withIntermediateDirectories: true)
         try ws.write("sub/deep/a.md", "# A\n\nAardvark text.")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        let watcher = try kb.watch(WatchSettings(folders: [ws.notes.path]), embedder: nil, record: .none)
+        let watcher = try kb.watch(WatchSettings(folders: [ws.notes.path]), embedder: nil, record: .none, as: .admin)
         defer { Task { await watcher.stop() } }
         try await eventually("the first scan") { try await paths(kb, "aardvark") == [ws.path("sub/deep/a.md")] }
         #expect(watcher.counts.folders == 3)
@@ -114,7 +114,7 @@ import Testing
         try ws.write("a.md", "# A\n\nAlpha.")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let reports = LockedValue([WatchReport]())
-        let watcher = try kb.watch(WatchSettings(folders: [ws.notes.path]), embedder: nil, record: .none) { report in
+        let watcher = try kb.watch(WatchSettings(folders: [ws.notes.path]), embedder: nil, record: .none, as: .admin) { report in
             reports.withLock { $0.append(report) }
         }
         defer { Task { await watcher.stop() } }

@@ -21,12 +21,12 @@ import Testing
         try writeBooks(ws)
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let (embedder, record) = try await kb.embedder(.hashing)
-        let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        let report = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
         #expect(report.failed.isEmpty)
         #expect(report.added == 3)
-        #expect(Set(try await kb.sources().map(\.kind)) == [.epub, .docx, .html])
+        #expect(Set(try await kb.sources(as: .admin).map(\.kind)) == [.epub, .docx, .html])
 
-        let hits = try await kb.search(.keyword("ringed planet comes home")).hits
+        let hits = try await kb.search(.keyword("ringed planet comes home"), as: .admin).hits
         #expect(hits.first?.kind == .epub)
         #expect(hits.first?.snippet.headingPathString == "Chapter 3 › The Saturn return")
 
@@ -44,7 +44,7 @@ import Testing
         #expect(context.citations.allSatisfy { $0.kind == .epub }, "kind:epub lets only the book through")
 
         // Unchanged files are left alone on a re-run.
-        let again = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        let again = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
         #expect((again.unchanged, again.added, again.updated) == (3, 0, 0))
     }
 
@@ -59,12 +59,12 @@ import Testing
         try ws.write("chats/records.jsonl", #"{"name": "Saturn", "text": "A record, not a turn: it has no speaker."}"#)
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let (embedder, record) = try await kb.embedder(.hashing)
-        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
-        let kinds = Dictionary(uniqueKeysWithValues: try await kb.sources().map { (URL(fileURLWithPath: $0.path).lastPathComponent, $0.kind) })
+        #expect(try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin).failed.isEmpty)
+        let kinds = Dictionary(uniqueKeysWithValues: try await kb.sources(as: .admin).map { (URL(fileURLWithPath: $0.path).lastPathComponent, $0.kind) })
         #expect(kinds == ["monday.jsonl": .conversation, "records.jsonl": .record])
 
         // One snippet per turn, "Speaker: text", its speaker and day as tags, its session as heading.
-        let sunset = try #require(try await kb.search(.keyword("sunset lake")).hits.first)
+        let sunset = try #require(try await kb.search(.keyword("sunset lake"), as: .admin).hits.first)
         #expect(sunset.snippet.text == "Bo: A sunset over the lake, in oils.")
         #expect(sunset.kind == .conversation && sunset.snippet.ordinal == 1)
         #expect(Set(sunset.snippet.tags).isSuperset(of: [Tag("speaker:bo"), Tag("date:2026-05-08")]))
@@ -75,14 +75,14 @@ import Testing
             var query = SearchQuery("what did Bo paint")
             query.mode = mode
             query.kinds = [.conversation]
-            let texts = try await kb.search(query).hits.map(\.snippet.text)
+            let texts = try await kb.search(query, as: .admin).hits.map(\.snippet.text)
             #expect(texts.prefix(2).contains("Bo: A sunset over the lake, in oils."), "\(mode): \(texts)")
         }
         // A filter keeps the turns it leaves out from joining.
         var bo = SearchQuery("what did you paint")
         bo.mode = .keyword
         bo.tags = [Tag("speaker:ada")]
-        #expect(try await kb.search(bo).hits.allSatisfy { $0.snippet.text.hasPrefix("Ada:") })
+        #expect(try await kb.search(bo, as: .admin).hits.allSatisfy { $0.snippet.text.hasPrefix("Ada:") })
     }
 
     @Test func aQuestionThatNamesADateLiftsTheTurnsSaidThen() async throws {
@@ -93,12 +93,12 @@ import Testing
             """)
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let (embedder, record) = try await kb.embedder(.hashing)
-        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        #expect(try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin).failed.isEmpty)
         // (A month by name: the turns' headings hold their days as digits, which keywords match.)
         for (month, said) in [("March", "Cy: We planted tulips in the garden."), ("April", "Cy: We planted roses in the garden.")] {
             var query = SearchQuery("what did we plant in the garden in \(month)")
             query.mode = .keyword
-            let hits = try await kb.search(query).hits
+            let hits = try await kb.search(query, as: .admin).hits
             #expect(hits.first?.snippet.text == said, "\(month): \(hits.map { ($0.snippet.text, $0.score) })")
         }
     }
@@ -114,27 +114,27 @@ import Testing
         let (embedder, record) = try await kb.embedder(.hashing)
         var options = IngestOptions()
         options.records = RecordMapping(tags: ["planet"], weight: "weight", id: "id")
-        #expect(await kb.ingest([ws.notes.path], options: options, embedder: embedder, record: record).failed.isEmpty)
+        #expect(try await kb.ingest([ws.notes.path], options: options, embedder: embedder, record: record, as: .admin).failed.isEmpty)
 
         for mode in [SearchMode.keyword, .vector, .hybrid] {
             var query = SearchQuery("Saturn square the Sun tests ambition")
             query.mode = mode
             query.limit = 3
-            let hits = try await kb.search(query).hits
+            let hits = try await kb.search(query, as: .admin).hits
             #expect(hits.first?.snippet.headingPath == ["heavy"], "\(mode)")
             #expect(hits.first?.snippet.weight == 2, "\(mode)")
         }
         var tagged = SearchQuery.keyword("ease")
         tagged.tags = [Tag("planet:venus")]
-        #expect(try await kb.search(tagged).hits.map(\.snippet.headingPath) == [["other"]])
+        #expect(try await kb.search(tagged, as: .admin).hits.map(\.snippet.headingPath) == [["other"]])
 
         // Without the weight the first record comes first again (its text is the plainer match).
         try ws.write("rules/aspects.jsonl", """
             {"id": "light", "planet": "Saturn", "text": "Saturn square the Sun tests ambition and patience.", "weight": 1}
             {"id": "heavy", "planet": "Saturn", "text": "Saturn square the Sun tests ambition and patience!", "weight": 0.5}
             """)
-        #expect(await kb.ingest([ws.notes.path], options: options, embedder: embedder, record: record).updated == 1)
-        let hits = try await kb.search(.keyword("Saturn square the Sun tests ambition")).hits
+        #expect(try await kb.ingest([ws.notes.path], options: options, embedder: embedder, record: record, as: .admin).updated == 1)
+        let hits = try await kb.search(.keyword("Saturn square the Sun tests ambition"), as: .admin).hits
         #expect(hits.first?.snippet.headingPath == ["light"])
     }
 
@@ -146,11 +146,11 @@ import Testing
         try ws.write("broken.json", "[{\"text\": ")
         try ws.write("broken.csv", "text,weight\n\"unterminated,1\n")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        let report = await kb.ingest([ws.notes.path], options: IngestOptions())
+        let report = try await kb.ingest([ws.notes.path], options: IngestOptions(), as: .admin)
         #expect(report.added == 1)
         #expect(Set(report.failed.map { URL(fileURLWithPath: $0.path).lastPathComponent }) == ["broken.epub", "broken.docx", "broken.json", "broken.csv"])
         #expect(report.failed.allSatisfy { !$0.message.isEmpty })
-        #expect(try await kb.sources().map(\.kind) == [.note])
+        #expect(try await kb.sources(as: .admin).map(\.kind) == [.note])
     }
 
     @Test func aBilingualCorpusCanBeAskedForOneLanguage() async throws {
@@ -160,15 +160,15 @@ import Testing
         try ws.write("uk/given.md", "---\nlang: ru\n---\n# Луна\n\nЛуна управляет приливами и домом, это её сфера.")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let (embedder, record) = try await kb.embedder(.hashing)
-        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        #expect(try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin).failed.isEmpty)
 
         var query = SearchQuery("Moon Місяць Луна")
         query.mode = .hybrid
         query.limit = 10
-        let all = try await kb.search(query).hits
+        let all = try await kb.search(query, as: .admin).hits
         #expect(Set(all.flatMap { $0.snippet.tags.filter { $0.key == "lang" } }) == ["lang:en", "lang:uk", "lang:ru"])
         query.tags = [Tag("lang:uk")]
-        let ukrainian = try await kb.search(query).hits
+        let ukrainian = try await kb.search(query, as: .admin).hits
         #expect(!ukrainian.isEmpty && ukrainian.allSatisfy { $0.sourcePath == ws.path("uk/moon.md") })
 
         var bot = BotRequest(name: "astro")

@@ -38,24 +38,24 @@ struct Workspace {
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let options = IngestOptions()
 
-        let first = await kb.ingest([ws.notes.path], options: options)
+        let first = try await kb.ingest([ws.notes.path], options: options, as: .admin)
         #expect((first.added, first.updated, first.unchanged, first.removed, first.failed.count) == (3, 0, 0, 0, 0))
 
-        let second = await kb.ingest([ws.notes.path], options: options)
+        let second = try await kb.ingest([ws.notes.path], options: options, as: .admin)
         #expect((second.added, second.updated, second.unchanged, second.snippets) == (0, 0, 3, 0))
 
         try ws.write("a.md", "# A\n\nalpha changed")
         try ws.delete("b.md")
-        let third = await kb.ingest([ws.notes.path], options: options)
+        let third = try await kb.ingest([ws.notes.path], options: options, as: .admin)
         #expect((third.added, third.updated, third.unchanged, third.removed) == (0, 1, 1, 0))
         #expect(third.missing == [ws.path("b.md")])
-        #expect(try await kb.sources().count == 3)
+        #expect(try await kb.sources(as: .admin).count == 3)
 
-        let fourth = await kb.ingest([ws.notes.path], options: options, prune: true)
+        let fourth = try await kb.ingest([ws.notes.path], options: options, prune: true, as: .admin)
         #expect((fourth.unchanged, fourth.removed) == (2, 1))
-        #expect(try await kb.sources().map(\.path) == [ws.path("a.md"), ws.path("sub/c.txt")])
-        #expect(try await kb.search(.keyword("beta")).hits.isEmpty)
-        #expect(try await kb.search(.keyword("changed")).hits.count == 1)
+        #expect(try await kb.sources(as: .admin).map(\.path) == [ws.path("a.md"), ws.path("sub/c.txt")])
+        #expect(try await kb.search(.keyword("beta"), as: .admin).hits.isEmpty)
+        #expect(try await kb.search(.keyword("changed"), as: .admin).hits.count == 1)
     }
 
     @Test func aFailingFileLeavesItsIndexedVersionAndTheOtherFilesAlone() async throws {
@@ -63,30 +63,30 @@ struct Workspace {
         try ws.write("good.md", "# Good\n\ngood text")
         try ws.write("note.md", "---\ntitle: Note\n---\nthe first version")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        _ = await kb.ingest([ws.notes.path], options: IngestOptions())
-        let before = try await kb.sources()
+        _ = try await kb.ingest([ws.notes.path], options: IngestOptions(), as: .admin)
+        let before = try await kb.sources(as: .admin)
 
         try ws.write("note.md", "---\ntitle: [broken\n---\nthe second version")
         try ws.write("new.md", "# New\n\nnew text")
-        let report = await kb.ingest([ws.notes.path], options: IngestOptions())
+        let report = try await kb.ingest([ws.notes.path], options: IngestOptions(), as: .admin)
         #expect(report.failed.count == 1)
         #expect(report.failed.first?.message.contains("note.md: front matter is not valid YAML") == true)
         #expect(report.added == 1 && report.unchanged == 1)
-        #expect(try await kb.search(.keyword("first version")).hits.count == 1)
-        #expect(try await kb.search(.keyword("second")).hits.isEmpty)
-        #expect(try await kb.sources().first { $0.path == ws.path("note.md") } == before.first { $0.path == ws.path("note.md") })
+        #expect(try await kb.search(.keyword("first version"), as: .admin).hits.count == 1)
+        #expect(try await kb.search(.keyword("second"), as: .admin).hits.isEmpty)
+        #expect(try await kb.sources(as: .admin).first { $0.path == ws.path("note.md") } == before.first { $0.path == ws.path("note.md") })
     }
 
     @Test func missingPathsAndUnsupportedFilesAreReportedByName() async throws {
         let ws = try Workspace()
         try ws.write("doc.odt", "not really")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        let report = await kb.ingest([ws.path("nope.md"), ws.path("doc.odt")], options: IngestOptions())
+        let report = try await kb.ingest([ws.path("nope.md"), ws.path("doc.odt")], options: IngestOptions(), as: .admin)
         #expect(report.failed.map(\.message) == [
             "No such file or folder: \(ws.path("nope.md")). Check the path.",
             "\(ws.path("doc.odt")): kb does not read .odt files; it reads \(FileTypes.supportedList).",
         ])
-        #expect(try await kb.status().sources == 0)
+        #expect(try await kb.status(as: .admin).sources == 0)
     }
 
     @Test func hiddenFilesAndFoldersAreSkipped() async throws {
@@ -95,28 +95,28 @@ struct Workspace {
         try ws.write(".draft.md", "hidden")
         try ws.write("shown.md", "shown")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        #expect(await kb.ingest([ws.notes.path], options: IngestOptions()).added == 1)
+        #expect(try await kb.ingest([ws.notes.path], options: IngestOptions(), as: .admin).added == 1)
     }
 
     @Test func pruningANamedFileThatIsGoneRemovesIt() async throws {
         let ws = try Workspace()
         try ws.write("a.md", "alpha")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        _ = await kb.ingest([ws.path("a.md")], options: IngestOptions())
+        _ = try await kb.ingest([ws.path("a.md")], options: IngestOptions(), as: .admin)
         try ws.delete("a.md")
-        let report = await kb.ingest([ws.path("a.md")], options: IngestOptions(), prune: true)
+        let report = try await kb.ingest([ws.path("a.md")], options: IngestOptions(), prune: true, as: .admin)
         #expect(report.removed == 1 && report.failed.isEmpty)
-        #expect(try await kb.status().sources == 0)
+        #expect(try await kb.status(as: .admin).sources == 0)
     }
 
     @Test func removeRefusesPathsThatMatchNothingAndRemovesNothing() async throws {
         let ws = try Workspace()
         try ws.write("a.md", "alpha")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        _ = await kb.ingest([ws.notes.path], options: IngestOptions())
-        await #expect(throws: KBError.self) { try await kb.remove([ws.path("a.md"), ws.path("zzz.md")]) }
-        #expect(try await kb.status().sources == 1)
-        #expect(try await kb.remove([ws.notes.path]) == [ws.path("a.md")])
+        _ = try await kb.ingest([ws.notes.path], options: IngestOptions(), as: .admin)
+        await #expect(throws: KBError.self) { try await kb.remove([ws.path("a.md"), ws.path("zzz.md")], as: .admin) }
+        #expect(try await kb.status(as: .admin).sources == 1)
+        #expect(try await kb.remove([ws.notes.path], as: .admin) == [ws.path("a.md")])
     }
 
     @Test func theDefaultLocationFollowsTheEnvironment() {
@@ -132,8 +132,8 @@ struct Workspace {
         #expect(document.snippets.map(\.text) == ["one. two.", "three."])
         #expect(!FileManager.default.fileExists(atPath: ws.dbPath))
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        _ = await kb.ingest([ws.path("a.md")], options: IngestOptions())
-        #expect(try await kb.sources().first?.snippetCount == 2)
+        _ = try await kb.ingest([ws.path("a.md")], options: IngestOptions(), as: .admin)
+        #expect(try await kb.sources(as: .admin).first?.snippetCount == 2)
     }
 }
 
@@ -148,8 +148,8 @@ struct Workspace {
         try ws.write("kept.md", "kept")
         try ws.write("sub/kept.md", "kept")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        _ = await kb.ingest([ws.notes.path], options: IngestOptions())
-        #expect(try await kb.sources().map(\.path) == [ws.path("kept.md"), ws.path("sub/kept.md")])
+        _ = try await kb.ingest([ws.notes.path], options: IngestOptions(), as: .admin)
+        #expect(try await kb.sources(as: .admin).map(\.path) == [ws.path("kept.md"), ws.path("sub/kept.md")])
     }
 
     @Test func aKbignoreThatCannotBeReadLeavesItsFolderAloneAndSaysSo() async throws {
@@ -159,8 +159,8 @@ struct Workspace {
         // A folder where the file should be: it exists, and reading it fails.
         try FileManager.default.createDirectory(at: ws.notes.appendingPathComponent(".kbignore"), withIntermediateDirectories: true)
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        let report = await kb.ingest([ws.notes.path], options: IngestOptions())
-        #expect(try await kb.sources().isEmpty, "excluded files must not be indexed without their rules")
+        let report = try await kb.ingest([ws.notes.path], options: IngestOptions(), as: .admin)
+        #expect(try await kb.sources(as: .admin).isEmpty, "excluded files must not be indexed without their rules")
         let failure = try #require(report.failed.first)
         #expect(failure.message.contains(".kbignore") && failure.message.contains("left alone"))
     }

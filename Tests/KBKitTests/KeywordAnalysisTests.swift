@@ -13,13 +13,13 @@ import Testing
         let ws = try Workspace()
         for (name, text) in notes { try ws.write(name, text) }
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        let report = await kb.ingest([ws.notes.path], options: IngestOptions())
+        let report = try await kb.ingest([ws.notes.path], options: IngestOptions(), as: .admin)
         #expect(report.failed.isEmpty)
         return kb
     }
 
     func titles(_ kb: KnowledgeBase, _ text: String) async throws -> [String] {
-        try await kb.search(.keyword(text)).hits.map(\.sourceTitle)
+        try await kb.search(.keyword(text), as: .admin).hits.map(\.sourceTitle)
     }
 
     @Test func oneIndexReadsSeveralLanguagesEachByItsRules() async throws {
@@ -37,12 +37,12 @@ import Testing
         // Chinese is written without spaces: pairs of ideographs are its words.
         #expect(try await titles(kb, "大学") == ["北京"])
         #expect(try await titles(kb, "北京的大学") == ["北京"])
-        #expect(try await kb.status().keywordLanguage == "auto")
+        #expect(try await kb.status(as: .admin).keywordLanguage == "auto")
         // The excerpt marks the word as written, found by its stem.
-        let hit = try #require(try await kb.search(.keyword("книгою")).hits.first)
+        let hit = try #require(try await kb.search(.keyword("книгою"), as: .admin).hits.first)
         #expect(hit.excerpt.contains("**Книга**"), "\(hit.excerpt)")
-        #expect(try await kb.status().languages["uk"] == 1)
-        #expect(try await kb.status().languages["ar"] == 1)
+        #expect(try await kb.status(as: .admin).languages["uk"] == 1)
+        #expect(try await kb.status(as: .admin).languages["ar"] == 1)
     }
 
     @Test func aFunctionWordOfOneLanguageNeverMatchesAnothersText() async throws {
@@ -71,7 +71,7 @@ import Testing
         #expect(try await titles(kb, "كواكب") == ["Forms"])
         #expect(try await titles(kb, "astrology") == ["Forms"])
         #expect(try await titles(kb, "horoscope") == ["Forms"])
-        let hit = try #require(try await kb.search(.keyword("astrology")).hits.first)
+        let hit = try #require(try await kb.search(.keyword("astrology"), as: .admin).hits.first)
         #expect(!hit.snippet.text.unicodeScalars.contains { [0xFEFF, 0x00AD, 0x200B].contains($0.value) })
     }
 }

@@ -22,20 +22,20 @@ struct KeywordLanguageTests {
             "moon.md": "# Місяць\n\nМісяць змінює знак кожні два-три дні.",
         ])
         // A new index meets the forms already; English stemming leaves Cyrillic endings alone.
-        #expect(try await kb.status().keywordLanguage == "auto")
+        #expect(try await kb.status(as: .admin).keywordLanguage == "auto")
         #expect(try await titles(kb, "книгою планетами") == ["Бібліотека"])
-        #expect(try await kb.setKeywordLanguage(.english))
+        #expect(try await kb.setKeywordLanguage(.english, as: .admin))
         #expect(try await titles(kb, "книгою планетами").isEmpty)
-        #expect(try await kb.setKeywordLanguage(.ukrainian))
+        #expect(try await kb.setKeywordLanguage(.ukrainian, as: .admin))
         #expect(try await titles(kb, "книгою планетами") == ["Бібліотека"])
         #expect(try await titles(kb, "Місяця") == ["Місяць"])
         #expect(try await titles(kb, "знаки") == ["Місяць"])
-        #expect(try await kb.status().keywordLanguage == "ukrainian")
-        #expect(try await !kb.setKeywordLanguage(.ukrainian))
+        #expect(try await kb.status(as: .admin).keywordLanguage == "ukrainian")
+        #expect(try await !kb.setKeywordLanguage(.ukrainian, as: .admin))
         // New text is indexed the same way.
         let ws = try Workspace()
         try ws.write("saturn.md", "# Сатурн\n\nСатурном опікується час.")
-        _ = await kb.ingest([ws.notes.path], options: IngestOptions())
+        _ = try await kb.ingest([ws.notes.path], options: IngestOptions(), as: .admin)
         #expect(try await titles(kb, "сатурна") == ["Сатурн"])
         // Function words alone still search; among other words they are left out.
         #expect(try await titles(kb, "про") == ["Бібліотека"])
@@ -48,9 +48,9 @@ struct KeywordLanguageTests {
             "books.md": "# الكتب\n\nفي المكتبة كتب كلاسيكية عن علم الفلك.",
         ])
         #expect(try await titles(kb, "كواكب") == ["الكواكب"])
-        try await kb.setKeywordLanguage(.english)
+        try await kb.setKeywordLanguage(.english, as: .admin)
         #expect(try await titles(kb, "كواكب").isEmpty)
-        try await kb.setKeywordLanguage(.arabic)
+        try await kb.setKeywordLanguage(.arabic, as: .admin)
         #expect(try await titles(kb, "كواكب") == ["الكواكب"])
         #expect(try await titles(kb, "والشمس") == ["الكواكب"])
         #expect(try await titles(kb, "الكـتب") == ["الكتب"])   // tatweel
@@ -60,9 +60,9 @@ struct KeywordLanguageTests {
     @Test func russianInflectionsMeet() async throws {
         let kb = try await index(["sun.md": "# Солнце\n\nПланеты движутся вокруг Солнца."])
         #expect(try await titles(kb, "планетам") == ["Солнце"])
-        try await kb.setKeywordLanguage(.english)
+        try await kb.setKeywordLanguage(.english, as: .admin)
         #expect(try await titles(kb, "планетам").isEmpty)
-        try await kb.setKeywordLanguage(.russian)
+        try await kb.setKeywordLanguage(.russian, as: .admin)
         #expect(try await titles(kb, "планетам") == ["Солнце"])
         #expect(try await titles(kb, "солнцем") == ["Солнце"])
     }
@@ -79,11 +79,11 @@ struct KeywordLanguageTests {
 extension KeywordLanguageTests {
     @Test func anExportKeepsTheKeywordLanguage() async throws {
         let kb = try await index(["books.md": "# Бібліотека\n\nКнига про планети."])
-        try await kb.setKeywordLanguage(.ukrainian)
+        try await kb.setKeywordLanguage(.ukrainian, as: .admin)
         let copy = try Workspace().root.appendingPathComponent("copy.sqlite").path
-        _ = try await kb.export(to: copy)
+        _ = try await kb.export(to: copy, as: .admin)
         let exported = try KnowledgeBase.open(at: copy)
-        #expect(try await exported.status().keywordLanguage == "ukrainian")
+        #expect(try await exported.status(as: .admin).keywordLanguage == "ukrainian")
         #expect(try await titles(exported, "книгою") == ["Бібліотека"])
     }
 }

@@ -19,7 +19,7 @@ extension KnowledgeBase {
     func add(_ content: String, scope: String = "global", title: String? = nil, tags: [KBCore.Tag] = [],
              options: MemoryOptions = MemoryOptions(), superseding: String? = nil) async throws -> RememberResult {
         try await remember(MemoryDraft(content, title: title, scope: try MemoryScope(scope), tags: tags),
-                           options: options, superseding: superseding, embedder: .hashing)
+                           options: options, superseding: superseding, embedder: .hashing, as: .admin)
     }
 
     func recallIDs(_ text: String, scopes: [String] = [], mode: SearchMode = .hybrid, superseded: Bool = false) async throws -> [String] {
@@ -27,7 +27,7 @@ extension KnowledgeBase {
         query.scopes = try scopes.map { try MemoryScope($0) }
         query.mode = mode
         query.includeSuperseded = superseded
-        return try await recall(query).hits.map(\.memory.id)
+        return try await recall(query, as: .admin).hits.map(\.memory.id)
     }
 }
 
@@ -44,7 +44,7 @@ extension KnowledgeBase {
         #expect(try await kb.memories(scopes: [try .user("ada")], tags: ["preference"]) == [memory])
         #expect(try await kb.memories(scopes: [try .user("bob")]).isEmpty)
         #expect(try await kb.memories(tags: ["other"]).isEmpty)
-        let status = try await kb.status()
+        let status = try await kb.status(as: .admin)
         #expect(status.sourcesByKind["memory"] == 1)
         #expect(status.vectors["hashing-384"] == 1)
         for mode in SearchMode.allCases {
@@ -56,18 +56,18 @@ extension KnowledgeBase {
         let (kb, ws) = try await memoryBase()
         try ws.write("units.md", "# Units\n\nThe metric system measures recipes in grams.")
         let (embedder, record) = try await kb.embedder(.hashing)
-        _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        _ = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
         let memory = try await kb.add("Prefers metric units for recipes and grams.").memory
         for mode in SearchMode.allCases {
             var query = SearchQuery("metric recipes grams")
             query.mode = mode
-            let plain = try await kb.search(query)
+            let plain = try await kb.search(query, as: .admin)
             #expect(plain.hits.map(\.kind) == [.note], "\(mode)")
             query.tags = []
             query.kinds = [.memory]
-            #expect(try await kb.search(query).hits.map(\.sourcePath) == [memory.sourcePath], "\(mode)")
+            #expect(try await kb.search(query, as: .admin).hits.map(\.sourcePath) == [memory.sourcePath], "\(mode)")
             query.kinds = [.memory, .note]
-            #expect(try await kb.search(query).hits.count == 2, "\(mode)")
+            #expect(try await kb.search(query, as: .admin).hits.count == 2, "\(mode)")
         }
     }
 
@@ -153,7 +153,7 @@ extension KnowledgeBase {
         // Search sees only the current text.
         #expect(try await kb.recallIDs("black", mode: .keyword).isEmpty)
         #expect(try await kb.recallIDs("tea", mode: .keyword) == [memory.id])
-        #expect(try await kb.status().vectors["hashing-384"] == 1)
+        #expect(try await kb.status(as: .admin).vectors["hashing-384"] == 1)
     }
 
     @Test func anUpdateCannotTakeTheContentOfAnotherMemory() async throws {
@@ -184,7 +184,7 @@ extension KnowledgeBase {
         #expect(try await fresh.recallIDs("cello", mode: .vector) == [keep.id])
         #expect(try await fresh.recallIDs("cello", mode: .keyword).isEmpty)
         #expect(try await kb.store.snapshot { try $0.memoryHistory(gone.id) }.isEmpty)
-        #expect(try await kb.status().vectors["hashing-384"] == 1)
+        #expect(try await kb.status(as: .admin).vectors["hashing-384"] == 1)
         await #expect(throws: KBError.self) { try await kb.memory(gone.id, as: .admin).memory }
         await #expect(throws: KBError.self) { try await kb.forget(gone.id) }
     }
@@ -232,13 +232,13 @@ extension KnowledgeBase {
         let recent = try await kb.add("Favourite colour is green now.").memory
         var query = MemoryQuery("favourite colour green deep")
         query.mode = .keyword
-        #expect(try await kb.recall(query).hits.first?.memory.id == old.id)
+        #expect(try await kb.recall(query, as: .admin).hits.first?.memory.id == old.id)
         // Seen a year from the old memory's time, with the new one only written then.
         try await (kb.store as! SQLiteStore).write { db in
             try db.execute(sql: "UPDATE memories SET updated_at = updated_at - 365 * 86400 WHERE id = ?", arguments: [old.id])
         }
         query.recency = try Recency("30d")
-        let hits = try await kb.recall(query).hits
+        let hits = try await kb.recall(query, as: .admin).hits
         #expect(hits.map(\.memory.id) == [recent.id, old.id])
         #expect(hits.map(\.rank) == [1, 2])
         #expect(hits[1].score < hits[0].score)
@@ -251,29 +251,29 @@ extension KnowledgeBase {
         let b = try await kb.add("Speaks Portuguese.", scope: "user:ada").memory
         _ = try await kb.add("Speaks Portuguese and Spanish.", scope: "user:ada", superseding: b.id)
         _ = try await kb.add("Answers briefly.\nWith \"quotes\" and ünïcode ✓.", scope: "bot:helper")
-        let exported = try await kb.exportMemories()
+        let exported = try await kb.exportMemories(as: .admin)
         #expect(exported.split(separator: "\n").count == 4)
 
         let (other, _) = try await memoryBase()
-        let first = try await other.importMemories(exported, embedder: .hashing)
+        let first = try await other.importMemories(exported, embedder: .hashing, as: .admin)
         #expect(first == MemoryImportReport(added: 4, unchanged: 0, replaced: 0, failed: []))
-        #expect(try await other.exportMemories() == exported)
+        #expect(try await other.exportMemories(as: .admin) == exported)
         let expectedIDs = try await kb.memories(includeSuperseded: true).map(\.id)
         #expect(try await other.memories(includeSuperseded: true).map(\.id) == expectedIDs)
         #expect(try await other.memory(a.id, history: true, as: .admin).history!.map(\.content) == ["Prefers metric units."])
         let generation = try await other.store.snapshot { try $0.generation() }
-        let second = try await other.importMemories(exported, embedder: .hashing)
+        let second = try await other.importMemories(exported, embedder: .hashing, as: .admin)
         #expect(second == MemoryImportReport(added: 0, unchanged: 4, replaced: 0, failed: []))
         #expect(try await other.store.snapshot { try $0.generation() } == generation)
-        #expect(try await other.exportMemories() == exported)
+        #expect(try await other.exportMemories(as: .admin) == exported)
         #expect(try await other.recallIDs("Portuguese Spanish", scopes: ["user:ada"], mode: .keyword).count == 1)
-        #expect(try await other.exportMemories(scopes: [try .bot("helper")]).split(separator: "\n").count == 1)
+        #expect(try await other.exportMemories(scopes: [try .bot("helper")], as: .admin).split(separator: "\n").count == 1)
     }
 
     @Test func importReportsBadLinesAndConflictsAndStoresTheRest() async throws {
         let (kb, _) = try await memoryBase()
         let a = try await kb.add("Likes tea.").memory
-        let exported = try await kb.exportMemories()
+        let exported = try await kb.exportMemories(as: .admin)
         let changed = exported.replacingOccurrences(of: "Likes tea.", with: "Likes green tea.")
         let clash = exported.replacingOccurrences(of: a.id, with: "11111111-2222-3333-4444-555555555555")
         let text = """
@@ -282,18 +282,18 @@ extension KnowledgeBase {
             {"id":"aaaaaaaa-2222-3333-4444-555555555555","scope":"user:x","content":"Fine memory.","created_at":"2026-01-01T00:00:00.000Z","updated_at":"2026-01-01T00:00:00.000Z"}
             \(clash.trimmingCharacters(in: .newlines))
             """
-        let report = try await kb.importMemories(text, embedder: .hashing)
+        let report = try await kb.importMemories(text, embedder: .hashing, as: .admin)
         #expect(report.added == 1)
         #expect(report.failed.map(\.line) == [1, 2, 4])
         #expect(report.failed[1].message.contains("--replace"))
         #expect(report.failed[2].message.contains(a.id))
         #expect(try await kb.memory(a.id, as: .admin).memory.content == "Likes tea.")
         #expect(try await kb.memories(scopes: [try .user("x")]).count == 1)
-        let replaced = try await kb.importMemories(changed, replacing: true, embedder: .hashing)
+        let replaced = try await kb.importMemories(changed, replacing: true, embedder: .hashing, as: .admin)
         #expect(replaced.replaced == 1)
         #expect(try await kb.memory(a.id, as: .admin).memory.content == "Likes green tea.")
         #expect(try await kb.recallIDs("tea", mode: .keyword) == [a.id])
-        #expect(try await kb.status().vectors["hashing-384"] == 2)
+        #expect(try await kb.status(as: .admin).vectors["hashing-384"] == 2)
     }
 
     @Test func concurrentAddsFromManyTasksLoseNothingAndDuplicateNothing() async throws {
@@ -314,7 +314,7 @@ extension KnowledgeBase {
         for i in 0..<3 {
             #expect(try await kb.memories(scopes: [try .user("\(i)")]).count == 8)
         }
-        #expect(try await kb.status().vectors["hashing-384"] == 26)
+        #expect(try await kb.status(as: .admin).vectors["hashing-384"] == 26)
         #expect(try await kb.recallIDs("distinct memory 17", scopes: ["user:2"], mode: .keyword).count == 8)
     }
 
@@ -324,13 +324,13 @@ extension KnowledgeBase {
         let ws = try Workspace()
         try FileManager.default.copyItem(atPath: fixture.path, toPath: ws.dbPath)
         let kb = try KnowledgeBase.open(at: ws.dbPath, create: false)
-        let status = try await kb.status()
+        let status = try await kb.status(as: .admin)
         #expect(status.schemaVersion == 15)
         #expect(status.sources == 2 && status.vectors["hashing-384"] == 2)
         var query = SearchQuery("love beauty")
         query.mode = .vector
-        #expect(try await kb.search(query).hits.first?.sourceTitle == "Venus")
-        let memory = try await kb.remember(MemoryDraft("Rising sign is Libra.")).memory
+        #expect(try await kb.search(query, as: .admin).hits.first?.sourceTitle == "Venus")
+        let memory = try await kb.remember(MemoryDraft("Rising sign is Libra."), as: .admin).memory
         #expect(try await kb.recallIDs("Libra", mode: .vector) == [memory.id])
     }
 }

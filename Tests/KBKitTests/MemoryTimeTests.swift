@@ -198,12 +198,12 @@ import Testing
 
         // Export keeps valid time and feedback state; importing it elsewhere gives the same bytes back.
         _ = try await kb.memoryFeedback(MemoryFeedbackRequest(id: unrelated.id, feedback: "useful"), as: .admin)
-        let exported = try await kb.exportMemories()
+        let exported = try await kb.exportMemories(as: .admin)
         #expect(exported.contains("\"valid_to\":") && exported.contains("\"expires_at\":\"2026-01-10T00:00:00.000Z\"") && exported.contains("\"useful\":1"))
         let copy = try KnowledgeBase.open(at: try Workspace().dbPath)
-        let report = try await copy.importMemories(exported, embedder: .hashing)
+        let report = try await copy.importMemories(exported, embedder: .hashing, as: .admin)
         #expect(report.added == 6 && report.failed.isEmpty)
-        #expect(try await copy.exportMemories() == exported)
+        #expect(try await copy.exportMemories(as: .admin) == exported)
         #expect(try await copy.memories(scopes: [try .user("ada")]).map(\.id).sorted() == current.sorted())
     }
 
@@ -218,7 +218,7 @@ import Testing
             var query = MemoryQuery(text)
             query.scopes = [try .user("ada")]
             query.now = Self.time("2026-11-26T10:00:00Z")
-            let results = try await kb.recall(query)
+            let results = try await kb.recall(query, as: .admin)
             return (Set(results.hits.map(\.memory.id)), results.during)
         }
         let lastWeek = try await ask("What did I tell you last week?")

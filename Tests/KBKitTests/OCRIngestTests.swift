@@ -38,17 +38,17 @@ import Testing
         let scan = try Self.makeScan(ws)
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let (embedder, record) = try await kb.embedder(.hashing)
-        let report = await kb.ingest([scan], options: Self.options(), embedder: embedder, record: record)
+        let report = try await kb.ingest([scan], options: Self.options(), embedder: embedder, record: record, as: .admin)
         #expect(report.failed.isEmpty && report.added == 1, "\(report.failed)")
         #expect(report.ocrPages == 2 && report.ocrCachedPages == 0)
 
-        let hits = try await kb.search(.keyword("walrus ledger")).hits
+        let hits = try await kb.search(.keyword("walrus ledger"), as: .admin).hits
         let hit = try #require(hits.first)
         #expect(hit.snippet.pages?.start == 1)
         #expect(hit.snippet.ocr.map { $0.confidence > 80 } == true)
-        let nebula = try #require(try await kb.search(.keyword("nebula catalogue")).hits.first)
+        let nebula = try #require(try await kb.search(.keyword("nebula catalogue"), as: .admin).hits.first)
         #expect(nebula.snippet.pages?.end == 2)
-        #expect(try await kb.sources().first?.ocr == "auto eng 150")
+        #expect(try await kb.sources(as: .admin).first?.ocr == "auto eng 150")
 
         var bot = BotRequest(name: "clerk")
         bot.sources = ["kind:pdf"]
@@ -67,19 +67,19 @@ import Testing
         let counting = CountingEmbedder()
         let record = EmbedderChoice.record(for: counting, choice: .hashing)
         counting.failWhen = { _ in true }
-        let failed = await kb.ingest([scan], options: Self.options(), embedder: counting, record: record)
+        let failed = try await kb.ingest([scan], options: Self.options(), embedder: counting, record: record, as: .admin)
         #expect(failed.failed.count == 1 && failed.ocrPages == 2)
-        #expect(try await kb.sources().isEmpty)
+        #expect(try await kb.sources(as: .admin).isEmpty)
         #expect(try await cachedPages(kb, hash: hash).map(\.page) == [1, 2])
 
         counting.failWhen = nil
-        let retry = await kb.ingest([scan], options: Self.options(), embedder: counting, record: record)
+        let retry = try await kb.ingest([scan], options: Self.options(), embedder: counting, record: record, as: .admin)
         #expect(retry.added == 1 && retry.failed.isEmpty)
         #expect(retry.ocrPages == 0 && retry.ocrCachedPages == 2)
-        #expect(try await kb.search(.keyword("walrus")).hits.count == 1)
+        #expect(try await kb.search(.keyword("walrus"), as: .admin).hits.count == 1)
 
         // The cache goes with the source.
-        try await kb.remove([scan])
+        try await kb.remove([scan], as: .admin)
         #expect(try await cachedPages(kb, hash: hash).isEmpty)
     }
 
@@ -88,14 +88,14 @@ import Testing
         let scan = try Self.makeScan(ws)
         let oldHash = KnowledgeBase.contentHash(try Data(contentsOf: URL(fileURLWithPath: scan)))
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        _ = await kb.ingest([scan], options: Self.options())
+        _ = try await kb.ingest([scan], options: Self.options(), as: .admin)
         #expect(try await cachedPages(kb, hash: oldHash).count == 2)
         let page = try ScanMaker.render(pdf: Self.pdfFixtures.appendingPathComponent("book.pdf").path, pages: [6], dpi: 150)
         try ScanMaker.writePDF(page, to: scan)
-        let report = await kb.ingest([scan], options: Self.options())
+        let report = try await kb.ingest([scan], options: Self.options(), as: .admin)
         #expect(report.updated == 1)
         #expect(try await cachedPages(kb, hash: oldHash).isEmpty)
-        #expect(try await kb.search(.keyword("walrus")).hits.isEmpty)
+        #expect(try await kb.search(.keyword("walrus"), as: .admin).hits.isEmpty)
     }
 
     @Test func otherOCRSettingsReadAScanAgainAndNeverLeavesItAlone() async throws {
@@ -103,17 +103,17 @@ import Testing
         _ = try Self.makeScan(ws)
         try ws.write("plain.md", "# Plain\n\nA note OCR has nothing to do with.")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        let never = await kb.ingest([ws.notes.path], options: Self.options(.never))
+        let never = try await kb.ingest([ws.notes.path], options: Self.options(.never), as: .admin)
         #expect(never.failed.count == 1 && never.added == 1)   // the scan fails: OCR is off
-        let auto = await kb.ingest([ws.notes.path], options: Self.options())
+        let auto = try await kb.ingest([ws.notes.path], options: Self.options(), as: .admin)
         #expect(auto.added == 1 && auto.unchanged == 1)
-        let same = await kb.ingest([ws.notes.path], options: Self.options())
+        let same = try await kb.ingest([ws.notes.path], options: Self.options(), as: .admin)
         #expect(same.unchanged == 2 && same.ocrPages == 0)
-        let more = await kb.ingest([ws.notes.path], options: Self.options(languages: ["eng", "ukr"]))
+        let more = try await kb.ingest([ws.notes.path], options: Self.options(languages: ["eng", "ukr"]), as: .admin)
         #expect(more.updated == 1 && more.unchanged == 1 && more.ocrPages == 2)
-        let off = await kb.ingest([ws.notes.path], options: Self.options(.never))
+        let off = try await kb.ingest([ws.notes.path], options: Self.options(.never), as: .admin)
         #expect(off.unchanged == 2)
-        #expect(try await kb.search(.keyword("walrus")).hits.count == 1)
+        #expect(try await kb.search(.keyword("walrus"), as: .admin).hits.count == 1)
     }
 
     @Test func withOCROffImagesInFoldersAreLeftAloneAndNamedOnesFail() async throws {
@@ -121,17 +121,17 @@ import Testing
         try ws.write("note.md", "# Note\n\nText.")
         try ScanMaker.blank(dpi: 100).write(to: ws.path("photo.png"), format: .png)
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        let folder = await kb.ingest([ws.notes.path], options: Self.options(.never))
+        let folder = try await kb.ingest([ws.notes.path], options: Self.options(.never), as: .admin)
         #expect(folder.added == 1 && folder.failed.isEmpty)
-        let named = await kb.ingest([ws.path("photo.png")], options: Self.options(.never))
+        let named = try await kb.ingest([ws.path("photo.png")], options: Self.options(.never), as: .admin)
         #expect(named.failed.first?.message.contains("OCR is off (--ocr never)") == true)
     }
 
     @Test func anIndexRemembersItsOCRLanguages() async throws {
         let kb = try KnowledgeBase.open(at: try Workspace().dbPath)
-        #expect(try await kb.ocrLanguages(given: nil) == ["eng"])
-        #expect(try await kb.ocrLanguages(given: ["ukr", "ara"]) == ["ukr", "ara"])
-        #expect(try await kb.ocrLanguages(given: nil) == ["eng", "ukr", "ara"])
+        #expect(try await kb.ocrLanguages(given: nil, as: .admin) == ["eng"])
+        #expect(try await kb.ocrLanguages(given: ["ukr", "ara"], as: .admin) == ["ukr", "ara"])
+        #expect(try await kb.ocrLanguages(given: nil, as: .admin) == ["eng", "ukr", "ara"])
     }
 }
 
@@ -142,7 +142,7 @@ import Testing
         try ws.write("venus.md", "# Venus\n\nVenus rules love, beauty and money.")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let (embedder, record) = try await kb.embedder(.hashing)
-        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        #expect(try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin).failed.isEmpty)
         let bytes = try Data(contentsOf: URL(fileURLWithPath: try OCRIngestTests.makeScan(ws)))
         var request = UploadRequest(contentType: "application/pdf")
         request.id = "scan"
@@ -153,26 +153,26 @@ import Testing
         #expect(try await kb.source("scan", as: .admin).ocr == "auto eng 300")
 
         // OCR off: the scan has no text, the job fails, and the source keeps the version it had.
-        let off = try await kb.rereadSources(["scan"], ocr: OCRSettings(mode: .never, languages: ["eng"]))
+        let off = try await kb.rereadSources(["scan"], ocr: OCRSettings(mode: .never, languages: ["eng"]), as: .admin)
         #expect(off.failed == 1 && off.sources.first?.job.error != nil)
-        #expect(try await kb.search(.keyword("walrus ledger")).hits.first?.sourcePath == Source.uploadPath("scan"))
+        #expect(try await kb.search(.keyword("walrus ledger"), as: .admin).hits.first?.sourcePath == Source.uploadPath("scan"))
         #expect(try await kb.source("scan", as: .admin).ocr == "auto eng 300")
 
         // Other settings, read from the original: nothing is sent again.
-        let again = try await kb.rereadSources([], ocr: OCRSettings(mode: .auto, languages: ["eng"], dpi: 150))
+        let again = try await kb.rereadSources([], ocr: OCRSettings(mode: .auto, languages: ["eng"], dpi: 150), as: .admin)
         #expect(again.failed == 0 && again.sources.map(\.id) == ["scan"] && again.sources.first?.job.state == .done)
         #expect(try await kb.source("scan", as: .admin).ocr == "auto eng 150")
-        #expect(try await kb.search(.keyword("nebula catalogue")).hits.first?.sourcePath == Source.uploadPath("scan"))
+        #expect(try await kb.search(.keyword("nebula catalogue"), as: .admin).hits.first?.sourcePath == Source.uploadPath("scan"))
         #expect(try await IndexCopier(store: kb.store, environment: [:]).original(of: Source.uploadPath("scan"))?.1.reduce(Data(), +) == bytes)
         // One copy of the bytes is kept, the last read's: the jobs before it hold none.
         let jobs = [first, try #require(off.sources.first?.job.id), try #require(again.sources.first?.job.id)]
         let held = try await kb.store.snapshot { snapshot in try jobs.map { try snapshot.jobChunks(id: $0).reduce(0) { $0 + $1.count } } }
         #expect(held == [0, 0, bytes.count])
 
-        let missing = await #expect(throws: KBError.self) { _ = try await kb.rereadSources(["nope"]) }
+        let missing = await #expect(throws: KBError.self) { _ = try await kb.rereadSources(["nope"], as: .admin) }
         #expect(missing?.code == .notFound)
         let fileID = try #require(try await kb.sources(SourceListRequest(), as: .admin).sources.first { $0.origin == .file }?.id)
-        let file = await #expect(throws: KBError.self) { _ = try await kb.rereadSources([fileID]) }
+        let file = await #expect(throws: KBError.self) { _ = try await kb.rereadSources([fileID], as: .admin) }
         #expect(file?.code == .conflict)
     }
 }

@@ -20,7 +20,7 @@ import Testing
         if let budget { environment["KB_PAGE_CACHE_MB"] = String(budget) }
         let kb = try KnowledgeBase.open(at: ws.dbPath, environment: environment)
         let (embedder, record) = try await kb.embedder(.hashing)
-        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        #expect(try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin).failed.isEmpty)
         return (kb, SourceInfo.fileID(ws.path("book.pdf")), cache)
     }
 
@@ -180,7 +180,7 @@ import Testing
         environment["KB_PAGE_CACHE_DIR"] = cache
         let kb = try KnowledgeBase.open(at: ws.dbPath, environment: environment)
         let (embedder, record) = try await kb.embedder(.hashing)
-        let report = await kb.ingest([ws.notes.path], options: OCRIngestTests.options(), embedder: embedder, record: record)
+        let report = try await kb.ingest([ws.notes.path], options: OCRIngestTests.options(), embedder: embedder, record: record, as: .admin)
         #expect(report.failed.isEmpty && report.added == 2, "\(report.failed)")
         let tiff = SourceInfo.fileID(ws.path("ledger.tiff")), pdf = SourceInfo.fileID(ws.path("scan.pdf"))
 

@@ -55,12 +55,12 @@ import Testing
         profile.stageCandidates = 1
         let kb = try KnowledgeBase.open(at: ws.dbPath, profile: profile)
         let (embedder, record) = try await kb.embedder(.hashing)
-        _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        _ = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
         var bot = BotRequest(name: "astro")
         bot.sources = [ws.notes.path]
         _ = try await kb.createBot(bot, as: .admin)
         for text in ["Ada loves Venus.", "Ada's Venus is in Libra.", "Ada asked about Venus and love."] {
-            _ = try await kb.remember(MemoryDraft(text, scope: try .user("ada")))
+            _ = try await kb.remember(MemoryDraft(text, scope: try .user("ada")), as: .admin)
         }
         return kb
     }
@@ -75,18 +75,18 @@ import Testing
         context.user = "ada"
         context.budget = 2000
 
-        let plainSearch = try await kb.search(search).hits.map(\.snippetID)
-        let plainRecall = try await kb.recall(recall).hits.map(\.memory.id)
+        let plainSearch = try await kb.search(search, as: .admin).hits.map(\.snippetID)
+        let plainRecall = try await kb.recall(recall, as: .admin).hits.map(\.memory.id)
         let plainContext = try await kb.context(context, as: .admin).citations.map(\.path)
         #expect(plainSearch.count == 4 && plainRecall.count == 3 && plainContext.count >= 4)
 
         let stage = Reversing()
         kb.useRetrievalStage(stage)
-        let staged = try await kb.search(search)
+        let staged = try await kb.search(search, as: .admin)
         #expect(staged.hits.map(\.snippetID) == plainSearch.reversed())
         #expect(staged.hits.map(\.rank) == [1, 2, 3, 4] && staged.hits.map(\.score) == [4, 3, 2, 1])
         #expect(staged.degraded == nil)
-        #expect(try await kb.recall(recall).hits.map(\.memory.id) == plainRecall.reversed())
+        #expect(try await kb.recall(recall, as: .admin).hits.map(\.memory.id) == plainRecall.reversed())
         // The assembler orders a context's items by score: the stage's scores decide it too.
         let stagedContext = try await kb.context(context, as: .admin).citations.map(\.path)
         #expect(stagedContext != plainContext)
@@ -99,16 +99,16 @@ import Testing
         #expect(calls[1].texts.sorted() == ["Ada asked about Venus and love.", "Ada loves Venus.", "Ada's Venus is in Libra."])
 
         kb.useRetrievalStage(PassThroughStage())
-        #expect(try await kb.search(search).hits.map(\.snippetID) == plainSearch)
+        #expect(try await kb.search(search, as: .admin).hits.map(\.snippetID) == plainSearch)
     }
 
     @Test func aFailingStageLeavesTheRankingAndSaysSo() async throws {
         let kb = try await knowledgeBase(try Workspace())
         var search = SearchQuery("venus love")
         search.limit = 3
-        let plain = try await kb.search(search).hits.map(\.snippetID)
+        let plain = try await kb.search(search, as: .admin).hits.map(\.snippetID)
         kb.useRetrievalStage(Failing())
-        let results = try await kb.search(search)
+        let results = try await kb.search(search, as: .admin)
         #expect(results.hits.map(\.snippetID) == plain)
         #expect(results.degraded?.reason.contains("failing") == true)
     }
@@ -131,13 +131,13 @@ import Testing
         kb.useRetrievalStage(recorder)
         var search = SearchQuery("venus love")
         search.limit = 3
-        _ = try await kb.search(search)
+        _ = try await kb.search(search, as: .admin)
         search.mode = .keyword
-        _ = try await kb.search(search)
+        _ = try await kb.search(search, as: .admin)
         search.mode = .hybrid
         search.history = [ConversationTurn(.user, "Tell me about the planets.")]
         search.text = "and that one?"
-        _ = try await kb.search(search)
+        _ = try await kb.search(search, as: .admin)
         let lists = recorder.lists
         #expect(lists.count == 3)
         #expect(!lists[0].isEmpty && lists[0].allSatisfy { $0 })    // hybrid, adaptive: signals
@@ -149,8 +149,8 @@ import Testing
         let kb = try await knowledgeBase(try Workspace())
         var search = SearchQuery("venus love")
         search.limit = 3
-        let plain = try await kb.search(search).hits.map(\.snippetID)
+        let plain = try await kb.search(search, as: .admin).hits.map(\.snippetID)
         kb.useRetrievalStage(Inventing())
-        #expect(try await kb.search(search).hits.map(\.snippetID) == plain)
+        #expect(try await kb.search(search, as: .admin).hits.map(\.snippetID) == plain)
     }
 }

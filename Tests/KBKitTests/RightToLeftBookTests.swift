@@ -17,14 +17,14 @@ import Testing
         var limits = Limits()
         limits.grepSeconds = 3600   // no time bound: a loaded machine must not make this a timing test
         let kb = try KnowledgeBase.open(at: ws.dbPath, limits: limits)
-        let report = await kb.ingest([ws.notes.path], options: IngestOptions())
+        let report = try await kb.ingest([ws.notes.path], options: IngestOptions(), as: .admin)
         #expect(report.failed.isEmpty && report.added == 2)
         return (kb, ws)
     }
 
     @Test func aWordTypedInPlainLettersIsFoundByKeywordsAndGrepInBothBooks() async throws {
         let (kb, ws) = try await Self.library()
-        let hits = try await kb.search(.keyword("المريخ")).hits
+        let hits = try await kb.search(.keyword("المريخ"), as: .admin).hits
         #expect(Set(hits.map(\.sourcePath)) == [ws.path("arabic-writer.pdf"), ws.path("arabic-reportlab.pdf")])
         #expect(hits.allSatisfy { $0.snippet.text.contains("المريخ") })
         let matches = try await kb.grepSources(SourceGrepRequest(pattern: "كوكب المريخ"), as: .admin).matches
@@ -56,16 +56,16 @@ import Testing
     @Test(.enabled(if: TestBackend.isSQLite, "takes the page starts out with SQL on the file"))
     func aBookIndexedBeforeKBKeptItsPagesIsReadOnceMore() async throws {
         let (kb, ws) = try await RightToLeftBookTests.library()
-        let again = await kb.ingest([ws.notes.path], options: IngestOptions())
+        let again = try await kb.ingest([ws.notes.path], options: IngestOptions(), as: .admin)
         #expect((again.unchanged, again.updated) == (2, 0))
         // As an index written by an older kb: no page starts.
         try await (kb.store as! SQLiteStore).write { db in try db.execute(sql: "DELETE FROM source_pages") }
         var read = SourceReadRequest(source: SourceInfo.fileID(ws.path("arabic-writer.pdf")))
         read.pages = "3"
         #expect(try await kb.readSource(read, as: .admin).pageLabel?.hasPrefix("pp. 2–") == true)   // the snippets' span stands in
-        let upgraded = await kb.ingest([ws.notes.path], options: IngestOptions())
+        let upgraded = try await kb.ingest([ws.notes.path], options: IngestOptions(), as: .admin)
         #expect((upgraded.unchanged, upgraded.updated) == (0, 2))
         #expect(try await kb.readSource(read, as: .admin).pageLabel == "p. 3")
-        #expect(await kb.ingest([ws.notes.path], options: IngestOptions()).unchanged == 2)
+        #expect(try await kb.ingest([ws.notes.path], options: IngestOptions(), as: .admin).unchanged == 2)
     }
 }

@@ -12,7 +12,7 @@ import Testing
     func hashingKB(_ ws: Workspace) async throws -> KnowledgeBase {
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let (embedder, record) = try await kb.embedder(.hashing)
-        let report = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        let report = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
         #expect(report.failed.isEmpty)
         return kb
     }
@@ -25,15 +25,15 @@ import Testing
         let kb = try await hashingKB(ws)
         var query = SearchQuery("Which songs did the fans sing about the Tyne fog?")
         query.explain = true
-        let hits = try await kb.search(query).hits
+        let hits = try await kb.search(query, as: .admin).hits
         let russian = hits.first { $0.sourcePath.hasSuffix("lindisfarne.md") }
         // Its words match ("fog", "tyne"), but in a Russian snippet they are an accident of quotation.
-        #expect(try await kb.search(.keyword("tyne fog")).hits.first?.sourcePath.hasSuffix("lindisfarne.md") == true)
+        #expect(try await kb.search(.keyword("tyne fog"), as: .admin).hits.first?.sourcePath.hasSuffix("lindisfarne.md") == true)
         #expect(russian?.explanation?.keywordRank == nil)
         // A question in Russian keeps its keyword matches in Russian text.
         var own = SearchQuery("Какую песню пели болельщики на стадионе?")
         own.explain = true
-        let first = try #require(try await kb.search(own).hits.first)
+        let first = try #require(try await kb.search(own, as: .admin).hits.first)
         #expect(first.sourcePath.hasSuffix("lindisfarne.md"))
         #expect(first.explanation?.keywordRank == 1)
     }
@@ -57,34 +57,34 @@ import Testing
         let ws = try Workspace()
         try ws.write("a.md", "alpha beta gamma")
         let kb = try await hashingKB(ws)
-        #expect(try await kb.search(vectorQuery("alpha")).hits.map(\.sourcePath) == [ws.path("a.md")])
+        #expect(try await kb.search(vectorQuery("alpha"), as: .admin).hits.map(\.sourcePath) == [ws.path("a.md")])
         let loaded = try #require((kb.store as? SQLiteStore)?.vectors.loadedIndex)
 
         try ws.write("b.md", "delta epsilon")
         try ws.write("a.md", "zeta eta")
         let (embedder, record) = try await kb.embedder(nil)
-        _ = await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
+        _ = try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
         #expect((kb.store as? SQLiteStore)?.vectors.loadedIndex === loaded, "the index was reloaded")
         #expect(loaded.count == 2)
-        #expect(try await kb.search(vectorQuery("delta epsilon", k: 1)).hits.first?.sourcePath == ws.path("b.md"))
-        #expect(try await kb.search(vectorQuery("zeta eta", k: 1)).hits.first?.snippet.text == "zeta eta")
+        #expect(try await kb.search(vectorQuery("delta epsilon", k: 1), as: .admin).hits.first?.sourcePath == ws.path("b.md"))
+        #expect(try await kb.search(vectorQuery("zeta eta", k: 1), as: .admin).hits.first?.snippet.text == "zeta eta")
 
-        try await kb.remove([ws.path("b.md")])
+        try await kb.remove([ws.path("b.md")], as: .admin)
         #expect((kb.store as? SQLiteStore)?.vectors.loadedIndex === loaded)
         #expect(loaded.count == 1)
-        #expect(try await kb.search(vectorQuery("delta epsilon")).hits.map(\.sourcePath) == [ws.path("a.md")])
+        #expect(try await kb.search(vectorQuery("delta epsilon"), as: .admin).hits.map(\.sourcePath) == [ws.path("a.md")])
     }
 
     @Test func anotherProcessesWritesAreSeenOnTheNextSearch() async throws {
         let ws = try Workspace()
         try ws.write("a.md", "alpha")
         let reader = try await hashingKB(ws)
-        _ = try await reader.search(vectorQuery("alpha"))
+        _ = try await reader.search(vectorQuery("alpha"), as: .admin)
         let writer = try KnowledgeBase.open(at: ws.dbPath)
         try ws.write("b.md", "omega psi")
         let (embedder, record) = try await writer.embedder(nil)
-        _ = await writer.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record)
-        #expect(try await reader.search(vectorQuery("omega psi", k: 1)).hits.first?.sourcePath == ws.path("b.md"))
+        _ = try await writer.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
+        #expect(try await reader.search(vectorQuery("omega psi", k: 1), as: .admin).hits.first?.sourcePath == ws.path("b.md"))
     }
 
     @Test func aQueryEmbedderThatDiffersFromTheIndexIsRefusedNamingBoth() async throws {
@@ -93,7 +93,7 @@ import Testing
         let kb = try await hashingKB(ws)
         try await kb.store.setMeta("embedder_spec", "local")   // as if the index said to use the local model
         let fresh = try KnowledgeBase.open(at: ws.dbPath)
-        let error = try await #require(throws: KBError.self) { try await fresh.search(vectorQuery("alpha")) }
+        let error = try await #require(throws: KBError.self) { try await fresh.search(vectorQuery("alpha"), as: .admin) }
         #expect(error.code == .embedderMismatch)
         #expect(error.message.contains("'hashing-384'") && error.message.contains("'all-MiniLM-L6-v2'"))
     }
@@ -102,10 +102,10 @@ import Testing
         let ws = try Workspace()
         try ws.write("a.md", "alpha")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
-        _ = await kb.ingest([ws.notes.path], options: IngestOptions())
-        let results = try await kb.search(SearchQuery("alpha"))
+        _ = try await kb.ingest([ws.notes.path], options: IngestOptions(), as: .admin)
+        let results = try await kb.search(SearchQuery("alpha"), as: .admin)
         #expect(results.mode == .keyword && results.embedder == nil && results.hits.count == 1)
-        await #expect(throws: KBError.self) { try await kb.search(vectorQuery("alpha")) }
+        await #expect(throws: KBError.self) { try await kb.search(vectorQuery("alpha"), as: .admin) }
     }
 
     @Test func nearDuplicateSnippetsFromTwoCopiesCollapseToOne() async throws {
@@ -117,7 +117,7 @@ import Testing
         for mode in SearchMode.allCases {
             var q = SearchQuery("venus love money")
             q.mode = mode
-            let paths = try await kb.search(q).hits.map(\.sourcePath)
+            let paths = try await kb.search(q, as: .admin).hits.map(\.sourcePath)
             #expect(paths.filter { $0.hasSuffix("a.md") }.count == 1, "\(mode): \(paths)")
         }
     }
@@ -127,7 +127,7 @@ import Testing
         try ws.write("k.md", "zebra")                       // keyword match only
         try ws.write("v.md", "apple banana cherry")         // same words as the query: vector match
         let kb = try await hashingKB(ws)
-        let results = try await kb.search(SearchQuery("apple banana cherry zebra"))
+        let results = try await kb.search(SearchQuery("apple banana cherry zebra"), as: .admin)
         #expect(results.mode == .hybrid)
         #expect(Set(results.hits.prefix(2).map(\.sourcePath)) == [ws.path("k.md"), ws.path("v.md")])
         #expect(results.hits[0].score > results.hits[1].score || results.hits[0].score == results.hits[1].score)
@@ -142,15 +142,15 @@ import Testing
         }
         let kb = try await hashingKB(ws)
         var query = SearchQuery("apple banana cherry zebra")
-        let exact = try await kb.search(query)
+        let exact = try await kb.search(query, as: .admin)
         query.quantized = true
-        let quantized = try await kb.search(query)
+        let quantized = try await kb.search(query, as: .admin)
         #expect(quantized.mode == .hybrid)
         #expect(quantized.hits.map(\.sourcePath) == exact.hits.map(\.sourcePath))
         #expect(quantized.hits.map(\.score) == exact.hits.map(\.score))
         query.text = "banana"
         query.mode = .vector
-        #expect(try await kb.search(query).hits.count > 0)
+        #expect(try await kb.search(query, as: .admin).hits.count > 0)
     }
 
     /// A folder whose name holds a combining mark (é as e + U+0301) is one Swift character
@@ -164,10 +164,10 @@ import Testing
         var query = SearchQuery("coffee")
         query.mode = .keyword
         query.sourcePrefixes = [ws.path("cafe\u{301}") + "/"]
-        #expect(try await kb.search(query).hits.map(\.sourcePath) == [ws.path("cafe\u{301}/menu.md")])
+        #expect(try await kb.search(query, as: .admin).hits.map(\.sourcePath) == [ws.path("cafe\u{301}/menu.md")])
         query.sourcePrefixes = []
         query.selectors = [try SourceSelector(ws.path("cafe\u{301}"))]
-        #expect(try await kb.search(query).hits.map(\.sourcePath) == [ws.path("cafe\u{301}/menu.md")])
+        #expect(try await kb.search(query, as: .admin).hits.map(\.sourcePath) == [ws.path("cafe\u{301}/menu.md")])
         #expect(try await kb.store.snapshot { try $0.sourcePaths(under: ws.path("cafe\u{301}")) } == [ws.path("cafe\u{301}/menu.md")])
     }
 }

@@ -46,14 +46,14 @@ import Testing
         #expect(answer.upload.map(\.id) == ["b", "c", "new"] && answer.upload.map(\.reason) == ["changed", "retitled", "new"])
         #expect(answer.gone == ["old"] && !answer.pruned)
         #expect(answer.conflicts.map(\.id) == ["x"])
-        #expect(try await kb.sources().count == 6)
+        #expect(try await kb.sources(as: .admin).count == 6)
 
         // Pruning removes the collection's gone sources only: the other app's and the loose one stay.
         sync.items = []
         sync.prune = true
         let pruned = try await kb.syncSources(sync, as: .admin)
         #expect(pruned.gone == ["a", "b", "c", "old"] && pruned.pruned)
-        #expect(Set(try await kb.sources().map(\.path)) == [Source.uploadPath("x"), Source.uploadPath("loose")])
+        #expect(Set(try await kb.sources(as: .admin).map(\.path)) == [Source.uploadPath("x"), Source.uploadPath("loose")])
 
         // A read-only token may compare but not prune; one without the right sources may do neither.
         let reader = try await kb.createToken({ var t = TokenRequest(name: "reader"); t.allow = ["sources"]; t.readOnly = true; return t }(), as: .admin)
@@ -67,7 +67,7 @@ import Testing
         let bare = try await kb.createToken(TokenRequest(name: "bare"), as: .admin)
         let refused = await #expect(throws: KBError.self) { try await kb.syncSources(sync, as: .token(bare.info)) }
         #expect(refused?.code == .forbidden)
-        #expect(try await kb.sources().count == 2)
+        #expect(try await kb.sources(as: .admin).count == 2)
     }
 
     @Test func syncRequestsAreCheckedEntryByEntry() throws {
@@ -92,7 +92,7 @@ import Testing
         limits.grepSeconds = 3600
         let kb = try KnowledgeBase.open(at: ws.dbPath, limits: limits)
         let (embedder, record) = try await kb.embedder(.hashing)
-        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        #expect(try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin).failed.isEmpty)
         try await add(kb, "ada-diary", "# Diary\n\nThe zebra quartz secret of ada.", collection: nil, user: "ada")
         var bot = BotRequest(name: "astro")
         bot.sources = [ws.notes.path, "upload:ada-diary"]

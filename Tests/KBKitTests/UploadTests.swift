@@ -15,7 +15,7 @@ import Testing
         try ws.write("saturn.md", "# Saturn\n\nSaturn rules discipline and the long climb of a career.")
         let kb = try KnowledgeBase.open(at: ws.dbPath)
         let (embedder, record) = try await kb.embedder(.hashing)
-        #expect(await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        #expect(try await kb.ingest([ws.notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin).failed.isEmpty)
         var bot = BotRequest(name: "astro")
         bot.sources = [ws.notes.path]
         _ = try await kb.createBot(bot, as: .admin)
@@ -53,11 +53,11 @@ import Testing
         _ = try await upload(kb, Data("text,weight\nMars in the sixth house works hard.,2\n".utf8), type: "text/csv", id: "rules")
         _ = try await upload(kb, Data("{\"text\": \"Jupiter in the ninth house travels.\"}\n".utf8), type: "application/x-ndjson", id: "more")
         #expect(await kb.runQueuedJobs() == 5)
-        let kinds = try await kb.sources().reduce(into: [String: SourceKind]()) { $0[$1.path] = $1.kind }
+        let kinds = try await kb.sources(as: .admin).reduce(into: [String: SourceKind]()) { $0[$1.path] = $1.kind }
         #expect(kinds[Source.uploadPath("returns")] == .epub && kinds[Source.uploadPath("lease")] == .docx)
         #expect(kinds[Source.uploadPath("page")] == .html && kinds[Source.uploadPath("rules")] == .record && kinds[Source.uploadPath("more")] == .record)
-        #expect(try await kb.search(.keyword("ringed planet")).hits.first?.snippet.headingPathString == "Chapter 3 › The Saturn return")
-        #expect(try await kb.search(.keyword("sixth house")).hits.first?.snippet.weight == 2)
+        #expect(try await kb.search(.keyword("ringed planet"), as: .admin).hits.first?.snippet.headingPathString == "Chapter 3 › The Saturn return")
+        #expect(try await kb.search(.keyword("sixth house"), as: .admin).hits.first?.snippet.weight == 2)
         // A ZIP sent as HTML is refused before it is stored.
         let wrong = await #expect(throws: KBError.self) { try await upload(kb, try FormatFixtures.docx(), type: "text/html") }
         #expect(wrong?.message.contains("The body is a ZIP archive, but its Content-Type says text/html") == true)
@@ -71,7 +71,7 @@ import Testing
         request.bots = ["astro"]
         let added = try await kb.addSource(request, as: .admin)
         #expect(added.source.id == "lease" && added.job.state == .done && added.job.progress.snippetsDone == 1)
-        #expect(try await kb.search(.keyword("rent Monday")).hits.first?.sourceTitle == "Lease")
+        #expect(try await kb.search(.keyword("rent Monday"), as: .admin).hits.first?.sourceTitle == "Lease")
         #expect(try await kb.bot("astro", as: .admin).sources.contains(.upload("lease")))
         let info = try await kb.source("lease", as: .admin)
         #expect(info.origin == .upload && info.title == "Lease" && info.tags == ["home"] && info.snippets == 1 && info.bots == ["astro"])
@@ -90,8 +90,8 @@ import Testing
         #expect(try await kb.source("lease", as: .admin).ingestedAt == ingested, "unchanged content was read again")
         request.text = "# Lease\n\nThe rent is due on Friday."
         _ = try await kb.addSource(request, as: .admin)
-        #expect(try await kb.search(.keyword("Friday")).hits.map(\.sourceTitle) == ["Lease"])
-        #expect(try await kb.search(.keyword("Monday")).hits.isEmpty)
+        #expect(try await kb.search(.keyword("Friday"), as: .admin).hits.map(\.sourceTitle) == ["Lease"])
+        #expect(try await kb.search(.keyword("Monday"), as: .admin).hits.isEmpty)
         #expect(try await kb.sources(SourceListRequest(), as: .admin).sources.filter { $0.origin == .upload }.count == 1)
     }
 
@@ -183,15 +183,15 @@ import Testing
             var query = SearchQuery("\(marker) Venus statue")
             query.mode = mode
             query.limit = 50
-            #expect(!leaks(try await kb.search(query)), "a search without a user, \(mode)")
+            #expect(!leaks(try await kb.search(query, as: .admin)), "a search without a user, \(mode)")
             query.user = "bob"
-            #expect(!leaks(try await kb.search(query)), "bob's search, \(mode)")
+            #expect(!leaks(try await kb.search(query, as: .admin)), "bob's search, \(mode)")
             query.tags = []
             query.kinds = [.note]
-            #expect(!leaks(try await kb.search(query)), "bob's filtered search, \(mode)")
+            #expect(!leaks(try await kb.search(query, as: .admin)), "bob's filtered search, \(mode)")
             query.kinds = []
             query.user = "ada"
-            #expect(leaks(try await kb.search(query)) || mode == .vector, "ada's search, \(mode)")
+            #expect(leaks(try await kb.search(query, as: .admin)) || mode == .vector, "ada's search, \(mode)")
         }
         var bot = SearchRequest(query: "\(marker) Venus")
         bot.bot = "astro"
@@ -214,7 +214,7 @@ import Testing
     @Test func anUploadThatIsRefusedOrCutShortLeavesNothing() async throws {
         let ws = try Workspace()
         let kb = try await knowledgeBase(ws)
-        let before = try await kb.status()
+        let before = try await kb.status(as: .admin)
         // Not what it says it is.
         let lie = await #expect(throws: KBError.self) { _ = try await upload(kb, try Data(contentsOf: Self.pdf), type: "text/plain") }
         #expect(lie?.code == .unsupportedMediaType)
@@ -234,7 +234,7 @@ import Testing
         #expect(await #expect(throws: KBError.self) { _ = try await upload(small, try Data(contentsOf: Self.pdf), type: "application/pdf") }?.code
             == .tooLarge)
         #expect(await kb.runQueuedJobs() == 0)
-        #expect(try await kb.status().sources == before.sources)
+        #expect(try await kb.status(as: .admin).sources == before.sources)
         #expect(try await kb.store.snapshot { try $0.unfinishedJobs() }.isEmpty)
     }
 
@@ -249,7 +249,7 @@ import Testing
         await kb.runQueuedJobs()
         let job = try await kb.job(damaged.job.id, as: .admin)
         #expect(job.state == .failed && job.error?.contains("damaged") == true)
-        #expect(try await kb.search(.keyword("first version")).hits.map(\.sourceTitle) == ["Notes"])
+        #expect(try await kb.search(.keyword("first version"), as: .admin).hits.map(\.sourceTitle) == ["Notes"])
     }
 
     @Test func aJobWhoseProcessDiedIsRunAgain() async throws {
@@ -262,7 +262,7 @@ import Testing
         #expect(try await kb.store.claimJob(staleAfter: -1)?.job.id == added.job.id, "a stale job is queued again and claimed")
         _ = try await kb.runClaimedJob(try #require(try await kb.store.snapshot { try $0.storedJob(id: added.job.id) }))
         #expect(try await kb.job(added.job.id, as: .admin).state == .done)
-        #expect(try await kb.search(.keyword("orphan")).hits.count == 1)
+        #expect(try await kb.search(.keyword("orphan"), as: .admin).hits.count == 1)
     }
 
     @Test func anExportCarriesTheOriginals() async throws {
@@ -271,7 +271,7 @@ import Testing
         _ = try await upload(kb, try Data(contentsOf: Self.pdf), type: "application/pdf", id: "book", user: "ada", bots: ["astro"])
         await kb.runQueuedJobs()
         let copy = TestBackend.freshIndex(in: ws.root, name: "copy.sqlite")
-        let report = try await kb.export(to: copy)
+        let report = try await kb.export(to: copy, as: .admin)
         #expect(report.originals == 1)
         let other = try KnowledgeBase.open(at: copy, create: false)
         #expect(try await IndexCopier(store: other.store, environment: [:]).original(of: Source.uploadPath("book"))?.1.reduce(Data(), +) == (try Data(contentsOf: Self.pdf)))

@@ -91,8 +91,9 @@ import Testing
         let memories = try await kb.memories(scopes: [], includeSuperseded: true).map { "\($0.id) \($0.scope) v\($0.version) \($0.content)" }
         let bots = try await kb.bots(as: .admin).map { "\($0.name) \($0.systemPrompt) \($0.sources) \($0.memoryScopes)" }
         let tokens = try await kb.tokens(as: .admin).map { "\($0.name) \($0.revokedAt.map { "revoked \($0)" } ?? "live")" }
-        let sources = try await kb.sources().map { "\($0.path) \($0.contentHash)" }
-        let (status, jobs) = try await kb.observedState(as: .admin)
+        let sources = try await kb.sources(as: .admin).map { "\($0.path) \($0.contentHash)" }
+        let state = try await kb.serviceStatus(as: .admin)
+        let (status, jobs) = (state.index, state.jobs)
         return [memories, bots, tokens, sources, ["\(status.sources) sources, \(status.snippets) snippets, jobs \(jobs.sorted { $0.key < $1.key })"]]
             .map { $0.sorted().joined(separator: "\n") }.joined(separator: "\n--\n")
     }

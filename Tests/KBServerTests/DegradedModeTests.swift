@@ -36,7 +36,7 @@ import Testing
         let path = TestBackend.freshIndex(in: root)
         let built = try KnowledgeBase.open(at: path)
         let (embedder, record) = try await built.embedder(.local)
-        #expect(await built.ingest([root.appendingPathComponent("notes").path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        #expect(try await built.ingest([root.appendingPathComponent("notes").path], options: IngestOptions(), embedder: embedder, record: record, as: .admin).failed.isEmpty)
         var bot = BotRequest(name: "tutor")
         bot.sources = [root.appendingPathComponent("notes").path]
         _ = try await built.createBot(bot, as: .admin)
@@ -107,7 +107,7 @@ import Testing
         defer { old.stop() }
         let built = try KnowledgeBase.open(at: path)
         let (embedder, record) = try await built.embedder(.openAI(model: "test-model", url: old.url.absoluteString))
-        #expect(await built.ingest([root.appendingPathComponent("notes").path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        #expect(try await built.ingest([root.appendingPathComponent("notes").path], options: IngestOptions(), embedder: embedder, record: record, as: .admin).failed.isEmpty)
         await oldScript.moveAway()
 
         let script = FaultScript()
@@ -118,20 +118,20 @@ import Testing
         let kb = try KnowledgeBase.open(at: path, create: false, environment: environment, embedderURL: moved.url.absoluteString)
         var query = SearchQuery("discipline and time")
         query.mode = .vector
-        let results = try await kb.search(query)
+        let results = try await kb.search(query, as: .admin)
         #expect(results.embedder == "openai:test-model" && results.degraded == nil)
         #expect(results.hits.first?.sourcePath.hasSuffix("saturn.md") == true)
         #expect(await script.inputs.contains("discipline and time"))
         // The index still records the old endpoint: without the override, hybrid degrades and vector fails.
         let stale = try KnowledgeBase.open(at: path, create: false, environment: environment)
-        #expect(try await stale.search(SearchQuery("discipline")).degraded != nil)
-        await #expect(throws: KBError.self) { try await stale.search(query) }
+        #expect(try await stale.search(SearchQuery("discipline"), as: .admin).degraded != nil)
+        await #expect(throws: KBError.self) { try await stale.search(query, as: .admin) }
         // An endpoint given for an index that is not remote is a mistake, named.
         let local = try KnowledgeBase.open(at: TestBackend.freshIndex(in: root, name: "other.sqlite"), environment: environment,
                                            embedderURL: moved.url.absoluteString)
         let (hashing, hashingRecord) = try await local.embedder(.hashing)
-        _ = await local.ingest([root.appendingPathComponent("notes").path], options: IngestOptions(), embedder: hashing, record: hashingRecord)
-        let error = await #expect(throws: KBError.self) { try await local.search(SearchQuery("discipline")) }
+        _ = try await local.ingest([root.appendingPathComponent("notes").path], options: IngestOptions(), embedder: hashing, record: hashingRecord, as: .admin)
+        let error = await #expect(throws: KBError.self) { try await local.search(SearchQuery("discipline"), as: .admin) }
         #expect(error?.message.contains("openai:MODEL") == true)
     }
 

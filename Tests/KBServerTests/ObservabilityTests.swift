@@ -52,13 +52,13 @@ import Testing
         let (contextTokens, reportTokens) = counted
         let log = try #require(service.log)
         try await log.flush()
-        let routes = try await fixture.kb.usage(since: Date(timeIntervalSinceNow: -60), by: .route).rows
+        let routes = try await fixture.kb.usage(since: Date(timeIntervalSinceNow: -60), by: .route, as: .admin).rows
         #expect(routes.map(\.key) == ["POST /v1/context", "POST /v1/search"])
         #expect(routes[0].requests == 5 && routes[0].errors == 1 && routes[0].tokens == contextTokens + reportTokens)
         #expect(routes[1].requests == 2 && routes[1].errors == 1)
-        let reports = try await fixture.kb.usage(since: Date(timeIntervalSinceNow: -60), by: .report).rows
+        let reports = try await fixture.kb.usage(since: Date(timeIntervalSinceNow: -60), by: .report, as: .admin).rows
         #expect(reports.first { $0.key == "love" }?.tokens == reportTokens)
-        let bots = try await fixture.kb.usage(since: Date(timeIntervalSinceNow: -60), by: .bot).rows
+        let bots = try await fixture.kb.usage(since: Date(timeIntervalSinceNow: -60), by: .bot, as: .admin).rows
         #expect(bots.first { $0.key == "astro" }?.requests == 4)   // 3 contexts and the allowed search
         // No query text, no user id: only a salted hash, the same for the same user.
         let rows = try await fixture.kb.store.snapshot { snapshot in try snapshot.usage(since: .distantPast, by: .day) }
@@ -91,22 +91,22 @@ import Testing
             entries.append(entry)
         }
         try await fixture.kb.store.appendRequestLog(entries)
-        let rows = try await fixture.kb.usage(since: Date(timeIntervalSinceNow: -60), by: .route).rows
+        let rows = try await fixture.kb.usage(since: Date(timeIntervalSinceNow: -60), by: .route, as: .admin).rows
         let search = try #require(rows.first { $0.key == "POST /v1/search" })
         #expect(search.requests == 100 && search.p50LatencyMilliseconds == 50 && search.p99LatencyMilliseconds == 99 && search.maxLatencyMilliseconds == 100)
         #expect(abs(search.meanLatencyMilliseconds - 50.5) < 1e-9)
         let context = try #require(rows.first { $0.key == "POST /v1/context" })
         #expect(context.requests == 3 && context.errors == 1 && context.p50LatencyMilliseconds == 7 && context.p99LatencyMilliseconds == 30)
-        let day = try #require(try await fixture.kb.usage(since: Date(timeIntervalSinceNow: -60), by: .day).rows.first)
+        let day = try #require(try await fixture.kb.usage(since: Date(timeIntervalSinceNow: -60), by: .day, as: .admin).rows.first)
         #expect(day.requests == 103 && day.p50LatencyMilliseconds == 49)   // rank 52 of 103: 1…49 and the three contexts
     }
 
     /// The log's rows hold none of these strings.
     static func expectNoRawText(_ kb: KnowledgeBase, _ needles: [String]) async throws {
-        let report = try await kb.usage(since: .distantPast, by: .route)
+        let report = try await kb.usage(since: .distantPast, by: .route, as: .admin)
         let text = String(decoding: try KBJSON.encode(report), as: UTF8.self)
         for needle in needles { #expect(!text.contains(needle)) }
-        let entries = try await kb.requestLogEntries()
+        let entries = try await kb.requestLogEntries(as: .admin)
         #expect(!entries.isEmpty)
         for entry in entries {
             #expect(entry.query == nil && entry.userHash != "ada")

@@ -155,7 +155,7 @@ func rerankConfiguration(_ url: URL, attempts: Int = 3, timeout: Double = 30) ->
             #expect(scores.count == 2)
             kb.useRetrievalStage(RerankingStage(reranker: reranker, depth: 40))   // reranker: an HTTPReranker, say
         }
-        #expect(try await kb.search(SearchQuery("saturn")).secondStage == "rerank:bge-reranker-v2-m3")
+        #expect(try await kb.search(SearchQuery("saturn"), as: .admin).secondStage == "rerank:bge-reranker-v2-m3")
     }
 
     /// Notes whose first-stage order the stub's relevance disagrees with.
@@ -169,7 +169,7 @@ func rerankConfiguration(_ url: URL, attempts: Int = 3, timeout: Double = 30) ->
         }
         let kb = try KnowledgeBase.open(at: TestBackend.freshIndex(in: root), profile: profile)
         let (embedder, record) = try await kb.embedder(.hashing)
-        #expect(await kb.ingest([notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        #expect(try await kb.ingest([notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin).failed.isEmpty)
         return (kb, root)
     }
 
@@ -178,21 +178,21 @@ func rerankConfiguration(_ url: URL, attempts: Int = 3, timeout: Double = 30) ->
         var search = SearchQuery("career saturn")
         search.mode = .keyword
         search.limit = 5
-        let first = try await kb.search(search)
+        let first = try await kb.search(search, as: .admin)
         #expect(first.hits.count == 5 && first.secondStage == nil)
 
         let script = RerankScript()
         let server = try await rerankServer(script)
         defer { server.stop() }
         kb.useRetrievalStage(RerankingStage(reranker: try HTTPReranker(rerankConfiguration(server.url)), depth: 6))
-        let staged = try await kb.search(search)
+        let staged = try await kb.search(search, as: .admin)
         #expect(staged.secondStage == "rerank:test-reranker" && staged.degraded == nil)
         // The re-ranker saw the first six candidates (the depth, beyond the five hits), in order.
         let seen = await script.documentsSeen
         #expect(seen.count == 1 && seen[0].count == 6)
         var deeper = search
         deeper.limit = 6
-        let firstSix = try await kb.search({ var q = deeper; q.secondStage = false; return q }())
+        let firstSix = try await kb.search({ var q = deeper; q.secondStage = false; return q }(), as: .admin)
         #expect(seen[0] == firstSix.hits.map(\.snippet.text))
         // The answer is the blend of its scores with the first-stage ranks, cut to the hits.
         let blended = RerankingStage.blend(seen[0].map { stubRelevance("career saturn", $0) })
@@ -203,7 +203,7 @@ func rerankConfiguration(_ url: URL, attempts: Int = 3, timeout: Double = 30) ->
         // A search that declines the second stage is the first stage's, and the server is not asked.
         var declined = search
         declined.secondStage = false
-        #expect(try await kb.search(declined).hits.map(\.snippetID) == first.hits.map(\.snippetID))
+        #expect(try await kb.search(declined, as: .admin).hits.map(\.snippetID) == first.hits.map(\.snippetID))
         #expect(await script.requests.count == 1)
     }
 
@@ -211,13 +211,13 @@ func rerankConfiguration(_ url: URL, attempts: Int = 3, timeout: Double = 30) ->
         let (kb, _) = try await Self.knowledgeBase()
         var search = SearchQuery("career saturn")
         search.limit = 4
-        let first = try await kb.search(search).hits.map(\.snippetID)
+        let first = try await kb.search(search, as: .admin).hits.map(\.snippetID)
 
         let script = RerankScript([.slow(seconds: 4)])
         let server = try await rerankServer(script)
         defer { server.stop() }
         kb.useRetrievalStage(RerankingStage(reranker: try HTTPReranker(rerankConfiguration(server.url, attempts: 1, timeout: 1))))
-        let slow = try await kb.search(search)
+        let slow = try await kb.search(search, as: .admin)
         #expect(slow.hits.map(\.snippetID) == first)
         #expect(slow.secondStage == nil)
         #expect(slow.degraded?.reason.contains("rerank:test-reranker") == true)
@@ -227,7 +227,7 @@ func rerankConfiguration(_ url: URL, attempts: Int = 3, timeout: Double = 30) ->
         // take it, as one could take a port a stopped server held while the tests run in parallel).
         let nowhere = URL(string: "http://127.0.0.1:9/v1")!
         kb.useRetrievalStage(RerankingStage(reranker: try HTTPReranker(rerankConfiguration(nowhere, attempts: 2))))
-        let dead = try await kb.search(search)
+        let dead = try await kb.search(search, as: .admin)
         #expect(dead.hits.map(\.snippetID) == first)
         #expect(dead.degraded?.reason.contains("failed 2 times") == true)
     }

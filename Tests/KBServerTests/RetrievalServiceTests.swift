@@ -31,15 +31,15 @@ struct Fixture {
         environment["KB_PAGE_CACHE_DIR"] = root.appendingPathComponent("page-cache").path   // page pictures kept with the test
         kb = try KnowledgeBase.open(at: TestBackend.freshIndex(in: root), environment: environment)
         let (embedder, record) = try await kb.embedder(.hashing)
-        _ = await kb.ingest([root.path], options: IngestOptions(), embedder: embedder, record: record)
+        _ = try await kb.ingest([root.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
         for (name, prompt, folder) in [("astro", "You are an astrology tutor.", "astro"), ("chef", "You are a baker.", "cooking")] {
             var bot = BotRequest(name: name)
             bot.systemPrompt = prompt
             bot.sources = [root.path + "/\(folder)/"]
             _ = try await kb.createBot(bot, as: .admin)
         }
-        _ = try await kb.remember(MemoryDraft("Ada has Venus in the tenth house and loves bread.", scope: try .user("ada")))
-        _ = try await kb.remember(MemoryDraft("Bob has Saturn rising and hates bread.", scope: try .user("bob")))
+        _ = try await kb.remember(MemoryDraft("Ada has Venus in the tenth house and loves bread.", scope: try .user("ada")), as: .admin)
+        _ = try await kb.remember(MemoryDraft("Bob has Saturn rising and hates bread.", scope: try .user("bob")), as: .admin)
     }
 
     func service(token: String? = Fixture.token, maxBody: Int = 1 << 20, reports: [String: ReportTemplate] = [:]) -> RetrievalService {

@@ -58,7 +58,7 @@ func chatModelServer(_ script: RewriterScript) async throws -> LiveServer {
         }
         let kb = try KnowledgeBase.open(at: TestBackend.freshIndex(in: root))
         let (embedder, record) = try await kb.embedder(.hashing)
-        #expect(await kb.ingest([notes.path], options: IngestOptions(), embedder: embedder, record: record).failed.isEmpty)
+        #expect(try await kb.ingest([notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin).failed.isEmpty)
         return kb
     }
 
@@ -83,10 +83,10 @@ func chatModelServer(_ script: RewriterScript) async throws -> LiveServer {
         let server = try await chatModelServer(script)
         defer { server.stop() }
 
-        let plain = try await kb.search(Self.followUp())
+        let plain = try await kb.search(Self.followUp(), as: .admin)
         #expect(plain.hits.first?.sourcePath.hasSuffix("saturn.md") != true)   // kb's own plan cannot know
         kb.useQueryRewriter(ChatRewriter(model: Self.model(server)))
-        let rewritten = try await kb.search(Self.followUp())
+        let rewritten = try await kb.search(Self.followUp(), as: .admin)
         #expect(rewritten.degraded == nil)
         let plan = try #require(rewritten.queries)
         let heaviest = plain.queries?.map(\.weight).max() ?? 1
@@ -95,14 +95,14 @@ func chatModelServer(_ script: RewriterScript) async throws -> LiveServer {
         #expect(plan.suffix(2).map(\.weight) == [0.75 * heaviest, 0.5 * heaviest])
         #expect(rewritten.hits.first?.sourcePath.hasSuffix("saturn.md") == true)
         // The model saw the conversation and the turn; the same conversation again is answered from memory.
-        _ = try await kb.search(Self.followUp())
+        _ = try await kb.search(Self.followUp(), as: .admin)
         let prompts = await script.prompts
         #expect(prompts.count == 1)
         #expect(prompts[0].contains("life changes near thirty") && prompts[0].contains("and when does that happen again?"))
         // A turn without a history is not rewritten.
         var alone = Self.followUp()
         alone.history = []
-        #expect(try await kb.search(alone).queries == nil)
+        #expect(try await kb.search(alone, as: .admin).queries == nil)
         #expect(await script.prompts.count == 1)
     }
 
@@ -120,7 +120,7 @@ func chatModelServer(_ script: RewriterScript) async throws -> LiveServer {
         var request = ContextRequest(bot: "astro", query: Self.followUp().text)
         request.history = Self.followUp().history
         let answer = try await kb.context(request, as: .admin)
-        let searched = try await kb.search({ var query = Self.followUp(); query.mode = .hybrid; return query }()).queries
+        let searched = try await kb.search({ var query = Self.followUp(); query.mode = .hybrid; return query }(), as: .admin).queries
         let reported = try #require(answer.retrieval?.queries)
         #expect(reported.suffix(2).map(\.text) == ["When does the Saturn return arrive?", "Saturn return age"])
         #expect(reported == searched)
@@ -128,21 +128,21 @@ func chatModelServer(_ script: RewriterScript) async throws -> LiveServer {
 
     @Test func aFailingOrBabblingModelLeavesTheOwnPlanAndSaysWhy() async throws {
         let kb = try await Self.knowledgeBase()
-        let plain = try await kb.search(Self.followUp())
+        let plain = try await kb.search(Self.followUp(), as: .admin)
         for (reply, words) in [(RewriterScript.Reply.status(500), "HTTP 500"), (.content("Sure! Here is a query."), "JSON object"),
                                (.content(#"{"expansions": ["x"]}"#), "standalone"),
                                (.content(#"{"standalone": "q", "expansions": "not a list"}"#), "expansions")] {
             let server = try await chatModelServer(RewriterScript([reply]))
             defer { server.stop() }
             kb.useQueryRewriter(ChatRewriter(model: Self.model(server)))
-            let results = try await kb.search(Self.followUp())
+            let results = try await kb.search(Self.followUp(), as: .admin)
             #expect(results.hits.map(\.snippetID) == plain.hits.map(\.snippetID))
             #expect(results.queries == plain.queries)
             let reason = results.degraded?.reason ?? ""
             #expect(reason.contains("rewriter:openai:stub") && reason.contains(words), "\(reason)")
         }
         kb.useQueryRewriter(nil)
-        #expect(try await kb.search(Self.followUp()).degraded == nil)
+        #expect(try await kb.search(Self.followUp(), as: .admin).degraded == nil)
     }
 
     @Test func documentationExamples() async throws {
@@ -152,7 +152,7 @@ func chatModelServer(_ script: RewriterScript) async throws -> LiveServer {
             func rewrite(_ turn: String, history: [ConversationTurn]) async throws -> [String] { ["When does Saturn return?"] }
         }
         kb.useQueryRewriter(Standalone())
-        #expect(try await kb.search(Self.followUp()).queries?.last?.text == "When does Saturn return?")
+        #expect(try await kb.search(Self.followUp(), as: .admin).queries?.last?.text == "When does Saturn return?")
         kb.useQueryRewriter(ChatRewriter(model: try ChatModel(spec: "openai:llama3.1", url: "http://127.0.0.1:11434/v1", environment: [:])))
         #expect(kb.retriever.rewriter?.name == "rewriter:openai:llama3.1")
     }

@@ -83,7 +83,7 @@ import Testing
 
     @Test func badUploadsAreRefusedWithTheirStatusAndLeaveNothing() async throws {
         let fixture = try await Fixture()
-        let before = try await fixture.kb.status()
+        let before = try await fixture.kb.status(as: .admin)
         try await fixture.service().application().test(.router) { client in
             let pdf = try Data(contentsOf: Self.pdf)
             let cases: [(String, Data?, String?, HTTPFields, Int, String)] = [
@@ -124,7 +124,7 @@ import Testing
             #expect((answer.json["error"] as? [String: Any])?["code"] as? String == "too_large")
         }
         #expect(await fixture.kb.runQueuedJobs() == 0)
-        #expect(try await fixture.kb.status().sources == before.sources)
+        #expect(try await fixture.kb.status(as: .admin).sources == before.sources)
     }
 
     @Test func syncReadAndGrepOverHTTPAndAWatchedFolderInTheLogAndMetrics() async throws {
@@ -137,7 +137,7 @@ import Testing
         let watcher = try #require(try await service.startWatching { _ in rounds.withLock { $0 += 1 } })
         try await until { rounds.withLock { $0 } >= 1 }
         try "# Mars\n\nMars rules the wombat.".write(toFile: fixture.root.path + "/astro/mars.md", atomically: false, encoding: .utf8)
-        try await until { try await !fixture.kb.search({ var q = SearchQuery("wombat"); q.mode = .keyword; return q }()).hits.isEmpty }
+        try await until { try await !fixture.kb.search({ var q = SearchQuery("wombat"); q.mode = .keyword; return q }(), as: .admin).hits.isEmpty }
         await watcher.stop()
 
         let venus = SourceInfo.fileID(fixture.root.path + "/astro/venus.md")
@@ -166,7 +166,7 @@ import Testing
         }
         let log = try #require(service.log)
         try await log.flush()
-        let routes = try await fixture.kb.usage(since: Date(timeIntervalSinceNow: -60), by: .route).rows.map(\.key)
+        let routes = try await fixture.kb.usage(since: Date(timeIntervalSinceNow: -60), by: .route, as: .admin).rows.map(\.key)
         #expect(routes.contains("WATCH start") && routes.contains("WATCH change"), "\(routes)")
     }
 

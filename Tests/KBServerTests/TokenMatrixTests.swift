@@ -109,9 +109,9 @@ import Testing
                       otherUser: Outcome, otherBot: Outcome, anyUser: Outcome, curator: Outcome)] = [
             (.post, { _ in "/v1/memories" }, { ["content": "Ada note from \($0)", "scope": "user:ada"] },
              .forbidden, .ok, .forbidden, .ok, .ok, .forbidden),
-            (.patch, { kind in "/v1/memories/" + (try await kb.remember(MemoryDraft("Patch me \(kind)", scope: try .user("ada"))).memory.id) },
+            (.patch, { kind in "/v1/memories/" + (try await kb.remember(MemoryDraft("Patch me \(kind)", scope: try .user("ada")), as: .admin).memory.id) },
              { ["content": "Patched by \($0)"] }, .forbidden, .ok, .forbidden, .ok, .ok, .forbidden),
-            (.delete, { kind in "/v1/memories/" + (try await kb.remember(MemoryDraft("Delete me \(kind)", scope: try .user("ada"))).memory.id) },
+            (.delete, { kind in "/v1/memories/" + (try await kb.remember(MemoryDraft("Delete me \(kind)", scope: try .user("ada")), as: .admin).memory.id) },
              { _ in nil }, .forbidden, .ok, .forbidden, .ok, .ok, .forbidden),
             (.post, { _ in "/v1/bots" }, { ["name": "bot-\($0)"] }, .forbidden, .forbidden, .forbidden, .forbidden, .forbidden, .forbidden),
             (.delete, { kind in

@@ -31,12 +31,12 @@ import Testing
             writer.standardError = FileHandle.nullDevice
             try writer.run()
             repeat {
-                for source in try await kb.sources() where source.path.contains("/notes/") && source.snippetCount != sections {
+                for source in try await kb.sources(as: .admin) where source.path.contains("/notes/") && source.snippetCount != sections {
                     partial.append("\(source.path): \(source.snippetCount)")
                 }
                 var query = SearchQuery("transit of Venus")
                 query.limit = 20
-                #expect(try await !kb.search(query).hits.isEmpty)
+                #expect(try await !kb.search(query, as: .admin).hits.isEmpty)
                 if writer.isRunning { overlapped += 1 }
             } while writer.isRunning
             writer.waitUntilExit()
@@ -44,7 +44,7 @@ import Testing
             batches += 1
         }
         #expect(partial.isEmpty, "partially visible sources: \(partial.prefix(5))")
-        #expect(try await kb.sources().count == 1 + 200 * batches)
+        #expect(try await kb.sources(as: .admin).count == 1 + 200 * batches)
         #expect(overlapped >= 3, "the reader should have overlapped the writers")
     }
 }

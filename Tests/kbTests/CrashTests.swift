@@ -115,7 +115,7 @@ import Testing
             #expect(acknowledged.count >= before + 20, "round \(round): too few adds were acknowledged before the kill")
 
             let kb = try KnowledgeBase.open(at: cli.index, create: false)
-            #expect(try await kb.integrityCheck() == "ok", "round \(round)")
+            #expect(try await kb.integrityCheck(as: .admin) == "ok", "round \(round)")
             let restarted = try await Server.start(cli)
             for (id, content) in acknowledged.all {
                 let (status, body) = try await Self.send(restarted.base, "GET", "v1/memories/\(id)", patient: true)
@@ -169,7 +169,7 @@ import Testing
         let first = ((found["hits"] as? [[String: Any]])?.first?["sourcePath"] as? String) ?? ""
         #expect(first.hasPrefix("upload:book"), "\(found)")
         let kb = try KnowledgeBase.open(at: cli.index, create: false)
-        #expect(try await kb.integrityCheck() == "ok")
+        #expect(try await kb.integrityCheck(as: .admin) == "ok")
     }
 }
 

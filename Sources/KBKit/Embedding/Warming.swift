@@ -25,7 +25,7 @@ extension KnowledgeBase {
                 }
             }
         }
-        _ = try? await search(SearchQuery("warm"))
+        _ = try? await retriever.search(SearchQuery("warm"))
         return ContinuousClock.now - started
     }
 }

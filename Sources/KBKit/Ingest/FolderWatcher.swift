@@ -73,7 +73,7 @@ public struct WatchCounts: Sendable, Hashable, Codable {
 /// wait for it.
 ///
 /// ```swift
-/// let watcher = try kb.watch(WatchSettings(folders: [notes]), embedder: embedder, record: record) { report in
+/// let watcher = try kb.watch(WatchSettings(folders: [notes]), embedder: embedder, record: record, as: .admin) { report in
 ///     print(report.cause, report.read)
 /// }
 /// ```
@@ -295,8 +295,10 @@ extension KnowledgeBase {
     /// Keeps folders in the index as their files change (`FolderWatcher`): ingests them once
     /// now, then follows the file system until `stop()`. `report` hears every round that changed
     /// something (and every rescan). `embedder` and `record` as for `ingest` (`embedder(_:)`).
-    public func watch(_ settings: WatchSettings, embedder: (any Embedder)?, record: EmbedderRecord,
+    /// The admin's only (it reads the server's disk).
+    public func watch(_ settings: WatchSettings, embedder: (any Embedder)?, record: EmbedderRecord, as caller: Caller,
                       report: @escaping @Sendable (WatchReport) -> Void = { _ in }) throws -> FolderWatcher {
+        try caller.requireAdmin("watch folders on the server's disk")
         let watcher = try FolderWatcher(ingestor: ingestor, settings: settings, embedder: embedder, record: record, report: report)
         watcher.start()
         return watcher

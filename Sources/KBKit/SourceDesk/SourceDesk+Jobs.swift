@@ -56,7 +56,7 @@ extension SourceDesk {
         do {
             if !rereading, try await isUnchanged(stored) {
                 try await store.endJob(id: id, .unchanged)
-                return try await job(id, as: .admin)
+                return try await job(id)
             }
             var document = try await read(stored, ocr: ocr, reporter: reporter)
             let (embedder, record) = try await embedders.forWrites(choice)
@@ -76,7 +76,7 @@ extension SourceDesk {
             document.source.owner = stored.owner
             _ = try await store.completeJob(id: id, document: document, vectors: vectors, embedder: record,
                                             progress: reporter.progress, warnings: document.warnings)
-            return try await job(id, as: .admin)
+            return try await job(id)
         } catch {
             let message = (error as? KBError)?.message ?? "\(error)"
             do {

@@ -55,6 +55,11 @@ struct SourceDesk: Sendable {
     /// A job, as it is now (a scoped token needs the right `sources`).
     func job(_ id: String, as caller: Caller) async throws -> Job {
         try caller.require(.sources, writing: false, "see jobs")
+        return try await job(id)
+    }
+
+    /// A job, for the work that runs it (its caller was checked when it was queued).
+    func job(_ id: String) async throws -> Job {
         guard id.count <= 128, let job = try await store.snapshot({ try $0.storedJob(id: id) })?.job else {
             throw KBError(.notFound, "No job has the id \(id). `POST /v1/sources` answers with the job's id.")
         }
@@ -174,7 +179,7 @@ struct SourceDesk: Sendable {
     ///   - ocr: how page images are read; nil reads them as the job runner does.
     ///   - choice: the embedder for a new index; an existing one keeps its own.
     ///   - progress: called after each source with how many are done, of how many, and its id.
-    func rereadSources(_ ids: [String], ocr: OCRSettings? = nil, embedder choice: EmbedderChoice? = nil,
+    func rereadSources(_ ids: [String], ocr: OCRSettings? = nil, embedder choice: EmbedderChoice? = nil, as caller: Caller,
                               progress: @Sendable (_ done: Int, _ total: Int, _ id: String) -> Void = { _, _, _ in }) async throws -> SourcesReread {
         let uploaded = try await store.snapshot { try $0.sources() }.compactMap { Source.uploadID(path: $0.path) }
         var chosen: [String] = []
@@ -194,7 +199,7 @@ struct SourceDesk: Sendable {
             let job = try await store.beginReread(sourcePath: Source.uploadPath(id), jobID: UUID.random().uuidString.lowercased())
             // A failure is recorded in the job, which the outcome shows.
             _ = try? await runClaimedJob(job, embedder: choice, ocr: ocr, rereading: true)
-            outcomes.append(SourcesReread.Outcome(id: id, job: try await self.job(job.job.id, as: .admin)))
+            outcomes.append(SourcesReread.Outcome(id: id, job: try await self.job(job.job.id, as: caller)))
         }
         progress(chosen.count, chosen.count, "")
         return SourcesReread(sources: outcomes)
@@ -221,8 +226,14 @@ struct SourceDesk: Sendable {
     /// Removes every private source of a user (their snippets, vectors and originals) and cancels
     /// the user's uploads still waiting to be read. A scoped token needs the right `sources`.
     func eraseSources(user: String, as caller: Caller) async throws -> SourcesErased {
-        _ = try MemoryScope.user(user)
         try caller.require(.sources, writing: true, "erase sources")
+        return try await eraseSources(user: user)
+    }
+
+    /// The same, as part of erasing a user's scope (`KnowledgeBase.erase`, which checked that the
+    /// caller may write it).
+    func eraseSources(user: String) async throws -> SourcesErased {
+        _ = try MemoryScope.user(user)
         let (paths, waiting) = try await store.snapshot { snapshot in
             (try snapshot.sources().filter { $0.owner == user }.map(\.path),
              try snapshot.unfinishedJobs().filter { $0.owner == user })

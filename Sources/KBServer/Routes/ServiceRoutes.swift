@@ -31,7 +31,7 @@ extension RetrievalService {
                      body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json(
                         kb.limits, maxEmbeddingInputs: configuration.maxEmbeddingInputs))))
         }
-        routes.get("v1/status") { _, _ in try Self.json(try await kb.serviceStatus()) }
+        routes.get("v1/status") { _, context in try Self.json(try await kb.serviceStatus(as: context.caller)) }
         routes.get("v1/me") { _, context in try Self.json(CallerInfo(context.caller)) }
         routes.get("v1/reports") { _, context in try Self.json(try kb.reportTemplates(configuration.reports, as: context.caller)) }
         routes.get("v1/usage") { request, context in

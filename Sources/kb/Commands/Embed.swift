@@ -29,7 +29,7 @@ struct Embed: AsyncParsableCommand {
             // The index's model, in its passages' precision: the vectors its searches would use.
             var precision: EncoderPrecision?
             if choice == nil, FileManager.default.fileExists(atPath: global.databasePath),
-               let record = try await KnowledgeBase.open(at: global.databasePath, create: false).status().embedder {
+               let record = try await KnowledgeBase.open(at: global.databasePath, create: false).status(as: .admin).embedder {
                 choice = try EmbedderChoice(record.spec)
                 precision = record.passagePrecision
                 let moved = embedderOption.endpoint ?? ProcessInfo.processInfo.environment["KB_EMBEDDINGS_URL"].flatMap { $0.isEmpty ? nil : $0 }

@@ -112,19 +112,19 @@ struct Eval: AsyncParsableCommand {
 
             let (kb, embedder, record) = try await KnowledgeBase.openForIngest(at: dbPath, embedder: try embedderOption.choice(),
                                                                                embedderURL: embedderOption.endpoint)
-            if let language { try await kb.setKeywordLanguage(try KeywordLanguage(language)) }
+            if let language { try await kb.setKeywordLanguage(try KeywordLanguage(language), as: .admin) }
             kb.cachesQueryVectors = false   // each mode's latency includes its query's embedding
             try rerank.install(on: kb)
             try rewrite.install(on: kb)
             options.bothStages = true   // first stage and second side by side
             let showProgress = Terminal.stderrIsTerminal && !global.json
             let loadBar = ProgressBar(label: "corpus", enabled: showProgress)
-            _ = try await kb.loadCorpus(of: folder, data, options: options, embedder: embedder, record: record) { p in
+            _ = try await kb.loadCorpus(of: folder, data, options: options, embedder: embedder, record: record, as: .admin) { p in
                 loadBar.update(done: p.done, total: p.total, item: p.current)
             }
             loadBar.finish()
             let queryBar = ProgressBar(label: "queries", enabled: showProgress)
-            let run = try await kb.evaluate(datasetFolder: folder, data, options: options) { done, total in
+            let run = try await kb.evaluate(datasetFolder: folder, data, options: options, as: .admin) { done, total in
                 queryBar.update(done: done, total: total, item: "")
             }
             queryBar.finish()

@@ -25,7 +25,7 @@ struct Export: AsyncParsableCommand {
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
             let bar = ProgressBar(label: "Copying", enabled: !global.json && Terminal.stderrIsTerminal)
             let started = Date()
-            let report = try await kb.export(to: to) { done, total, item in bar.update(done: done, total: total, item: item) }
+            let report = try await kb.export(to: to, as: .admin) { done, total, item in bar.update(done: done, total: total, item: item) }
             bar.finish()
             if global.json {
                 try Terminal.printJSON(report)

@@ -24,7 +24,7 @@ struct IndexCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors(json: global.json) {
-                let report = try await KnowledgeBase.open(at: global.databasePath, create: false).optimizeKeywordIndex()
+                let report = try await KnowledgeBase.open(at: global.databasePath, create: false).optimizeKeywordIndex(as: .admin)
                 if global.json {
                     try Terminal.printJSON(report)
                 } else {
@@ -64,7 +64,7 @@ struct IndexCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors(json: global.json) {
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                let report = try await kb.buildApproximateIndex(HNSWSettings(m: m, efConstruction: efConstruction, efSearch: efSearch), sample: sample)
+                let report = try await kb.buildApproximateIndex(HNSWSettings(m: m, efConstruction: efConstruction, efSearch: efSearch), sample: sample, as: .admin)
                 if global.json {
                     try Terminal.printJSON(report)
                 } else {
@@ -86,7 +86,7 @@ struct IndexCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors(json: global.json) {
-                let dropped = try await KnowledgeBase.open(at: global.databasePath, create: false).dropApproximateIndex()
+                let dropped = try await KnowledgeBase.open(at: global.databasePath, create: false).dropApproximateIndex(as: .admin)
                 if global.json { try Terminal.printJSON(["dropped": dropped]) } else { print(dropped ? "Dropped the HNSW index." : "There was no HNSW index.") }
             }
         }

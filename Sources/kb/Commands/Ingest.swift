@@ -63,18 +63,18 @@ struct Ingest: AsyncParsableCommand {
             let choice = try embedderOption.choice()
             let (kb, embedder, record) = try await KnowledgeBase.openForIngest(at: global.databasePath, embedder: choice,
                                                                                embedderURL: embedderOption.endpoint)
-            options.ocr.languages = try await kb.ocrLanguages(given: try ingest.ocrOptions.givenOCRLanguages())
+            options.ocr.languages = try await kb.ocrLanguages(given: try ingest.ocrOptions.givenOCRLanguages(), as: .admin)
             if let language {
-                let held = try await kb.status().snippets
+                let held = try await kb.status(as: .admin).snippets
                 // A new or empty index has nothing to rebuild: nothing to say.
-                if try await kb.setKeywordLanguage(try KeywordLanguage(language)), held > 0, !global.json {
+                if try await kb.setKeywordLanguage(try KeywordLanguage(language), as: .admin), held > 0, !global.json {
                     FileHandle.standardError.write(Data("Keyword search is now tuned for \(try KeywordLanguage(language).rawValue); the keyword index was rebuilt.\n".utf8))
                 }
             }
             if watch { try await follow(kb: kb, settings: WatchSettings(folders: paths, ingest: options), embedder: embedder, record: record) }
             let bar = ProgressBar(label: "ingest", enabled: Terminal.stderrIsTerminal && !global.json)
             let shown = LockedValue(IngestProgressLine())
-            let report = await kb.ingest(paths, options: options, embedder: embedder, record: record, prune: prune) { progress in
+            let report = try await kb.ingest(paths, options: options, embedder: embedder, record: record, prune: prune, as: .admin) { progress in
                 let line = shown.withLock { $0.update(progress) }
                 bar.update(done: line.done, total: line.total, item: line.item, unit: line.unit)
             }
@@ -92,7 +92,7 @@ struct Ingest: AsyncParsableCommand {
     /// stopped; each round is a line (a JSON object with --json).
     private func follow(kb: KnowledgeBase, settings: WatchSettings, embedder: (any Embedder)?, record: EmbedderRecord) async throws -> Never {
         let json = global.json
-        _ = try kb.watch(settings, embedder: embedder, record: record) { report in
+        _ = try kb.watch(settings, embedder: embedder, record: record, as: .admin) { report in
             // Written at once (not buffered), so a pipe sees each round as it ends.
             let line = json ? (try? KBJSON.text(report)) ?? "" : "watch: " + report.summary
             FileHandle.standardOutput.write(Data((line + "\n").utf8))

@@ -43,7 +43,7 @@ extension MemoryCommand {
         func run() async throws {
             try await reportingErrors(json: global.json) {
                 let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-                let text = try await kb.exportMemories(scopes: try scopes.map { try MemoryScope($0) })
+                let text = try await kb.exportMemories(scopes: try scopes.map { try MemoryScope($0) }, as: .admin)
                 guard let output else {
                     FileHandle.standardOutput.write(Data(text.utf8))
                     return
@@ -101,7 +101,7 @@ extension MemoryCommand {
                 let kb = try KnowledgeBase.open(at: global.databasePath, embedderURL: embedder.endpoint)
                 var options = MemoryOptions()
                 options.maxContentBytes = size.maxSize
-                let report = try await kb.importMemories(text, options: options, replacing: replace, embedder: try embedder.choice())
+                let report = try await kb.importMemories(text, options: options, replacing: replace, embedder: try embedder.choice(), as: .admin)
                 if global.json {
                     try Terminal.printJSON(report)
                 } else {

@@ -26,7 +26,7 @@ struct Reindex: AsyncParsableCommand {
         try await reportingErrors {
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
             let bar = ProgressBar(label: "Embedding", enabled: !global.json && Terminal.stderrIsTerminal)
-            let report = try await kb.reindex(to: try embedder.choice(), dropOld: dropOld) { progress in
+            let report = try await kb.reindex(to: try embedder.choice(), dropOld: dropOld, as: .admin) { progress in
                 bar.update(done: progress.done, total: progress.total, item: progress.current)
             }
             bar.finish()

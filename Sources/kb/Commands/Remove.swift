@@ -21,7 +21,7 @@ struct Remove: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors(json: global.json) {
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-            let removed = try await kb.remove(paths)
+            let removed = try await kb.remove(paths, as: .admin)
             if global.json {
                 try Terminal.printJSON(["removed": removed])
             } else {

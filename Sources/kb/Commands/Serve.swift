@@ -108,7 +108,7 @@ struct Serve: AsyncParsableCommand {
                                                                  store: try StoreOptions(connections: pool.size))
             try endpoint.install(on: kb)
             if var watching = configuration.watch {
-                watching.ingest.ocr.languages = try await kb.ocrLanguages(given: nil)
+                watching.ingest.ocr.languages = try await kb.ocrLanguages(given: nil, as: .admin)
                 configuration.watch = watching
             }
             if created { FileHandle.standardError.write(Data("kb serve: created a new, empty index at \(kb.path)\n".utf8)) }

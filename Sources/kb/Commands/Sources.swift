@@ -30,9 +30,9 @@ struct RereadSources: AsyncParsableCommand {
         try await reportingErrors(json: global.json) {
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
             var settings = try ocrOptions.settings()
-            settings.languages = try await kb.ocrLanguages(given: try ocrOptions.givenOCRLanguages())
+            settings.languages = try await kb.ocrLanguages(given: try ocrOptions.givenOCRLanguages(), as: .admin)
             let bar = ProgressBar(label: "reread", enabled: !global.json && Terminal.stderrIsTerminal)
-            let reread = try await kb.rereadSources(ids, ocr: settings) { done, total, id in bar.update(done: done, total: total, item: id) }
+            let reread = try await kb.rereadSources(ids, ocr: settings, as: .admin) { done, total, id in bar.update(done: done, total: total, item: id) }
             bar.finish()
             if global.json {
                 try Terminal.printJSON(reread)
@@ -80,10 +80,10 @@ struct ListSources: AsyncParsableCommand {
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
             if global.json {
                 // The same objects as GET /v1/sources: one public id a source (`file:…` or an upload's).
-                try Terminal.printJSON(try await kb.sourceInfos())
+                try Terminal.printJSON(try await kb.sourceInfos(as: .admin))
                 return
             }
-            let sources = try await kb.sources()
+            let sources = try await kb.sources(as: .admin)
             if sources.isEmpty {
                 print("The index is empty. Add files with `kb ingest PATH…`.")
                 return

@@ -12,7 +12,7 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors(json: global.json) {
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-            let status = try await kb.status()
+            let status = try await kb.status(as: .admin)
             if global.json {
                 try Terminal.printJSON(status)
                 return

@@ -34,7 +34,7 @@ struct Usage: AsyncParsableCommand {
                 throw KBError(.invalidArgument, "--since '\(since)' is not a duration; use e.g. 7d, 12h, 90m.")
             }
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
-            let report = try await kb.usage(since: Date(timeIntervalSinceNow: -seconds), by: UsageGrouping(rawValue: by)!)
+            let report = try await kb.usage(since: Date(timeIntervalSinceNow: -seconds), by: UsageGrouping(rawValue: by)!, as: .admin)
             if global.json {
                 try Terminal.printJSON(report)
                 return

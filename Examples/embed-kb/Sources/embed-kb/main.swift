@@ -22,12 +22,12 @@ try """
 
 // 1. Open an index and ingest the folder with the local model.
 let (kb, embedder, record) = try await KnowledgeBase.openForIngest(at: folder.appendingPathComponent("kb.sqlite").path, embedder: .local)
-let report = await kb.ingest([notes.path], options: IngestOptions(), embedder: embedder, record: record)
+let report = try await kb.ingest([notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
 guard report.failed.isEmpty, report.added == 1 else { fatalError("ingest: \(report)") }
 print("ingested \(report.added) note, \(report.snippets) snippet(s) with \(record.name)")
 
 // 2. Search it (hybrid: keywords and vectors).
-let results = try await kb.search(SearchQuery("when does Saturn come back?"))
+let results = try await kb.search(SearchQuery("when does Saturn come back?"), as: .admin)
 guard let best = results.hits.first, best.sourceTitle == "Saturn return" else { fatalError("search: \(results)") }
 print("search (\(results.mode.rawValue)): \(best.sourceTitle), score \(best.score)")
 
@@ -46,6 +46,6 @@ print(context.context)
 // 4. This build has no OCR (no optional traits): a scan fails with a message that says so, and
 //    the index keeps what it had.
 try Data("\u{89}PNG\r\n\u{1A}\n".utf8).write(to: notes.appendingPathComponent("scan.png"))
-let scans = await kb.ingest([notes.path], options: IngestOptions(), embedder: embedder, record: record)
+let scans = try await kb.ingest([notes.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
 guard scans.failed.count == 1, scans.failed[0].message.contains("without OCR"), scans.unchanged == 1 else { fatalError("scan: \(scans)") }
 print("scan: \(scans.failed[0].message)")
