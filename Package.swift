@@ -205,7 +205,19 @@ let package = Package(
             swiftSettings: strict),
         // Which backend the tests run against (SQLite, or PostgreSQL when scripts/test.sh says so),
         // and the scans with known text the OCR tests and scripts/bench/bench-ocr.sh make.
-        .target(name: "KBTestSupport", dependencies: ["CPoppler", "CTesseract", "KBKit", "KBPostgres", .product(name: "ZIPFoundation", package: "ZIPFoundation")], path: "Tests/KBTestSupport", swiftSettings: strict),
+        .target(name: "KBTestSupport", dependencies: ["CPoppler", "CTesseract", "KBCore", "KBKit", "KBIngest", "KBPostgres", .product(name: "ZIPFoundation", package: "ZIPFoundation")], path: "Tests/KBTestSupport", swiftSettings: strict),
+        // Stub servers on loopback (Hummingbird) that answer as a test scripts them: an embeddings
+        // endpoint, a re-ranker, chat models. For the tests of the clients to them, wherever those live.
+        .target(
+            name: "KBStubServers",
+            dependencies: [
+                "KBEmbed",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/KBStubServers", swiftSettings: strict),
         .testTarget(
             name: "KBIngestTests", dependencies: ["CPoppler", "KBCore", "KBIngest", "KBTestSupport"], resources: [.copy("Fixtures")],
             swiftSettings: strict),
@@ -215,14 +227,14 @@ let package = Package(
             swiftSettings: strict),
         // The store contract, rule by rule, on SQLite and (where KB_TEST_POSTGRES_URL names a server) PostgreSQL.
         .testTarget(name: "KBStoreTests", dependencies: ["KBCore", "KBStore", "KBSQLite", "KBPostgres", .product(name: "PostgresNIO", package: "postgres-nio")], swiftSettings: strict),
-        .testTarget(name: "KBEmbedTests", dependencies: ["KBCore", "KBEmbed", "CKBEncoder"], resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "KBEmbedTests", dependencies: ["KBCore", "KBEmbed", "CKBEncoder", "KBStubServers", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio")], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "KBEvalTests", dependencies: ["KBCore", "KBEval"], swiftSettings: strict),
         .testTarget(name: "KBContextTests", dependencies: ["KBCore", "KBContext", "KBRetrieval", "KBTestSupport"], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "KBRetrievalTests", dependencies: ["KBCore", "KBRetrieval", "KBTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "KBServerTests",
             dependencies: [
-                "KBCore", "KBStore", "KBSQLite", "KBKit", "KBServer", "KBContext", "KBEmbed", "KBIngest", "KBRetrieval", "KBTestSupport",
+                "KBCore", "KBStore", "KBSQLite", "KBKit", "KBServer", "KBContext", "KBEmbed", "KBIngest", "KBRetrieval", "KBTestSupport", "KBStubServers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -250,7 +262,10 @@ let package = Package(
         .testTarget(
             name: "KBKitTests",
             dependencies: ["KBCore", "KBStore", "KBSQLite", "KBIngest", "KBKit", "KBEmbed", "KBMemory", "KBRetrieval", "KBContext", "KBPostgres", "KBTestSupport",
-                           .product(name: "NIOCore", package: "swift-nio")],
+                           "KBStubServers",
+                           .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "HummingbirdTesting", package: "hummingbird")],
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(
             name: "kbTests",

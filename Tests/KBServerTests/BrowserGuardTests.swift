@@ -5,6 +5,7 @@ import HummingbirdTesting
 import KBCore
 @testable import KBKit
 @testable import KBServer
+import KBStubServers
 import KBTestSupport
 import NIOPosix
 import Testing

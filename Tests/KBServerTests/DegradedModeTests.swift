@@ -7,6 +7,7 @@ import KBSQLite
 import KBIngest
 @testable import KBKit
 import KBServer
+import KBStubServers
 import KBTestSupport
 import Testing
 

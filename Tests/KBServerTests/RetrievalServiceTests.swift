@@ -15,31 +15,9 @@ struct Fixture {
     let kb: KnowledgeBase
     static let token = "test-token-0123456789abcdef"
 
+    /// The astrology notes, bots and memories (`SampleIndexes.astrology`).
     init() async throws {
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("kb-server-\(UUID().uuidString)")
-        let notes = [
-            "astro/venus.md": "---\ntags: [area:love]\n---\n# Venus\n\nVenus rules love, beauty and money. Venus in the tenth house favours the arts.",
-            "astro/saturn.md": "---\ntags: [area:career]\n---\n# Saturn\n\nSaturn rules discipline, time and the long climb of a career.",
-            "cooking/bread.md": "# Bread\n\nBread needs flour, water, salt and time. Knead the dough until it is smooth.",
-        ]
-        for (name, text) in notes {
-            let url = root.appendingPathComponent(name)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try text.write(to: url, atomically: true, encoding: .utf8)
-        }
-        var environment = ProcessInfo.processInfo.environment
-        environment["KB_PAGE_CACHE_DIR"] = root.appendingPathComponent("page-cache").path   // page pictures kept with the test
-        kb = try KnowledgeBase.open(at: TestBackend.freshIndex(in: root), environment: environment)
-        let (embedder, record) = try await kb.embedder(.hashing)
-        _ = try await kb.ingest([root.path], options: IngestOptions(), embedder: embedder, record: record, as: .admin)
-        for (name, prompt, folder) in [("astro", "You are an astrology tutor.", "astro"), ("chef", "You are a baker.", "cooking")] {
-            var bot = BotRequest(name: name)
-            bot.systemPrompt = prompt
-            bot.sources = [root.path + "/\(folder)/"]
-            _ = try await kb.createBot(bot, as: .admin)
-        }
-        _ = try await kb.remember(MemoryDraft("Ada has Venus in the tenth house and loves bread.", scope: try .user("ada")), as: .admin)
-        _ = try await kb.remember(MemoryDraft("Bob has Saturn rising and hates bread.", scope: try .user("bob")), as: .admin)
+        (root, kb) = try await SampleIndexes.astrology()
     }
 
     func service(token: String? = Fixture.token, maxBody: Int = 1 << 20, reports: [String: ReportTemplate] = [:]) -> RetrievalService {

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import KBCore
 import KBKit
+import KBTestSupport
 import NIOCore
 import Testing
 
@@ -60,7 +61,7 @@ import Testing
         return Application(router: router)
     }
 
-    static func session(_ fixture: Fixture, port: Int, question: String, timeout: TimeInterval = 30) async throws -> ChatSession {
+    static func session(_ fixture: (root: URL, kb: KnowledgeBase), port: Int, question: String, timeout: TimeInterval = 30) async throws -> ChatSession {
         var model = ChatModel(model: "stub", baseURL: URL(string: "http://127.0.0.1:\(port)/v1")!)
         model.timeout = timeout
         let body: [String: Any] = ["model": "astro", "stream": true, "messages": [["role": "user", "content": question]]]
@@ -75,7 +76,7 @@ import Testing
     }
 
     @Test func aStreamedTurnGivesTheDeltasThenItsCitationsThenDone() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await SampleIndexes.astrology()
         let seen = Seen()
         try await Self.upstream(seen).test(.live) { stub in
             let session = try await Self.session(fixture, port: stub.port!, question: "Which career does Venus in the tenth house favour?")
@@ -96,7 +97,7 @@ import Testing
     }
 
     @Test func stopClosesTheUpstreamsRequestMidAnswer() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await SampleIndexes.astrology()
         let seen = Seen()
         try await Self.upstream(seen).test(.live) { stub in
             let session = try await Self.session(fixture, port: stub.port!, question: "Tell me about Venus, slowly.")
@@ -113,7 +114,7 @@ import Testing
     }
 
     @Test func anUpstreamThatStallsMidAnswerEndsTheStreamWithAnErrorEvent() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await SampleIndexes.astrology()
         let seen = Seen()
         try await Self.upstream(seen).test(.live) { stub in
             // 5 s, not kb's least (1 s): a loaded machine can take a second to send the first piece, and

@@ -1,63 +1,14 @@
 import Foundation
-import Hummingbird
-import HummingbirdTesting
 import KBCore
 @testable import KBKit
-import KBServer
+import KBStubServers
 import KBTestSupport
 import Testing
-
-/// What a fake chat model answers, and what it was asked.
-actor ModelScript {
-    enum Reply: Sendable {
-        /// The proposals, as JSON text; `EXISTING` stands for the first existing memory's id.
-        case proposals(String)
-        case text(String)
-        case status(Int)
-        case slow(seconds: Double)
-    }
-    var reply: Reply
-    var asked: [String] = []
-    var authorization: String?
-
-    init(_ reply: Reply) { self.reply = reply }
-    func set(_ reply: Reply) { self.reply = reply }
-    func record(_ body: String, _ authorization: String?) {
-        asked.append(body)
-        self.authorization = authorization
-    }
-}
 
 /// Memories learned from conversations, with kb's patterns and with a fake OpenAI-compatible chat
 /// model started by the test (good, malformed, hostile and slow answers). Runs on SQLite and
 /// (scripts/test.sh) on PostgreSQL.
 @Suite(.serialized) struct MemoryExtractionTests {
-    static func startModel(_ script: ModelScript) async throws -> LiveServer {
-        let router = Router()
-        router.post("v1/chat/completions") { request, _ -> Response in
-            let body = String(buffer: try await request.body.collect(upTo: 1 << 20))
-            await script.record(body, request.headers[.authorization])
-            let content: String
-            switch await script.reply {
-            case .status(let code): return Response(status: .init(code: code))
-            case .slow(let seconds):
-                try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-                content = "{\"memories\": []}"
-            case .text(let text): content = text
-            case .proposals(let json):
-                // The existing memories kb sent, as the model would read them.
-                let outer = try JSONSerialization.jsonObject(with: Data(body.utf8)) as! [String: Any]
-                let messages = outer["messages"] as! [[String: Any]]
-                let data = try JSONSerialization.jsonObject(with: Data((messages[1]["content"] as! String).utf8)) as! [String: Any]
-                let existing = (data["existing_memories"] as! [[String: Any]]).first?["id"] as? String ?? "none"
-                content = json.replacingOccurrences(of: "EXISTING", with: existing)
-            }
-            let reply: [String: Any] = ["choices": [["index": 0, "message": ["role": "assistant", "content": content]]]]
-            return Response(status: .ok, headers: [.contentType: "application/json"],
-                            body: .init(byteBuffer: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: reply))))
-        }
-        return try await LiveServer.start(router)
-    }
 
     func contents(_ kb: KnowledgeBase, _ user: String) async throws -> [String] {
         var request = MemoryListRequest()
@@ -72,7 +23,7 @@ actor ModelScript {
     }
 
     @Test func explicitPatternsAddUpdateForgetAndLeaveDuplicatesAlone() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await SampleIndexes.astrology()
         let kb = fixture.kb
         let before = try await contents(kb, "ada")
 
@@ -109,7 +60,7 @@ actor ModelScript {
     }
 
     @Test func echoesOfContextPromptsAndTheAssistantAreNeverProposed() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await SampleIndexes.astrology()
         let kb = fixture.kb
         // A chat app pasted kb's context (with a recalled memory) into the user's turn.
         let pasted = """
@@ -132,7 +83,7 @@ actor ModelScript {
               {"action": "add", "content": "Cooks for two", "reason": "the user said so"}
             ]}
             """))
-        let server = try await Self.startModel(script)
+        let server = try await modelServer(script)
         defer { server.stop() }
         let model = try ChatModel(spec: "openai:fake", url: server.url.absoluteString, timeout: 5, environment: [:])
         var request = MemoryExtractRequest(user: "ada", bot: "astro", turns: [
@@ -151,7 +102,7 @@ actor ModelScript {
     }
 
     @Test func aModelsGoodAnswerIsCheckedAndApplied() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await SampleIndexes.astrology()
         let kb = fixture.kb
         let script = ModelScript(.proposals("""
             {"memories": [
@@ -160,7 +111,7 @@ actor ModelScript {
               {"action": "add", "content": "Ada has Venus in the tenth house and loves bread."}
             ]}
             """))
-        let server = try await Self.startModel(script)
+        let server = try await modelServer(script)
         defer { server.stop() }
         var environment = ["KB_LLM_API_KEY": "sk-test-1234"]
         environment["OPENAI_API_KEY"] = "other"
@@ -179,7 +130,7 @@ actor ModelScript {
     /// memory in another language than its turn (the turn it names, else every user turn) is not
     /// stored, and the proposal says why.
     @Test func theModelWritesInTheTurnsLanguageAndATranslationIsRefused() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await SampleIndexes.astrology()
         let kb = fixture.kb
         let script = ModelScript(.proposals("""
             {"memories": [
@@ -189,7 +140,7 @@ actor ModelScript {
               {"action": "add", "content": "Is allergic to peanuts and sesame.", "tags": ["allergy"]}
             ]}
             """))
-        let server = try await Self.startModel(script)
+        let server = try await modelServer(script)
         defer { server.stop() }
         let model = try ChatModel(spec: "openai:fake", url: server.url.absoluteString, timeout: 30, environment: [:])
         var request = MemoryExtractRequest(user: "ada", bot: "astro", turns: [
@@ -212,7 +163,7 @@ actor ModelScript {
     /// in English, so that a move said in Arabic supersedes a home said in English; a dated
     /// Russian plan expires after its day.
     @Test func aMoveInArabicSupersedesAnEnglishHomeAndARussianPlanExpires() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await SampleIndexes.astrology()
         let kb = fixture.kb
         let home = try #require(try await extract(kb, ["I live in Kyiv."], apply: true).proposals.first?.memory)
         let moved = try await extract(kb, ["اسمي فاطمة وانتقلتُ إلى القاهرة."], apply: true)
@@ -244,11 +195,11 @@ actor ModelScript {
         ("{\"memories\": {\"action\": \"add\"}}", "\\\"memories\\\" list"),
     ])
     func aMalformedOrHostileAnswerIsAnErrorAndStoresNothing(answer: String, says: String) async throws {
-        let fixture = try await Fixture()
+        let fixture = try await SampleIndexes.astrology()
         let kb = fixture.kb
         let bob = try await kb.memories(scopes: [try .user("bob")])
         let script = ModelScript(.text(answer.replacingOccurrences(of: "BOB", with: bob[0].id)))
-        let server = try await Self.startModel(script)
+        let server = try await modelServer(script)
         defer { server.stop() }
         let model = try ChatModel(spec: "openai:fake", url: server.url.absoluteString, timeout: 60, environment: [:])
         let before = (try await contents(kb, "ada"), try await contents(kb, "bob"))
@@ -264,10 +215,10 @@ actor ModelScript {
         #expect(after.0 == before.0 && after.1 == before.1)
     }
 
-    @Test func aSlowOrFailingModelIsAClearErrorAndTheServiceSays502() async throws {
-        let fixture = try await Fixture()
+    @Test func aSlowOrFailingModelIsAClearError() async throws {
+        let fixture = try await SampleIndexes.astrology()
         let script = ModelScript(.slow(seconds: 3))
-        let server = try await Self.startModel(script)
+        let server = try await modelServer(script)
         defer { server.stop() }
         let model = try ChatModel(spec: "openai:fake", url: server.url.absoluteString, timeout: 1, environment: [:])
         await #expect { try await extract(fixture.kb, ["I live in Kyiv."], model: model) } throws: { error in
@@ -278,27 +229,6 @@ actor ModelScript {
         let patient = try ChatModel(spec: "openai:fake", url: server.url.absoluteString, timeout: 60, environment: [:])
         await #expect { try await extract(fixture.kb, ["I live in Kyiv."], model: patient) } throws: { error in
             (error as? KBError)?.message.contains("answered HTTP 500") == true
-        }
-
-        var configuration = ServiceConfiguration()
-        configuration.token = Fixture.token
-        configuration.chatModel = patient
-        let turns = "[{\"role\": \"user\", \"content\": \"I live in Kyiv.\"}]"
-        try await RetrievalService(kb: fixture.kb, configuration: configuration).application().test(.router) { client in
-            let (status, json) = try await client.call(.post, "/v1/memories/extract", raw: "{\"user\": \"ada\", \"turns\": \(turns)}")
-            #expect(status == 502)
-            #expect(((json as? [String: Any])?["error"] as? [String: Any])?["code"] as? String == "language_model")
-        }
-        // Without a model, the patterns answer.
-        try await fixture.service().application().test(.router) { client in
-            let (status, json) = try await client.call(.post, "/v1/memories/extract", raw: "{\"user\": \"ada\", \"apply\": true, \"turns\": \(turns)}")
-            #expect(status == 200)
-            let proposals = try #require((json as? [String: Any])?["proposals"] as? [[String: Any]])
-            #expect(proposals.map { $0["content"] as? String } == ["Lives in Kyiv."] && proposals[0]["memory"] != nil)
-            let empty = try await client.call(.post, "/v1/memories/extract", raw: "{\"user\": \"ada\", \"turns\": []}")
-            #expect(empty.status == 400)
-            let scoped = try await client.call(.post, "/v1/memories/extract", raw: "{\"user\": \"ada\", \"scope\": \"user:bob\", \"turns\": \(turns)}")
-            #expect(scoped.status == 400)
         }
     }
 }

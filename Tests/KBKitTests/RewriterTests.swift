@@ -1,47 +1,11 @@
 import Foundation
-import Hummingbird
 import KBCore
 import KBIngest
 @testable import KBKit
 import KBRetrieval
+import KBStubServers
 import KBTestSupport
-import NIOCore
 import Testing
-
-/// What the stub chat model answers to each request, and what it was asked.
-actor RewriterScript {
-    enum Reply: Sendable {
-        case content(String)
-        case status(Int)
-    }
-    var replies: [Reply]
-    var prompts: [String] = []
-
-    init(_ replies: [Reply]) { self.replies = replies }
-
-    func next(_ prompt: String) -> Reply {
-        prompts.append(prompt)
-        return replies.count > 1 ? replies.removeFirst() : replies[0]
-    }
-}
-
-func chatModelServer(_ script: RewriterScript) async throws -> LiveServer {
-    let router = Router()
-    router.post("/v1/chat/completions") { request, _ -> Response in
-        let body = try await request.body.collect(upTo: 1 << 20)
-        let json = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] ?? [:]
-        let prompt = ((json["messages"] as? [[String: Any]])?.last?["content"] as? String) ?? ""
-        switch await script.next(prompt) {
-        case .status(let code):
-            return Response(status: .init(code: code), headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{}")))
-        case .content(let content):
-            let answer: [String: Any] = ["choices": [["index": 0, "message": ["role": "assistant", "content": content], "finish_reason": "stop"]]]
-            return Response(status: .ok, headers: [.contentType: "application/json"],
-                            body: .init(byteBuffer: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: answer))))
-        }
-    }
-    return try await LiveServer.start(router)
-}
 
 @Suite(.serialized) struct RewriterTests {
     /// Notes on three planets; the history never names the one the follow-up is about.
