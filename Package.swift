@@ -29,7 +29,7 @@ let package = Package(
         .executable(name: "kb", targets: ["kb"]),
         // KBKit and the modules its API speaks in (its vocabulary, the storage types, ingest and
         // context options, memories, evaluation), so that a package using it can import them too.
-        .library(name: "KBKit", targets: ["KBKit", "KBCore", "KBStore", "KBIngest", "KBRetrieval", "KBContext", "KBMemory", "KBEval"]),
+        .library(name: "KBKit", targets: ["KBKit", "KBCore", "KBStore", "KBIngest", "KBRetrieval", "KBContext", "KBMemory", "KBEval", "KBLanguageModel"]),
         // Indexes in PostgreSQL + pgvector (postgres:// URLs): an app registers its engine at start,
         // `KnowledgeBase.register(PostgresEngine())`.
         .library(name: "KBPostgres", targets: ["KBPostgres"]),
@@ -106,6 +106,18 @@ let package = Package(
             name: "KBEmbed",
             dependencies: ["KBCore", "CKBEncoder"],
             swiftSettings: strict + hot),
+        // The upstream chat model: an OpenAI-compatible chat completions client (async-http-client),
+        // asked for JSON or streamed, and the Server-Sent Events its streams are read as.
+        .target(
+            name: "KBLanguageModel",
+            dependencies: [
+                "KBCore", "KBEmbed",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+            ],
+            swiftSettings: strict),
         // The storage contract: what KBKit asks of an index, the types both stores share, and the
         // rules every store's writes follow, written once over per-store steps. No I/O.
         .target(name: "KBStore", dependencies: ["KBCore"], swiftSettings: strict + hot),
@@ -143,12 +155,11 @@ let package = Package(
             name: "KBKit",
             dependencies: [
                 "KBCore", "KBStore", "KBIngest", "KBSQLite", "KBEmbed", "KBEval", "KBMemory", "KBRetrieval", "KBContext",
+                // The upstream chat model (chat completions, the rewriter, memory extraction).
+                "KBLanguageModel",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
-                // The upstream chat model (chat completions, the rewriter, memory extraction).
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ],
             swiftSettings: strict),
@@ -156,7 +167,7 @@ let package = Package(
         .target(
             name: "KBServer",
             dependencies: [
-                "KBCore", "KBStore", "KBKit", "KBMemory", "KBContext", "KBIngest",
+                "KBCore", "KBStore", "KBKit", "KBMemory", "KBContext", "KBIngest", "KBLanguageModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -175,7 +186,7 @@ let package = Package(
         .executableTarget(
             name: "kb",
             dependencies: [
-                "KBCore", "KBStore", "KBKit", "KBEval", "KBIngest", "KBMemory", "KBContext", "KBEmbed", "KBRetrieval",
+                "KBCore", "KBStore", "KBKit", "KBEval", "KBIngest", "KBMemory", "KBContext", "KBEmbed", "KBRetrieval", "KBLanguageModel",
                 .target(name: "KBServer", condition: .when(traits: ["Server"])),
                 // Registered by kb's composition root (KB.main) for postgres:// indexes.
                 .target(name: "KBPostgres", condition: .when(traits: ["PostgreSQL"])),
@@ -234,7 +245,7 @@ let package = Package(
         .testTarget(
             name: "KBServerTests",
             dependencies: [
-                "KBCore", "KBStore", "KBSQLite", "KBKit", "KBServer", "KBContext", "KBEmbed", "KBIngest", "KBRetrieval", "KBTestSupport", "KBStubServers",
+                "KBCore", "KBStore", "KBSQLite", "KBKit", "KBServer", "KBContext", "KBEmbed", "KBIngest", "KBRetrieval", "KBTestSupport", "KBStubServers", "KBLanguageModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -249,7 +260,7 @@ let package = Package(
         .testTarget(
             name: "KBClientTests",
             dependencies: [
-                "KBClient", "KBCore", "KBIngest", "KBKit", "KBServer", "KBTestSupport",
+                "KBClient", "KBCore", "KBIngest", "KBKit", "KBServer", "KBTestSupport", "KBLanguageModel",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -259,10 +270,11 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(name: "KBMemoryTests", dependencies: ["KBCore", "KBMemory"], swiftSettings: strict),
+        .testTarget(name: "KBLanguageModelTests", dependencies: ["KBLanguageModel", .product(name: "NIOCore", package: "swift-nio")], swiftSettings: strict),
         .testTarget(
             name: "KBKitTests",
             dependencies: ["KBCore", "KBStore", "KBSQLite", "KBIngest", "KBKit", "KBEmbed", "KBMemory", "KBRetrieval", "KBContext", "KBPostgres", "KBTestSupport",
-                           "KBStubServers",
+                           "KBStubServers", "KBLanguageModel",
                            .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "HummingbirdTesting", package: "hummingbird")],

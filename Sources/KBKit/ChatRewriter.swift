@@ -1,6 +1,7 @@
 import Foundation
 public import KBCore
 public import KBRetrieval
+public import KBLanguageModel
 
 /// The query rewriter that asks a chat model (`--rewriter openai:MODEL`): the conversation's
 /// last turns and the follow-up go to the model, which answers

@@ -1,4 +1,5 @@
 public import KBCore
+public import KBLanguageModel
 public import KBMemory
 
 /// Memories (`MemoryBook` answers; these say what the API promises).

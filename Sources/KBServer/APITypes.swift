@@ -18,7 +18,7 @@ enum API {
 
     /// Decodes `data` as `T`: a JSON object with no field `T` lacks, then `T` itself.
     static func decode<T: Body>(_ type: T.Type, from data: Data) throws -> T {
-        guard case .object(let object)? = try? JSONDecoder().decode(KBKit.JSONValue.self, from: data) else {
+        guard case .object(let object)? = try? JSONDecoder().decode(KBCore.JSONValue.self, from: data) else {
             throw KBError(.invalidArgument, "The body must be \(T.shape).")
         }
         if let unknown = object.keys.sorted().first(where: { !T.fields.contains($0) }) {
@@ -70,7 +70,7 @@ enum API {
         var query: EmbeddingsBody.Input
         var max_num_results: Int?
         var rewrite_query: Bool?
-        var filters: KBKit.JSONValue?
+        var filters: KBCore.JSONValue?
         var ranking_options: RankingOptions?
     }
 
@@ -82,7 +82,7 @@ enum API {
         var file_id: String
         var filename: String
         var score: Double
-        var attributes: [String: KBKit.JSONValue]
+        var attributes: [String: KBCore.JSONValue]
         var content: [Content]
     }
 

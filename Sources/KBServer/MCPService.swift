@@ -4,6 +4,7 @@ import KBCore
 public import KBKit
 import Logging
 public import MCP
+public import KBLanguageModel
 
 /// `kb mcp`: a Model Context Protocol server on stdio, so desktop assistants can use a knowledge
 /// base directly; `kb serve` answers the same tools at `/mcp` (streamable HTTP, `respond(to:)`). Each tool is one of KBKit's requests: its input schema is the request's schema

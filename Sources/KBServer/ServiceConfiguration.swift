@@ -1,6 +1,7 @@
 import Foundation
 public import KBKit
 import KBCore
+public import KBLanguageModel
 
 /// How `kb serve` runs.
 ///

@@ -12,6 +12,7 @@ import KBTestSupport
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 import Testing
+import KBLanguageModel
 
 /// A live `kb serve` (a real port, on SQLite or, when scripts/test.sh says so, PostgreSQL)
 /// driven through KBClient, the code generated from kb's OpenAPI document: every answer is

@@ -6,6 +6,7 @@ import KBKit
 import KBTestSupport
 import NIOCore
 import Testing
+import KBLanguageModel
 
 /// A streamed chat turn through `ChatSession` itself, against an upstream model on loopback: the
 /// deltas as the upstream writes them, kb's chunk of citations before `[DONE]`, Stop closing the

@@ -8,8 +8,9 @@ import KBStore
 import KBTestSupport
 import Testing
 @testable import KBKit
+import KBLanguageModel
 
-/// Every Swift example in KBKit's and KBRetrieval's documentation — doc comments and the DocC
+/// Every Swift example in KBKit's, KBRetrieval's and KBLanguageModel's documentation — doc comments and the DocC
 /// articles — in README and in the manual (`docs/*.md`) runs, line for line, in the tests or in
 /// `Examples/embed-kb` (built and run by scripts/test.sh), and a test checks that no example is
 /// left out: an example that stops compiling fails the build, one that stops working fails its
@@ -232,11 +233,11 @@ import Testing
             .filter { $0.pathExtension == "md" }.sorted { $0.path < $1.path }
     }
 
-    /// The Swift examples (```swift blocks) of KBKit's and KBRetrieval's doc comments, KBKit's
+    /// The Swift examples (```swift blocks) of KBKit's, KBRetrieval's and KBLanguageModel's doc comments, KBKit's
     /// DocC articles, README and the manual's pages.
     static func documentedExamples() throws -> [(place: String, lines: [String])] {
         var examples: [(String, [String])] = []
-        let sources = ["Sources/KBKit", "Sources/KBRetrieval"].flatMap { folder in
+        let sources = ["Sources/KBKit", "Sources/KBRetrieval", "Sources/KBLanguageModel"].flatMap { folder in
             FileManager.default.enumerator(at: root.appendingPathComponent(folder), includingPropertiesForKeys: nil)?
                 .compactMap { $0 as? URL } ?? []
         }

@@ -4,6 +4,7 @@ import KBCore
 import KBStubServers
 import KBTestSupport
 import Testing
+import KBLanguageModel
 
 /// Memories learned from conversations, with kb's patterns and with a fake OpenAI-compatible chat
 /// model started by the test (good, malformed, hostile and slow answers). Runs on SQLite and

@@ -6,6 +6,7 @@ import KBRetrieval
 import KBStubServers
 import KBTestSupport
 import Testing
+import KBLanguageModel
 
 @Suite(.serialized) struct RewriterTests {
     /// Notes on three planets; the history never names the one the follow-up is about.

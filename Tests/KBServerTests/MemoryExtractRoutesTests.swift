@@ -5,6 +5,7 @@ import KBKit
 import KBServer
 import KBStubServers
 import Testing
+import KBLanguageModel
 
 /// `POST /v1/memories/extract`: a failing chat model is a 502 naming the language model; without a
 /// model kb's own patterns answer, and bad requests are 400.

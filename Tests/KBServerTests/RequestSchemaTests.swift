@@ -11,7 +11,7 @@ import Testing
 /// say the same thing.
 @Suite struct RequestSchemaTests {
     /// Each request type with a value that sets every field, and the smallest valid body.
-    static let samples: [(type: any KBRequest.Type, full: any KBRequest, minimal: [String: KBKit.JSONValue])] = {
+    static let samples: [(type: any KBRequest.Type, full: any KBRequest, minimal: [String: KBCore.JSONValue])] = {
         var search = SearchRequest(query: "venus")
         search.k = 3; search.tags = ["a"]; search.anyTags = ["b"]; search.kinds = ["note"]; search.sources = ["/x"]; search.mode = "keyword"; search.bot = "b"
         search.groupBy = "source"; search.diversity = 0.5; search.candidates = 10; search.keywordWeight = 1; search.vectorWeight = 1
@@ -86,7 +86,7 @@ import Testing
 
     @Test func everyCodableKeyIsADeclaredFieldAndEveryFieldACodableKey() throws {
         for (type, full, _) in Self.samples {
-            guard case .object(let encoded) = try JSONDecoder().decode(KBKit.JSONValue.self, from: KBJSON.encode(full)) else {
+            guard case .object(let encoded) = try JSONDecoder().decode(KBCore.JSONValue.self, from: KBJSON.encode(full)) else {
                 Issue.record("\(type) does not encode as an object")
                 continue
             }
@@ -95,7 +95,7 @@ import Testing
     }
 
     /// Decodes a body into `type` and checks it against `limits`: what every adapter does first.
-    static func check(_ type: any KBRequest.Type, _ body: [String: KBKit.JSONValue], _ limits: Limits) throws {
+    static func check(_ type: any KBRequest.Type, _ body: [String: KBCore.JSONValue], _ limits: Limits) throws {
         _ = try KBJSON.decode(type, from: .object(body)).validated(limits)
     }
 
@@ -104,7 +104,7 @@ import Testing
         for (type, _, minimal) in Self.samples {
             for field in type.fields(limits) where field.kind == .integer || field.kind == .number {
                 let step = field.kind == .integer ? 1.0 : 0.5
-                func value(_ x: Double) -> KBKit.JSONValue { field.kind == .integer ? .integer(Int(x)) : .number(x) }
+                func value(_ x: Double) -> KBCore.JSONValue { field.kind == .integer ? .integer(Int(x)) : .number(x) }
                 for edge in [field.minimum, field.maximum].compactMap({ $0 }) {
                     var body = minimal
                     body[field.name] = value(edge)
@@ -168,7 +168,7 @@ import Testing
                 guard let pattern = field.pattern else { continue }
                 seen.insert(pattern)
                 let examples = try #require(Self.patternExamples[pattern], "no examples for \(pattern) (\(type).\(field.name))")
-                func body(_ value: String) -> [String: KBKit.JSONValue] {
+                func body(_ value: String) -> [String: KBCore.JSONValue] {
                     var body = minimal
                     body[field.name] = field.kind == .strings ? .array([.string(value)]) : .string(value)
                     if field.name == "report" { body["bot"] = nil }   // a bot or a report, not both
@@ -213,7 +213,7 @@ import Testing
         let fixture = try await Fixture()
         try await fixture.service().application().test(.router) { client in
             let document = try await client.execute(uri: "/openapi.json", method: .get, headers: [.authorization: "Bearer \(Fixture.token)"]) { response in
-                try JSONDecoder().decode(KBKit.JSONValue.self, from: Data(buffer: response.body))
+                try JSONDecoder().decode(KBCore.JSONValue.self, from: Data(buffer: response.body))
             }
             guard case .object(let root) = document, case .object(let components)? = root["components"],
                   case .object(let schemas)? = components["schemas"] else {
@@ -237,7 +237,7 @@ import Testing
         ]
         #expect(Set(tools.map(\.name)) == Set(expected.keys))
         for tool in tools {
-            let schema = try JSONDecoder().decode(KBKit.JSONValue.self, from: JSONEncoder().encode(tool.inputSchema))
+            let schema = try JSONDecoder().decode(KBCore.JSONValue.self, from: JSONEncoder().encode(tool.inputSchema))
             #expect(schema == expected[tool.name]?.schema(fixture.kb.limits), "\(tool.name)")
         }
     }

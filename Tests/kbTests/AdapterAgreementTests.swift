@@ -16,7 +16,7 @@ import Testing
     struct Case: Sendable, CustomStringConvertible {
         var name: String
         var succeeds: Bool
-        var body: [String: KBKit.JSONValue]
+        var body: [String: KBCore.JSONValue]
         var http: (method: HTTPRequest.Method, path: String)?
         var mcp: String?
         var cli: [String]?
@@ -27,7 +27,7 @@ import Testing
 
     /// What an adapter answered: a JSON value, or an error's code and message.
     enum Answer: Equatable, CustomStringConvertible {
-        case value(KBKit.JSONValue)
+        case value(KBCore.JSONValue)
         case error(code: String, message: String)
 
         var description: String {
@@ -38,20 +38,20 @@ import Testing
         }
     }
 
-    static func search(_ name: String, _ succeeds: Bool, _ body: [String: KBKit.JSONValue], _ cli: [String]) -> Case {
+    static func search(_ name: String, _ succeeds: Bool, _ body: [String: KBCore.JSONValue], _ cli: [String]) -> Case {
         Case(name: "search: " + name, succeeds: succeeds, body: body, http: (.post, "/v1/search"), mcp: "search", cli: ["search"] + cli)
     }
 
-    static func recall(_ name: String, _ succeeds: Bool, _ body: [String: KBKit.JSONValue], _ cli: [String]) -> Case {
+    static func recall(_ name: String, _ succeeds: Bool, _ body: [String: KBCore.JSONValue], _ cli: [String]) -> Case {
         Case(name: "recall: " + name, succeeds: succeeds, body: body, http: (.post, "/v1/memories/search"), mcp: "recall",
              cli: ["memory", "search"] + cli)
     }
 
-    static func context(_ name: String, _ succeeds: Bool, _ body: [String: KBKit.JSONValue], _ cli: [String]) -> Case {
+    static func context(_ name: String, _ succeeds: Bool, _ body: [String: KBCore.JSONValue], _ cli: [String]) -> Case {
         Case(name: "context: " + name, succeeds: succeeds, body: body, http: (.post, "/v1/context"), mcp: "context", cli: ["context"] + cli)
     }
 
-    static func remember(_ name: String, _ body: [String: KBKit.JSONValue], _ cli: [String]) -> Case {
+    static func remember(_ name: String, _ body: [String: KBCore.JSONValue], _ cli: [String]) -> Case {
         Case(name: "remember: " + name, succeeds: false, body: body, http: (.post, "/v1/memories"), mcp: "remember",
              cli: ["memory", "add"] + cli)
     }
@@ -150,9 +150,9 @@ import Testing
         return (cli, kb, try ReportTemplate.loadAll(folder: cli.workdir.appendingPathComponent("reports").path))
     }
 
-    static func json(_ data: Data) -> KBKit.JSONValue? { try? JSONDecoder().decode(KBKit.JSONValue.self, from: data) }
+    static func json(_ data: Data) -> KBCore.JSONValue? { try? JSONDecoder().decode(KBCore.JSONValue.self, from: data) }
 
-    static func without(_ keys: Set<String>, _ value: KBKit.JSONValue) -> KBKit.JSONValue {
+    static func without(_ keys: Set<String>, _ value: KBCore.JSONValue) -> KBCore.JSONValue {
         switch value {
         case .object(let object): .object(object.filter { !keys.contains($0.key) }.mapValues { without(keys, $0) })
         case .array(let array): .array(array.map { without(keys, $0) })
@@ -160,7 +160,7 @@ import Testing
         }
     }
 
-    static func answer(fromError json: KBKit.JSONValue?) -> Answer? {
+    static func answer(fromError json: KBCore.JSONValue?) -> Answer? {
         guard case .object(let body)? = json, case .object(let error)? = body["error"],
               case .string(let code)? = error["code"], case .string(let message)? = error["message"] else { return nil }
         return .error(code: code, message: message)
@@ -170,7 +170,7 @@ import Testing
         guard let (method, path) = request.http else { return nil }
         var body = request.body
         if method != .post { body["id"] = nil; body["name"] = nil }   // the path names them
-        let bytes = method == .delete ? nil : ByteBuffer(bytes: try KBJSON.encode(KBKit.JSONValue.object(body)))
+        let bytes = method == .delete ? nil : ByteBuffer(bytes: try KBJSON.encode(KBCore.JSONValue.object(body)))
         return try await service.application().test(.router) { client in
             try await client.execute(uri: path, method: method, headers: [.contentType: "application/json"], body: bytes) { response in
                 let json = Self.json(Data(buffer: response.body))
@@ -181,7 +181,7 @@ import Testing
 
     func viaMCP(_ request: Case, _ service: MCPService) async throws -> Answer? {
         guard let tool = request.mcp else { return nil }
-        let arguments = try JSONDecoder().decode([String: Value].self, from: KBJSON.encode(KBKit.JSONValue.object(request.body)))
+        let arguments = try JSONDecoder().decode([String: Value].self, from: KBJSON.encode(KBCore.JSONValue.object(request.body)))
         do {
             return Self.json(Data(try await service.call(tool, arguments).utf8)).map { .value($0) }
         } catch let error as KBError {

@@ -1,6 +1,7 @@
 import Foundation
 import KBCore
 import NIOCore
+import KBLanguageModel
 
 /// kb's part of a chat completion's answer: the citations and what the context was made of.
 struct ChatSummary: Sendable {
@@ -91,44 +92,6 @@ struct ChatText {
             let index = if case .integer(let index)? = fields["index"] { index } else { 0 }
             byChoice[index, default: ""] += piece
         }
-    }
-}
-
-/// Server-Sent Events read from a byte stream as it arrives: each event's raw text (forwarded as
-/// it came) and its data.
-struct ServerSentEvents {
-    struct Event {
-        /// The event's lines as received, without the blank line that ends it.
-        let raw: String
-        /// Its `data:` lines joined.
-        let data: String
-    }
-
-    private var pending: [UInt8] = []
-
-    /// The events complete once `buffer` is added (bytes are kept until their event ends, so a
-    /// character split between reads stays whole).
-    mutating func append(_ buffer: ByteBuffer) -> [Event] {
-        pending += buffer.readableBytesView.filter { $0 != UInt8(ascii: "\r") }
-        var events: [Event] = []
-        var start = 0
-        var index = 0
-        while index + 1 < pending.count {
-            guard pending[index] == 10, pending[index + 1] == 10 else { index += 1; continue }
-            let raw = String(decoding: pending[start..<index], as: UTF8.self)
-            index += 2
-            start = index
-            let data = raw.split(separator: "\n", omittingEmptySubsequences: false)
-                .filter { $0.hasPrefix("data:") }
-                .map { line in
-                    let value = line.dropFirst(5)
-                    return String(value.first == " " ? value.dropFirst() : value)
-                }
-            guard !data.isEmpty else { continue }   // comments (": keep-alive") and bare fields
-            events.append(Event(raw: raw, data: data.joined(separator: "\n")))
-        }
-        pending.removeFirst(start)
-        return events
     }
 }
 

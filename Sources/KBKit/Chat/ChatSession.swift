@@ -1,8 +1,8 @@
 import Foundation
-import KBCore
+public import KBCore
 import AsyncAlgorithms
-import AsyncHTTPClient
 import NIOCore
+public import KBLanguageModel
 
 /// One chat completion, from the turn to what it teaches: the bot's context for the last user turn
 /// (`KnowledgeBase.chatTurn`), the upstream model asked with it as the first system message

@@ -2,6 +2,7 @@ import Foundation
 import KBCore
 import KBMemory
 import KBStore
+import KBLanguageModel
 
 extension MemoryBook {
     /// Proposes memories for the user from a conversation — by kb's explicit patterns, or by

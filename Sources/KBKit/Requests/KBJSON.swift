@@ -1,5 +1,5 @@
 public import Foundation
-import KBCore
+public import KBCore
 
 /// kb's one JSON form, for every adapter: answers are encoded with sorted keys, unescaped
 /// slashes and ISO 8601 dates; requests are decoded strictly (an unknown field is an error that

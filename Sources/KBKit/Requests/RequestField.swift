@@ -1,5 +1,5 @@
 import Foundation
-import KBCore
+public import KBCore
 
 /// One field of a request: its JSON type, meaning, default and bounds. Validation checks values
 /// against it, and the OpenAPI document and the MCP tool schemas are written from it, so what

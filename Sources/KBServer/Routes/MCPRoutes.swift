@@ -43,7 +43,7 @@ extension RetrievalService {
     /// object; nothing else. Anything other is a 400 before the protocol sees it.
     static func checkMCPEnvelope(_ data: Data) throws {
         let shape = "A JSON-RPC request: {\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/list\", \"params\": {}} (no id for a notification)."
-        guard case .object(let message)? = try? JSONDecoder().decode(KBKit.JSONValue.self, from: data) else {
+        guard case .object(let message)? = try? JSONDecoder().decode(KBCore.JSONValue.self, from: data) else {
             throw KBError(.invalidArgument, "The body must be one JSON object. " + shape)
         }
         if let unknown = message.keys.sorted().first(where: { !["jsonrpc", "id", "method", "params"].contains($0) }) {

@@ -47,7 +47,7 @@ extension RetrievalService {
         let threshold = body.ranking_options?.score_threshold ?? -.infinity
         let hits = best.values.filter { $0.score >= threshold }.sorted { $0.score > $1.score }.prefix(limit)
         let data = hits.map { hit in
-            var attributes: [String: KBKit.JSONValue] = ["path": .string(hit.sourcePath), "kind": .string(hit.kind.rawValue),
+            var attributes: [String: KBCore.JSONValue] = ["path": .string(hit.sourcePath), "kind": .string(hit.kind.rawValue),
                                                           "start": .integer(hit.snippet.start), "end": .integer(hit.snippet.end)]
             if let pages = hit.snippet.pages {
                 attributes["page"] = .integer(pages.start)
@@ -65,11 +65,11 @@ extension RetrievalService {
     }
 
     /// OpenAI's attribute filters as kb's tag and kind filters.
-    static func readFilter(_ filter: KBKit.JSONValue, into filters: inout (tags: [String], anyTags: [String], kinds: [String])) throws {
+    static func readFilter(_ filter: KBCore.JSONValue, into filters: inout (tags: [String], anyTags: [String], kinds: [String])) throws {
         guard case .object(let object) = filter, case .string(let type)? = object["type"] else {
             throw KBError(.invalidArgument, "filters must be {\"type\": \"eq\", \"key\", \"value\"}, {\"type\": \"in\", …} or {\"type\": \"and\", \"filters\": […]}.")
         }
-        func text(_ value: KBKit.JSONValue) throws -> String {
+        func text(_ value: KBCore.JSONValue) throws -> String {
             switch value {
             case .string(let text):
                 guard text.contains(where: { !$0.isWhitespace }) else { throw KBError(.invalidArgument, "A filter's value is empty; give a tag's value.") }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KBCore
 import KBKit
+import KBLanguageModel
 
 /// The chat model kb asks (`--llm openai:MODEL --llm-url URL`, key in KB_LLM_API_KEY or
 /// OPENAI_API_KEY): `kb serve` sends chat completions to it, and memories are proposed with it;

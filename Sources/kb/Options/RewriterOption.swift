@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KBCore
 import KBKit
+import KBLanguageModel
 
 /// Query rewriting (`--rewriter openai:MODEL --rewriter-url URL`): a chat model rewrites each
 /// follow-up (a turn with a history) into a standalone question and a few expansions, fused with

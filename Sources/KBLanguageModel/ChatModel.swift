@@ -1,5 +1,5 @@
 public import Foundation
-import KBCore
+public import KBCore
 import KBEmbed
 
 /// A chat model behind an OpenAI-compatible `POST /chat/completions` endpoint (OpenAI, Ollama,
@@ -50,13 +50,13 @@ public struct ChatModel: Sendable, Hashable {
     /// Sends the system and user messages and returns the model's answer parsed as a JSON object
     /// (a Markdown code fence around it is allowed), through the same client as chat completions
     /// (`ChatUpstream`): the same errors, timeouts and key handling.
-    func askForJSON(system: String, user: String) async throws -> [String: JSONValue] {
+    public func askForJSON(system: String, user: String) async throws -> [String: JSONValue] {
         let upstream = ChatUpstream(model: self)
         let body: JSONValue = [
             "model": .string(model), "temperature": 0, "response_format": ["type": "json_object"],
             "messages": [["role": "system", "content": .string(system)], ["role": "user", "content": .string(user)]],
         ]
-        let reply = try await upstream.answer(try await upstream.send(try KBJSON.encode(body), stream: false))
+        let reply = try await upstream.answer(try await upstream.send(try JSONEncoder().encode(body), stream: false))
         guard case .array(let choices)? = reply["choices"], case .object(let choice)? = choices.first,
               case .object(let message)? = choice["message"], case .string(let content)? = message["content"] else {
             throw KBError(.languageModel, "\(upstream.describe) answered, but not as a chat completion (no choices[0].message.content).")

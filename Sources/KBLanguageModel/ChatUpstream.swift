@@ -1,7 +1,7 @@
 public import AsyncAlgorithms
 public import AsyncHTTPClient
 public import Foundation
-import KBCore
+public import KBCore
 public import NIOCore
 import NIOFoundationCompat
 

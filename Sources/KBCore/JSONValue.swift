@@ -1,3 +1,5 @@
+import Foundation
+
 /// Any JSON value: what request bodies are checked as before they are decoded, and what request
 /// schemas are written in. Numbers compare by value: `1` equals `1.0`, as in JSON.
 public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
@@ -74,11 +76,13 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// The value as JSON text (for messages).
     public var description: String {
-        (try? KBJSON.text(self)) ?? "?"
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
     }
 
     /// What kind of JSON value this is, in words ("a string", "null"…).
-    var kindName: String {
+    package var kindName: String {
         switch self {
         case .null: "null"
         case .bool: "true or false"
