@@ -77,6 +77,9 @@ count_tests() { grep -oE "Test run with [0-9]+ tests" "$1" | tail -n 1 | sed 's/
 # it and on SQLite in the first run, and the suites that open indexes (KBClient's live service too) run
 # again against it later.
 PG_FOLDER="" PG_URL=""
+# The tests, the client checks and kb serve share the one server while other phases load the
+# machine: a new connection may take longer than PostgresNIO's 10 s there.
+export KB_DB_CONNECT_TIMEOUT="${KB_DB_CONNECT_TIMEOUT:-60}"
 start_postgres() {
     PG_FOLDER="$(mktemp -d)"
     PG_URL="$(bash scripts/postgres.sh start "$PG_FOLDER")"

@@ -107,8 +107,18 @@ public final class PostgresStore: TransactionalStore {
         guard (1...1_000).contains(connections) else {
             throw KBError(.invalidArgument, "The PostgreSQL pool size (--db-pool or KB_DB_POOL) must be between 1 and 1000; got \(connections).")
         }
+        // How long a new connection may take (`KB_DB_CONNECT_TIMEOUT`, seconds; PostgresNIO's 10 by
+        // default): a busy server on a loaded machine can take longer to accept one.
+        var connectSeconds: Int64 = 10
+        if let text = environment["KB_DB_CONNECT_TIMEOUT"], !text.isEmpty {
+            guard let seconds = Int64(text), (1...600).contains(seconds) else {
+                throw KBError(.invalidArgument, "KB_DB_CONNECT_TIMEOUT is \"\(text)\"; give whole seconds from 1 to 600 (the default is 10).")
+            }
+            connectSeconds = seconds
+        }
         var configuration = PostgresClient.Configuration(
             host: host, port: parts.port ?? 5432, username: user, password: password, database: database, tls: .disable)
+        configuration.options.connectTimeout = .seconds(connectSeconds)
         configuration.options.maximumConnections = connections
         configuration.options.minimumConnections = 0
         var logger = Logger(label: "kb.postgres")
@@ -118,8 +128,9 @@ public final class PostgresStore: TransactionalStore {
         guard textSearchConfig.range(of: "^[A-Za-z_][A-Za-z0-9_]{0,62}$", options: .regularExpression) != nil else {
             throw KBError(.invalidArgument, "\(textSearchConfig) is not a text search configuration name (e.g. simple, english).")
         }
-        let server = PostgresConnection.Configuration(
+        var server = PostgresConnection.Configuration(
             host: host, port: parts.port ?? 5432, username: user, password: password, database: database, tls: .disable)
+        server.options.connectTimeout = .seconds(connectSeconds)
         return PostgresStore(location: location, server: server, create: create, textSearchConfig: textSearchConfig,
                              analyzer: analyzer, configuration: configuration, threads: threads, logger: logger,
                              keywordCacheMegabytes: keywordCacheMegabytes)
