@@ -11,7 +11,8 @@ let testing: [SwiftSetting] = builtByKBScripts ? [.unsafeFlags(["-enable-testing
 
 // A debug build (scripts/test.sh on a clone where nothing is built yet: CI's) leaves kb's
 // dependencies and most of its code unoptimised, but not the code the tests spend their time in:
-// kb's C kernels (`hotC`) and the modules under ingest, storage, retrieval and the encoder (`hot`).
+// kb's C kernels (`hotC`) and the modules under ingest, storage, retrieval, the encoder and the
+// reader of the upstream model's stream (`hot`).
 // Release builds are untouched.
 let hot: [SwiftSetting] = builtByKBScripts ? [.unsafeFlags(["-O"], .when(configuration: .debug))] : []
 let hotC: [CSetting] = builtByKBScripts ? [.unsafeFlags(["-O2"], .when(configuration: .debug))] : []
@@ -117,7 +118,7 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ],
-            swiftSettings: strict),
+            swiftSettings: strict + hot),
         // The storage contract: what KBKit asks of an index, the types both stores share, and the
         // rules every store's writes follow, written once over per-store steps. No I/O.
         .target(name: "KBStore", dependencies: ["KBCore"], swiftSettings: strict + hot),
