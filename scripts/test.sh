@@ -87,10 +87,34 @@ start_postgres() {
 }
 stop_postgres() { [ -z "$PG_FOLDER" ] || bash "$KB_ROOT/scripts/postgres.sh" stop "$PG_FOLDER" >/dev/null 2>&1 || true; }
 trap stop_postgres EXIT
+# The SQLite run notes each test that makes an index (TestBackend, KB_TEST_INDEX_LOG); the
+# PostgreSQL run takes those of the suites that open indexes, and the suites that run on
+# PostgreSQL alone. The other tests of those suites would run the same twice. With arguments of
+# its own (a --filter), or when a test made an index outside any test (`*`), it runs them all.
+INDEX_LOG="$KB_LOGS/tests-with-an-index.txt"
+postgres_filter() {
+    local suites="KBKitTests|KBServerTests|KBClientTests|kbTests"
+    if [ $# -gt 0 ] || [ ! -s "$INDEX_LOG" ] || grep -qx '\*' "$INDEX_LOG"; then
+        printf '%s\n' --filter "$suites"
+        return
+    fi
+    python3 - "$INDEX_LOG" "$suites" <<'PY'
+import pathlib, re, sys
+ids = sorted({line for line in pathlib.Path(sys.argv[1]).read_text().splitlines() if re.match(rf"({sys.argv[2]})\.", line)})
+# Suites enabled on PostgreSQL only never run on SQLite, so they never note an index there.
+for source in pathlib.Path("Tests").rglob("*.swift"):
+    text = source.read_text()
+    if "enabled(if: TestBackend.isPostgres" in text and re.match(rf"({sys.argv[2]})$", source.parent.name):
+        ids += [f"{source.parent.name}.{name}/" for name in re.findall(r"(?:struct|class) (\w+)", text)]
+print("--filter"); print("^(" + "|".join(re.escape(i) for i in ids) + ")")
+PY
+}
 postgres_tests() {
+    local filter
+    mapfile -t filter < <(postgres_filter "$@")
     KB_TEST_BACKEND=postgres KB_TEST_POSTGRES_URL="$PG_URL" swift test --skip-build "${KB_BUILD_FLAGS[@]}" \
-        --filter "KBKitTests|KBServerTests|KBClientTests|kbTests" "$@" || return
-    phase_note "$(count_tests "$KB_LOGS/tests-postgres.log") passed"
+        "${filter[@]}" "$@" || return
+    phase_note "$(count_tests "$KB_LOGS/tests-postgres.log") passed$([ "${filter[1]}" = "${filter[1]#^}" ] || echo ": the tests that make an index")"
 }
 if [ "${KB_TEST_POSTGRES:-1}" = "0" ]; then
     phase_skip "Tests (PostgreSQL + pgvector)" "KB_TEST_POSTGRES=0"
@@ -105,7 +129,8 @@ else
 fi
 
 run_tests() {
-    KB_TEST_POSTGRES_URL="$PG_URL" swift test --skip-build "${KB_BUILD_FLAGS[@]}" "$@" || return
+    rm -f "$INDEX_LOG"
+    KB_TEST_INDEX_LOG="$INDEX_LOG" KB_TEST_POSTGRES_URL="$PG_URL" swift test --skip-build "${KB_BUILD_FLAGS[@]}" "$@" || return
     phase_note "$(count_tests "$KB_LOGS/tests.log") passed; the store contract on SQLite${PG_URL:+ and PostgreSQL}"
 }
 
