@@ -42,7 +42,7 @@ public enum TestBackend {
         guard let path = ProcessInfo.processInfo.environment["KB_TEST_INDEX_LOG"], !path.isEmpty else { return }
         let line = Test.current.map { $0.id.moduleName + "." + $0.id.nameComponents.joined(separator: "/") } ?? "*"
         indexLog.withLock {
-            if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+            if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
             guard let file = FileHandle(forWritingAtPath: path) else { return }
             defer { try? file.close() }
             _ = try? file.seekToEnd()
