@@ -148,14 +148,11 @@ export KB_TESTING=1
 # KB_CONFIGURATION names the configuration: release (the default: setup.sh, the benchmarks, the kb
 # users run), or debug, which scripts/test.sh chooses on a clone where setup.sh has not built kb —
 # CI's — as it compiles in half the time (Package.swift keeps the code the tests lean on optimised:
-# `hot`). use_configuration switches a script and the scripts it starts. A debug build here writes
-# no index store (SwiftPM indexes every debug compile for editors by default, ~10% more compiler
-# work; an editor's own build still does).
+# `hot`). use_configuration switches a script and the scripts it starts.
 use_configuration() {   # use_configuration release|debug
     case "$1" in release|debug) ;; *) echo "error: KB_CONFIGURATION is '$1'; use release or debug" >&2; return 2 ;; esac
     export KB_CONFIGURATION="$1"
     KB_BUILD_FLAGS=(-c "$1" --explicit-target-dependency-import-check error)
-    [ "$1" = release ] || KB_BUILD_FLAGS+=(--disable-index-store)
     KB_BIN_DIR="$KB_ROOT/.build/$1"
 }
 use_configuration "${KB_CONFIGURATION:-release}" || exit
