@@ -151,6 +151,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
+        // What KBKit asks of the operating system: folder events (Linux inotify, read on a thread of
+        // its own; where it is missing the folder watcher rescans instead) and POSIX regular
+        // expressions (grep over sources).
+        .target(name: "KBSystem", dependencies: ["KBCore"], swiftSettings: strict),
         // The facade that the CLI and library users call.
         .target(
             name: "KBKit",
@@ -158,6 +162,7 @@ let package = Package(
                 "KBCore", "KBStore", "KBIngest", "KBSQLite", "KBEmbed", "KBEval", "KBMemory", "KBRetrieval", "KBContext",
                 // The upstream chat model (chat completions, the rewriter, memory extraction).
                 "KBLanguageModel",
+                "KBSystem",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -17,7 +17,9 @@ package struct FileChanges: Sendable, Equatable {
     /// How many events these are.
     package var events = 0
 
-    package init() {}
+    package init(changed: Set<String> = [], gone: Set<String> = [], newFolders: Set<String> = [], overflowed: Bool = false, events: Int = 0) {
+        (self.changed, self.gone, self.newFolders, self.overflowed, self.events) = (changed, gone, newFolders, overflowed, events)
+    }
 
     package var isEmpty: Bool { changed.isEmpty && gone.isEmpty && newFolders.isEmpty && !overflowed }
 

@@ -2,6 +2,7 @@ public import Foundation
 public import KBCore
 public import KBIngest
 public import KBStore
+import KBSystem
 
 /// How a watched folder is kept in the index.
 public struct WatchSettings: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import KBCore
+import KBSystem
 
 /// What an app holds of one collection, for kb to compare with its own: `POST /v1/sources/sync`,
 /// the MCP tool `sync_sources` and `kb sources sync`. kb answers which items to upload (new, or

@@ -1,6 +1,7 @@
 import Foundation
 public import KBCore
 import KBStore
+import KBSystem
 
 /// A part of a source's text, with what a citation needs (the fields a search hit has).
 public struct SourceText: Sendable, Hashable, Codable {
