@@ -30,7 +30,7 @@ let package = Package(
         .executable(name: "kb", targets: ["kb"]),
         // KBKit and the modules its API speaks in (its vocabulary, the storage types, ingest and
         // context options, memories, evaluation), so that a package using it can import them too.
-        .library(name: "KBKit", targets: ["KBKit", "KBCore", "KBStore", "KBIngest", "KBRetrieval", "KBContext", "KBMemory", "KBEval", "KBLanguageModel"]),
+        .library(name: "KBKit", targets: ["KBKit", "KBCore", "KBStore", "KBIngest", "KBRetrieval", "KBContext", "KBMemory", "KBEval", "KBLanguageModel", "KBRequests"]),
         // Indexes in PostgreSQL + pgvector (postgres:// URLs): an app registers its engine at start,
         // `KnowledgeBase.register(PostgresEngine())`.
         .library(name: "KBPostgres", targets: ["KBPostgres"]),
@@ -79,6 +79,8 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
+                // The page cache's folder name (a digest of the index's location).
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict + hot),
         // OpenBLAS's CBLAS interface (libopenblas-dev). KBSQLite (the vector scan) uses it.
@@ -121,7 +123,7 @@ let package = Package(
             swiftSettings: strict + hot),
         // The storage contract: what KBKit asks of an index, the types both stores share, and the
         // rules every store's writes follow, written once over per-store steps. No I/O.
-        .target(name: "KBStore", dependencies: ["KBCore"], swiftSettings: strict + hot),
+        .target(name: "KBStore", dependencies: ["KBCore", "KBMemory"], swiftSettings: strict + hot),
         // The SQLite store: schema, migrations, snippets, tags, FTS5, and the vectors in memory.
         .target(
             name: "KBSQLite",
@@ -155,16 +157,27 @@ let package = Package(
         // its own; where it is missing the folder watcher rescans instead) and POSIX regular
         // expressions (grep over sources).
         .target(name: "KBSystem", dependencies: ["KBCore"], swiftSettings: strict),
+        // The request contract shared by the CLI, HTTP and MCP: each request's fields (RequestField,
+        // from which the OpenAPI document and the MCP tool schemas are written), its checks against
+        // the limits (`Checked`), and the JSON kb reads and writes.
+        .target(name: "KBRequests", dependencies: ["KBCore", "KBIngest", "KBMemory", "KBContext", "KBSystem", .product(name: "Yams", package: "Yams")], swiftSettings: strict),
         // The facade that the CLI and library users call.
         .target(
             name: "KBKit",
             dependencies: [
-                "KBCore", "KBStore", "KBIngest", "KBSQLite", "KBEmbed", "KBEval", "KBMemory", "KBRetrieval", "KBContext",
+                "KBCore", "KBStore", "KBIngest", "KBSQLite", "KBEmbed", "KBEval", "KBMemory", "KBRetrieval", "KBContext", "KBRequests",
                 // The upstream chat model (chat completions, the rewriter, memory extraction).
                 "KBLanguageModel",
                 "KBSystem",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strict),
+        // A chat turn over KBKit: the bot's context, the upstream model's answer streamed or
+        // whole, citations, and what the turn teaches (the chat completions route's session).
+        .target(
+            name: "KBChat",
+            dependencies: [
+                "KBCore", "KBKit", "KBRequests", "KBLanguageModel",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ],
@@ -173,7 +186,7 @@ let package = Package(
         .target(
             name: "KBServer",
             dependencies: [
-                "KBCore", "KBStore", "KBKit", "KBMemory", "KBContext", "KBIngest", "KBLanguageModel",
+                "KBCore", "KBStore", "KBKit", "KBChat", "KBMemory", "KBContext", "KBIngest", "KBLanguageModel", "KBRequests",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -181,6 +194,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             // The console's files, embedded into the binary at build time (the EmbedConsole plugin).
             exclude: ["Console"],
@@ -192,7 +206,7 @@ let package = Package(
         .executableTarget(
             name: "kb",
             dependencies: [
-                "KBCore", "KBStore", "KBKit", "KBEval", "KBIngest", "KBMemory", "KBContext", "KBEmbed", "KBRetrieval", "KBLanguageModel",
+                "KBCore", "KBStore", "KBKit", "KBEval", "KBIngest", "KBMemory", "KBContext", "KBEmbed", "KBRetrieval", "KBLanguageModel", "KBRequests",
                 .target(name: "KBServer", condition: .when(traits: ["Server"])),
                 // Registered by kb's composition root (KB.main) for postgres:// indexes.
                 .target(name: "KBPostgres", condition: .when(traits: ["PostgreSQL"])),
@@ -222,7 +236,7 @@ let package = Package(
             swiftSettings: strict),
         // Which backend the tests run against (SQLite, or PostgreSQL when scripts/test.sh says so),
         // and the scans with known text the OCR tests and scripts/bench/bench-ocr.sh make.
-        .target(name: "KBTestSupport", dependencies: ["CPoppler", "CTesseract", "KBCore", "KBKit", "KBIngest", "KBPostgres", .product(name: "ZIPFoundation", package: "ZIPFoundation")], path: "Tests/KBTestSupport", swiftSettings: strict),
+        .target(name: "KBTestSupport", dependencies: ["CPoppler", "CTesseract", "KBCore", "KBKit", "KBIngest", "KBPostgres", "KBRequests", .product(name: "ZIPFoundation", package: "ZIPFoundation")], path: "Tests/KBTestSupport", swiftSettings: strict),
         // Stub servers on loopback (Hummingbird) that answer as a test scripts them: an embeddings
         // endpoint, a re-ranker, chat models. For the tests of the clients to them, wherever those live.
         .target(
@@ -251,7 +265,7 @@ let package = Package(
         .testTarget(
             name: "KBServerTests",
             dependencies: [
-                "KBCore", "KBStore", "KBSQLite", "KBKit", "KBServer", "KBContext", "KBEmbed", "KBIngest", "KBRetrieval", "KBTestSupport", "KBStubServers", "KBLanguageModel",
+                "KBCore", "KBStore", "KBSQLite", "KBKit", "KBRequests", "KBServer", "KBContext", "KBEmbed", "KBIngest", "KBRetrieval", "KBTestSupport", "KBStubServers", "KBLanguageModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -266,7 +280,7 @@ let package = Package(
         .testTarget(
             name: "KBClientTests",
             dependencies: [
-                "KBClient", "KBCore", "KBIngest", "KBKit", "KBServer", "KBTestSupport", "KBLanguageModel",
+                "KBClient", "KBCore", "KBIngest", "KBKit", "KBRequests", "KBServer", "KBTestSupport", "KBLanguageModel",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -279,16 +293,24 @@ let package = Package(
         .testTarget(name: "KBLanguageModelTests", dependencies: ["KBLanguageModel", .product(name: "NIOCore", package: "swift-nio")], swiftSettings: strict),
         .testTarget(
             name: "KBKitTests",
-            dependencies: ["KBCore", "KBStore", "KBSQLite", "KBIngest", "KBKit", "KBEmbed", "KBMemory", "KBRetrieval", "KBContext", "KBPostgres", "KBTestSupport",
+            dependencies: ["KBCore", "KBStore", "KBSQLite", "KBIngest", "KBKit", "KBRequests", "KBEmbed", "KBMemory", "KBRetrieval", "KBContext", "KBPostgres", "KBTestSupport",
                            "KBStubServers", "KBLanguageModel",
                            .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "HummingbirdTesting", package: "hummingbird")],
             resources: [.copy("Fixtures")], swiftSettings: strict),
+        // A chat turn through ChatSession against an upstream model on loopback.
+        .testTarget(
+            name: "KBChatTests",
+            dependencies: ["KBCore", "KBKit", "KBChat", "KBRequests", "KBLanguageModel", "KBTestSupport",
+                           .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "HummingbirdTesting", package: "hummingbird")],
+            swiftSettings: strict),
         .testTarget(
             name: "kbTests",
             dependencies: [
-                "KBCore", "KBKit", "KBServer", "KBEmbed", "KBTestSupport",
+                "KBCore", "KBKit", "KBRequests", "KBServer", "KBEmbed", "KBTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "MCP", package: "swift-sdk"),

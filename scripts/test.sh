@@ -10,7 +10,7 @@
 #   - web pages against a local kb in Debian's Chromium (scripts/browser-test.sh);
 #   - OpenAI's Python client against kb serve's chat completions, with a stub upstream model
 #     (scripts/client-test.sh), on SQLite and on PostgreSQL;
-#   - the suites that open indexes (KBKitTests, KBServerTests, KBClientTests, kbTests) again against
+#   - the suites that open indexes (KBKitTests, KBChatTests, KBServerTests, KBClientTests, kbTests) again against
 #     PostgreSQL + pgvector: a throwaway server from scripts/postgres.sh (PyPI pgserver). Where it
 #     cannot be installed (KB_TEST_POSTGRES=0, or no x86_64 Linux wheel) that run is skipped with a
 #     message; in CI it must run;
@@ -93,7 +93,7 @@ trap stop_postgres EXIT
 # its own (a --filter), or when a test made an index outside any test (`*`), it runs them all.
 INDEX_LOG="$KB_LOGS/tests-with-an-index.txt"
 postgres_filter() {
-    local suites="KBKitTests|KBServerTests|KBClientTests|kbTests"
+    local suites="KBKitTests|KBChatTests|KBServerTests|KBClientTests|kbTests"
     if [ $# -gt 0 ] || [ ! -s "$INDEX_LOG" ] || grep -qx '\*' "$INDEX_LOG"; then
         printf '%s\n' --filter "$suites"
         return

@@ -1,7 +1,9 @@
 import Foundation
-import KBCore
-import NIOCore
+public import KBCore
 import KBLanguageModel
+public import KBKit
+import KBRequests
+import NIOCore
 
 /// kb's part of a chat completion's answer: the citations and what the context was made of.
 struct ChatSummary: Sendable {
@@ -18,20 +20,13 @@ struct ChatSummary: Sendable {
         self.showsContext = showsContext
     }
 
-    /// The `kb` field: the bot, the upstream model, the context's tokens and budget, whether it
-    /// was degraded, the queries of a conversational search, the markers no citation matches, and
-    /// (asked for) the context block.
-    func field(unmatched: [Int], citations: Bool) throws -> JSONValue {
-        var field: [String: JSONValue] = [
-            "bot": .string(bot), "upstreamModel": .string(upstreamModel), "contextTokens": .integer(context.tokens),
-            "budget": .integer(context.budget), "counter": .string(context.counter), "unmatchedMarkers": .array(unmatched.map { .integer($0) }),
-        ]
-        if let degraded = context.degraded { field["degraded"] = try Self.value(degraded) }
-        if let retrieval = context.retrieval { field["retrieval"] = try Self.value(retrieval) }
-        if !context.scopes.isEmpty { field["scopes"] = .array(context.scopes.map { .string($0) }) }
-        if citations { field["citations"] = try Self.value(context.citations) }
-        if showsContext { field["context"] = .string(context.context) }
-        return .object(field)
+    /// The `kb` field (`ChatAnswerInfo`), with the markers no citation matches and, for a
+    /// stream's last chunk, the citations.
+    func info(unmatched: [Int], citations: Bool) -> ChatAnswerInfo {
+        ChatAnswerInfo(bot: bot, upstreamModel: upstreamModel, contextTokens: context.tokens, budget: context.budget, counter: context.counter,
+                       unmatchedMarkers: unmatched, degraded: context.degraded, retrieval: context.retrieval,
+                       scopes: context.scopes.isEmpty ? nil : context.scopes, citations: citations ? context.citations : nil,
+                       context: showsContext ? context.context : nil)
     }
 
     /// A non-streamed answer with each choice's message carrying the citations, and the `kb` field.
@@ -50,7 +45,7 @@ struct ChatSummary: Sendable {
                 return .object(fields)
             })
         }
-        answer["kb"] = try field(unmatched: unmatched, citations: false)
+        answer["kb"] = try Self.value(info(unmatched: unmatched, citations: false))
         return .object(answer)
     }
 
@@ -62,12 +57,59 @@ struct ChatSummary: Sendable {
         }
         return [
             "id": .string(text.id ?? "chatcmpl-kb"), "object": "chat.completion.chunk", "created": .integer(text.created ?? Int(Date().timeIntervalSince1970)),
-            "model": .string(text.model ?? upstreamModel), "choices": [], "kb": try field(unmatched: unmatched, citations: true),
+            "model": .string(text.model ?? upstreamModel), "choices": [], "kb": try Self.value(info(unmatched: unmatched, citations: true)),
         ]
     }
 
     static func value<T: Encodable>(_ value: T) throws -> JSONValue {
         try JSONDecoder().decode(JSONValue.self, from: KBJSON.encode(value))
+    }
+}
+
+/// kb's `kb` field of a chat completion (and of a stream's last chunk): the bot, the upstream
+/// model, the context's tokens and budget, whether it was degraded, the queries of a
+/// conversational search, the markers no citation matches, and, where they belong, the memory
+/// scopes read, the citations (a stream's last chunk; a whole answer carries them on each message)
+/// and the context block (asked for with `kb.showContext`).
+public struct ChatAnswerInfo: Sendable, Codable {
+    public var bot: String
+    public var upstreamModel: String
+    public var contextTokens: Int
+    public var budget: Int
+    /// How tokens were counted.
+    public var counter: String
+    /// `[n]` markers in the answer that no citation has.
+    public var unmatchedMarkers: [Int]
+    public var degraded: Degraded?
+    public var retrieval: Retrieval?
+    public var scopes: [String]?
+    public var citations: [Citation]?
+    public var context: String?
+}
+
+extension ChatAnswerInfo: SchemaFieldNotes {
+    public static let fieldNotes: [String: JSONValue] = [
+        "citations": ["description": "On a stream's last chunk (which has no choices)."],
+        "context": ["description": "The context block the model got, when the request's kb.showContext asked for it."],
+    ]
+}
+
+/// The event a stream ends with when the upstream model fails mid-answer, shaped as OpenAI's
+/// streams end: `{"error": {"message", "type": "upstream_error", "code"}}`.
+public struct ChatStreamError: Sendable, Codable {
+    public struct Detail: Sendable, Codable {
+        public var message: String
+        public var type = "upstream_error"
+        /// kb's error code (`language_model`, `upstream_timeout`, …).
+        public var code: String
+    }
+
+    public var error: Detail
+
+    public init(_ failure: KBError) { self.init(message: failure.message, code: failure.code.rawValue) }
+
+    public init(message: String, code: String, type: String = "upstream_error") {
+        error = Detail(message: message, type: type, code: code)
     }
 }
 

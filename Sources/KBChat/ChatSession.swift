@@ -1,8 +1,10 @@
+import AsyncAlgorithms
 import Foundation
 public import KBCore
-import AsyncAlgorithms
-import NIOCore
+public import KBKit
 public import KBLanguageModel
+public import KBRequests
+import NIOCore
 
 /// One chat completion, from the turn to what it teaches: the bot's context for the last user turn
 /// (`KnowledgeBase.chatTurn`), the upstream model asked with it as the first system message
@@ -158,7 +160,7 @@ public final class ChatStream: Sendable {
                     } catch let failure as KBError {
                         // The upstream failed mid-answer: the stream ends with an error event.
                         stream.finish(failure, completed: false)
-                        let body = try KBJSON.text(["error": ["message": JSONValue.string(failure.message), "type": "upstream_error", "code": .string(failure.code.rawValue)]])
+                        let body = try KBJSON.text(ChatStreamError(failure))
                         pending.append("data: \(body)\n\n")
                         ended = true
                     }

@@ -114,7 +114,7 @@ extension Client {
                     for try await event in chunks {
                         guard let chunk = event.data else { continue }
                         if let failure = chunk.error {
-                            throw KBServiceError(status: 502, error: .init(error: .init(code: failure.code ?? "upstream_error", message: failure.message)))
+                            throw KBServiceError(status: 502, error: .init(error: .init(code: failure.code, message: failure.message)))
                         }
                         for choice in chunk.choices ?? [] where (choice.index ?? 0) == 0 {
                             if let text = choice.delta?.content, !text.isEmpty { continuation.yield(.delta(text)) }

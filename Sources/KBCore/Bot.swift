@@ -110,3 +110,8 @@ public struct Bot: Sendable, Hashable, Codable {
         }
     }
 }
+
+extension SourceSelector: SchemaDescribed {
+    public static var jsonSchema: JSONValue { ["type": "string"] }
+    public static var schemaPlaceholder: SourceSelector { .tag("placeholder") }
+}

@@ -5,7 +5,7 @@ public import Foundation
 /// reads are stored with the index before the job is acknowledged, so a restart loses nothing: a
 /// job that was queued or running when the server stopped runs again.
 public struct Job: Sendable, Hashable, Codable, Identifiable {
-    public enum State: String, Sendable, Hashable, Codable, CaseIterable {
+    public enum State: String, Sendable, Hashable, Codable, CaseIterable, SchemaEnumeration {
         /// The upload is still arriving (not yet acknowledged).
         case receiving
         /// Stored, waiting for its turn.

@@ -173,3 +173,8 @@ public struct MemoryFeedbackEntry: Sendable, Hashable, Codable {
         self.at = at
     }
 }
+
+extension MemoryScope: SchemaDescribed {
+    public static var jsonSchema: JSONValue { ["type": "string"] }
+    public static var schemaPlaceholder: MemoryScope { .global }
+}

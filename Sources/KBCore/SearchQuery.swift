@@ -10,7 +10,7 @@ public enum FusionMethod: String, Sendable, Codable, CaseIterable {
     case reciprocalRank = "rrf"
 }
 
-public enum SearchMode: String, Sendable, Codable, CaseIterable {
+public enum SearchMode: String, Sendable, Codable, CaseIterable, SchemaEnumeration {
     /// Keyword ranks and vector ranks fused.
     case hybrid
     /// Cosine similarity of embeddings only.

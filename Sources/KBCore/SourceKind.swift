@@ -2,7 +2,7 @@
 /// TIFF; read by OCR), an e-book (EPUB), a web page (HTML), a Word document (DOCX), a file of
 /// records (JSON, JSON Lines, CSV; one snippet per record), a conversation (a chat transcript in
 /// JSON Lines; one snippet per turn) or a user memory.
-public enum SourceKind: String, Sendable, Codable, CaseIterable, Hashable {
+public enum SourceKind: String, Sendable, Codable, CaseIterable, Hashable, SchemaEnumeration {
     case note
     case pdf
     case image

@@ -1,7 +1,6 @@
 import Crypto
-import Foundation
+package import Foundation
 import KBCore
-import KBIngest
 
 /// Pictures of pages, and the words OCR placed on scanned pages, kept on disk within a byte
 /// budget: the least recently shown go first, and a source's pictures go with the source. A picture is written under a temporary name and
@@ -41,21 +40,21 @@ public struct PageCache: Sendable {
 
     /// The file of a page's picture: by the source's content hash, so a changed file is never
     /// shown an old picture.
-    func file(contentHash: String, page: Int, width: Int) -> String {
+    package func file(contentHash: String, page: Int, width: Int) -> String {
         folder + "/" + Self.key(contentHash) + "-\(page)-\(width).png"
     }
 
-    static func key(_ contentHash: String) -> String {
+    package static func key(_ contentHash: String) -> String {
         String(contentHash.unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }.prefix(64).map(Character.init))
     }
 
     /// The file that keeps the words OCR placed on a scanned page (with their boxes).
-    func wordsFile(contentHash: String, page: Int) -> String {
+    package func wordsFile(contentHash: String, page: Int) -> String {
         folder + "/" + Self.key(contentHash) + "-\(page).words.json"
     }
 
     /// The words OCR placed on a page before, touched as just used; nil when there are none.
-    func ocrWords(contentHash: String, page: Int) -> (words: [PageWord], pages: Int)? {
+    package func ocrWords(contentHash: String, page: Int) -> (words: [PageWord], pages: Int)? {
         let path = wordsFile(contentHash: contentHash, page: page)
         guard let data = FileManager.default.contents(atPath: path),
               let kept = try? JSONDecoder().decode(KeptWords.self, from: data) else { return nil }
@@ -64,7 +63,7 @@ public struct PageCache: Sendable {
     }
 
     /// Keeps the words OCR placed on a page (reading them again costs seconds), within the budget.
-    func keepOCRWords(_ words: [PageWord], pages: Int, contentHash: String, page: Int) {
+    package func keepOCRWords(_ words: [PageWord], pages: Int, contentHash: String, page: Int) {
         guard let data = try? JSONEncoder().encode(KeptWords(pages: pages, words: words)), data.count <= budget else { return }
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try? data.write(to: URL(fileURLWithPath: wordsFile(contentHash: contentHash, page: page)), options: .atomic)
@@ -77,11 +76,11 @@ public struct PageCache: Sendable {
     }
 
     /// The file that keeps how many pages a source has, beside its pictures.
-    func countFile(contentHash: String) -> String { folder + "/" + Self.key(contentHash) + ".pages" }
+    package func countFile(contentHash: String) -> String { folder + "/" + Self.key(contentHash) + ".pages" }
 
     /// The kept picture of a page, touched as just shown, with the source's page count; nil when
     /// there is none (then the source's bytes are needed).
-    func cached(contentHash: String, page: Int, width: Int) -> (png: Data, pages: Int)? {
+    package func cached(contentHash: String, page: Int, width: Int) -> (png: Data, pages: Int)? {
         let path = file(contentHash: contentHash, page: page, width: width)
         let files = FileManager.default
         guard let count = files.contents(atPath: countFile(contentHash: contentHash)).flatMap({ Int(String(decoding: $0, as: UTF8.self)) }),
@@ -93,7 +92,7 @@ public struct PageCache: Sendable {
     /// The picture of a page: the one kept, touched as just shown, else what `render` writes at
     /// the path it is given (kept if the budget allows), `render` answering the source's page
     /// count. `cached` says which.
-    func picture(contentHash: String, page: Int, width: Int, render: (String) throws -> Int) throws -> (png: Data, pages: Int, cached: Bool) {
+    package func picture(contentHash: String, page: Int, width: Int, render: (String) throws -> Int) throws -> (png: Data, pages: Int, cached: Bool) {
         if let kept = cached(contentHash: contentHash, page: page, width: width) { return (kept.png, kept.pages, true) }
         let path = file(contentHash: contentHash, page: page, width: width)
         let files = FileManager.default
@@ -118,7 +117,7 @@ public struct PageCache: Sendable {
     }
 
     /// Removes every picture of a source the index no longer holds.
-    func keep(onlyContentHashes hashes: Set<String>) {
+    package func keep(onlyContentHashes hashes: Set<String>) {
         let keys = Set(hashes.map(Self.key))
         let all = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         for name in all where !name.hasPrefix(".") && !keys.contains(String(name.prefix { $0 != "-" && $0 != "." })) {
@@ -132,7 +131,7 @@ public struct PageCache: Sendable {
     }
 
     /// Drops the least recently shown pictures until the rest fit the budget.
-    func trim() {
+    package func trim() {
         let files = FileManager.default
         var kept = names().compactMap { name -> (path: String, size: Int, shown: Date)? in
             let path = folder + "/" + name
@@ -149,7 +148,7 @@ public struct PageCache: Sendable {
     }
 
     /// The names of the kept pictures and word lists (not those being written).
-    func names() -> [String] {
+    package func names() -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
             ($0.hasSuffix(".png") || $0.hasSuffix(".words.json")) && !$0.hasPrefix(".")
         }

@@ -1,4 +1,5 @@
 import KBCore
+public import KBRequests
 public import KBStore
 
 extension KnowledgeBase {

@@ -1,7 +1,8 @@
 public import KBCore
+import KBMemory
+public import KBRequests
 import KBRetrieval
 public import KBStore
-import KBMemory
 
 /// Bots and the service's status. Like every request method of the facade, each validates its
 /// request against `limits` once and then holds it to what `caller` may do (`Caller`); the CLI,
@@ -81,38 +82,5 @@ extension KnowledgeBase {
     public func metricsStatus(as caller: Caller) async throws -> ServiceStatus {
         try caller.requireAdmin("read metrics")
         return try await serviceStatus(as: caller)
-    }
-
-    /// Parses a selector given in a request: `tag:…`, `kind:…`, or an absolute path (a folder
-    /// selects what is inside it). The CLI makes relative paths absolute before they get here.
-    public static func selector(_ text: String) throws -> SourceSelector {
-        guard text.isAbsolutePath else { return try SourceSelector(text) }
-        return try SourceSelector(sourcePrefix(text))
-    }
-
-    /// An absolute path prefix given in a request (a folder matches what is inside it).
-    static func absolutePrefix(_ text: String) throws -> String {
-        guard text.isAbsolutePath else {
-            throw KBError(.invalidArgument, "'\(text)' is not an absolute path. Give source paths from the root, e.g. /home/ada/notes.")
-        }
-        return sourcePrefix(text)
-    }
-}
-
-/// What the index holds, and whether queries can be embedded: the index's status with a
-/// `queryEmbedder` field.
-public struct ServiceStatus: Sendable, Encodable {
-    public var index: IndexStatus
-    public var queryEmbedder: QueryEmbedderStatus
-    /// Unfinished jobs (uploads being read) by state: `receiving`, `queued`, `running`.
-    public var jobs: [String: Int] = [:]
-
-    enum Key: String, CodingKey { case queryEmbedder, jobs }
-
-    public func encode(to encoder: any Encoder) throws {
-        try index.encode(to: encoder)
-        var container = encoder.container(keyedBy: Key.self)
-        try container.encode(queryEmbedder, forKey: .queryEmbedder)
-        try container.encode(jobs, forKey: .jobs)
     }
 }

@@ -1,5 +1,6 @@
 import KBCore
 public import KBLanguageModel
+public import KBRequests
 
 /// What kb puts before a chat turn: the bot, its context with citations, and the system message
 /// (the bot's system prompt, then the `<context>` block) that leads the messages sent upstream.

@@ -1,5 +1,6 @@
 public import KBContext
 public import KBCore
+public import KBRequests
 
 extension KnowledgeBase {
     /// Prompt context for a bot's turn or a report: knowledge snippets (only from the bot's own

@@ -1,4 +1,5 @@
 import KBCore
+public import KBRequests
 
 extension KnowledgeBase {
     /// Erases a scope: every memory with all its versions, vectors, keyword rows and cached

@@ -1,5 +1,6 @@
 public import KBCore
 public import KBEval
+public import KBRequests
 public import KBStore
 
 /// `kb eval` (`Evaluator`).

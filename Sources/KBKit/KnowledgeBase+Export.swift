@@ -1,4 +1,6 @@
 import KBCore
+public import KBRequests
+public import KBStore
 
 extension KnowledgeBase {
     /// Copies this whole index — sources (with uploads' originals), snippets, tags, every
@@ -9,6 +11,9 @@ extension KnowledgeBase {
     public func export(to destination: String, as caller: Caller,
                        progress: @Sendable (_ done: Int, _ total: Int, _ item: String) -> Void = { _, _, _ in }) async throws -> ExportReport {
         try caller.requireAdmin("export the index")
-        return try await IndexCopier(store: store, environment: environment).export(to: destination, progress: progress)
+        let target = try Self.openStore(destination, create: true, options: try StoreOptions(environment: environment), environment: environment)
+        // What else the index remembers about itself: the corpus `kb eval` loaded into it, the
+        // languages OCR was given.
+        return try await IndexCopier(store: store).export(into: target, meta: ["eval_corpus", Ingestor.ocrLanguagesKey], progress: progress)
     }
 }

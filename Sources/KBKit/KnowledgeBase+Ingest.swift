@@ -1,7 +1,8 @@
 import Foundation
-import KBEmbed
 public import KBCore
+import KBEmbed
 public import KBIngest
+public import KBRequests
 public import KBStore
 
 /// Files into the index (`Ingestor`, through the `DocumentWriter`), and the embedder choice.
@@ -85,19 +86,6 @@ extension KnowledgeBase {
     /// work, as kb's command line does.
     public static func finishBackgroundWork() async { await BERTEmbedder.finishBackgroundWork() }
 
-    /// An absolute, standardised path (`~` expanded, relative to the current folder).
-    public static func absolutePath(_ path: String) -> String { FileScanner.absolute(path) }
-
-    /// Turns a `--source` argument into the absolute prefix stored paths are matched with:
-    /// a folder matches the files inside it, anything else is a plain path prefix.
-    public static func sourcePrefix(_ argument: String) -> String {
-        let path = FileScanner.absolute(argument)
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue, path != "/" {
-            return path + "/"
-        }
-        return argument.hasSuffix("/") && path != "/" ? path + "/" : path
-    }
 
     /// Tunes keyword search for `language` (recorded with the index); rebuilds the keyword index
     /// when it was tuned for another. False when nothing changed. The admin's only.

@@ -1,6 +1,7 @@
 public import KBCore
 public import KBLanguageModel
 public import KBMemory
+public import KBRequests
 
 /// Memories (`MemoryBook` answers; these say what the API promises).
 extension KnowledgeBase {
@@ -162,11 +163,6 @@ extension KnowledgeBase {
     /// As `memoryFeedback(_:)`, for a request checked before (`KBRequest.checked(_:)`).
     public func memoryFeedback(_ checked: Checked<MemoryFeedbackRequest>, as caller: Caller) async throws -> MemoryFeedbackResult {
         try await memoryBook.feedback(try inForce(checked), as: caller)
-    }
-
-    /// The feedback logged on a memory of a scope the caller may read, oldest first.
-    public func memoryFeedbackLog(_ id: String, as caller: Caller) async throws -> [MemoryFeedbackEntry] {
-        try await memoryBook.feedbackLog(id, as: caller)
     }
 
     /// Proposes, and with `apply` makes, the changes that keep a scope's memories clean: expired

@@ -1,4 +1,5 @@
 public import KBCore
+public import KBRequests
 import KBRetrieval
 import KBStore
 

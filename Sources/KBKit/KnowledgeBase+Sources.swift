@@ -1,6 +1,7 @@
 public import Foundation
 public import KBCore
 public import KBIngest
+public import KBRequests
 import KBStore
 
 /// Sources added while kb runs, and every source as the sources API shows it (`SourceDesk`).
@@ -68,10 +69,6 @@ extension KnowledgeBase {
     public func snippets(ofSource id: String, as caller: Caller) async throws -> SourceSnippets {
         try await sourceDesk.snippets(id, as: caller)
     }
-
-    /// Page pictures are this many pixels wide at least and at most, and this wide unless asked.
-    public static var pageWidths: ClosedRange<Int> { SourceDesk.pageWidths }
-    public static var defaultPageWidth: Int { SourceDesk.defaultPageWidth }
 
     /// A page (from 1) of a PDF source as a PNG `width` pixels wide (200–2,000, default 1,000),
     /// rendered by poppler from the upload's kept original or the ingested file and kept in the

@@ -1,5 +1,6 @@
 public import Foundation
 import KBCore
+public import KBRequests
 
 extension KnowledgeBase {
     /// Makes a scoped token: the secret `kb_PREFIX_SECRET` is returned once and only its SHA-256

@@ -1,6 +1,8 @@
 public import Foundation
 import KBContext
 public import KBCore
+import KBIngest
+public import KBRequests
 public import KBRetrieval
 import KBSQLite
 public import KBStore
@@ -106,7 +108,7 @@ public final class KnowledgeBase: Sendable {
                             embedderURL: String? = nil) throws -> KnowledgeBase {
         // The environment's settings are read before the store opens: a malformed one creates no index.
         let queryCacheBytes = try Embedders.queryCacheBytes(environment)
-        let pages = try PageCache.standard(for: isDatabaseURL(path) ? StoreLocation.shown(path) : FileScanner.absolute(path), environment: environment)
+        let pages = try PageCache.standard(for: isDatabaseURL(path) ? StoreLocation.shown(path) : SourcePaths.absolute(path), environment: environment)
         return KnowledgeBase(store: try openStore(path, create: create, options: try options ?? StoreOptions(environment: environment), environment: environment),
                              limits: limits, profile: profile, environment: environment, embedderURL: embedderURL, queryCacheBytes: queryCacheBytes,
                              pages: pages)
@@ -150,7 +152,7 @@ public final class KnowledgeBase: Sendable {
             throw KBError(.unsupportedMode, "No store engine opens \(scheme ?? "")://… locations like \(StoreLocation.shown(location)) here. \(fix).")
         }
         let opening = StoreOpening(create: create, options: options, analyzer: try FoldingAnalyzer(language: .auto), environment: environment)
-        return try engine.open(scheme == nil ? FileScanner.absolute(location) : location, opening)
+        return try engine.open(scheme == nil ? SourcePaths.absolute(location) : location, opening)
     }
 
     /// Opens the index for a service, making an empty one when there is none yet (so that a service
@@ -162,7 +164,7 @@ public final class KnowledgeBase: Sendable {
         if isDatabaseURL(path) {
             return (try open(at: path, create: true, limits: limits, store: options, embedderURL: embedderURL), false)
         }
-        let absolute = FileScanner.absolute(path)
+        let absolute = SourcePaths.absolute(path)
         if FileManager.default.fileExists(atPath: absolute) {
             return (try open(at: absolute, create: false, limits: limits, embedderURL: embedderURL), false)
         }
@@ -186,7 +188,7 @@ public final class KnowledgeBase: Sendable {
                 let (embedder, record) = try await kb.embedder(choice)
                 return (kb, embedder, record)
             } catch let error as KBError where error.code == .noIndex {}
-        } else if FileManager.default.fileExists(atPath: FileScanner.absolute(path)) {
+        } else if FileManager.default.fileExists(atPath: SourcePaths.absolute(path)) {
             let kb = try open(at: path, create: false, embedderURL: embedderURL)
             let (embedder, record) = try await kb.embedder(choice)
             return (kb, embedder, record)

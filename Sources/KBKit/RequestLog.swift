@@ -1,6 +1,7 @@
 import Crypto
 public import Foundation
 import KBCore
+public import KBRequests
 public import KBStore
 
 /// What `kb serve` answered, kept with the index for `kb usage`: every search, recall, context,
@@ -64,11 +65,13 @@ public final class RequestLog: Sendable {
         try await kb.store.pruneRequestLog(before: now.addingTimeInterval(-settings.retention))
     }
 
-    /// Flushes every second and prunes every hour until the task is cancelled, then flushes once
-    /// more.
-    public func run() async {
+    /// Flushes every second and prunes every hour until `stopping` says so (a service's graceful
+    /// shutdown) or the task is cancelled, then flushes once more. Stop it with `stopping` where
+    /// you can: a write in a cancelled task may be refused, or land and still report a failure
+    /// (and be written again by a later flush).
+    public func run(until stopping: @escaping @Sendable () -> Bool = { false }) async {
         var lastPrune = Date.distantPast
-        while !Task.isCancelled {
+        while !Task.isCancelled && !stopping() {
             try? await Task.sleep(nanoseconds: 1_000_000_000)
             try? await flush()
             if Date().timeIntervalSince(lastPrune) >= 3600 {

@@ -5,9 +5,9 @@ import KBMemory
 /// A scoped API token as kb keeps it: its rights and the SHA-256 of its secret, never the secret.
 /// Tokens are kept with the index (`kb_meta`), so they survive restarts and every replica of a
 /// PostgreSQL index knows them.
-public struct APIToken: Sendable, Hashable, Codable {
+public struct APIToken: Sendable, Hashable, Codable, SchemaFieldNotes {
     /// What a token may do beyond memories of its scopes and its bots.
-    public enum Right: String, Sendable, Hashable, Codable, CaseIterable {
+    public enum Right: String, Sendable, Hashable, Codable, CaseIterable, SchemaEnumeration {
         /// Add, list and remove sources; see jobs.
         case sources
         /// Create, change and delete bots.
@@ -35,7 +35,7 @@ public struct APIToken: Sendable, Hashable, Codable {
     public static let scopePattern = "^(global|user:\\*|(user|bot):[^\\s\\x00-\\x1f\\x7f-\\x9f\\uFEFF*]{1,200})$"
 
     /// Seconds in `30d`, `12h`, `90m`, `2w` (days without a unit).
-    static func duration(_ text: String) throws -> TimeInterval {
+    package static func duration(_ text: String) throws -> TimeInterval {
         do { return try Recency(text).halfLife } catch {
             throw KBError(.invalidArgument, "'\(text)' is not a duration; use a number and a unit: 30d, 12h, 90m, 2w.")
         }
@@ -56,6 +56,9 @@ public struct APIToken: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey { case name, prefix, hash, scopes, bots, allow, readOnly, createdAt, expiresAt, revokedAt }
 
+    /// The hash is kept in the token file, never answered.
+    public static let fieldNotes: [String: JSONValue] = ["hash": .null]
+
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(name, forKey: .name)
@@ -69,10 +72,4 @@ public struct APIToken: Sendable, Hashable, Codable {
         try container.encodeIfPresent(expiresAt, forKey: .expiresAt)
         try container.encodeIfPresent(revokedAt, forKey: .revokedAt)
     }
-}
-
-/// A token just made: the secret, shown this once, and what it may do.
-public struct CreatedToken: Sendable, Hashable, Codable {
-    public var token: String
-    public var info: APIToken
 }

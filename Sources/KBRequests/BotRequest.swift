@@ -34,7 +34,7 @@ public struct BotRequest: KBRequest, Hashable {
     public func validated(_ limits: Limits) throws -> Bot {
         let rules = FieldRules(Self.self, limits)
         return Bot(name: try Bot.validName(try rules.text(name, "name")), systemPrompt: systemPrompt ?? "",
-                   sources: try rules.list(sources, "sources").map(KnowledgeBase.selector),
+                   sources: try rules.list(sources, "sources").map(SourcePaths.selector),
                    memoryScopes: try (memoryScopes.map { try rules.list($0, "memoryScopes") } ?? Bot.defaultMemoryScopes)
                        .map(Bot.validScopeTemplate))
     }
@@ -73,9 +73,9 @@ public struct BotChangeRequest: KBRequest, Hashable {
         -> (sources: [SourceSelector]?, added: [SourceSelector], removed: [SourceSelector], scopes: [String]?, prompt: String?) {
         let rules = FieldRules(Self.self, limits)
         _ = try Bot.validName(try rules.text(name, "name"))
-        let sources = try self.sources.map { try rules.list($0, "sources").map(KnowledgeBase.selector) }
-        let added = try rules.list(addSources, "addSources").map(KnowledgeBase.selector)
-        let removed = try rules.list(removeSources, "removeSources").map(KnowledgeBase.selector)
+        let sources = try self.sources.map { try rules.list($0, "sources").map(SourcePaths.selector) }
+        let added = try rules.list(addSources, "addSources").map(SourcePaths.selector)
+        let removed = try rules.list(removeSources, "removeSources").map(SourcePaths.selector)
         let scopes = try memoryScopes.map { try rules.list($0, "memoryScopes").map(Bot.validScopeTemplate) }
         guard systemPrompt != nil || sources != nil || addSources != nil || removeSources != nil || scopes != nil else {
             throw KBError(.unprocessable,

@@ -1,4 +1,4 @@
-import KBCore
+package import KBCore
 
 /// Who a request comes from.
 public enum Caller: Sendable, Hashable {
@@ -13,23 +13,23 @@ public enum Caller: Sendable, Hashable {
 /// read-only one writes nothing. Everything else is `forbidden`, with a message naming the right
 /// that is missing.
 extension Caller {
-    func refuse(_ token: APIToken, _ problem: String) -> KBError {
+    package func refuse(_ token: APIToken, _ problem: String) -> KBError {
         KBError(.forbidden, "The token \(token.name) \(problem).")
     }
 
     /// Admin only: tokens, and what no scoped token may reach.
-    func requireAdmin(_ what: String) throws {
+    package func requireAdmin(_ what: String) throws {
         guard case .token(let token) = self else { return }
         throw refuse(token, "may not \(what); only the admin token (--token, KB_API_TOKEN) may")
     }
 
     /// Writes of any kind.
-    func requireWriting(_ what: String) throws {
+    package func requireWriting(_ what: String) throws {
         guard case .token(let token) = self, token.readOnly else { return }
         throw refuse(token, "is read-only: it may not \(what)")
     }
 
-    func require(_ right: APIToken.Right, writing: Bool, _ what: String) throws {
+    package func require(_ right: APIToken.Right, writing: Bool, _ what: String) throws {
         guard case .token(let token) = self else { return }
         guard token.allow.contains(right) else {
             throw refuse(token, "may not \(what): it lacks the right \(right.rawValue) (kb token create --allow \(right.rawValue))")
@@ -37,7 +37,7 @@ extension Caller {
         if writing { try requireWriting(what) }
     }
 
-    func requireBot(_ name: String?) throws {
+    package func requireBot(_ name: String?) throws {
         guard case .token(let token) = self else { return }
         guard let name else {
             throw refuse(token, "searches only through its bots (\(Self.list(token.bots))): give \"bot\"")
@@ -49,7 +49,7 @@ extension Caller {
 
     /// Memories of these scopes; none named means every scope, which only the admin may read.
     /// `scopes` is read only for a scoped token (the admin's request is checked where kb answers it).
-    func requireScopes(_ scopes: @autoclosure () throws -> [MemoryScope], writing: Bool) throws {
+    package func requireScopes(_ scopes: @autoclosure () throws -> [MemoryScope], writing: Bool) throws {
         guard case .token(let token) = self else { return }
         let scopes = try scopes()
         guard !scopes.isEmpty else {
@@ -62,10 +62,18 @@ extension Caller {
     }
 
     /// The bots a listing shows.
-    func sees(_ bot: Bot) -> Bool {
+    package func sees(_ bot: Bot) -> Bool {
         guard case .token(let token) = self else { return true }
         return token.bots.contains(bot.name)
     }
 
-    static func list(_ names: [String]) -> String { names.isEmpty ? "none" : names.joined(separator: ", ") }
+    /// How the feedback log names the caller: `admin`, or `token:NAME`.
+    package var logName: String {
+        switch self {
+        case .admin: "admin"
+        case .token(let token): "token:" + token.name
+        }
+    }
+
+    package static func list(_ names: [String]) -> String { names.isEmpty ? "none" : names.joined(separator: ", ") }
 }

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 public import KBCore
 import KBContext
 
@@ -120,14 +120,14 @@ public struct ContextRequest: KBRequest, Hashable {
 /// What narrows the knowledge a context request searches: tags it must all carry, tags of which
 /// it must carry one, and kinds of sources.
 public struct ContextFilters: Sendable, Hashable {
-    var tags: [Tag] = []
-    var anyTags: [Tag] = []
-    var kinds: Set<SourceKind> = []
+    package var tags: [Tag] = []
+    package var anyTags: [Tag] = []
+    package var kinds: Set<SourceKind> = []
     /// Memories as they held then (nil: now).
-    var memoriesAsOf: Date?
+    package var memoriesAsOf: Date?
 
     /// Adds these filters to a search.
-    func apply(to query: inout SearchQuery) {
+    package func apply(to query: inout SearchQuery) {
         query.tags += tags.filter { !query.tags.contains($0) }
         if !anyTags.isEmpty { query.anyTags = anyTags }
         if !kinds.isEmpty { query.kinds = kinds }

@@ -42,7 +42,7 @@ public struct MemoryFeedbackRequest: KBRequest, Hashable {
 }
 
 /// What feedback says of a memory.
-public enum MemoryFeedback: String, Sendable, Hashable, Codable, CaseIterable {
+public enum MemoryFeedback: String, Sendable, Hashable, Codable, CaseIterable, SchemaEnumeration {
     case wrong, outdated, useful, confirmed
 }
 

@@ -146,7 +146,7 @@ public struct ReportTemplate: Sendable, Hashable, Codable {
 
     /// Reads a template file.
     public static func load(file: String) throws -> ReportTemplate {
-        let url = URL(fileURLWithPath: KnowledgeBase.absolutePath(file))
+        let url = URL(fileURLWithPath: SourcePaths.absolute(file))
         guard let data = FileManager.default.contents(atPath: url.path), let text = String(data: data, encoding: .utf8) else {
             throw KBError(.noSuchFile, "Cannot read the report template \(file). Check the path.")
         }
@@ -155,7 +155,7 @@ public struct ReportTemplate: Sendable, Hashable, Codable {
 
     /// Every `.yaml`/`.yml` template in a folder, by name.
     public static func loadAll(folder: String) throws -> [String: ReportTemplate] {
-        let path = KnowledgeBase.absolutePath(folder)
+        let path = SourcePaths.absolute(folder)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else {
             throw KBError(.noSuchFile, "No such folder: \(folder). Give the folder that holds the report templates.")
         }

@@ -271,10 +271,10 @@ extension KBRequest {
 }
 
 /// Checks a request's values against its declared fields, with messages that name the field.
-struct FieldRules {
+package struct FieldRules {
     private let fields: [String: RequestField]
 
-    init<R: KBRequest>(_ type: R.Type, _ limits: Limits) {
+    package init<R: KBRequest>(_ type: R.Type, _ limits: Limits) {
         fields = Dictionary(uniqueKeysWithValues: R.fields(limits).map { ($0.name, $0) })
     }
 
@@ -289,7 +289,7 @@ struct FieldRules {
     }
 
     /// A whole number within the field's range; its default when nil.
-    func integer(_ value: Int?, _ name: String) throws -> Int {
+    package func integer(_ value: Int?, _ name: String) throws -> Int {
         let field = field(name)
         guard let value = value ?? field.defaultValue.flatMap({ if case .integer(let v) = $0 { v } else { nil } }) else {
             throw KBError(.invalidArgument, "\"\(name)\" is missing.")
@@ -299,7 +299,7 @@ struct FieldRules {
     }
 
     /// A number within the field's range; its default (or nil) when nil.
-    func number(_ value: Double?, _ name: String) throws -> Double? {
+    package func number(_ value: Double?, _ name: String) throws -> Double? {
         let field = field(name)
         guard let value = value ?? field.defaultValue.flatMap({ if case .number(let v) = $0 { v } else { nil } }) else { return nil }
         guard value.isFinite else { throw KBError(.invalidArgument, "\"\(name)\" must be a finite number.") }
@@ -321,7 +321,7 @@ struct FieldRules {
     }
 
     /// Text with something in it besides whitespace, within the field's length and pattern; trimmed.
-    func text(_ value: String?, _ name: String) throws -> String {
+    package func text(_ value: String?, _ name: String) throws -> String {
         let field = field(name)
         guard let value else { throw KBError(.invalidArgument, "\"\(name)\" is missing.") }
         guard !value.trimmingWhitespace.isEmpty else {
@@ -331,7 +331,7 @@ struct FieldRules {
     }
 
     /// Optional text within the field's length and pattern (not trimmed); nil stays nil.
-    func optionalText(_ value: String?, _ name: String) throws -> String? {
+    package func optionalText(_ value: String?, _ name: String) throws -> String? {
         try value.map { try checked($0, field(name)) }
     }
 
@@ -347,7 +347,7 @@ struct FieldRules {
     }
 
     /// A list within the field's length, every entry matching its pattern; empty when nil.
-    func list(_ values: [String]?, _ name: String) throws -> [String] {
+    package func list(_ values: [String]?, _ name: String) throws -> [String] {
         let field = field(name)
         let values = values ?? []
         if let limit = field.maxLength, values.count > limit {
@@ -359,7 +359,7 @@ struct FieldRules {
 
     /// A conversation within the field's length, each turn with text within its length; empty
     /// when nil.
-    func turns(_ values: [ConversationTurn]?, _ name: String) throws -> [ConversationTurn] {
+    package func turns(_ values: [ConversationTurn]?, _ name: String) throws -> [ConversationTurn] {
         let field = field(name)
         let values = values ?? []
         if let limit = field.maxLength, values.count > limit {
@@ -381,7 +381,7 @@ struct FieldRules {
     /// A list of objects within the field's length; `check` reads each entry's values with the
     /// rules of the entry's own fields (a message names the entry: `items[3]: "sha256" is …`).
     /// Empty when nil.
-    func objects<T>(_ values: [T]?, _ name: String, _ check: (_ entry: T, _ rules: FieldRules) throws -> Void) throws -> [T] {
+    package func objects<T>(_ values: [T]?, _ name: String, _ check: (_ entry: T, _ rules: FieldRules) throws -> Void) throws -> [T] {
         let field = field(name)
         let values = values ?? []
         if let limit = field.maxLength, values.count > limit {
@@ -402,7 +402,7 @@ struct FieldRules {
     /// Compiled patterns, shared: a request checks a handful of them.
     private static let compiled = LockedValue([String: NSRegularExpression]())
 
-    static func matches(_ value: String, _ pattern: String) -> Bool {
+    package static func matches(_ value: String, _ pattern: String) -> Bool {
         let expression = compiled.withLock { cache -> NSRegularExpression in
             if let known = cache[pattern] { return known }
             let made = try! NSRegularExpression(pattern: pattern)
@@ -416,7 +416,7 @@ struct FieldRules {
     }
 
     /// What a pattern asks for, in words.
-    static func meaning(_ pattern: String) -> String {
+    package static func meaning(_ pattern: String) -> String {
         switch pattern {
         case Pattern.someText: "which has no text"
         case Pattern.scope: "which is not a memory scope: use global, user:ID or bot:NAME (no spaces), e.g. user:ada"
@@ -436,7 +436,7 @@ struct FieldRules {
     }
 
     /// One of the field's values, or its default (nil when none) when nil.
-    func choice<T: RawRepresentable>(_ value: String?, _ name: String, as type: T.Type) throws -> T? where T.RawValue == String {
+    package func choice<T: RawRepresentable>(_ value: String?, _ name: String, as type: T.Type) throws -> T? where T.RawValue == String {
         let field = field(name)
         guard let value = value ?? field.defaultValue.flatMap({ if case .string(let v) = $0 { v } else { nil } }) else { return nil }
         guard case .choice(let allowed) = field.kind, allowed.contains(value), let parsed = T(rawValue: value) else {
@@ -446,7 +446,7 @@ struct FieldRules {
     }
 
     /// Values from the field's list of choices; empty when nil.
-    func choices<T: RawRepresentable>(_ values: [String]?, _ name: String, as type: T.Type) throws -> [T] where T.RawValue == String {
+    package func choices<T: RawRepresentable>(_ values: [String]?, _ name: String, as type: T.Type) throws -> [T] where T.RawValue == String {
         let field = field(name)
         return try list(values, name).map { value in
             guard case .choices(let allowed) = field.kind, allowed.contains(value), let parsed = T(rawValue: value) else {
@@ -456,7 +456,7 @@ struct FieldRules {
         }
     }
 
-    static func oneOf(_ field: RequestField) -> String {
+    package static func oneOf(_ field: RequestField) -> String {
         switch field.kind {
         case .choice(let values), .choices(let values):
             values.count == 1 ? values[0] : values.dropLast().joined(separator: ", ") + " or " + values.last!
@@ -466,7 +466,7 @@ struct FieldRules {
 }
 
 extension String {
-    var trimmingWhitespace: String { trimmingCharacters(in: .whitespacesAndNewlines) }
+    package var trimmingWhitespace: String { trimmingCharacters(in: .whitespacesAndNewlines) }
 
-    var lowercasedFirst: String { prefix(1).lowercased() + dropFirst() }
+    package var lowercasedFirst: String { prefix(1).lowercased() + dropFirst() }
 }

@@ -85,7 +85,7 @@ public struct SearchRequest: KBRequest, Hashable {
         search.tags = try rules.list(tags, "tags").map { Tag($0) }
         search.anyTags = try rules.list(anyTags, "anyTags").map { Tag($0) }
         search.kinds = Set(try rules.choices(kinds, "kinds", as: SourceKind.self))
-        search.sourcePrefixes = try rules.list(sources, "sources").map(KnowledgeBase.absolutePrefix)
+        search.sourcePrefixes = try rules.list(sources, "sources").map(SourcePaths.absolutePrefix)
         search.mode = try rules.choice(mode, "mode", as: SearchMode.self) ?? .hybrid
         search.groupBySource = try rules.choice(groupBy, "groupBy", as: Grouping.self) == .source
         search.diversity = try rules.number(diversity, "diversity")

@@ -1,5 +1,5 @@
 import Foundation
-import KBCore
+public import KBCore
 public import KBIngest
 
 /// A text source to add: `POST /v1/sources` with a JSON body, the MCP tool `add_source` and
@@ -76,11 +76,11 @@ public struct UploadRequest: KBRequest, Hashable {
 /// What a new source is given besides its bytes, checked: the fields text and file uploads share.
 /// A source's fields as an upload or a text gives them: its id, title, tags, bots and user.
 public struct UploadFields: Sendable, Hashable {
-    var id: String
-    var title: String?
-    var tags: [Tag]
-    var bots: [String]
-    var owner: String?
+    package var id: String
+    package var title: String?
+    package var tags: [Tag]
+    package var bots: [String]
+    package var owner: String?
 
     static func fields(_ limits: Limits, tags: String, bots: String) -> [RequestField] {
         [
@@ -170,4 +170,12 @@ public struct SourceRemoveRequest: KBRequest, Hashable {
 
 
     public func validated(_ limits: Limits) throws -> String { try FieldRules(Self.self, limits).text(id, "id") }
+}
+
+/// A collection of sources an app owns: the sources uploaded with its name, which carry the tag
+/// `collection:NAME` (so searches can filter on it). Names are compared as tags are, without case.
+public enum SourceCollection {
+    public static let tagPrefix = "collection:"
+
+    public static func tag(_ name: String) -> Tag { Tag(tagPrefix + name) }
 }

@@ -223,12 +223,15 @@ public struct PageReadRequest: KBRequest, Hashable {
     }
 
     public static let schemaName = "PageReadRequest"
+    /// Pictures are this many pixels wide at least, at most, and unless asked.
+    public static let widths = 200...2_000
+    public static let defaultWidth = 1_000
 
     public static func fields(_ limits: Limits) -> [RequestField] {
         [
             .string("source", "The source's id, as listed (list_sources) or as a citation's sourceID.", required: true, pattern: Pattern.listedSourceID),
             .integer("page", "The page, from 1 (a citation's pages.start).", range: 1...Int(Int32.max)),
-            .integer("width", "The picture's width in pixels.", default: SourceDesk.defaultPageWidth, range: SourceDesk.pageWidths),
+            .integer("width", "The picture's width in pixels.", default: Self.defaultWidth, range: Self.widths),
             .string("bot", "Read as this bot sees the sources.", pattern: Pattern.botName),
             .string("user", "The user whose private sources may be read.", pattern: Pattern.userID),
         ]

@@ -74,8 +74,8 @@ enum API {
         var ranking_options: RankingOptions?
     }
 
-    struct VectorStoreResult: Encodable {
-        struct Content: Encodable {
+    struct VectorStoreResult: Codable {
+        struct Content: Codable {
             var type = "text"
             var text: String
         }
@@ -86,7 +86,7 @@ enum API {
         var content: [Content]
     }
 
-    struct VectorStoreSearchPage: Encodable {
+    struct VectorStoreSearchPage: Codable, SchemaFieldNotes {
         var object = "vector_store.search_results.page"
         var search_query: [String]
         var data: [VectorStoreResult]
@@ -94,6 +94,24 @@ enum API {
         var next_page: String? = nil
 
         enum CodingKeys: String, CodingKey { case object, search_query, data, has_more, next_page }
+
+        static let fieldNotes: [String: JSONValue] = [
+            "next_page": ["type": ["string", "null"], "description": "Always null: one page holds every result."],
+        ]
+
+        init(search_query: [String], data: [VectorStoreResult]) {
+            self.search_query = search_query
+            self.data = data
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            object = try container.decode(String.self, forKey: .object)
+            search_query = try container.decode([String].self, forKey: .search_query)
+            data = try container.decode([VectorStoreResult].self, forKey: .data)
+            has_more = try container.decode(Bool.self, forKey: .has_more)
+            next_page = try container.decode(String?.self, forKey: .next_page)   // present, as null
+        }
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -105,10 +123,17 @@ enum API {
         }
     }
 
-    struct Embedding: Encodable {
-        enum Vector: Encodable {
+    struct Embedding: Codable {
+        /// The numbers, or (encoding_format base64) their little-endian floats in base 64.
+        enum Vector: Codable, SchemaDescribed {
             case floats([Float])
             case base64(String)
+            static let jsonSchema: JSONValue = ["anyOf": [["type": "array", "items": ["type": "number"]], ["type": "string"]]]
+            static let schemaPlaceholder = Vector.floats([])
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                if let text = try? container.decode(String.self) { self = .base64(text) } else { self = .floats(try container.decode([Float].self)) }
+            }
             func encode(to encoder: any Encoder) throws {
                 var container = encoder.singleValueContainer()
                 switch self {
@@ -122,12 +147,15 @@ enum API {
         var embedding: Vector
     }
 
-    struct Usage: Encodable {
+    struct Usage: Codable {
         var prompt_tokens: Int
         var total_tokens: Int
     }
 
-    struct EmbeddingsResponse: Encodable {
+    struct EmbeddingsResponse: Codable, SchemaFieldNotes {
+        static let fieldNotes: [String: JSONValue] = [
+            "input_type": ["enum": ["passage", "query"], "description": "The role the texts were embedded in."],
+        ]
         var object = "list"
         var data: [Embedding]
         var model: String

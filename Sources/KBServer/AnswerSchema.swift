@@ -1,8 +1,10 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import KBChat
 import KBCore
 import KBKit
+import KBRequests
 import NIOCore
 
 /// The answers the OpenAPI document promises, checked against what kb really sends: a JSON
@@ -24,9 +26,7 @@ struct AnswerSchema: Sendable {
     /// The problems of `answer` as the answer of `method path` with `status`; nil when the route
     /// documents no JSON answer for that status.
     func problems(method: String, path: String, status: Int, answer: JSONValue) -> [String]? {
-        let operation = Self.field(Self.field(Self.field(document, "paths"), path), method.lowercased())
-        let response = Self.field(Self.field(operation, "responses"), String(status))
-        guard let schema = Self.field(Self.field(Self.field(response, "content"), "application/json"), "schema") else { return nil }
+        guard let schema = Self.field(media(method: method, path: path, status: status, type: "application/json"), "schema") else { return nil }
         var problems: [String] = []
         check(answer, against: schema, at: "$", into: &problems)
         return problems
@@ -69,6 +69,7 @@ struct AnswerSchema: Sendable {
             }
         }
         if let constant = rules["const"], constant != value { problems.append("\(place): \(Self.brief(value)) is not \(Self.brief(constant))") }
+        checkBounds(value, rules, at: place, into: &problems)
         switch value {
         case .object(let fields):
             let properties: [String: JSONValue] = if case .object(let declared)? = rules["properties"] { declared } else { [:] }
@@ -93,6 +94,69 @@ struct AnswerSchema: Sendable {
         default:
             break
         }
+    }
+
+    /// A string's pattern and length, a number's bounds, a list's and an object's size.
+    func checkBounds(_ value: JSONValue, _ rules: [String: JSONValue], at place: String, into problems: inout [String]) {
+        func bound(_ name: String) -> Double? {
+            switch rules[name] {
+            case .integer(let number)?: Double(number)
+            case .number(let number)?: number
+            default: nil
+            }
+        }
+        func size(_ count: Int, _ least: String, _ most: String, _ what: String) {
+            if let least = bound(least), Double(count) < least { problems.append("\(place): \(count) \(what), fewer than \(Int(least))") }
+            if let most = bound(most), Double(count) > most { problems.append("\(place): \(count) \(what), more than \(Int(most))") }
+        }
+        switch value {
+        case .string(let text):
+            size(text.unicodeScalars.count, "minLength", "maxLength", "characters")
+            if case .string(let pattern)? = rules["pattern"] {
+                if let expression = try? NSRegularExpression(pattern: pattern) {
+                    let whole = NSRange(text.startIndex..., in: text)
+                    if expression.firstMatch(in: text, range: whole) == nil {
+                        problems.append("\(place): \(Self.brief(value)) does not match the pattern \(pattern)")
+                    }
+                } else {
+                    problems.append("\(place): the pattern \(pattern) is not a regular expression")
+                }
+            }
+        case .integer, .number:
+            let number: Double = if case .integer(let whole) = value { Double(whole) } else if case .number(let real) = value { real } else { 0 }
+            if let least = bound("minimum"), number < least { problems.append("\(place): \(Self.brief(value)) is below the minimum \(Self.brief(rules["minimum"]!))") }
+            if let most = bound("maximum"), number > most { problems.append("\(place): \(Self.brief(value)) is above the maximum \(Self.brief(rules["maximum"]!))") }
+            if let least = bound("exclusiveMinimum"), number <= least { problems.append("\(place): \(Self.brief(value)) is not above \(Self.brief(rules["exclusiveMinimum"]!))") }
+            if let most = bound("exclusiveMaximum"), number >= most { problems.append("\(place): \(Self.brief(value)) is not below \(Self.brief(rules["exclusiveMaximum"]!))") }
+        case .array(let items):
+            size(items.count, "minItems", "maxItems", "items")
+        case .object(let fields):
+            size(fields.count, "minProperties", "maxProperties", "fields")
+        default:
+            break
+        }
+    }
+
+    /// The schema of each event of a route's `text/event-stream` answer (the media type's
+    /// `x-kb-event`), nil when the route documents none.
+    func eventSchema(method: String, path: String, status: Int) -> JSONValue? {
+        Self.field(media(method: method, path: path, status: status, type: "text/event-stream"), "x-kb-event")
+    }
+
+    /// What the document says of the `type` answer of `method path` with `status`.
+    private func media(method: String, path: String, status: Int, type: String) -> JSONValue? {
+        let operation = Self.field(Self.field(Self.field(document, "paths"), path), method.lowercased())
+        let response = Self.field(Self.field(operation, "responses"), String(status))
+        return Self.field(Self.field(response, "content"), type)
+    }
+
+    /// The problems of one event's data (`[DONE]` ends a stream and is not JSON).
+    func eventProblems(_ data: String, schema: JSONValue) -> [String] {
+        if data == "[DONE]" { return [] }
+        guard let event = try? JSONDecoder().decode(JSONValue.self, from: Data(data.utf8)) else { return ["$: the event is not JSON: \(data.prefix(80))"] }
+        var problems: [String] = []
+        check(event, against: schema, at: "$", into: &problems)
+        return problems
     }
 
     static func fits(_ value: JSONValue, _ type: String) -> Bool {
@@ -123,8 +187,63 @@ struct AnswerCheckingMiddleware<Context: RequestContext>: RouterMiddleware {
         consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
     }
 
+    /// Passes a stream on an event at a time, each checked against the route's event schema: an
+    /// event that does not match is sent as an error event naming the field instead (the status
+    /// was sent already), and the mismatch written to standard error.
+    struct EventChecker: ResponseBodyWriter {
+        var inner: any ResponseBodyWriter
+        let schema: AnswerSchema
+        let eventSchema: JSONValue
+        let route: String
+        /// The bytes after the last whole event: split on bytes, as a character's UTF-8 may be
+        /// cut across two writes.
+        var pending: [UInt8] = []
+
+        mutating func write(_ buffer: ByteBuffer) async throws {
+            pending.append(contentsOf: buffer.readableBytesView)
+            var start = 0
+            var index = pending.startIndex
+            while index + 1 < pending.count {
+                if pending[index] == 0x0A && pending[index + 1] == 0x0A {
+                    let event = String(decoding: pending[start..<index + 2], as: UTF8.self)
+                    try await inner.write(ByteBuffer(string: checked(event)))
+                    start = index + 2
+                    index = start
+                } else {
+                    index += 1
+                }
+            }
+            pending.removeFirst(start)
+        }
+
+        consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
+            if !pending.isEmpty { try await inner.write(ByteBuffer(string: checked(String(decoding: pending, as: UTF8.self)))) }
+            try await inner.finish(trailingHeaders)
+        }
+
+        func checked(_ event: String) -> String {
+            let data = event.split(separator: "\n").filter { $0.hasPrefix("data:") }
+                .map { $0.dropFirst(5).trimmingCharacters(in: .whitespaces) }.joined(separator: "\n")
+            guard !data.isEmpty else { return event }
+            let problems = schema.eventProblems(data, schema: eventSchema)
+            guard !problems.isEmpty else { return event }
+            let message = "An event of \(route) does not match its OpenAPI schema: " + problems.prefix(5).joined(separator: "; ")
+            FileHandle.standardError.write(Data(("kb serve: " + message + "\n").utf8))
+            let error = (try? KBJSON.text(ChatStreamError(message: message, code: "internal", type: "answer_check"))) ?? "{}"
+            return "data: \(error)\n\n"
+        }
+    }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
+        if response.headers[.contentType]?.hasPrefix("text/event-stream") == true, let path = context.endpointPath,
+           let eventSchema = schema.eventSchema(method: request.method.rawValue, path: path, status: Int(response.status.code)) {
+            let body = response.body, schema = schema, route = "\(request.method) \(path)"
+            response.body = ResponseBody { writer in
+                try await body.write(EventChecker(inner: writer, schema: schema, eventSchema: eventSchema, route: route))
+            }
+            return response
+        }
         guard response.headers[.contentType]?.hasPrefix("application/json") == true, let path = context.endpointPath else { return response }
         let collected = Collected()
         try await response.body.write(Collector(into: collected))

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import KBCore
 import KBKit
+import KBRequests
 
 /// Who may ask: on every route but `/healthz` and the console's static files, `Authorization: Bearer TOKEN` (the scheme in any
 /// case, as RFC 7235 allows) with the admin token (compared in constant time: SHA-256 of both,

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import KBCore
 import KBKit
+import KBRequests
 import Logging
 import NIOCore
 
@@ -71,7 +72,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     static func response(_ status: HTTPResponse.Status, code: String, message: String) -> Response {
-        var response = (try? RetrievalService.json(ErrorBody(code: code, message: message), status: status)) ?? Response(status: status)
+        var response = (try? Answers.json(ErrorBody(code: code, message: message), status: status)) ?? Response(status: status)
         if status == .unauthorized { response.headers[.wwwAuthenticate] = "Bearer" }
         return response
     }

@@ -2,6 +2,7 @@ import Foundation
 import KBContext
 import KBCore
 public import KBKit
+public import KBRequests
 import Logging
 public import MCP
 public import KBLanguageModel
@@ -76,7 +77,7 @@ public struct MCPService: Sendable {
         let picture = try await service.kb.pagePicture(source: request.source, page: request.page ?? 1, width: request.width,
                                                        bot: request.bot, user: request.user, as: caller)
         let about: JSONValue = ["source": .string(request.source), "page": .integer(picture.page), "pages": .integer(picture.pages),
-                                "width": .integer(request.width ?? KnowledgeBase.defaultPageWidth)]
+                                "width": .integer(request.width ?? PageReadRequest.defaultWidth)]
         return [.image(data: picture.png.base64EncodedString(), mimeType: "image/png", annotations: nil, _meta: nil),
                 .text(text: try KBJSON.text(about), annotations: nil, _meta: nil)]
     }

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import KBCore
 import KBKit
+import KBRequests
 import KBStore
 import Prometheus
 

@@ -1,10 +1,15 @@
 import Foundation
 import KBKit
+import KBChat
+import KBContext
 import KBCore
 import KBIngest
+import KBRequests
+import KBStore
 
 /// The OpenAPI 3.1 description of `kb serve`, served at `GET /openapi.json`. Request bodies are
-/// the schemas of KBKit's request types, with the service's limits; answers are described here.
+/// the schemas of the request types, with the service's limits; answers are derived from their
+/// types (`answerTypes`, `SchemaDerivation`); only shapes kb passes through are written here.
 enum OpenAPIDocument {
     /// The document depends on the service's limits only (not on the model installed), so that
     /// the one KBClient is generated from (`Sources/KBClient/openapi.json`) is what a `kb serve`
@@ -101,10 +106,10 @@ enum OpenAPIDocument {
     /// `GET /healthz`: 200 "ok" once kb is warm, 503 "warming" before (no token).
     static var health: JSONValue {
         let status: JSONValue = ["description": "kb is up but still warming (loading the model, reading the index): wait before sending load",
-                                 "content": ["application/json": ["schema": object(["status": ["type": "string", "enum": ["warming"]]])]]]
+                                 "content": ["application/json": ["schema": ref("Readiness")]]]
         guard case .object(var op) = operation(
             "health", "Readiness check (no token needed): {\"status\": \"ok\"} once the model and the index are ready, 503 {\"status\": \"warming\"} until then (a load balancer waits).",
-            ok: ("200", object(["status": string])), errors: [], open: true),
+            ok: ("200", ref("Readiness")), errors: [], open: true),
             case .object(var responses)? = op["responses"] else { return .null }
         responses["503"] = status
         op["responses"] = .object(responses)
@@ -137,7 +142,8 @@ enum OpenAPIDocument {
               case .object(var responses)? = op["responses"] else { return .null }
         responses["200"] = ["description": "Success", "content": [
             "application/json": ["schema": ref("ChatCompletion")],
-            "text/event-stream": ["schema": ["type": "string", "description": "data: events, each a ChatCompletionChunk (a schema of this document), then data: [DONE]."]],
+            "text/event-stream": ["schema": ["type": "string", "description": "data: events, each a ChatCompletionChunk (a schema of this document), then data: [DONE]."],
+                                  "x-kb-event": ref("ChatCompletionChunk")],
         ]]
         op["responses"] = .object(responses)
         return .object(op)
@@ -270,7 +276,7 @@ enum OpenAPIDocument {
             "patch": operation("updateMemory", "Change a memory; the previous version is kept.", body: "MemoryChangeRequest",
                                ok: ("200", ref("Memory")), errors: [400, 404, 409, 413, 422, 503],
                                parameters: [memoryID("The memory's id or a unique prefix.")]),
-            "delete": operation("deleteMemory", "Delete a memory and its history.", ok: ("200", object(["deleted": string])),
+            "delete": operation("deleteMemory", "Delete a memory and its history.", ok: ("200", ref("Deleted")),
                                 errors: [400, 404, 422], parameters: [memoryID("The memory's id or a unique prefix.")]),
         ],
         "/v1/bots": [
@@ -281,7 +287,7 @@ enum OpenAPIDocument {
             "get": operation("listTokens", "Every scoped token, without secrets or hashes (admin token only).", ok: ("200", array(ref("Token"))),
                              errors: [403]),
             "post": operation("createToken", "Make a scoped token; the secret is in this answer only (admin token only).", body: "TokenRequest",
-                              ok: ("201", object(["token": string, "info": ref("Token")], required: ["token", "info"])), errors: [400, 403, 404, 409, 413]),
+                              ok: ("201", ref("CreatedToken")), errors: [400, 403, 404, 409, 413]),
         ],
         "/v1/tokens/{name}": ["delete": operation(
             "revokeToken", "Revoke a scoped token (admin token only).", ok: ("200", ref("Token")), errors: [400, 403, 404],
@@ -290,7 +296,7 @@ enum OpenAPIDocument {
             "get": operation("getBot", "One bot.", ok: ("200", ref("Bot")), errors: [400, 404], parameters: [botName]),
             "patch": operation("updateBot", "Change a bot's system prompt, sources or memory scopes, in one transaction.", body: "BotChangeRequest",
                                ok: ("200", ref("Bot")), errors: [400, 404, 413, 422], parameters: [botName]),
-            "delete": operation("deleteBot", "Delete a bot (its memories stay).", ok: ("200", object(["deleted": string])),
+            "delete": operation("deleteBot", "Delete a bot (its memories stay).", ok: ("200", ref("Deleted")),
                                 errors: [400, 404], parameters: [botName]),
         ],
         "/v1/sources": [
@@ -307,7 +313,7 @@ enum OpenAPIDocument {
             "get": operation("getSource", "One source, with the bots that see it.", ok: ("200", ref("SourceInfo")), errors: [400, 404],
                              parameters: [sourceID]),
             "delete": operation("deleteSource", "Remove a source added over the API, with its snippets and original (409 for an ingested file).",
-                                ok: ("200", object(["deleted": string])), errors: [400, 404, 409], parameters: [sourceID]),
+                                ok: ("200", ref("Deleted")), errors: [400, 404, 409], parameters: [sourceID]),
         ],
         "/v1/sources/{id}/reread": [
             "post": operation("rereadSource", "Read an uploaded source again from its kept original, in the background: 202 with the running job (Location: /v1/jobs/{id}); the source keeps its version until the job stores the new one (409 for a file ingested by kb ingest).",
@@ -356,11 +362,11 @@ enum OpenAPIDocument {
     static func pagePicture() -> JSONValue {
         guard case .object(var op) = operation(
             "getPagePicture",
-            "A page of a PDF or scanned-image source as a PNG picture \(KnowledgeBase.pageWidths.lowerBound)–\(KnowledgeBase.pageWidths.upperBound) pixels wide (narrower for a page more than \(PDFPages.maximumHeight) pixels tall at that width), rendered by poppler (a PDF) or drawn from the image (a PNG, JPEG or TIFF scan) from the upload's kept original or the ingested file, and kept in the page cache. KB-Page-Count says how many pages the source has. The rights of reading the source's text; 404 for a page it does not have, 409 when the file is gone or changed, 415 for a source without pages, 422 for a PDF poppler cannot open or an image that cannot be decoded.",
+            "A page of a PDF or scanned-image source as a PNG picture \(PageReadRequest.widths.lowerBound)–\(PageReadRequest.widths.upperBound) pixels wide (narrower for a page more than \(PDFPages.maximumHeight) pixels tall at that width), rendered by poppler (a PDF) or drawn from the image (a PNG, JPEG or TIFF scan) from the upload's kept original or the ingested file, and kept in the page cache. KB-Page-Count says how many pages the source has. The rights of reading the source's text; 404 for a page it does not have, 409 when the file is gone or changed, 415 for a source without pages, 422 for a PDF poppler cannot open or an image that cannot be decoded.",
             ok: ("200", string), errors: [400, 404, 409, 415, 422],
             parameters: [sourceID, pageNumber,
-                         queryParameter("width", "The picture's width in pixels (default \(KnowledgeBase.defaultPageWidth)).",
-                                        schema: ["type": "integer", "minimum": .integer(KnowledgeBase.pageWidths.lowerBound), "maximum": .integer(KnowledgeBase.pageWidths.upperBound)])]
+                         queryParameter("width", "The picture's width in pixels (default \(PageReadRequest.defaultWidth)).",
+                                        schema: ["type": "integer", "minimum": .integer(PageReadRequest.widths.lowerBound), "maximum": .integer(PageReadRequest.widths.upperBound)])]
                 + pageReader),
               case .object(var responses)? = op["responses"] else { return .null }
         responses["200"] = ["description": "The page's picture",
@@ -381,27 +387,38 @@ enum OpenAPIDocument {
                                          "value": ["type": "array", "items": filterValue, "minItems": 1, "maxItems": 64]],
         "required": ["type", "key", "value"], "additionalProperties": false,
     ]
-    static let syncEntries = array(object(["id": string, "reason": string], required: ["id", "reason"]))
-    static let pageRange = object(["start": integer, "end": integer, "startLabel": string, "endLabel": string])
-    /// Present when an answer came from keywords alone because the query could not be embedded.
-    static let degraded = object(["reason": string], required: ["reason"])
-    static let tags = array(string)
-    static let mode: JSONValue = ["type": "string", "enum": .array(SearchMode.allCases.map { .string($0.rawValue) })]
-    static let kind: JSONValue = ["type": "string", "enum": .array(SourceKind.allCases.map { .string($0.rawValue) })]
-    /// Present on text read from page images by OCR: the weakest page confidence, 0–100.
-    static let ocr = object(["confidence": number], required: ["confidence"])
 
-    static let plannedQueries = array(object(["text": string, "weight": number], required: ["text", "weight"]))
+    /// kb's answers, each described by its type (`SchemaDerivation`): the component's name and
+    /// the type the service encodes.
+    nonisolated(unsafe) static let answerTypes: [(name: String, type: any Decodable.Type)] = [   // metatypes: never mutated
+        ("Error", ErrorBody.self), ("Readiness", Readiness.self), ("Deleted", Deleted.self),
+        ("Citation", Citation.self), ("ContextItem", ContextItem.self), ("ContextResponse", ContextResponse.self),
+        ("SearchHit", SearchHit.self), ("Snippet", Snippet.self), ("SearchResults", SearchResults.self),
+        ("PageWords", PageWords.self), ("PageWord", PageWord.self), ("SourceSnippets", SourceSnippets.self),
+        ("Memory", Memory.self), ("MemoryVersion", MemoryVersion.self), ("MemoryWithHistory", MemoryWithHistory.self),
+        ("MemoryFeedbackEntry", MemoryFeedbackEntry.self), ("MemoryFeedbackResult", MemoryFeedbackResult.self),
+        ("MemoryConsolidation", MemoryConsolidation.self), ("Erasure", Erasure.self), ("MemoryExtraction", MemoryExtraction.self),
+        ("RememberResult", RememberResult.self), ("MemoryResults", MemoryResults.self),
+        ("Token", APIToken.self), ("CreatedToken", CreatedToken.self), ("Bot", Bot.self), ("ChatAnswerInfo", ChatAnswerInfo.self),
+        ("ReportTemplate", ReportTemplate.self), ("UsageReport", UsageReport.self), ("CallerInfo", CallerInfo.self),
+        ("ModelList", ModelList.self), ("VectorStoreSearchResultsPage", API.VectorStoreSearchPage.self),
+        ("EmbeddingsResponse", API.EmbeddingsResponse.self), ("Job", Job.self), ("SourceAdded", SourceAdded.self),
+        ("SourceInfo", SourceInfo.self), ("SourceList", SourceList.self), ("SourcesErased", SourcesErased.self),
+        ("SourcesSynced", SourcesSynced.self), ("SourceText", SourceText.self), ("SourceMatches", SourceMatches.self),
+        ("Status", ServiceStatus.self),
+    ]
 
-    static let memory = object([
-        "id": string, "scope": string, "title": string, "content": string, "tags": tags, "createdAt": string,
-        "updatedAt": string, "version": integer, "supersededBy": string, "validFrom": string, "validTo": string, "expiresAt": string,
-        "flaggedWrong": boolean, "useful": integer,
-    ], required: ["id", "scope", "content", "tags", "createdAt", "updatedAt", "version", "validFrom", "flaggedWrong", "useful"])
+    /// What the service answers with: kb's answers derived from their types; the shapes kb
+    /// passes through (the upstream model's chat completion and chunks, MCP's JSON-RPC
+    /// messages) and OpenAI's requests written here.
+    static func answers(_ limits: Limits = Limits(), maxEmbeddingInputs: Int) -> [String: JSONValue] {
+        // A type that cannot be derived is a programmer's error the tests meet at once.
+        var schemas = try! SchemaDerivation(components: answerTypes).schemas()
+        schemas.merge(passedThrough(limits, maxEmbeddingInputs: maxEmbeddingInputs)) { derived, _ in derived }
+        return schemas
+    }
 
-    /// What the service answers with, and the embeddings request (OpenAI's shape, not a kb request).
-    static func answers(_ limits: Limits = Limits(), maxEmbeddingInputs: Int) -> [String: JSONValue] { [
-        "Error": object(["error": object(["code": string, "message": string], required: ["code", "message"])], required: ["error"]),
+    static func passedThrough(_ limits: Limits, maxEmbeddingInputs: Int) -> [String: JSONValue] { [
         // MCP's JSON-RPC messages (the protocol defines their params and results; kb lists its tools' schemas in tools/list).
         "MCPRequest": object(["jsonrpc": ["type": "string", "enum": ["2.0"]], "id": ["type": ["string", "integer"]],
                               "method": ["type": "string", "minLength": 1], "params": ["type": "object"]], required: ["jsonrpc", "method"]),
@@ -412,86 +429,6 @@ enum OpenAPIDocument {
                                                       "error": ref("MCPErrorDetail")],
                      "required": ["jsonrpc", "error"]],
         "MCPErrorDetail": ["type": "object", "properties": ["code": integer, "message": string, "data": [:]], "required": ["code", "message"]],
-        "Citation": object([
-            "number": integer, "kind": kind, "title": string, "path": string, "pages": pageRange, "pageLabel": string,
-            "headingPath": tags, "memoryID": string, "scope": string, "section": string, "ocr": ocr, "fallback": boolean,
-            "sourceID": string, "snippets": array(integer),
-        ], required: ["number", "kind", "title", "path", "headingPath"]),
-        "ContextItem": object([
-            "kind": kind, "text": string, "score": number, "sourcePath": string, "sourceTitle": string, "ordinal": integer,
-            "snippetIDs": array(integer), "pages": pageRange, "headingPath": tags, "tags": tags, "memoryID": string, "scope": string,
-            "ocr": ocr, "fallback": boolean,
-        ]),
-        "ContextResponse": object([
-            "bot": string, "report": string, "system": string, "query": string, "context": string,
-            "citations": array(ref("Citation")),
-            "items": array(object(["number": integer, "section": string, "truncated": boolean, "item": ref("ContextItem")])),
-            "tokens": integer, "budget": integer, "counter": string, "scopes": tags, "degraded": degraded,
-            "retrieval": object(["queries": plannedQueries], required: ["queries"]),
-        ], required: ["query", "context", "citations", "items", "tokens", "budget", "counter", "scopes"]),
-        "SearchHit": object([
-            "rank": integer, "score": number, "snippetID": integer, "sourcePath": string, "sourceTitle": string, "kind": kind,
-            "snippet": ref("Snippet"),
-            "excerpt": string,
-            "explanation": object(["keywordRank": integer, "keywordScore": number, "vectorRank": integer, "cosine": number, "fused": number, "keywordShare": number,
-                                   "weight": number, "query": string, "filters": tags], required: ["fused", "filters"]),
-        ]),
-        "Snippet": object(["ordinal": integer, "text": string, "start": integer, "end": integer, "headingPath": tags,
-                           "pages": pageRange, "tags": tags, "ocr": ocr, "weight": number]),
-        "PageWords": object(["sourceID": string, "page": integer, "pageLabel": string, "pages": integer, "snippet": integer,
-                             "words": array(ref("PageWord"))],
-                            required: ["sourceID", "page", "pageLabel", "pages", "words"]),
-        "PageWord": object(["text": string, "x0": number, "y0": number, "x1": number, "y1": number], required: ["text", "x0", "y0", "x1", "y1"]),
-        "SourceSnippets": object(["source": ref("SourceInfo"), "snippets": array(ref("Snippet")),
-                                  "pages": array(object(["number": integer, "label": string, "text": string], required: ["number", "label", "text"]))],
-                                 required: ["source", "snippets"]),
-        "SearchResults": object(["query": string, "mode": mode, "embedder": string, "hits": array(ref("SearchHit")), "degraded": degraded,
-                                 "queries": plannedQueries, "secondStage": string],
-                                required: ["query", "mode", "hits"]),
-        "Memory": memory,
-        "MemoryVersion": object(["version": integer, "title": string, "content": string, "tags": tags, "updatedAt": string]),
-        "MemoryWithHistory": object(["memory": ref("Memory"), "history": array(ref("MemoryVersion")), "feedback": array(ref("MemoryFeedbackEntry"))],
-                                    required: ["memory"]),
-        "MemoryFeedbackEntry": object(["memoryID": string, "feedback": string, "caller": string, "note": string, "at": string],
-                                      required: ["memoryID", "feedback", "caller", "at"]),
-        "MemoryFeedbackResult": object(["memory": ref("Memory"), "feedback": ref("MemoryFeedbackEntry")], required: ["memory", "feedback"]),
-        "MemoryConsolidation": object([
-            "scope": string, "applied": boolean, "examined": integer,
-            "changes": array(object([
-                "action": ["type": "string", "enum": ["retire", "close", "merge"]], "memory": string, "content": string, "into": string,
-                "closedAt": string, "reason": string, "applied": boolean,
-            ], required: ["action", "memory", "content", "closedAt", "reason", "applied"])),
-        ], required: ["scope", "applied", "examined", "changes"]),
-        "Erasure": object([
-            "scope": string, "memories": integer, "versions": integer, "cachedVectors": integer, "sources": integer, "jobs": integer,
-        ], required: ["scope", "memories", "versions", "cachedVectors", "sources", "jobs"]),
-        "MemoryExtraction": object([
-            "scope": string, "extractor": string, "applied": boolean,
-            "proposals": array(object([
-                "action": ["type": "string", "enum": .array(MemoryProposal.Action.allCases.map { .string($0.rawValue) })],
-                "content": string, "tags": tags, "replaces": string, "reason": string, "memory": string,
-                "validFrom": ["type": "string", "description": "Valid time the conversation gives the memory (dates it names, else the turn's time)."],
-                "expiresAt": string, "timeWords": ["type": "string", "description": "The words that named the time."],
-                "language": ["type": "string", "description": "The language the memory is written in, that of the user's words it comes from (en, uk, ru, ar)."],
-            ], required: ["action", "content", "tags", "reason"])),
-        ], required: ["scope", "extractor", "applied", "proposals"]),
-        "RememberResult": object([
-            "memory": ref("Memory"), "created": boolean, "superseded": string,
-            "nearDuplicates": array(object(["id": string, "similarity": number, "content": string])),
-        ], required: ["memory", "created", "nearDuplicates"]),
-        "MemoryResults": object([
-            "query": string, "mode": mode, "embedder": string,
-            "hits": array(object(["rank": integer, "score": number, "memory": ref("Memory")])), "degraded": degraded,
-            "during": object(["start": string, "end": string, "told": boolean], required: ["told"]),
-        ], required: ["query", "mode", "hits"]),
-        "Token": object([
-            "name": string, "prefix": string, "scopes": tags, "bots": tags,
-            "allow": array(["type": "string", "enum": .array(APIToken.Right.allCases.map { .string($0.rawValue) })]),
-            "readOnly": boolean, "createdAt": string, "expiresAt": string, "revokedAt": string,
-        ], required: ["name", "prefix", "scopes", "bots", "allow", "readOnly", "createdAt"]),
-        "Bot": object([
-            "name": string, "systemPrompt": string, "sources": tags, "memoryScopes": tags, "createdAt": string, "updatedAt": string,
-        ], required: ["name", "systemPrompt", "sources", "memoryScopes"]),
         "ChatCompletionRequest": [
             "type": "object",
             "description": "OpenAI's chat completion request. Fields kb does not read (temperature, max_tokens, stop, tools, …) go to the upstream model unchanged.",
@@ -526,13 +463,6 @@ enum OpenAPIDocument {
             ],
             "required": ["choices", "kb"],
         ],
-        "ChatAnswerInfo": object([
-            "bot": string, "upstreamModel": string, "contextTokens": integer, "budget": integer, "counter": string,
-            "unmatchedMarkers": array(integer), "degraded": degraded, "retrieval": object(["queries": plannedQueries], required: ["queries"]),
-            "scopes": tags,
-            "citations": ["type": "array", "items": ref("Citation"), "description": "On a stream's last chunk (which has no choices)."],
-            "context": ["type": "string", "description": "The context block the model got, when the request's kb.showContext asked for it."],
-        ], required: ["bot", "upstreamModel", "contextTokens", "budget", "counter", "unmatchedMarkers"]),
         // The stream's events are the upstream model's chunks as it sent them (open: its fields
         // pass through), then kb's own last chunk, or an error event if the upstream failed.
         "ChatCompletionChunk": [
@@ -546,28 +476,10 @@ enum OpenAPIDocument {
                     "finish_reason": ["type": ["string", "null"]],
                 ]]),
                 "kb": ref("ChatAnswerInfo"),
-                "error": ["type": "object", "properties": ["message": string, "type": string, "code": string], "required": ["message"]],
+                "error": try! SchemaDerivation(components: answerTypes).schema(of: ChatStreamError.Detail.self),
             ],
         ],
         "NoFields": ["type": "object", "maxProperties": 0, "description": "An empty JSON object: the request takes no fields."],
-        "ReportTemplate": object([
-            "name": string, "title": string,
-            "sections": array(object(["name": string, "query": string, "tags": tags, "anyTags": tags, "kinds": tags, "snippets": integer,
-                                      "share": number, "fallback": array(object(["title": string, "text": string]))])),
-        ], required: ["name", "title", "sections"]),
-        "UsageReport": object([
-            "since": string, "by": string, "embeddingTokens": ["type": "object"],
-            "rows": array(object(["key": string, "requests": integer, "errors": integer, "degraded": integer, "results": integer, "tokens": integer,
-                                  "meanLatencyMilliseconds": number, "maxLatencyMilliseconds": number, "p50LatencyMilliseconds": number,
-                                  "p99LatencyMilliseconds": number])),
-        ], required: ["since", "by", "rows", "embeddingTokens"]),
-        "CallerInfo": object([
-            "admin": boolean, "name": string, "scopes": tags, "bots": tags, "allow": tags, "readOnly": boolean, "expiresAt": string,
-        ], required: ["admin", "name", "scopes", "bots", "allow", "readOnly"]),
-        "ModelList": object([
-            "object": string, "data": array(object(["id": string, "object": string, "created": integer, "owned_by": string],
-                                                   required: ["id", "object", "created", "owned_by"])),
-        ], required: ["object", "data"]),
         "EmbeddingsRequest": object([
             "input": ["anyOf": [["type": "string", "minLength": 1],
                                 ["type": "array", "items": ["type": "string", "minLength": 1], "minItems": 1,
@@ -593,64 +505,6 @@ enum OpenAPIDocument {
             "ranking_options": ["type": ["object", "null"], "properties": ["ranker": ["type": ["string", "null"]],
                                                                             "score_threshold": ["type": ["number", "null"]]]],
         ], required: ["query"]),
-        "VectorStoreSearchResultsPage": object([
-            "object": string, "search_query": tags, "has_more": boolean, "next_page": ["type": ["string", "null"], "description": "Always null: one page holds every result."],
-            "data": array(object([
-                "file_id": string, "filename": string, "score": number, "attributes": ["type": "object"],
-                "content": array(object(["type": string, "text": string], required: ["type", "text"])),
-            ], required: ["file_id", "filename", "score", "attributes", "content"])),
-        ], required: ["object", "search_query", "data", "has_more", "next_page"]),
-        "EmbeddingsResponse": object([
-            "object": string,
-            "data": array(object(["object": string, "index": integer, "embedding": ["anyOf": [array(number), string]]])),
-            "model": string, "usage": object(["prompt_tokens": integer, "total_tokens": integer]),
-            "input_type": ["type": "string", "enum": ["passage", "query"], "description": "The role the texts were embedded in."],
-        ], required: ["object", "data", "model", "usage", "input_type"]),
-        "Job": object([
-            "id": string, "source": string, "state": ["type": "string", "enum": .array(Job.State.allCases.map { .string($0.rawValue) })],
-            "contentType": string, "size": integer,
-            "progress": object(["pagesDone": integer, "pagesTotal": integer, "snippetsDone": integer, "snippetsTotal": integer]),
-            "error": string, "warnings": tags, "createdAt": string, "updatedAt": string,
-        ], required: ["id", "source", "state", "contentType", "size", "progress", "warnings", "createdAt", "updatedAt"]),
-        "SourceAdded": object(["source": object(["id": string], required: ["id"]), "job": ref("Job")], required: ["source", "job"]),
-        "SourceInfo": object([
-            "id": string, "origin": ["type": "string", "enum": ["upload", "file"]], "path": string, "kind": kind, "title": string,
-            "tags": tags, "user": string, "size": integer, "contentHash": string, "snippets": integer, "ocr": string,
-            "ocrConfidence": number, "ingestedAt": string, "modifiedAt": string, "bots": tags,
-            "state": ["type": "string", "enum": ["ready", "queued", "running"]], "job": string,
-        ], required: ["id", "origin", "kind", "title", "tags", "size", "contentHash", "snippets", "ingestedAt", "state"]),
-        "SourceList": object(["sources": array(ref("SourceInfo")), "total": integer, "offset": integer, "limit": integer],
-                             required: ["sources", "total", "offset", "limit"]),
-        "SourcesErased": object(["user": string, "sources": integer, "jobs": integer], required: ["user", "sources", "jobs"]),
-        "SourcesSynced": object([
-            "collection": string, "upload": syncEntries, "unchanged": tags, "gone": tags, "pruned": boolean, "conflicts": syncEntries,
-        ], required: ["collection", "upload", "unchanged", "gone", "pruned", "conflicts"]),
-        "SourceText": object([
-            "sourceID": string, "sourcePath": string, "sourceTitle": string, "kind": kind, "pages": pageRange, "pageLabel": string,
-            "headingPath": tags, "pieceStart": integer, "pieceEnd": integer, "text": string, "next": integer, "partEnd": integer,
-            "start": ["type": "integer", "deprecated": true, "description": "pieceStart's old name, kept for a release."],
-            "end": ["type": "integer", "deprecated": true, "description": "pieceEnd's old name (not the part's end: that is partEnd), kept for a release."],
-        ], required: ["sourceID", "sourcePath", "sourceTitle", "kind", "headingPath", "pieceStart", "pieceEnd", "start", "end", "text", "partEnd"]),
-        "SourceMatches": object([
-            "pattern": string, "sourcesSearched": integer, "truncated": ["type": "string", "enum": ["limit", "time"]],
-            "matches": array(object([
-                "sourceID": string, "sourcePath": string, "sourceTitle": string, "kind": kind, "snippetID": integer, "pages": pageRange,
-                "pageLabel": string, "headingPath": tags, "offset": integer, "match": string, "line": string, "inHeading": boolean,
-            ], required: ["sourceID", "sourcePath", "sourceTitle", "kind", "snippetID", "headingPath", "offset", "match", "line"])),
-        ], required: ["pattern", "matches", "sourcesSearched"]),
-        "Status": object([
-            "path": string, "schemaVersion": integer, "sources": integer, "sourcesByKind": ["type": "object"], "snippets": integer,
-            "tags": integer, "embedder": ["type": "object"], "sizeOnDisk": integer,
-            "vectors": ["type": "object", "description": "Vectors stored, by embedder.", "additionalProperties": integer],
-            "tokensUsed": ["type": "object", "description": "Tokens remote embedders reported using, by embedder.", "additionalProperties": integer],
-            "cachedVectors": ["type": "object", "description": "Vectors kept in the embedding cache, by embedder.", "additionalProperties": integer],
-            "keywordLanguage": string,
-            "languages": ["type": "object", "description": "Snippets by the language detected at ingest.", "additionalProperties": integer],
-            "languageWarning": ["type": "string", "description": "Languages the index holds that its embedder does not read, and the fix."],
-            "queryEmbedder": object(["available": boolean, "problem": string, "since": string, "degradedAnswers": integer, "recoveries": integer],
-                                    required: ["available", "degradedAnswers", "recoveries"]),
-            "jobs": ["type": "object", "description": "Unfinished jobs by state (receiving, queued, running).", "additionalProperties": integer],
-        ]),
     ] }
 
     static func document(_ limits: Limits, maxEmbeddingInputs: Int) -> JSONValue { [

@@ -1,6 +1,6 @@
 public import Hummingbird
 import KBCore
-public import KBKit
+public import KBRequests
 
 /// The context of every request kb answers. `caller` is who is asking, as `AuthMiddleware`
 /// decided from the request's token; it stays nil on the routes anyone may reach (`/healthz`,

@@ -5,9 +5,11 @@ import KBContext
 import KBCore
 public import KBKit
 import KBMemory
+import KBRequests
 import KBStore
 public import Logging
 import NIOCore
+public import ServiceLifecycle
 
 /// `kb serve`: the HTTP retrieval service over one knowledge base.
 ///
@@ -39,11 +41,13 @@ public struct RetrievalService: Sendable {
     /// documents the same list; a test holds them equal).
     public var routes: [(method: String, path: String)] { RouteTable.entries(of: router()) }
 
-    /// The application, ready to run or to test.
-    public func application(logger: Logger? = nil) -> some ApplicationProtocol {
+    /// The application, ready to run or to test, with `services` run beside its server in its
+    /// one `ServiceGroup`.
+    public func application(logger: Logger? = nil, services: [any Service] = []) -> some ApplicationProtocol {
         Application(
             router: router(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "kb"),
+            services: services,
             logger: logger ?? Self.defaultLogger)
     }
 
@@ -53,10 +57,14 @@ public struct RetrievalService: Sendable {
         return log
     }
 
-    /// Binds and serves until the process is stopped; `/healthz` says "warming" (503) until the
-    /// model and the index are ready (`KnowledgeBase.warm()`). While the query embedder is unavailable,
-    /// searches answer from keywords and a background probe brings it back; both changes are logged.
-    public func run() async throws {
+    /// Binds and serves until the process is stopped (SIGTERM or SIGINT: a graceful shutdown);
+    /// `/healthz` says "warming" (503) until the model and the index are ready
+    /// (`KnowledgeBase.warm()`). While the query embedder is unavailable, searches answer from
+    /// keywords and a background probe brings it back; both changes are logged. Beside the
+    /// server, as services of its group (`BackgroundServices.swift`): the job runner, the request
+    /// log's writer, the folder watcher, the search copies and the warm-up; `report` gets each
+    /// line they have to say (`kb serve` writes them to standard error).
+    public func run(report: @escaping @Sendable (String) -> Void = { _ in }) async throws {
         try configuration.validate()
         let logger = Self.defaultLogger
         kb.recoverEmbedderInBackground()
@@ -68,31 +76,22 @@ public struct RetrievalService: Sendable {
                 logger.warning("queries can be embedded again (after \(Int(seconds.rounded())) s of keyword-only answers)")
             }
         }
-        // Ready for load once warm: /healthz says "warming" (503) until the model has run on every
-        // encoder worker and the index has been read, so that a load balancer waits for it.
+        var services: [any Service] = [JobRunnerService(kb: kb)]
+        if let log { services.append(RequestLogService(log: log)) }
+        if let watching = try await startWatching(report: { report("watch: " + $0.summary) }) {
+            services.append(FolderWatcherService(watcher: watching))
+        }
+        services.append(SearchCopiesService(kb: kb, report: report))
+        // Not ready until warm, from before the server binds: the services start beside it.
         warmed.withLock { $0 = false }
-        Task.detached { [kb, warmed] in
-            let took = await kb.warm()
-            warmed.withLock { $0 = true }
-            logger.info("warm after \(took)")
-        }
-        let jobs = kb.startJobRunner()
-        let logging = log.map { log in Task { await log.run() } }
-        let watching = try await startWatching { report in
-            FileHandle.standardError.write(Data(("kb serve: watch: " + report.summary + "\n").utf8))
-        }
+        services.append(WarmUpService(kb: kb, warmed: warmed, logger: logger))
         do {
-            try await application(logger: logger).runService()
-        } catch {
-            await watching?.stop()
-            await jobs.stop()
-            logging?.cancel()
+            try await application(logger: logger, services: services).runService()
+        } catch let error as KBError {
             throw error
+        } catch {
+            throw KBError(.invalidArgument, "Cannot serve on \(configuration.host):\(configuration.port): \(error). Is another program using the port? Try --port.")
         }
-        await watching?.stop()
-        await jobs.stop()
-        logging?.cancel()
-        _ = await logging?.value
     }
 
     /// Starts keeping the configuration's watched folders in the index (nil without any): every
@@ -131,45 +130,22 @@ public struct RetrievalService: Sendable {
         router.add(middleware: ErrorMiddleware(routes: routes))
         router.add(middleware: AuthMiddleware(token: configuration.token, kb: kb, metricsPublic: configuration.metricsPublic))
         router.add(middleware: BodyLimitMiddleware(limit: configuration.maxBodyBytes))
-        router.addRoutes(openRoutes())
-        router.addRoutes(consoleRoutes())
+        let maxBodyBytes = configuration.maxBodyBytes
+        router.addRoutes(OpenController(kb: kb, metrics: metrics, metricsPublic: configuration.metricsPublic, warmed: warmed, watcher: watcher).routes)
+        router.addRoutes(ConsoleController().routes)
         let acting = router.group(context: CallerContext.self)
-        acting.addRoutes(serviceRoutes())
-        acting.addRoutes(retrievalRoutes(), atPath: "/v1")
-        acting.addRoutes(chatRoutes(), atPath: "/v1")
-        acting.addRoutes(memoryRoutes(), atPath: "/v1/memories")
-        acting.addRoutes(botRoutes(), atPath: "/v1/bots")
-        acting.addRoutes(sourceRoutes(), atPath: "/v1")
-        acting.addRoutes(tokenRoutes(), atPath: "/v1/tokens")
-        acting.addRoutes(mcpRoutes())
+        acting.addRoutes(ServiceController(kb: kb, reports: configuration.reports, maxEmbeddingInputs: configuration.maxEmbeddingInputs).routes)
+        acting.addRoutes(RetrievalController(kb: kb, maxBodyBytes: maxBodyBytes, reports: configuration.reports,
+                                             maxEmbeddingInputs: configuration.maxEmbeddingInputs, embeddings: embeddings).routes, atPath: "/v1")
+        acting.addRoutes(ChatController(kb: kb, maxBodyBytes: maxBodyBytes, chatModel: configuration.chatModel, reports: configuration.reports,
+                                        metrics: metrics, log: log).routes, atPath: "/v1")
+        acting.addRoutes(MemoryController(kb: kb, maxBodyBytes: maxBodyBytes, chatModel: configuration.chatModel).routes, atPath: "/v1/memories")
+        acting.addRoutes(BotController(kb: kb, maxBodyBytes: maxBodyBytes).routes, atPath: "/v1/bots")
+        acting.addRoutes(SourceController(kb: kb, maxBodyBytes: maxBodyBytes).routes, atPath: "/v1")
+        acting.addRoutes(TokenController(kb: kb, maxBodyBytes: maxBodyBytes).routes, atPath: "/v1/tokens")
+        acting.addRoutes(MCPController(kb: kb, maxBodyBytes: maxBodyBytes, reports: configuration.reports, chatModel: configuration.chatModel).routes)
         routes.record(router)
         return router
-    }
-
-    /// A request's query parameters, in order.
-    static func parameters(_ request: Request) -> [(key: String, value: String)] {
-        request.uri.queryParameters.map { (String($0.key), String($0.value)) }
-    }
-
-    // MARK: - Handlers
-
-    /// Decodes a request body into `R` (fields from the path added), answers it with `body`, and
-    /// encodes the answer: all a kb route does.
-    func answer<R: KBRequest, T: Encodable>(
-        _ type: R.Type, _ request: Request, adding: [String: JSONValue] = [:], status: (T) -> HTTPResponse.Status = { _ in .ok },
-        _ body: (R) async throws -> T
-    ) async throws -> Response {
-        let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
-        let decoded = try KBJSON.decode(R.self, from: Data(buffer: buffer), adding: adding)
-        let value = try await body(decoded)
-        return try Self.json(value, status: status(value))
-    }
-
-    // MARK: - JSON
-
-    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
-        Response(status: status, headers: [.contentType: "application/json"],
-                 body: .init(byteBuffer: ByteBuffer(bytes: try KBJSON.encode(value))))
     }
 }
 

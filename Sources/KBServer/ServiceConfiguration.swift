@@ -2,6 +2,7 @@ import Foundation
 public import KBKit
 import KBCore
 public import KBLanguageModel
+public import KBRequests
 
 /// How `kb serve` runs.
 ///

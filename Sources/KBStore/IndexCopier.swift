@@ -1,6 +1,5 @@
-import Foundation
+package import Foundation
 import KBCore
-import KBStore
 import KBMemory
 
 /// What `kb export` copied.
@@ -19,20 +18,22 @@ public struct ExportReport: Sendable, Hashable, Codable {
     public var originals = 0
 }
 
-/// A whole index copied into another (`kb export`): an SQLite file or a PostgreSQL database.
-/// Holds no state of its own.
-struct IndexCopier: Sendable {
-    let store: any IndexStore
-    let environment: [String: String]
+/// A whole index copied into another (`kb export`): an SQLite file or a PostgreSQL database,
+/// over the store contract. Holds no state of its own.
+package struct IndexCopier: Sendable {
+    package let store: any IndexStore
+
+    package init(store: any IndexStore) { self.store = store }
 
     /// Copies this whole index — sources (with uploads' originals), snippets, tags, every
-    /// embedder's vectors, memories with their history, bots, the embedding cache and token usage — into the empty index at
-    /// `destination` (an SQLite file or a `postgres://` database, made when missing). Each source
-    /// and memory is written in its own transaction; the copy holds the same data, so searches
-    /// give the same results (keyword scores are each backend's own).
-    func export(to destination: String, progress: @Sendable (_ done: Int, _ total: Int, _ item: String) -> Void = { _, _, _ in })
+    /// embedder's vectors, memories with their history, bots, the embedding cache and token usage — into the empty index
+    /// `target` (an SQLite file or a `postgres://` database), with the `kb_meta` values named in
+    /// `meta` (what else the index remembers about itself). Each source and memory is written in
+    /// its own transaction; the copy holds the same data, so searches give the same results
+    /// (keyword scores are each backend's own).
+    package func export(into target: any IndexStore, meta: [String],
+                        progress: @Sendable (_ done: Int, _ total: Int, _ item: String) -> Void = { _, _, _ in })
         async throws -> ExportReport {
-        let target = try KnowledgeBase.openStore(destination, create: true, options: try StoreOptions(environment: environment), environment: environment)
         guard target.location != store.location else {
             throw KBError(.invalidArgument, "The destination is the index itself (\(store.location)). Name another file or database.")
         }
@@ -51,9 +52,7 @@ struct IndexCopier: Sendable {
                 try await target.setMeta(key, value)
             }
         }
-        // What else the index remembers about itself: the corpus `kb eval` loaded into it, the
-        // languages OCR was given.
-        for key in ["eval_corpus", Ingestor.ocrLanguagesKey] {
+        for key in meta {
             if let value = try await store.snapshot({ try $0.meta(key) }) { try await target.setMeta(key, value) }
         }
         // Keyword tuning chosen with --language (an SQLite index records it), before any snippet is
@@ -207,7 +206,7 @@ struct IndexCopier: Sendable {
     }
 
     /// An uploaded source's original: the finished job whose bytes it was read from, and the bytes.
-    func original(of path: String) async throws -> (StoredJob, [Data])? {
+    package func original(of path: String) async throws -> (StoredJob, [Data])? {
         try await store.snapshot { snapshot in
             guard let id = try snapshot.originalJobID(sourcePath: path), let job = try snapshot.storedJob(id: id) else { return nil }
             return (job, try snapshot.jobChunks(id: id))

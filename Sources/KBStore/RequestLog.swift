@@ -1,4 +1,5 @@
 public import Foundation
+public import KBCore
 
 /// One answered request, as the request log keeps it: no query text unless asked for, and the
 /// user only as a salted hash.
@@ -33,7 +34,7 @@ public struct RequestLogEntry: Sendable, Hashable, Codable {
 }
 
 /// How `kb usage` groups the log.
-public enum UsageGrouping: String, Sendable, Hashable, Codable, CaseIterable {
+public enum UsageGrouping: String, Sendable, Hashable, Codable, CaseIterable, SchemaEnumeration {
     case day, bot, report, route
 }
 

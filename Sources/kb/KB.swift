@@ -4,6 +4,7 @@ import KBCore
 import KBKit
 #if PostgreSQL
 import KBPostgres
+import KBRequests
 #endif
 
 @main

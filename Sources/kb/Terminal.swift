@@ -1,6 +1,7 @@
 import Foundation
 import KBCore
 import KBKit
+import KBRequests
 
 /// Where output goes: results to stdout, progress and errors to stderr.
 enum Terminal {

@@ -13,7 +13,7 @@ Controls, so that the checks can fail: the same page from an origin kb is told t
 (`--allow-origin`) reads the secret and stores a memory; a page of kb's own origin does too;
 and the OpenAI Python client, curl and kb's own CLI keep working.
 
-    KB_BIN=.build/release/kb python Tests/Browser/browser_safety.py     (scripts/browser-test.sh)
+    KB_BIN=.build/debug/kb python Tests/Browser/browser_safety.py     (scripts/browser-test.sh)
 """
 
 import http.server
@@ -31,7 +31,7 @@ import urllib.request
 
 from playwright.sync_api import sync_playwright
 
-KB = os.environ.get("KB_BIN", ".build/release/kb")
+KB = os.environ.get("KB_BIN", ".build/debug/kb")
 CHROMIUM = os.environ.get("KB_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 SECRET = "xyzzy-7d1f-ada-secret"
 FAILURES = []

@@ -6,7 +6,7 @@ where poppler places them (and a private scan's page with the words OCR placed),
 its history, makes and revokes a scoped token, and checks that a scoped token's console cannot
 open another user's memories. axe-core checks every screen (no serious or critical violation).
 
-    KB_BIN=.build/release/kb python Tests/Browser/console.py
+    KB_BIN=.build/debug/kb python Tests/Browser/console.py
     KB_CONSOLE_SHOTS=folder also saves a screenshot of each screen there.
 """
 import json
@@ -25,7 +25,7 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
-KB = str(Path(os.environ.get("KB_BIN", ROOT / ".build/release/kb")).resolve())
+KB = str(Path(os.environ.get("KB_BIN", ROOT / ".build/debug/kb")).resolve())
 CHROMIUM = os.environ.get("KB_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 SHOTS = os.environ.get("KB_CONSOLE_SHOTS")
 ADMIN = "console-test-admin-token-0123456789"

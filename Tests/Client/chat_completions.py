@@ -5,7 +5,7 @@ A stub upstream model on loopback records every request it receives and answers 
 a slow stream). kb serve runs against an index in KB_TEST_DB (a SQLite file by default, or a
 postgres:// URL) with notes, a bot and a PDF with printed page labels.
 
-    KB_BIN=.build/release/kb python Tests/Client/chat_completions.py
+    KB_BIN=.build/debug/kb python Tests/Client/chat_completions.py
 """
 import json
 import os
@@ -23,7 +23,7 @@ import http.client
 import openai
 
 ROOT = Path(__file__).resolve().parents[2]
-KB = str(Path(os.environ.get("KB_BIN", ROOT / ".build/release/kb")).resolve())
+KB = str(Path(os.environ.get("KB_BIN", ROOT / ".build/debug/kb")).resolve())
 ADMIN = "chat-test-admin-token-0123456789"
 FAILURES = []
 

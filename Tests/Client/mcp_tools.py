@@ -5,7 +5,7 @@ Then the same tools at kb serve's /mcp (streamable HTTP) with the HTTP API's tok
 a page picture, each scoped token's rights as over stdio, 401 without a token, 403 from a foreign
 Origin.
 
-    KB_BIN=.build/release/kb python Tests/Client/mcp_tools.py
+    KB_BIN=.build/debug/kb python Tests/Client/mcp_tools.py
 """
 import asyncio
 import base64
@@ -27,7 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 ROOT = Path(__file__).resolve().parents[2]
-KB = str(Path(os.environ.get("KB_BIN", ROOT / ".build/release/kb")).resolve())
+KB = str(Path(os.environ.get("KB_BIN", ROOT / ".build/debug/kb")).resolve())
 FAILURES = []
 RUN = uuid.uuid4().hex[:8]   # names of this run's bots, tokens and sources (a PostgreSQL index is shared)
 

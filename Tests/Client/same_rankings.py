@@ -6,7 +6,7 @@ process. The index is made with the local model kb uses by default (multilingual
 scripts/test.sh installs); it is a SQLite file of its own whatever KB_TEST_DB says (the question
 is the entry points', not the store's).
 
-    KB_BIN=.build/release/kb python Tests/Client/same_rankings.py
+    KB_BIN=.build/debug/kb python Tests/Client/same_rankings.py
 """
 import asyncio
 import json
@@ -23,7 +23,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 ROOT = Path(__file__).resolve().parents[2]
-KB = str(Path(os.environ.get("KB_BIN", ROOT / ".build/release/kb")).resolve())
+KB = str(Path(os.environ.get("KB_BIN", ROOT / ".build/debug/kb")).resolve())
 ADMIN = "same-rankings-admin-token"
 FAILURES = []
 

@@ -1,12 +1,14 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import KBChat
 import KBCore
 import KBKit
+import KBLanguageModel
+import KBRequests
 import KBTestSupport
 import NIOCore
 import Testing
-import KBLanguageModel
 
 /// A streamed chat turn through `ChatSession` itself, against an upstream model on loopback: the
 /// deltas as the upstream writes them, kb's chunk of citations before `[DONE]`, Stop closing the

@@ -7,6 +7,7 @@ import KBCore
 import KBIngest
 import KBKit
 import KBClient
+import KBRequests
 import KBServer
 import KBTestSupport
 import OpenAPIAsyncHTTPClient
@@ -62,7 +63,7 @@ import KBLanguageModel
         try await Self.withService { url, _ in
             let kb = Client(url: url, token: Self.token, transport: AsyncHTTPClientTransport())
             let results = try await kb.search(body: .json(.init(query: "Venus love beauty"))).ok.body.json
-            #expect(results.hits.first?.sourcePath?.hasSuffix("astro/venus.md") == true)
+            #expect(results.hits.first?.sourcePath.hasSuffix("astro/venus.md") == true)
 
             // The follow-up ("what does it rule?") finds Venus through the conversation before it.
             let context = try await kb.context(body: .json(.init(
@@ -87,7 +88,7 @@ import KBLanguageModel
 
             func recall(asOf: String?) async throws -> [String] {
                 try await kb.searchMemories(body: .json(.init(asOf: asOf, query: "where does Ada live", scopes: ["user:ada"])))
-                    .ok.body.json.hits.compactMap(\.memory?.content)
+                    .ok.body.json.hits.map(\.memory.content)
             }
             let now = try await recall(asOf: nil)
             #expect(now.contains("Ada lives in Lviv.") && !now.contains("Ada lives in Kyiv."), "\(now)")

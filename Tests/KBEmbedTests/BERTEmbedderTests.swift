@@ -230,7 +230,7 @@ import Testing
         process.standardOutput = pipe
         try process.run()
         process.waitUntilExit()
-        let sum = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).prefix(64)
+        let sum = String(decoding: try DescriptorIO.readToEnd(pipe.fileHandleForReading.fileDescriptor), as: UTF8.self).prefix(64)
         #expect(String(sum) == Self.fixture.header.files_sha256["model.safetensors"])
     }
 

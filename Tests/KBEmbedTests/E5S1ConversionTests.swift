@@ -123,7 +123,7 @@ import Testing
         process.standardError = errors
         try process.run()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), output)
+        return (process.terminationStatus, String(decoding: try DescriptorIO.readToEnd(errors.fileHandleForReading.fileDescriptor), as: UTF8.self), output)
     }
 
     func convert() throws -> String {

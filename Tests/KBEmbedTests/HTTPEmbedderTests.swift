@@ -51,13 +51,11 @@ import Testing
         let server = try await faultServer(script)
         defer { server.stop() }
         let embedder = try await HTTPEmbedder.connect(quickConfiguration(server.url, attempts: 2, timeout: 1), dimension: 384)
-        let started = Date()
+        // Each try ends at its 1 s timeout, not at the 4 s answer (which would have succeeded):
+        // the error says so. (No wall-clock bound here: a loaded machine stretches any.)
         let error = await #expect(throws: KBError.self) { try await embedder.embed(["one"], role: .passage) }
         #expect(error?.message.contains("failed 2 times") == true)
         #expect(error?.message.contains("timeout") == true)
-        // Each try waited for its 1 s timeout, not for the 4 s answer.
-        let elapsed = Date().timeIntervalSince(started)
-        #expect(elapsed >= 1.5 && elapsed < 7.5, "\(elapsed)")
         // The server saw the first try; on a loaded machine the second may time out before its
         // request is read (the message above already says both tries were made).
         #expect((1...2).contains(await script.requests))

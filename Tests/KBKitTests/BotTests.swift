@@ -1,6 +1,7 @@
 import Foundation
 import KBCore
 import KBKit
+import KBRequests
 import Testing
 
 @Suite struct BotTests {

@@ -1,6 +1,7 @@
 import Foundation
 import KBCore
 import KBIngest
+import KBRequests
 import KBTestSupport
 import NIOCore
 import Testing
@@ -142,13 +143,5 @@ import Testing
         let reporter = try await kb.createToken(other, as: .admin)
         let refused = await #expect(throws: KBError.self) { try await kb.chatTurn(report, reports: reports, as: .token(reporter.info)) }
         #expect(refused?.code == .forbidden && refused?.message.contains("baker") == true, "\(String(describing: refused))")
-    }
-
-    @Test func aStreamedAnswersTextIsGatheredByChoice() {
-        var text = ChatText()
-        text.read(#"{"id": "c1", "created": 7, "model": "m", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "See "}}]}"#)
-        text.read(#"{"id": "c1", "choices": [{"index": 1, "delta": {"content": "Other [3]"}}, {"index": 0, "delta": {"content": "[1]."}}]}"#)
-        text.read("not json")
-        #expect(text.contents == ["See [1].", "Other [3]"] && text.id == "c1" && text.created == 7 && text.model == "m")
     }
 }

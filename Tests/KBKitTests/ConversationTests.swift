@@ -2,6 +2,7 @@ import Foundation
 import KBContext
 import KBCore
 import KBIngest
+import KBRequests
 import KBTestSupport
 import KBRetrieval
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import KBCore
 import KBIngest
 import KBPostgres
+import KBRequests
 import KBRetrieval
 import KBSQLite
 import KBStore

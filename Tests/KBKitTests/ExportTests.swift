@@ -1,5 +1,6 @@
 import Foundation
 import KBCore
+import KBRequests
 import KBStore
 import KBIngest
 import KBPostgres

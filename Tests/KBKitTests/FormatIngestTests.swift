@@ -1,6 +1,7 @@
 import Foundation
 import KBCore
 import KBIngest
+import KBRequests
 import KBTestSupport
 import Testing
 @testable import KBKit

@@ -1,6 +1,7 @@
 import Foundation
 import KBCore
 @testable import KBKit
+import KBRequests
 import KBStubServers
 import KBTestSupport
 import Testing
@@ -86,7 +87,7 @@ import KBLanguageModel
             """))
         let server = try await modelServer(script)
         defer { server.stop() }
-        let model = try ChatModel(spec: "openai:fake", url: server.url.absoluteString, timeout: 5, environment: [:])
+        let model = try ChatModel(spec: "openai:fake", url: server.url.absoluteString, timeout: 60, environment: [:])
         var request = MemoryExtractRequest(user: "ada", bot: "astro", turns: [
             ConversationTurn(.user, pasted + " I cook for two."),
             ConversationTurn(.assistant, "You said before that you prefer recipes with lentils; here is one."),
@@ -116,7 +117,7 @@ import KBLanguageModel
         defer { server.stop() }
         var environment = ["KB_LLM_API_KEY": "sk-test-1234"]
         environment["OPENAI_API_KEY"] = "other"
-        let model = try ChatModel(spec: "openai:fake", url: server.url.absoluteString, timeout: 5, environment: environment)
+        let model = try ChatModel(spec: "openai:fake", url: server.url.absoluteString, timeout: 60, environment: environment)
         let extraction = try await extract(kb, ["Keep it short please. I bake bread every Sunday."], apply: true, model: model)
         #expect(extraction.extractor == "openai:fake")
         #expect(extraction.proposals.map(\.action) == [.add, .update, .none])

@@ -1,6 +1,7 @@
 import Foundation
 import KBCore
 import KBMemory
+import KBRequests
 import KBTestSupport
 import Testing
 @testable import KBKit
@@ -154,6 +155,21 @@ import Testing
         let log = try await kb.memory(wrong.id, history: true, as: .admin).feedback ?? []
         #expect(log.map(\.feedback) == ["wrong", "confirmed"] + Array(repeating: "useful", count: 7))
         #expect(log.first?.note == "Only cats." && log.first?.caller == "admin" && log.last?.caller == "token:ada-app")
+    }
+
+    /// A near-duplicate is one of the memories the caller compares with: recall may also find
+    /// one outside them (closed meanwhile, left out of the list), which consolidation once took
+    /// for a match and then crashed applying (a fuzzed `POST /v1/memories/consolidate`).
+    @Test func aNearDuplicateIsOneOfTheMemoriesComparedWith() async throws {
+        let kb = try await base()
+        let sentence = "prefers metric units for cooking baking travel distances weather reports body weight and height always"
+        let twin = try await remember(kb, sentence)
+        let cello = try await remember(kb, "Plays the cello on Sundays.")
+        let book = kb.memoryBook
+        let outside = try await book.closest(sentence, existing: [cello], scope: try .user("ada"), atLeast: -1)
+        #expect(outside?.memory.id == cello.id, "\(String(describing: outside))")
+        #expect(try await book.closest(sentence, existing: [twin], scope: try .user("ada"), atLeast: 0.5)?.memory.id == twin.id)
+        #expect(try await book.closest(sentence, existing: [twin], scope: try .user("ada"), atLeast: 0.5, excluding: twin.id) == nil)
     }
 
     @Test func consolidationProposesThenAppliesEveryChangeAsANewVersion() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import KBCore
+import KBRequests
 import KBStore
 import KBIngest
 import KBTestSupport
@@ -163,7 +164,7 @@ import Testing
         #expect(again.failed == 0 && again.sources.map(\.id) == ["scan"] && again.sources.first?.job.state == .done)
         #expect(try await kb.source("scan", as: .admin).ocr == "auto eng 150")
         #expect(try await kb.search(.keyword("nebula catalogue"), as: .admin).hits.first?.sourcePath == Source.uploadPath("scan"))
-        #expect(try await IndexCopier(store: kb.store, environment: [:]).original(of: Source.uploadPath("scan"))?.1.reduce(Data(), +) == bytes)
+        #expect(try await IndexCopier(store: kb.store).original(of: Source.uploadPath("scan"))?.1.reduce(Data(), +) == bytes)
         // One copy of the bytes is kept, the last read's: the jobs before it hold none.
         let jobs = [first, try #require(off.sources.first?.job.id), try #require(again.sources.first?.job.id)]
         let held = try await kb.store.snapshot { snapshot in try jobs.map { try snapshot.jobChunks(id: $0).reduce(0) { $0 + $1.count } } }

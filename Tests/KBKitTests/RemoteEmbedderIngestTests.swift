@@ -3,6 +3,7 @@ import KBCore
 import KBEmbed
 import KBIngest
 @testable import KBKit
+import KBRequests
 import KBStubServers
 import KBTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import KBCore
 import KBIngest
+import KBRequests
 import KBRetrieval
 import KBTestSupport
 import Testing

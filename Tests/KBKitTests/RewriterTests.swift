@@ -2,6 +2,7 @@ import Foundation
 import KBCore
 import KBIngest
 @testable import KBKit
+import KBRequests
 import KBRetrieval
 import KBStubServers
 import KBTestSupport

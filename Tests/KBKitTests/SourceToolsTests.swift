@@ -1,6 +1,7 @@
 import Foundation
 import KBCore
 import KBIngest
+import KBRequests
 import KBStore
 import Testing
 @testable import KBKit

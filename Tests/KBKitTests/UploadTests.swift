@@ -1,6 +1,7 @@
 import Foundation
 import KBCore
 import KBIngest
+import KBRequests
 import KBStore
 import KBTestSupport
 import Testing
@@ -141,7 +142,7 @@ import Testing
         let cited = try await context(kb, "the moon and the tides").citations
         let page = try #require(cited.first { $0.path == Source.uploadPath("book") })
         #expect(page.pages != nil)
-        let original = try #require(try await IndexCopier(store: kb.store, environment: [:]).original(of: Source.uploadPath("book")))
+        let original = try #require(try await IndexCopier(store: kb.store).original(of: Source.uploadPath("book")))
         #expect(original.1.reduce(Data(), +) == bytes)
     }
 
@@ -152,7 +153,7 @@ import Testing
         await kb.runQueuedJobs()
         #expect(try await kb.removeSource(SourceRemoveRequest(id: "book"), as: .admin).deleted == "book")
         #expect(try await context(kb, "the moon and the tides").citations.allSatisfy { $0.path != Source.uploadPath("book") })
-        #expect(try await IndexCopier(store: kb.store, environment: [:]).original(of: Source.uploadPath("book")) == nil)
+        #expect(try await IndexCopier(store: kb.store).original(of: Source.uploadPath("book")) == nil)
         let error = await #expect(throws: KBError.self) { try await kb.removeSource(SourceRemoveRequest(id: "book"), as: .admin) }
         #expect(error?.code == .notFound)
         // A queued job is cancelled with its source.
@@ -274,7 +275,7 @@ import Testing
         let report = try await kb.export(to: copy, as: .admin)
         #expect(report.originals == 1)
         let other = try KnowledgeBase.open(at: copy, create: false)
-        #expect(try await IndexCopier(store: other.store, environment: [:]).original(of: Source.uploadPath("book"))?.1.reduce(Data(), +) == (try Data(contentsOf: Self.pdf)))
+        #expect(try await IndexCopier(store: other.store).original(of: Source.uploadPath("book"))?.1.reduce(Data(), +) == (try Data(contentsOf: Self.pdf)))
         #expect(try await other.source("book", as: .admin).user == "ada")
     }
 }

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import KBCore
 @testable import KBKit
+import KBRequests
 @testable import KBServer
 import KBStubServers
 import KBTestSupport

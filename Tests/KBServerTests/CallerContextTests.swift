@@ -21,7 +21,7 @@ import Testing
         router.add(middleware: ErrorMiddleware(routes: RouteTable()))
         router.group(context: CallerContext.self).get("bots") { _, context in
             ran.withLock { $0 = true }
-            return try RetrievalService.json(try await fixture.kb.bots(as: context.caller).map(\.name))
+            return try Answers.json(try await fixture.kb.bots(as: context.caller).map(\.name))
         }
         try await Application(router: router).test(.router) { client in
             try await client.execute(uri: "/bots", method: .get) { response in
@@ -119,7 +119,7 @@ import Testing
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let output = String(decoding: try DescriptorIO.readToEnd(pipe.fileHandleForReading.fileDescriptor), as: UTF8.self)
         process.waitUntilExit()
         return (process.terminationStatus, output)
     }

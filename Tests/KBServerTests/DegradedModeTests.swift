@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import KBCore
+import KBRequests
 import KBSQLite
 import KBIngest
 @testable import KBKit

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import KBKit
+import KBRequests
 @testable import KBServer
 import Testing
 

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import KBCore
 @testable import KBKit
+import KBRequests
 import Testing
 @testable import KBServer
 

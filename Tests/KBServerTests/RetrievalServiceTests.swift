@@ -5,6 +5,7 @@ import KBContext
 import KBCore
 import KBIngest
 import KBKit
+import KBRequests
 @testable import KBServer
 import KBTestSupport
 import Testing

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import KBCore
 import KBKit
+import KBRequests
 import KBServer
 import MCP
 import NIOCore

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import KBCore
 @testable import KBKit
+import KBRequests
 import KBServer
 import KBTestSupport
 import Testing

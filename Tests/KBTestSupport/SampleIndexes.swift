@@ -2,6 +2,7 @@ public import Foundation
 public import KBKit
 import KBIngest
 public import KBCore
+import KBRequests
 
 /// Small indexes several suites build on, made with the hashing embedder on the backend the suite
 /// runs against (`TestBackend`).

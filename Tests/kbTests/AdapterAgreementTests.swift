@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import KBCore
 import KBKit
+import KBRequests
 @testable import KBServer
 import MCP
 import Testing

@@ -64,14 +64,15 @@ struct CLI {
     }
 
     @discardableResult
-    func run(_ arguments: String..., environment extra: [String: String] = [:], input: String? = nil) async throws -> Result {
-        try await run(arguments, environment: extra, input: input)
+    func run(_ arguments: String..., environment extra: [String: String] = [:], input: String? = nil, inputFrom: String? = nil) async throws -> Result {
+        try await run(arguments, environment: extra, input: input, inputFrom: inputFrom)
     }
 
     /// Runs kb and waits for it on a Dispatch thread: tests run on Swift's cooperative pool, and a
     /// test blocked in `waitUntilExit` there would starve every other test's tasks.
-    /// `input`, when given, is what kb reads on standard input; otherwise standard input is empty.
-    func run(_ arguments: [String], environment extra: [String: String] = [:], input: String? = nil) async throws -> Result {
+    /// `input`, when given, is what kb reads on standard input; `inputFrom` names a file (or folder,
+    /// relative to the test's folder) opened as standard input instead; otherwise standard input is empty.
+    func run(_ arguments: [String], environment extra: [String: String] = [:], input: String? = nil, inputFrom: String? = nil) async throws -> Result {
         let process = Process()
         process.executableURL = CLI.binary
         // `--db NAME.sqlite` names one of this test's indexes, whichever backend the suite runs against.
@@ -91,21 +92,35 @@ struct CLI {
         process.standardOutput = out
         process.standardError = err
         let stdin = Pipe()
-        process.standardInput = stdin
+        if let inputFrom {
+            process.standardInput = try FileHandle(forReadingFrom: workdir.appendingPathComponent(inputFrom))
+        } else {
+            process.standardInput = stdin
+        }
         try process.run()
         DispatchQueue.global().async {
-            if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+            // kb may exit before reading all of it (a refused command): what is left unwritten is no error.
+            if let input { try? DescriptorIO.writeAll(Data(input.utf8), to: stdin.fileHandleForWriting.fileDescriptor) }
             try? stdin.fileHandleForWriting.close()
         }
-        return await withCheckedContinuation { continuation in
+        // Both pipes are read at once (kb filling one while the other is waited on would stall both),
+        // by readers that try an interrupted read again: the test process gets signals as its
+        // children end, and Foundation's `readDataToEndOfFile()` crashes on `EINTR`.
+        let (output, errData) = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                let outData = out.fileHandleForReading.readDataToEndOfFile()
-                let errData = err.fileHandleForReading.readDataToEndOfFile()
+                let errors = LockedValue(Data())
+                let group = DispatchGroup()
+                DispatchQueue.global().async(group: group) {
+                    let data = (try? DescriptorIO.readToEnd(err.fileHandleForReading.fileDescriptor)) ?? Data()
+                    errors.withLock { $0 = data }
+                }
+                let outData = (try? DescriptorIO.readToEnd(out.fileHandleForReading.fileDescriptor)) ?? Data()
+                group.wait()
                 process.waitUntilExit()
-                continuation.resume(returning: Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                                                      stderr: String(decoding: errData, as: UTF8.self)))
+                continuation.resume(returning: (outData, errors.withLock { $0 }))
             }
         }
+        return Result(status: process.terminationStatus, stdout: String(decoding: output, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
     }
 }
 

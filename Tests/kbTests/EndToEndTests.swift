@@ -215,6 +215,21 @@ import Testing
         #expect(file.status != 0, "\(file.stdout)")
         #expect(try await cli.run("ingest", "--db", "kb.sqlite", "-", input: "   ").status != 0)
     }
+
+    /// `kb ingest - < folder` (a read the system refuses) is an error naming standard input, not a crash.
+    @Test func standardInputThatCannotBeReadIsAnErrorAndChangesNothing() async throws {
+        let cli = try await populated()
+        try await cli.run("ingest", "--db", "kb.sqlite", "notes")
+        let before = try await cli.run("sources", "--db", "kb.sqlite").stdout
+        for arguments in [["ingest", "--db", "kb.sqlite", "-"], ["memory", "add", "--db", "kb.sqlite", "-"],
+                          ["context", "--db", "kb.sqlite", "--history", "-", "saturn"]] {
+            let refused = try await cli.run(arguments, inputFrom: "notes")
+            #expect(refused.status == 1, "\(arguments): \(refused.status) \(refused.stderr)")
+            #expect(refused.stderr.contains("Cannot read standard input (Is a directory)"), "\(arguments): \(refused.stderr)")
+        }
+        #expect(try await cli.run("sources", "--db", "kb.sqlite").stdout == before)
+        #expect(try await cli.run("memory", "list", "--db", "kb.sqlite").stdout.contains("No memories"))
+    }
 }
 
 @Suite struct EmbeddingEndToEndTests {

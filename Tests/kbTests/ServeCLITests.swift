@@ -26,6 +26,21 @@ import Testing
         #expect((error?["error"] as? [String: Any])?["code"] as? String == "unauthorized")
     }
 
+    /// SIGTERM shuts `kb serve` down gracefully: the server stops taking requests, then the
+    /// request log writes what it still holds (the last second's requests were lost before).
+    @Test func aGracefulStopKeepsTheLastRequestsInTheLog() async throws {
+        let cli = try CLI()
+        try cli.write("notes/venus.md", "# Venus\n\nVenus in the tenth house favours a career in the arts.")
+        #expect(try await cli.run("ingest", "--db", "kb.sqlite", "--embedder", "none", "notes").status == 0)
+        let served = try await ServedIndex(cli, token: nil)
+        let (status, _) = try await served.post("v1/search", ["query": "tenth house career", "k": 2])
+        #expect(status == 200)
+        served.stop()
+        let usage = try await cli.run("usage", "--db", "kb.sqlite", "--by", "route", "--json")
+        let rows = try #require((usage.json as? [String: Any])?["rows"] as? [[String: Any]], "\(usage.stdout) \(usage.stderr)")
+        #expect(rows.contains { $0["key"] as? String == "POST /v1/search" && $0["requests"] as? Int == 1 }, "\(rows)")
+    }
+
     @Test func serveRefusesAPublicAddressWithoutAToken() async throws {
         let cli = try CLI()
         #expect(try await cli.run("ingest", "--db", "kb.sqlite", "--embedder", "none", ".").status != 64)

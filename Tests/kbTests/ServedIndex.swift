@@ -19,7 +19,25 @@ struct ServedIndex {
     /// Starts it in the test's folder on `index` (the test's default index if nil); `environment`
     /// is added to the process's own.
     init(_ cli: CLI, index: String? = nil, token: String?, environment: [String: String] = [:]) async throws {
-        let port = Int.random(in: 20000...60000)
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                self = try await ServedIndex(cli, index: index, token: token, environment: environment,
+                                             port: Int.random(in: 20000...32000))
+                return
+            } catch let taken as PortTaken where attempt < 5 {
+                _ = taken   // another program (or a test beside this one) holds it: try another
+            }
+        }
+    }
+
+    /// Thrown when the server exits at once because its port is taken.
+    private struct PortTaken: Error {}
+
+    /// Starts it on `port`; `PortTaken` if that port is in use. Ports come from below Linux's
+    /// ephemeral range (32768–60999), where outgoing connections take theirs.
+    private init(_ cli: CLI, index: String?, token: String?, environment: [String: String], port: Int) async throws {
         process = Process()
         process.executableURL = CLI.binary
         process.arguments = ["serve", "--db", index.map { cli.index(named: $0) } ?? cli.index, "--port", String(port)]
@@ -48,6 +66,7 @@ struct ServedIndex {
         }
         if !healthy { stop() }
         let printed = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        if !healthy, printed.contains("Address already in use") { throw PortTaken() }
         try #require(healthy, "kb serve did not answer /healthz on port \(port); it printed: \(printed.suffix(2000))")
     }
 

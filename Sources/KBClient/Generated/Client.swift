@@ -525,7 +525,7 @@ public struct Client: APIProtocol {
                     switch chosenContentType {
                     case "application/json":
                         body = try await converter.getResponseBodyAsJSON(
-                            Operations.Health.Output.Ok.Body.JsonPayload.self,
+                            Components.Schemas.Readiness.self,
                             from: responseBody,
                             transforming: { value in
                                 .json(value)
@@ -635,7 +635,7 @@ public struct Client: APIProtocol {
                     switch chosenContentType {
                     case "application/json":
                         body = try await converter.getResponseBodyAsJSON(
-                            Operations.Health.Output.ServiceUnavailable.Body.JsonPayload.self,
+                            Components.Schemas.Readiness.self,
                             from: responseBody,
                             transforming: { value in
                                 .json(value)
@@ -2298,7 +2298,7 @@ public struct Client: APIProtocol {
                     switch chosenContentType {
                     case "application/json":
                         body = try await converter.getResponseBodyAsJSON(
-                            Operations.DeleteBot.Output.Ok.Body.JsonPayload.self,
+                            Components.Schemas.Deleted.self,
                             from: responseBody,
                             transforming: { value in
                                 .json(value)
@@ -6073,7 +6073,7 @@ public struct Client: APIProtocol {
                     switch chosenContentType {
                     case "application/json":
                         body = try await converter.getResponseBodyAsJSON(
-                            Operations.DeleteMemory.Output.Ok.Body.JsonPayload.self,
+                            Components.Schemas.Deleted.self,
                             from: responseBody,
                             transforming: { value in
                                 .json(value)
@@ -8965,7 +8965,7 @@ public struct Client: APIProtocol {
                     switch chosenContentType {
                     case "application/json":
                         body = try await converter.getResponseBodyAsJSON(
-                            Operations.DeleteSource.Output.Ok.Body.JsonPayload.self,
+                            Components.Schemas.Deleted.self,
                             from: responseBody,
                             transforming: { value in
                                 .json(value)
@@ -11009,7 +11009,7 @@ public struct Client: APIProtocol {
                     switch chosenContentType {
                     case "application/json":
                         body = try await converter.getResponseBodyAsJSON(
-                            Operations.CreateToken.Output.Created.Body.JsonPayload.self,
+                            Components.Schemas.CreatedToken.self,
                             from: responseBody,
                             transforming: { value in
                                 .json(value)

@@ -21,7 +21,7 @@ extension Components {
         /// - Remark: Generated from `#/components/schemas/Bot`.
         public struct Bot: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Bot/createdAt`.
-            public var createdAt: Swift.String?
+            public var createdAt: Swift.String
             /// - Remark: Generated from `#/components/schemas/Bot/memoryScopes`.
             public var memoryScopes: [Swift.String]
             /// - Remark: Generated from `#/components/schemas/Bot/name`.
@@ -31,7 +31,7 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/Bot/systemPrompt`.
             public var systemPrompt: Swift.String
             /// - Remark: Generated from `#/components/schemas/Bot/updatedAt`.
-            public var updatedAt: Swift.String?
+            public var updatedAt: Swift.String
             /// Creates a new `Bot`.
             ///
             /// - Parameters:
@@ -42,12 +42,12 @@ extension Components {
             ///   - systemPrompt:
             ///   - updatedAt:
             public init(
-                createdAt: Swift.String? = nil,
+                createdAt: Swift.String,
                 memoryScopes: [Swift.String],
                 name: Swift.String,
                 sources: [Swift.String],
                 systemPrompt: Swift.String,
-                updatedAt: Swift.String? = nil
+                updatedAt: Swift.String
             ) {
                 self.createdAt = createdAt
                 self.memoryScopes = memoryScopes
@@ -66,7 +66,7 @@ extension Components {
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
-                self.createdAt = try container.decodeIfPresent(
+                self.createdAt = try container.decode(
                     Swift.String.self,
                     forKey: .createdAt
                 )
@@ -86,7 +86,7 @@ extension Components {
                     Swift.String.self,
                     forKey: .systemPrompt
                 )
-                self.updatedAt = try container.decodeIfPresent(
+                self.updatedAt = try container.decode(
                     Swift.String.self,
                     forKey: .updatedAt
                 )
@@ -695,11 +695,11 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/ChatCompletionChunk/error`.
             public struct _ErrorPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/ChatCompletionChunk/error/code`.
-                public var code: Swift.String?
+                public var code: Swift.String
                 /// - Remark: Generated from `#/components/schemas/ChatCompletionChunk/error/message`.
                 public var message: Swift.String
                 /// - Remark: Generated from `#/components/schemas/ChatCompletionChunk/error/type`.
-                public var _type: Swift.String?
+                public var _type: Swift.String
                 /// Creates a new `_ErrorPayload`.
                 ///
                 /// - Parameters:
@@ -707,9 +707,9 @@ extension Components {
                 ///   - message:
                 ///   - _type:
                 public init(
-                    code: Swift.String? = nil,
+                    code: Swift.String,
                     message: Swift.String,
-                    _type: Swift.String? = nil
+                    _type: Swift.String
                 ) {
                     self.code = code
                     self.message = message
@@ -719,6 +719,26 @@ extension Components {
                     case code
                     case message
                     case _type = "type"
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self.code = try container.decode(
+                        Swift.String.self,
+                        forKey: .code
+                    )
+                    self.message = try container.decode(
+                        Swift.String.self,
+                        forKey: .message
+                    )
+                    self._type = try container.decode(
+                        Swift.String.self,
+                        forKey: ._type
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "code",
+                        "message",
+                        "type"
+                    ])
                 }
             }
             /// - Remark: Generated from `#/components/schemas/ChatCompletionChunk/error`.
@@ -1048,13 +1068,13 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/Citation/pages`.
             public struct PagesPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/Citation/pages/end`.
-                public var end: Swift.Int?
+                public var end: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/Citation/pages/endLabel`.
-                public var endLabel: Swift.String?
+                public var endLabel: Swift.String
                 /// - Remark: Generated from `#/components/schemas/Citation/pages/start`.
-                public var start: Swift.Int?
+                public var start: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/Citation/pages/startLabel`.
-                public var startLabel: Swift.String?
+                public var startLabel: Swift.String
                 /// Creates a new `PagesPayload`.
                 ///
                 /// - Parameters:
@@ -1063,10 +1083,10 @@ extension Components {
                 ///   - start:
                 ///   - startLabel:
                 public init(
-                    end: Swift.Int? = nil,
-                    endLabel: Swift.String? = nil,
-                    start: Swift.Int? = nil,
-                    startLabel: Swift.String? = nil
+                    end: Swift.Int,
+                    endLabel: Swift.String,
+                    start: Swift.Int,
+                    startLabel: Swift.String
                 ) {
                     self.end = end
                     self.endLabel = endLabel
@@ -1081,19 +1101,19 @@ extension Components {
                 }
                 public init(from decoder: any Swift.Decoder) throws {
                     let container = try decoder.container(keyedBy: CodingKeys.self)
-                    self.end = try container.decodeIfPresent(
+                    self.end = try container.decode(
                         Swift.Int.self,
                         forKey: .end
                     )
-                    self.endLabel = try container.decodeIfPresent(
+                    self.endLabel = try container.decode(
                         Swift.String.self,
                         forKey: .endLabel
                     )
-                    self.start = try container.decodeIfPresent(
+                    self.start = try container.decode(
                         Swift.Int.self,
                         forKey: .start
                     )
-                    self.startLabel = try container.decodeIfPresent(
+                    self.startLabel = try container.decode(
                         Swift.String.self,
                         forKey: .startLabel
                     )
@@ -1264,7 +1284,7 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/ContextItem/fallback`.
             public var fallback: Swift.Bool?
             /// - Remark: Generated from `#/components/schemas/ContextItem/headingPath`.
-            public var headingPath: [Swift.String]?
+            public var headingPath: [Swift.String]
             /// - Remark: Generated from `#/components/schemas/ContextItem/kind`.
             @frozen public enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case note = "note"
@@ -1278,7 +1298,7 @@ extension Components {
                 case memory = "memory"
             }
             /// - Remark: Generated from `#/components/schemas/ContextItem/kind`.
-            public var kind: Components.Schemas.ContextItem.KindPayload?
+            public var kind: Components.Schemas.ContextItem.KindPayload
             /// - Remark: Generated from `#/components/schemas/ContextItem/memoryID`.
             public var memoryID: Swift.String?
             /// - Remark: Generated from `#/components/schemas/ContextItem/ocr`.
@@ -1309,17 +1329,17 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/ContextItem/ocr`.
             public var ocr: Components.Schemas.ContextItem.OcrPayload?
             /// - Remark: Generated from `#/components/schemas/ContextItem/ordinal`.
-            public var ordinal: Swift.Int?
+            public var ordinal: Swift.Int
             /// - Remark: Generated from `#/components/schemas/ContextItem/pages`.
             public struct PagesPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/ContextItem/pages/end`.
-                public var end: Swift.Int?
+                public var end: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/ContextItem/pages/endLabel`.
-                public var endLabel: Swift.String?
+                public var endLabel: Swift.String
                 /// - Remark: Generated from `#/components/schemas/ContextItem/pages/start`.
-                public var start: Swift.Int?
+                public var start: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/ContextItem/pages/startLabel`.
-                public var startLabel: Swift.String?
+                public var startLabel: Swift.String
                 /// Creates a new `PagesPayload`.
                 ///
                 /// - Parameters:
@@ -1328,10 +1348,10 @@ extension Components {
                 ///   - start:
                 ///   - startLabel:
                 public init(
-                    end: Swift.Int? = nil,
-                    endLabel: Swift.String? = nil,
-                    start: Swift.Int? = nil,
-                    startLabel: Swift.String? = nil
+                    end: Swift.Int,
+                    endLabel: Swift.String,
+                    start: Swift.Int,
+                    startLabel: Swift.String
                 ) {
                     self.end = end
                     self.endLabel = endLabel
@@ -1346,19 +1366,19 @@ extension Components {
                 }
                 public init(from decoder: any Swift.Decoder) throws {
                     let container = try decoder.container(keyedBy: CodingKeys.self)
-                    self.end = try container.decodeIfPresent(
+                    self.end = try container.decode(
                         Swift.Int.self,
                         forKey: .end
                     )
-                    self.endLabel = try container.decodeIfPresent(
+                    self.endLabel = try container.decode(
                         Swift.String.self,
                         forKey: .endLabel
                     )
-                    self.start = try container.decodeIfPresent(
+                    self.start = try container.decode(
                         Swift.Int.self,
                         forKey: .start
                     )
-                    self.startLabel = try container.decodeIfPresent(
+                    self.startLabel = try container.decode(
                         Swift.String.self,
                         forKey: .startLabel
                     )
@@ -1375,17 +1395,17 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/ContextItem/scope`.
             public var scope: Swift.String?
             /// - Remark: Generated from `#/components/schemas/ContextItem/score`.
-            public var score: Swift.Double?
+            public var score: Swift.Double
             /// - Remark: Generated from `#/components/schemas/ContextItem/snippetIDs`.
-            public var snippetIDs: [Swift.Int]?
+            public var snippetIDs: [Swift.Int]
             /// - Remark: Generated from `#/components/schemas/ContextItem/sourcePath`.
-            public var sourcePath: Swift.String?
+            public var sourcePath: Swift.String
             /// - Remark: Generated from `#/components/schemas/ContextItem/sourceTitle`.
-            public var sourceTitle: Swift.String?
+            public var sourceTitle: Swift.String
             /// - Remark: Generated from `#/components/schemas/ContextItem/tags`.
-            public var tags: [Swift.String]?
+            public var tags: [Swift.String]
             /// - Remark: Generated from `#/components/schemas/ContextItem/text`.
-            public var text: Swift.String?
+            public var text: Swift.String
             /// Creates a new `ContextItem`.
             ///
             /// - Parameters:
@@ -1405,19 +1425,19 @@ extension Components {
             ///   - text:
             public init(
                 fallback: Swift.Bool? = nil,
-                headingPath: [Swift.String]? = nil,
-                kind: Components.Schemas.ContextItem.KindPayload? = nil,
+                headingPath: [Swift.String],
+                kind: Components.Schemas.ContextItem.KindPayload,
                 memoryID: Swift.String? = nil,
                 ocr: Components.Schemas.ContextItem.OcrPayload? = nil,
-                ordinal: Swift.Int? = nil,
+                ordinal: Swift.Int,
                 pages: Components.Schemas.ContextItem.PagesPayload? = nil,
                 scope: Swift.String? = nil,
-                score: Swift.Double? = nil,
-                snippetIDs: [Swift.Int]? = nil,
-                sourcePath: Swift.String? = nil,
-                sourceTitle: Swift.String? = nil,
-                tags: [Swift.String]? = nil,
-                text: Swift.String? = nil
+                score: Swift.Double,
+                snippetIDs: [Swift.Int],
+                sourcePath: Swift.String,
+                sourceTitle: Swift.String,
+                tags: [Swift.String],
+                text: Swift.String
             ) {
                 self.fallback = fallback
                 self.headingPath = headingPath
@@ -1456,11 +1476,11 @@ extension Components {
                     Swift.Bool.self,
                     forKey: .fallback
                 )
-                self.headingPath = try container.decodeIfPresent(
+                self.headingPath = try container.decode(
                     [Swift.String].self,
                     forKey: .headingPath
                 )
-                self.kind = try container.decodeIfPresent(
+                self.kind = try container.decode(
                     Components.Schemas.ContextItem.KindPayload.self,
                     forKey: .kind
                 )
@@ -1472,7 +1492,7 @@ extension Components {
                     Components.Schemas.ContextItem.OcrPayload.self,
                     forKey: .ocr
                 )
-                self.ordinal = try container.decodeIfPresent(
+                self.ordinal = try container.decode(
                     Swift.Int.self,
                     forKey: .ordinal
                 )
@@ -1484,27 +1504,27 @@ extension Components {
                     Swift.String.self,
                     forKey: .scope
                 )
-                self.score = try container.decodeIfPresent(
+                self.score = try container.decode(
                     Swift.Double.self,
                     forKey: .score
                 )
-                self.snippetIDs = try container.decodeIfPresent(
+                self.snippetIDs = try container.decode(
                     [Swift.Int].self,
                     forKey: .snippetIDs
                 )
-                self.sourcePath = try container.decodeIfPresent(
+                self.sourcePath = try container.decode(
                     Swift.String.self,
                     forKey: .sourcePath
                 )
-                self.sourceTitle = try container.decodeIfPresent(
+                self.sourceTitle = try container.decode(
                     Swift.String.self,
                     forKey: .sourceTitle
                 )
-                self.tags = try container.decodeIfPresent(
+                self.tags = try container.decode(
                     [Swift.String].self,
                     forKey: .tags
                 )
-                self.text = try container.decodeIfPresent(
+                self.text = try container.decode(
                     Swift.String.self,
                     forKey: .text
                 )
@@ -1789,13 +1809,13 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/ContextResponse/ItemsPayload`.
             public struct ItemsPayloadPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/ContextResponse/ItemsPayload/item`.
-                public var item: Components.Schemas.ContextItem?
+                public var item: Components.Schemas.ContextItem
                 /// - Remark: Generated from `#/components/schemas/ContextResponse/ItemsPayload/number`.
-                public var number: Swift.Int?
+                public var number: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/ContextResponse/ItemsPayload/section`.
                 public var section: Swift.String?
                 /// - Remark: Generated from `#/components/schemas/ContextResponse/ItemsPayload/truncated`.
-                public var truncated: Swift.Bool?
+                public var truncated: Swift.Bool
                 /// Creates a new `ItemsPayloadPayload`.
                 ///
                 /// - Parameters:
@@ -1804,10 +1824,10 @@ extension Components {
                 ///   - section:
                 ///   - truncated:
                 public init(
-                    item: Components.Schemas.ContextItem? = nil,
-                    number: Swift.Int? = nil,
+                    item: Components.Schemas.ContextItem,
+                    number: Swift.Int,
                     section: Swift.String? = nil,
-                    truncated: Swift.Bool? = nil
+                    truncated: Swift.Bool
                 ) {
                     self.item = item
                     self.number = number
@@ -1822,11 +1842,11 @@ extension Components {
                 }
                 public init(from decoder: any Swift.Decoder) throws {
                     let container = try decoder.container(keyedBy: CodingKeys.self)
-                    self.item = try container.decodeIfPresent(
+                    self.item = try container.decode(
                         Components.Schemas.ContextItem.self,
                         forKey: .item
                     )
-                    self.number = try container.decodeIfPresent(
+                    self.number = try container.decode(
                         Swift.Int.self,
                         forKey: .number
                     )
@@ -1834,7 +1854,7 @@ extension Components {
                         Swift.String.self,
                         forKey: .section
                     )
-                    self.truncated = try container.decodeIfPresent(
+                    self.truncated = try container.decode(
                         Swift.Bool.self,
                         forKey: .truncated
                     )
@@ -2058,6 +2078,69 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/CreatedToken`.
+        public struct CreatedToken: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/CreatedToken/info`.
+            public var info: Components.Schemas.Token
+            /// - Remark: Generated from `#/components/schemas/CreatedToken/token`.
+            public var token: Swift.String
+            /// Creates a new `CreatedToken`.
+            ///
+            /// - Parameters:
+            ///   - info:
+            ///   - token:
+            public init(
+                info: Components.Schemas.Token,
+                token: Swift.String
+            ) {
+                self.info = info
+                self.token = token
+            }
+            public enum CodingKeys: String, CodingKey {
+                case info
+                case token
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.info = try container.decode(
+                    Components.Schemas.Token.self,
+                    forKey: .info
+                )
+                self.token = try container.decode(
+                    Swift.String.self,
+                    forKey: .token
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "info",
+                    "token"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Deleted`.
+        public struct Deleted: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Deleted/deleted`.
+            public var deleted: Swift.String
+            /// Creates a new `Deleted`.
+            ///
+            /// - Parameters:
+            ///   - deleted:
+            public init(deleted: Swift.String) {
+                self.deleted = deleted
+            }
+            public enum CodingKeys: String, CodingKey {
+                case deleted
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.deleted = try container.decode(
+                    Swift.String.self,
+                    forKey: .deleted
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "deleted"
+                ])
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/EmbeddingsRequest`.
         public struct EmbeddingsRequest: Codable, Hashable, Sendable {
             /// The model's width, if sent (384 for both local models): kb does not shorten vectors, so any other width is a 422.
@@ -2260,11 +2343,11 @@ extension Components {
                     }
                 }
                 /// - Remark: Generated from `#/components/schemas/EmbeddingsResponse/DataPayload/embedding`.
-                public var embedding: Components.Schemas.EmbeddingsResponse.DataPayloadPayload.EmbeddingPayload?
+                public var embedding: Components.Schemas.EmbeddingsResponse.DataPayloadPayload.EmbeddingPayload
                 /// - Remark: Generated from `#/components/schemas/EmbeddingsResponse/DataPayload/index`.
-                public var index: Swift.Int?
+                public var index: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/EmbeddingsResponse/DataPayload/object`.
-                public var object: Swift.String?
+                public var object: Swift.String
                 /// Creates a new `DataPayloadPayload`.
                 ///
                 /// - Parameters:
@@ -2272,9 +2355,9 @@ extension Components {
                 ///   - index:
                 ///   - object:
                 public init(
-                    embedding: Components.Schemas.EmbeddingsResponse.DataPayloadPayload.EmbeddingPayload? = nil,
-                    index: Swift.Int? = nil,
-                    object: Swift.String? = nil
+                    embedding: Components.Schemas.EmbeddingsResponse.DataPayloadPayload.EmbeddingPayload,
+                    index: Swift.Int,
+                    object: Swift.String
                 ) {
                     self.embedding = embedding
                     self.index = index
@@ -2287,15 +2370,15 @@ extension Components {
                 }
                 public init(from decoder: any Swift.Decoder) throws {
                     let container = try decoder.container(keyedBy: CodingKeys.self)
-                    self.embedding = try container.decodeIfPresent(
+                    self.embedding = try container.decode(
                         Components.Schemas.EmbeddingsResponse.DataPayloadPayload.EmbeddingPayload.self,
                         forKey: .embedding
                     )
-                    self.index = try container.decodeIfPresent(
+                    self.index = try container.decode(
                         Swift.Int.self,
                         forKey: .index
                     )
-                    self.object = try container.decodeIfPresent(
+                    self.object = try container.decode(
                         Swift.String.self,
                         forKey: .object
                     )
@@ -2328,17 +2411,17 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/EmbeddingsResponse/usage`.
             public struct UsagePayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/EmbeddingsResponse/usage/prompt_tokens`.
-                public var promptTokens: Swift.Int?
+                public var promptTokens: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/EmbeddingsResponse/usage/total_tokens`.
-                public var totalTokens: Swift.Int?
+                public var totalTokens: Swift.Int
                 /// Creates a new `UsagePayload`.
                 ///
                 /// - Parameters:
                 ///   - promptTokens:
                 ///   - totalTokens:
                 public init(
-                    promptTokens: Swift.Int? = nil,
-                    totalTokens: Swift.Int? = nil
+                    promptTokens: Swift.Int,
+                    totalTokens: Swift.Int
                 ) {
                     self.promptTokens = promptTokens
                     self.totalTokens = totalTokens
@@ -2349,11 +2432,11 @@ extension Components {
                 }
                 public init(from decoder: any Swift.Decoder) throws {
                     let container = try decoder.container(keyedBy: CodingKeys.self)
-                    self.promptTokens = try container.decodeIfPresent(
+                    self.promptTokens = try container.decode(
                         Swift.Int.self,
                         forKey: .promptTokens
                     )
-                    self.totalTokens = try container.decodeIfPresent(
+                    self.totalTokens = try container.decode(
                         Swift.Int.self,
                         forKey: .totalTokens
                     )
@@ -2582,13 +2665,13 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/Job/progress`.
             public struct ProgressPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/Job/progress/pagesDone`.
-                public var pagesDone: Swift.Int?
+                public var pagesDone: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/Job/progress/pagesTotal`.
-                public var pagesTotal: Swift.Int?
+                public var pagesTotal: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/Job/progress/snippetsDone`.
-                public var snippetsDone: Swift.Int?
+                public var snippetsDone: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/Job/progress/snippetsTotal`.
-                public var snippetsTotal: Swift.Int?
+                public var snippetsTotal: Swift.Int
                 /// Creates a new `ProgressPayload`.
                 ///
                 /// - Parameters:
@@ -2597,10 +2680,10 @@ extension Components {
                 ///   - snippetsDone:
                 ///   - snippetsTotal:
                 public init(
-                    pagesDone: Swift.Int? = nil,
-                    pagesTotal: Swift.Int? = nil,
-                    snippetsDone: Swift.Int? = nil,
-                    snippetsTotal: Swift.Int? = nil
+                    pagesDone: Swift.Int,
+                    pagesTotal: Swift.Int,
+                    snippetsDone: Swift.Int,
+                    snippetsTotal: Swift.Int
                 ) {
                     self.pagesDone = pagesDone
                     self.pagesTotal = pagesTotal
@@ -2615,19 +2698,19 @@ extension Components {
                 }
                 public init(from decoder: any Swift.Decoder) throws {
                     let container = try decoder.container(keyedBy: CodingKeys.self)
-                    self.pagesDone = try container.decodeIfPresent(
+                    self.pagesDone = try container.decode(
                         Swift.Int.self,
                         forKey: .pagesDone
                     )
-                    self.pagesTotal = try container.decodeIfPresent(
+                    self.pagesTotal = try container.decode(
                         Swift.Int.self,
                         forKey: .pagesTotal
                     )
-                    self.snippetsDone = try container.decodeIfPresent(
+                    self.snippetsDone = try container.decode(
                         Swift.Int.self,
                         forKey: .snippetsDone
                     )
-                    self.snippetsTotal = try container.decodeIfPresent(
+                    self.snippetsTotal = try container.decode(
                         Swift.Int.self,
                         forKey: .snippetsTotal
                     )
@@ -3983,11 +4066,11 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/MemoryResults/HitsPayload`.
             public struct HitsPayloadPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/MemoryResults/HitsPayload/memory`.
-                public var memory: Components.Schemas.Memory?
+                public var memory: Components.Schemas.Memory
                 /// - Remark: Generated from `#/components/schemas/MemoryResults/HitsPayload/rank`.
-                public var rank: Swift.Int?
+                public var rank: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/MemoryResults/HitsPayload/score`.
-                public var score: Swift.Double?
+                public var score: Swift.Double
                 /// Creates a new `HitsPayloadPayload`.
                 ///
                 /// - Parameters:
@@ -3995,9 +4078,9 @@ extension Components {
                 ///   - rank:
                 ///   - score:
                 public init(
-                    memory: Components.Schemas.Memory? = nil,
-                    rank: Swift.Int? = nil,
-                    score: Swift.Double? = nil
+                    memory: Components.Schemas.Memory,
+                    rank: Swift.Int,
+                    score: Swift.Double
                 ) {
                     self.memory = memory
                     self.rank = rank
@@ -4010,15 +4093,15 @@ extension Components {
                 }
                 public init(from decoder: any Swift.Decoder) throws {
                     let container = try decoder.container(keyedBy: CodingKeys.self)
-                    self.memory = try container.decodeIfPresent(
+                    self.memory = try container.decode(
                         Components.Schemas.Memory.self,
                         forKey: .memory
                     )
-                    self.rank = try container.decodeIfPresent(
+                    self.rank = try container.decode(
                         Swift.Int.self,
                         forKey: .rank
                     )
-                    self.score = try container.decodeIfPresent(
+                    self.score = try container.decode(
                         Swift.Double.self,
                         forKey: .score
                     )
@@ -4114,15 +4197,15 @@ extension Components {
         /// - Remark: Generated from `#/components/schemas/MemoryVersion`.
         public struct MemoryVersion: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/MemoryVersion/content`.
-            public var content: Swift.String?
+            public var content: Swift.String
             /// - Remark: Generated from `#/components/schemas/MemoryVersion/tags`.
-            public var tags: [Swift.String]?
+            public var tags: [Swift.String]
             /// - Remark: Generated from `#/components/schemas/MemoryVersion/title`.
             public var title: Swift.String?
             /// - Remark: Generated from `#/components/schemas/MemoryVersion/updatedAt`.
-            public var updatedAt: Swift.String?
+            public var updatedAt: Swift.String
             /// - Remark: Generated from `#/components/schemas/MemoryVersion/version`.
-            public var version: Swift.Int?
+            public var version: Swift.Int
             /// Creates a new `MemoryVersion`.
             ///
             /// - Parameters:
@@ -4132,11 +4215,11 @@ extension Components {
             ///   - updatedAt:
             ///   - version:
             public init(
-                content: Swift.String? = nil,
-                tags: [Swift.String]? = nil,
+                content: Swift.String,
+                tags: [Swift.String],
                 title: Swift.String? = nil,
-                updatedAt: Swift.String? = nil,
-                version: Swift.Int? = nil
+                updatedAt: Swift.String,
+                version: Swift.Int
             ) {
                 self.content = content
                 self.tags = tags
@@ -4153,11 +4236,11 @@ extension Components {
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
-                self.content = try container.decodeIfPresent(
+                self.content = try container.decode(
                     Swift.String.self,
                     forKey: .content
                 )
-                self.tags = try container.decodeIfPresent(
+                self.tags = try container.decode(
                     [Swift.String].self,
                     forKey: .tags
                 )
@@ -4165,11 +4248,11 @@ extension Components {
                     Swift.String.self,
                     forKey: .title
                 )
-                self.updatedAt = try container.decodeIfPresent(
+                self.updatedAt = try container.decode(
                     Swift.String.self,
                     forKey: .updatedAt
                 )
-                self.version = try container.decodeIfPresent(
+                self.version = try container.decode(
                     Swift.Int.self,
                     forKey: .version
                 )
@@ -4488,6 +4571,36 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/Readiness`.
+        public struct Readiness: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Readiness/status`.
+            @frozen public enum StatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case ok = "ok"
+                case warming = "warming"
+            }
+            /// - Remark: Generated from `#/components/schemas/Readiness/status`.
+            public var status: Components.Schemas.Readiness.StatusPayload
+            /// Creates a new `Readiness`.
+            ///
+            /// - Parameters:
+            ///   - status:
+            public init(status: Components.Schemas.Readiness.StatusPayload) {
+                self.status = status
+            }
+            public enum CodingKeys: String, CodingKey {
+                case status
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.status = try container.decode(
+                    Components.Schemas.Readiness.StatusPayload.self,
+                    forKey: .status
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "status"
+                ])
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/RecallRequest`.
         public struct RecallRequest: Codable, Hashable, Sendable {
             /// Recall what held at this time (ISO 8601 date or time, e.g. 2026-03-01) instead of now.
@@ -4758,11 +4871,11 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/RememberResult/NearDuplicatesPayload`.
             public struct NearDuplicatesPayloadPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/RememberResult/NearDuplicatesPayload/content`.
-                public var content: Swift.String?
+                public var content: Swift.String
                 /// - Remark: Generated from `#/components/schemas/RememberResult/NearDuplicatesPayload/id`.
-                public var id: Swift.String?
+                public var id: Swift.String
                 /// - Remark: Generated from `#/components/schemas/RememberResult/NearDuplicatesPayload/similarity`.
-                public var similarity: Swift.Double?
+                public var similarity: Swift.Double
                 /// Creates a new `NearDuplicatesPayloadPayload`.
                 ///
                 /// - Parameters:
@@ -4770,9 +4883,9 @@ extension Components {
                 ///   - id:
                 ///   - similarity:
                 public init(
-                    content: Swift.String? = nil,
-                    id: Swift.String? = nil,
-                    similarity: Swift.Double? = nil
+                    content: Swift.String,
+                    id: Swift.String,
+                    similarity: Swift.Double
                 ) {
                     self.content = content
                     self.id = id
@@ -4785,15 +4898,15 @@ extension Components {
                 }
                 public init(from decoder: any Swift.Decoder) throws {
                     let container = try decoder.container(keyedBy: CodingKeys.self)
-                    self.content = try container.decodeIfPresent(
+                    self.content = try container.decode(
                         Swift.String.self,
                         forKey: .content
                     )
-                    self.id = try container.decodeIfPresent(
+                    self.id = try container.decode(
                         Swift.String.self,
                         forKey: .id
                     )
-                    self.similarity = try container.decodeIfPresent(
+                    self.similarity = try container.decode(
                         Swift.Double.self,
                         forKey: .similarity
                     )
@@ -4867,21 +4980,21 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/ReportTemplate/SectionsPayload`.
             public struct SectionsPayloadPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/ReportTemplate/SectionsPayload/anyTags`.
-                public var anyTags: [Swift.String]?
+                public var anyTags: [Swift.String]
                 /// - Remark: Generated from `#/components/schemas/ReportTemplate/SectionsPayload/FallbackPayload`.
                 public struct FallbackPayloadPayload: Codable, Hashable, Sendable {
                     /// - Remark: Generated from `#/components/schemas/ReportTemplate/SectionsPayload/FallbackPayload/text`.
-                    public var text: Swift.String?
+                    public var text: Swift.String
                     /// - Remark: Generated from `#/components/schemas/ReportTemplate/SectionsPayload/FallbackPayload/title`.
-                    public var title: Swift.String?
+                    public var title: Swift.String
                     /// Creates a new `FallbackPayloadPayload`.
                     ///
                     /// - Parameters:
                     ///   - text:
                     ///   - title:
                     public init(
-                        text: Swift.String? = nil,
-                        title: Swift.String? = nil
+                        text: Swift.String,
+                        title: Swift.String
                     ) {
                         self.text = text
                         self.title = title
@@ -4892,11 +5005,11 @@ extension Components {
                     }
                     public init(from decoder: any Swift.Decoder) throws {
                         let container = try decoder.container(keyedBy: CodingKeys.self)
-                        self.text = try container.decodeIfPresent(
+                        self.text = try container.decode(
                             Swift.String.self,
                             forKey: .text
                         )
-                        self.title = try container.decodeIfPresent(
+                        self.title = try container.decode(
                             Swift.String.self,
                             forKey: .title
                         )
@@ -4909,19 +5022,33 @@ extension Components {
                 /// - Remark: Generated from `#/components/schemas/ReportTemplate/SectionsPayload/fallback`.
                 public typealias FallbackPayload = [Components.Schemas.ReportTemplate.SectionsPayloadPayload.FallbackPayloadPayload]
                 /// - Remark: Generated from `#/components/schemas/ReportTemplate/SectionsPayload/fallback`.
-                public var fallback: Components.Schemas.ReportTemplate.SectionsPayloadPayload.FallbackPayload?
+                public var fallback: Components.Schemas.ReportTemplate.SectionsPayloadPayload.FallbackPayload
+                /// - Remark: Generated from `#/components/schemas/ReportTemplate/SectionsPayload/KindsPayload`.
+                @frozen public enum KindsPayloadPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case note = "note"
+                    case pdf = "pdf"
+                    case image = "image"
+                    case epub = "epub"
+                    case html = "html"
+                    case docx = "docx"
+                    case record = "record"
+                    case conversation = "conversation"
+                    case memory = "memory"
+                }
                 /// - Remark: Generated from `#/components/schemas/ReportTemplate/SectionsPayload/kinds`.
-                public var kinds: [Swift.String]?
+                public typealias KindsPayload = [Components.Schemas.ReportTemplate.SectionsPayloadPayload.KindsPayloadPayload]
+                /// - Remark: Generated from `#/components/schemas/ReportTemplate/SectionsPayload/kinds`.
+                public var kinds: Components.Schemas.ReportTemplate.SectionsPayloadPayload.KindsPayload
                 /// - Remark: Generated from `#/components/schemas/ReportTemplate/SectionsPayload/name`.
-                public var name: Swift.String?
+                public var name: Swift.String
                 /// - Remark: Generated from `#/components/schemas/ReportTemplate/SectionsPayload/query`.
-                public var query: Swift.String?
+                public var query: Swift.String
                 /// - Remark: Generated from `#/components/schemas/ReportTemplate/SectionsPayload/share`.
-                public var share: Swift.Double?
+                public var share: Swift.Double
                 /// - Remark: Generated from `#/components/schemas/ReportTemplate/SectionsPayload/snippets`.
-                public var snippets: Swift.Int?
+                public var snippets: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/ReportTemplate/SectionsPayload/tags`.
-                public var tags: [Swift.String]?
+                public var tags: [Swift.String]
                 /// Creates a new `SectionsPayloadPayload`.
                 ///
                 /// - Parameters:
@@ -4934,14 +5061,14 @@ extension Components {
                 ///   - snippets:
                 ///   - tags:
                 public init(
-                    anyTags: [Swift.String]? = nil,
-                    fallback: Components.Schemas.ReportTemplate.SectionsPayloadPayload.FallbackPayload? = nil,
-                    kinds: [Swift.String]? = nil,
-                    name: Swift.String? = nil,
-                    query: Swift.String? = nil,
-                    share: Swift.Double? = nil,
-                    snippets: Swift.Int? = nil,
-                    tags: [Swift.String]? = nil
+                    anyTags: [Swift.String],
+                    fallback: Components.Schemas.ReportTemplate.SectionsPayloadPayload.FallbackPayload,
+                    kinds: Components.Schemas.ReportTemplate.SectionsPayloadPayload.KindsPayload,
+                    name: Swift.String,
+                    query: Swift.String,
+                    share: Swift.Double,
+                    snippets: Swift.Int,
+                    tags: [Swift.String]
                 ) {
                     self.anyTags = anyTags
                     self.fallback = fallback
@@ -4964,35 +5091,35 @@ extension Components {
                 }
                 public init(from decoder: any Swift.Decoder) throws {
                     let container = try decoder.container(keyedBy: CodingKeys.self)
-                    self.anyTags = try container.decodeIfPresent(
+                    self.anyTags = try container.decode(
                         [Swift.String].self,
                         forKey: .anyTags
                     )
-                    self.fallback = try container.decodeIfPresent(
+                    self.fallback = try container.decode(
                         Components.Schemas.ReportTemplate.SectionsPayloadPayload.FallbackPayload.self,
                         forKey: .fallback
                     )
-                    self.kinds = try container.decodeIfPresent(
-                        [Swift.String].self,
+                    self.kinds = try container.decode(
+                        Components.Schemas.ReportTemplate.SectionsPayloadPayload.KindsPayload.self,
                         forKey: .kinds
                     )
-                    self.name = try container.decodeIfPresent(
+                    self.name = try container.decode(
                         Swift.String.self,
                         forKey: .name
                     )
-                    self.query = try container.decodeIfPresent(
+                    self.query = try container.decode(
                         Swift.String.self,
                         forKey: .query
                     )
-                    self.share = try container.decodeIfPresent(
+                    self.share = try container.decode(
                         Swift.Double.self,
                         forKey: .share
                     )
-                    self.snippets = try container.decodeIfPresent(
+                    self.snippets = try container.decode(
                         Swift.Int.self,
                         forKey: .snippets
                     )
-                    self.tags = try container.decodeIfPresent(
+                    self.tags = try container.decode(
                         [Swift.String].self,
                         forKey: .tags
                     )
@@ -5058,7 +5185,7 @@ extension Components {
         /// - Remark: Generated from `#/components/schemas/SearchHit`.
         public struct SearchHit: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/SearchHit/excerpt`.
-            public var excerpt: Swift.String?
+            public var excerpt: Swift.String
             /// - Remark: Generated from `#/components/schemas/SearchHit/explanation`.
             public struct ExplanationPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/SearchHit/explanation/cosine`.
@@ -5189,19 +5316,19 @@ extension Components {
                 case memory = "memory"
             }
             /// - Remark: Generated from `#/components/schemas/SearchHit/kind`.
-            public var kind: Components.Schemas.SearchHit.KindPayload?
+            public var kind: Components.Schemas.SearchHit.KindPayload
             /// - Remark: Generated from `#/components/schemas/SearchHit/rank`.
-            public var rank: Swift.Int?
+            public var rank: Swift.Int
             /// - Remark: Generated from `#/components/schemas/SearchHit/score`.
-            public var score: Swift.Double?
+            public var score: Swift.Double
             /// - Remark: Generated from `#/components/schemas/SearchHit/snippet`.
-            public var snippet: Components.Schemas.Snippet?
+            public var snippet: Components.Schemas.Snippet
             /// - Remark: Generated from `#/components/schemas/SearchHit/snippetID`.
-            public var snippetID: Swift.Int?
+            public var snippetID: Swift.Int
             /// - Remark: Generated from `#/components/schemas/SearchHit/sourcePath`.
-            public var sourcePath: Swift.String?
+            public var sourcePath: Swift.String
             /// - Remark: Generated from `#/components/schemas/SearchHit/sourceTitle`.
-            public var sourceTitle: Swift.String?
+            public var sourceTitle: Swift.String
             /// Creates a new `SearchHit`.
             ///
             /// - Parameters:
@@ -5215,15 +5342,15 @@ extension Components {
             ///   - sourcePath:
             ///   - sourceTitle:
             public init(
-                excerpt: Swift.String? = nil,
+                excerpt: Swift.String,
                 explanation: Components.Schemas.SearchHit.ExplanationPayload? = nil,
-                kind: Components.Schemas.SearchHit.KindPayload? = nil,
-                rank: Swift.Int? = nil,
-                score: Swift.Double? = nil,
-                snippet: Components.Schemas.Snippet? = nil,
-                snippetID: Swift.Int? = nil,
-                sourcePath: Swift.String? = nil,
-                sourceTitle: Swift.String? = nil
+                kind: Components.Schemas.SearchHit.KindPayload,
+                rank: Swift.Int,
+                score: Swift.Double,
+                snippet: Components.Schemas.Snippet,
+                snippetID: Swift.Int,
+                sourcePath: Swift.String,
+                sourceTitle: Swift.String
             ) {
                 self.excerpt = excerpt
                 self.explanation = explanation
@@ -5248,7 +5375,7 @@ extension Components {
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
-                self.excerpt = try container.decodeIfPresent(
+                self.excerpt = try container.decode(
                     Swift.String.self,
                     forKey: .excerpt
                 )
@@ -5256,31 +5383,31 @@ extension Components {
                     Components.Schemas.SearchHit.ExplanationPayload.self,
                     forKey: .explanation
                 )
-                self.kind = try container.decodeIfPresent(
+                self.kind = try container.decode(
                     Components.Schemas.SearchHit.KindPayload.self,
                     forKey: .kind
                 )
-                self.rank = try container.decodeIfPresent(
+                self.rank = try container.decode(
                     Swift.Int.self,
                     forKey: .rank
                 )
-                self.score = try container.decodeIfPresent(
+                self.score = try container.decode(
                     Swift.Double.self,
                     forKey: .score
                 )
-                self.snippet = try container.decodeIfPresent(
+                self.snippet = try container.decode(
                     Components.Schemas.Snippet.self,
                     forKey: .snippet
                 )
-                self.snippetID = try container.decodeIfPresent(
+                self.snippetID = try container.decode(
                     Swift.Int.self,
                     forKey: .snippetID
                 )
-                self.sourcePath = try container.decodeIfPresent(
+                self.sourcePath = try container.decode(
                     Swift.String.self,
                     forKey: .sourcePath
                 )
-                self.sourceTitle = try container.decodeIfPresent(
+                self.sourceTitle = try container.decode(
                     Swift.String.self,
                     forKey: .sourceTitle
                 )
@@ -5751,9 +5878,9 @@ extension Components {
         /// - Remark: Generated from `#/components/schemas/Snippet`.
         public struct Snippet: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Snippet/end`.
-            public var end: Swift.Int?
+            public var end: Swift.Int
             /// - Remark: Generated from `#/components/schemas/Snippet/headingPath`.
-            public var headingPath: [Swift.String]?
+            public var headingPath: [Swift.String]
             /// - Remark: Generated from `#/components/schemas/Snippet/ocr`.
             public struct OcrPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/Snippet/ocr/confidence`.
@@ -5782,17 +5909,17 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/Snippet/ocr`.
             public var ocr: Components.Schemas.Snippet.OcrPayload?
             /// - Remark: Generated from `#/components/schemas/Snippet/ordinal`.
-            public var ordinal: Swift.Int?
+            public var ordinal: Swift.Int
             /// - Remark: Generated from `#/components/schemas/Snippet/pages`.
             public struct PagesPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/Snippet/pages/end`.
-                public var end: Swift.Int?
+                public var end: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/Snippet/pages/endLabel`.
-                public var endLabel: Swift.String?
+                public var endLabel: Swift.String
                 /// - Remark: Generated from `#/components/schemas/Snippet/pages/start`.
-                public var start: Swift.Int?
+                public var start: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/Snippet/pages/startLabel`.
-                public var startLabel: Swift.String?
+                public var startLabel: Swift.String
                 /// Creates a new `PagesPayload`.
                 ///
                 /// - Parameters:
@@ -5801,10 +5928,10 @@ extension Components {
                 ///   - start:
                 ///   - startLabel:
                 public init(
-                    end: Swift.Int? = nil,
-                    endLabel: Swift.String? = nil,
-                    start: Swift.Int? = nil,
-                    startLabel: Swift.String? = nil
+                    end: Swift.Int,
+                    endLabel: Swift.String,
+                    start: Swift.Int,
+                    startLabel: Swift.String
                 ) {
                     self.end = end
                     self.endLabel = endLabel
@@ -5819,19 +5946,19 @@ extension Components {
                 }
                 public init(from decoder: any Swift.Decoder) throws {
                     let container = try decoder.container(keyedBy: CodingKeys.self)
-                    self.end = try container.decodeIfPresent(
+                    self.end = try container.decode(
                         Swift.Int.self,
                         forKey: .end
                     )
-                    self.endLabel = try container.decodeIfPresent(
+                    self.endLabel = try container.decode(
                         Swift.String.self,
                         forKey: .endLabel
                     )
-                    self.start = try container.decodeIfPresent(
+                    self.start = try container.decode(
                         Swift.Int.self,
                         forKey: .start
                     )
-                    self.startLabel = try container.decodeIfPresent(
+                    self.startLabel = try container.decode(
                         Swift.String.self,
                         forKey: .startLabel
                     )
@@ -5846,11 +5973,11 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/Snippet/pages`.
             public var pages: Components.Schemas.Snippet.PagesPayload?
             /// - Remark: Generated from `#/components/schemas/Snippet/start`.
-            public var start: Swift.Int?
+            public var start: Swift.Int
             /// - Remark: Generated from `#/components/schemas/Snippet/tags`.
-            public var tags: [Swift.String]?
+            public var tags: [Swift.String]
             /// - Remark: Generated from `#/components/schemas/Snippet/text`.
-            public var text: Swift.String?
+            public var text: Swift.String
             /// - Remark: Generated from `#/components/schemas/Snippet/weight`.
             public var weight: Swift.Double?
             /// Creates a new `Snippet`.
@@ -5866,14 +5993,14 @@ extension Components {
             ///   - text:
             ///   - weight:
             public init(
-                end: Swift.Int? = nil,
-                headingPath: [Swift.String]? = nil,
+                end: Swift.Int,
+                headingPath: [Swift.String],
                 ocr: Components.Schemas.Snippet.OcrPayload? = nil,
-                ordinal: Swift.Int? = nil,
+                ordinal: Swift.Int,
                 pages: Components.Schemas.Snippet.PagesPayload? = nil,
-                start: Swift.Int? = nil,
-                tags: [Swift.String]? = nil,
-                text: Swift.String? = nil,
+                start: Swift.Int,
+                tags: [Swift.String],
+                text: Swift.String,
                 weight: Swift.Double? = nil
             ) {
                 self.end = end
@@ -5899,11 +6026,11 @@ extension Components {
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
-                self.end = try container.decodeIfPresent(
+                self.end = try container.decode(
                     Swift.Int.self,
                     forKey: .end
                 )
-                self.headingPath = try container.decodeIfPresent(
+                self.headingPath = try container.decode(
                     [Swift.String].self,
                     forKey: .headingPath
                 )
@@ -5911,7 +6038,7 @@ extension Components {
                     Components.Schemas.Snippet.OcrPayload.self,
                     forKey: .ocr
                 )
-                self.ordinal = try container.decodeIfPresent(
+                self.ordinal = try container.decode(
                     Swift.Int.self,
                     forKey: .ordinal
                 )
@@ -5919,15 +6046,15 @@ extension Components {
                     Components.Schemas.Snippet.PagesPayload.self,
                     forKey: .pages
                 )
-                self.start = try container.decodeIfPresent(
+                self.start = try container.decode(
                     Swift.Int.self,
                     forKey: .start
                 )
-                self.tags = try container.decodeIfPresent(
+                self.tags = try container.decode(
                     [Swift.String].self,
                     forKey: .tags
                 )
-                self.text = try container.decodeIfPresent(
+                self.text = try container.decode(
                     Swift.String.self,
                     forKey: .text
                 )
@@ -6478,13 +6605,13 @@ extension Components {
                 /// - Remark: Generated from `#/components/schemas/SourceMatches/MatchesPayload/pages`.
                 public struct PagesPayload: Codable, Hashable, Sendable {
                     /// - Remark: Generated from `#/components/schemas/SourceMatches/MatchesPayload/pages/end`.
-                    public var end: Swift.Int?
+                    public var end: Swift.Int
                     /// - Remark: Generated from `#/components/schemas/SourceMatches/MatchesPayload/pages/endLabel`.
-                    public var endLabel: Swift.String?
+                    public var endLabel: Swift.String
                     /// - Remark: Generated from `#/components/schemas/SourceMatches/MatchesPayload/pages/start`.
-                    public var start: Swift.Int?
+                    public var start: Swift.Int
                     /// - Remark: Generated from `#/components/schemas/SourceMatches/MatchesPayload/pages/startLabel`.
-                    public var startLabel: Swift.String?
+                    public var startLabel: Swift.String
                     /// Creates a new `PagesPayload`.
                     ///
                     /// - Parameters:
@@ -6493,10 +6620,10 @@ extension Components {
                     ///   - start:
                     ///   - startLabel:
                     public init(
-                        end: Swift.Int? = nil,
-                        endLabel: Swift.String? = nil,
-                        start: Swift.Int? = nil,
-                        startLabel: Swift.String? = nil
+                        end: Swift.Int,
+                        endLabel: Swift.String,
+                        start: Swift.Int,
+                        startLabel: Swift.String
                     ) {
                         self.end = end
                         self.endLabel = endLabel
@@ -6511,19 +6638,19 @@ extension Components {
                     }
                     public init(from decoder: any Swift.Decoder) throws {
                         let container = try decoder.container(keyedBy: CodingKeys.self)
-                        self.end = try container.decodeIfPresent(
+                        self.end = try container.decode(
                             Swift.Int.self,
                             forKey: .end
                         )
-                        self.endLabel = try container.decodeIfPresent(
+                        self.endLabel = try container.decode(
                             Swift.String.self,
                             forKey: .endLabel
                         )
-                        self.start = try container.decodeIfPresent(
+                        self.start = try container.decode(
                             Swift.Int.self,
                             forKey: .start
                         )
-                        self.startLabel = try container.decodeIfPresent(
+                        self.startLabel = try container.decode(
                             Swift.String.self,
                             forKey: .startLabel
                         )
@@ -7095,13 +7222,13 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/SourceText/pages`.
             public struct PagesPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/SourceText/pages/end`.
-                public var end: Swift.Int?
+                public var end: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/SourceText/pages/endLabel`.
-                public var endLabel: Swift.String?
+                public var endLabel: Swift.String
                 /// - Remark: Generated from `#/components/schemas/SourceText/pages/start`.
-                public var start: Swift.Int?
+                public var start: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/SourceText/pages/startLabel`.
-                public var startLabel: Swift.String?
+                public var startLabel: Swift.String
                 /// Creates a new `PagesPayload`.
                 ///
                 /// - Parameters:
@@ -7110,10 +7237,10 @@ extension Components {
                 ///   - start:
                 ///   - startLabel:
                 public init(
-                    end: Swift.Int? = nil,
-                    endLabel: Swift.String? = nil,
-                    start: Swift.Int? = nil,
-                    startLabel: Swift.String? = nil
+                    end: Swift.Int,
+                    endLabel: Swift.String,
+                    start: Swift.Int,
+                    startLabel: Swift.String
                 ) {
                     self.end = end
                     self.endLabel = endLabel
@@ -7128,19 +7255,19 @@ extension Components {
                 }
                 public init(from decoder: any Swift.Decoder) throws {
                     let container = try decoder.container(keyedBy: CodingKeys.self)
-                    self.end = try container.decodeIfPresent(
+                    self.end = try container.decode(
                         Swift.Int.self,
                         forKey: .end
                     )
-                    self.endLabel = try container.decodeIfPresent(
+                    self.endLabel = try container.decode(
                         Swift.String.self,
                         forKey: .endLabel
                     )
-                    self.start = try container.decodeIfPresent(
+                    self.start = try container.decode(
                         Swift.Int.self,
                         forKey: .start
                     )
-                    self.startLabel = try container.decodeIfPresent(
+                    self.startLabel = try container.decode(
                         Swift.String.self,
                         forKey: .startLabel
                     )
@@ -7548,9 +7675,80 @@ extension Components {
             /// Vectors kept in the embedding cache, by embedder.
             ///
             /// - Remark: Generated from `#/components/schemas/Status/cachedVectors`.
-            public var cachedVectors: Components.Schemas.Status.CachedVectorsPayload?
+            public var cachedVectors: Components.Schemas.Status.CachedVectorsPayload
             /// - Remark: Generated from `#/components/schemas/Status/embedder`.
-            public var embedder: OpenAPIRuntime.OpenAPIObjectContainer?
+            public struct EmbedderPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/Status/embedder/context`.
+                public var context: Swift.String?
+                /// - Remark: Generated from `#/components/schemas/Status/embedder/dimension`.
+                public var dimension: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/Status/embedder/name`.
+                public var name: Swift.String
+                /// - Remark: Generated from `#/components/schemas/Status/embedder/precision`.
+                public var precision: Swift.String?
+                /// - Remark: Generated from `#/components/schemas/Status/embedder/spec`.
+                public var spec: Swift.String
+                /// Creates a new `EmbedderPayload`.
+                ///
+                /// - Parameters:
+                ///   - context:
+                ///   - dimension:
+                ///   - name:
+                ///   - precision:
+                ///   - spec:
+                public init(
+                    context: Swift.String? = nil,
+                    dimension: Swift.Int,
+                    name: Swift.String,
+                    precision: Swift.String? = nil,
+                    spec: Swift.String
+                ) {
+                    self.context = context
+                    self.dimension = dimension
+                    self.name = name
+                    self.precision = precision
+                    self.spec = spec
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case context
+                    case dimension
+                    case name
+                    case precision
+                    case spec
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self.context = try container.decodeIfPresent(
+                        Swift.String.self,
+                        forKey: .context
+                    )
+                    self.dimension = try container.decode(
+                        Swift.Int.self,
+                        forKey: .dimension
+                    )
+                    self.name = try container.decode(
+                        Swift.String.self,
+                        forKey: .name
+                    )
+                    self.precision = try container.decodeIfPresent(
+                        Swift.String.self,
+                        forKey: .precision
+                    )
+                    self.spec = try container.decode(
+                        Swift.String.self,
+                        forKey: .spec
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "context",
+                        "dimension",
+                        "name",
+                        "precision",
+                        "spec"
+                    ])
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/Status/embedder`.
+            public var embedder: Components.Schemas.Status.EmbedderPayload?
             /// Unfinished jobs by state (receiving, queued, running).
             ///
             /// - Remark: Generated from `#/components/schemas/Status/jobs`.
@@ -7574,9 +7772,9 @@ extension Components {
             /// Unfinished jobs by state (receiving, queued, running).
             ///
             /// - Remark: Generated from `#/components/schemas/Status/jobs`.
-            public var jobs: Components.Schemas.Status.JobsPayload?
+            public var jobs: Components.Schemas.Status.JobsPayload
             /// - Remark: Generated from `#/components/schemas/Status/keywordLanguage`.
-            public var keywordLanguage: Swift.String?
+            public var keywordLanguage: Swift.String
             /// Languages the index holds that its embedder does not read, and the fix.
             ///
             /// - Remark: Generated from `#/components/schemas/Status/languageWarning`.
@@ -7604,9 +7802,9 @@ extension Components {
             /// Snippets by the language detected at ingest.
             ///
             /// - Remark: Generated from `#/components/schemas/Status/languages`.
-            public var languages: Components.Schemas.Status.LanguagesPayload?
+            public var languages: Components.Schemas.Status.LanguagesPayload
             /// - Remark: Generated from `#/components/schemas/Status/path`.
-            public var path: Swift.String?
+            public var path: Swift.String
             /// - Remark: Generated from `#/components/schemas/Status/queryEmbedder`.
             public struct QueryEmbedderPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/Status/queryEmbedder/available`.
@@ -7679,19 +7877,37 @@ extension Components {
                 }
             }
             /// - Remark: Generated from `#/components/schemas/Status/queryEmbedder`.
-            public var queryEmbedder: Components.Schemas.Status.QueryEmbedderPayload?
+            public var queryEmbedder: Components.Schemas.Status.QueryEmbedderPayload
             /// - Remark: Generated from `#/components/schemas/Status/schemaVersion`.
-            public var schemaVersion: Swift.Int?
+            public var schemaVersion: Swift.Int
             /// - Remark: Generated from `#/components/schemas/Status/sizeOnDisk`.
-            public var sizeOnDisk: Swift.Int?
+            public var sizeOnDisk: Swift.Int
             /// - Remark: Generated from `#/components/schemas/Status/snippets`.
-            public var snippets: Swift.Int?
+            public var snippets: Swift.Int
             /// - Remark: Generated from `#/components/schemas/Status/sources`.
-            public var sources: Swift.Int?
+            public var sources: Swift.Int
             /// - Remark: Generated from `#/components/schemas/Status/sourcesByKind`.
-            public var sourcesByKind: OpenAPIRuntime.OpenAPIObjectContainer?
+            public struct SourcesByKindPayload: Codable, Hashable, Sendable {
+                /// A container of undocumented properties.
+                public var additionalProperties: [String: Swift.Int]
+                /// Creates a new `SourcesByKindPayload`.
+                ///
+                /// - Parameters:
+                ///   - additionalProperties: A container of undocumented properties.
+                public init(additionalProperties: [String: Swift.Int] = .init()) {
+                    self.additionalProperties = additionalProperties
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                }
+                public func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeAdditionalProperties(additionalProperties)
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/Status/sourcesByKind`.
+            public var sourcesByKind: Components.Schemas.Status.SourcesByKindPayload
             /// - Remark: Generated from `#/components/schemas/Status/tags`.
-            public var tags: Swift.Int?
+            public var tags: Swift.Int
             /// Tokens remote embedders reported using, by embedder.
             ///
             /// - Remark: Generated from `#/components/schemas/Status/tokensUsed`.
@@ -7715,7 +7931,7 @@ extension Components {
             /// Tokens remote embedders reported using, by embedder.
             ///
             /// - Remark: Generated from `#/components/schemas/Status/tokensUsed`.
-            public var tokensUsed: Components.Schemas.Status.TokensUsedPayload?
+            public var tokensUsed: Components.Schemas.Status.TokensUsedPayload
             /// Vectors stored, by embedder.
             ///
             /// - Remark: Generated from `#/components/schemas/Status/vectors`.
@@ -7739,7 +7955,7 @@ extension Components {
             /// Vectors stored, by embedder.
             ///
             /// - Remark: Generated from `#/components/schemas/Status/vectors`.
-            public var vectors: Components.Schemas.Status.VectorsPayload?
+            public var vectors: Components.Schemas.Status.VectorsPayload
             /// Creates a new `Status`.
             ///
             /// - Parameters:
@@ -7760,22 +7976,22 @@ extension Components {
             ///   - tokensUsed: Tokens remote embedders reported using, by embedder.
             ///   - vectors: Vectors stored, by embedder.
             public init(
-                cachedVectors: Components.Schemas.Status.CachedVectorsPayload? = nil,
-                embedder: OpenAPIRuntime.OpenAPIObjectContainer? = nil,
-                jobs: Components.Schemas.Status.JobsPayload? = nil,
-                keywordLanguage: Swift.String? = nil,
+                cachedVectors: Components.Schemas.Status.CachedVectorsPayload,
+                embedder: Components.Schemas.Status.EmbedderPayload? = nil,
+                jobs: Components.Schemas.Status.JobsPayload,
+                keywordLanguage: Swift.String,
                 languageWarning: Swift.String? = nil,
-                languages: Components.Schemas.Status.LanguagesPayload? = nil,
-                path: Swift.String? = nil,
-                queryEmbedder: Components.Schemas.Status.QueryEmbedderPayload? = nil,
-                schemaVersion: Swift.Int? = nil,
-                sizeOnDisk: Swift.Int? = nil,
-                snippets: Swift.Int? = nil,
-                sources: Swift.Int? = nil,
-                sourcesByKind: OpenAPIRuntime.OpenAPIObjectContainer? = nil,
-                tags: Swift.Int? = nil,
-                tokensUsed: Components.Schemas.Status.TokensUsedPayload? = nil,
-                vectors: Components.Schemas.Status.VectorsPayload? = nil
+                languages: Components.Schemas.Status.LanguagesPayload,
+                path: Swift.String,
+                queryEmbedder: Components.Schemas.Status.QueryEmbedderPayload,
+                schemaVersion: Swift.Int,
+                sizeOnDisk: Swift.Int,
+                snippets: Swift.Int,
+                sources: Swift.Int,
+                sourcesByKind: Components.Schemas.Status.SourcesByKindPayload,
+                tags: Swift.Int,
+                tokensUsed: Components.Schemas.Status.TokensUsedPayload,
+                vectors: Components.Schemas.Status.VectorsPayload
             ) {
                 self.cachedVectors = cachedVectors
                 self.embedder = embedder
@@ -7814,19 +8030,19 @@ extension Components {
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
-                self.cachedVectors = try container.decodeIfPresent(
+                self.cachedVectors = try container.decode(
                     Components.Schemas.Status.CachedVectorsPayload.self,
                     forKey: .cachedVectors
                 )
                 self.embedder = try container.decodeIfPresent(
-                    OpenAPIRuntime.OpenAPIObjectContainer.self,
+                    Components.Schemas.Status.EmbedderPayload.self,
                     forKey: .embedder
                 )
-                self.jobs = try container.decodeIfPresent(
+                self.jobs = try container.decode(
                     Components.Schemas.Status.JobsPayload.self,
                     forKey: .jobs
                 )
-                self.keywordLanguage = try container.decodeIfPresent(
+                self.keywordLanguage = try container.decode(
                     Swift.String.self,
                     forKey: .keywordLanguage
                 )
@@ -7834,47 +8050,47 @@ extension Components {
                     Swift.String.self,
                     forKey: .languageWarning
                 )
-                self.languages = try container.decodeIfPresent(
+                self.languages = try container.decode(
                     Components.Schemas.Status.LanguagesPayload.self,
                     forKey: .languages
                 )
-                self.path = try container.decodeIfPresent(
+                self.path = try container.decode(
                     Swift.String.self,
                     forKey: .path
                 )
-                self.queryEmbedder = try container.decodeIfPresent(
+                self.queryEmbedder = try container.decode(
                     Components.Schemas.Status.QueryEmbedderPayload.self,
                     forKey: .queryEmbedder
                 )
-                self.schemaVersion = try container.decodeIfPresent(
+                self.schemaVersion = try container.decode(
                     Swift.Int.self,
                     forKey: .schemaVersion
                 )
-                self.sizeOnDisk = try container.decodeIfPresent(
+                self.sizeOnDisk = try container.decode(
                     Swift.Int.self,
                     forKey: .sizeOnDisk
                 )
-                self.snippets = try container.decodeIfPresent(
+                self.snippets = try container.decode(
                     Swift.Int.self,
                     forKey: .snippets
                 )
-                self.sources = try container.decodeIfPresent(
+                self.sources = try container.decode(
                     Swift.Int.self,
                     forKey: .sources
                 )
-                self.sourcesByKind = try container.decodeIfPresent(
-                    OpenAPIRuntime.OpenAPIObjectContainer.self,
+                self.sourcesByKind = try container.decode(
+                    Components.Schemas.Status.SourcesByKindPayload.self,
                     forKey: .sourcesByKind
                 )
-                self.tags = try container.decodeIfPresent(
+                self.tags = try container.decode(
                     Swift.Int.self,
                     forKey: .tags
                 )
-                self.tokensUsed = try container.decodeIfPresent(
+                self.tokensUsed = try container.decode(
                     Components.Schemas.Status.TokensUsedPayload.self,
                     forKey: .tokensUsed
                 )
-                self.vectors = try container.decodeIfPresent(
+                self.vectors = try container.decode(
                     Components.Schemas.Status.VectorsPayload.self,
                     forKey: .vectors
                 )
@@ -8128,31 +8344,56 @@ extension Components {
         /// - Remark: Generated from `#/components/schemas/UsageReport`.
         public struct UsageReport: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/UsageReport/by`.
-            public var by: Swift.String
+            @frozen public enum ByPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case day = "day"
+                case bot = "bot"
+                case report = "report"
+                case route = "route"
+            }
+            /// - Remark: Generated from `#/components/schemas/UsageReport/by`.
+            public var by: Components.Schemas.UsageReport.ByPayload
             /// - Remark: Generated from `#/components/schemas/UsageReport/embeddingTokens`.
-            public var embeddingTokens: OpenAPIRuntime.OpenAPIObjectContainer
+            public struct EmbeddingTokensPayload: Codable, Hashable, Sendable {
+                /// A container of undocumented properties.
+                public var additionalProperties: [String: Swift.Int]
+                /// Creates a new `EmbeddingTokensPayload`.
+                ///
+                /// - Parameters:
+                ///   - additionalProperties: A container of undocumented properties.
+                public init(additionalProperties: [String: Swift.Int] = .init()) {
+                    self.additionalProperties = additionalProperties
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                }
+                public func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeAdditionalProperties(additionalProperties)
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/UsageReport/embeddingTokens`.
+            public var embeddingTokens: Components.Schemas.UsageReport.EmbeddingTokensPayload
             /// - Remark: Generated from `#/components/schemas/UsageReport/RowsPayload`.
             public struct RowsPayloadPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/UsageReport/RowsPayload/degraded`.
-                public var degraded: Swift.Int?
+                public var degraded: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/UsageReport/RowsPayload/errors`.
-                public var errors: Swift.Int?
+                public var errors: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/UsageReport/RowsPayload/key`.
-                public var key: Swift.String?
+                public var key: Swift.String
                 /// - Remark: Generated from `#/components/schemas/UsageReport/RowsPayload/maxLatencyMilliseconds`.
-                public var maxLatencyMilliseconds: Swift.Double?
+                public var maxLatencyMilliseconds: Swift.Double
                 /// - Remark: Generated from `#/components/schemas/UsageReport/RowsPayload/meanLatencyMilliseconds`.
-                public var meanLatencyMilliseconds: Swift.Double?
+                public var meanLatencyMilliseconds: Swift.Double
                 /// - Remark: Generated from `#/components/schemas/UsageReport/RowsPayload/p50LatencyMilliseconds`.
-                public var p50LatencyMilliseconds: Swift.Double?
+                public var p50LatencyMilliseconds: Swift.Double
                 /// - Remark: Generated from `#/components/schemas/UsageReport/RowsPayload/p99LatencyMilliseconds`.
-                public var p99LatencyMilliseconds: Swift.Double?
+                public var p99LatencyMilliseconds: Swift.Double
                 /// - Remark: Generated from `#/components/schemas/UsageReport/RowsPayload/requests`.
-                public var requests: Swift.Int?
+                public var requests: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/UsageReport/RowsPayload/results`.
-                public var results: Swift.Int?
+                public var results: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/UsageReport/RowsPayload/tokens`.
-                public var tokens: Swift.Int?
+                public var tokens: Swift.Int
                 /// Creates a new `RowsPayloadPayload`.
                 ///
                 /// - Parameters:
@@ -8167,16 +8408,16 @@ extension Components {
                 ///   - results:
                 ///   - tokens:
                 public init(
-                    degraded: Swift.Int? = nil,
-                    errors: Swift.Int? = nil,
-                    key: Swift.String? = nil,
-                    maxLatencyMilliseconds: Swift.Double? = nil,
-                    meanLatencyMilliseconds: Swift.Double? = nil,
-                    p50LatencyMilliseconds: Swift.Double? = nil,
-                    p99LatencyMilliseconds: Swift.Double? = nil,
-                    requests: Swift.Int? = nil,
-                    results: Swift.Int? = nil,
-                    tokens: Swift.Int? = nil
+                    degraded: Swift.Int,
+                    errors: Swift.Int,
+                    key: Swift.String,
+                    maxLatencyMilliseconds: Swift.Double,
+                    meanLatencyMilliseconds: Swift.Double,
+                    p50LatencyMilliseconds: Swift.Double,
+                    p99LatencyMilliseconds: Swift.Double,
+                    requests: Swift.Int,
+                    results: Swift.Int,
+                    tokens: Swift.Int
                 ) {
                     self.degraded = degraded
                     self.errors = errors
@@ -8203,43 +8444,43 @@ extension Components {
                 }
                 public init(from decoder: any Swift.Decoder) throws {
                     let container = try decoder.container(keyedBy: CodingKeys.self)
-                    self.degraded = try container.decodeIfPresent(
+                    self.degraded = try container.decode(
                         Swift.Int.self,
                         forKey: .degraded
                     )
-                    self.errors = try container.decodeIfPresent(
+                    self.errors = try container.decode(
                         Swift.Int.self,
                         forKey: .errors
                     )
-                    self.key = try container.decodeIfPresent(
+                    self.key = try container.decode(
                         Swift.String.self,
                         forKey: .key
                     )
-                    self.maxLatencyMilliseconds = try container.decodeIfPresent(
+                    self.maxLatencyMilliseconds = try container.decode(
                         Swift.Double.self,
                         forKey: .maxLatencyMilliseconds
                     )
-                    self.meanLatencyMilliseconds = try container.decodeIfPresent(
+                    self.meanLatencyMilliseconds = try container.decode(
                         Swift.Double.self,
                         forKey: .meanLatencyMilliseconds
                     )
-                    self.p50LatencyMilliseconds = try container.decodeIfPresent(
+                    self.p50LatencyMilliseconds = try container.decode(
                         Swift.Double.self,
                         forKey: .p50LatencyMilliseconds
                     )
-                    self.p99LatencyMilliseconds = try container.decodeIfPresent(
+                    self.p99LatencyMilliseconds = try container.decode(
                         Swift.Double.self,
                         forKey: .p99LatencyMilliseconds
                     )
-                    self.requests = try container.decodeIfPresent(
+                    self.requests = try container.decode(
                         Swift.Int.self,
                         forKey: .requests
                     )
-                    self.results = try container.decodeIfPresent(
+                    self.results = try container.decode(
                         Swift.Int.self,
                         forKey: .results
                     )
-                    self.tokens = try container.decodeIfPresent(
+                    self.tokens = try container.decode(
                         Swift.Int.self,
                         forKey: .tokens
                     )
@@ -8271,8 +8512,8 @@ extension Components {
             ///   - rows:
             ///   - since:
             public init(
-                by: Swift.String,
-                embeddingTokens: OpenAPIRuntime.OpenAPIObjectContainer,
+                by: Components.Schemas.UsageReport.ByPayload,
+                embeddingTokens: Components.Schemas.UsageReport.EmbeddingTokensPayload,
                 rows: Components.Schemas.UsageReport.RowsPayload,
                 since: Swift.String
             ) {
@@ -8290,11 +8531,11 @@ extension Components {
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.by = try container.decode(
-                    Swift.String.self,
+                    Components.Schemas.UsageReport.ByPayload.self,
                     forKey: .by
                 )
                 self.embeddingTokens = try container.decode(
-                    OpenAPIRuntime.OpenAPIObjectContainer.self,
+                    Components.Schemas.UsageReport.EmbeddingTokensPayload.self,
                     forKey: .embeddingTokens
                 )
                 self.rows = try container.decode(
@@ -8448,7 +8689,25 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/VectorStoreSearchResultsPage/DataPayload`.
             public struct DataPayloadPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/VectorStoreSearchResultsPage/DataPayload/attributes`.
-                public var attributes: OpenAPIRuntime.OpenAPIObjectContainer
+                public struct AttributesPayload: Codable, Hashable, Sendable {
+                    /// A container of undocumented properties.
+                    public var additionalProperties: [String: OpenAPIRuntime.OpenAPIValueContainer]
+                    /// Creates a new `AttributesPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - additionalProperties: A container of undocumented properties.
+                    public init(additionalProperties: [String: OpenAPIRuntime.OpenAPIValueContainer] = .init()) {
+                        self.additionalProperties = additionalProperties
+                    }
+                    public init(from decoder: any Swift.Decoder) throws {
+                        additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                    }
+                    public func encode(to encoder: any Swift.Encoder) throws {
+                        try encoder.encodeAdditionalProperties(additionalProperties)
+                    }
+                }
+                /// - Remark: Generated from `#/components/schemas/VectorStoreSearchResultsPage/DataPayload/attributes`.
+                public var attributes: Components.Schemas.VectorStoreSearchResultsPage.DataPayloadPayload.AttributesPayload
                 /// - Remark: Generated from `#/components/schemas/VectorStoreSearchResultsPage/DataPayload/ContentPayload`.
                 public struct ContentPayloadPayload: Codable, Hashable, Sendable {
                     /// - Remark: Generated from `#/components/schemas/VectorStoreSearchResultsPage/DataPayload/ContentPayload/text`.
@@ -8506,7 +8765,7 @@ extension Components {
                 ///   - filename:
                 ///   - score:
                 public init(
-                    attributes: OpenAPIRuntime.OpenAPIObjectContainer,
+                    attributes: Components.Schemas.VectorStoreSearchResultsPage.DataPayloadPayload.AttributesPayload,
                     content: Components.Schemas.VectorStoreSearchResultsPage.DataPayloadPayload.ContentPayload,
                     fileId: Swift.String,
                     filename: Swift.String,
@@ -8528,7 +8787,7 @@ extension Components {
                 public init(from decoder: any Swift.Decoder) throws {
                     let container = try decoder.container(keyedBy: CodingKeys.self)
                     self.attributes = try container.decode(
-                        OpenAPIRuntime.OpenAPIObjectContainer.self,
+                        Components.Schemas.VectorStoreSearchResultsPage.DataPayloadPayload.AttributesPayload.self,
                         forKey: .attributes
                     )
                     self.content = try container.decode(

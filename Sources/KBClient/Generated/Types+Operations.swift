@@ -1033,38 +1033,13 @@ public enum Operations {
             public struct Ok: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/healthz/GET/responses/200/content`.
                 @frozen public enum Body: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/healthz/GET/responses/200/content/json`.
-                    public struct JsonPayload: Codable, Hashable, Sendable {
-                        /// - Remark: Generated from `#/paths/healthz/GET/responses/200/content/json/status`.
-                        public var status: Swift.String?
-                        /// Creates a new `JsonPayload`.
-                        ///
-                        /// - Parameters:
-                        ///   - status:
-                        public init(status: Swift.String? = nil) {
-                            self.status = status
-                        }
-                        public enum CodingKeys: String, CodingKey {
-                            case status
-                        }
-                        public init(from decoder: any Swift.Decoder) throws {
-                            let container = try decoder.container(keyedBy: CodingKeys.self)
-                            self.status = try container.decodeIfPresent(
-                                Swift.String.self,
-                                forKey: .status
-                            )
-                            try decoder.ensureNoAdditionalProperties(knownKeys: [
-                                "status"
-                            ])
-                        }
-                    }
                     /// - Remark: Generated from `#/paths/healthz/GET/responses/200/content/application\/json`.
-                    case json(Operations.Health.Output.Ok.Body.JsonPayload)
+                    case json(Components.Schemas.Readiness)
                     /// The associated value of the enum case if `self` is `.json`.
                     ///
                     /// - Throws: An error if `self` is not `.json`.
                     /// - SeeAlso: `.json`.
-                    public var json: Operations.Health.Output.Ok.Body.JsonPayload {
+                    public var json: Components.Schemas.Readiness {
                         get throws {
                             switch self {
                             case let .json(body):
@@ -1313,42 +1288,13 @@ public enum Operations {
             public struct ServiceUnavailable: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/healthz/GET/responses/503/content`.
                 @frozen public enum Body: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/healthz/GET/responses/503/content/json`.
-                    public struct JsonPayload: Codable, Hashable, Sendable {
-                        /// - Remark: Generated from `#/paths/healthz/GET/responses/503/content/json/status`.
-                        @frozen public enum StatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
-                            case warming = "warming"
-                        }
-                        /// - Remark: Generated from `#/paths/healthz/GET/responses/503/content/json/status`.
-                        public var status: Operations.Health.Output.ServiceUnavailable.Body.JsonPayload.StatusPayload?
-                        /// Creates a new `JsonPayload`.
-                        ///
-                        /// - Parameters:
-                        ///   - status:
-                        public init(status: Operations.Health.Output.ServiceUnavailable.Body.JsonPayload.StatusPayload? = nil) {
-                            self.status = status
-                        }
-                        public enum CodingKeys: String, CodingKey {
-                            case status
-                        }
-                        public init(from decoder: any Swift.Decoder) throws {
-                            let container = try decoder.container(keyedBy: CodingKeys.self)
-                            self.status = try container.decodeIfPresent(
-                                Operations.Health.Output.ServiceUnavailable.Body.JsonPayload.StatusPayload.self,
-                                forKey: .status
-                            )
-                            try decoder.ensureNoAdditionalProperties(knownKeys: [
-                                "status"
-                            ])
-                        }
-                    }
                     /// - Remark: Generated from `#/paths/healthz/GET/responses/503/content/application\/json`.
-                    case json(Operations.Health.Output.ServiceUnavailable.Body.JsonPayload)
+                    case json(Components.Schemas.Readiness)
                     /// The associated value of the enum case if `self` is `.json`.
                     ///
                     /// - Throws: An error if `self` is not `.json`.
                     /// - SeeAlso: `.json`.
-                    public var json: Operations.Health.Output.ServiceUnavailable.Body.JsonPayload {
+                    public var json: Components.Schemas.Readiness {
                         get throws {
                             switch self {
                             case let .json(body):
@@ -5075,38 +5021,13 @@ public enum Operations {
             public struct Ok: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/v1/bots/{name}/DELETE/responses/200/content`.
                 @frozen public enum Body: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/v1/bots/{name}/DELETE/responses/200/content/json`.
-                    public struct JsonPayload: Codable, Hashable, Sendable {
-                        /// - Remark: Generated from `#/paths/v1/bots/{name}/DELETE/responses/200/content/json/deleted`.
-                        public var deleted: Swift.String?
-                        /// Creates a new `JsonPayload`.
-                        ///
-                        /// - Parameters:
-                        ///   - deleted:
-                        public init(deleted: Swift.String? = nil) {
-                            self.deleted = deleted
-                        }
-                        public enum CodingKeys: String, CodingKey {
-                            case deleted
-                        }
-                        public init(from decoder: any Swift.Decoder) throws {
-                            let container = try decoder.container(keyedBy: CodingKeys.self)
-                            self.deleted = try container.decodeIfPresent(
-                                Swift.String.self,
-                                forKey: .deleted
-                            )
-                            try decoder.ensureNoAdditionalProperties(knownKeys: [
-                                "deleted"
-                            ])
-                        }
-                    }
                     /// - Remark: Generated from `#/paths/v1/bots/{name}/DELETE/responses/200/content/application\/json`.
-                    case json(Operations.DeleteBot.Output.Ok.Body.JsonPayload)
+                    case json(Components.Schemas.Deleted)
                     /// The associated value of the enum case if `self` is `.json`.
                     ///
                     /// - Throws: An error if `self` is not `.json`.
                     /// - SeeAlso: `.json`.
-                    public var json: Operations.DeleteBot.Output.Ok.Body.JsonPayload {
+                    public var json: Components.Schemas.Deleted {
                         get throws {
                             switch self {
                             case let .json(body):
@@ -13459,38 +13380,13 @@ public enum Operations {
             public struct Ok: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/v1/memories/{id}/DELETE/responses/200/content`.
                 @frozen public enum Body: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/v1/memories/{id}/DELETE/responses/200/content/json`.
-                    public struct JsonPayload: Codable, Hashable, Sendable {
-                        /// - Remark: Generated from `#/paths/v1/memories/{id}/DELETE/responses/200/content/json/deleted`.
-                        public var deleted: Swift.String?
-                        /// Creates a new `JsonPayload`.
-                        ///
-                        /// - Parameters:
-                        ///   - deleted:
-                        public init(deleted: Swift.String? = nil) {
-                            self.deleted = deleted
-                        }
-                        public enum CodingKeys: String, CodingKey {
-                            case deleted
-                        }
-                        public init(from decoder: any Swift.Decoder) throws {
-                            let container = try decoder.container(keyedBy: CodingKeys.self)
-                            self.deleted = try container.decodeIfPresent(
-                                Swift.String.self,
-                                forKey: .deleted
-                            )
-                            try decoder.ensureNoAdditionalProperties(knownKeys: [
-                                "deleted"
-                            ])
-                        }
-                    }
                     /// - Remark: Generated from `#/paths/v1/memories/{id}/DELETE/responses/200/content/application\/json`.
-                    case json(Operations.DeleteMemory.Output.Ok.Body.JsonPayload)
+                    case json(Components.Schemas.Deleted)
                     /// The associated value of the enum case if `self` is `.json`.
                     ///
                     /// - Throws: An error if `self` is not `.json`.
                     /// - SeeAlso: `.json`.
-                    public var json: Operations.DeleteMemory.Output.Ok.Body.JsonPayload {
+                    public var json: Components.Schemas.Deleted {
                         get throws {
                             switch self {
                             case let .json(body):
@@ -19693,38 +19589,13 @@ public enum Operations {
             public struct Ok: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/v1/sources/{id}/DELETE/responses/200/content`.
                 @frozen public enum Body: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/v1/sources/{id}/DELETE/responses/200/content/json`.
-                    public struct JsonPayload: Codable, Hashable, Sendable {
-                        /// - Remark: Generated from `#/paths/v1/sources/{id}/DELETE/responses/200/content/json/deleted`.
-                        public var deleted: Swift.String?
-                        /// Creates a new `JsonPayload`.
-                        ///
-                        /// - Parameters:
-                        ///   - deleted:
-                        public init(deleted: Swift.String? = nil) {
-                            self.deleted = deleted
-                        }
-                        public enum CodingKeys: String, CodingKey {
-                            case deleted
-                        }
-                        public init(from decoder: any Swift.Decoder) throws {
-                            let container = try decoder.container(keyedBy: CodingKeys.self)
-                            self.deleted = try container.decodeIfPresent(
-                                Swift.String.self,
-                                forKey: .deleted
-                            )
-                            try decoder.ensureNoAdditionalProperties(knownKeys: [
-                                "deleted"
-                            ])
-                        }
-                    }
                     /// - Remark: Generated from `#/paths/v1/sources/{id}/DELETE/responses/200/content/application\/json`.
-                    case json(Operations.DeleteSource.Output.Ok.Body.JsonPayload)
+                    case json(Components.Schemas.Deleted)
                     /// The associated value of the enum case if `self` is `.json`.
                     ///
                     /// - Throws: An error if `self` is not `.json`.
                     /// - SeeAlso: `.json`.
-                    public var json: Operations.DeleteSource.Output.Ok.Body.JsonPayload {
+                    public var json: Components.Schemas.Deleted {
                         get throws {
                             switch self {
                             case let .json(body):
@@ -24230,51 +24101,13 @@ public enum Operations {
             public struct Created: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/v1/tokens/POST/responses/201/content`.
                 @frozen public enum Body: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/v1/tokens/POST/responses/201/content/json`.
-                    public struct JsonPayload: Codable, Hashable, Sendable {
-                        /// - Remark: Generated from `#/paths/v1/tokens/POST/responses/201/content/json/info`.
-                        public var info: Components.Schemas.Token
-                        /// - Remark: Generated from `#/paths/v1/tokens/POST/responses/201/content/json/token`.
-                        public var token: Swift.String
-                        /// Creates a new `JsonPayload`.
-                        ///
-                        /// - Parameters:
-                        ///   - info:
-                        ///   - token:
-                        public init(
-                            info: Components.Schemas.Token,
-                            token: Swift.String
-                        ) {
-                            self.info = info
-                            self.token = token
-                        }
-                        public enum CodingKeys: String, CodingKey {
-                            case info
-                            case token
-                        }
-                        public init(from decoder: any Swift.Decoder) throws {
-                            let container = try decoder.container(keyedBy: CodingKeys.self)
-                            self.info = try container.decode(
-                                Components.Schemas.Token.self,
-                                forKey: .info
-                            )
-                            self.token = try container.decode(
-                                Swift.String.self,
-                                forKey: .token
-                            )
-                            try decoder.ensureNoAdditionalProperties(knownKeys: [
-                                "info",
-                                "token"
-                            ])
-                        }
-                    }
                     /// - Remark: Generated from `#/paths/v1/tokens/POST/responses/201/content/application\/json`.
-                    case json(Operations.CreateToken.Output.Created.Body.JsonPayload)
+                    case json(Components.Schemas.CreatedToken)
                     /// The associated value of the enum case if `self` is `.json`.
                     ///
                     /// - Throws: An error if `self` is not `.json`.
                     /// - SeeAlso: `.json`.
-                    public var json: Operations.CreateToken.Output.Created.Body.JsonPayload {
+                    public var json: Components.Schemas.CreatedToken {
                         get throws {
                             switch self {
                             case let .json(body):

@@ -1,9 +1,10 @@
 import Foundation
 import KBContext
 import KBCore
+import KBMemory
+import KBRequests
 import KBRetrieval
 import KBStore
-import KBMemory
 
 /// Prompt context for a bot's turn or a report: the retrieval (`Retriever`, with a bot's
 /// knowledge and its user's memories as two arms of one retrieval), then assembly within the

@@ -1,19 +1,6 @@
-public import Foundation
+import Foundation
 import KBCore
 import KBStore
-
-/// Whether this process can embed queries, as `/v1/status` reports it.
-public struct QueryEmbedderStatus: Sendable, Hashable, Codable {
-    public var available: Bool
-    /// What went wrong, while unavailable.
-    public var problem: String?
-    /// Since when, while unavailable.
-    public var since: Date?
-    /// Answers given from keywords alone because the query could not be embedded.
-    public var degradedAnswers: Int
-    /// Times the embedder came back after being unavailable.
-    public var recoveries: Int
-}
 
 /// A change in whether queries can be embedded, for a service's log.
 public enum EmbedderHealthEvent: Sendable, Equatable {

@@ -2,7 +2,7 @@ public import Foundation
 import KBCore
 public import KBEmbed
 import KBRetrieval
-import KBStore
+public import KBStore
 
 /// The embedders of one knowledge base: the one its index records — loaded once, at the endpoint
 /// this knowledge base was told to use, for queries and for memory writes — the choice of an

@@ -2,6 +2,7 @@ import Crypto
 public import Foundation
 public import KBCore
 public import KBIngest
+import KBRequests
 
 /// A file an ingest reads: where it is, how the user named it, and the kind of source it
 /// becomes — decided once, when the file is found in a folder or named (`DocumentReader.file`).
@@ -44,7 +45,7 @@ enum DocumentReader {
     /// The file `name` names, for reading it alone (`kb inspect`): it must exist, be a file and
     /// be of a kind kb reads.
     static func file(named name: String) throws -> SourceFile {
-        let path = FileScanner.absolute(name)
+        let path = SourcePaths.absolute(name)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw KBError(.noSuchFile, "No such file: \(name). Check the path.")

@@ -1,6 +1,7 @@
 import Foundation
 import KBCore
 import KBIngest
+import KBRequests
 
 /// Finds the files an ingest should read: given files as they are, folders recursively
 /// (hidden files and folders skipped), keeping only the types kb reads, each with its kind.
@@ -15,16 +16,6 @@ struct FileScanner {
         var missingArguments: [String] = []
     }
 
-    static func absolute(_ path: String) -> String {
-        let expanded = (path as NSString).expandingTildeInPath
-        let url = expanded.isAbsolutePath
-            ? URL(fileURLWithPath: expanded)
-            : URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(expanded)
-        var standardized = url.standardizedFileURL.path
-        while standardized.count > 1 && standardized.hasSuffix("/") { standardized.removeLast() }
-        return standardized
-    }
-
     /// - Parameter skippingInFolders: kinds of file left out of folders (named files are kept):
     ///   images under `--ocr never`, which only OCR could read.
     static func scan(_ arguments: [String], skippingInFolders skipped: Set<SourceKind> = []) -> Result {
@@ -32,7 +23,7 @@ struct FileScanner {
         var seen = Set<String>()
         let fm = FileManager.default
         for argument in arguments {
-            let root = absolute(argument)
+            let root = SourcePaths.absolute(argument)
             var isDirectory: ObjCBool = false
             guard fm.fileExists(atPath: root, isDirectory: &isDirectory) else {
                 result.failures.append(.init(path: argument, message: "No such file or folder: \(argument). Check the path."))
@@ -68,7 +59,7 @@ struct FileScanner {
             for case let url as URL in enumerator {
                 guard let kind = FileTypes.kind(forExtension: url.pathExtension), !skipped.contains(kind) else { continue }
                 guard (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true else { continue }
-                let path = absolute(url.path)
+                let path = SourcePaths.absolute(url.path)
                 let relative = path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
                 guard !ignore.ignores(relative), seen.insert(path).inserted else { continue }
                 let base = argument.hasSuffix("/") ? String(argument.dropLast()) : argument

@@ -1,6 +1,7 @@
 public import Foundation
 public import KBCore
 public import KBIngest
+public import KBRequests
 public import KBStore
 import KBSystem
 
@@ -102,7 +103,7 @@ public final class FolderWatcher: Sendable {
         self.onReport = report
         var roots: [String] = []
         for folder in settings.folders {
-            let root = FileScanner.absolute(folder)
+            let root = SourcePaths.absolute(folder)
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: root, isDirectory: &isFolder), isFolder.boolValue else {
                 throw KBError(.noSuchFile, "Cannot watch \(folder): it is not a folder. Give a folder to keep in the index (--watch DIR).")

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import KBCore
 import KBIngest
+import KBRequests
 import KBRetrieval
 import KBStore
 
@@ -112,11 +113,12 @@ struct Ingestor: Sendable {
             if prune {
                 report.removed = try await store.removeSources(exactly: gone).count
                 // A vanished argument whose sources were just pruned is not a failure.
-                report.failed.removeAll { accountedFor.contains(FileScanner.absolute($0.path)) }
+                report.failed.removeAll { accountedFor.contains(SourcePaths.absolute($0.path)) }
             } else {
                 report.missing = gone.sorted()
             }
-            try await store.deleteUnusedTags()
+            // Tags a replaced source no longer carries (removals sweep their own, in their transaction).
+            if report.updated > 0 { try await store.deleteUnusedTags() }
         } catch {
             report.failed.append(.init(path: store.location, message: "\(error)"))
         }
@@ -194,7 +196,7 @@ struct Ingestor: Sendable {
     /// matches nothing, naming it, and removes nothing in that case.
     @discardableResult
     func remove(_ paths: [String]) async throws -> [String] {
-        let absolute = paths.map(FileScanner.absolute)
+        let absolute = paths.map(SourcePaths.absolute)
         let stored = try await store.snapshot { snapshot in try absolute.map { try snapshot.sourcePaths(under: $0) } }
         for (argument, (path, under)) in zip(paths, zip(absolute, stored)) where !under.contains(where: { $0 == path || $0.hasPrefix(path + "/") }) {
             throw KBError(.notFound, "No source in the index matches \(argument). `kb sources` lists what is indexed.")

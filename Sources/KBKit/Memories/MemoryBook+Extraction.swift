@@ -1,8 +1,9 @@
 import Foundation
 import KBCore
-import KBMemory
-import KBStore
 import KBLanguageModel
+import KBMemory
+import KBRequests
+import KBStore
 
 extension MemoryBook {
     /// Proposes memories for the user from a conversation — by kb's explicit patterns, or by
@@ -139,9 +140,12 @@ extension MemoryBook {
         guard !existing.isEmpty, try await retriever.assumedRecord()?.hasVectors == true else { return nil }
         var query = MemoryQuery(text)
         query.scopes = [scope]
-        query.limit = excluding == nil ? 1 : 2
         query.mode = .vector
-        guard let hit = try await recall(query).hits.first(where: { $0.memory.id != excluding }), Float(hit.score) >= atLeast else { return nil }
+        // Only one of `existing` counts: recall may also see memories the caller's list left out
+        // (one changed since it was read, one it closed), which must not be proposed as matches.
+        let candidates = Set(existing.map(\.id)).subtracting([excluding].compactMap { $0 })
+        query.limit = min(existing.count + 1, 64)
+        guard let hit = try await recall(query).hits.first(where: { candidates.contains($0.memory.id) }), Float(hit.score) >= atLeast else { return nil }
         return (hit.memory, Float(hit.score))
     }
 

@@ -1,6 +1,7 @@
 public import Foundation
 public import KBCore
 import KBMemory
+import KBRequests
 import KBStore
 
 extension MemoryBook {
@@ -28,12 +29,6 @@ extension MemoryBook {
             }
         }
         return MemoryFeedbackResult(memory: memory, feedback: entry)
-    }
-
-    /// The feedback logged on a memory of a scope the caller may read, oldest first.
-    func feedbackLog(_ id: String, as caller: Caller) async throws -> [MemoryFeedbackEntry] {
-        let memory = try await memory(id, as: caller).memory
-        return try await store.snapshot { try $0.memoryFeedback(memory.id) }
     }
 
     /// Proposes (and with `apply` makes) the changes that keep a scope's memories clean: expired
@@ -79,7 +74,9 @@ extension MemoryBook {
         if apply {
             for index in changes.indices {
                 let change = changes[index]
-                let version = current.first { $0.id == change.memory }!.version
+                guard let version = current.first(where: { $0.id == change.memory })?.version else {
+                    throw KBError(.conflict, "Memory \(change.memory) changed while the scope was consolidated; run it again.")
+                }
                 _ = try await store.changeMemoryState(change.memory, expectedVersion: version, versionAt: at, feedback: nil,
                                                       authorize: { _ in }) { memory in
                     memory.supersededBy = change.into
@@ -103,7 +100,7 @@ public struct MemoryFeedbackResult: Sendable, Hashable, Codable {
 /// What a consolidation proposes or did.
 public struct MemoryConsolidation: Sendable, Hashable, Codable {
     public struct Change: Sendable, Hashable, Codable {
-        public enum Action: String, Sendable, Hashable, Codable {
+        public enum Action: String, Sendable, Hashable, Codable, CaseIterable, SchemaEnumeration {
             /// An expired memory, closed at its expiry.
             case retire
             /// A single-valued fact that a newer one contradicts, closed and superseded by it.
@@ -129,14 +126,4 @@ public struct MemoryConsolidation: Sendable, Hashable, Codable {
     /// Current memories looked at.
     public var examined: Int
     public var changes: [Change]
-}
-
-extension Caller {
-    /// How the feedback log names the caller: `admin`, or `token:NAME`.
-    var logName: String {
-        switch self {
-        case .admin: "admin"
-        case .token(let token): "token:" + token.name
-        }
-    }
 }

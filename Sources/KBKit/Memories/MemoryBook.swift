@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import KBCore
 import KBMemory
+import KBRequests
 import KBRetrieval
 import KBStore
 

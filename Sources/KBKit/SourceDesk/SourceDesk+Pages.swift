@@ -1,6 +1,7 @@
 public import Foundation
 import KBCore
 public import KBIngest
+import KBRequests
 import KBStore
 
 /// A page of a source as a picture (`GET /v1/sources/{id}/pages/{n}`).
@@ -29,17 +30,13 @@ public struct PageWords: Sendable, Hashable, Codable {
 }
 
 extension SourceDesk {
-    /// Pictures are this many pixels wide at least, at most, and unless asked.
-    public static let pageWidths = 200...2_000
-    public static let defaultPageWidth = 1_000
-
     /// A page of a PDF source as a PNG `width` pixels wide, rendered from the upload's kept
     /// original or the ingested file, and kept in the page cache. The rights of `readSource`: a
     /// private source is only its user's; a scoped token reads what its bots see.
     func pagePicture(_ id: String, page: Int, width: Int?, bot: String?, user: String?, as caller: Caller) async throws -> PagePicture {
-        let width = width ?? Self.defaultPageWidth
-        guard Self.pageWidths.contains(width) else {
-            throw KBError(.invalidArgument, "A page picture is \(Self.pageWidths.lowerBound)–\(Self.pageWidths.upperBound) pixels wide; \(width) was asked. Give width=\(Self.defaultPageWidth), say.")
+        let width = width ?? PageReadRequest.defaultWidth
+        guard PageReadRequest.widths.contains(width) else {
+            throw KBError(.invalidArgument, "A page picture is \(PageReadRequest.widths.lowerBound)–\(PageReadRequest.widths.upperBound) pixels wide; \(width) was asked. Give width=\(PageReadRequest.defaultWidth), say.")
         }
         let source = try SourceRemoveRequest(id: id).validated(limits)
         let (stored, held) = try await store.snapshot { snapshot in

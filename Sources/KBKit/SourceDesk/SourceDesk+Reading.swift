@@ -1,5 +1,6 @@
 import Foundation
 public import KBCore
+import KBRequests
 import KBStore
 import KBSystem
 
@@ -33,8 +34,17 @@ public struct SourceText: Sendable, Hashable, Codable {
     public var partEnd: Int
 }
 
+extension SourceText: SchemaFieldNotes {
+    public static let fieldNotes: [String: JSONValue] = [
+        "start": ["deprecated": true, "description": "pieceStart's old name, kept for a release."],
+        "end": ["deprecated": true, "description": "pieceEnd's old name (not the part's end: that is partEnd), kept for a release."],
+    ]
+}
+
 /// Matches of a pattern in the sources a caller may read.
-public struct SourceMatches: Sendable, Hashable, Codable {
+public struct SourceMatches: Sendable, Hashable, Codable, SchemaFieldNotes {
+    public static let fieldNotes: [String: JSONValue] = ["truncated": ["enum": ["limit", "time"]]]
+
     public struct Match: Sendable, Hashable, Codable {
         public var sourceID: String
         public var sourcePath: String

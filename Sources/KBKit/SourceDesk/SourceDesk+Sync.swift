@@ -1,13 +1,6 @@
-public import KBCore
+import KBCore
+import KBRequests
 import KBStore
-
-/// A collection of sources an app owns: the sources uploaded with its name, which carry the tag
-/// `collection:NAME` (so searches can filter on it). Names are compared as tags are, without case.
-public enum SourceCollection {
-    public static let tagPrefix = "collection:"
-
-    public static func tag(_ name: String) -> Tag { Tag(tagPrefix + name) }
-}
 
 /// What a sync found: what the app should upload, what kb holds already, what it holds that the
 /// app no longer lists (removed when the request said `prune`), and ids kb holds outside the

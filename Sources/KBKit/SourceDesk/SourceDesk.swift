@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import KBCore
 import KBIngest
+import KBRequests
 import KBStore
 
 /// Sources added while kb runs — texts and files sent over the API, stored with the index as

@@ -6,8 +6,10 @@ import KBStore
 
 /// One source as the sources API shows it, whether it was added over the API or ingested from a
 /// file by the CLI.
-public struct SourceInfo: Sendable, Hashable, Codable {
-    public enum Origin: String, Sendable, Hashable, Codable {
+public struct SourceInfo: Sendable, Hashable, Codable, SchemaFieldNotes {
+    public static let fieldNotes: [String: JSONValue] = ["state": ["enum": ["ready", "queued", "running"]]]
+
+    public enum Origin: String, Sendable, Hashable, Codable, CaseIterable, SchemaEnumeration {
         /// Added over the API (or `kb ingest -`); removable by its id.
         case upload
         /// Ingested from a file on the server's disk; it belongs to the file (`kb remove PATH`).

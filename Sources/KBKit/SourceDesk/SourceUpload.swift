@@ -2,6 +2,7 @@ import Crypto
 public import Foundation
 public import KBCore
 import KBIngest
+import KBRequests
 import KBStore
 
 /// An upload on its way in: its bytes are stored with the index as they arrive (in pieces of a

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import KBCore
 import KBMemory
+public import KBRequests
 import KBStore
 
 /// The API tokens of an index: made, listed and revoked with the index (`kb_meta`), and the
@@ -118,4 +119,10 @@ struct TokenKeeper: Sendable {
         encoder.outputFormatting = [.sortedKeys]
         return String(decoding: try encoder.encode(tokens), as: UTF8.self)
     }
+}
+
+/// A token just made: the secret, shown this once, and what it may do.
+public struct CreatedToken: Sendable, Hashable, Codable {
+    public var token: String
+    public var info: APIToken
 }

@@ -1,18 +1,28 @@
 import Foundation
 import Hummingbird
+import KBChat
 import KBCore
 import KBKit
+import KBLanguageModel
+import KBRequests
 import NIOCore
 
-extension RetrievalService {
-    /// `/v1/chat/completions` (OpenAI's chat completions with the bot's context and citations) and
-    /// `/v1/models` (the bots, as models).
-    func chatRoutes() -> RouteCollection<CallerContext> {
+/// `/v1/chat/completions` (OpenAI's chat completions with the bot's context and citations) and
+/// `/v1/models` (the bots, as models).
+struct ChatController: Controller {
+    let kb: KnowledgeBase
+    let maxBodyBytes: Int
+    let chatModel: ChatModel?
+    let reports: [String: ReportTemplate]
+    let metrics: ServiceMetrics
+    let log: RequestLog?
+
+    var routes: RouteCollection<CallerContext> {
         let routes = RouteCollection(context: CallerContext.self)
         routes.logged(.post, "chat/completions") { request, context in try await chat(request, as: context.caller) }
         routes.get("models") { _, context in
             let bots = try await kb.bots(as: context.caller)
-            return try Self.json(ModelList(data: bots.map { ModelList.Model(id: $0.name, created: Int($0.createdAt.timeIntervalSince1970)) }))
+            return try Answers.json(ModelList(data: bots.map { ModelList.Model(id: $0.name, created: Int($0.createdAt.timeIntervalSince1970)) }))
         }
         return routes
     }
@@ -21,10 +31,10 @@ extension RetrievalService {
     /// Events written as the client takes them; then, if asked, the turn's learning in the
     /// background, logged under the turn's request id.
     func chat(_ request: Request, as caller: Caller) async throws -> Response {
-        let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
+        let buffer = try await request.body.collect(upTo: maxBodyBytes)
         let chat = try ChatCompletionRequest(json: Data(buffer: buffer), limits: kb.limits)
         let metrics = metrics
-        let session = try await ChatSession(chat, on: kb, model: configuration.chatModel, reports: configuration.reports, as: caller) {
+        let session = try await ChatSession(chat, on: kb, model: chatModel, reports: reports, as: caller) {
             metrics.recordUpstream($0, elapsed: $1)
         }
         let context = session.turn.context
@@ -36,7 +46,7 @@ extension RetrievalService {
         switch try await session.answer() {
         case .complete(let answer):
             learning.start()
-            return try Self.json(answer)
+            return try Answers.json(answer)
         case .stream(let stream):
             return Response(
                 status: .ok,
@@ -82,8 +92,8 @@ extension RetrievalService {
 }
 
 /// `GET /v1/models`: OpenAI's list of models, one per bot the caller may use.
-struct ModelList: Encodable {
-    struct Model: Encodable {
+struct ModelList: Codable {
+    struct Model: Codable {
         let id: String
         var object = "model"
         let created: Int

@@ -4,11 +4,11 @@ import Hummingbird
 import KBCore
 import NIOCore
 
-extension RetrievalService {
-    /// The console: `/` leads to `/console/`, whose page and assets (and `/favicon.ico`) are part of the
-    /// binary (`ConsoleAssets`). They hold no data, so they need no token; every API call the
-    /// page makes carries the token the user signs in with.
-    func consoleRoutes() -> RouteCollection<KBRequestContext> {
+/// The console: `/` leads to `/console/`, whose page and assets (and `/favicon.ico`) are part of the
+/// binary (`ConsoleAssets`). They hold no data, so they need no token; every API call the
+/// page makes carries the token the user signs in with.
+struct ConsoleController {
+    var routes: RouteCollection<KBRequestContext> {
         let routes = RouteCollection(context: KBRequestContext.self)
         routes.get { _, _ in Self.redirect("/console/") }
         routes.get("console") { _, _ in try Self.asset("index.html") }   // also /console/

@@ -3,21 +3,28 @@ import HTTPTypes
 import Hummingbird
 import KBCore
 import KBKit
+import KBLanguageModel
+import KBRequests
 import MCP
 import NIOCore
 
-extension RetrievalService {
-    /// `POST /mcp`: the tools of `kb mcp` over the Model Context Protocol's streamable HTTP
-    /// transport, statelessly (a JSON answer to each request, 202 for a notification; no session,
-    /// so GET and DELETE are 405). The token, Origin and Host are checked as for every route; the
-    /// tools act with the request's caller, whose rights KBKit decides as for the HTTP API.
-    func mcpRoutes() -> RouteCollection<CallerContext> {
+/// `POST /mcp`: the tools of `kb mcp` over the Model Context Protocol's streamable HTTP
+/// transport, statelessly (a JSON answer to each request, 202 for a notification; no session,
+/// so GET and DELETE are 405). The token, Origin and Host are checked as for every route; the
+/// tools act with the request's caller, whose rights KBKit decides as for the HTTP API.
+struct MCPController: Controller {
+    let kb: KnowledgeBase
+    let maxBodyBytes: Int
+    let reports: [String: ReportTemplate]
+    let chatModel: ChatModel?
+
+    var routes: RouteCollection<CallerContext> {
         let routes = RouteCollection(context: CallerContext.self)
         routes.logged(.post, "mcp") { request, context in
             guard BrowserPolicy.isJSON(request.headers[.contentType] ?? "") else {
                 throw KBError(.unsupportedMediaType, "POST /mcp takes a JSON-RPC message as application/json.")
             }
-            let body = try await request.body.collect(upTo: configuration.maxBodyBytes)
+            let body = try await request.body.collect(upTo: maxBodyBytes)
             try Self.checkMCPEnvelope(Data(buffer: body))
             var headers: [String: String] = [:]
             for field in request.headers { headers[field.name.canonicalName] = field.value }
@@ -25,7 +32,7 @@ extension RetrievalService {
             if (headers["accept"] ?? "").isEmpty || headers["accept"]?.contains("*/*") == true {
                 headers["accept"] = "application/json"
             }
-            var service = MCPService(kb: kb, reports: configuration.reports, chatModel: configuration.chatModel)
+            var service = MCPService(kb: kb, reports: reports, chatModel: chatModel)
             service.acting = context.caller
             let answer = try await service.respond(to: MCP.HTTPRequest(method: "POST", headers: headers, body: Data(buffer: body), path: "/mcp"))
             var fields = HTTPFields()

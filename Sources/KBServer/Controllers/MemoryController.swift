@@ -2,21 +2,27 @@ import Foundation
 import Hummingbird
 import KBCore
 import KBKit
+import KBLanguageModel
+import KBRequests
 
-extension RetrievalService {
-    /// `/v1/memories`: list, add, erase a scope, search, extract; one memory by id.
-    func memoryRoutes() -> RouteCollection<CallerContext> {
+/// `/v1/memories`: list, add, erase a scope, search, extract; one memory by id.
+struct MemoryController: Controller {
+    let kb: KnowledgeBase
+    let maxBodyBytes: Int
+    let chatModel: ChatModel?
+
+    var routes: RouteCollection<CallerContext> {
         let routes = RouteCollection(context: CallerContext.self)
-        routes.get { request, context in try Self.json(try await kb.memories(try Self.memoryList(request), as: context.caller)) }
+        routes.get { request, context in try Answers.json(try await kb.memories(try Self.memoryList(request), as: context.caller)) }
         routes.post { request, context in
             try await answer(RememberRequest.self, request, status: { $0.created ? .created : .ok }) { try await kb.remember($0, as: context.caller) }
         }
         routes.delete { request, context in
-            let parameters = Self.parameters(request)
+            let parameters = Answers.parameters(request)
             guard parameters.count == 1, parameters[0].key == "scope" else {
                 throw KBError(.invalidArgument, "DELETE /v1/memories takes one parameter, scope (?scope=user:ada): it erases everything of that scope. Delete one memory with DELETE /v1/memories/{id}.")
             }
-            return try Self.json(try await kb.erase(EraseRequest(scope: parameters[0].value), as: context.caller))
+            return try Answers.json(try await kb.erase(EraseRequest(scope: parameters[0].value), as: context.caller))
         }
         routes.logged(.post, "search") { request, context in
             try await answer(RecallRequest.self, request) { request in
@@ -30,7 +36,7 @@ extension RetrievalService {
         }
         routes.logged(.post, "extract") { request, context in
             try await answer(MemoryExtractRequest.self, request) { request in
-                let answer = try await kb.extractMemories(request, model: configuration.chatModel, as: context.caller)
+                let answer = try await kb.extractMemories(request, model: chatModel, as: context.caller)
                 RequestNote.set { note in (note.bot, note.user, note.results) = (request.bot, request.user, answer.proposals.count) }
                 return answer
             }
@@ -51,7 +57,7 @@ extension RetrievalService {
             }
         }
         routes.get("{id}") { _, context in
-            try Self.json(try await kb.memory(try context.pathParameter("id"), history: true, as: context.caller))
+            try Answers.json(try await kb.memory(try context.pathParameter("id"), history: true, as: context.caller))
         }
         routes.patch("{id}") { request, context in
             try await answer(MemoryChangeRequest.self, request, adding: ["id": .string(try context.pathParameter("id"))]) {
@@ -59,7 +65,7 @@ extension RetrievalService {
             }
         }
         routes.delete("{id}") { _, context in
-            try Self.json(try await kb.forget(ForgetRequest(id: try context.pathParameter("id")), as: context.caller))
+            try Answers.json(try await kb.forget(ForgetRequest(id: try context.pathParameter("id")), as: context.caller))
         }
         return routes
     }

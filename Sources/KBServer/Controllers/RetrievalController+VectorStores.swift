@@ -2,8 +2,9 @@ import Foundation
 import Hummingbird
 import KBCore
 import KBKit
+import KBRequests
 
-extension RetrievalService {
+extension RetrievalController {
     /// `POST /v1/vector_stores/{id}/search`: OpenAI's vector store search over a bot's knowledge
     /// (the store's id is the bot's name), so clients written for OpenAI's file search can ask
     /// kb. It is kb's search with the bot (hybrid, the caller's rights); each hit is a result
@@ -11,7 +12,7 @@ extension RetrievalService {
     /// text. Filters `eq` (a tag `key:value`, or `kind`), `in` (any of those tags, or kinds) and `and`
     /// of them are read; others are refused, as is `rewrite_query` (kb does not rewrite here).
     func searchVectorStore(_ request: Request, bot: String, as caller: Caller) async throws -> Response {
-        let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
+        let buffer = try await request.body.collect(upTo: maxBodyBytes)
         let body = try API.decode(API.VectorStoreSearchBody.self, from: Data(buffer: buffer))
         let queries = body.query.texts.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         guard !queries.isEmpty, queries.count <= 8, queries.allSatisfy({ !$0.isEmpty }) else {
@@ -28,7 +29,7 @@ extension RetrievalService {
         let kinds = Set(SourceKind.documents.map(\.rawValue))
         if !filters.kinds.isEmpty {
             filters.kinds = filters.kinds.filter(kinds.contains)
-            if filters.kinds.isEmpty { return try Self.json(API.VectorStoreSearchPage(search_query: queries, data: [])) }
+            if filters.kinds.isEmpty { return try Answers.json(API.VectorStoreSearchPage(search_query: queries, data: [])) }
         }
 
         // Each query is one of kb's searches through the bot; a snippet found by several keeps its best score.
@@ -61,7 +62,7 @@ extension RetrievalService {
             return API.VectorStoreResult(file_id: id, filename: hit.sourceTitle, score: hit.score, attributes: attributes,
                                          content: [.init(text: hit.snippet.text)])
         }
-        return try Self.json(API.VectorStoreSearchPage(search_query: queries, data: Array(data)))
+        return try Answers.json(API.VectorStoreSearchPage(search_query: queries, data: Array(data)))
     }
 
     /// OpenAI's attribute filters as kb's tag and kind filters.

@@ -2,15 +2,22 @@ import Foundation
 import Hummingbird
 import KBCore
 import KBKit
+import KBRequests
 import NIOCore
 
-extension RetrievalService {
-    /// `/v1/context`, `/v1/search`, `/v1/embeddings` and `/v1/vector_stores/{id}/search`.
-    func retrievalRoutes() -> RouteCollection<CallerContext> {
+/// `/v1/context`, `/v1/search`, `/v1/embeddings` and `/v1/vector_stores/{id}/search`.
+struct RetrievalController: Controller {
+    let kb: KnowledgeBase
+    let maxBodyBytes: Int
+    let reports: [String: ReportTemplate]
+    let maxEmbeddingInputs: Int
+    let embeddings: LocalEmbeddings
+
+    var routes: RouteCollection<CallerContext> {
         let routes = RouteCollection(context: CallerContext.self)
         routes.logged(.post, "context") { request, context in
             try await answer(ContextRequest.self, request) { request in
-                let answer = try await kb.context(request, reports: configuration.reports, as: context.caller)
+                let answer = try await kb.context(request, reports: reports, as: context.caller)
                 RequestNote.set { note in
                     (note.bot, note.report, note.user, note.query) = (request.bot, request.report, request.user, request.query)
                     (note.results, note.tokens, note.budget, note.degraded) = (answer.citations.count, answer.tokens, answer.budget, answer.degraded != nil)
@@ -36,12 +43,12 @@ extension RetrievalService {
     }
 
     func embed(_ request: Request) async throws -> Response {
-        let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
+        let buffer = try await request.body.collect(upTo: maxBodyBytes)
         guard buffer.readableBytes > 0 else { throw KBError(.invalidArgument, "The request needs a JSON body.") }
         let body = try API.decode(API.EmbeddingsBody.self, from: Data(buffer: buffer))
         let texts = body.input.texts
-        guard !texts.isEmpty, texts.count <= configuration.maxEmbeddingInputs else {
-            throw KBError(.invalidArgument, "input must hold 1 to \(configuration.maxEmbeddingInputs) texts; got \(texts.count).")
+        guard !texts.isEmpty, texts.count <= maxEmbeddingInputs else {
+            throw KBError(.invalidArgument, "input must hold 1 to \(maxEmbeddingInputs) texts; got \(texts.count).")
         }
         if let empty = texts.firstIndex(where: { $0.isEmpty }) {
             throw KBError(.invalidArgument, "input[\(empty)] is empty; every input must be a non-empty string.")
@@ -69,7 +76,7 @@ extension RetrievalService {
         let data = vectors.enumerated().map { index, vector in
             API.Embedding(index: index, embedding: format == "float" ? .floats(vector) : .base64(Self.base64(vector)))
         }
-        return try Self.json(API.EmbeddingsResponse(data: data, model: model, usage: .init(prompt_tokens: tokens, total_tokens: tokens),
+        return try Answers.json(API.EmbeddingsResponse(data: data, model: model, usage: .init(prompt_tokens: tokens, total_tokens: tokens),
                                                     input_type: role.rawValue))
     }
 

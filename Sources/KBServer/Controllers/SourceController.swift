@@ -3,22 +3,26 @@ import HTTPTypes
 import Hummingbird
 import KBCore
 import KBKit
+import KBRequests
 import NIOCore
 
-extension RetrievalService {
-    /// `/v1/sources` (texts and files added, listed, removed; a user's erased) and `/v1/jobs`.
-    func sourceRoutes() -> RouteCollection<CallerContext> {
+/// `/v1/sources` (texts and files added, listed, removed; a user's erased) and `/v1/jobs`.
+struct SourceController: Controller {
+    let kb: KnowledgeBase
+    let maxBodyBytes: Int
+
+    var routes: RouteCollection<CallerContext> {
         let routes = RouteCollection(context: CallerContext.self)
         routes.logged(.post, "sources") { request, context in try await addSource(request, as: context.caller) }
         routes.logged(.get, "sources") { request, context in
-            try Self.json(try await kb.sources(try KBJSON.decode(SourceListRequest.self, query: Self.parameters(request)), as: context.caller))
+            try Answers.json(try await kb.sources(try KBJSON.decode(SourceListRequest.self, query: Answers.parameters(request)), as: context.caller))
         }
         routes.logged(.delete, "sources") { request, context in
-            let parameters = Self.parameters(request)
+            let parameters = Answers.parameters(request)
             guard parameters.count == 1, parameters[0].key == "user" else {
                 throw KBError(.invalidArgument, "DELETE /v1/sources takes one parameter, user (?user=ada): it erases that user's sources. Remove one source with DELETE /v1/sources/{id}.")
             }
-            return try Self.json(try await kb.eraseSources(user: parameters[0].value, as: context.caller))
+            return try Answers.json(try await kb.eraseSources(user: parameters[0].value, as: context.caller))
         }
         routes.logged(.post, "sources/sync") { request, context in
             try await answer(SourceSyncRequest.self, request) { try await kb.syncSources($0, as: context.caller) }
@@ -27,26 +31,26 @@ extension RetrievalService {
             try await answer(SourceGrepRequest.self, request) { try await kb.grepSources($0, as: context.caller) }
         }
         routes.logged(.get, "sources/{id}/text") { request, context in
-            let read = try KBJSON.decode(SourceReadRequest.self, query: Self.parameters(request),
+            let read = try KBJSON.decode(SourceReadRequest.self, query: Answers.parameters(request),
                                          adding: ["source": .string(try context.pathParameter("id"))])
-            return try Self.json(try await kb.readSource(read, as: context.caller))
+            return try Answers.json(try await kb.readSource(read, as: context.caller))
         }
         routes.logged(.get, "sources/{id}") { _, context in
-            try Self.json(try await kb.source(try context.pathParameter("id"), as: context.caller))
+            try Answers.json(try await kb.source(try context.pathParameter("id"), as: context.caller))
         }
         routes.logged(.post, "sources/{id}/reread") { request, context in
             // The body is an empty JSON object (a JSON body, as every POST of kb's takes).
-            let body = try await request.body.collect(upTo: configuration.maxBodyBytes)
+            let body = try await request.body.collect(upTo: maxBodyBytes)
             if body.readableBytes > 0, (try? JSONDecoder().decode(JSONValue.self, from: Data(buffer: body))) != .object([:]) {
                 throw KBError(.invalidArgument, "POST /v1/sources/{id}/reread takes no fields; send {} (or no body).")
             }
             let added = try await kb.reread(source: try context.pathParameter("id"), as: context.caller)
-            var response = try Self.json(added, status: .accepted)
+            var response = try Answers.json(added, status: .accepted)
             response.headers[.location] = "/v1/jobs/" + added.job.id
             return response
         }
         routes.get("sources/{id}/snippets") { _, context in
-            try Self.json(try await kb.snippets(ofSource: try context.pathParameter("id"), as: context.caller))
+            try Answers.json(try await kb.snippets(ofSource: try context.pathParameter("id"), as: context.caller))
         }
         routes.get("sources/{id}/pages/{page}") { request, context in
             let (page, options) = try Self.pageQuery(request, context, allowing: ["width", "bot", "user"])
@@ -68,13 +72,13 @@ extension RetrievalService {
                 }
                 return ordinal
             }
-            return try Self.json(try await kb.pageWords(source: try context.pathParameter("id"), page: page, snippet: snippet,
+            return try Answers.json(try await kb.pageWords(source: try context.pathParameter("id"), page: page, snippet: snippet,
                                                         bot: options["bot"], user: options["user"], as: context.caller))
         }
         routes.logged(.delete, "sources/{id}") { _, context in
-            try Self.json(try await kb.removeSource(SourceRemoveRequest(id: try context.pathParameter("id")), as: context.caller))
+            try Answers.json(try await kb.removeSource(SourceRemoveRequest(id: try context.pathParameter("id")), as: context.caller))
         }
-        routes.get("jobs/{id}") { _, context in try Self.json(try await kb.job(try context.pathParameter("id"), as: context.caller)) }
+        routes.get("jobs/{id}") { _, context in try Answers.json(try await kb.job(try context.pathParameter("id"), as: context.caller)) }
         return routes
     }
 
@@ -89,7 +93,7 @@ extension RetrievalService {
             throw KBError(.invalidArgument, "'\(text)' is not a page number; pages are numbered from 1, e.g. /pages/1.")
         }
         var options: [String: String] = [:]
-        for (key, value) in parameters(request) {
+        for (key, value) in Answers.parameters(request) {
             guard names.contains(key) else {
                 throw KBError(.invalidArgument, "\(key) is not a parameter of this route; it takes \(names.sorted().joined(separator: ", ")).")
             }
@@ -105,19 +109,19 @@ extension RetrievalService {
         let type = request.headers[.contentType] ?? ""
         let added: SourceAdded
         if BrowserPolicy.isJSON(type) {
-            let query = Self.parameters(request)
+            let query = Answers.parameters(request)
             guard query.isEmpty else {
                 let names = Set(query.map(\.key)).sorted().joined(separator: ", ")
                 throw KBError(.invalidArgument,
                     "POST /v1/sources with a JSON body takes its fields in the body, not as query parameters (\(names)); query parameters go with a file's bytes.")
             }
-            let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
+            let buffer = try await request.body.collect(upTo: maxBodyBytes)
             added = try await kb.addSource(try KBJSON.decode(SourceRequest.self, from: Data(buffer: buffer)), as: caller)
         } else {
             if let length = request.headers[.contentLength].flatMap(Int.init), length > kb.limits.maxUploadBytes {
                 throw KBError(.tooLarge, "The upload is \(length) bytes; the limit is \(kb.limits.maxUploadBytes) (kb serve --max-upload).")
             }
-            let upload = try await kb.beginUpload(try KBJSON.decode(UploadRequest.self, query: Self.parameters(request),
+            let upload = try await kb.beginUpload(try KBJSON.decode(UploadRequest.self, query: Answers.parameters(request),
                                                                     adding: ["contentType": .string(type)]), as: caller)
             do {
                 for try await buffer in request.body { try await upload.append(Data(buffer: buffer)) }
@@ -130,7 +134,7 @@ extension RetrievalService {
             }
             added = try await upload.finish()
         }
-        var response = try Self.json(added, status: added.job.state == .queued ? .accepted : .created)
+        var response = try Answers.json(added, status: added.job.state == .queued ? .accepted : .created)
         response.headers[.location] = "/v1/jobs/" + added.job.id
         return response
     }

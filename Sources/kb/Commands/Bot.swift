@@ -4,6 +4,7 @@ import KBContext
 import KBCore
 import KBKit
 import KBMemory
+import KBRequests
 import KBStore
 
 struct BotCommand: AsyncParsableCommand {
@@ -26,7 +27,7 @@ struct BotCommand: AsyncParsableCommand {
 
     /// A selector as typed, with a path made absolute against the current folder.
     static func absolute(_ selector: String) -> String {
-        ["tag:", "kind:", "upload:"].contains(where: selector.hasPrefix) ? selector : KnowledgeBase.absolutePath(selector)
+        ["tag:", "kind:", "upload:"].contains(where: selector.hasPrefix) ? selector : SourcePaths.absolute(selector)
     }
 
     /// Applies a change request to a bot and shows the result.

@@ -4,6 +4,7 @@ import KBContext
 import KBCore
 import KBKit
 import KBMemory
+import KBRequests
 import KBStore
 
 struct Context: AsyncParsableCommand {
@@ -79,7 +80,7 @@ struct Context: AsyncParsableCommand {
     static func readHistory(_ path: String) throws -> [ConversationTurn] {
         let data: Data
         if path == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
+            data = try DescriptorIO.standardInput()
         } else {
             guard let read = FileManager.default.contents(atPath: path) else {
                 throw KBError(.noSuchFile, "Cannot read the history file \(path). Give a JSON file with a list of {\"role\", \"content\"} turns.")

@@ -4,6 +4,7 @@ import KBCore
 import KBEval
 import KBIngest
 import KBKit
+import KBRequests
 import KBStore
 
 struct Eval: AsyncParsableCommand {
@@ -87,7 +88,7 @@ struct Eval: AsyncParsableCommand {
                 }
                 baselineReport = decoded
             }
-            let folder = KnowledgeBase.absolutePath(dataset)
+            let folder = SourcePaths.absolute(dataset)
             let notes = KnowledgeBase.notesCorpus(of: folder)
             let data = try BEIRDataset.load(from: folder, split: split, corpus: notes == nil)
             var options = EvaluationOptions()

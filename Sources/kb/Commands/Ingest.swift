@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KBCore
 import KBKit
+import KBRequests
 import KBStore
 
 struct Ingest: AsyncParsableCommand {
@@ -121,7 +122,7 @@ struct Ingest: AsyncParsableCommand {
     /// `kb ingest -`: the text on standard input becomes a source, as `POST /v1/sources` makes one.
     private func ingestStandardInput() async throws {
         try await reportingErrors(json: global.json) {
-            let text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            let text = String(decoding: try DescriptorIO.standardInput(), as: UTF8.self)
             var request = SourceRequest(text: text)
             request.title = title
             request.id = id

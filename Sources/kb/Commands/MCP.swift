@@ -5,6 +5,7 @@ import KBContext
 import KBCore
 import KBKit
 import KBMemory
+import KBRequests
 import KBServer
 import KBStore
 

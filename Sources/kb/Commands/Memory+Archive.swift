@@ -3,6 +3,7 @@ import Foundation
 import KBCore
 import KBKit
 import KBMemory
+import KBRequests
 
 extension MemoryCommand {
     struct Erase: AsyncParsableCommand {
@@ -49,7 +50,7 @@ extension MemoryCommand {
                     return
                 }
                 do {
-                    try Data(text.utf8).write(to: URL(fileURLWithPath: KnowledgeBase.absolutePath(output)), options: .atomic)
+                    try Data(text.utf8).write(to: URL(fileURLWithPath: SourcePaths.absolute(output)), options: .atomic)
                 } catch {
                     throw KBError(.unreadableFile, "Cannot write \(output): \(error.localizedDescription). Check the folder exists and is writable.")
                 }
@@ -87,9 +88,9 @@ extension MemoryCommand {
             try await reportingErrors(json: global.json) {
                 let text: String
                 if file == "-" {
-                    text = MemoryCommand.text(["-"])
+                    text = try MemoryCommand.text(["-"])
                 } else {
-                    let path = KnowledgeBase.absolutePath(file)
+                    let path = SourcePaths.absolute(file)
                     guard FileManager.default.fileExists(atPath: path) else {
                         throw KBError(.noSuchFile, "No such file: \(file). Check the path.")
                     }

@@ -3,6 +3,7 @@ import Foundation
 import KBCore
 import KBKit
 import KBMemory
+import KBRequests
 
 extension MemoryCommand {
     struct Extract: AsyncParsableCommand {
@@ -64,7 +65,7 @@ extension MemoryCommand {
 
         /// The request a file holds: a list of turns (with --user), or a whole request.
         static func request(_ path: String, user: String?, bot: String?) throws -> MemoryExtractRequest {
-            let data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
+            let data = path == "-" ? try DescriptorIO.standardInput() : FileManager.default.contents(atPath: path)
             guard let data else { throw KBError(.noSuchFile, "Cannot read the conversation file \(path). Check the path.") }
             guard let value = try? JSONDecoder().decode(JSONValue.self, from: data) else {
                 throw KBError(.invalidArgument, "The conversation file \(path) is not valid JSON; give a list of {\"role\", \"content\"} turns.")

@@ -3,6 +3,7 @@ import Foundation
 import KBCore
 import KBKit
 import KBMemory
+import KBRequests
 
 extension MemoryCommand {
     struct Search: AsyncParsableCommand {

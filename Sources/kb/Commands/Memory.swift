@@ -3,6 +3,7 @@ import Foundation
 import KBCore
 import KBKit
 import KBMemory
+import KBRequests
 
 struct MemoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -34,9 +35,9 @@ struct MemoryCommand: AsyncParsableCommand {
     }
 
     /// The text of `-` (stdin) or the words given.
-    static func text(_ words: [String]) -> String {
+    static func text(_ words: [String]) throws -> String {
         if words == ["-"] {
-            return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            return String(decoding: try DescriptorIO.standardInput(), as: UTF8.self)
         }
         return words.joined(separator: " ")
     }
@@ -116,7 +117,7 @@ struct MemoryCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors(json: global.json) {
-                var request = RememberRequest(content: MemoryCommand.text(content))
+                var request = RememberRequest(content: try MemoryCommand.text(content))
                 request.title = title
                 request.tags = tags.isEmpty ? nil : tags
                 request.scope = scope
@@ -262,7 +263,7 @@ struct MemoryCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors(json: global.json) {
                 var request = MemoryChangeRequest(id: id)
-                request.content = content.map { MemoryCommand.text([$0]) }
+                request.content = try content.map { try MemoryCommand.text([$0]) }
                 if noTitle { request.title = .some(nil) } else if let title { request.title = .some(title) }
                 if noTags { request.tags = [] } else if !tags.isEmpty { request.tags = tags }
                 request.validFrom = time.validFrom

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KBCore
 import KBKit
+import KBRequests
 
 struct Search: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -73,7 +74,7 @@ struct Search: AsyncParsableCommand {
         request.tags = tags.isEmpty ? nil : tags
         request.anyTags = anyTags.isEmpty ? nil : anyTags
         request.kinds = kinds.isEmpty ? nil : kinds
-        request.sources = sources.isEmpty ? nil : sources.map(KnowledgeBase.absolutePath)
+        request.sources = sources.isEmpty ? nil : sources.map(SourcePaths.absolute)
         request.bot = bot
         request.user = user
         request.mode = mode

@@ -5,6 +5,7 @@ import KBContext
 import KBCore
 import KBKit
 import KBMemory
+import KBRequests
 import KBServer
 import KBStore
 
@@ -115,39 +116,8 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardError.write(Data((
                 "kb serve: http://\(host):\(port) (index \(kb.path); \(configuration.reports.count) report template(s); "
               + (configuration.token == nil ? "no token" : "bearer token required") + ")\n").utf8))
-            let preparing = Task.detached {
-                let start = DispatchTime.now().uptimeNanoseconds
-                do {
-                    let read = try await kb.prepareSearches()
-                    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-                    FileHandle.standardError.write(Data("kb serve: vectors and keyword postings in memory (\(String(format: "%.1f", seconds)) s)\n".utf8))
-                    for line in read { FileHandle.standardError.write(Data("kb serve: \(line)\n".utf8)) }
-                } catch {
-                    FileHandle.standardError.write(Data("kb serve: could not load the index into memory ahead of searches (\(error)); the first search loads it instead\n".utf8))
-                    return
-                }
-                // Saved beside the index for the next start (nothing when the saved copies are current).
-                guard !Task.isCancelled else { return }
-                do {
-                    for line in try await kb.saveSearches() { FileHandle.standardError.write(Data("kb serve: saved \(line)\n".utf8)) }
-                } catch {
-                    FileHandle.standardError.write(Data("kb serve: \(error)\n".utf8))
-                }
-            }
-            defer { preparing.cancel() }
-            do {
-                try await RetrievalService(kb: kb, configuration: configuration).run()
-                // Stopped: what changed since the copies were saved is saved, for the next start.
-                preparing.cancel()
-                do {
-                    for line in try await kb.saveSearches() { FileHandle.standardError.write(Data("kb serve: saved \(line)\n".utf8)) }
-                } catch {
-                    FileHandle.standardError.write(Data("kb serve: \(error)\n".utf8))
-                }
-            } catch let error as KBError {
-                throw error
-            } catch {
-                throw KBError(.invalidArgument, "Cannot serve on \(host):\(port): \(error). Is another program using the port? Try --port.")
+            try await RetrievalService(kb: kb, configuration: configuration).run { line in
+                FileHandle.standardError.write(Data("kb serve: \(line)\n".utf8))
             }
         }
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KBCore
 import KBKit
+import KBRequests
 
 /// A source named on the command line: its id as listed, or the path of an ingested file.
 func sourceID(_ argument: String) -> String {
@@ -151,7 +152,7 @@ struct SyncSources: AsyncParsableCommand {
         try await reportingErrors(json: global.json) {
             let data: Data
             do {
-                data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: file))
+                data = file == "-" ? try DescriptorIO.readToEnd(STDIN_FILENO) : try Data(contentsOf: URL(fileURLWithPath: file))
             } catch {
                 throw KBError(.unreadableFile, "Cannot read \(file): \(error.localizedDescription). Give the JSON file with the list, or - for stdin.")
             }

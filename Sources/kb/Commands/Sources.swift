@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KBCore
 import KBKit
+import KBRequests
 import KBStore
 
 struct Sources: AsyncParsableCommand {

@@ -4,6 +4,7 @@ import KBContext
 import KBCore
 import KBKit
 import KBMemory
+import KBRequests
 import KBStore
 
 struct TokenCommand: AsyncParsableCommand {

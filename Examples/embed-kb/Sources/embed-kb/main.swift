@@ -4,6 +4,7 @@ import Foundation
 import KBCore
 import KBIngest
 import KBKit
+import KBRequests
 
 let folder = FileManager.default.temporaryDirectory.appendingPathComponent("embed-kb-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
