@@ -9,13 +9,15 @@ import PackageDescription
 let builtByKBScripts = Context.environment["KB_TESTING"] == "1"
 let testing: [SwiftSetting] = builtByKBScripts ? [.unsafeFlags(["-enable-testing"])] : []
 
-// A debug build (scripts/test.sh on a clone where nothing is built yet: CI's) leaves kb's
-// dependencies and most of its code unoptimised, but not the code the tests spend their time in:
-// kb's C kernels (`hotC`) and the modules under ingest, storage, retrieval, the encoder and the
-// reader of the upstream model's stream (`hot`).
-// Release builds are untouched.
+// A debug build (scripts/setup.sh's, and scripts/test.sh's on it) leaves kb's dependencies
+// unoptimised, which halves the compile, but not the code kb spends its time in: its modules
+// below the facade get -O (`hot`: everything but KBKit, KBChat, KBServer, the executable,
+// KBEval and KBClient, whose -O cost ~80 s more of the build for no measured gain), its C and C++
+// -O2 (`hotC`, `hotCXX`). Measured against the release build: the same embedding and PDF speed,
+// kb serve ~4% fewer requests (docs/development.md). Release builds are untouched.
 let hot: [SwiftSetting] = builtByKBScripts ? [.unsafeFlags(["-O"], .when(configuration: .debug))] : []
 let hotC: [CSetting] = builtByKBScripts ? [.unsafeFlags(["-O2"], .when(configuration: .debug))] : []
+let hotCXX: [CXXSetting] = builtByKBScripts ? [.unsafeFlags(["-O2"], .when(configuration: .debug))] : []
 
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
@@ -88,15 +90,17 @@ let package = Package(
         // A plain C view of libxml2's XML and HTML parsers (libxml2-dev): EPUB, HTML and DOCX.
         // Only KBIngest imports it.
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
-        .target(name: "CKBMarkup", dependencies: ["CLibXML2"]),
+        .target(name: "CKBMarkup", dependencies: ["CLibXML2"], cSettings: hotC),
         // A plain C interface over poppler-cpp (libpoppler-cpp-dev). Only KBIngest imports it.
         .target(
             name: "CPoppler",
+            cxxSettings: hotCXX,
             linkerSettings: [.linkedLibrary("poppler-cpp"), .linkedLibrary("stdc++")]),
         // A plain C interface over Tesseract's C API and Leptonica (libtesseract-dev, libleptonica-dev):
         // page images and recognition. Only KBIngest (and the tests' scan maker) import it.
         .target(
             name: "CTesseract",
+            cSettings: hotC,
             linkerSettings: [.linkedLibrary("tesseract"), .linkedLibrary("lept"), .linkedLibrary("gomp")]),
         // int8 kernels in C (clang vectorises them; Swift's SIMD widening does not). Only KBSQLite imports it.
         .target(name: "CKBKernels", cSettings: hotC),
@@ -133,14 +137,14 @@ let package = Package(
         // Retrieval evaluation: BEIR datasets, trec_eval metrics, reports. Pure.
         .target(name: "KBEval", dependencies: ["KBCore"], swiftSettings: strict),
         // Memories: validation, duplicates, recency, the JSON Lines archive. Pure.
-        .target(name: "KBMemory", dependencies: ["KBCore"], swiftSettings: strict),
+        .target(name: "KBMemory", dependencies: ["KBCore"], swiftSettings: strict + hot),
         // Retrieval: the pipeline of named stages every search, recall and context runs (plan,
         // embed, candidates in one store snapshot, fuse, weight, collapse, diversify, an
         // asynchronous stage, hydrate), the ranking arithmetic and the conversation plan.
         .target(name: "KBRetrieval", dependencies: ["KBCore", "KBStore"], swiftSettings: strict + hot),
         // Context assembly for bots and reports: near-duplicates, diversity, merge, token budget,
         // citations. Pure.
-        .target(name: "KBContext", dependencies: ["KBCore", "KBRetrieval"], swiftSettings: strict),
+        .target(name: "KBContext", dependencies: ["KBCore", "KBRetrieval"], swiftSettings: strict + hot),
         // The PostgreSQL + pgvector store (the second implementation of KBStore's IndexStore).
         .target(
             name: "KBPostgres",
@@ -152,15 +156,15 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strict),
+            swiftSettings: strict + hot),
         // What KBKit asks of the operating system: folder events (Linux inotify, read on a thread of
         // its own; where it is missing the folder watcher rescans instead) and POSIX regular
         // expressions (grep over sources).
-        .target(name: "KBSystem", dependencies: ["KBCore"], swiftSettings: strict),
+        .target(name: "KBSystem", dependencies: ["KBCore"], swiftSettings: strict + hot),
         // The request contract shared by the CLI, HTTP and MCP: each request's fields (RequestField,
         // from which the OpenAPI document and the MCP tool schemas are written), its checks against
         // the limits (`Checked`), and the JSON kb reads and writes.
-        .target(name: "KBRequests", dependencies: ["KBCore", "KBIngest", "KBMemory", "KBContext", "KBSystem", .product(name: "Yams", package: "Yams")], swiftSettings: strict),
+        .target(name: "KBRequests", dependencies: ["KBCore", "KBIngest", "KBMemory", "KBContext", "KBSystem", .product(name: "Yams", package: "Yams")], swiftSettings: strict + hot),
         // The facade that the CLI and library users call.
         .target(
             name: "KBKit",

