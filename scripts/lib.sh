@@ -153,6 +153,14 @@ use_configuration() {   # use_configuration release|debug
     case "$1" in release|debug) ;; *) echo "error: KB_CONFIGURATION is '$1'; use release or debug" >&2; return 2 ;; esac
     export KB_CONFIGURATION="$1"
     KB_BUILD_FLAGS=(-c "$1" --explicit-target-dependency-import-check error)
+    # A debug build's debug information as line tables only (file and line in backtraces, no
+    # variables or types for a debugger): Swift's and clang's full -g is an eighth of the build's
+    # compiler CPU (docs/development.md). KB_DEBUG_INFO=full keeps it, for lldb (every module
+    # then compiles again).
+    case "${KB_DEBUG_INFO:-lines}" in lines|full) ;; *) echo "error: KB_DEBUG_INFO is '$KB_DEBUG_INFO'; use lines (the default) or full" >&2; return 2 ;; esac
+    if [ "$1" = debug ] && [ "${KB_DEBUG_INFO:-lines}" = lines ]; then
+        KB_BUILD_FLAGS+=(-Xswiftc -gline-tables-only -Xcc -gline-tables-only)
+    fi
     KB_BIN_DIR="$KB_ROOT/.build/$1"
 }
 use_configuration "${KB_CONFIGURATION:-release}" || exit
