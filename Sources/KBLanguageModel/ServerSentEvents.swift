@@ -16,7 +16,14 @@ public struct ServerSentEvents {
     /// many reads an event arrives in.
     private var searched = 0
 
-    public init() {}
+    /// Whether events without data (comments such as `: keep-alive`, bare fields) are handed back
+    /// too, with empty `data`: a reader that forwards a stream keeps them; one that reads answers
+    /// skips them.
+    private let keepsEventsWithoutData: Bool
+
+    public init(keepingEventsWithoutData: Bool = false) {
+        keepsEventsWithoutData = keepingEventsWithoutData
+    }
 
     /// The events complete once `buffer` is added (bytes are kept until their event ends, so a
     /// character split between reads stays whole).
@@ -41,7 +48,7 @@ public struct ServerSentEvents {
                 break
             }
             if pending[newline + 1] == 10 {
-                if let event = Self.event(pending[start..<newline]) { events.append(event) }
+                if let event = event(pending[start..<newline]) { events.append(event) }
                 start = newline + 2
                 index = start
             } else {
@@ -53,15 +60,23 @@ public struct ServerSentEvents {
         return events
     }
 
-    /// An event from its lines; nil for one without data (comments such as `: keep-alive`, bare fields).
-    private static func event(_ bytes: ArraySlice<UInt8>) -> Event? {
+    /// What is left once the stream ends: the bytes of an event no blank line closed, if any.
+    public mutating func finish() -> Event? {
+        defer { pending = []; searched = 0 }
+        guard !pending.isEmpty else { return nil }
+        return event(pending[...]) ?? Event(raw: String(decoding: pending, as: UTF8.self), data: "")
+    }
+
+    /// An event from its lines; nil for one without data (comments such as `: keep-alive`, bare
+    /// fields) unless they are kept.
+    private func event(_ bytes: ArraySlice<UInt8>) -> Event? {
         var data: [String] = []
         for line in bytes.split(separator: 10, omittingEmptySubsequences: false) where line.starts(with: Self.dataField) {
             var value = line.dropFirst(Self.dataField.count)
             if value.first == 32 { value = value.dropFirst() }
             data.append(String(decoding: value, as: UTF8.self))
         }
-        guard !data.isEmpty else { return nil }
+        guard !data.isEmpty || keepsEventsWithoutData else { return nil }
         return Event(raw: String(decoding: bytes, as: UTF8.self), data: data.joined(separator: "\n"))
     }
 

@@ -4,6 +4,7 @@ import Hummingbird
 import KBChat
 import KBCore
 import KBKit
+import KBLanguageModel
 import KBRequests
 import NIOCore
 
@@ -195,38 +196,28 @@ struct AnswerCheckingMiddleware<Context: RequestContext>: RouterMiddleware {
         let schema: AnswerSchema
         let eventSchema: JSONValue
         let route: String
-        /// The bytes after the last whole event: split on bytes, as a character's UTF-8 may be
-        /// cut across two writes.
-        var pending: [UInt8] = []
+        /// The stream's events as they complete (a character's UTF-8 may be cut across two
+        /// writes); comments such as keep-alives pass through unchecked.
+        var events = ServerSentEvents(keepingEventsWithoutData: true)
 
         mutating func write(_ buffer: ByteBuffer) async throws {
-            pending.append(contentsOf: buffer.readableBytesView)
-            var start = 0
-            var index = pending.startIndex
-            while index + 1 < pending.count {
-                if pending[index] == 0x0A && pending[index + 1] == 0x0A {
-                    let event = String(decoding: pending[start..<index + 2], as: UTF8.self)
-                    try await inner.write(ByteBuffer(string: checked(event)))
-                    start = index + 2
-                    index = start
-                } else {
-                    index += 1
-                }
+            for event in events.append(buffer) {
+                try await inner.write(ByteBuffer(string: checked(event) ?? event.raw + "\n\n"))
             }
-            pending.removeFirst(start)
         }
 
         consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
-            if !pending.isEmpty { try await inner.write(ByteBuffer(string: checked(String(decoding: pending, as: UTF8.self)))) }
+            // An event no blank line closed goes out as it came.
+            if let tail = events.finish() { try await inner.write(ByteBuffer(string: checked(tail) ?? tail.raw)) }
             try await inner.finish(trailingHeaders)
         }
 
-        func checked(_ event: String) -> String {
-            let data = event.split(separator: "\n").filter { $0.hasPrefix("data:") }
-                .map { $0.dropFirst(5).trimmingCharacters(in: .whitespaces) }.joined(separator: "\n")
-            guard !data.isEmpty else { return event }
+        /// nil when the event may go as it came; else an error event in its place.
+        func checked(_ event: ServerSentEvents.Event) -> String? {
+            let data = event.data
+            guard !data.isEmpty else { return nil }
             let problems = schema.eventProblems(data, schema: eventSchema)
-            guard !problems.isEmpty else { return event }
+            guard !problems.isEmpty else { return nil }
             let message = "An event of \(route) does not match its OpenAPI schema: " + problems.prefix(5).joined(separator: "; ")
             FileHandle.standardError.write(Data(("kb serve: " + message + "\n").utf8))
             let error = (try? KBJSON.text(ChatStreamError(message: message, code: "internal", type: "answer_check"))) ?? "{}"

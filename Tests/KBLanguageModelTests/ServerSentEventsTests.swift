@@ -31,4 +31,18 @@ import Testing
             #expect(read.map(\.data) == [big, "two", "[DONE]"], "reads of \(size)")
         }
     }
+
+    @Test func aForwardingReaderKeepsEventsWithoutDataAndTheUnfinishedTail() {
+        var events = ServerSentEvents(keepingEventsWithoutData: true)
+        let read = events.append(ByteBuffer(string: ": keep-alive\n\ndata: one\n\ndata: unfin"))
+        #expect(read.map(\.raw) == [": keep-alive", "data: one"])
+        #expect(read.map(\.data) == ["", "one"])
+        let tail = events.finish()
+        #expect(tail?.raw == "data: unfin" && tail?.data == "unfin")
+        #expect(events.finish() == nil)
+        // A reader of answers skips the comment and keeps no tail once the stream ended on a blank line.
+        var answers = ServerSentEvents()
+        #expect(answers.append(ByteBuffer(string: ": keep-alive\n\ndata: one\n\n")).map(\.data) == ["one"])
+        #expect(answers.finish() == nil)
+    }
 }

@@ -139,16 +139,17 @@ import Testing
                 let first = Array(#"data: {"n":1,"s":"é"}"#.utf8) + [0x0A, 0x0A], cut = first.firstIndex(of: 0xC3)! + 1
                 try await writer.write(ByteBuffer(bytes: first[..<cut]))
                 try await writer.write(ByteBuffer(bytes: first[cut...]))
-                for event in ["data: {\"n\":", "3}\n\ndata: [DONE]\n\n"] { try await writer.write(ByteBuffer(string: event)) }
+                for event in ["data: {\"n\":", "3}\n\n: keep-alive\n\ndata: [DONE]\n\n"] { try await writer.write(ByteBuffer(string: event)) }
                 try await writer.finish(nil)
             })
         }
         try await Application(router: router).test(.router) { client in
             try await client.execute(uri: "/stream", method: .get) { response in
                 let events = String(buffer: response.body).components(separatedBy: "\n\n").filter { !$0.isEmpty }
-                #expect(events.count == 3)
+                #expect(events.count == 4)
                 #expect(events.first == #"data: {"n":1,"s":"é"}"#)
                 #expect(events[1].contains("answer_check") && events[1].contains("$.n: 3 is above the maximum 2"), "\(events)")
+                #expect(events[2] == ": keep-alive")
                 #expect(events.last == "data: [DONE]")
             }
         }
