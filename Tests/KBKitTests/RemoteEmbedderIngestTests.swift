@@ -69,7 +69,11 @@ import Testing
         try FileManager.default.createDirectory(at: notes, withIntermediateDirectories: true)
         for i in 0..<300 { try "# Note \(i)\n\nPlanet note number \(i) about Venus and time.".write(to: notes.appendingPathComponent(String(format: "n%03d.md", i)), atomically: true, encoding: .utf8) }
         try "# Last\n\nThe poison paragraph.".write(to: notes.appendingPathComponent("z.md"), atomically: true, encoding: .utf8)
-        let kb = try KnowledgeBase.open(at: TestBackend.freshIndex(in: root))
+        // The endpoint's settings reach kb through the knowledge base's environment: setenv here
+        // would race every test that starts a process meanwhile (Foundation's Process.run reads
+        // the environment as it is changed, and crashed the suite).
+        let environment = ProcessInfo.processInfo.environment.merging(["KB_EMBEDDINGS_MAX_ATTEMPTS": "2", "KB_EMBEDDINGS_TIMEOUT": "30"]) { _, set in set }
+        let kb = try KnowledgeBase.open(at: TestBackend.freshIndex(in: root), environment: environment)
         let (local, localRecord) = try await kb.embedder(.hashing)
         _ = try await kb.ingest([notes.path], options: IngestOptions(), embedder: local, record: localRecord, as: .admin)
         _ = try await kb.remember(MemoryDraft("Remember the poison-free fact."), as: .admin)
@@ -78,8 +82,6 @@ import Testing
         let server = try await faultServer(script)
         defer { server.stop() }
         let choice = EmbedderChoice.openAI(model: "remote", url: server.url.absoluteString)
-        setenv("KB_EMBEDDINGS_MAX_ATTEMPTS", "2", 1)
-        setenv("KB_EMBEDDINGS_TIMEOUT", "30", 1)
 
         // The remote service fails on one snippet: the index still searches with the old vectors.
         await #expect(throws: KBError.self) { try await kb.reindex(to: choice, as: .admin) }
@@ -110,8 +112,6 @@ import Testing
         let back = try await kb.reindex(to: .hashing, dropOld: true, as: .admin)
         #expect(back.embedded == 0 && back.switched)
         #expect(try await kb.status(as: .admin).vectors == ["hashing-384": 302])
-        unsetenv("KB_EMBEDDINGS_MAX_ATTEMPTS")
-        unsetenv("KB_EMBEDDINGS_TIMEOUT")
     }
 
     @Test func aRemoteEmbedderGetsItsPrefixesAndTheIndexRemembersThem() async throws {

@@ -241,7 +241,7 @@ struct Ingestor: Sendable {
         guard let choice = try named ?? current.flatMap({ $0.hasVectors ? try EmbedderChoice($0.spec) : nil }) else {
             throw KBError(.invalidArgument, "The index has no vectors to embed again. Name the embedder to switch to: --embedder local|local:NAME|hashing|openai:MODEL.")
         }
-        guard let embedder = try await choice.make() else {
+        guard let embedder = try await choice.make(environment: embedders.environment) else {
             throw KBError(.invalidArgument, "kb reindex needs an embedder that makes vectors (local, hashing or openai:MODEL), not none.")
         }
         let record = EmbedderChoice.record(for: embedder, choice: choice)
