@@ -413,12 +413,13 @@ enum OpenAPIDocument {
     /// messages) and OpenAI's requests written here.
     static func answers(_ limits: Limits = Limits(), maxEmbeddingInputs: Int) -> [String: JSONValue] {
         // A type that cannot be derived is a programmer's error the tests meet at once.
-        var schemas = try! SchemaDerivation(components: answerTypes).schemas()
-        schemas.merge(passedThrough(limits, maxEmbeddingInputs: maxEmbeddingInputs)) { derived, _ in derived }
+        let derivation = SchemaDerivation(components: answerTypes)
+        var schemas = try! derivation.schemas()
+        schemas.merge(passedThrough(limits, maxEmbeddingInputs: maxEmbeddingInputs, derivation: derivation)) { derived, _ in derived }
         return schemas
     }
 
-    static func passedThrough(_ limits: Limits, maxEmbeddingInputs: Int) -> [String: JSONValue] { [
+    static func passedThrough(_ limits: Limits, maxEmbeddingInputs: Int, derivation: SchemaDerivation) -> [String: JSONValue] { [
         // MCP's JSON-RPC messages (the protocol defines their params and results; kb lists its tools' schemas in tools/list).
         "MCPRequest": object(["jsonrpc": ["type": "string", "enum": ["2.0"]], "id": ["type": ["string", "integer"]],
                               "method": ["type": "string", "minLength": 1], "params": ["type": "object"]], required: ["jsonrpc", "method"]),
@@ -476,7 +477,7 @@ enum OpenAPIDocument {
                     "finish_reason": ["type": ["string", "null"]],
                 ]]),
                 "kb": ref("ChatAnswerInfo"),
-                "error": try! SchemaDerivation(components: answerTypes).schema(of: ChatStreamError.Detail.self),
+                "error": try! derivation.schema(of: ChatStreamError.Detail.self),
             ],
         ],
         "NoFields": ["type": "object", "maxProperties": 0, "description": "An empty JSON object: the request takes no fields."],
