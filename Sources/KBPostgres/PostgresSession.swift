@@ -44,11 +44,11 @@ struct SQL {
             case .double(let v): if let v { bindings.append(v) } else { bindings.appendNull() }
             case .bytes(let v): if let v { try! bindings.append(v) } else { bindings.appendNull() }
             case .texts(let v): bindings.append(v)
-            case .ints(let v): bindings.append(v)
-            case .int32s(let v): bindings.append(v)
+            case .ints(let v): bindings.append(BinaryArray(v))
+            case .int32s(let v): bindings.append(BinaryArray(v))
             case .blobs(let v): bindings.append(v.map { ByteBuffer(bytes: $0) })
-            case .floats(let v): bindings.append(v)
-            case .doubles(let v): bindings.append(v)
+            case .floats(let v): bindings.append(BinaryArray(v))
+            case .doubles(let v): bindings.append(BinaryArray(v))
             }
         }
         return PostgresQuery(unsafeSQL: text, binds: bindings)

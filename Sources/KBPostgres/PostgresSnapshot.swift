@@ -140,7 +140,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
             JOIN vectors v ON v.snippet_id = sn.id JOIN embedders e ON e.id = v.embedder_id
             WHERE so.path = $1 AND e.name = $2
             """, .text(path), .text(embedder)).reduce(into: [String: [Float]]()) {
-            $0[try Self.snippetText($1, from: 1).embeddingInput(context)] = try $1.get(0, [Float].self)
+            $0[try Self.snippetText($1, from: 1).embeddingInput(context)] = try $1.get(0, BinaryArray<Float>.self).values
         }
     }
 
@@ -305,7 +305,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
             SELECT v.snippet_id, v.embedding::real[] FROM vectors v JOIN embedders e ON e.id = v.embedder_id
             WHERE e.name = $1 AND v.snippet_id = ANY ($2)
             """, .text(embedder.name), .ints(snippetIDs)).reduce(into: [Int64: [Float]]()) {
-            $0[try $1.get(0, Int64.self)] = try $1.get(1, [Float].self)
+            $0[try $1.get(0, Int64.self)] = try $1.get(1, BinaryArray<Float>.self).values
         }
     }
 
@@ -364,7 +364,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
             """
         var terms: [(term: String, df: Double, holders: Set<Int64>)] = [], snippets = 0.0
         for row in try session.rows(sql) {
-            terms.append((try row.get(0, String.self), try row.get(1, Double.self), Set(try row.get(3, [Int64].self))))
+            terms.append((try row.get(0, String.self), try row.get(1, Double.self), Set(try row.get(3, BinaryArray<Int64>.self).values)))
             snippets = try row.get(2, Double.self)
         }
         guard !terms.isEmpty else { return [] }

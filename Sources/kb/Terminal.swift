@@ -16,6 +16,24 @@ enum Terminal {
         FileHandle.standardError.write(Data(("warning: " + message + "\n").utf8))
     }
 
+    static func note(_ message: String) {
+        FileHandle.standardError.write(Data(("note: " + message + "\n").utf8))
+    }
+
+    /// In a debug build (scripts/setup.sh's, whose dependencies are unoptimised), what it costs
+    /// on PostgreSQL, when one of `locations` is a PostgreSQL URL: PostgresNIO and SwiftNIO then
+    /// run unoptimised, and `kb serve` answers about half the requests a release build answers
+    /// (docs/development.md, "The debug build"). Nil in a release build.
+    static func debugBuildNote(for locations: [String]) -> String? {
+        #if DEBUG
+        guard locations.contains(where: { $0.hasPrefix("postgres://") || $0.hasPrefix("postgresql://") }) else { return nil }
+        return "this kb is a debug build (scripts/setup.sh's), whose PostgreSQL client is unoptimised: about half a release "
+            + "build's requests/s; for a server on PostgreSQL, build with `scripts/setup.sh --release`"
+        #else
+        return nil
+        #endif
+    }
+
     /// One line saying that results came from keywords alone, when they did.
     static func warn(_ degraded: Degraded?) {
         guard let degraded else { return }

@@ -23,6 +23,7 @@ struct Export: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors(json: global.json) {
             let kb = try KnowledgeBase.open(at: global.databasePath, create: false)
+            if Terminal.stderrIsTerminal, let note = Terminal.debugBuildNote(for: [kb.path, to]) { Terminal.note(note) }
             let bar = ProgressBar(label: "Copying", enabled: !global.json && Terminal.stderrIsTerminal)
             let started = Date()
             let report = try await kb.export(to: to, as: .admin) { done, total, item in bar.update(done: done, total: total, item: item) }

@@ -113,6 +113,7 @@ struct Serve: AsyncParsableCommand {
                 configuration.watch = watching
             }
             if created { FileHandle.standardError.write(Data("kb serve: created a new, empty index at \(kb.path)\n".utf8)) }
+            if let note = Terminal.debugBuildNote(for: [kb.path]) { FileHandle.standardError.write(Data("kb serve: note: \(note)\n".utf8)) }
             FileHandle.standardError.write(Data((
                 "kb serve: http://\(host):\(port) (index \(kb.path); \(configuration.reports.count) report template(s); "
               + (configuration.token == nil ? "no token" : "bearer token required") + ")\n").utf8))
