@@ -13,15 +13,13 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     /// `kb_meta`, read whole at the first `meta` call: a request asks for five or six of its
     /// keys (embedder, dimension, generation, HNSW…), which cannot change inside this snapshot.
     let metaValues = LockedValue<[String: String]?>(nil)
-    /// Embedders' ids by name, as looked up in this snapshot (a request's two rankings and its
-    /// hits each ask).
+    /// Embedders' ids by name, read in the same statement as `kb_meta` (a request's two rankings
+    /// and its hits each ask).
     let embedderIDs = LockedValue<[String: Int64]>([:])
 
     func embedderID(named name: String) throws -> Int64? {
-        if let id = embedderIDs.withLock({ $0[name] }) { return id }
-        guard let id = try session.value(Int64.self, "SELECT id FROM embedders WHERE name = $1", .text(name)) else { return nil }
-        embedderIDs.withLock { $0[name] = id }
-        return id
+        _ = try meta("")
+        return embedderIDs.withLock { $0[name] }
     }
 
     /// The HNSW index recorded for an embedder, from the `kb_meta` this snapshot read.
@@ -32,8 +30,12 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
 
     func meta(_ key: String) throws -> String? {
         if let values = metaValues.withLock({ $0 }) { return values[key] }
-        let values = try session.rows("SELECT key, value FROM kb_meta")
-            .reduce(into: [String: String]()) { $0[try $1.get(0, String.self)] = try $1.get(1, String.self) }
+        var values: [String: String] = [:], ids: [String: Int64] = [:]
+        for row in try session.rows("SELECT false, key, value FROM kb_meta UNION ALL SELECT true, name, id::text FROM embedders") {
+            let name = try row.get(1, String.self), value = try row.get(2, String.self)
+            if try row.get(0, Bool.self) { ids[name] = Int64(value) } else { values[name] = value }
+        }
+        embedderIDs.withLock { $0 = ids }
         metaValues.withLock { $0 = values }
         return values[key]
     }
