@@ -261,7 +261,8 @@ let package = Package(
             dependencies: ["KBCore", "KBStore", "KBSQLite", "CKBKernels", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         // The store contract, rule by rule, on SQLite and (where KB_TEST_POSTGRES_URL names a server) PostgreSQL.
-        .testTarget(name: "KBStoreTests", dependencies: ["KBCore", "KBStore", "KBSQLite", "KBPostgres", .product(name: "PostgresNIO", package: "postgres-nio")], swiftSettings: strict),
+        .testTarget(name: "KBStoreTests", dependencies: ["KBCore", "KBStore", "KBSQLite", "KBPostgres", .product(name: "PostgresNIO", package: "postgres-nio"),
+                                                  .product(name: "NIOCore", package: "swift-nio")], swiftSettings: strict),
         .testTarget(name: "KBEmbedTests", dependencies: ["KBCore", "KBEmbed", "CKBEncoder", "KBStubServers", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio")], resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "KBEvalTests", dependencies: ["KBCore", "KBEval"], swiftSettings: strict),
         .testTarget(name: "KBContextTests", dependencies: ["KBCore", "KBContext", "KBRetrieval", "KBTestSupport"], resources: [.copy("Fixtures")], swiftSettings: strict),
