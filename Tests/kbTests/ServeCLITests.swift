@@ -41,6 +41,22 @@ import Testing
         #expect(rows.contains { $0["key"] as? String == "POST /v1/search" && $0["requests"] as? Int == 1 }, "\(rows)")
     }
 
+    /// A debug build (scripts/setup.sh's) says at its start that its PostgreSQL client is
+    /// unoptimised — on a PostgreSQL index only; a release build never does (docs/postgresql.md).
+    @Test func aDebugBuildSaysSoOnPostgreSQLOnly() async throws {
+        let cli = try CLI()
+        try cli.write("notes/venus.md", "# Venus\n\nVenus rules love.")
+        #expect(try await cli.run("ingest", "--db", "kb.sqlite", "--embedder", "none", "notes").status == 0)
+        let served = try await ServedIndex(cli, token: nil)
+        served.stop()
+        let noted = served.printed.contains("is a debug build")
+        #if DEBUG
+        #expect(noted == cli.index.hasPrefix("postgres"), "\(served.printed)")
+        #else
+        #expect(!noted, "\(served.printed)")
+        #endif
+    }
+
     @Test func serveRefusesAPublicAddressWithoutAToken() async throws {
         let cli = try CLI()
         #expect(try await cli.run("ingest", "--db", "kb.sqlite", "--embedder", "none", ".").status != 64)

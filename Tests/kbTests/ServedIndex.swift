@@ -15,6 +15,11 @@ struct ServedIndex {
     let base: URL
     let token: String?
     private let process: Process
+    /// Where its standard error goes.
+    private let log: URL
+
+    /// What it printed on standard error so far.
+    var printed: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
     /// Starts it in the test's folder on `index` (the test's default index if nil); `environment`
     /// is added to the process's own.
@@ -46,7 +51,7 @@ struct ServedIndex {
         var added = environment
         if token == nil { added["KB_API_TOKEN"] = "" }
         process.environment = ProcessInfo.processInfo.environment.merging(added) { $1 }
-        let log = cli.workdir.appendingPathComponent("serve-\(port).log")
+        log = cli.workdir.appendingPathComponent("serve-\(port).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let logHandle = try FileHandle(forWritingTo: log)
         process.standardOutput = FileHandle.nullDevice
