@@ -108,3 +108,10 @@ struct BinaryArray<Element: BinaryArrayElement>: PostgresNonThrowingEncodable, P
         values = decoded
     }
 }
+
+extension PostgresRandomAccessRow {
+    /// The number array in column `index`, read by `BinaryArray`.
+    func array<Element: BinaryArrayElement>(_ index: Int, of _: Element.Type = Element.self) throws -> [Element] {
+        try get(index, BinaryArray<Element>.self).values
+    }
+}

@@ -68,11 +68,11 @@ enum PostgresKeywordIndex {
                 }
                 terms.append((try row.get(1, Int64.self), try row.get(2, String.self), try row.get(3, Double.self), directory))
             case 1:
-                let ids = try row.get(5, BinaryArray<Int64>.self).values, tfs = try row.get(6, BinaryArray<Float>.self).values, lengths = try row.get(7, BinaryArray<Float>.self).values
+                let ids = try row.array(5, of: Int64.self), tfs = try row.array(6, of: Float.self), lengths = try row.array(7, of: Float.self)
                 reading.tail[try row.get(2, String.self)] = PostingBlock(
                     ids: ids, frequencies: tfs.map { UInt32(($0 * 2).rounded()) }, lengths: lengths.map { UInt32(($0 * 2).rounded()) })
             case 2:
-                reading.deleted.formUnion(try row.get(5, BinaryArray<Int64>.self).values)
+                reading.deleted.formUnion(try row.array(5, of: Int64.self))
             default:
                 reading.bulkLoad = try row.get(2, String?.self)
                 reading.weighing = KeywordWeighing(n: try row.get(8, Double?.self) ?? 0, average: try row.get(9, Double?.self) ?? 1)
@@ -177,13 +177,13 @@ extension PostgresKeywordIndex {
                    array_agg(sn.fts_length ORDER BY p.snippet_id)
             FROM postings p JOIN snippets sn ON sn.id = p.snippet_id GROUP BY p.lexeme
             """) {
-            let tfs = try row.get(2, BinaryArray<Float>.self).values, lengths = try row.get(3, BinaryArray<Float>.self).values
-            tail[try row.get(0, String.self)] = PostingBlock(ids: try row.get(1, BinaryArray<Int64>.self).values, frequencies: tfs.map { UInt32(($0 * 2).rounded()) },
+            let tfs = try row.array(2, of: Float.self), lengths = try row.array(3, of: Float.self)
+            tail[try row.get(0, String.self)] = PostingBlock(ids: try row.array(1, of: Int64.self), frequencies: tfs.map { UInt32(($0 * 2).rounded()) },
                                                              lengths: lengths.map { UInt32(($0 * 2).rounded()) })
         }
         var deleted: [String: Set<Int64>] = [:]
         for row in try session.rows("SELECT lexeme, array_agg(snippet_id) FROM keyword_deleted GROUP BY lexeme") {
-            deleted[try row.get(0, String.self)] = Set(try row.get(1, BinaryArray<Int64>.self).values)
+            deleted[try row.get(0, String.self)] = Set(try row.array(1, of: Int64.self))
         }
         var lexemes = Set(tail.keys).union(deleted.keys)
         if rebuild { lexemes.formUnion(try session.rows("SELECT lexeme FROM keyword_terms").map { try $0.get(0, String.self) }) }

@@ -18,7 +18,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     let embedderIDs = LockedValue<[String: Int64]>([:])
 
     func embedderID(named name: String) throws -> Int64? {
-        _ = try meta("")
+        try loadMeta()
         return embedderIDs.withLock { $0[name] }
     }
 
@@ -29,7 +29,13 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     }
 
     func meta(_ key: String) throws -> String? {
-        if let values = metaValues.withLock({ $0 }) { return values[key] }
+        try loadMeta()[key]
+    }
+
+    /// `kb_meta` and the embedders' ids, read in one statement the first time either is asked for.
+    @discardableResult
+    private func loadMeta() throws -> [String: String] {
+        if let values = metaValues.withLock({ $0 }) { return values }
         var values: [String: String] = [:], ids: [String: Int64] = [:]
         for row in try session.rows("SELECT false, key, value FROM kb_meta UNION ALL SELECT true, name, id::text FROM embedders") {
             let name = try row.get(1, String.self), value = try row.get(2, String.self)
@@ -37,7 +43,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         }
         embedderIDs.withLock { $0 = ids }
         metaValues.withLock { $0 = values }
-        return values[key]
+        return values
     }
 
     func status() throws -> IndexStatus {
@@ -142,7 +148,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
             JOIN vectors v ON v.snippet_id = sn.id JOIN embedders e ON e.id = v.embedder_id
             WHERE so.path = $1 AND e.name = $2
             """, .text(path), .text(embedder)).reduce(into: [String: [Float]]()) {
-            $0[try Self.snippetText($1, from: 1).embeddingInput(context)] = try $1.get(0, BinaryArray<Float>.self).values
+            $0[try Self.snippetText($1, from: 1).embeddingInput(context)] = try $1.array(0, of: Float.self)
         }
     }
 
@@ -307,7 +313,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
             SELECT v.snippet_id, v.embedding::real[] FROM vectors v JOIN embedders e ON e.id = v.embedder_id
             WHERE e.name = $1 AND v.snippet_id = ANY ($2)
             """, .text(embedder.name), .ints(snippetIDs)).reduce(into: [Int64: [Float]]()) {
-            $0[try $1.get(0, Int64.self)] = try $1.get(1, BinaryArray<Float>.self).values
+            $0[try $1.get(0, Int64.self)] = try $1.array(1, of: Float.self)
         }
     }
 
@@ -366,7 +372,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
             """
         var terms: [(term: String, df: Double, holders: Set<Int64>)] = [], snippets = 0.0
         for row in try session.rows(sql) {
-            terms.append((try row.get(0, String.self), try row.get(1, Double.self), Set(try row.get(3, BinaryArray<Int64>.self).values)))
+            terms.append((try row.get(0, String.self), try row.get(1, Double.self), Set(try row.array(3, of: Int64.self))))
             snippets = try row.get(2, Double.self)
         }
         guard !terms.isEmpty else { return [] }

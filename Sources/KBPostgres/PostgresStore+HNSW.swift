@@ -69,7 +69,7 @@ extension PostgresStore {
         let recall = try await run(write: false) { session -> (Double, Int) in
             let queries = try session.rows("""
                 SELECT embedding::real[] FROM vectors WHERE embedder_id = \(embedderID) AND NOT memory ORDER BY hashint8(snippet_id) LIMIT \(max(1, sample))
-                """).map { try $0.get(0, BinaryArray<Float>.self).values }
+                """).map { try $0.array(0, of: Float.self) }
             guard !queries.isEmpty else { return (1, 0) }
             try session.execute("SET LOCAL hnsw.ef_search = \(settings.efSearch)")
             var total = 0.0

@@ -413,7 +413,7 @@ public struct PostgresTransaction: MemoryTransaction, PostgresReads {
             JOIN embedders e ON e.id = v.embedder_id
             WHERE m.scope = $1 AND m.superseded_by IS NULL AND m.valid_to IS NULL AND e.name = $2 AND m.id != $3
             ORDER BY m.id COLLATE "C"
-            """, .text(scope.name), .text(embedder.name), .text(id ?? "")).map { (try $0.get(0, String.self), try $0.get(1, BinaryArray<Float>.self).values) }
+            """, .text(scope.name), .text(embedder.name), .text(id ?? "")).map { (try $0.get(0, String.self), try $0.array(1, of: Float.self)) }
     }
 
     public func saveMemoryRow(_ m: Memory, sourceID: Int64, contentKey: String) throws {

@@ -2,6 +2,9 @@ import Foundation
 import KBCore
 import KBKit
 import KBRequests
+#if PostgreSQL
+import KBPostgres
+#endif
 
 /// Where output goes: results to stdout, progress and errors to stderr.
 enum Terminal {
@@ -25,8 +28,8 @@ enum Terminal {
     /// run unoptimised, and `kb serve` answers about half the requests a release build answers
     /// (docs/development.md, "The debug build"). Nil in a release build.
     static func debugBuildNote(for locations: [String]) -> String? {
-        #if DEBUG
-        guard locations.contains(where: { $0.hasPrefix("postgres://") || $0.hasPrefix("postgresql://") }) else { return nil }
+        #if DEBUG && PostgreSQL
+        guard locations.contains(where: PostgresStore.isURL) else { return nil }
         return "this kb is a debug build (scripts/setup.sh's), whose PostgreSQL client is unoptimised: about half a release "
             + "build's requests/s; for a server on PostgreSQL, build with `scripts/setup.sh --release`"
         #else
