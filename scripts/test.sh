@@ -86,7 +86,10 @@ start_postgres() {
     # In /tmp, not the run's TMPDIR: the server's socket path must stay short, and as root the
     # server runs as another user, who must reach its folder (stop_postgres removes it).
     PG_FOLDER="$(mktemp -d /tmp/kb-pg.XXXXXX)"
-    PG_URL="$(bash scripts/postgres.sh start "$PG_FOLDER")"
+    # (A phase runs its command where `set -e` does not stop it: a server that did not start must
+    # fail here, or CI would run without the PostgreSQL tests and still pass.)
+    PG_URL="$(bash scripts/postgres.sh start "$PG_FOLDER")" || return
+    [ -n "$PG_URL" ] || { echo "error: scripts/postgres.sh started no server"; return 1; }
     echo "PostgreSQL at $PG_URL"
 }
 stop_postgres() { [ -z "$PG_FOLDER" ] || bash "$KB_ROOT/scripts/postgres.sh" stop "$PG_FOLDER" >/dev/null 2>&1 || true; }
