@@ -28,6 +28,24 @@ install_pgserver() {
     chmod -R a+rX "$venv"
 }
 
+# As root the server runs as kbpg, who must reach the binaries: under a private folder (a clone
+# in a `mktemp -d` folder, mode 700) they are copied once to /tmp, where kbpg can run them.
+reachable_binaries() {
+    [ "$(id -u)" -eq 0 ] || return 0
+    id kbpg >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin kbpg
+    runuser -u kbpg -- test -x "$PG_BIN/initdb" && return 0
+    # The package's folder and the libraries beside it, in their layout (the binaries find those
+    # libraries three folders up).
+    local package copy="/tmp/kb-pgserver-$PGSERVER_VERSION"
+    package="$(dirname "$(dirname "$PG_BIN")")"
+    if ! runuser -u kbpg -- test -x "$copy/pgserver/pginstall/bin/initdb"; then
+        rm -rf "$copy.$$" && mkdir -p "$copy.$$"
+        cp -a "$package" "$package.libs" "$copy.$$/" && chmod -R a+rX "$copy.$$"
+        rm -rf "$copy" && mv "$copy.$$" "$copy"
+    fi
+    PG_BIN="$copy/pgserver/pginstall/bin"
+}
+
 as_server_user() {
     if [ "$(id -u)" -eq 0 ]; then
         runuser -u kbpg -- "$@"
@@ -39,6 +57,7 @@ as_server_user() {
 case "${1:-}" in
 start)
     install_pgserver
+    reachable_binaries
     FOLDER="${2:-$(mktemp -d)}"
     mkdir -p "$FOLDER"
     if [ "$(id -u)" -eq 0 ]; then
@@ -67,6 +86,7 @@ stop)
         exit 1
     fi
     install_pgserver
+    reachable_binaries
     [ -d "$2/data" ] && as_server_user "$PG_BIN/pg_ctl" -D "$2/data" -m immediate stop >/dev/null 2>&1 || true
     rm -rf "$2"
     ;;
@@ -86,6 +106,7 @@ kill)
 restart)
     [ -n "${2:-}" ] && [ -f "$2/options" ] || { echo "usage: scripts/postgres.sh restart FOLDER (one that start made)" >&2; exit 64; }
     install_pgserver
+    reachable_binaries
     # A killed server leaves its postmaster.pid; with no process of it left, the file is stale.
     pgrep -f -- "-D $2/data" >/dev/null || rm -f "$2/data/postmaster.pid"
     as_server_user "$PG_BIN/pg_ctl" -D "$2/data" -l "$2/server.log" -w -t 120 -o "$(cat "$2/options")" start >/dev/null \
