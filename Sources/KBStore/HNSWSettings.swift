@@ -2,16 +2,18 @@
 public struct HNSWSettings: Sendable, Hashable, Codable {
     /// Links per node (pgvector's `m`). The default is 16.
     public var m: Int
-    /// Candidates kept while building (`ef_construction`). The default is 64.
+    /// Candidates kept while building (`ef_construction`). The default is 128 (pgvector's is 64):
+    /// a better graph, so that a search needs a shorter walk for the same recall.
     public var efConstruction: Int
     /// Candidates kept while searching (`hnsw.ef_search`); more is slower and closer to exact.
-    /// The default is 800: on a 100,000-snippet shelf whose best answers to a real question lie
-    /// close together, recall@10 against exact was 0.65–0.91 at 100 and 0.98–0.99 at 800, for
-    /// 13 against 16 ms a search (scripts/bench/bench-postgres-scale.sh); on a million, 0.853 at 400,
-    /// 0.924 at 600 and 0.965 at 800 (scripts/bench/bench-hnsw-settings.sh).
+    /// The default is 500: over real questions on a million-snippet shelf whose best answers lie
+    /// close together (scripts/bench/bench-hnsw-settings.sh), recall@10 against exact was 0.966 /
+    /// 0.976 / 0.979 at 400 / 500 / 600 with ef_construction 128, against 0.853 / 0.924 / 0.965 at
+    /// 400 / 600 / 800 with 64; serving that shelf, 128 and 500 took 16% less of PostgreSQL's CPU a
+    /// request than 64 and 800 (docs/benchmarks.md), for a build about 1.5 times as long.
     public var efSearch: Int
 
-    public init(m: Int = 16, efConstruction: Int = 64, efSearch: Int = 800) {
+    public init(m: Int = 16, efConstruction: Int = 128, efSearch: Int = 500) {
         self.m = m
         self.efConstruction = efConstruction
         self.efSearch = efSearch
