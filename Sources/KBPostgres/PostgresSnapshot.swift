@@ -10,6 +10,8 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     let keywords: PostgresKeywords
     /// Keyword blocks this process keeps (nil: none).
     var blockCache: KeywordBlockCache? = nil
+    /// Bitmaps of the large id sets the keyword walk tests (nil: the sets are tested as they are).
+    var idBitmaps: IDBitmapCache? = nil
     /// `kb_meta`, read whole at the first `meta` call: a request asks for five or six of its
     /// keys (embedder, dimension, generation, HNSW…), which cannot change inside this snapshot.
     let metaValues = LockedValue<[String: String]?>(nil)
@@ -351,8 +353,13 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         }
         let deleted = reading.deleted
         let among = allowed.flatMap { $0.count <= PostgresKeywordIndex.lookupLimit ? $0 : nil }
+        let allowedBits = allowed.flatMap { idBitmaps?.bitmap($0) }, excludedBits = idBitmaps?.bitmap(excluded)
         return try PostgresKeywordIndex.rank(reading, limit: limit, among: among, accept: { id in
-            !deleted.contains(id) && (allowed?.contains(id) ?? !excluded.contains(id))
+            guard deleted.isEmpty || !deleted.contains(id) else { return false }
+            if let allowedBits { return allowedBits.contains(id) }
+            if let allowed { return allowed.contains(id) }
+            if let excludedBits { return !excludedBits.contains(id) }
+            return !excluded.contains(id)
         }, pruning: pruning, cache: blockCache, session)
     }
 

@@ -45,6 +45,8 @@ public final class PostgresStore: TransactionalStore {
 
     /// Keyword blocks this process keeps (`StoreOptions.keywordCacheMegabytes`).
     let blockCache: KeywordBlockCache?
+    /// Bitmaps of the large id sets searches filter by (a bot's snippets), for the keyword walk.
+    let idBitmaps = IDBitmapCache()
 
     private init(location: String, server: PostgresConnection.Configuration, create: Bool, textSearchConfig: String,
                  analyzer: (any KeywordAnalyzer)?, configuration: PostgresClient.Configuration, threads: NIOThreadPool, logger: Logger,
@@ -291,7 +293,7 @@ public final class PostgresStore: TransactionalStore {
     public func snapshot<T: Sendable>(_ body: @Sendable (any IndexSnapshot) throws -> T) async throws -> T {
         let location = location, keywords = try await keywords()
         return try await run(write: false) { session in
-            try body(PostgresSnapshot(session: session, location: location, keywords: keywords, blockCache: blockCache))
+            try body(PostgresSnapshot(session: session, location: location, keywords: keywords, blockCache: blockCache, idBitmaps: idBitmaps))
         }
     }
 
