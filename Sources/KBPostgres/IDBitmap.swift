@@ -30,10 +30,8 @@ struct IDBitmap: Sendable, Equatable {
     @inline(__always)
     func contains(_ id: Int64) -> Bool {
         let (offset, overflow) = id.subtractingReportingOverflow(low)
-        guard !overflow, offset >= 0 else { return false }
-        let word = Int(truncatingIfNeeded: offset >> 6)
-        guard offset >> 6 < Int64(words.count) else { return false }
-        return words[word] & (1 << UInt64(offset & 63)) != 0
+        guard !overflow, offset >= 0, offset >> 6 < Int64(words.count) else { return false }
+        return words[Int(offset >> 6)] & (1 << UInt64(offset & 63)) != 0
     }
 }
 

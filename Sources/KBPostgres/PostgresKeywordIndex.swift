@@ -454,7 +454,7 @@ extension PostgresStore {
             let allowed = try snapshot.filteredSnippetIDs(query)
             let excluded = allowed == nil ? try snapshot.hiddenSnippetIDs(user: query.user, everyUser: query.everyUser) : []
             let started = Date()
-            let (ranking, counts) = try snapshot.keywordWalk(query, limit: limit, allowed: allowed, excluded: excluded, pruning: pruning)
+            let (ranking, counts) = try snapshot.keywordWalk(query, limit: limit, allowed: allowed, excluded: excluded, pruning: pruning, bitmaps: false)
             return KeywordWalkReport(ranking: ranking, blocks: counts.blocks, postings: counts.postings, batches: counts.batches,
                                      passes: counts.passes, seconds: Date().timeIntervalSince(started))
         }

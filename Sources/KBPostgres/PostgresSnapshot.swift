@@ -330,7 +330,8 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     func keywordRanking(_ query: SearchQuery, limit: Int, allowed: Set<Int64>?) throws -> [(id: Int64, score: Double)] {
         let allowed = try allowed ?? filteredSnippetIDs(query)
         let excluded = allowed == nil ? try hiddenSnippetIDs(user: query.user, everyUser: query.everyUser) : []
-        return try keywordRanking(query, limit: limit, allowed: allowed, excluded: excluded)
+        // Sets read for this call alone: no bitmaps (making one costs more than this walk's tests).
+        return try keywordWalk(query, limit: limit, allowed: allowed, excluded: excluded, pruning: true, bitmaps: false).ranking
     }
 
     func keywordRanking(_ query: SearchQuery, limit: Int, allowed: Set<Int64>?, excluded: Set<Int64>) throws -> [(id: Int64, score: Double)] {
@@ -338,7 +339,9 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     }
 
     /// The keyword ranking and what it read; without `pruning`, every block of the query's terms.
-    func keywordWalk(_ query: SearchQuery, limit: Int, allowed: Set<Int64>?, excluded: Set<Int64>, pruning: Bool) throws
+    /// With `bitmaps`, large sets are tested as the bitmaps `idBitmaps` keeps for them: for sets a
+    /// caller keeps and passes again (the retriever's, per index generation).
+    func keywordWalk(_ query: SearchQuery, limit: Int, allowed: Set<Int64>?, excluded: Set<Int64>, pruning: Bool, bitmaps: Bool = true) throws
         -> (ranking: [(id: Int64, score: Double)], counts: KeywordWalk.Counts) {
         guard let words = keywords.words(query.text) else {
             throw KBError(.unprocessable, "The query \"\(query.text)\" has no words to search for. Type some words.")
@@ -353,7 +356,8 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         }
         let deleted = reading.deleted
         let among = allowed.flatMap { $0.count <= PostgresKeywordIndex.lookupLimit ? $0 : nil }
-        let allowedBits = allowed.flatMap { idBitmaps?.bitmap($0) }, excludedBits = idBitmaps?.bitmap(excluded)
+        let bitmaps = bitmaps ? idBitmaps : nil
+        let allowedBits = allowed.flatMap { bitmaps?.bitmap($0) }, excludedBits = bitmaps?.bitmap(excluded)
         return try PostgresKeywordIndex.rank(reading, limit: limit, among: among, accept: { id in
             guard deleted.isEmpty || !deleted.contains(id) else { return false }
             if let allowedBits { return allowedBits.contains(id) }
