@@ -14,8 +14,8 @@ import Foundation
 ///    could reach the floor (block-max MaxScore);
 /// 2. scores every snippet of the blocks read, as far as they say, and keeps those whose score,
 ///    with what the blocks not read could add, can still reach the floor;
-/// 3. reads the blocks those need, best first, until every snippet that can reach the floor is
-///    scored whole.
+/// 3. looks those up, best bound first, in the blocks that span them (reading the ones not read
+///    yet, a group of snippets at a time), until the next one's bound is below the floor.
 ///
 /// A snippet that is never seen holds only non-essential terms (so scores below the floor) or sits
 /// in a block skipped because nothing there could reach it. Scores add up term by term in the
@@ -50,8 +50,10 @@ struct KeywordWalk {
         var blocks = 0
         var postings = 0
         var batches = 0
-        /// Passes over the blocks read (step 2, and again each round of step 3).
+        /// Passes over the blocks read (step 2: one).
         var passes = 0
+        /// Snippets step 3 looked up to score them whole.
+        var lookups = 0
     }
 
     let slots: Int
@@ -195,43 +197,69 @@ struct KeywordWalk {
             _ = try readBlocks(unread(), fetch)
         }
         // 2. Every snippet of the blocks read, scored as far as they say.
-        var pending = candidates(floor: &floor, answers: &answers, accept: accept)
-        // 3. The blocks the snippets that can still reach the floor need (first those of the best,
-        // whose whole scores raise the floor; then all the others still open), and step 2 again
-        // over everything read, until no snippet that can reach the floor lacks a block.
-        var budget = 2 * limit
-        while !pending.isEmpty {
+        let pending = candidates(floor: &floor, answers: &answers, accept: accept)
+        // 3. Each snippet that can still reach the floor, scored whole by looking it up in the
+        // blocks that span it.
+        try complete(pending, floor: &floor, answers: &answers, fetch: fetch)
+        return answers.entries
+    }
+
+    /// Step 3 by lookups: the snippets that can still reach the floor, best bound first, each
+    /// scored whole from the blocks that span its id, a group at a time (the first `2 × limit`, to
+    /// raise the floor; then four times as many each round): the blocks a group needs are read
+    /// together, then each of its snippets whose bound still reaches the floor is looked up in
+    /// them. A snippet's shares add up term by term in the query's order, as step 2 adds them, so
+    /// its score is the same to the bit; a block whose reach is below the floor is not read, as in
+    /// step 2 (a snippet it could complete cannot reach the floor).
+    private mutating func complete(_ pending: [Candidate], floor: inout Floor, answers: inout TopK,
+                                   fetch: ([Wanted]) throws -> [PostingBlock]) throws {
+        var open = pending.filter { reaches($0.bound, floor.lowest) }
+        open.sort { $0.bound != $1.bound ? $0.bound > $1.bound : $0.id < $1.id }
+        let listCount = lists.count
+        var shares = [Double](repeating: 0, count: slots)
+        var marked = [Bool](repeating: false, count: flat.firsts.count)
+        var next = 0, group = 2 * limit
+        while next < open.count, reaches(open[next].bound, floor.lowest) {
             let threshold = floor.lowest
-            var open = pending.filter { reaches($0.bound, threshold) }
-            guard !open.isEmpty else { break }
-            open.sort { $0.bound != $1.bound ? $0.bound > $1.bound : $0.id < $1.id }
-            var wanted: [Wanted] = [], seen = Set<Wanted>()
-            var needed = 0   // postings in the blocks every open snippet needs
-            for (index, candidate) in open.enumerated() {
-                for l in lists.indices {
-                    guard let j = Self.covering(candidate.id, in: lists[l]) else { continue }
-                    let k = flat.offsets[l] + j
-                    guard !flat.empty[k], !isRead[k], reaches(flat.reach[k], threshold) else { continue }
-                    let want = Wanted(list: l, entry: j)
-                    guard seen.insert(want).inserted else { continue }
-                    needed += lists[l].entries[j].count
-                    if index < budget { wanted.append(want) }
+            var end = next
+            while end < open.count, end - next < group, reaches(open[end].bound, threshold) { end += 1 }
+            let members = open[next..<end].sorted { $0.id < $1.id }
+            // The flat position of the block of each list that spans each member (-1: none).
+            var spans = [Int](repeating: -1, count: members.count * listCount)
+            var wanted: [Wanted] = []
+            for l in 0..<listCount {
+                let base = flat.offsets[l], count = flat.counts[l]
+                var cursor = 0
+                for (m, member) in members.enumerated() {
+                    cursor = count == 1 ? (flat.lasts[base] < member.id ? 1 : 0)
+                        : Self.gallop(flat.lasts, base: base, count: count, from: cursor, to: member.id)
+                    guard cursor < count else { break }   // the later members' ids are larger still
+                    let k = base + cursor
+                    guard flat.firsts[k] <= member.id, !flat.empty[k] else { continue }
+                    spans[m * listCount + l] = k
+                    if !isRead[k], !marked[k], reaches(flat.reach[k], threshold) {
+                        marked[k] = true
+                        wanted.append(Wanted(list: l, entry: cursor))
+                    }
                 }
             }
-            budget = Int.max
-            guard !wanted.isEmpty else { break }
-            // Open snippets spread over most blocks: the rest is read at once, and the next pass
-            // is the last (no block missing).
-            if 4 * (counts.postings + needed) >= 3 * total { wanted = unread() }
             _ = try readBlocks(wanted, fetch)
-            answers = TopK(limit: limit)
-            for snippet in tail where accept(snippet.id) {
-                let score = snippet.shares.reduce(0, +)
-                if score > 0 { answers.offer(snippet.id, score) }
+            for want in wanted { marked[flat.offsets[want.list] + want.entry] = false }
+            for (m, member) in members.enumerated() where reaches(member.bound, floor.lowest) {
+                for s in 0..<slots { shares[s] = 0 }
+                for l in 0..<listCount {
+                    let k = spans[m * listCount + l]
+                    guard k >= 0, let block = read[k], let position = block.position(of: member.id) else { continue }
+                    shares[flat.slots[l]] = lists[l].idf * weighing.share(halves: block.frequencies[position], block.lengths[position])
+                }
+                let score = shares.reduce(0, +)
+                counts.lookups += 1
+                floor.offer(member.id, score)
+                answers.offer(member.id, score)
             }
-            pending = candidates(floor: &floor, answers: &answers, accept: accept)
-            }
-        return answers.entries
+            next = end
+            group *= 4
+        }
     }
 
     /// The ranking of a few snippets (`ids`, ascending): each one looked up in the blocks that span
