@@ -214,6 +214,7 @@ struct KeywordWalk {
     private mutating func complete(_ pending: [Candidate], floor: inout Floor, answers: inout TopK,
                                    fetch: ([Wanted]) throws -> [PostingBlock]) throws {
         var open = pending.filter { reaches($0.bound, floor.lowest) }
+        guard !open.isEmpty else { return }   // most questions: nothing left open after step 2
         open.sort { $0.bound != $1.bound ? $0.bound > $1.bound : $0.id < $1.id }
         let listCount = lists.count
         var shares = [Double](repeating: 0, count: slots)
