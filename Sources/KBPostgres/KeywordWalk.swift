@@ -86,35 +86,49 @@ struct KeywordWalk {
             lists[l].bounds = lists[l].entries.map { $0.count == 0 ? 0 : idf * $0.bestShare(weighing) * (1 + 1e-9) + 1e-12 }
             lists[l].bound = lists[l].bounds.max() ?? 0
         }
+        let reaches = Self.reaches(of: lists, slots: slots)
+        for l in lists.indices { lists[l].reach = reaches[l] }
         self.lists = lists
-        for l in lists.indices {
-            self.lists[l].reach = lists[l].entries.indices.map { reach(of: l, entry: $0) }
-        }
         flat = FlatEntries(self.lists)
         isRead = Array(repeating: false, count: flat.firsts.count)
         read = Array(repeating: nil, count: flat.firsts.count)
     }
 
-    /// The most a snippet holding list `l`'s term within block `entry`'s ids can score: the
-    /// block's bound and, for every other term, the largest bound of its blocks over those ids.
-    private func reach(of l: Int, entry j: Int) -> Double {
-        let first = lists[l].entries[j].first, last = lists[l].entries[j].last
-        var perSlot = [Double](repeating: 0, count: slots)
-        for other in lists where other.slot != lists[l].slot {
-            perSlot[other.slot] = max(perSlot[other.slot], Self.largestBound(other, from: first, through: last))
+    /// Per list and block: the most a snippet holding the list's term within the block's ids can
+    /// score — the block's bound and, for every other term, the largest bound of its blocks over
+    /// those ids, added in the terms' order. A list's blocks come in id order (or it is one block,
+    /// a term's best postings), so each other list is swept once with a cursor rather than
+    /// searched again for every block.
+    static func reaches(of lists: [List], slots: Int) -> [[Double]] {
+        let firsts = lists.map { $0.entries.map(\.first) }, lasts = lists.map { $0.entries.map(\.last) }
+        return lists.indices.map { l in
+            let count = firsts[l].count
+            var reach = lists[l].bounds
+            var largest = [Double](repeating: 0, count: count)
+            for slot in 0..<slots where slot != lists[l].slot {
+                var any = false
+                for o in lists.indices where lists[o].slot == slot {
+                    any = true
+                    let otherLasts = lasts[o], otherFirsts = firsts[o], bounds = lists[o].bounds, otherCount = otherLasts.count
+                    var cursor = 0
+                    for j in 0..<count {
+                        cursor = gallop(otherLasts, base: 0, count: otherCount, from: cursor, to: firsts[l][j])
+                        var k = cursor, best = largest[j]
+                        while k < otherCount, otherFirsts[k] <= lasts[l][j] {
+                            best = max(best, bounds[k])
+                            k += 1
+                        }
+                        largest[j] = best
+                    }
+                }
+                guard any else { continue }
+                for j in 0..<count {
+                    reach[j] += largest[j]
+                    largest[j] = 0
+                }
+            }
+            return reach
         }
-        return perSlot.reduce(lists[l].bounds[j], +)
-    }
-
-    /// The largest bound among `list`'s blocks that overlap `first...last`.
-    static func largestBound(_ list: List, from first: Int64, through last: Int64) -> Double {
-        var j = firstEntry(in: list.entries, endingAtOrAfter: first)
-        var largest = 0.0
-        while j < list.entries.count, list.entries[j].first <= last {
-            largest = max(largest, list.bounds[j])
-            j += 1
-        }
-        return largest
     }
 
     /// The first entry whose last id is `id` or after it; entries after the first are in id
@@ -205,26 +219,31 @@ struct KeywordWalk {
     }
 
     /// Step 3 by lookups: the snippets that can still reach the floor, best bound first, each
-    /// scored whole from the blocks that span its id, a group at a time (the first `2 × limit`, to
-    /// raise the floor; then four times as many each round): the blocks a group needs are read
-    /// together, then each of its snippets whose bound still reaches the floor is looked up in
-    /// them. A snippet's shares add up term by term in the query's order, as step 2 adds them, so
-    /// its score is the same to the bit; a block whose reach is below the floor is not read, as in
-    /// step 2 (a snippet it could complete cannot reach the floor).
+    /// scored whole from the blocks that span its id, a group at a time (the best `2 × limit`, to
+    /// raise the floor; then four times as many each round, of those that still reach it): the
+    /// blocks a group needs are read together, then the group's snippets are looked up list by
+    /// list in id order, each search in a block starting where the one before ended, and scored
+    /// in id order while their bounds still reach the floor. A snippet's shares add up term by
+    /// term in the query's order, as step 2 adds them, so its score is the same to the bit; a
+    /// block whose reach is below the floor is not read, as in step 2 (a snippet it could complete
+    /// cannot reach the floor).
     private mutating func complete(_ pending: [Candidate], floor: inout Floor, answers: inout TopK,
                                    fetch: ([Wanted]) throws -> [PostingBlock]) throws {
         var open = pending.filter { reaches($0.bound, floor.lowest) }
         guard !open.isEmpty else { return }   // most questions: nothing left open after step 2
-        open.sort { $0.bound != $1.bound ? $0.bound > $1.bound : $0.id < $1.id }
         let listCount = lists.count
-        var shares = [Double](repeating: 0, count: slots)
         var marked = [Bool](repeating: false, count: flat.firsts.count)
-        var next = 0, group = 2 * limit
-        while next < open.count, reaches(open[next].bound, floor.lowest) {
+        var group = 2 * limit
+        while true {
             let threshold = floor.lowest
-            var end = next
-            while end < open.count, end - next < group, reaches(open[end].bound, threshold) { end += 1 }
-            let members = open[next..<end].sorted { $0.id < $1.id }
+            open.removeAll { !reaches($0.bound, threshold) }
+            guard !open.isEmpty else { break }
+            // The group: the best `group` by bound (ties to the smaller id), taken in id order.
+            let taken = min(group, open.count)
+            if taken < open.count { Self.selectBest(taken, of: &open) }
+            let members = open[0..<taken].sorted { $0.id < $1.id }
+            open.removeFirst(taken)
+            group *= 4
             // The flat position of the block of each list that spans each member (-1: none).
             var spans = [Int](repeating: -1, count: members.count * listCount)
             var wanted: [Wanted] = []
@@ -246,20 +265,62 @@ struct KeywordWalk {
             }
             _ = try readBlocks(wanted, fetch)
             for want in wanted { marked[flat.offsets[want.list] + want.entry] = false }
-            for (m, member) in members.enumerated() where reaches(member.bound, floor.lowest) {
-                for s in 0..<slots { shares[s] = 0 }
-                for l in 0..<listCount {
+            // Each member's share of each term, list by list (0: not in the blocks read).
+            var shares = [Double](repeating: 0, count: members.count * slots)
+            for l in 0..<listCount {
+                let idf = lists[l].idf, slot = flat.slots[l]
+                var current = -1, position = 0
+                var block = PostingBlock()
+                for m in members.indices {
                     let k = spans[m * listCount + l]
-                    guard k >= 0, let block = read[k], let position = block.position(of: member.id) else { continue }
-                    shares[flat.slots[l]] = lists[l].idf * weighing.share(halves: block.frequencies[position], block.lengths[position])
+                    guard k >= 0 else { continue }
+                    if k != current {
+                        guard let next = read[k] else { continue }
+                        current = k
+                        block = next
+                        position = 0
+                    }
+                    position = Self.gallop(block.ids, base: 0, count: block.count, from: position, to: members[m].id)
+                    guard position < block.count, block.ids[position] == members[m].id else { continue }
+                    shares[m * slots + slot] = idf * weighing.share(halves: block.frequencies[position], block.lengths[position])
                 }
-                let score = shares.reduce(0, +)
+            }
+            for (m, member) in members.enumerated() where reaches(member.bound, floor.lowest) {
+                var score = 0.0
+                for s in 0..<slots { score += shares[m * slots + s] }
                 counts.lookups += 1
                 floor.offer(member.id, score)
                 answers.offer(member.id, score)
             }
-            next = end
-            group *= 4
+        }
+    }
+
+    /// Moves the best `count` candidates (by bound, ties to the smaller id) to the front of
+    /// `candidates`, in no particular order: a selection, not a sort (most rounds keep a few
+    /// hundred of many thousands).
+    static func selectBest(_ count: Int, of candidates: inout [Candidate]) {
+        func better(_ a: Candidate, _ b: Candidate) -> Bool { a.bound != b.bound ? a.bound > b.bound : a.id < b.id }
+        var low = 0, high = candidates.count - 1
+        while low < high {
+            // Median of three as the pivot; after the partition, everything before `i` is better
+            // than the pivot and everything after `j` is not.
+            let middle = low + (high - low) / 2
+            if better(candidates[middle], candidates[low]) { candidates.swapAt(middle, low) }
+            if better(candidates[high], candidates[low]) { candidates.swapAt(high, low) }
+            if better(candidates[high], candidates[middle]) { candidates.swapAt(high, middle) }
+            let pivot = candidates[middle]
+            var i = low, j = high
+            while i <= j {
+                while better(candidates[i], pivot) { i += 1 }
+                while better(pivot, candidates[j]) { j -= 1 }
+                if i <= j {
+                    candidates.swapAt(i, j)
+                    i += 1
+                    j -= 1
+                }
+            }
+            // [low, j] ≥ pivot ≥ [i, high]: go on in the part that holds position `count`.
+            if count - 1 <= j { high = j } else if count - 1 >= i { low = i } else { return }
         }
     }
 

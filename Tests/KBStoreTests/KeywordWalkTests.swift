@@ -146,4 +146,45 @@ import Testing
             #expect(pruned.ranking.allSatisfy { allowed.contains($0.id) })
         }
     }
+
+    /// Step 3's groups: the best candidates by bound (ties to the smaller id) are moved to the
+    /// front, the same set a sort would put there, with ties and repeated bounds.
+    @Test func aGroupIsTheBestCandidates() {
+        var random = XorShift(state: 11)
+        for size in [1, 2, 3, 10, 100, 1_000] {
+            let candidates = (0..<size).map { KeywordWalk.Candidate(id: Int64(random.next(1_000_000)) * 1_000 + Int64($0),
+                                                                   bound: Double(random.next(40)) / 8) }
+            let sorted = candidates.sorted { $0.bound != $1.bound ? $0.bound > $1.bound : $0.id < $1.id }
+            for count in Set([1, 2, size / 3, size / 2, size - 1, size]) where count >= 1 && count <= size {
+                var selected = candidates
+                KeywordWalk.selectBest(count, of: &selected)
+                #expect(Set(selected[0..<count].map(\.id)) == Set(sorted[0..<count].map(\.id)), "size \(size), count \(count)")
+                #expect(Set(selected.map(\.id)) == Set(candidates.map(\.id)))
+            }
+        }
+    }
+
+    /// A block's reach: its bound and, for every other term, the largest bound of that term's
+    /// blocks over its ids — the sweep gives what searching each block's range gives.
+    @Test func aBlocksReachIsWhatASearchGives() {
+        let corpus = Self.corpus(documents: 5_000, seed: 21)
+        let ids = (0..<Int64(corpus.count)).map { $0 * 3 + 1 }
+        let lists = Self.postings(corpus, ids: ids)
+        let weighing = KeywordWeighing(n: Double(corpus.count), average: 60)
+        let query = [0, 3, 17, 38, 1]
+        let terms = query.map { term in (weighing.idf(Double(lists[term]!.count)), KeywordDirectory.build(lists[term]!, weighing: weighing, version: 1).0 as KeywordDirectory?) }
+        let walk = KeywordWalk(terms: terms, limit: 10, weighing: weighing)
+        #expect(walk.lists.count > query.count)   // term 0 has its best postings in a list of their own
+        for list in walk.lists {
+            for (j, entry) in list.entries.enumerated() {
+                var perSlot = [Double](repeating: 0, count: query.count)
+                for other in walk.lists where other.slot != list.slot {
+                    for (k, block) in other.entries.enumerated() where block.last >= entry.first && block.first <= entry.last {
+                        perSlot[other.slot] = max(perSlot[other.slot], other.bounds[k])
+                    }
+                }
+                #expect(list.reach[j] == perSlot.reduce(list.bounds[j], +))
+            }
+        }
+    }
 }
