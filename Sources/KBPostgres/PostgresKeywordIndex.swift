@@ -87,7 +87,7 @@ enum PostgresKeywordIndex {
         var result = [PostingBlock?](repeating: nil, count: wanted.count)
         for start in stride(from: 0, to: wanted.count, by: 4_096) {
             let part = wanted[start..<min(start + 4_096, wanted.count)]
-            let rows = try session.rows("""
+            let rows = try session.rows(prepared: """
                 SELECT w.i, b.data FROM unnest($1::text[], $2::int4[]) WITH ORDINALITY AS w(lexeme, block, i)
                 JOIN LATERAL (SELECT data FROM keyword_blocks b WHERE b.lexeme = w.lexeme AND b.block = w.block) b ON true
                 """, .texts(part.map(\.lexeme)), .int32s(part.map { Int32($0.block) }))

@@ -45,15 +45,15 @@ extension PostgresReads {
     }
 
     public func nextMemoryChange(after time: Date) throws -> Date? {
-        try session.rows("""
-            SELECT LEAST((SELECT MIN(valid_from) FROM memories WHERE valid_from > $1),
-                         (SELECT MIN(valid_to) FROM memories WHERE valid_to > $1),
-                         (SELECT MIN(expires_at) FROM memories WHERE expires_at > $1))
+        try session.rows(prepared: """
+            SELECT LEAST((SELECT MIN(valid_from) FROM memories WHERE valid_from > $1::float8),
+                         (SELECT MIN(valid_to) FROM memories WHERE valid_to > $1::float8),
+                         (SELECT MIN(expires_at) FROM memories WHERE expires_at > $1::float8))
             """, .double(time.timeIntervalSince1970)).first.flatMap { try $0.get(0, Double?.self) }.map(Date.init(timeIntervalSince1970:))
     }
 
     public func findBot(named name: String) throws -> Bot? {
-        try session.rows("SELECT * FROM bots WHERE name = $1", .text(name)).first.map(PostgresRows.bot)
+        try session.rows(prepared: "SELECT * FROM bots WHERE name = $1::text", .text(name)).first.map(PostgresRows.bot)
     }
 
     /// The write counter (see `PostgresTransaction.bumpGeneration`).

@@ -39,7 +39,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     private func loadMeta() throws -> [String: String] {
         if let values = metaValues.withLock({ $0 }) { return values }
         var values: [String: String] = [:], ids: [String: Int64] = [:]
-        for row in try session.rows("SELECT false, key, value FROM kb_meta UNION ALL SELECT true, name, id::text FROM embedders") {
+        for row in try session.rows(prepared: "SELECT false, key, value FROM kb_meta UNION ALL SELECT true, name, id::text FROM embedders") {
             let name = try row.get(1, String.self), value = try row.get(2, String.self)
             if try row.get(0, Bool.self) { ids[name] = Int64(value) } else { values[name] = value }
         }
@@ -246,7 +246,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         // own, the filters applied to them outside it — the plan pgvector's filtering gives, stated
         // so that the planner cannot trade the walk for a filtered exact scan. Else: exact.
         let statement = { (walk: Int?) -> SQL in
-            var sql = SQL()
+            var sql = SQL(prepared: true)
             let query = sql.bind(.text(PostgresRows.vectorLiteral(vector)))
             let d = embedder.dimension
             let distance = "(v.embedding::vector(\(d))) <#> \(query)::vector(\(d))"
@@ -296,7 +296,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     /// the form an HNSW index can answer.
     static func nearest(_ vector: [Float], dimension d: Int, embedderID: Int64, k: Int, allowed: Set<Int64>?, excluded: Set<Int64>,
                         knowledgeOnly: Bool, tieBreak: Bool, _ session: PGSession) throws -> [(id: Int64, score: Float)] {
-        var sql = SQL()
+        var sql = SQL(prepared: true)
         let query = sql.bind(.text(PostgresRows.vectorLiteral(vector)))
         // The embedder id is written into the statement so that it matches the partial HNSW index.
         sql += "SELECT snippet_id, -((embedding::vector(\(d))) <#> \(query)::vector(\(d))) FROM vectors WHERE embedder_id = \(embedderID)"
@@ -348,7 +348,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         }
         guard limit > 0 else { return ([], KeywordWalk.Counts()) }
         if let allowed, allowed.isEmpty { return ([], KeywordWalk.Counts()) }
-        var sql = SQL()
+        var sql = SQL(prepared: true)
         let lexemes = keywords.lexemes(words, sql: &sql)
         let reading = try PostgresKeywordIndex.read(lexemes: lexemes, &sql, session)
         if let bulk = reading.bulkLoad {
@@ -402,7 +402,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
 
     func filteredSnippetIDs(_ query: SearchQuery) throws -> Set<Int64>? {
         guard query.hasFilters else { return nil }
-        var sql = SQL("SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE true")
+        var sql = SQL("SELECT sn.id FROM snippets sn JOIN sources so ON so.id = sn.source_id WHERE true", prepared: true)
         sql.appendFilters(query)
         return Set(try session.rows(sql).map { try $0.get(0, Int64.self) })
     }
@@ -439,7 +439,7 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
 
     func hits(for ids: [Int64], highlighting text: String?) throws -> [Int64: SearchHit] {
         guard !ids.isEmpty else { return [:] }
-        var sql = SQL()
+        var sql = SQL(prepared: true)
         let idList = sql.bind(.ints(ids))
         var excerpt = "NULL::text"
         // kb's analysis marks the words in Swift (below); a text search configuration, ts_headline.
@@ -488,9 +488,9 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     func snippetSummaries(_ ids: [Int64], texts: Bool) throws -> [Int64: SnippetSummary] {
         guard !ids.isEmpty else { return [:] }
         var result: [Int64: SnippetSummary] = [:]
-        for row in try session.rows("""
+        for row in try session.rows(prepared: """
             SELECT sn.id, so.path, \(texts ? "sn.text" : "''"), sn.weight FROM snippets sn JOIN sources so ON so.id = sn.source_id
-            WHERE sn.id = ANY ($1)
+            WHERE sn.id = ANY ($1::int8[])
             """, .ints(ids)) {
             result[try row.get(0, Int64.self)] = SnippetSummary(sourcePath: try row.get(1), text: try row.get(2), weight: try row.get(3, Double?.self))
         }
@@ -504,9 +504,9 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     func tagValues(of ids: [Int64], prefix: String) throws -> [Int64: String] {
         guard !ids.isEmpty else { return [:] }
         var result: [Int64: String] = [:]
-        for row in try session.rows("""
-            SELECT st.snippet_id, substr(t.name, length($2) + 1) FROM snippet_tags st JOIN tags t ON t.id = st.tag_id
-            WHERE st.snippet_id = ANY ($1) AND starts_with(t.name, $2)
+        for row in try session.rows(prepared: """
+            SELECT st.snippet_id, substr(t.name, length($2::text) + 1) FROM snippet_tags st JOIN tags t ON t.id = st.tag_id
+            WHERE st.snippet_id = ANY ($1::int8[]) AND starts_with(t.name, $2::text)
             """, .ints(ids), .text(prefix)) {
             result[try row.get(0, Int64.self)] = try row.get(1, String.self)
         }

@@ -270,7 +270,7 @@ public final class PostgresStore: TransactionalStore {
     /// One transaction on a leased connection, on one of the store's threads.
     private static func transact<T: Sendable>(_ connection: PostgresConnection, settings: ConnectionSettings, lent: Lent<@Sendable (PGSession) throws -> T>,
                                               threads: NIOThreadPool, logger: Logger, write: Bool) async throws -> T {
-        let session = PGSession(connection, logger: logger, settled: settings.of(connection))
+        let session = PGSession(connection, logger: logger, settled: settings.of(connection), statements: settings.statements)
         return try await threads.runIfActive {
             let body = try lent.take()
             try session.execute(write ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -386,13 +386,19 @@ public final class PostgresStore: TransactionalStore {
         if error is PGSession.ConnectionLost {
             return KBError(.databaseUnavailable, "Cannot reach the database \(location): \(error). kb tries again with the next request.", cause: error)
         }
+        if let error = error as? PGSession.ServerError {
+            if Self.unavailableStates.contains(error.state) {
+                return KBError(.databaseUnavailable, "The database \(location) is restarting or went away (SQLSTATE \(error.state)). Try again in a few seconds.", cause: error)
+            }
+            return KBError(.database, "The database \(location) could not be used: \(error).", cause: error)
+        }
         if let error = error as? PSQLError {
             if error.code == .connectionError || error.code == .serverClosedConnection || error.code == .clientClosedConnection
                 || error.code == .poolClosed {
                 return KBError(.databaseUnavailable, "Cannot reach the database \(location): \(String(reflecting: error)). Check that PostgreSQL runs there and the URL is right.", cause: error)
             }
             // The server shutting down, crashed or starting up; connections lost.
-            if let state = error.serverInfo?[.sqlState], ["57P01", "57P02", "57P03", "08000", "08003", "08006"].contains(state) {
+            if let state = error.serverInfo?[.sqlState], Self.unavailableStates.contains(state) {
                 return KBError(.databaseUnavailable, "The database \(location) is restarting or went away (SQLSTATE \(state)). Try again in a few seconds.", cause: error)
             }
             if let message = error.serverInfo?[.message] {
@@ -402,6 +408,9 @@ public final class PostgresStore: TransactionalStore {
         }
         return KBError(.database, "The database \(location) could not be used: \(error).", cause: error)
     }
+
+    /// SQLSTATEs of a server shutting down, crashed or starting up, and of connections lost.
+    static let unavailableStates: Set<String> = ["57P01", "57P02", "57P03", "08000", "08003", "08006"]
 
     /// Connects once, outside the pool (whose errors hide the cause), so that an unreachable
     /// server, a refused login or a missing database gets its own message; with `create`, a
