@@ -246,6 +246,8 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
         // own, the filters applied to them outside it — the plan pgvector's filtering gives, stated
         // so that the planner cannot trade the walk for a filtered exact scan. Else: exact.
         let statement = { (walk: Int?) -> SQL in
+            // Not prepared (`SQL.prepared`): a generic plan would cast the query vector from text for every
+            // row it ranks; a custom plan casts it once.
             var sql = SQL()
             let query = sql.bind(.text(PostgresRows.vectorLiteral(vector)))
             let d = embedder.dimension
@@ -296,6 +298,8 @@ struct PostgresSnapshot: IndexSnapshot, PostgresReads {
     /// the form an HNSW index can answer.
     static func nearest(_ vector: [Float], dimension d: Int, embedderID: Int64, k: Int, allowed: Set<Int64>?, excluded: Set<Int64>,
                         knowledgeOnly: Bool, tieBreak: Bool, _ session: PGSession) throws -> [(id: Int64, score: Float)] {
+        // Not prepared (`SQL.prepared`): a generic plan would cast the query vector from text for every
+        // row it ranks; a custom plan casts it once.
         var sql = SQL()
         let query = sql.bind(.text(PostgresRows.vectorLiteral(vector)))
         // The embedder id is written into the statement so that it matches the partial HNSW index.
