@@ -155,15 +155,9 @@ final class PGSession: @unchecked Sendable {
         if sql.prepared, let statements, !sql.values.contains(where: { $0.typeName == nil }) {
             return try preparedRows(sql, statements)
         }
-        let connection = self.connection
-        let promise = connection.eventLoop.makePromise(of: Void.self)
         let collected = CollectedRows()
-        connection.query(sql.query, logger: logger) { row in collected.rows.append(row.makeRandomAccess()) }
-            .map { _ in () }.cascade(to: promise)
-        connection.eventLoop.execute {
-            if connection.isClosed { promise.fail(ConnectionLost()) }
-        }
-        try promise.futureResult.wait()
+        try Self.wait(connection.query(sql.query, logger: logger) { row in collected.rows.append(row.makeRandomAccess()) }.map { _ in () },
+                      on: connection)
         return collected.rows
     }
 
@@ -184,7 +178,7 @@ final class PGSession: @unchecked Sendable {
             try Self.wait(statement.execute(binds) { row in collected.rows.append(row.makeRandomAccess()) }, on: connection)
         } catch {
             statements.forget(sql.text, on: connection)
-            throw Self.current(error)
+            throw error
         }
         return collected.rows
     }

@@ -17,16 +17,9 @@ import Testing
         for write in [false, true] {
             // The backend is ended from another connection between two statements; the second
             // goes out on a socket already closed.
-            let server = store.server, logger = store.logger
             let error = await #expect(throws: KBError.self) {
                 try await store.run(write: write) { session in
-                    let pid = try #require(try session.value(Int32.self, "SELECT pg_backend_pid()"))
-                    try blocking {
-                        let other = try await PostgresConnection.connect(configuration: server, id: 1, logger: logger)
-                        _ = try await other.query("SELECT pg_terminate_backend(\(pid))", logger: logger)
-                        try await other.close()
-                    }
-                    while !session.connection.isClosed { usleep(10_000) }
+                    try Self.endBackend(of: session, in: store)
                     try session.execute("SELECT 1")
                 }
             }
@@ -34,5 +27,17 @@ import Testing
         }
         let ranking = try await store.snapshot { try $0.keywordRanking(SearchQuery("alpha"), limit: 10, allowed: nil) }
         #expect(ranking.count == 1)
+    }
+
+    /// Ends `session`'s backend from another connection and waits until its socket has closed.
+    static func endBackend(of session: PGSession, in store: PostgresStore) throws {
+        let server = store.server, logger = store.logger
+        let pid = try #require(try session.value(Int32.self, "SELECT pg_backend_pid()"))
+        try blocking {
+            let other = try await PostgresConnection.connect(configuration: server, id: 1, logger: logger)
+            _ = try await other.query("SELECT pg_terminate_backend(\(pid))", logger: logger)
+            try await other.close()
+        }
+        while !session.connection.isClosed { usleep(10_000) }
     }
 }

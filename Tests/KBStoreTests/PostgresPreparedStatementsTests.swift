@@ -2,7 +2,6 @@ import Foundation
 import KBCore
 @testable import KBPostgres
 import KBStore
-import PostgresNIO
 import Testing
 
 /// A request's statements are prepared once per connection and then only bound and run
@@ -46,17 +45,10 @@ import Testing
     func aConnectionLostUnderAPreparedStatementIsAnOutage() async throws {
         let engine = try #require(ContractEngine.postgres)
         let store = try #require(try engine.fresh() as? PostgresStore)
-        let server = store.server, logger = store.logger
         let error = await #expect(throws: KBError.self) {
             try await store.run(write: false) { session in
                 _ = try session.rows(prepared: "SELECT 1 + $1::int8", .int(1))
-                let pid = try #require(try session.value(Int32.self, "SELECT pg_backend_pid()"))
-                try blocking {
-                    let other = try await PostgresConnection.connect(configuration: server, id: 1, logger: logger)
-                    _ = try await other.query("SELECT pg_terminate_backend(\(pid))", logger: logger)
-                    try await other.close()
-                }
-                while !session.connection.isClosed { usleep(10_000) }
+                try PostgresOutageTests.endBackend(of: session, in: store)
                 _ = try session.rows(prepared: "SELECT 1 + $1::int8", .int(1))
             }
         }
