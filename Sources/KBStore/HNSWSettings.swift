@@ -2,18 +2,22 @@
 public struct HNSWSettings: Sendable, Hashable, Codable {
     /// Links per node (pgvector's `m`). The default is 16.
     public var m: Int
-    /// Candidates kept while building (`ef_construction`). The default is 128 (pgvector's is 64):
-    /// a better graph, so that a search needs a shorter walk for the same recall.
+    /// Candidates kept while building (`ef_construction`). The default is 200 (pgvector's is 64):
+    /// a better graph, so that a search needs a shorter walk for the same recall, and one whose
+    /// recall varies less from build to build (each element's levels are drawn at random). On a
+    /// million-snippet shelf whose best answers lie close together
+    /// (scripts/bench/bench-hnsw-settings.sh, docs/benchmarks.md), recall@10 at `ef_search` 500 over
+    /// real questions was 0.962 / 0.966 / 0.978 on three graphs built with 200, and 0.948–0.992
+    /// on eight built with 128 (two below 0.95), for a build about 1.6 times as long.
     public var efConstruction: Int
     /// Candidates kept while searching (`hnsw.ef_search`); more is slower and closer to exact.
-    /// The default is 500: over real questions on a million-snippet shelf whose best answers lie
-    /// close together (scripts/bench/bench-hnsw-settings.sh), recall@10 against exact was 0.966 /
-    /// 0.976 / 0.979 at 400 / 500 / 600 with ef_construction 128, against 0.853 / 0.924 / 0.965 at
-    /// 400 / 600 / 800 with 64; serving that shelf, 128 and 500 took 16% less of PostgreSQL's CPU a
-    /// request than 64 and 800 (docs/benchmarks.md), for a build about 1.5 times as long.
+    /// The default is 500: with ef_construction 128, recall@10 on that shelf was 0.966 / 0.976 /
+    /// 0.979 at 400 / 500 / 600 on one graph, against 0.853 / 0.924 / 0.965 at 400 / 600 / 800
+    /// with 64; serving it, 128 and 500 took 16% less of PostgreSQL's CPU a request than 64 and
+    /// 800, and 600 about 1 ms more than 500.
     public var efSearch: Int
 
-    public init(m: Int = 16, efConstruction: Int = 128, efSearch: Int = 500) {
+    public init(m: Int = 16, efConstruction: Int = 200, efSearch: Int = 500) {
         self.m = m
         self.efConstruction = efConstruction
         self.efSearch = efSearch
