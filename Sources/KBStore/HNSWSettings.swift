@@ -7,8 +7,8 @@ public struct HNSWSettings: Sendable, Hashable, Codable {
     /// recall varies less from build to build (each element's levels are drawn at random). On a
     /// million-snippet shelf whose best answers lie close together
     /// (scripts/bench/bench-hnsw-settings.sh, docs/benchmarks.md), recall@10 at `ef_search` 500 over
-    /// real questions was 0.962 / 0.966 / 0.978 on three graphs built with 200, and 0.948–0.992
-    /// on eight built with 128 (two below 0.95), for a build about 1.6 times as long.
+    /// real questions was 0.962–0.987 on six graphs built with 200, and 0.948–0.992 on eight
+    /// built with 128 (two below 0.95), for a build about 1.6 times as long.
     public var efConstruction: Int
     /// Candidates kept while searching (`hnsw.ef_search`); more is slower and closer to exact.
     /// The default is 500: with ef_construction 128, recall@10 on that shelf was 0.966 / 0.976 /
