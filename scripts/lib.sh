@@ -285,9 +285,26 @@ write_context_load() {
     local queries="$1" users="$2"
     python3 scripts/bench/bench_serve_queries.py evaluation/astrology/queries.jsonl "$queries" > "$WORK/queries.txt"
     [ "$(sort -u "$WORK/queries.txt" | wc -l)" -eq "$queries" ] || { echo "error: the queries are not $queries distinct texts" >&2; exit 1; }
+    write_request_script "$WORK/queries.txt" "$users" "$WORK/bodies.lua" "$WORK/context.lua"
+}
 
+# Writes $WORK/warmup.lua: the same requests as $WORK/context.lua (write_context_load first) over up
+# to `$1` other questions, none of which the measured load asks — a server warmed with it has not
+# seen the questions it is then measured on.
+write_warmup_load() {
+    local queries="$1" users="$2"
+    python3 scripts/bench/bench_serve_queries.py evaluation/astrology/queries.jsonl "$(( 2 * queries ))" > "$WORK/warmup-all.txt"
+    grep -vxF -f "$WORK/queries.txt" "$WORK/warmup-all.txt" | head -n "$queries" > "$WORK/warmup-queries.txt" || true
+    [ -s "$WORK/warmup-queries.txt" ] || { echo "error: no warm-up questions beside the measured ones" >&2; exit 1; }
+    write_request_script "$WORK/warmup-queries.txt" "$users" "$WORK/warmup-bodies.lua" "$WORK/warmup.lua"
+}
+
+# wrk's script for POST /v1/context over the questions in `$1` for `$2` users: the bodies in `$3`, the
+# script in `$4` (see write_context_load).
+write_request_script() {
+    local questions="$1" users="$2" bodies="$3" script="$4"
     # The request bodies, precomputed as Lua long strings.
-    python3 - "$WORK/queries.txt" "$users" "${BENCH_BOT:-astro}" > "$WORK/bodies.lua" <<'PY'
+    python3 - "$questions" "$users" "${BENCH_BOT:-astro}" > "$bodies" <<'PY'
 import json, sys
 users, bot = int(sys.argv[2]), sys.argv[3]
 print("bodies = {")
@@ -297,8 +314,8 @@ for i, query in enumerate(open(sys.argv[1], encoding="utf-8").read().splitlines(
 print("}")
 PY
 
-    cat > "$WORK/context.lua" <<LUA
-dofile("$WORK/bodies.lua")
+    cat > "$script" <<LUA
+dofile("$bodies")
 local token = "$TOKEN"
 local mixed = os.getenv("KB_BENCH_MIXED") == "1"
 local threads = {}

@@ -6,8 +6,10 @@
 #   - time to the first answer (from the process's start to its first /v1/context answer);
 #   - resident memory of each kb serve (VmRSS) and of PostgreSQL (the sum of its processes' PSS,
 #     so that shared buffers count once);
-#   - POST /v1/context at 32 connections (two replicas: 16 each, at once): requests/s, p50, p99,
-#     and the CPU time kb and PostgreSQL spent per request (user + system, over the run);
+#   - POST /v1/context at 32 connections (two replicas: 16 each, at once; wrk's two threads split
+#     between them): requests/s, p50, p99, and the CPU time kb and PostgreSQL spent per request (user
+#     + system, over the run) — measured after WARMUP seconds (default 5) of the same load over other
+#     questions, whose requests/s and p99 are reported too (what a replica just started answers);
 #   - recall@10 of vector searches through the HNSW index against the exact answers of the same
 #     PostgreSQL index (QUERIES_RECALL of the benchmark's questions, with and without the bot's
 #     filter), and the latency of each;
@@ -18,6 +20,8 @@
 # Writes bench-results/postgres-scale-SNIPPETS.json; scripts/bench/plot-postgres-scale.sh draws the curve.
 #
 #   scripts/bench/bench-postgres-scale.sh [SNIPPETS] [SECONDS_PER_RUN]   (default 1000000 10; USERS=1000)
+#
+# WARMUP=0 measures from the first request instead (the benchmark's way before 2026-12-05).
 #
 # HNSW_OPTIONS passes options to `kb index build --hnsw` (e.g. "--ef-search 200").
 # KB_BIN and BENCH_BIN run binaries built elsewhere. KB_PG_URL uses a running PostgreSQL (with
@@ -30,6 +34,8 @@ ensure_system_packages wrk
 bash scripts/install-model.sh >/dev/null
 SNIPPETS="${1:-1000000}"
 DURATION="${2:-10}"
+WARMUP="${WARMUP:-5}"
+[[ "$WARMUP" =~ ^[0-9]+$ ]] || { echo "error: WARMUP is '$WARMUP'; give whole seconds (0: no warm-up)" >&2; exit 2; }
 USERS="${USERS:-1000}"
 QUERIES=1200
 QUERIES_RECALL="${QUERIES_RECALL:-100}"
@@ -43,6 +49,7 @@ new_service_workdir pgscale
 ensure_shelf "$SNIPPETS" "$USERS"
 SQLITE_DB="$KB_DB"
 write_context_load "$QUERIES" "$USERS"
+write_warmup_load "$QUERIES" "$USERS"
 
 PG_FOLDER=""
 REPLICAS=()
@@ -121,12 +128,13 @@ start_replicas() {
     done
 }
 
-# POST /v1/context at 32 connections spread over the replicas; sets REQUESTS RPS P50 P99 ERRORS.
+# POST /v1/context at 32 connections spread over the replicas, for `$2` seconds with wrk's script `$1`
+# (two threads in all); sets REQUESTS RPS P50 P99 ERRORS.
 context_load() {
-    local count=${#URLS[@]} i
-    local per=$(( 32 / count ))
+    local script="$1" seconds="$2" count=${#URLS[@]} i
+    local per=$(( 32 / count )) threads=$(( count < 2 ? 2 : 1 ))
     for i in $(seq 0 $((count - 1))); do
-        KB_BENCH_MIXED=0 wrk -t2 -c"$per" -d"${DURATION}s" --timeout 10s -s "$WORK/context.lua" "${URLS[$i]}" | grep '^RESULT' > "$WORK/wrk-$i.txt" &
+        KB_BENCH_MIXED=0 wrk -t"$threads" -c"$per" -d"${seconds}s" --timeout 10s -s "$script" "${URLS[$i]}" | grep '^RESULT' > "$WORK/wrk-$i.txt" &
     done
     wait $(jobs -p | grep -v -F "$(printf '%s\n' "${REPLICAS[@]}")") 2>/dev/null || true
     read -r REQUESTS RPS P50 P99 ERRORS <<<"$(cat "$WORK"/wrk-*.txt | awk '
@@ -141,9 +149,14 @@ run() {   # ENGINE LABEL DB REPLICAS
     start_replicas "$db" "$count"
     local kb_mb=0 pid
     for pid in "${REPLICAS[@]}"; do kb_mb=$(( kb_mb + $(rss_of "$pid") )); done
+    local warm_rps=null warm_p99=null
+    if [ "$WARMUP" -gt 0 ]; then
+        context_load "$WORK/warmup.lua" "$WARMUP"
+        warm_rps=$RPS warm_p99=$P99
+    fi
     cpu_ticks "${REPLICAS[@]}" > "$WORK/cpu-kb-before"
     cpu_ticks $(pgrep -x postgres || true) > "$WORK/cpu-pg-before"
-    context_load
+    context_load "$WORK/context.lua" "$DURATION"
     cpu_ticks "${REPLICAS[@]}" > "$WORK/cpu-kb-after"
     cpu_ticks $(pgrep -x postgres || true) > "$WORK/cpu-pg-after"
     local kb_cpu pg_cpu=null
@@ -153,8 +166,8 @@ run() {   # ENGINE LABEL DB REPLICAS
     for pid in "${REPLICAS[@]}"; do after_mb=$(( after_mb + $(rss_of "$pid") )); done
     local pg_mb=null
     [ "$engine" = sqlite ] || pg_mb=$(pg_memory_mb)
-    printf "%-26s %9s %10s %10s %8s %8s %8s %11s %11s %11s\n" "$label" "$count" "$FIRST_S" "$after_mb" "$pg_mb" "$RPS" "$P50" "$P99" "$kb_cpu" "$pg_cpu"
-    ROWS+="{\"engine\":\"$engine\",\"run\":\"$label\",\"replicas\":$count,\"first_answer_s\":$FIRST_S,\"kb_rss_mb_at_start\":$kb_mb,\"kb_rss_mb\":$after_mb,\"postgres_mb\":$pg_mb,\"requests\":$REQUESTS,\"rps\":$RPS,\"p50_ms\":$P50,\"p99_ms\":$P99,\"errors\":$ERRORS,\"kb_cpu_ms_per_request\":$kb_cpu,\"postgres_cpu_ms_per_request\":$pg_cpu},"
+    printf "%-26s %9s %10s %10s %8s %8s %8s %11s %11s %11s %9s %9s\n" "$label" "$count" "$FIRST_S" "$after_mb" "$pg_mb" "$RPS" "$P50" "$P99" "$kb_cpu" "$pg_cpu" "$warm_rps" "$warm_p99"
+    ROWS+="{\"engine\":\"$engine\",\"run\":\"$label\",\"replicas\":$count,\"first_answer_s\":$FIRST_S,\"warmup_s\":$WARMUP,\"warmup_rps\":$warm_rps,\"warmup_p99_ms\":$warm_p99,\"kb_rss_mb_at_start\":$kb_mb,\"kb_rss_mb\":$after_mb,\"postgres_mb\":$pg_mb,\"requests\":$REQUESTS,\"rps\":$RPS,\"p50_ms\":$P50,\"p99_ms\":$P99,\"errors\":$ERRORS,\"kb_cpu_ms_per_request\":$kb_cpu,\"postgres_cpu_ms_per_request\":$pg_cpu},"
     [ "$ERRORS" -eq 0 ] || echo "warning: $ERRORS socket errors or non-2xx answers" >&2
     stop_replicas
 }
@@ -190,8 +203,8 @@ RECALL_BOT=$(python3 scripts/bench/bench_recall.py recall "$WORK/exact-bot.json"
 echo "without a filter: $RECALL_ALL"
 echo "the bot's filter: $RECALL_BOT"
 
-say "kb serve: $SNIPPETS snippets, $((USERS * 10)) memories; POST /v1/context at 32 connections, $DURATION s a run ($(nproc) cores)"
-printf "%-26s %9s %10s %10s %8s %8s %8s %11s %11s %11s\n" run replicas "first s" "kb MB" "PG MB" "req/s" "p50 ms" "p99 ms" "kb CPU ms" "PG CPU ms"
+say "kb serve: $SNIPPETS snippets, $((USERS * 10)) memories; POST /v1/context at 32 connections, $DURATION s a run after $WARMUP s of warm-up ($(nproc) cores)"
+printf "%-26s %9s %10s %10s %8s %8s %8s %11s %11s %11s %9s %9s\n" run replicas "first s" "kb MB" "PG MB" "req/s" "p50 ms" "p99 ms" "kb CPU ms" "PG CPU ms" "warm r/s" "warm p99"
 run sqlite "SQLite" "$SQLITE_DB" 1
 run sqlite "SQLite, two replicas" "$SQLITE_DB" 2
 run postgres "PostgreSQL + HNSW" "$PG_URL" 1
@@ -200,7 +213,7 @@ run postgres "PostgreSQL + HNSW, two" "$PG_URL" 2
 mkdir -p bench-results
 python3 - "${ROWS%,}]" "$RECALL_ALL" "$RECALL_BOT" "$WORK/hnsw.json" "$WORK/keywords-sqlite.json" "$WORK/keywords-postgres.json" <<PY
 import json, sys
-json.dump({"snippets": $SNIPPETS, "users": $USERS, "memories": $((USERS * 10)), "seconds_per_run": $DURATION, "cores": $(nproc),
+json.dump({"snippets": $SNIPPETS, "users": $USERS, "memories": $((USERS * 10)), "seconds_per_run": $DURATION, "warmup_s": $WARMUP, "cores": $(nproc),
            "export_s": $EXPORT_S, "hnsw_build": json.load(open(sys.argv[4])),
            "disk_mb": {"sqlite": $SQLITE_MB, "postgres": $PG_DISK_MB},
            "keywords": {"sqlite": json.load(open(sys.argv[5])), "postgres": json.load(open(sys.argv[6]))},
