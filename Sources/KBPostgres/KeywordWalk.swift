@@ -54,10 +54,16 @@ struct KeywordWalk {
         var passes = 0
         /// Snippets step 3 looked up to score them whole.
         var lookups = 0
+        /// Step 2 gave up on the blocks read so far (too many snippets would stay open for step
+        /// 3): every block was read and the pass made again.
+        var gaveUp = false
     }
 
     let slots: Int
     let limit: Int
+    /// What looking one snippet up in step 3 is taken to cost, in postings of a pass (step 2
+    /// gives up beyond it); `defaultPostingsPerLookup` but in tests.
+    var postingsPerLookup = KeywordWalk.defaultPostingsPerLookup
     let weighing: KeywordWeighing
     var lists: [List]
     /// Blocks read so far, by `flat` position, and whether each is.
@@ -211,7 +217,27 @@ struct KeywordWalk {
             _ = try readBlocks(unread(), fetch)
         }
         // 2. Every snippet of the blocks read, scored as far as they say.
-        let pending = candidates(floor: &floor, answers: &answers, accept: accept)
+        // When step 2 finds that more snippets would stay open than step 3 could look up for less
+        // than one pass over the postings not read (the question's words are many and none rare
+        // enough to set a floor: tens of thousands of snippets, each needing the blocks of every
+        // word it was not found with), it stops; every block is read and the pass is made again,
+        // as without pruning. The floor it raised holds (a partial score is at most the whole
+        // one); the answers start again.
+        let unreadPostings = total - counts.postings
+        var pending: [Candidate]
+        if let found = candidates(floor: &floor, answers: &answers, accept: accept,
+                                  giveUpBeyond: pruning ? unreadPostings / max(1, postingsPerLookup) : nil) {
+            pending = found
+        } else {
+            counts.gaveUp = true
+            _ = try readBlocks(unread(), fetch)
+            answers = TopK(limit: limit)
+            for snippet in tail where accept(snippet.id) {
+                let score = snippet.shares.reduce(0, +)
+                if score > 0 { answers.offer(snippet.id, score) }
+            }
+            pending = candidates(floor: &floor, answers: &answers, accept: accept, giveUpBeyond: nil) ?? []
+        }
         // 3. Each snippet that can still reach the floor, scored whole by looking it up in the
         // blocks that span it.
         try complete(pending, floor: &floor, answers: &answers, fetch: fetch)
@@ -411,7 +437,11 @@ struct KeywordWalk {
     /// `answers`, the others that can still reach the floor come back. Snippets are taken a range
     /// of ids at a time (`window`), their shares added up in arrays term by term in the query's
     /// order (so a whole score is the same sum, to the bit, however the blocks were read).
-    private mutating func candidates(floor: inout Floor, answers: inout TopK, accept: (Int64) -> Bool) -> [Candidate] {
+    ///
+    /// With `giveUpBeyond`, the pass stops (nil) once, an eighth of the ids or more behind it, the
+    /// snippets left open so far point to more than that many by its end.
+    private mutating func candidates(floor: inout Floor, answers: inout TopK, accept: (Int64) -> Bool,
+                                     giveUpBeyond limitOpen: Int?) -> [Candidate]? {
         counts.passes += 1
         // Each list's blocks read, in id order (a list's first block may span every id: its best postings).
         let streams: [[PostingBlock]] = lists.indices.map { l in
@@ -433,6 +463,7 @@ struct KeywordWalk {
         var cursors = [Int](repeating: 0, count: lists.count)       // next block of each stream
         var entryCursors = [Int](repeating: 0, count: lists.count)  // directory position, for missing blocks
         var pending: [Candidate] = []
+        var counted = 0   // `pending`'s size when it was last rid of what the floor left behind
         var slotBound = [Double](repeating: 0, count: slots)
         // The directory's arrays as locals (the loops below run once a snippet).
         let listCount = lists.count, offsets = flat.offsets, counts_ = flat.counts, slotOf = flat.slots, bits_ = flat.bits
@@ -513,6 +544,19 @@ struct KeywordWalk {
                 }
             }
             start = end
+            // Step 3 costs about `postingsPerLookup` postings of a pass for each open snippet.
+            // The floor rises as the pass goes: the snippets it has left behind are dropped before
+            // they are counted (as step 3 would drop them), at most once each time they double.
+            if let limitOpen, !pending.isEmpty, start <= high {
+                let done = Double(start - low), span = Double(high - low) + 1
+                let beyond = { (open: Int) in 8 * done >= span && Double(open) * span / done > Double(limitOpen) }
+                if beyond(pending.count), pending.count >= 2 * counted {
+                    let lowest = floor.lowest
+                    pending.removeAll { !reaches($0.bound, lowest) }
+                    counted = pending.count
+                }
+                if beyond(pending.count) { return nil }
+            }
         }
         return pending
     }
@@ -602,6 +646,11 @@ struct KeywordWalk {
 
     /// Snippets scored at a time in step 2 (their sums stay in the core's cache).
     static let window = 1 << 15
+
+    /// What looking one snippet up in step 3 costs, in postings of a pass over blocks: measured on
+    /// the million-snippet benchmark (2026-12-05), a pass took ~16 ns a posting and step 3 ~160
+    /// ns a snippet (docs/benchmarks.md, *The keyword walk's tail*).
+    static let defaultPostingsPerLookup = 10
 
     /// Up to this many query terms, step 2 looks the bound of a snippet's missing terms up in a
     /// table by the mask of those it has (4,096 entries).

@@ -84,6 +84,7 @@ import Testing
 
     /// Walks the query over blocks built from `lists`, reading them from memory.
     static func walk(_ query: [Int], _ lists: [Int: PostingBlock], weighing: KeywordWeighing, limit: Int, pruning: Bool,
+                     postingsPerLookup: Int = KeywordWalk.defaultPostingsPerLookup,
                      accept: (Int64) -> Bool) throws -> (ranking: [(id: Int64, score: Double)], counts: KeywordWalk.Counts) {
         let present = query.filter { lists[$0] != nil }
         var built: [Int: [PostingBlock]] = [:]
@@ -94,6 +95,7 @@ import Testing
             terms.append((weighing.idf(Double(lists[term]!.count)), directory))
         }
         var walk = KeywordWalk(terms: terms, limit: limit, weighing: weighing)
+        walk.postingsPerLookup = postingsPerLookup
         let lists = walk.lists
         let ranking = try walk.rank(tail: [], accept: accept, pruning: pruning) { wanted in
             wanted.map { built[present[lists[$0.list].slot]]![lists[$0.list].offset + $0.entry] }
@@ -129,6 +131,40 @@ import Testing
         #expect(common.counts.postings <= KeywordDirectory.tierSize + 16 * KeywordDirectory.blockSize)
         #expect(common.counts.postings < lists[0]!.count / 2)
         #expect(readLess >= 2)
+    }
+
+    /// When step 2 finds that too many snippets would stay open for step 3's lookups (tens of
+    /// thousands on a large index, for a question of many words none rare enough to set a floor),
+    /// it gives up, reads every block and scores in one pass instead: the same ranking, to the bit.
+    /// Here the cost of a lookup is set so high that any walk left with open snippets gives up.
+    @Test(arguments: [10, 50])
+    func aWalkThatGivesUpItsLookupsStaysExact(limit: Int) throws {
+        let corpus = Self.corpus(documents: 9_000, seed: 3)
+        var random = XorShift(state: 5)
+        var ids: [Int64] = []
+        var id: Int64 = 1
+        // Ids spread over many of step 2's windows, as a large index's are.
+        for _ in corpus.indices { id += Int64(20 + random.next(40)); ids.append(id) }
+        let lists = Self.postings(corpus, ids: ids)
+        let weighing = KeywordWeighing(n: Double(corpus.count), average: 60)
+        var gaveUp = 0, lookedUp = 0
+        for query in [[0], [0, 1], [5, 0, 17], [39], [2, 3, 4, 5, 6, 7], [0, 38, 1, 37], [12, 99]] {
+            let expected = Self.bruteForce(query, lists, weighing: weighing, limit: limit) { _ in true }
+            for postingsPerLookup in [KeywordWalk.defaultPostingsPerLookup, 1_000_000_000] {
+                let pruned = try Self.walk(query, lists, weighing: weighing, limit: limit, pruning: true,
+                                           postingsPerLookup: postingsPerLookup) { _ in true }
+                #expect(pruned.ranking.map(\.id) == expected.map(\.id), "query \(query)")
+                #expect(pruned.ranking.map(\.score) == expected.map(\.score), "query \(query)")
+                if pruned.counts.gaveUp {
+                    gaveUp += 1
+                    #expect(pruned.counts.passes == 2 && pruned.counts.lookups == 0, "query \(query)")
+                } else {
+                    lookedUp += pruned.counts.lookups
+                }
+            }
+        }
+        #expect(gaveUp > 0)
+        #expect(lookedUp > 0)
     }
 
     /// Filters are applied while walking: the best `limit` of the snippets allowed, never fewer
