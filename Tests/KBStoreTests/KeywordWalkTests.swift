@@ -55,6 +55,16 @@ import Testing
         }
     }
 
+    /// The corpus's postings under ascending ids `gap` apart (drawn with `seed`), and its weighing.
+    static func index(_ corpus: [[(term: Int, frequency: UInt32)]], seed: UInt64, gap: ClosedRange<Int>)
+        -> (lists: [Int: PostingBlock], weighing: KeywordWeighing) {
+        var random = XorShift(state: seed)
+        var ids: [Int64] = []
+        var id: Int64 = 1
+        for _ in corpus.indices { id += Int64(gap.lowerBound + random.next(gap.count)); ids.append(id) }
+        return (postings(corpus, ids: ids), KeywordWeighing(n: Double(corpus.count), average: 60))
+    }
+
     /// Postings of each term, with the documents' ids and lengths.
     static func postings(_ corpus: [[(term: Int, frequency: UInt32)]], ids: [Int64]) -> [Int: PostingBlock] {
         var lists: [Int: PostingBlock] = [:]
@@ -105,13 +115,7 @@ import Testing
 
     @Test(arguments: [1, 10, 50])
     func theWalkGivesEveryPostingsRankingAndReadsLess(limit: Int) throws {
-        let corpus = Self.corpus(documents: 9_000, seed: UInt64(limit))
-        var random = XorShift(state: 99)
-        var ids: [Int64] = []
-        var id: Int64 = 1
-        for _ in corpus.indices { id += Int64(1 + random.next(3)); ids.append(id) }
-        let lists = Self.postings(corpus, ids: ids)
-        let weighing = KeywordWeighing(n: Double(corpus.count), average: 60)
+        let (lists, weighing) = Self.index(Self.corpus(documents: 9_000, seed: UInt64(limit)), seed: 99, gap: 1...3)
         var readLess = 0, lookedUp = 0
         for query in [[0], [0, 1], [5, 0, 17], [39], [2, 3, 4, 5, 6, 7], [0, 38, 1, 37], [12, 99]] {
             let expected = Self.bruteForce(query, lists, weighing: weighing, limit: limit) { _ in true }
@@ -139,14 +143,8 @@ import Testing
     /// Here the cost of a lookup is set so high that any walk left with open snippets gives up.
     @Test(arguments: [10, 50])
     func aWalkThatGivesUpItsLookupsStaysExact(limit: Int) throws {
-        let corpus = Self.corpus(documents: 9_000, seed: 3)
-        var random = XorShift(state: 5)
-        var ids: [Int64] = []
-        var id: Int64 = 1
         // Ids spread over many of step 2's windows, as a large index's are.
-        for _ in corpus.indices { id += Int64(20 + random.next(40)); ids.append(id) }
-        let lists = Self.postings(corpus, ids: ids)
-        let weighing = KeywordWeighing(n: Double(corpus.count), average: 60)
+        let (lists, weighing) = Self.index(Self.corpus(documents: 9_000, seed: 3), seed: 5, gap: 20...59)
         var gaveUp = 0, lookedUp = 0
         for query in [[0], [0, 1], [5, 0, 17], [39], [2, 3, 4, 5, 6, 7], [0, 38, 1, 37], [12, 99]] {
             let expected = Self.bruteForce(query, lists, weighing: weighing, limit: limit) { _ in true }
