@@ -162,12 +162,15 @@ struct KeywordWalk {
                        fetch: ([Wanted]) throws -> [PostingBlock]) throws -> [(id: Int64, score: Double)] {
         guard limit > 0 else { return [] }
         var floor = Floor(limit: limit)
-        var answers = TopK(limit: limit)
-        for snippet in tail where accept(snippet.id) {
+        // The tail's snippets are scored whole already.
+        let tailScores: [(id: Int64, score: Double)] = tail.compactMap { snippet in
             let score = snippet.shares.reduce(0, +)
-            guard score > 0 else { continue }
-            floor.offer(snippet.id, score)
-            answers.offer(snippet.id, score)
+            return score > 0 && accept(snippet.id) ? (snippet.id, score) : nil
+        }
+        var answers = TopK(limit: limit)
+        for (id, score) in tailScores {
+            floor.offer(id, score)
+            answers.offer(id, score)
         }
         let total = lists.reduce(0) { sum, list in sum + list.entries.reduce(0) { $0 + $1.count } }
         // 1. Essential blocks, best first.
@@ -232,10 +235,7 @@ struct KeywordWalk {
             counts.gaveUp = true
             _ = try readBlocks(unread(), fetch)
             answers = TopK(limit: limit)
-            for snippet in tail where accept(snippet.id) {
-                let score = snippet.shares.reduce(0, +)
-                if score > 0 { answers.offer(snippet.id, score) }
-            }
+            for (id, score) in tailScores { answers.offer(id, score) }
             pending = candidates(floor: &floor, answers: &answers, accept: accept, giveUpBeyond: nil) ?? []
         }
         // 3. Each snippet that can still reach the floor, scored whole by looking it up in the
