@@ -9,6 +9,10 @@
 #   scripts/postgres.sh restart FOLDER   starts it again on its port, after a crash (crash recovery)
 #
 # KB_PG_SETTINGS adds server settings to `start` (e.g. "-c shared_buffers=2GB" for a large benchmark).
+# KB_PG_HUGE_PAGES=1 (as root) has `start` reserve 2 MB huge pages for those shared buffers
+# (vm.nr_hugepages) when the kernel has too few; PostgreSQL (huge_pages=try) maps them, and `stop`
+# gives back what `start` reserved. Without root, or without the memory, it says so and starts
+# on ordinary pages.
 #
 # As root (PostgreSQL refuses to run as root) the server runs as the system user kbpg.
 . "$(dirname "$0")/lib.sh"
@@ -46,6 +50,30 @@ reachable_binaries() {
     PG_BIN="$copy/pgserver/pginstall/bin"
 }
 
+# Reserves 2 MB huge pages for a server whose settings ($1) name shared_buffers, as root, and
+# writes the count before into $2 (for `stop`); says why not when it cannot.
+reserve_huge_pages() {
+    local settings="$1" record="$2" size mb before needed free available
+    size=$(printf '%s\n' "$settings" | grep -o 'shared_buffers=[0-9]*[GMgm]B' | tail -1 | cut -d= -f2)
+    [ -n "$size" ] || { say "No huge pages: KB_PG_SETTINGS names no shared_buffers"; return 0; }
+    case "$size" in *[Gg]B) mb=$(( ${size%??} * 1024 )) ;; *) mb=${size%??} ;; esac
+    [ "$(id -u)" -eq 0 ] && [ -w /proc/sys/vm/nr_hugepages ] \
+        || { say "No huge pages: reserving them needs root (vm.nr_hugepages); PostgreSQL uses ordinary pages"; return 0; }
+    # The buffers and PostgreSQL's other shared memory (about 6% more at these sizes), in 2 MB pages.
+    needed=$(( (mb * 106 / 100 + 64) / 2 ))
+    before=$(cat /proc/sys/vm/nr_hugepages)
+    free=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
+    [ "$free" -ge "$needed" ] && return 0
+    available=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
+    if [ $(( (needed - free) * 2 )) -gt $(( available / 2 )) ]; then
+        say "No huge pages: $(( (needed - free) * 2 )) MB more would be over half of the $available MB available"
+        return 0
+    fi
+    echo $(( before + needed - free )) > /proc/sys/vm/nr_hugepages
+    echo "$before" > "$record"
+    say "Reserved $(( needed - free )) huge pages (2 MB) for PostgreSQL's shared buffers; \`stop\` gives them back"
+}
+
 as_server_user() {
     if [ "$(id -u)" -eq 0 ]; then
         runuser -u kbpg -- "$@"
@@ -71,6 +99,7 @@ start)
     as_server_user "$PG_BIN/initdb" -D "$FOLDER/data" -U kb --auth=trust -E UTF8 --no-locale >"$FOLDER/initdb.log" 2>&1 \
         || { cat "$FOLDER/initdb.log" >&2; echo "error: initdb failed" >&2; exit 1; }
     echo "-p $PORT -k $FOLDER -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=500 ${KB_PG_SETTINGS:-}" > "$FOLDER/options"
+    [ "${KB_PG_HUGE_PAGES:-0}" != 1 ] || reserve_huge_pages "${KB_PG_SETTINGS:-}" "$FOLDER/nr_hugepages.before"
     as_server_user "$PG_BIN/pg_ctl" -D "$FOLDER/data" -l "$FOLDER/server.log" -w -t 60 -o "$(cat "$FOLDER/options")" start >/dev/null \
         || { cat "$FOLDER/server.log" >&2; echo "error: PostgreSQL did not start" >&2; exit 1; }
     "$PG_BIN/createdb" -h 127.0.0.1 -p "$PORT" -U kb kb
@@ -88,6 +117,10 @@ stop)
     install_pgserver
     reachable_binaries
     [ -d "$2/data" ] && as_server_user "$PG_BIN/pg_ctl" -D "$2/data" -m immediate stop >/dev/null 2>&1 || true
+    # Huge pages `start` reserved go back: the count is set to what it was before `start`.
+    if [ -f "$2/nr_hugepages.before" ] && [ -w /proc/sys/vm/nr_hugepages ]; then
+        echo "$(cat "$2/nr_hugepages.before")" > /proc/sys/vm/nr_hugepages || true
+    fi
     rm -rf "$2"
     ;;
 kill)

@@ -24,6 +24,10 @@
 #
 # WARMUP=0 measures from the first request instead (the benchmark's way before 2026-12-05).
 #
+# The throwaway server's shared buffers go on 2 MB huge pages when run as root with the memory
+# for them (scripts/postgres.sh's KB_PG_HUGE_PAGES; HUGE_PAGES=0 keeps ordinary pages); the JSON
+# records the huge pages mapped (`huge_pages_mb`).
+#
 # HNSW_OPTIONS passes options to `kb index build --hnsw` (e.g. "--ef-search 200").
 # KB_BIN and BENCH_BIN run binaries built elsewhere. KB_PG_URL uses a running PostgreSQL (with
 # pgvector) instead of a throwaway one; its database is exported into only when it does not hold
@@ -72,15 +76,24 @@ else
     # Room for the vectors and the HNSW graph in memory (kb sizes the build's own memory).
     PG_FOLDER="$(mktemp -d)"
     say "Starting a throwaway PostgreSQL + pgvector"
-    PG_URL="$(KB_PG_SETTINGS="-c shared_buffers=2GB -c effective_cache_size=8GB -c max_wal_size=8GB" \
+    # Its shared buffers on 2 MB huge pages where the machine allows (as root): PostgreSQL's
+    # buffer lookups and the HNSW walk's page reads miss the TLB less (HUGE_PAGES=0: ordinary pages).
+    PG_URL="$(KB_PG_SETTINGS="-c shared_buffers=2GB -c effective_cache_size=8GB -c max_wal_size=8GB" KB_PG_HUGE_PAGES="${HUGE_PAGES:-1}" \
         bash scripts/postgres.sh start "$PG_FOLDER" | tail -1)"
 fi
-# PostgreSQL's resident memory: its processes' proportional set sizes (shared buffers once).
+# Huge pages mapped on this machine (reserved or in use: PostgreSQL's shared memory when it took them).
+huge_pages_mb() { awk '/^HugePages_Total:/ { t = $2 } /^HugePages_Free:/ { f = $2 } /^HugePages_Rsvd:/ { r = $2 } /^Hugepagesize:/ { s = $2 }
+                        END { print int((t - f + r) * s / 1024) }' /proc/meminfo; }
+HUGE_MB=$(huge_pages_mb)
+say "Huge pages mapped: $HUGE_MB MB"
+# PostgreSQL's resident memory: its processes' proportional set sizes (shared buffers once), and
+# the huge pages in use (shared buffers on huge pages are not in a process's Pss).
 pg_memory_mb() {
     local total=0 pid
     for pid in $(pgrep -x postgres || true); do
         total=$(( total + $(awk '/^Pss:/ { print $2 }' "/proc/$pid/smaps_rollup" 2>/dev/null || echo 0) ))
     done
+    total=$(( total + $(awk '/^HugePages_Total:/ { t = $2 } /^HugePages_Free:/ { f = $2 } /^Hugepagesize:/ { s = $2 } END { print (t - f) * s }' /proc/meminfo) ))
     echo $(( total / 1024 ))
 }
 rss_of() { awk '$1 == "VmRSS:" { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
@@ -216,7 +229,7 @@ mkdir -p bench-results
 python3 - "${ROWS%,}]" "$RECALL_ALL" "$RECALL_BOT" "$WORK/hnsw.json" "$WORK/keywords-sqlite.json" "$WORK/keywords-postgres.json" <<PY
 import json, sys
 json.dump({"snippets": $SNIPPETS, "users": $USERS, "memories": $((USERS * 10)), "seconds_per_run": $DURATION, "warmup_s": $WARMUP, "cores": $(nproc),
-           "export_s": $EXPORT_S, "hnsw_build": json.load(open(sys.argv[4])),
+           "export_s": $EXPORT_S, "hnsw_build": json.load(open(sys.argv[4])), "huge_pages_mb": $HUGE_MB,
            "disk_mb": {"sqlite": $SQLITE_MB, "postgres": $PG_DISK_MB},
            "keywords": {"sqlite": json.load(open(sys.argv[5])), "postgres": json.load(open(sys.argv[6]))},
            "recall": {"without_filter": json.loads(sys.argv[2]), "bot_filter": json.loads(sys.argv[3])},
