@@ -119,7 +119,7 @@ stop)
     [ -d "$2/data" ] && as_server_user "$PG_BIN/pg_ctl" -D "$2/data" -m immediate stop >/dev/null 2>&1 || true
     # Huge pages `start` reserved go back: the count is set to what it was before `start`.
     if [ -f "$2/nr_hugepages.before" ] && [ -w /proc/sys/vm/nr_hugepages ]; then
-        echo "$(cat "$2/nr_hugepages.before")" > /proc/sys/vm/nr_hugepages || true
+        cat "$2/nr_hugepages.before" > /proc/sys/vm/nr_hugepages || true
     fi
     rm -rf "$2"
     ;;

@@ -81,10 +81,13 @@ else
     PG_URL="$(KB_PG_SETTINGS="-c shared_buffers=2GB -c effective_cache_size=8GB -c max_wal_size=8GB" KB_PG_HUGE_PAGES="${HUGE_PAGES:-1}" \
         bash scripts/postgres.sh start "$PG_FOLDER" | tail -1)"
 fi
-# Huge pages mapped on this machine (reserved or in use: PostgreSQL's shared memory when it took them).
-huge_pages_mb() { awk '/^HugePages_Total:/ { t = $2 } /^HugePages_Free:/ { f = $2 } /^HugePages_Rsvd:/ { r = $2 } /^Hugepagesize:/ { s = $2 }
-                        END { print int((t - f + r) * s / 1024) }' /proc/meminfo; }
-HUGE_MB=$(huge_pages_mb)
+# Huge pages in use on this machine, in MB; `huge_pages_mb reserved` adds those reserved and not
+# yet touched (a server's shared memory is reserved whole when it starts, touched as it is read).
+huge_pages_mb() {
+    awk -v reserved="${1:-}" '/^HugePages_Total:/ { t = $2 } /^HugePages_Free:/ { f = $2 } /^HugePages_Rsvd:/ { r = $2 }
+        /^Hugepagesize:/ { s = $2 } END { print int((t - f + (reserved ? r : 0)) * s / 1024) }' /proc/meminfo
+}
+HUGE_MB=$(huge_pages_mb reserved)
 say "Huge pages mapped: $HUGE_MB MB"
 # PostgreSQL's resident memory: its processes' proportional set sizes (shared buffers once), and
 # the huge pages in use (shared buffers on huge pages are not in a process's Pss).
@@ -93,8 +96,7 @@ pg_memory_mb() {
     for pid in $(pgrep -x postgres || true); do
         total=$(( total + $(awk '/^Pss:/ { print $2 }' "/proc/$pid/smaps_rollup" 2>/dev/null || echo 0) ))
     done
-    total=$(( total + $(awk '/^HugePages_Total:/ { t = $2 } /^HugePages_Free:/ { f = $2 } /^Hugepagesize:/ { s = $2 } END { print (t - f) * s }' /proc/meminfo) ))
-    echo $(( total / 1024 ))
+    echo $(( total / 1024 + $(huge_pages_mb) ))
 }
 rss_of() { awk '$1 == "VmRSS:" { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
 # CPU ticks (user + system) of each given process, one "pid ticks" line each; `cpu_ms_between
@@ -198,9 +200,10 @@ say "kb index build --hnsw ${HNSW_OPTIONS:-}"
 # shellcheck disable=SC2086
 KB_DB="$PG_URL" "$KB" index build --hnsw ${HNSW_OPTIONS:-} --json > "$WORK/hnsw.json"
 python3 -c "import json; r = json.load(open('$WORK/hnsw.json')); print(f\"built in {r['seconds']:.1f} s; recall@10 {r['recallAt10']:.3f} on {r['sampled']} stored vectors\")"
-# The new graph (~1.2 GB at a million) is dirty in the shared buffers; the checkpoint that writes
-# it back spreads over minutes (checkpoint_completion_target) and would fall in the serving runs,
-# its writes counted as PostgreSQL's CPU a request. Written now, so that the runs measure serving.
+# The new graph (~1.2 GB at a million) is dirty in the shared buffers; the timed checkpoint that
+# writes it back spreads over minutes (checkpoint_completion_target) and fell in the serving runs,
+# where PostgreSQL's CPU a request was ~5 ms higher (likely its backends writing the dirty buffers
+# they evict). Written now, so that the runs measure serving.
 PSQL="$(command -v psql || ls "$KB_ROOT"/.venv-pg/lib/python3*/site-packages/pgserver/pginstall/bin/psql 2>/dev/null | head -1 || true)"
 CHECKPOINT_S=null
 if [ -n "$PSQL" ]; then
