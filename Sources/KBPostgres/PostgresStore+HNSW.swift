@@ -66,6 +66,9 @@ extension PostgresStore {
             return (record, id, Int(count), false)
         }
         let seconds = Date().timeIntervalSince(started)
+        // The new graph is in the shared buffers, not yet on disk: written out at once, rather
+        // than by the timed checkpoint while replicas serve.
+        let checkpoint = kept ? nil : try await self.checkpoint(after: "the new graph")
         let recall = try await run(write: false) { session -> (Double, Int) in
             let queries = try session.rows("""
                 SELECT embedding::real[] FROM vectors WHERE embedder_id = \(embedderID) AND NOT memory ORDER BY hashint8(snippet_id) LIMIT \(max(1, sample))
@@ -83,7 +86,7 @@ extension PostgresStore {
             return (total / Double(queries.count), queries.count)
         }
         return HNSWReport(embedder: embedder.name, settings: settings, vectors: vectors, seconds: seconds,
-                          recallAt10: recall.0, sampled: recall.1, kept: kept)
+                          recallAt10: recall.0, sampled: recall.1, kept: kept, checkpoint: checkpoint)
     }
 
     /// Drops the current embedder's HNSW index: vector searches are exact again.

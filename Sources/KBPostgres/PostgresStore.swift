@@ -362,14 +362,38 @@ public final class PostgresStore: TransactionalStore {
         return true
     }
 
-    public func finishBulkLoad() async throws {
-        guard let bulk = bulkLoad.withLockedValue({ $0 }) else { return }
+    public func finishBulkLoad() async throws -> CheckpointReport? {
+        guard let bulk = bulkLoad.withLockedValue({ $0 }) else { return nil }
         try await run(write: true) { session in
             _ = try bulk.finish(session)
             try session.execute("DELETE FROM kb_meta WHERE key = 'keyword_bulk'")
             try session.execute("ANALYZE")
         }
         bulkLoad.withLockedValue { $0 = nil }
+        return try await checkpoint(after: "the copy")
+    }
+
+    /// Asks the server to write every page changed so far to disk now (`CHECKPOINT`), after a
+    /// large write and before replicas serve it; when the role may not (neither a superuser nor,
+    /// on PostgreSQL 15 and later, a member of `pg_checkpoint`), says so and what to run instead.
+    /// Read-only: it changes no data, and holds no write lock while the server writes.
+    func checkpoint(after what: String) async throws -> CheckpointReport {
+        try await run(write: false) { session in
+            let role = try session.value(String.self, "SELECT current_user::text") ?? "?"
+            // pg_has_role on an OID: NULL (not an error) where pg_checkpoint does not exist (before 15).
+            let may = try session.value(Bool.self, """
+                SELECT coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = current_user), false)
+                    OR coalesce(pg_has_role(current_user, to_regrole('pg_checkpoint')::oid, 'USAGE'), false)
+                """) ?? false
+            guard may else {
+                return CheckpointReport(done: false, note: "The role \(role) may not run CHECKPOINT, so the server writes \(what) to disk over the "
+                    + "next minutes while it serves, and answers slower meanwhile. Run CHECKPOINT as a superuser before serving, "
+                    + "or GRANT pg_checkpoint TO \(role) (PostgreSQL 15 and later).")
+            }
+            let started = Date()
+            try session.execute("CHECKPOINT")
+            return CheckpointReport(done: true, seconds: Date().timeIntervalSince(started))
+        }
     }
 
     static func wrap<T>(_ location: String, _ body: () async throws -> T) async throws -> T {

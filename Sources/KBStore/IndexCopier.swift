@@ -16,6 +16,8 @@ public struct ExportReport: Sendable, Hashable, Codable {
     public var cachedVectors = 0
     /// Originals of uploaded sources copied (their bytes, for reading them again).
     public var originals = 0
+    /// Whether the destination's server wrote the copy to disk at once (PostgreSQL); nil otherwise.
+    public var checkpoint: CheckpointReport?
 }
 
 /// A whole index copied into another (`kb export`): an SQLite file or a PostgreSQL database,
@@ -137,7 +139,7 @@ package struct IndexCopier: Sendable {
         }
         if bulk {
             progress(sources.count, total, "keyword index")
-            try await target.finishBulkLoad()
+            report.checkpoint = try await target.finishBulkLoad()
         }
         for (index, bot) in bots.enumerated() {
             progress(sources.count + index, total, "bot \(bot.name)")

@@ -113,8 +113,10 @@ public protocol IndexStore: AnyObject, Sendable {
     /// when it has nothing to defer. Until `finishBulkLoad`, keyword searches of it fail with a
     /// message saying the copy did not finish.
     func beginBulkLoad() async throws -> Bool
-    /// Writes what `beginBulkLoad` deferred; the index then searches as any other.
-    func finishBulkLoad() async throws
+    /// Writes what `beginBulkLoad` deferred; the index then searches as any other. A server store
+    /// then asks for its pages to be written to disk at once (`CheckpointReport`); nil when it has
+    /// no such step.
+    func finishBulkLoad() async throws -> CheckpointReport?
 }
 
 /// What rewriting a keyword index did (`kb index optimize`).
@@ -155,5 +157,5 @@ extension IndexStore {
 
     public func beginBulkLoad() async throws -> Bool { false }
 
-    public func finishBulkLoad() async throws {}
+    public func finishBulkLoad() async throws -> CheckpointReport? { nil }
 }

@@ -2,6 +2,7 @@ import Foundation
 import KBCore
 import KBKit
 import KBRequests
+import KBStore
 #if PostgreSQL
 import KBPostgres
 #endif
@@ -21,6 +22,13 @@ enum Terminal {
 
     static func note(_ message: String) {
         FileHandle.standardError.write(Data(("note: " + message + "\n").utf8))
+    }
+
+    /// After a build or a copy into PostgreSQL: the checkpoint's time, or a warning saying why
+    /// none ran and what to run instead.
+    static func report(_ checkpoint: CheckpointReport?) {
+        guard let checkpoint else { return }
+        if checkpoint.done { print(checkpoint.sentence) } else { warning(checkpoint.sentence) }
     }
 
     /// In a debug build (scripts/setup.sh's, whose dependencies are unoptimised), what it costs

@@ -37,6 +37,7 @@ struct Export: AsyncParsableCommand {
                       + (vectors.isEmpty ? "" : ", vectors: \(vectors)")
                       + (report.cachedVectors > 0 ? ", \(report.cachedVectors) cached vectors" : "")
                       + " to \(report.destination) in \(String(format: "%.2f", Date().timeIntervalSince(started))) s.")
+                Terminal.report(report.checkpoint)
             }
         }
     }

@@ -74,6 +74,7 @@ struct IndexCommand: AsyncParsableCommand {
                             + "\(String(format: "%.2f", report.seconds)) s; "
                     print(built + "recall@10 against exact search \(String(format: "%.3f", report.recallAt10)) "
                           + "over \(report.sampled) queries at ef_search \(efSearch).")
+                    Terminal.report(report.checkpoint)
                 }
             }
         }
