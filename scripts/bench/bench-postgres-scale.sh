@@ -23,6 +23,9 @@
 #   scripts/bench/bench-postgres-scale.sh [SNIPPETS] [SECONDS_PER_RUN]   (default 1000000 10; USERS=1000)
 #
 # WARMUP=0 measures from the first request instead (the benchmark's way before 2026-12-05).
+# ROUNDS=N (default 1) serves N rounds of the four runs, one after the other (SQLite one and two
+# replicas, PostgreSQL one and two, then again), so that a drift of the machine falls on every
+# run alike; the JSON's `runs` holds each run's round of median requests/s, `rounds` every one.
 #
 # The throwaway server's shared buffers go on 2 MB huge pages when run as root with the memory
 # for them (scripts/postgres.sh's KB_PG_HUGE_PAGES; HUGE_PAGES=0 keeps ordinary pages); the JSON
@@ -40,6 +43,8 @@ bash scripts/install-model.sh >/dev/null
 SNIPPETS="${1:-1000000}"
 DURATION="${2:-10}"
 WARMUP="${WARMUP:-5}"
+ROUNDS="${ROUNDS:-1}"
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "error: ROUNDS is '$ROUNDS'; give a whole number of rounds, 1 or more" >&2; exit 2; }
 [[ "$WARMUP" =~ ^[0-9]+$ ]] || { echo "error: WARMUP is '$WARMUP'; give whole seconds (0: no warm-up)" >&2; exit 2; }
 USERS="${USERS:-1000}"
 QUERIES=1200
@@ -183,7 +188,7 @@ run() {   # ENGINE LABEL DB REPLICAS
     local pg_mb=null
     [ "$engine" = sqlite ] || pg_mb=$(pg_memory_mb)
     printf "%-26s %9s %10s %10s %8s %8s %8s %11s %11s %11s %9s %9s\n" "$label" "$count" "$FIRST_S" "$after_mb" "$pg_mb" "$RPS" "$P50" "$P99" "$kb_cpu" "$pg_cpu" "$warm_rps" "$warm_p99"
-    ROWS+="{\"engine\":\"$engine\",\"run\":\"$label\",\"replicas\":$count,\"first_answer_s\":$FIRST_S,\"warmup_s\":$WARMUP,\"warmup_rps\":$warm_rps,\"warmup_p99_ms\":$warm_p99,\"kb_rss_mb_at_start\":$kb_mb,\"kb_rss_mb\":$after_mb,\"postgres_mb\":$pg_mb,\"requests\":$REQUESTS,\"rps\":$RPS,\"p50_ms\":$P50,\"p99_ms\":$P99,\"errors\":$ERRORS,\"kb_cpu_ms_per_request\":$kb_cpu,\"postgres_cpu_ms_per_request\":$pg_cpu},"
+    ROWS+="{\"engine\":\"$engine\",\"run\":\"$label\",\"round\":$ROUND,\"replicas\":$count,\"first_answer_s\":$FIRST_S,\"warmup_s\":$WARMUP,\"warmup_rps\":$warm_rps,\"warmup_p99_ms\":$warm_p99,\"kb_rss_mb_at_start\":$kb_mb,\"kb_rss_mb\":$after_mb,\"postgres_mb\":$pg_mb,\"requests\":$REQUESTS,\"rps\":$RPS,\"p50_ms\":$P50,\"p99_ms\":$P99,\"errors\":$ERRORS,\"kb_cpu_ms_per_request\":$kb_cpu,\"postgres_cpu_ms_per_request\":$pg_cpu},"
     [ "$ERRORS" -eq 0 ] || echo "warning: $ERRORS socket errors or non-2xx answers" >&2
     stop_replicas
 }
@@ -231,20 +236,32 @@ echo "the bot's filter: $RECALL_BOT"
 
 say "kb serve: $SNIPPETS snippets, $((USERS * 10)) memories; POST /v1/context at 32 connections, $DURATION s a run after $WARMUP s of warm-up ($(nproc) cores)"
 printf "%-26s %9s %10s %10s %8s %8s %8s %11s %11s %11s %9s %9s\n" run replicas "first s" "kb MB" "PG MB" "req/s" "p50 ms" "p99 ms" "kb CPU ms" "PG CPU ms" "warm r/s" "warm p99"
-run sqlite "SQLite" "$SQLITE_DB" 1
-run sqlite "SQLite, two replicas" "$SQLITE_DB" 2
-run postgres "PostgreSQL + HNSW" "$PG_URL" 1
-run postgres "PostgreSQL + HNSW, two" "$PG_URL" 2
+for ROUND in $(seq 1 "$ROUNDS"); do
+    [ "$ROUNDS" -eq 1 ] || echo "round $ROUND of $ROUNDS"
+    run sqlite "SQLite" "$SQLITE_DB" 1
+    run sqlite "SQLite, two replicas" "$SQLITE_DB" 2
+    run postgres "PostgreSQL + HNSW" "$PG_URL" 1
+    run postgres "PostgreSQL + HNSW, two" "$PG_URL" 2
+done
 
 mkdir -p bench-results
 python3 - "${ROWS%,}]" "$RECALL_ALL" "$RECALL_BOT" "$WORK/hnsw.json" "$WORK/keywords-sqlite.json" "$WORK/keywords-postgres.json" <<PY
-import json, sys
-json.dump({"snippets": $SNIPPETS, "users": $USERS, "memories": $((USERS * 10)), "seconds_per_run": $DURATION, "warmup_s": $WARMUP, "cores": $(nproc),
+import json, statistics, sys
+rounds = json.loads(sys.argv[1])
+runs = []   # each run's round of median requests/s (the lower middle of an even count)
+for label in dict.fromkeys(r["run"] for r in rounds):
+    mine = sorted((r for r in rounds if r["run"] == label), key=lambda r: r["rps"])
+    runs.append(mine[(len(mine) - 1) // 2])
+    if len(mine) > 1:
+        each = ", ".join("%.1f" % r["rps"] for r in sorted(mine, key=lambda r: r["round"]))
+        print(f"{label}: median of {len(mine)} rounds {runs[-1]['rps']:.1f} req/s (in order {each}), "
+              f"p99 {statistics.median(r['p99_ms'] for r in mine):.0f} ms")
+json.dump({"snippets": $SNIPPETS, "rounds_of_runs": $ROUNDS, "users": $USERS, "memories": $((USERS * 10)), "seconds_per_run": $DURATION, "warmup_s": $WARMUP, "cores": $(nproc),
            "export_s": $EXPORT_S, "hnsw_build": json.load(open(sys.argv[4])), "huge_pages_mb": $HUGE_MB, "checkpoint_s": $CHECKPOINT_S,
            "disk_mb": {"sqlite": $SQLITE_MB, "postgres": $PG_DISK_MB},
            "keywords": {"sqlite": json.load(open(sys.argv[5])), "postgres": json.load(open(sys.argv[6]))},
            "recall": {"without_filter": json.loads(sys.argv[2]), "bot_filter": json.loads(sys.argv[3])},
-           "runs": json.loads(sys.argv[1])},
+           "runs": runs, "rounds": rounds},
           open("bench-results/postgres-scale-$SNIPPETS.json", "w"), indent=2)
 PY
 echo "bench-results/postgres-scale-$SNIPPETS.json"
