@@ -37,12 +37,12 @@ public enum Ranking {
         }
     }
 
-    /// Adaptive score fusion of a keyword and a vector ranking (best first, each at most
-    /// `depth` long), the fusion hybrid search runs by default:
+    /// Adaptive score fusion of a keyword and a vector ranking (best first), the fusion hybrid
+    /// search runs by default, over each ranking's first `depth` entries (the query's candidates):
     ///
-    /// 1. each ranking's scores are scaled to 0…1 — the best to 1, the list's lowest to 0; a
-    ///    keyword list shorter than `depth` scales from 0 instead (it holds every snippet that
-    ///    matches a word at all, and a snippet that matches none scores 0);
+    /// 1. each ranking's scores are scaled to 0…1 — the best to 1, the lowest of its first `depth`
+    ///    to 0; a keyword list shorter than `depth` scales from 0 instead (it holds every snippet
+    ///    that matches a word at all, and a snippet that matches none scores 0);
     /// 2. each ranking's confidence is how far its best stands above the next nine:
     ///    `1 − mean(scaled scores of ranks 2…10)`, a short keyword list's missing ranks counting
     ///    0 (0 for an empty list); a short keyword list's is multiplied by `keywordCoverage`, the
@@ -63,6 +63,10 @@ public enum Ranking {
     /// vector ranking leads — per query, not by a fixed weight. Ties go to the better best rank,
     /// then the smaller id. Returns the fused list and α.
     ///
+    /// A ranking read deeper than `depth` (a search asking for more hits than candidates, or
+    /// grouping) adds its further entries after every fused one, ordered by their best rank, and
+    /// changes nothing above them: the first hits do not depend on how many are asked for.
+    ///
     /// ```swift
     /// Ranking.adaptiveFusion(keywords: [(1, 9), (2, 1)], vectors: [(2, 0.9), (1, 0.8), (3, 0.7)], depth: 50)   // 1, 2, 3
     /// ```
@@ -71,10 +75,10 @@ public enum Ranking {
         keywordWeight: Double = 1, vectorWeight: Double = 1, keywordCoverage: Double = 1, depth: Int
     ) -> (fused: [Fused], keywordShare: Double) {
         let keywordsComplete = keywords.count < depth
-        let keywordScaled = scaled(keywords, floor: keywordsComplete ? 0 : nil)
-        let vectorScaled = scaled(vectors, floor: nil)
-        let weighted = (keywordWeight * confidence(keywordScaled, complete: keywordsComplete) * (keywordsComplete ? min(max(keywordCoverage, 0), 1) : 1),
-                        vectorWeight * confidence(vectorScaled, complete: false))
+        let keywordScaled = scaled(keywords, floor: keywordsComplete ? 0 : nil, within: depth)
+        let vectorScaled = scaled(vectors, floor: nil, within: depth)
+        let weighted = (keywordWeight * confidence(keywordScaled.prefix(depth), complete: keywordsComplete) * (keywordsComplete ? min(max(keywordCoverage, 0), 1) : 1),
+                        vectorWeight * confidence(vectorScaled.prefix(depth), complete: false))
         let total = weighted.0 + weighted.1
         let share = total > 0 ? weighted.0 / total
             : (keywordWeight + vectorWeight > 0 ? keywordWeight / (keywordWeight + vectorWeight) : 0.5)
@@ -85,8 +89,10 @@ public enum Ranking {
         for (list, isKeyword) in [(keywordScaled, true), (vectorScaled, false)] {
             for (index, entry) in list.enumerated() {
                 var part = parts[entry.id] ?? (0, 0, 0, index + 1)
-                if isKeyword { part.keyword = entry.score } else { part.vector = entry.score }
-                part.places += rankShare / 2 * (rankK + 1) / (rankK + Double(index + 1))
+                if index < depth {
+                    if isKeyword { part.keyword = entry.score } else { part.vector = entry.score }
+                    part.places += rankShare / 2 * (rankK + 1) / (rankK + Double(index + 1))
+                }
                 part.bestRank = min(part.bestRank, index + 1)
                 parts[entry.id] = part
             }
@@ -115,8 +121,8 @@ public enum Ranking {
     public static func fusionSignals(
         keywords: [(id: Int64, score: Double)], vectors: [(id: Int64, score: Double)], keywordShare: Double, depth: Int
     ) -> [Int64: FusionSignals] {
-        let keywordScaled = scaled(keywords, floor: keywords.count < depth ? 0 : nil)
-        let vectorScaled = scaled(vectors, floor: nil)
+        let keywordScaled = scaled(keywords, floor: keywords.count < depth ? 0 : nil, within: depth)
+        let vectorScaled = scaled(vectors, floor: nil, within: depth)
         var signals: [Int64: FusionSignals] = [:]
         for (index, entry) in keywordScaled.enumerated() where signals[entry.id] == nil {
             signals[entry.id] = FusionSignals(keyword: entry.score, keywordRank: index + 1, vector: 0, vectorRank: nil, keywordShare: keywordShare)
@@ -132,16 +138,18 @@ public enum Ranking {
         return signals
     }
 
-    /// Scores scaled to 0…1: the best to 1, `floor` (or the lowest) to 0; all 1 when they are equal.
-    static func scaled(_ list: [(id: Int64, score: Double)], floor: Double?) -> [(id: Int64, score: Double)] {
-        guard let high = list.map(\.score).max() else { return [] }
-        let low = min(floor ?? high, list.map(\.score).min() ?? high)
-        return list.map { ($0.id, high > low ? ($0.score - low) / (high - low) : 1) }
+    /// Scores scaled to 0…1: the best to 1, `floor` (or the lowest of the first `within`) to 0,
+    /// those further down not below 0; all 1 when they are equal.
+    static func scaled(_ list: [(id: Int64, score: Double)], floor: Double?, within: Int = .max) -> [(id: Int64, score: Double)] {
+        let read = list.prefix(max(1, within)).map(\.score)
+        guard let high = read.max() else { return [] }
+        let low = min(floor ?? high, read.min() ?? high)
+        return list.map { ($0.id, high > low ? max(0, ($0.score - low) / (high - low)) : 1) }
     }
 
     /// How far a scaled list's best stands above ranks 2…10: 1 − their mean. In a `complete`
     /// list (every snippet that scores above 0), ranks it does not reach count as 0.
-    static func confidence(_ scaled: [(id: Int64, score: Double)], complete: Bool) -> Double {
+    static func confidence(_ scaled: ArraySlice<(id: Int64, score: Double)>, complete: Bool) -> Double {
         guard !scaled.isEmpty else { return 0 }
         let next = scaled.dropFirst().prefix(9).map(\.score)
         let count = complete ? 9 : next.count

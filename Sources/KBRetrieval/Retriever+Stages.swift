@@ -93,13 +93,16 @@ extension Retriever {
             mode: mode, query: query, record: record, in: snapshot)
         // How much of the question a short keyword ranking's first ten hold at best, which adaptive
         // fusion weighs it by.
-        let coverage = mode == .hybrid && query.fusion == .adaptive && !vectorRanking.isEmpty && keywordRanking.count < depth
+        // The rankings are fused over the query's candidates however deep they were read, so that
+        // the first hits do not depend on how many are asked for (`Ranking.adaptiveFusion`).
+        let fusing = min(query.candidates, depth)
+        let coverage = mode == .hybrid && query.fusion == .adaptive && !vectorRanking.isEmpty && keywordRanking.count < fusing
             ? try snapshot.keywordCoverage(query, of: keywordRanking.prefix(Ranking.coverageDepth).map(\.id)).map(\.share).max() : nil
-        let (fused, keywordShare) = fuse(mode: mode, keywords: keywordRanking, vectors: vectorRanking, query: query, depth: depth,
+        let (fused, keywordShare) = fuse(mode: mode, keywords: keywordRanking, vectors: vectorRanking, query: query, depth: fusing,
                                          keywordCoverage: coverage ?? 1)
         // Only a list a second stage will see carries them: no work on searches without one.
         let signals = keywordShare.flatMap { share in arm.carriesSignals ? share : nil }.map {
-            Ranking.fusionSignals(keywords: keywordRanking, vectors: vectorRanking.map { ($0.id, Double($0.score)) }, keywordShare: $0, depth: depth)
+            Ranking.fusionSignals(keywords: keywordRanking, vectors: vectorRanking.map { ($0.id, Double($0.score)) }, keywordShare: $0, depth: fusing)
         } ?? [:]
         var ordered = try turns(fused, query: query, in: snapshot)
         var explaining = query.explain ? explanations(keywordRanking, vectorRanking, fused: ordered, query: query) : [:]
@@ -205,7 +208,8 @@ extension Retriever {
 
     /// Stage 4, fuse: one ordering with scores — a ranking alone, or both fused as the query says
     /// (adaptively by default, with the keyword ranking's share; or by reciprocal rank with the
-    /// query's weights). `depth` is how deep each ranking was cut.
+    /// query's weights) over each ranking's first `depth` entries; entries further down follow
+    /// by their best rank.
     func fuse(mode: SearchMode, keywords: [(id: Int64, score: Double)], vectors: [(id: Int64, score: Float)],
               query: SearchQuery, depth: Int, keywordCoverage: Double = 1) -> (ordered: [(id: Int64, score: Double)], keywordShare: Double?) {
         switch mode {
@@ -219,8 +223,12 @@ extension Retriever {
                                                             keywordCoverage: keywordCoverage, depth: depth)
                 return (fused.map { ($0.id, $0.score) }, share)
             case .reciprocalRank:
-                return (Ranking.reciprocalRank([keywords.map(\.id), vectors.map(\.id)], weights: [query.keywordWeight, query.vectorWeight])
-                    .map { ($0.id, $0.score) }, nil)
+                let lists = [keywords.map(\.id), vectors.map(\.id)]
+                let fused = Ranking.reciprocalRank(lists.map { Array($0.prefix(depth)) }, weights: [query.keywordWeight, query.vectorWeight])
+                let placed = Set(fused.map(\.id))
+                let further = Ranking.reciprocalRank(lists.map { $0.dropFirst(depth).filter { !placed.contains($0) } }, weights: [1, 1])
+                return (fused.map { ($0.id, $0.score) } + further.sorted { $0.bestRank != $1.bestRank ? $0.bestRank < $1.bestRank : $0.id < $1.id }
+                    .map { ($0.id, 0) }, nil)
             }
         }
     }

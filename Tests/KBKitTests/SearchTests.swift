@@ -133,6 +133,38 @@ import Testing
         #expect(results.hits[0].score > results.hits[1].score || results.hits[0].score == results.hits[1].score)
     }
 
+    /// The rankings are fused over the query's candidates however many hits are asked for: a
+    /// search for thirty gives the same first three as a search for three, in either fusion.
+    @Test(arguments: [FusionMethod.adaptive, .reciprocalRank])
+    func theFirstHitsDoNotDependOnHowManyAreAskedFor(_ fusion: FusionMethod) async throws {
+        let ws = try Workspace()
+        // Notes of 3–12 words drawn from sixteen: rankings that agree in part.
+        let words = ["venus", "saturn", "bread", "tea", "career", "love", "money", "salt", "house", "moon",
+                     "river", "stone", "glass", "paper", "music", "garden"]
+        var state: UInt64 = 7
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        for i in 0..<40 {
+            try ws.write("n\(i).md", "# Note \(i)\n\n" + (0..<(3 + next(10))).map { _ in words[next(words.count)] }.joined(separator: " ") + ".")
+        }
+        let kb = try await hashingKB(ws)
+        for text in ["venus saturn", "bread tea salt", "moon river stone", "garden music", "love money career house", "glass paper"] {
+            var few = SearchQuery(text)
+            few.fusion = fusion
+            few.candidates = 5
+            few.limit = 3
+            var many = few
+            many.limit = 30
+            let first = try await kb.search(few, as: .admin).hits
+            let deeper = try await kb.search(many, as: .admin).hits
+            #expect(first.count == 3 && deeper.count > first.count, "\(text)")
+            #expect(deeper.prefix(3).map(\.snippetID) == first.map(\.snippetID), "\(fusion) \(text)")
+            #expect(deeper.prefix(3).map(\.score) == first.map(\.score), "\(fusion) \(text)")
+        }
+    }
+
     /// A quantized hybrid search ranks its vectors on another thread while the snapshot's ranks
     /// keywords: the same hits as one after the other.
     @Test func aQuantizedHybridSearchRanksAsTheExactOne() async throws {

@@ -64,6 +64,33 @@ import Testing
         #expect(Ranking.adaptiveFusion(keywords: [], vectors: [], depth: 50).fused.isEmpty)
     }
 
+    @Test func rankingsReadDeeperThanTheFusionLeaveItsFirstEntriesAsTheyWere() {
+        // A flat vector list whose tail falls far below: scaled from the 100th, its first ten
+        // would crowd near 1 and lose their confidence; fused over the first 10, they do not.
+        var keywords: [(id: Int64, score: Double)] = []
+        var vectors: [(id: Int64, score: Double)] = []
+        for rank in 0..<100 {
+            let place = Double(rank)
+            keywords.append((id: Int64(1 + rank * 2), score: 12 - place / 10))
+            vectors.append((id: Int64(2 + rank * 3), score: rank < 10 ? 0.9 - place / 50 : 0.5 - place / 1000))
+        }
+        for depth in [5, 10] {   // fewer than the ten a confidence reads, and ten
+            let cut = Ranking.adaptiveFusion(keywords: Array(keywords.prefix(depth)), vectors: Array(vectors.prefix(depth)), depth: depth)
+            let deep = Ranking.adaptiveFusion(keywords: keywords, vectors: vectors, depth: depth)
+            #expect(deep.keywordShare == cut.keywordShare, "\(depth)")
+            #expect(deep.fused.prefix(cut.fused.count).map(\.id) == cut.fused.map(\.id), "\(depth)")
+            #expect(deep.fused.prefix(cut.fused.count).map(\.score) == cut.fused.map(\.score), "\(depth)")
+            // The entries read further down follow, by their best rank, and score nothing.
+            let further = deep.fused.dropFirst(cut.fused.count)
+            #expect(further.count == Set(keywords.map(\.id) + vectors.map(\.id)).count - cut.fused.count)
+            #expect(further.allSatisfy { $0.score == 0 } && further.map(\.bestRank) == further.map(\.bestRank).sorted())
+        }
+        let cut = Ranking.adaptiveFusion(keywords: Array(keywords.prefix(10)), vectors: Array(vectors.prefix(10)), depth: 10)
+        // Fused over the whole depth instead, the first entries change (what a search asking for
+        // a hundred hits did before).
+        #expect(Ranking.adaptiveFusion(keywords: keywords, vectors: vectors, depth: 100).keywordShare != cut.keywordShare)
+    }
+
     @Test func aShortKeywordListIsTrustedByHowMuchOfTheQuestionItsBestHolds() {
         // Two snippets hold a word of the question, one far above the other: a confident list —
         // unless its best holds only a quarter of the question's words, when the vectors lead.
