@@ -10,6 +10,10 @@ public struct EvaluationOptions: Sendable {
     public var modes: [SearchMode] = [.hybrid]
     /// Documents retrieved per query (-k). The default is 100.
     public var depth = 100
+    /// Candidates each ranking contributes before fusion (`SearchQuery.candidates`); nil means the
+    /// retrieval profile's, what a user's search fuses over. A deeper ranking for `depth`
+    /// continues below the fused candidates and does not change them.
+    public var candidates: Int?
     /// Chunk documents (hits collapse to documents by best snippet) instead of one snippet per
     /// document. The default is false.
     public var chunk = false

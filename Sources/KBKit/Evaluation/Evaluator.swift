@@ -196,13 +196,14 @@ struct Evaluator: Sendable {
                 search.fusion = fusion
                 search.secondStage = staged
                 search.excerpts = false
+                // The rankings are fused over the profile's candidates, as a user's search is (unless
+                // asked otherwise); the list goes as deep as the metrics read, below them.
+                search.candidates = options.candidates ?? profile.candidates
                 if notesRoot != nil {
                     // Documents are notes or PDF pages: collapse snippets by document id below.
                     search.limit = min(1000, options.depth * 3)
-                    search.candidates = max(profile.candidates, search.limit)
                 } else {
                     search.limit = options.depth
-                    search.candidates = max(profile.candidates, options.depth)
                     search.groupBySource = options.chunk   // one snippet per document needs no grouping
                 }
                 search.tags = query.tags.map { Tag($0) }

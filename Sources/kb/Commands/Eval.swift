@@ -44,6 +44,9 @@ struct Eval: AsyncParsableCommand {
     @Option(name: .short, help: "Documents retrieved per query.")
     var k = 100
 
+    @Option(help: ArgumentHelp("Candidates each ranking contributes before fusion (default: a search's, \(RetrievalProfile.standard.candidates)); hits below them follow in rank order.", valueName: "n"))
+    var candidates: Int?
+
     @Flag(help: "Chunk documents (hits collapse to documents by their best snippet) instead of one snippet per document.")
     var chunk = false
 
@@ -72,6 +75,7 @@ struct Eval: AsyncParsableCommand {
             throw ValidationError("--history takes turn, concatenated, fused or all.")
         }
         guard (10...1000).contains(k) else { throw ValidationError("-k must be between 10 and 1000 (nDCG@10 needs 10).") }
+        if let candidates, !(1...10_000).contains(candidates) { throw ValidationError("--candidates must be between 1 and 10000.") }
         for threshold in failBelow {
             do { _ = try EvaluationReport.Threshold(parsing: threshold) } catch let error as KBError { throw ValidationError(error.message) }
         }
@@ -96,6 +100,7 @@ struct Eval: AsyncParsableCommand {
             options.histories = history.flatMap { $0 == "all" ? HistoryUse.allCases : [HistoryUse(rawValue: $0)!] }
             options.fusions = fusion == "all" ? FusionMethod.allCases : [FusionMethod(rawValue: fusion)!]
             options.depth = k
+            options.candidates = candidates
             options.chunk = chunk
             options.chunker = try Chunker(targetCharacters: chunkSize)
 
