@@ -345,9 +345,13 @@ public final class PostgresStore: TransactionalStore {
     /// The keyword postings of a bulk load in progress (`beginBulkLoad`).
     private let bulkLoad = NIOLockedValueBox<KeywordBulkLoad?>(nil)
 
-    /// Merges the keyword tail and deletions into the blocks and builds every term's blocks anew.
+    /// Merges the keyword tail and deletions into the blocks and builds every term's blocks anew,
+    /// then checkpoints when the role may.
     public func optimizeKeywordIndex() async throws -> KeywordIndexReport {
-        try await run(write: true) { session in try PostgresKeywordIndex.merge(session, rebuild: true) }
+        var report = try await run(write: true) { session in try PostgresKeywordIndex.merge(session, rebuild: true) }
+        // Every word's blocks written anew: to disk now, not by the timed checkpoint while serving.
+        report.checkpoint = try await checkpoint(after: "the rewritten keyword index")
+        return report
     }
 
     /// With kb's own analysis, the snippets copied from now on write no keyword tail or

@@ -128,6 +128,8 @@ public struct KeywordIndexReport: Sendable, Hashable, Codable {
     public var merged = 0
     public var dropped = 0
     public var seconds = 0.0
+    /// Whether the server wrote the rewritten blocks to disk at once (PostgreSQL); nil otherwise.
+    public var checkpoint: CheckpointReport?
 
     public init() {}
 }

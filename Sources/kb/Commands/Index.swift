@@ -30,6 +30,7 @@ struct IndexCommand: AsyncParsableCommand {
                 } else {
                     print("Rewrote the keyword index in \(String(format: "%.2f", report.seconds)) s: \(report.terms) words, \(report.blocks) blocks"
                           + " (\(report.merged) postings merged, \(report.dropped) of deleted snippets dropped).")
+                    Terminal.report(report.checkpoint)
                 }
             }
         }
