@@ -157,8 +157,10 @@ public enum Ranking {
     }
 
     /// How much a turn of a conversation takes from its neighbours' scores: the best turn next to
-    /// it adds 0.3 of its score, the best two places away 0.15 (set on LoCoMo's conversations 0–4).
-    public static let turnNeighbourWeights = [0.3, 0.15]
+    /// it adds 0.5 of its score, the best two places away 0.25 (set on LoCoMo's conversations 0–4:
+    /// 0.3 and 0.15 when fusion read a hundred candidates; over a search's fifty, recall@10 rose
+    /// with both and levelled off around 0.5 and 0.25, docs/search.md, *Conversations*).
+    public static let turnNeighbourWeights = [0.5, 0.25]
 
     /// Turns of a conversation found by the turns around them: a question is often answered in
     /// the turn after the one that shares its words ("What did you paint?" — "A sunset."). Each
@@ -198,12 +200,12 @@ public enum Ranking {
 
     /// How much a turn by the speaker a query names gains: this share of the list's best score
     /// (set on LoCoMo's conversations 0–4, where 96 % of the evidence for a question that names
-    /// one speaker is that speaker's).
-    public static let namedSpeakerShare = 0.1
+    /// one speaker is that speaker's: 0.1 when fusion read a hundred candidates, 0.2 over fifty).
+    public static let namedSpeakerShare = 0.2
 
     /// How much a turn said on the date a query names gains: this share of the list's best score
     /// (the speaker's share, not tuned on its own).
-    public static let namedDateShare = 0.1
+    public static let namedDateShare = namedSpeakerShare
 
     /// The one speaker among `speakers` (tag values: lower case, `-` for spaces) that `query`
     /// names as a word, or nil when it names none or several.

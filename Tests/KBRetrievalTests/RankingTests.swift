@@ -137,7 +137,7 @@ import Testing
             9: [],
         ]
         let ordered: [(id: Int64, score: Double)] = [(2, 1.0), (9, 0.5), (3, 0.3)]
-        let smoothed = Ranking.neighbourSmoothing(ordered, neighbours: neighbours) { _ in true }
+        let smoothed = Ranking.neighbourSmoothing(ordered, neighbours: neighbours, weights: [0.3, 0.15]) { _ in true }
         // 3: 0.3 + 0.3·1.0 = 0.6 passes 9 (0.5); 2: 1.0 + 0.3·0.3; 1 and 4 join: 1 = 0.3·1.0 + 0.15·0.3,
         // 4 = 0.3·0.3 + 0.15·1.0; 5 = 0.15·0.3.
         #expect(smoothed.map(\.id) == [2, 3, 9, 1, 4, 5])
@@ -145,7 +145,7 @@ import Testing
         #expect(abs(scores[2]! - 1.09) < 1e-12 && abs(scores[3]! - 0.6) < 1e-12 && abs(scores[1]! - 0.345) < 1e-12)
         #expect(abs(scores[4]! - 0.24) < 1e-12 && abs(scores[5]! - 0.045) < 1e-12 && scores[9] == 0.5)
         // Turns the filters leave out do not join; without turns, nothing changes.
-        #expect(Ranking.neighbourSmoothing(ordered, neighbours: neighbours) { $0 != 1 && $0 != 5 }.map(\.id) == [2, 3, 9, 4])
+        #expect(Ranking.neighbourSmoothing(ordered, neighbours: neighbours, weights: [0.3, 0.15]) { $0 != 1 && $0 != 5 }.map(\.id) == [2, 3, 9, 4])
         #expect(Ranking.neighbourSmoothing(ordered, neighbours: [:]) { _ in true }.map(\.id) == [2, 9, 3])
     }
 
@@ -155,10 +155,10 @@ import Testing
         #expect(Ranking.namedSpeaker(in: "What did Mary Ann paint?", among: speakers) == "mary-ann")
         #expect(Ranking.namedSpeaker(in: "What do Caroline and Melanie share?", among: speakers) == nil)
         #expect(Ranking.namedSpeaker(in: "Where is Carolina?", among: speakers) == nil)
-        // 0.1 of the best score (1.0) goes to Caroline's turns: 3 (0.95) passes 2 (1.0).
+        // 0.2 of the best score (1.0) goes to Caroline's turns: 3 (0.95) passes 2 (1.0).
         let boosted = Ranking.speakerBoost([(2, 1.0), (3, 0.95), (4, 0.5)], speakers: [2: "melanie", 3: "caroline"], speaker: "caroline")
         #expect(boosted.map(\.id) == [3, 2, 4])
-        #expect(abs(boosted[0].score - 1.05) < 1e-12)
+        #expect(abs(boosted[0].score - 1.15) < 1e-12)
     }
 
     @Test func aQuestionThatNamesADateLiftsTheTurnsSaidThen() {
@@ -179,7 +179,7 @@ import Testing
         #expect(NamedDate.find(in: "What year did John start surfing?") == nil)
         #expect(NamedDate(month: 6).matches("2023-06-27") && !NamedDate(month: 6).matches("2023-07-01"))
         #expect(!NamedDate(year: 2023, month: 3).matches("2022-03-10") && !NamedDate(day: 1).matches("not a date"))
-        // The same lift as a named speaker's: 0.1 of the best score.
+        // The same lift as a named speaker's: 0.2 of the best score.
         let dates: [Int64: String] = [2: "2023-05-02", 3: "2023-05-03"]
         let date = NamedDate(year: 2023, month: 5, day: 3)
         let boosted = Ranking.boost([(2, 1.0), (3, 0.95), (4, 0.5)], share: Ranking.namedDateShare) { dates[$0].map(date.matches) ?? false }
