@@ -91,11 +91,11 @@ extension Retriever {
             try candidates(query, mode: mode, vector: given, record: record, depth: depth, approximating: arm.approximatingLargeScans,
                            besideKeywords: besideKeywords, in: snapshot),
             mode: mode, query: query, record: record, in: snapshot)
-        // How much of the question a short keyword ranking's first ten hold at best, which adaptive
-        // fusion weighs it by.
         // The rankings are fused over the query's candidates however deep they were read, so that
         // the first hits do not depend on how many are asked for (`Ranking.adaptiveFusion`).
         let fusing = min(query.candidates, depth)
+        // How much of the question a short keyword ranking's first ten hold at best, which adaptive
+        // fusion weighs it by.
         let coverage = mode == .hybrid && query.fusion == .adaptive && !vectorRanking.isEmpty && keywordRanking.count < fusing
             ? try snapshot.keywordCoverage(query, of: keywordRanking.prefix(Ranking.coverageDepth).map(\.id)).map(\.share).max() : nil
         let (fused, keywordShare) = fuse(mode: mode, keywords: keywordRanking, vectors: vectorRanking, query: query, depth: fusing,
