@@ -224,11 +224,16 @@ extension Retriever {
                 return (fused.map { ($0.id, $0.score) }, share)
             case .reciprocalRank:
                 let lists = [keywords.map(\.id), vectors.map(\.id)]
-                let fused = Ranking.reciprocalRank(lists.map { Array($0.prefix(depth)) }, weights: [query.keywordWeight, query.vectorWeight])
-                let placed = Set(fused.map(\.id))
-                let further = Ranking.reciprocalRank(lists.map { $0.dropFirst(depth).filter { !placed.contains($0) } }, weights: [1, 1])
-                return (fused.map { ($0.id, $0.score) } + further.sorted { $0.bestRank != $1.bestRank ? $0.bestRank < $1.bestRank : $0.id < $1.id }
-                    .map { ($0.id, 0) }, nil)
+                var ordered = Ranking.reciprocalRank(lists.map { Array($0.prefix(depth)) }, weights: [query.keywordWeight, query.vectorWeight])
+                    .map { (id: $0.id, score: $0.score) }
+                // Below the candidates: by rank, the smaller id first at one rank, each once.
+                var placed = Set(ordered.map(\.id))
+                for rank in stride(from: depth, to: lists.map(\.count).max() ?? 0, by: 1) {
+                    for id in lists.compactMap({ rank < $0.count ? $0[rank] : nil }).sorted() where placed.insert(id).inserted {
+                        ordered.append((id, 0))
+                    }
+                }
+                return (ordered, nil)
             }
         }
     }
