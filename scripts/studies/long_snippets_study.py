@@ -14,7 +14,7 @@ the whole documents' keyword ranking with:
   - the vector ranking of their parts (each document by its best 500-character part);
   - both vector rankings' scores averaged.
 With PyStemmer installed (`pip install PyStemmer`) and `--proximity`, it also adds a term-proximity
-bonus to the fused scores of the first 50: the share (by idf) of the question's adjacent
+bonus to the fused scores of the first 50 (words stemmed by `--stemmer`, Porter by default): the share (by idf) of the question's adjacent
 content-word pairs found within 1, 3 or 8 words of each other in the document, at weight a.
 nDCG@10 as kb eval computes it.
 """
@@ -76,14 +76,14 @@ def averaged(a, b):
     return sorted(scores.items(), key=lambda x: -x[1])
 
 
-def proximity_rows(dataset, questions, qrels, fused):
+def proximity_rows(dataset, questions, qrels, fused, stemmer):
     import Stemmer
-    stem = Stemmer.Stemmer("porter")
+    stem = Stemmer.Stemmer(stemmer)
     word = re.compile(r"\w+", re.UNICODE)
     stop = set("a an the of in on at to for from by with and or but not no is are was were be been this that these "
                "those it its as into than there their they he she his her we our you your i do does did has have had "
                "will would can could should may might which who what when where why how all any both each more most "
-               "other some such only so very also about".split())
+               "other some such only so very also about".split()) if stemmer in ("porter", "english") else set()
     def terms(text):
         return [stem.stemWord(w) for w in word.findall(text.lower())]
     texts = {}
@@ -128,6 +128,7 @@ def main():
     parser.add_argument("whole", help="run file prefix of the index of whole documents (RUN.keyword, RUN.vector, RUN.hybrid)")
     parser.add_argument("chunks", help="run file prefix of the index of 500-character parts")
     parser.add_argument("--proximity", action="store_true", help="also the term-proximity bonus (needs PyStemmer)")
+    parser.add_argument("--stemmer", default="porter", help="PyStemmer's algorithm for the bonus's words (arabic, russian, …)")
     args = parser.parse_args()
     qrels = load_qrels(os.path.join(args.dataset, "qrels", args.split + ".tsv"))
     keyword, vector = load_run(args.whole + ".keyword"), load_run(args.whole + ".vector")
@@ -158,7 +159,7 @@ def main():
         for line in open(os.path.join(args.dataset, "queries.jsonl"), encoding="utf-8"):
             q = json.loads(line)
             questions[str(q["_id"])] = q["text"]
-        for name, cells in proximity_rows(args.dataset, questions, qrels, fused):
+        for name, cells in proximity_rows(args.dataset, questions, qrels, fused, args.stemmer):
             print(f"  {name:<62} {cells}")
 
 
