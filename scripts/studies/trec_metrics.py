@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """TREC run and qrels files and the two metrics the retrieval studies report (nDCG@10 with
 linear-exponential gain and recall@10), as `kb eval` computes them. Shared by
-scripts/studies/rerank_blend_study.py and long_snippets_study.py."""
+scripts/studies/rerank_blend_study.py, long_snippets_study.py and neighbour_keywords_study.py."""
 import collections
 import math
 
