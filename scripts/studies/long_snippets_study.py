@@ -23,11 +23,10 @@ import collections
 import json
 import math
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from trec_metrics import load_qrels, load_run, ndcg  # noqa: E402
+from trec_metrics import analyzer, load_qrels, load_queries, load_run, ndcg  # noqa: E402
 
 RANK_SHARE, RANK_K, DEPTH = 0.15, 60.0, 50
 
@@ -77,15 +76,11 @@ def averaged(a, b):
 
 
 def proximity_rows(dataset, questions, qrels, fused, stemmer):
-    import Stemmer
-    stem = Stemmer.Stemmer(stemmer)
-    word = re.compile(r"\w+", re.UNICODE)
+    terms = analyzer(stemmer)
     stop = set("a an the of in on at to for from by with and or but not no is are was were be been this that these "
                "those it its as into than there their they he she his her we our you your i do does did has have had "
                "will would can could should may might which who what when where why how all any both each more most "
                "other some such only so very also about".split()) if stemmer in ("porter", "english") else set()
-    def terms(text):
-        return [stem.stemWord(w) for w in word.findall(text.lower())]
     texts = {}
     for line in open(os.path.join(dataset, "corpus.jsonl"), encoding="utf-8"):
         doc = json.loads(line)
@@ -155,11 +150,7 @@ def main():
     for name, value in rows:
         print(f"  {name:<62} {value:.4f}")
     if args.proximity:
-        questions = {}
-        for line in open(os.path.join(args.dataset, "queries.jsonl"), encoding="utf-8"):
-            q = json.loads(line)
-            questions[str(q["_id"])] = q["text"]
-        for name, cells in proximity_rows(args.dataset, questions, qrels, fused, args.stemmer):
+        for name, cells in proximity_rows(args.dataset, load_queries(args.dataset), qrels, fused, args.stemmer):
             print(f"  {name:<62} {cells}")
 
 

@@ -16,32 +16,16 @@ ranking; the rows compare with each other. Needs PyStemmer (`pip install PyStemm
 """
 import argparse
 import collections
-import json
 import math
 import os
-import re
 import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from trec_metrics import load_qrels, load_run, ndcg  # noqa: E402
+from trec_metrics import analyzer, load_qrels, load_queries, load_run, ndcg  # noqa: E402
 from long_snippets_study import adaptive_fusion  # noqa: E402
 
 K1, B = 1.2, 0.75
-WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def analyzer(name):
-    import Stemmer
-    stem = Stemmer.Stemmer(name)
-    diacritics = re.compile("[\u064B-\u0652\u0640]")
-
-    def terms(text):
-        words = WORD.findall(text.lower())
-        if name == "arabic":
-            words = [diacritics.sub("", w).replace("أ", "ا").replace("إ", "ا").replace("آ", "ا") for w in words]
-        return stem.stemWords(words)
-    return terms
 
 
 class Columns:
@@ -91,10 +75,7 @@ def main():
     args = parser.parse_args()
     terms = analyzer(args.stemmer)
     qrels = load_qrels(os.path.join(args.dataset, "qrels", args.split + ".tsv"))
-    questions = {}
-    for line in open(os.path.join(args.dataset, "queries.jsonl"), encoding="utf-8"):
-        q = json.loads(line)
-        questions[str(q["_id"])] = q["text"]
+    questions = load_queries(args.dataset)
     vectors = load_run(args.run + ".vector")
     db = sqlite3.connect(args.index)
     parts = db.execute("""SELECT so.path, sn.ordinal, sn.text, so.title FROM snippets sn JOIN sources so ON so.id = sn.source_id

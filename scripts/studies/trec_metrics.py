@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""TREC run and qrels files and the two metrics the retrieval studies report (nDCG@10 with
-linear-exponential gain and recall@10), as `kb eval` computes them. Shared by
-scripts/studies/rerank_blend_study.py, long_snippets_study.py and neighbour_keywords_study.py."""
+"""TREC run, qrels and query files, the two metrics the retrieval studies report (nDCG@10 with
+linear-exponential gain and recall@10), as `kb eval` computes them, and the studies' word
+analysis. Shared by scripts/studies/rerank_blend_study.py, long_snippets_study.py and
+neighbour_keywords_study.py."""
 import collections
+import json
 import math
+import os
+import re
 
 
 def load_run(path):
@@ -37,3 +41,28 @@ def ndcg(ranking, relevant, k=10):
 def recall(ranking, relevant, k=10):
     wanted = [d for d, g in relevant.items() if g > 0]
     return sum(1 for d in ranking[:k] if relevant.get(d, 0) > 0) / len(wanted) if wanted else 0.0
+
+
+def load_queries(dataset):
+    """query id -> text, from a BEIR folder's queries.jsonl."""
+    queries = {}
+    for line in open(os.path.join(dataset, "queries.jsonl"), encoding="utf-8"):
+        query = json.loads(line)
+        queries[str(query["_id"])] = query["text"]
+    return queries
+
+
+def analyzer(stemmer):
+    """text -> its words folded and stemmed by PyStemmer's `stemmer` (porter, arabic, german, …);
+    Arabic words also lose their diacritics and have alef's forms folded. Needs PyStemmer."""
+    import Stemmer
+    stem = Stemmer.Stemmer(stemmer)
+    word = re.compile(r"\w+", re.UNICODE)
+    diacritics = re.compile("[\u064B-\u0652\u0640]")
+
+    def terms(text):
+        words = word.findall(text.lower())
+        if stemmer == "arabic":
+            words = [diacritics.sub("", w).replace("أ", "ا").replace("إ", "ا").replace("آ", "ا") for w in words]
+        return stem.stemWords(words)
+    return terms
