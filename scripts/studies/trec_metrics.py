@@ -3,7 +3,7 @@
 linear-exponential gain and recall@10), as `kb eval` computes them, and the studies' word
 analysis (with a question's English function words left out as kb leaves them out), and BM25 as
 FTS5's bm25() computes it. Shared by scripts/studies/rerank_blend_study.py,
-long_snippets_study.py, and neighbour_keywords_study.py."""
+long_snippets_study.py, neighbour_keywords_study.py and bm25_parameters_study.py."""
 import collections
 import json
 import math
