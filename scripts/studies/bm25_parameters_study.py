@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from trec_metrics import FTS5BM25, analyzer, load_qrels, load_queries, load_run, ndcg, question_analyzer  # noqa: E402
 from long_snippets_study import adaptive_fusion  # noqa: E402
 
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("dataset")

@@ -9,9 +9,9 @@ makes of a text). The script ranks those parts by BM25 as FTS5's bm25() computes
 (`trec_metrics.FTS5BM25`: a term's count in each column times kb's column weight — text 1, title 2 —
 summed, over the row's length in every column) once as kb does and once with a third column,
 `context`: the text of the part before and the part after in the same document, at weight c (the
-context's words then count in every part's length, as they would in a column of kb's index). Each ranking collapses to documents by their best part
-and is fused with kb's vector ranking of the parts (the run file's `.vector`) by a copy of kb's
-adaptive fusion (long_snippets_study.py). Words are folded and stemmed by PyStemmer's `--stemmer`
+context's words then count in every part's length, as they would in a column of kb's index).
+Each ranking collapses to documents by their best part and is fused with kb's vector ranking of
+the parts (the run file's `.vector`) by a copy of kb's adaptive fusion (long_snippets_study.py). Words are folded and stemmed by PyStemmer's `--stemmer`
 (Porter by default; `arabic` for Arabic sets) and a question's English function words left out, so
 the "kb-like" row approximates kb's own keyword ranking (SciFact train in parts: 0.6775, kb eval's
 keyword run 0.6775; sets whose stemmer is not kb's — Arabic, German — differ more); the rows
